@@ -1,0 +1,210 @@
+package types
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrCycle is returned when a walk over a type graph exceeds MaxDepth.
+var ErrCycle = errors.New("type graph nests deeper than MaxDepth (cycle?)")
+
+// Resolve strips typedefs and qualifiers and returns the underlying type.
+// It returns t itself when t is neither, and nil for a nil Type.
+func Resolve(t Type) Type {
+	for i := 0; i < MaxDepth && t != nil; i++ {
+		switch v := t.(type) {
+		case *Typedef:
+			t = v.Target
+		case *Qualifier:
+			t = v.Target
+		default:
+			return t
+		}
+	}
+	return t
+}
+
+// Sizeof returns the size of t in bytes. Incomplete structs, void and
+// flexible arrays have size 0. It returns ErrCycle for a graph without end.
+func Sizeof(t Type) (int64, error) {
+	return sizeof(t, 0)
+}
+
+func sizeof(t Type, depth int) (int64, error) {
+	if depth > MaxDepth {
+		return 0, ErrCycle
+	}
+	switch v := t.(type) {
+	case nil, *Void:
+		return 0, nil
+	case *Base:
+		return v.ByteSize, nil
+	case *Pointer:
+		return v.ByteSize, nil
+	case *Typedef:
+		return sizeof(v.Target, depth+1)
+	case *Qualifier:
+		return sizeof(v.Target, depth+1)
+	case *Array:
+		if v.Count <= 0 {
+			return 0, nil
+		}
+		n, err := sizeof(v.Elem, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		if n != 0 && v.Count > (1<<62)/n {
+			return 0, fmt.Errorf("array of %d elements of %d bytes overflows", v.Count, n)
+		}
+		return n * v.Count, nil
+	case *Enum:
+		return v.ByteSize, nil
+	case *Struct:
+		return v.ByteSize, nil
+	case *FuncProto:
+		// A function value is a pointer-sized word in Go (its ByteSize),
+		// and has no size in C.
+		return v.ByteSize, nil
+	}
+	return 0, fmt.Errorf("sizeof: unknown type %T", t)
+}
+
+// MaxAlign is the largest natural alignment of a base type (x86-64 and
+// arm64: long double, __int128, u128 align to 16).
+const MaxAlign = 16
+
+// Alignof returns the alignment of t in bytes, as a C or Go compiler on the
+// binary's architecture would choose it: a base type aligns to its size (at
+// most MaxAlign; a complex number to its half), an array to its element, a
+// struct to its largest member unless it is packed, and an explicit
+// DW_AT_alignment wins. It never returns less than 1.
+func Alignof(t Type) int64 {
+	return alignof(t, 0)
+}
+
+func alignof(t Type, depth int) int64 {
+	if depth > MaxDepth {
+		return 1
+	}
+	switch v := t.(type) {
+	case *Base:
+		n := v.ByteSize
+		if v.Encoding == Complex {
+			n /= 2
+		}
+		return clampAlign(n)
+	case *Pointer:
+		return clampAlign(v.ByteSize)
+	case *Typedef:
+		return alignof(v.Target, depth+1)
+	case *Qualifier:
+		return alignof(v.Target, depth+1)
+	case *Array:
+		return alignof(v.Elem, depth+1)
+	case *Enum:
+		return clampAlign(v.ByteSize)
+	case *FuncProto:
+		return clampAlign(v.ByteSize)
+	case *Struct:
+		if v.Align > 0 {
+			return v.Align
+		}
+		if v.Packed {
+			return 1
+		}
+		a := int64(1)
+		for i := range v.Members {
+			m := &v.Members[i]
+			ma := m.Align
+			if ma == 0 {
+				ma = alignof(m.Type, depth+1)
+			}
+			if m.BitSize == 0 && ma > 1 && m.Offset.Bytes()%ma != 0 {
+				// A member off its natural alignment: the type is packed.
+				return 1
+			}
+			if ma > a {
+				a = ma
+			}
+		}
+		if v.Variants != nil {
+			for _, vr := range v.Variants.Variants {
+				if va := alignof(vr.Member.Type, depth+1); va > a {
+					a = va
+				}
+			}
+			if v.Variants.Tag != nil {
+				if ta := alignof(v.Variants.Tag.Type, depth+1); ta > a {
+					a = ta
+				}
+			}
+		}
+		if v.ByteSize > 0 && v.ByteSize%a != 0 {
+			return 1
+		}
+		return a
+	}
+	return 1
+}
+
+func clampAlign(n int64) int64 {
+	switch {
+	case n <= 1:
+		return 1
+	case n >= MaxAlign:
+		return MaxAlign
+	}
+	// Round down to a power of two (a 12-byte long double on i386 aligns to 4).
+	a := int64(1)
+	for a*2 <= n {
+		a *= 2
+	}
+	return a
+}
+
+// PointerBytes returns the length in bytes of the prefix of t that can hold
+// pointers: the part of a value the Go garbage collector scans (the ptrdata
+// that go vet's fieldalignment minimises). A type without pointers gives 0.
+// Go strings, slices, interfaces, maps, channels and funcs hold pointers
+// where their in-memory structs do.
+func PointerBytes(t Type) int64 {
+	return ptrBytes(t, 0)
+}
+
+func ptrBytes(t Type, depth int) int64 {
+	if depth > MaxDepth {
+		return 0
+	}
+	switch v := t.(type) {
+	case *Pointer:
+		return v.ByteSize
+	case *FuncProto:
+		return v.ByteSize
+	case *Typedef:
+		return ptrBytes(v.Target, depth+1)
+	case *Qualifier:
+		return ptrBytes(v.Target, depth+1)
+	case *Array:
+		if v.Count <= 0 {
+			return 0
+		}
+		e := ptrBytes(v.Elem, depth+1)
+		if e == 0 {
+			return 0
+		}
+		es, _ := sizeof(v.Elem, depth+1)
+		return es*(v.Count-1) + e
+	case *Struct:
+		var end int64
+		for i := range v.Members {
+			m := &v.Members[i]
+			if p := ptrBytes(m.Type, depth+1); p > 0 {
+				if e := m.Offset.Bytes() + p; e > end {
+					end = e
+				}
+			}
+		}
+		return end
+	}
+	return 0
+}
