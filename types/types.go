@@ -221,6 +221,8 @@ type Member struct {
 	Artificial bool
 	// Align is an explicit alignment in bytes (DW_AT_alignment), or 0.
 	Align int64
+	// Tags are BTF declaration tags (btf_decl_tag("...")) on the member.
+	Tags []string
 }
 
 // ByteOffset is the member's offset in whole bytes (rounded down for bitfields).
@@ -271,6 +273,8 @@ type Struct struct {
 	GoKind   GoKind
 	Variants *VariantPart // Rust enums with data
 	Template []TemplateParam
+	// Tags are BTF declaration tags (btf_decl_tag("...")) on the type.
+	Tags []string
 }
 
 // FuncParam is a parameter of a FuncProto.

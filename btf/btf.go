@@ -1,0 +1,429 @@
+// Package btf loads BTF into the neutral model of package types: the running
+// kernel's /sys/kernel/btf/vmlinux, kernel module BTF (split BTF on top of
+// vmlinux), raw BTF files and the .BTF section of ELF files (BPF objects,
+// binaries encoded with pahole -J). github.com/cilium/ebpf/btf reads the wire
+// format; this package only converts.
+//
+// BTF records no alignment and no source language. Types are C; alignment
+// that the layout cannot explain by natural alignment (a hole before a
+// member larger than its type needs, tail padding beyond the members'
+// alignment) is inferred as an explicit alignment, as pahole does.
+package btf
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	cbtf "github.com/cilium/ebpf/btf"
+
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/types"
+)
+
+// KernelBTF is the running kernel's BTF.
+const KernelBTF = "/sys/kernel/btf/vmlinux"
+
+// Options tune Load. A nil *Options means the defaults.
+type Options struct {
+	// Base is the BTF that split BTF (a kernel module's) builds on. When
+	// empty, files under /sys/kernel/btf other than vmlinux, and raw BTF
+	// that does not load on its own, are read on top of KernelBTF.
+	Base string
+}
+
+// Load reads every named type of the BTF at path: raw BTF or an ELF file's
+// .BTF section. Errors name the file in one line; a file without BTF gives
+// an error wrapping types.ErrNoDebugInfo that says how to get it.
+func Load(path string, opts *Options) (spec *types.Spec, err error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if filepath.Clean(path) == KernelBTF && opts.Base == "" {
+		// The kernel's BTF is mapped, not copied.
+		if _, err := os.Stat(path); err != nil {
+			return nil, readError(path, err)
+		}
+		return convertSpec(path, func() (*cbtf.Spec, error) { return cbtf.LoadKernelSpec() },
+			kernelArch(), 8, "raw BTF")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, readError(path, err)
+	}
+	return LoadBytes(data, path, opts)
+}
+
+// LoadBytes is Load for BTF or an ELF image already in memory; name is used
+// in errors.
+func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			spec, err = nil, fmt.Errorf("%s: section .BTF: corrupt BTF: %v", name, p)
+		}
+	}()
+	var (
+		cs      *cbtf.Spec
+		arch    = kernelArch()
+		ptrSize = int64(8)
+		section = "raw BTF"
+	)
+	switch {
+	case bytes.HasPrefix(data, []byte(elf.ELFMAG)):
+		section = "section .BTF"
+		ef, err := elfx.NewFile(bytes.NewReader(data), name)
+		if err != nil {
+			return nil, err
+		}
+		arch, ptrSize = ef.Arch(), ef.PointerSize()
+		hasBTF := ef.Section(".BTF") != nil
+		ef.Close()
+		if !hasBTF {
+			return nil, fmt.Errorf("%s: %w: no .BTF section (encode one with `pahole -J %s`, or read its DWARF with -F dwarf)",
+				name, types.ErrNoDebugInfo, name)
+		}
+		cs, err = cbtf.LoadSpecFromReader(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", name, section, err)
+		}
+	case isRawBTF(data):
+		cs, err = loadRaw(data, name, opts)
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%s: not BTF: neither raw BTF (magic 0xeb9f) nor an ELF file", name)
+	}
+	return convertSpec(name, func() (*cbtf.Spec, error) { return cs, nil }, arch, ptrSize, section)
+}
+
+// convertSpec converts every named struct, union, enum and typedef of the
+// spec load returns, recovering from panics in the decoder.
+func convertSpec(name string, load func() (*cbtf.Spec, error), arch string, ptrSize int64, section string) (spec *types.Spec, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			spec, err = nil, fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
+		}
+	}()
+	cs, err := load()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %v", name, section, err)
+	}
+	c := &converter{memo: make(map[cbtf.Type]types.Type, 1<<12), void: &types.Void{}, ptr: ptrSize}
+	s := &types.Spec{Path: name, Format: "btf", Arch: arch, PointerSize: ptrSize, Lang: types.LangC}
+	for t, err := range cs.All() {
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", name, section, err)
+		}
+		switch t.(type) {
+		case *cbtf.Struct, *cbtf.Union, *cbtf.Enum, *cbtf.Typedef:
+		default:
+			continue
+		}
+		if t.TypeName() == "" {
+			continue
+		}
+		s.Add(c.typ(t))
+	}
+	return s, nil
+}
+
+// loadRaw reads raw BTF, on top of a base when it is split BTF.
+func loadRaw(data []byte, name string, opts *Options) (*cbtf.Spec, error) {
+	base := opts.Base
+	if base == "" && isModuleBTF(name) {
+		base = KernelBTF
+	}
+	if base == "" {
+		cs, err := cbtf.LoadSpecFromReader(bytes.NewReader(data))
+		if err == nil {
+			return cs, nil
+		}
+		// A module's BTF copied elsewhere refers to vmlinux type IDs:
+		// try it as split BTF on the running kernel's.
+		if _, serr := os.Stat(KernelBTF); serr != nil || name == KernelBTF {
+			return nil, fmt.Errorf("%s: raw BTF: %v", name, err)
+		}
+		if cs, serr := loadSplit(data, KernelBTF); serr == nil {
+			return cs, nil
+		}
+		return nil, fmt.Errorf("%s: raw BTF: %v (nor is it split BTF on %s; name its base with --btf_base)", name, err, KernelBTF)
+	}
+	cs, err := loadSplit(data, base)
+	if err != nil {
+		return nil, fmt.Errorf("%s: split BTF on %s: %v", name, base, err)
+	}
+	return cs, nil
+}
+
+func loadSplit(data []byte, basePath string) (*cbtf.Spec, error) {
+	var base *cbtf.Spec
+	var err error
+	if basePath == KernelBTF {
+		base, err = cbtf.LoadKernelSpec()
+	} else {
+		base, err = cbtf.LoadSpec(basePath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("base %s: %v", basePath, err)
+	}
+	return cbtf.LoadSplitSpecFromReader(bytes.NewReader(data), base)
+}
+
+func isModuleBTF(path string) bool {
+	dir, file := filepath.Split(filepath.Clean(path))
+	return filepath.Clean(dir) == filepath.Dir(KernelBTF) && file != filepath.Base(KernelBTF)
+}
+
+func isRawBTF(b []byte) bool {
+	return bytes.HasPrefix(b, []byte{0x9f, 0xeb}) || bytes.HasPrefix(b, []byte{0xeb, 0x9f})
+}
+
+// IsRaw reports whether b starts with the raw BTF magic, in either byte order.
+func IsRaw(b []byte) bool { return isRawBTF(b) }
+
+func readError(path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, os.ErrNotExist) && path == KernelBTF {
+		return fmt.Errorf("%s: %v (the running kernel has no BTF: it needs CONFIG_DEBUG_INFO_BTF=y; name a file instead)", path, err)
+	}
+	return fmt.Errorf("%s: %v", path, err)
+}
+
+// kernelArch names the architecture of kernel BTF, which does not say it.
+func kernelArch() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return runtime.GOARCH
+}
+
+// converter turns cilium/ebpf types into model types. Each BTF type is
+// converted once; the model value is recorded before its parts are, so
+// cycles through pointers (and corrupt cycles through anything) end.
+type converter struct {
+	memo map[cbtf.Type]types.Type
+	void *types.Void
+	ptr  int64
+}
+
+func (c *converter) typ(t cbtf.Type) types.Type {
+	if t == nil {
+		return c.void
+	}
+	if m, ok := c.memo[t]; ok {
+		return m
+	}
+	switch v := t.(type) {
+	case *cbtf.Void:
+		return c.void
+	case *cbtf.Int:
+		b := &types.Base{Name: v.Name, ByteSize: int64(v.Size), Encoding: intEncoding(v)}
+		c.memo[t] = b
+		return b
+	case *cbtf.Float:
+		b := &types.Base{Name: v.Name, ByteSize: int64(v.Size), Encoding: types.Float}
+		c.memo[t] = b
+		return b
+	case *cbtf.Pointer:
+		p := &types.Pointer{ByteSize: c.ptr}
+		c.memo[t] = p
+		p.Target = c.typ(v.Target)
+		return p
+	case *cbtf.Array:
+		a := &types.Array{Count: int64(v.Nelems)}
+		c.memo[t] = a
+		a.Elem = c.typ(v.Type)
+		return a
+	case *cbtf.Typedef:
+		td := &types.Typedef{Name: v.Name, Lang: types.LangC}
+		c.memo[t] = td
+		td.Target = c.typ(v.Type)
+		return td
+	case *cbtf.Const:
+		return c.qual(t, types.Const, "", v.Type)
+	case *cbtf.Volatile:
+		return c.qual(t, types.Volatile, "", v.Type)
+	case *cbtf.Restrict:
+		return c.qual(t, types.Restrict, "", v.Type)
+	case *cbtf.TypeTag:
+		return c.qual(t, types.TypeTag, v.Value, v.Type)
+	case *cbtf.Enum:
+		e := &types.Enum{Name: v.Name, ByteSize: int64(v.Size), Signed: v.Signed, Lang: types.LangC}
+		e.Values = make([]types.EnumValue, len(v.Values))
+		for i, ev := range v.Values {
+			e.Values[i] = types.EnumValue{Name: ev.Name, Value: int64(ev.Value)}
+		}
+		c.memo[t] = e
+		return e
+	case *cbtf.Fwd:
+		s := &types.Struct{Name: v.Name, Incomplete: true, Lang: types.LangC}
+		if v.Kind == cbtf.FwdUnion {
+			s.Kind = types.KindUnion
+		}
+		c.memo[t] = s
+		return s
+	case *cbtf.Struct:
+		return c.composite(t, types.KindStruct, v.Name, v.Size, v.Members, v.Tags)
+	case *cbtf.Union:
+		return c.composite(t, types.KindUnion, v.Name, v.Size, v.Members, v.Tags)
+	case *cbtf.FuncProto:
+		fp := &types.FuncProto{}
+		c.memo[t] = fp
+		fp.Return = c.typ(v.Return)
+		for i, p := range v.Params {
+			if i == len(v.Params)-1 && p.Name == "" {
+				if _, ok := p.Type.(*cbtf.Void); ok || p.Type == nil {
+					fp.Variadic = true
+					break
+				}
+			}
+			fp.Params = append(fp.Params, types.FuncParam{Name: p.Name, Type: c.typ(p.Type)})
+		}
+		return fp
+	case *cbtf.Func:
+		// A function's prototype; functions themselves are not types.
+		return c.typ(v.Type)
+	case *cbtf.Var:
+		return c.typ(v.Type)
+	}
+	// Datasec and whatever a later BTF adds: opaque, with no size.
+	return c.void
+}
+
+func (c *converter) qual(t cbtf.Type, k types.QualKind, tag string, target cbtf.Type) types.Type {
+	q := &types.Qualifier{Kind: k, Tag: tag}
+	c.memo[t] = q
+	q.Target = c.typ(target)
+	return q
+}
+
+func (c *converter) composite(t cbtf.Type, kind types.Kind, name string, size uint32, ms []cbtf.Member, tags []string) types.Type {
+	s := &types.Struct{Kind: kind, Name: name, ByteSize: int64(size), Lang: types.LangC, Tags: tags}
+	c.memo[t] = s
+	s.Members = make([]types.Member, len(ms))
+	for i, m := range ms {
+		s.Members[i] = types.Member{
+			Name:    m.Name,
+			Type:    c.typ(m.Type),
+			Offset:  types.Bits(m.Offset),
+			BitSize: types.Bits(m.BitfieldSize),
+			Tags:    m.Tags,
+		}
+	}
+	inferAlign(s)
+	return s
+}
+
+func intEncoding(v *cbtf.Int) types.Encoding {
+	unsigned := strings.Contains(v.Name, "unsigned")
+	switch {
+	case v.Encoding&cbtf.Bool != 0:
+		return types.Bool
+	case v.Encoding&cbtf.Char != 0 || v.Name == "char" || v.Name == "signed char" || v.Name == "unsigned char":
+		if unsigned {
+			return types.UnsignedChar
+		}
+		return types.Char
+	case v.Encoding&cbtf.Signed != 0:
+		return types.Signed
+	}
+	return types.Unsigned
+}
+
+// inferAlign restores the explicit alignments BTF cannot record, from the
+// layout they left, as pahole does: a member placed past the offset its
+// type's alignment needs gets the smallest power of two that puts it there
+// (a forced alignment); a struct whose size exceeds its members' end rounded
+// to their alignment gets the smallest power of two that explains its size;
+// a forced member alignment beyond the others' makes the struct as aligned,
+// as compilers record it. Inferred alignments stop at a cacheline. Packed
+// structs (a member off its natural alignment) and unions are left alone.
+func inferAlign(s *types.Struct) {
+	if s.Kind == types.KindUnion || len(s.Members) == 0 {
+		return
+	}
+	var end types.Bits
+	natural, forced := int64(1), int64(0)
+	for i := range s.Members {
+		m := &s.Members[i]
+		a := types.Alignof(m.Type)
+		size, err := types.Sizeof(m.Type)
+		if err != nil {
+			return
+		}
+		// A zero-size member (an empty struct, a flexible array) takes no
+		// room; the hole before it belongs to whatever follows.
+		if size == 0 && m.BitSize == 0 {
+			continue
+		}
+		if m.BitSize > 0 {
+			end = max(end, m.Offset+m.BitSize)
+			natural = max(natural, a)
+			continue
+		}
+		if m.Offset%8 != 0 {
+			return
+		}
+		off := m.Offset.Bytes()
+		if off%a != 0 {
+			return // packed
+		}
+		if p := explain((int64(end)+7)/8, off, a); p > a {
+			m.Align = p
+			forced = max(forced, p)
+		} else {
+			natural = max(natural, a)
+		}
+		end = max(end, m.Offset+types.Bits(size*8))
+	}
+	if natural > 1 && s.ByteSize%natural != 0 {
+		return // packed
+	}
+	if forced > natural {
+		s.Align = forced
+		natural = forced
+	}
+	if p := explain((int64(end)+7)/8, s.ByteSize, natural); p > natural {
+		s.Align = p
+	}
+}
+
+// explain returns the smallest power of two above natural, at most
+// maxInferredAlign, that rounds from up to to; natural when from rounded to
+// natural already reaches to or none does.
+func explain(from, to, natural int64) int64 {
+	if roundUp(from, natural) >= to {
+		return natural
+	}
+	for a := max(natural, 1) * 2; a <= maxInferredAlign; a *= 2 {
+		if roundUp(from, a) == to {
+			return a
+		}
+	}
+	return natural
+}
+
+func roundUp(n, a int64) int64 {
+	if a <= 1 {
+		return n
+	}
+	return (n + a - 1) / a * a
+}
+
+// maxInferredAlign caps inferred alignments at a cacheline, as pahole does.
+const maxInferredAlign = 64

@@ -1,0 +1,125 @@
+package dwarf_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/types"
+)
+
+// TestBadInput checks that every kind of bad input gives one line that names
+// the file, and an error rather than a panic.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	c := testutil.Fixture(t, "c-layouts")
+	good, err := os.ReadFile(c.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stripped := filepath.Join(dir, "stripped")
+	if out, err := exec.Command("strip", "-o", stripped, c.Path).CombinedOutput(); err != nil {
+		testutil.Skipf(t, "strip: %v %s", err, out)
+	}
+	cases := []struct {
+		name, path string
+		want       string
+		sentinel   error
+	}{
+		{"missing", filepath.Join(dir, "nope"), "no such file", nil},
+		{"empty", write("empty", nil), "not an ELF file", nil},
+		{"text", write("text", []byte("#!/bin/sh\necho hi\n")), "not an ELF file", nil},
+		{"directory", dir, "is a directory", nil},
+		{"truncated header", write("trunc", good[:40]), "corrupt ELF", nil},
+		{"stripped", stripped, "no .debug_info", types.ErrNoDebugInfo},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := dwarf.Load(tc.path, nil)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error has several lines: %q", msg)
+			}
+			if !strings.Contains(msg, tc.path) {
+				t.Errorf("error does not name the file: %q", msg)
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q does not say %q", msg, tc.want)
+			}
+			if tc.sentinel != nil && !errors.Is(err, tc.sentinel) {
+				t.Errorf("error %q does not wrap %v", msg, tc.sentinel)
+			}
+		})
+	}
+}
+
+// TestCorruptSections flips bytes across the DWARF sections of a real
+// binary: every result is a Spec or an error, never a panic or a hang.
+func TestCorruptSections(t *testing.T) {
+	c := testutil.Fixture(t, "c-layouts")
+	good, err := os.ReadFile(c.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		b := bytes.Clone(good)
+		// Deterministic spread of corruptions over the whole file.
+		for j := 0; j < 8; j++ {
+			pos := (i*7919 + j*104729) % len(b)
+			b[pos] ^= byte(0x5a + i + j)
+		}
+		f, err := dwarf.OpenReader(bytes.NewReader(b), "corrupt", nil)
+		if err != nil {
+			continue
+		}
+		if _, err := f.Types(); err != nil && !strings.HasPrefix(err.Error(), "corrupt") {
+			t.Errorf("error does not name the file: %v", err)
+		}
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	// Small objects keep the fuzzer fast: a few KB of ELF and DWARF each.
+	src := filepath.Join(f.TempDir(), "seed.c")
+	code := "struct s { char a; int b:3, c:5; long d[2][3]; struct s *next; union { int x; float y; } u; };\n" +
+		"enum e { A = -1, B = 7 }; typedef struct { enum e e; void (*fn)(int, ...); } t; struct s v; t w;\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	for i, flags := range [][]string{{"-g"}, {"-gdwarf-2", "-gstrict-dwarf"}, {"-gdwarf-5", "-gz"}} {
+		obj := filepath.Join(f.TempDir(), fmt.Sprintf("seed%d.o", i))
+		args := append([]string{"-c", "-o", obj, src}, flags...)
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			testutil.Skipf(f, "gcc: %v %s", err, out)
+		}
+		b, err := os.ReadFile(obj)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := dwarf.OpenReader(bytes.NewReader(b), "fuzz", nil)
+		if err != nil {
+			return
+		}
+		_, _ = d.Types()
+	})
+}

@@ -1,0 +1,319 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+
+	"github.com/binscope/binscope/types"
+)
+
+func (c *converter) composite(n *node, size int64, depth int) (types.Type, error) {
+	e := n.e
+	t := &types.Struct{
+		Name:     c.qualify(n, str(e, dwarf.AttrName)),
+		ByteSize: size,
+		Lang:     n.lang,
+		Decl:     c.decl(n),
+	}
+	switch e.Tag {
+	case dwarf.TagUnionType:
+		t.Kind = types.KindUnion
+	case dwarf.TagClassType:
+		t.Kind = types.KindClass
+	}
+	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+		t.Incomplete = true
+	}
+	if a, ok := e.Val(attrAlignment).(int64); ok && a > 0 {
+		t.Align = a
+	}
+	if k, ok := e.Val(attrGoKind).(int64); ok {
+		t.GoKind = types.GoKind(k)
+	}
+	c.memo[e.Offset] = t
+	for _, k := range n.kids {
+		switch k.e.Tag {
+		case dwarf.TagMember, dwarf.TagInheritance:
+			m, ok, err := c.member(k, depth)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				t.Members = append(t.Members, m)
+			}
+		case dwarf.TagVariantPart:
+			vp, err := c.variantPart(k, depth)
+			if err != nil {
+				return nil, err
+			}
+			t.Variants = vp
+		case dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter:
+			p := types.TemplateParam{Name: str(k.e, dwarf.AttrName)}
+			if off, ok := k.e.Val(dwarf.AttrType).(dwarf.Offset); ok && k.e.Tag == dwarf.TagTemplateTypeParameter {
+				pt, err := c.typ(off, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				p.Type = pt
+			}
+			p.Value, _ = k.e.Val(dwarf.AttrConstValue).(int64)
+			t.Template = append(t.Template, p)
+		}
+	}
+	return t, nil
+}
+
+// member converts a DW_TAG_member or DW_TAG_inheritance. Static members
+// (declarations without a location) take no space and are left out.
+func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
+	e := n.e
+	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+		return types.Member{}, false, nil
+	}
+	if ext, _ := e.Val(dwarf.AttrExternal).(bool); ext {
+		return types.Member{}, false, nil
+	}
+	typ, err := c.ref(e, depth)
+	if err != nil {
+		return types.Member{}, false, err
+	}
+	m := types.Member{Name: str(e, dwarf.AttrName), Type: typ}
+	m.Artificial, _ = e.Val(dwarf.AttrArtificial).(bool)
+	if a, ok := e.Val(attrAlignment).(int64); ok && a > 0 {
+		m.Align = a
+	}
+	if e.Tag == dwarf.TagInheritance {
+		m.Embedded = true
+		m.Name = typ.TypeName()
+	} else if emb, ok := e.Val(attrGoEmbedded).(bool); ok && emb {
+		m.Embedded = true
+	}
+	loc, err := c.location(e)
+	if err != nil {
+		return types.Member{}, false, err
+	}
+	bitSize, _ := e.Val(dwarf.AttrBitSize).(int64)
+	if bitSize < 0 || bitSize > maxTypeSize {
+		return types.Member{}, false, c.f.decodeError(e.Offset, "absurd bit size %d", bitSize)
+	}
+	m.BitSize = types.Bits(bitSize)
+	switch {
+	case e.Val(dwarf.AttrDataBitOffset) != nil:
+		dbo, _ := e.Val(dwarf.AttrDataBitOffset).(int64)
+		m.Offset = types.Bits(dbo)
+	case e.Val(dwarf.AttrBitOffset) != nil && bitSize > 0:
+		// DWARF 2 and 3: DW_AT_bit_offset counts from the most significant
+		// bit of the storage unit that starts at data_member_location.
+		bo, _ := e.Val(dwarf.AttrBitOffset).(int64)
+		unit, _ := e.Val(dwarf.AttrByteSize).(int64)
+		if unit == 0 {
+			unit, _ = types.Sizeof(typ)
+		}
+		if c.big {
+			m.Offset = types.Bits(loc*8 + bo)
+		} else {
+			m.Offset = types.Bits(loc*8 + unit*8 - bo - bitSize)
+		}
+	default:
+		m.Offset = types.Bits(loc * 8)
+	}
+	if m.Offset < 0 || int64(m.Offset) > maxTypeSize*8 {
+		return types.Member{}, false, c.f.decodeError(e.Offset, "absurd member offset %d bits", m.Offset)
+	}
+	return m, true, nil
+}
+
+// location reads DW_AT_data_member_location: a constant (DWARF 3+) or a
+// location expression DW_OP_plus_uconst N (DWARF 2). Absent means 0 (union
+// members).
+func (c *converter) location(e *dwarf.Entry) (int64, error) {
+	switch v := e.Val(dwarf.AttrDataMemberLoc).(type) {
+	case nil:
+		return 0, nil
+	case int64:
+		if v < 0 || v > maxTypeSize {
+			return 0, c.f.decodeError(e.Offset, "absurd member location %d", v)
+		}
+		return v, nil
+	case []byte:
+		const opPlusUconst, opConstu = 0x23, 0x10
+		if len(v) >= 2 && (v[0] == opPlusUconst || v[0] == opConstu) {
+			x, n := uleb(v[1:])
+			if n > 0 && x <= maxTypeSize {
+				return int64(x), nil
+			}
+		}
+		return 0, c.f.decodeError(e.Offset, "member location expression % x is not a constant offset", v)
+	}
+	return 0, c.f.decodeError(e.Offset, "member location of unexpected form")
+}
+
+func uleb(b []byte) (uint64, int) {
+	var x uint64
+	var s uint
+	for i, c := range b {
+		if s >= 64 {
+			return 0, 0
+		}
+		x |= uint64(c&0x7f) << s
+		if c&0x80 == 0 {
+			return x, i + 1
+		}
+		s += 7
+	}
+	return 0, 0
+}
+
+// variantPart converts a Rust enum body: DW_AT_discr names the member that
+// holds the tag; each DW_TAG_variant has a DW_AT_discr_value (none: the
+// default variant) and one member.
+func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) {
+	vp := &types.VariantPart{}
+	discr, _ := n.e.Val(dwarf.AttrDiscr).(dwarf.Offset)
+	for _, k := range n.kids {
+		switch k.e.Tag {
+		case dwarf.TagMember:
+			m, ok, err := c.member(k, depth)
+			if err != nil {
+				return nil, err
+			}
+			if ok && (k.e.Offset == discr || vp.Tag == nil) {
+				mm := m
+				vp.Tag = &mm
+			}
+		case dwarf.TagVariant:
+			v := types.Variant{Default: true}
+			if d, ok := k.e.Val(dwarf.AttrDiscrValue).(int64); ok {
+				v.Discr, v.Default = d, false
+			}
+			for _, km := range k.kids {
+				if km.e.Tag != dwarf.TagMember {
+					continue
+				}
+				m, ok, err := c.member(km, depth)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					v.Member = m
+					vp.Variants = append(vp.Variants, v)
+				}
+				break
+			}
+		}
+	}
+	return vp, nil
+}
+
+func (c *converter) array(n *node, depth int) (types.Type, error) {
+	e := n.e
+	var dims []int64
+	for _, k := range n.kids {
+		if k.e.Tag != dwarf.TagSubrangeType {
+			continue
+		}
+		dims = append(dims, count(k.e))
+	}
+	if len(dims) == 0 {
+		dims = []int64{-1}
+	}
+	outer := &types.Array{Name: str(e, dwarf.AttrName)}
+	c.memo[e.Offset] = outer
+	elem, err := c.ref(e, depth)
+	if err != nil {
+		return nil, err
+	}
+	// Innermost dimension last: int a[2][3] is Array{2, Array{3, int}}.
+	inner := elem
+	for i := len(dims) - 1; i >= 1; i-- {
+		inner = &types.Array{Elem: inner, Count: dims[i]}
+	}
+	outer.Elem, outer.Count = inner, dims[0]
+	if sz, err := types.Sizeof(outer); err != nil || sz > maxTypeSize {
+		return nil, c.f.decodeError(e.Offset, "array of absurd size")
+	}
+	return outer, nil
+}
+
+// count reads a subrange's element count: DW_AT_count, or
+// DW_AT_upper_bound - DW_AT_lower_bound + 1; -1 when there is no bound (a
+// flexible array member); 0 for GCC's zero-length arrays (upper bound -1).
+func count(e *dwarf.Entry) int64 {
+	if n, ok := e.Val(dwarf.AttrCount).(int64); ok {
+		if n < 0 {
+			return 0
+		}
+		return n
+	}
+	ub, ok := e.Val(dwarf.AttrUpperBound).(int64)
+	if !ok {
+		return -1
+	}
+	lb, _ := e.Val(dwarf.AttrLowerBound).(int64)
+	if ub == -1 || uint64(ub) == 0xffffffff || ub < lb {
+		return 0
+	}
+	return ub - lb + 1
+}
+
+func (c *converter) enum(n *node, size int64, depth int) (types.Type, error) {
+	e := n.e
+	t := &types.Enum{Name: c.qualify(n, str(e, dwarf.AttrName)), ByteSize: size, Lang: n.lang, Decl: c.decl(n)}
+	c.memo[e.Offset] = t
+	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
+		u, err := c.typ(off, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if b, ok := types.Resolve(u).(*types.Base); ok {
+			t.Signed = b.Encoding == types.Signed || b.Encoding == types.Char
+			if t.ByteSize == 0 {
+				t.ByteSize = b.ByteSize
+			}
+		}
+	}
+	for _, k := range n.kids {
+		if k.e.Tag != dwarf.TagEnumerator {
+			continue
+		}
+		v, _ := k.e.Val(dwarf.AttrConstValue).(int64)
+		if v < 0 {
+			t.Signed = true
+		}
+		t.Values = append(t.Values, types.EnumValue{Name: str(k.e, dwarf.AttrName), Value: v})
+	}
+	return t, nil
+}
+
+// funcProto converts a function type. Go records its results as formal
+// parameters marked DW_AT_variable_parameter; a single result becomes the
+// Return type.
+func (c *converter) funcProto(n *node, size int64, depth int) (types.Type, error) {
+	e := n.e
+	t := &types.FuncProto{Name: str(e, dwarf.AttrName), ByteSize: size}
+	c.memo[e.Offset] = t
+	var err error
+	if t.Return, err = c.ref(e, depth); err != nil {
+		return nil, err
+	}
+	var results []types.Type
+	for _, k := range n.kids {
+		switch k.e.Tag {
+		case dwarf.TagFormalParameter:
+			pt, err := c.ref(k.e, depth)
+			if err != nil {
+				return nil, err
+			}
+			if out, _ := k.e.Val(dwarf.AttrVarParam).(bool); out && n.lang == types.LangGo {
+				results = append(results, pt)
+				continue
+			}
+			t.Params = append(t.Params, types.FuncParam{Name: str(k.e, dwarf.AttrName), Type: pt})
+		case dwarf.TagUnspecifiedParameters:
+			t.Variadic = true
+		}
+	}
+	if len(results) == 1 {
+		t.Return = results[0]
+	}
+	return t, nil
+}

@@ -1,0 +1,285 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"strings"
+
+	"github.com/binscope/binscope/types"
+)
+
+// Go's vendor attributes (cmd/internal/dwarf).
+const (
+	attrGoKind     dwarf.Attr = 0x2900
+	attrGoEmbedded dwarf.Attr = 0x2903
+	attrAlignment  dwarf.Attr = 0x88 // DW_AT_alignment (DWARF 5)
+)
+
+// maxTypeSize rejects sizes no real type has: they come from corrupt input
+// and would overflow the sums of the layout analysis. Go declares arrays of
+// 2^50 bytes to view memory through (runtime's [1<<50]elfSym), so the bound
+// is far above that.
+const maxTypeSize = 1 << 58
+
+type converter struct {
+	f     *File
+	ix    *index
+	memo  map[dwarf.Offset]types.Type
+	void  *types.Void
+	ptr   int64
+	big   bool // big-endian target
+	files map[int32][]*dwarf.LineFile
+}
+
+func newConverter(f *File, ix *index) *converter {
+	return &converter{
+		f:     f,
+		ix:    ix,
+		memo:  make(map[dwarf.Offset]types.Type, len(ix.nodes)/2),
+		void:  &types.Void{},
+		ptr:   f.ELF.PointerSize(),
+		big:   f.ELF.Data == elf.ELFDATA2MSB,
+		files: map[int32][]*dwarf.LineFile{},
+	}
+}
+
+func (c *converter) spec() (*types.Spec, error) {
+	s := &types.Spec{
+		Path:        c.f.Path,
+		Format:      "dwarf",
+		Arch:        c.f.ELF.Arch(),
+		PointerSize: c.ptr,
+	}
+	s.Lang, s.Producer = mainLang(c.ix.units)
+	seen := make(map[string]types.Type)
+	var key strings.Builder
+	for _, n := range c.ix.named {
+		switch n.e.Tag {
+		case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
+		default:
+			continue
+		}
+		key.Reset()
+		c.dedupKey(&key, n)
+		if t, ok := seen[key.String()]; ok {
+			c.memo[n.e.Offset] = t
+			continue
+		}
+		t, err := c.typ(n.e.Offset, 0)
+		if err != nil {
+			return nil, err
+		}
+		seen[key.String()] = t
+		if td, ok := t.(*types.Typedef); ok && td.Target != nil && td.Target.TypeName() == td.Name {
+			// Go names each type twice (a typedef beside the struct or
+			// interface of the same name): keep one.
+			continue
+		}
+		s.Add(t)
+	}
+	return s, nil
+}
+
+// mainLang picks the language the program was written in: Go, Rust or Zig
+// when a unit is (their binaries link C and assembly too), else the most
+// common one.
+func mainLang(units []unit) (types.Lang, string) {
+	count := map[types.Lang]int{}
+	first := map[types.Lang]string{}
+	for _, u := range units {
+		count[u.lang]++
+		if _, ok := first[u.lang]; !ok {
+			first[u.lang] = u.producer
+		}
+	}
+	for _, l := range []types.Lang{types.LangGo, types.LangRust, types.LangZig} {
+		if count[l] > 0 {
+			return l, first[l]
+		}
+	}
+	best, n := types.LangUnknown, 0
+	for _, l := range []types.Lang{types.LangC, types.LangCPlusPlus, types.LangAsm, types.LangUnknown} {
+		if count[l] > n {
+			best, n = l, count[l]
+		}
+	}
+	return best, first[best]
+}
+
+// dedupKey describes a named type by what its definition says, without
+// converting it: tag, qualified name, size, and each part's tag, name and
+// position. Identical keys in different compile units are one type.
+func (c *converter) dedupKey(b *strings.Builder, n *node) {
+	e := n.e
+	fmt.Fprintf(b, "%d|%s%s|%v|%v", e.Tag, n.scope, str(e, dwarf.AttrName), e.Val(dwarf.AttrByteSize), e.Val(dwarf.AttrDeclaration))
+	if e.Tag == dwarf.TagTypedef {
+		if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
+			if t := c.ix.nodes[off]; t != nil {
+				fmt.Fprintf(b, "|%d|%s|%v", t.e.Tag, str(t.e, dwarf.AttrName), t.e.Val(dwarf.AttrByteSize))
+				if str(t.e, dwarf.AttrName) == "" {
+					// typedef struct { ... } name: the body tells apart.
+					b.WriteString("{")
+					c.dedupKey(b, t)
+					b.WriteString("}")
+				}
+			}
+		}
+		return
+	}
+	for _, k := range n.kids {
+		fmt.Fprintf(b, ";%d,%s,%v,%v,%v,%v", k.e.Tag, str(k.e, dwarf.AttrName), k.e.Val(dwarf.AttrDataMemberLoc),
+			k.e.Val(dwarf.AttrDataBitOffset), k.e.Val(dwarf.AttrBitOffset), k.e.Val(dwarf.AttrConstValue))
+	}
+}
+
+// typ converts the type DIE at off. Every value is stored in memo before
+// its parts are converted, so cycles (a struct holding a pointer to itself,
+// or a corrupt typedef loop) end.
+func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
+	if t, ok := c.memo[off]; ok {
+		return t, nil
+	}
+	if depth > maxNesting {
+		return nil, c.f.decodeError(off, "%v", errTooDeep)
+	}
+	n := c.ix.nodes[off]
+	if n == nil || !isTypeTag(n.e.Tag) {
+		return nil, c.f.decodeError(off, "reference to a DIE that is not a type")
+	}
+	e := n.e
+	name := str(e, dwarf.AttrName)
+	size, err := c.byteSize(e)
+	if err != nil {
+		return nil, err
+	}
+	switch e.Tag {
+	case dwarf.TagBaseType, dwarf.TagUnspecifiedType:
+		t := &types.Base{Name: name, ByteSize: size, Encoding: encoding(e)}
+		c.memo[off] = t
+		return t, nil
+	case dwarf.TagPointerType, dwarf.TagReferenceType, dwarf.TagRvalueReferenceType, dwarf.TagPtrToMemberType:
+		t := &types.Pointer{Name: name, ByteSize: size}
+		if _, ok := e.Val(dwarf.AttrByteSize).(int64); !ok {
+			t.ByteSize = c.ptr
+		}
+		switch e.Tag {
+		case dwarf.TagReferenceType:
+			t.Ref = 1
+		case dwarf.TagRvalueReferenceType:
+			t.Ref = 2
+		}
+		c.memo[off] = t
+		t.Target, err = c.ref(e, depth)
+		return t, err
+	case dwarf.TagTypedef:
+		t := &types.Typedef{Name: c.qualify(n, name), Lang: n.lang, Decl: c.decl(n)}
+		c.memo[off] = t
+		t.Target, err = c.ref(e, depth)
+		return t, err
+	case dwarf.TagConstType, dwarf.TagVolatileType, dwarf.TagRestrictType, dwarf.TagAtomicType, tagImmutableType:
+		t := &types.Qualifier{Kind: qualKind(e.Tag)}
+		c.memo[off] = t
+		t.Target, err = c.ref(e, depth)
+		return t, err
+	case dwarf.TagArrayType:
+		return c.array(n, depth)
+	case dwarf.TagEnumerationType:
+		return c.enum(n, size, depth)
+	case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType:
+		return c.composite(n, size, depth)
+	case dwarf.TagSubroutineType:
+		return c.funcProto(n, size, depth)
+	}
+	return nil, c.f.decodeError(off, "unexpected tag %v", e.Tag)
+}
+
+// ref converts the type e's DW_AT_type names; none means void.
+func (c *converter) ref(e *dwarf.Entry, depth int) (types.Type, error) {
+	off, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+	if !ok {
+		return c.void, nil
+	}
+	return c.typ(off, depth+1)
+}
+
+func (c *converter) byteSize(e *dwarf.Entry) (int64, error) {
+	v, ok := e.Val(dwarf.AttrByteSize).(int64)
+	if !ok {
+		return 0, nil
+	}
+	if v < 0 || v > maxTypeSize {
+		return 0, c.f.decodeError(e.Offset, "absurd byte size %d", v)
+	}
+	return v, nil
+}
+
+// qualify prefixes the enclosing namespaces and types to a C++ or Rust name
+// (Go and Zig names are already qualified, and have no namespaces).
+func (c *converter) qualify(n *node, name string) string {
+	if name == "" {
+		return ""
+	}
+	return n.scope + name
+}
+
+func (c *converter) decl(n *node) types.Decl {
+	line, _ := n.e.Val(dwarf.AttrDeclLine).(int64)
+	if line == 0 {
+		return types.Decl{}
+	}
+	return types.Decl{File: c.fileName(n), Line: int(line)}
+}
+
+// fileName resolves DW_AT_decl_file through the line table of the node's
+// compile unit, read once per unit.
+func (c *converter) fileName(n *node) string {
+	i, ok := n.e.Val(dwarf.AttrDeclFile).(int64)
+	if !ok || n.unit < 0 || int(n.unit) >= len(c.ix.units) {
+		return ""
+	}
+	files, ok := c.files[n.unit]
+	if !ok {
+		if lr, err := c.f.Data.LineReader(c.ix.units[n.unit].entry); err == nil && lr != nil {
+			files = lr.Files()
+		}
+		c.files[n.unit] = files
+	}
+	if i < 0 || int(i) >= len(files) || files[i] == nil {
+		return ""
+	}
+	return files[i].Name
+}
+
+func encoding(e *dwarf.Entry) types.Encoding {
+	enc, _ := e.Val(dwarf.AttrEncoding).(int64)
+	switch enc {
+	case 0x02:
+		return types.Bool
+	case 0x03:
+		return types.Complex
+	case 0x04, 0x0f: // float, decimal float
+		return types.Float
+	case 0x05, 0x0d: // signed, signed fixed
+		return types.Signed
+	case 0x06:
+		return types.Char
+	case 0x08:
+		return types.UnsignedChar
+	case 0x10:
+		return types.UTF
+	}
+	return types.Unsigned
+}
+
+func qualKind(t dwarf.Tag) types.QualKind {
+	switch t {
+	case dwarf.TagVolatileType:
+		return types.Volatile
+	case dwarf.TagRestrictType:
+		return types.Restrict
+	case dwarf.TagAtomicType:
+		return types.Atomic
+	}
+	return types.Const
+}

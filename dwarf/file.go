@@ -1,0 +1,142 @@
+// Package dwarf loads the types of ELF binaries from their DWARF (versions 2
+// to 5, compressed sections, separate debug files found by build-id or
+// .gnu_debuglink) into the neutral model of package types, for Go, Rust, Zig,
+// C and C++.
+//
+// A File is the one DWARF reader of the project: it opens the ELF file once,
+// indexes the type entries of every compile unit once, and converts them to
+// types values on demand; later views (functions, inline sites) reuse it.
+package dwarf
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/types"
+)
+
+// Options tune Load. A nil *Options means the defaults.
+type Options struct {
+	// Langs, when not empty, keeps only compile units of these languages.
+	Langs []types.Lang
+}
+
+// File is an ELF file opened for its DWARF.
+type File struct {
+	// ELF is the file that was named; Debug is the file the DWARF came
+	// from (ELF itself, or a separate debug file).
+	ELF   *elfx.File
+	Debug *elfx.File
+	Data  *dwarf.Data
+	Path  string
+
+	opts Options
+}
+
+// Open opens path and its DWARF. It returns an error wrapping
+// types.ErrNoDebugInfo, saying how to get debug info, when neither the file
+// nor a separate debug file has DWARF.
+func Open(path string, opts *Options) (*File, error) {
+	ef, err := elfx.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := newFile(ef, opts)
+	if err != nil {
+		ef.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// OpenReader is Open for an ELF image held in r (used by the fuzz tests).
+func OpenReader(r io.ReaderAt, name string, opts *Options) (*File, error) {
+	ef, err := elfx.NewFile(r, name)
+	if err != nil {
+		return nil, err
+	}
+	return newFile(ef, opts)
+}
+
+func newFile(ef *elfx.File, opts *Options) (*File, error) {
+	f := &File{ELF: ef, Debug: ef, Path: ef.Path}
+	if opts != nil {
+		f.opts = *opts
+	}
+	if !ef.HasDWARF() {
+		df, tried := ef.FindDebugFile()
+		if df == nil {
+			return nil, noDebugInfo(ef, tried)
+		}
+		f.Debug = df
+	}
+	d, err := f.Debug.DWARF()
+	if err != nil {
+		return nil, err
+	}
+	f.Data = d
+	return f, nil
+}
+
+func noDebugInfo(ef *elfx.File, tried []string) error {
+	hint := "rebuild with -g (C, C++, Rust: -g or debug = true; Zig: -O Debug or ReleaseSafe without -fstrip; Go: without -ldflags=-s/-w)"
+	if ef.Section(".gopclntab") != nil || ef.Section(".go.buildinfo") != nil {
+		hint = "Go binary stripped of DWARF: rebuild without -ldflags='-s -w'"
+	}
+	where := ""
+	if len(tried) > 0 {
+		where = "; looked for a debug file at " + strings.Join(tried, ", ")
+	} else {
+		where = "; no build-id or .gnu_debuglink to find a separate debug file by"
+	}
+	return fmt.Errorf("%s: %w: no .debug_info section (%s, or install the distribution's -dbgsym/-dbg package%s)",
+		ef.Path, types.ErrNoDebugInfo, hint, where)
+}
+
+// Close releases the files.
+func (f *File) Close() error {
+	if f.Debug != f.ELF {
+		f.Debug.Close()
+	}
+	return f.ELF.Close()
+}
+
+// Load reads every named type of the ELF file at path. Identical
+// definitions in several compile units appear once.
+func Load(path string, opts *Options) (*types.Spec, error) {
+	f, err := Open(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Types()
+}
+
+// Types converts the file's type entries into a Spec. Corrupt DWARF gives
+// an error naming the file, the section and the offset.
+func (f *File) Types() (spec *types.Spec, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			spec, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
+	ix, err := f.index()
+	if err != nil {
+		return nil, err
+	}
+	c := newConverter(f, ix)
+	return c.spec()
+}
+
+// decodeError wraps err with file, section and offset, as
+// debug/dwarf.DecodeError does.
+func (f *File) decodeError(off dwarf.Offset, format string, args ...any) error {
+	return fmt.Errorf("%s: section .debug_info at offset %#x: %s", f.Path, off, fmt.Sprintf(format, args...))
+}
+
+// errTooDeep is returned for DIE trees nested beyond reason.
+var errTooDeep = errors.New("DIE tree nested too deep")

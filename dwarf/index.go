@@ -1,0 +1,254 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"fmt"
+	"strings"
+
+	"github.com/binscope/binscope/types"
+)
+
+// node is an indexed DIE: a type or a part of one (member, enumerator,
+// subrange, parameter, variant part, variant), with its children.
+type node struct {
+	e     *dwarf.Entry
+	kids  []*node
+	scope string // qualifier of the enclosing namespaces and types: "layouts::inner::"
+	lang  types.Lang
+	top   bool // declared at namespace level, not nested in a type
+	unit  int32
+}
+
+// unit is what the index keeps of a compile unit.
+type unit struct {
+	name     string
+	producer string
+	lang     types.Lang
+	entry    *dwarf.Entry
+}
+
+// index is the result of one pass over .debug_info.
+type index struct {
+	nodes map[dwarf.Offset]*node
+	named []*node // named types at namespace level, in DIE order
+	units []unit
+}
+
+// maxNesting bounds the depth of DIE trees the index follows.
+const maxNesting = 256
+
+func isTypeTag(t dwarf.Tag) bool {
+	switch t {
+	case dwarf.TagBaseType, dwarf.TagPointerType, dwarf.TagReferenceType, dwarf.TagRvalueReferenceType,
+		dwarf.TagTypedef, dwarf.TagConstType, dwarf.TagVolatileType, dwarf.TagRestrictType, dwarf.TagAtomicType,
+		dwarf.TagArrayType, dwarf.TagEnumerationType, dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType,
+		dwarf.TagSubroutineType, dwarf.TagUnspecifiedType, dwarf.TagPtrToMemberType, tagImmutableType:
+		return true
+	}
+	return false
+}
+
+// tagImmutableType is DW_TAG_immutable_type (DWARF 5, D's immutable).
+const tagImmutableType dwarf.Tag = 0x4b
+
+// isPartTag reports the tags that belong to the type that encloses them.
+func isPartTag(t dwarf.Tag) bool {
+	switch t {
+	case dwarf.TagMember, dwarf.TagEnumerator, dwarf.TagSubrangeType, dwarf.TagFormalParameter,
+		dwarf.TagUnspecifiedParameters, dwarf.TagInheritance, dwarf.TagVariantPart, dwarf.TagVariant,
+		dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter:
+		return true
+	}
+	return false
+}
+
+type frame struct {
+	n     *node // the type the children belong to, or nil
+	scope string
+	lang  types.Lang
+	skip  bool // a unit filtered out by language
+}
+
+func (f *File) index() (*index, error) {
+	ix := &index{nodes: make(map[dwarf.Offset]*node, 1<<14)}
+	r := f.Data.Reader()
+	var stack []frame
+	var cur frame
+	var last dwarf.Offset
+	seen := false
+	// Every entry takes at least one byte of .debug_info, so more entries
+	// than bytes means the reader is not advancing (corrupt unit headers
+	// can make debug/dwarf hand out null entries forever).
+	budget := f.infoBytes() + 1
+	for n := uint64(0); ; n++ {
+		e, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", f.Path, err)
+		}
+		if e == nil {
+			break
+		}
+		if n > budget {
+			return nil, f.decodeError(e.Offset, "entries do not advance (corrupt unit header)")
+		}
+		if e.Tag == 0 {
+			if len(stack) > 0 {
+				cur = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		// Corrupt input can make debug/dwarf hand out the same entry, or
+		// entries that go backwards, forever. (Null entries carry no
+		// offset, so only real entries are checked.)
+		if seen && e.Offset <= last {
+			return nil, f.decodeError(e.Offset, "entries do not advance (corrupt unit or abbreviation table)")
+		}
+		last, seen = e.Offset, true
+		if len(stack) > maxNesting {
+			return nil, f.decodeError(e.Offset, "%v", errTooDeep)
+		}
+		push := func(fr frame) {
+			if e.Children {
+				stack = append(stack, cur)
+				cur = fr
+			}
+		}
+		switch {
+		case e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit:
+			stack = stack[:0]
+			u := unit{
+				name:     str(e, dwarf.AttrName),
+				producer: str(e, dwarf.AttrProducer),
+				entry:    e,
+			}
+			u.lang = langOf(e, u.producer)
+			ix.units = append(ix.units, u)
+			cur = frame{lang: u.lang}
+			if !f.wantLang(u.lang) {
+				r.SkipChildren()
+				continue
+			}
+			if e.Children {
+				stack = append(stack, frame{})
+			}
+		case e.Tag == dwarf.TagNamespace || e.Tag == dwarf.TagModule:
+			name := str(e, dwarf.AttrName)
+			if name == "" {
+				name = "(anonymous namespace)"
+			}
+			push(frame{scope: cur.scope + name + "::", lang: cur.lang})
+		case isTypeTag(e.Tag):
+			n := &node{e: e, scope: cur.scope, lang: cur.lang, top: cur.n == nil, unit: int32(len(ix.units) - 1)}
+			ix.nodes[e.Offset] = n
+			if cur.n != nil {
+				cur.n.kids = append(cur.n.kids, n)
+			} else if hasName(e) {
+				ix.named = append(ix.named, n)
+			}
+			scope := cur.scope
+			if name := str(e, dwarf.AttrName); name != "" {
+				scope += name + "::"
+			}
+			push(frame{n: n, scope: scope, lang: cur.lang})
+		case isPartTag(e.Tag) && cur.n != nil:
+			n := &node{e: e, scope: cur.scope, lang: cur.lang, unit: int32(len(ix.units) - 1)}
+			ix.nodes[e.Offset] = n
+			cur.n.kids = append(cur.n.kids, n)
+			push(frame{n: n, scope: cur.scope, lang: cur.lang})
+		default:
+			// Subprograms, variables, lexical blocks, call sites: not
+			// types. Their children are skipped unread where the producer
+			// left sibling links.
+			if e.Children {
+				r.SkipChildren()
+			}
+		}
+	}
+	return ix, nil
+}
+
+func (f *File) wantLang(l types.Lang) bool {
+	if len(f.opts.Langs) == 0 {
+		return true
+	}
+	for _, x := range f.opts.Langs {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+func hasName(e *dwarf.Entry) bool {
+	_, ok := e.Val(dwarf.AttrName).(string)
+	return ok
+}
+
+func str(e *dwarf.Entry, a dwarf.Attr) string {
+	s, _ := e.Val(a).(string)
+	return s
+}
+
+// DWARF language codes (DW_LANG_*) the project tells apart.
+const (
+	langC89          = 0x01
+	langC            = 0x02
+	langCPlusPlus    = 0x04
+	langC99          = 0x0c
+	langGo           = 0x16
+	langCPlusPlus03  = 0x19
+	langCPlusPlus11  = 0x1a
+	langRust         = 0x1c
+	langC11          = 0x1d
+	langCPlusPlus14  = 0x21
+	langCPlusPlus17  = 0x2a
+	langCPlusPlus20  = 0x2b
+	langC17          = 0x2c
+	langZig          = 0x26
+	langMipsAsm      = 0x8001
+	langObjCPlusPlus = 0x11
+)
+
+// langOf names a compile unit's language from DW_AT_language, corrected by
+// DW_AT_producer (Zig 0.11 reports DW_LANG_C99).
+func langOf(e *dwarf.Entry, producer string) types.Lang {
+	switch {
+	case strings.HasPrefix(producer, "zig"):
+		return types.LangZig
+	case strings.HasPrefix(producer, "Go cmd/compile"):
+		return types.LangGo
+	case strings.HasPrefix(producer, "clang LLVM (rustc"):
+		return types.LangRust
+	}
+	code, _ := e.Val(dwarf.AttrLanguage).(int64)
+	switch code {
+	case langC89, langC, langC99, langC11, langC17:
+		return types.LangC
+	case langCPlusPlus, langCPlusPlus03, langCPlusPlus11, langCPlusPlus14, langCPlusPlus17, langCPlusPlus20, langObjCPlusPlus:
+		return types.LangCPlusPlus
+	case langGo:
+		return types.LangGo
+	case langRust:
+		return types.LangRust
+	case langZig:
+		return types.LangZig
+	case langMipsAsm:
+		return types.LangAsm
+	}
+	return types.LangUnknown
+}
+
+// infoBytes is the size of the DWARF entry sections (uncompressed).
+func (f *File) infoBytes() uint64 {
+	var n uint64
+	for _, name := range []string{".debug_info", ".debug_types", ".zdebug_info"} {
+		if sec := f.Debug.Section(name); sec != nil {
+			n += sec.Size
+		}
+	}
+	if n == 0 {
+		n = 1 << 40
+	}
+	return n
+}

@@ -1,0 +1,95 @@
+// Package cli holds the command trees of gopahole, gofunct and goprobe. The
+// mains in cmd/ are one call each; everything a command does beyond parsing
+// flags lives in the model's packages.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// errSilent marks an error already reported to the user.
+var errSilent = errors.New("reported")
+
+// execute runs a cobra command tree and turns its error into the one-line
+// message and exit status the tools promise: 0 on success, 1 on any error,
+// 2 on a usage error.
+func execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code int) {
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SilenceUsage = true
+	root.SilenceErrors = true
+	defer func() {
+		// A bug must not show the user a goroutine dump: one line, exit 1.
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "%s: internal error: %v (please report it with the command line)\n", root.Name(), r)
+			if os.Getenv("BINSCOPE_TRACEBACK") != "" {
+				panic(r)
+			}
+			code = 1
+		}
+	}()
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, errSilent) {
+		return 1
+	}
+	msg := strings.TrimSpace(err.Error())
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", root.Name(), msg)
+	if isUsage(err) {
+		return 2
+	}
+	return 1
+}
+
+type usageError struct{ error }
+
+func isUsage(err error) bool {
+	var u usageError
+	if errors.As(err, &u) {
+		return true
+	}
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown flag") || strings.HasPrefix(s, "unknown shorthand flag") ||
+		strings.HasPrefix(s, "invalid argument") || strings.Contains(s, "flag needs an argument") ||
+		strings.HasPrefix(s, "accepts at most") || strings.HasPrefix(s, "unknown command")
+}
+
+// splitList splits repeatable, comma-separated flag values, keeping commas
+// inside generic arguments (main.Pair[int,string], Generic<u32, u8>).
+func splitList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		depth, start := 0, 0
+		for i := 0; i < len(v); i++ {
+			switch v[i] {
+			case '<', '[', '(':
+				depth++
+			case '>', ']', ')':
+				depth--
+			case ',':
+				if depth == 0 {
+					if s := strings.TrimSpace(v[start:i]); s != "" {
+						out = append(out, s)
+					}
+					start = i + 1
+				}
+			}
+		}
+		if s := strings.TrimSpace(v[start:]); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/binscope/binscope/layout"
+	"github.com/binscope/binscope/types"
+	"github.com/spf13/cobra"
+)
+
+// Gopahole runs gopahole with args (without the program name) and returns
+// the exit status.
+func Gopahole(args []string, stdout, stderr io.Writer) int {
+	return execute(gopaholeCommand(stdout, stderr), args, stdout, stderr)
+}
+
+type paholeFlags struct {
+	classes    []string
+	format     string
+	langs      []string
+	syntax     string
+	json       bool
+	expand     bool
+	reorg      bool
+	holes      int
+	bitHoles   int
+	sizes      bool
+	hex        bool
+	cacheline  int64
+	prefix     string
+	exclude    string
+	contains   string
+	pointersTo string
+	declInfo   bool
+	relOffset  bool
+	structs    bool
+	unions     bool
+	packable   bool
+	skipMiss   bool
+	anon       bool
+}
+
+func gopaholeCommand(stdout, stderr io.Writer) *cobra.Command {
+	var f paholeFlags
+	cmd := &cobra.Command{
+		Use:   "gopahole [flags] [FILE]",
+		Short: "Show struct, union and class layouts of Go, Rust, Zig, C and C++ binaries and of BTF",
+		Long: `gopahole shows the layout of data types: members in memory order with their
+offsets and sizes, holes, bit holes, tail padding and cacheline boundaries.
+It reads DWARF from ELF binaries (Go, Rust, Zig, C, C++; separate debug files by
+build-id or .gnu_debuglink) and BTF (the running kernel's when no FILE is given,
+kernel modules, .BTF sections, raw BTF files).`,
+		Example: `  gopahole -C task_struct
+  gopahole -C github.com/prometheus/client_golang/prometheus.counter ./app
+  gopahole --syntax=native -C 'layouts::Holey' ./rustbin
+  gopahole --json -C main.Pair[int,string] ./gobin
+  gopahole -H 2 --structs ./prog`,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return runPahole(&f, path, stdout, stderr)
+		},
+	}
+	cmd.ValidArgsFunction = nil // complete file names
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringSliceVarP(&f.classes, "class_name", "C", nil, "show just these types (repeatable, comma-separated; qualified or unique short names)")
+	fl.StringVarP(&f.format, "format_path", "F", "", "debugging format to read: dwarf or btf (default: by content)")
+	fl.StringSliceVar(&f.langs, "lang", nil, "only types of these languages: c, c++, go, rust, zig")
+	fl.StringVar(&f.syntax, "syntax", "c", "member syntax: c (pahole's) or native (each type in its own language)")
+	fl.BoolVar(&f.json, "json", false, "print a JSON array, one object per type")
+	fl.BoolVarP(&f.expand, "expand_types", "E", false, "expand member types")
+	fl.BoolVarP(&f.reorg, "reorganize", "R", false, "suggest a member order that kills holes")
+	fl.IntVarP(&f.holes, "holes", "H", 0, "show only types with at least N holes")
+	fl.IntVarP(&f.bitHoles, "bit_holes", "B", 0, "show only types with at least N bit holes")
+	fl.BoolVarP(&f.sizes, "sizes", "s", false, "show name, size and number of holes of each type")
+	fl.BoolVar(&f.hex, "hex", false, "print offsets and sizes in hexadecimal")
+	fl.Int64VarP(&f.cacheline, "cacheline_size", "c", 64, "cacheline size in bytes")
+	fl.StringVarP(&f.prefix, "prefix_filter", "y", "", "include only types whose names start with PREFIX")
+	fl.StringVarP(&f.exclude, "exclude", "x", "", "exclude types whose names start with PREFIX")
+	fl.StringVarP(&f.contains, "contains", "i", "", "show types that contain a member of type NAME")
+	fl.StringVarP(&f.pointersTo, "find_pointers_to", "f", "", "show types with members pointing to NAME")
+	fl.BoolVarP(&f.declInfo, "show_decl_info", "I", false, "show the file and line where each type was declared")
+	fl.BoolVarP(&f.relOffset, "rel_offset", "r", false, "show offsets of members of inner types relative to them")
+	fl.BoolVar(&f.structs, "structs", false, "show only structs (and classes)")
+	fl.BoolVar(&f.unions, "unions", false, "show only unions")
+	fl.BoolVarP(&f.packable, "packable", "P", false, "show only types whose holes can be packed: name, size, packed size, saved")
+	fl.BoolVar(&f.skipMiss, "skip_missing", false, "skip types named by -C that do not exist")
+	fl.BoolVarP(&f.anon, "anon_include", "a", false, "include anonymous types named by a typedef")
+	_ = cmd.RegisterFlagCompletionFunc("format_path", cobra.FixedCompletions([]string{"dwarf", "btf"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("syntax", cobra.FixedCompletions([]string{"c", "native"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("lang", cobra.FixedCompletions([]string{"c", "c++", "go", "rust", "zig"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
+	if f.cacheline <= 0 || f.cacheline&(f.cacheline-1) != 0 {
+		return usageError{fmt.Errorf("--cacheline_size %d: want a power of two", f.cacheline)}
+	}
+	if f.syntax != "c" && f.syntax != "native" {
+		return usageError{fmt.Errorf("--syntax %q: want c or native", f.syntax)}
+	}
+	sel := &selection{
+		classes:    splitList(f.classes),
+		prefix:     f.prefix,
+		exclude:    f.exclude,
+		contains:   f.contains,
+		pointersTo: f.pointersTo,
+		structs:    f.structs,
+		unions:     f.unions,
+		skipMiss:   f.skipMiss,
+		anon:       f.anon,
+	}
+	for _, l := range splitList(f.langs) {
+		lang, err := types.ParseLang(l)
+		if err != nil {
+			return usageError{err}
+		}
+		sel.langs = append(sel.langs, lang)
+	}
+	spec, err := loadTypes(path, f.format)
+	if err != nil {
+		return err
+	}
+	picked, err := selectTypes(spec, sel)
+	if err != nil {
+		return err
+	}
+	aopts := &layout.Options{CachelineSize: f.cacheline}
+	popts := &layout.PrintOptions{
+		Hex:       f.hex,
+		Expand:    f.expand,
+		DeclInfo:  f.declInfo,
+		RelOffset: f.relOffset,
+		Native:    f.syntax == "native",
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	defer w.Flush()
+	// Types are analysed and printed in batches on every CPU; the batches
+	// are written in order, so the output is the same as a serial run's.
+	render := func(n named, out *bytes.Buffer, warn *bytes.Buffer) (*layout.Layout, error) {
+		l, err := layout.Analyze(n.Struct, aopts)
+		if err != nil {
+			fmt.Fprintf(warn, "gopahole: %s: %s: %v\n", spec.Path, n.Name, err)
+			return nil, nil
+		}
+		l.Name = n.Name
+		if l.Warning != "" {
+			fmt.Fprintf(warn, "gopahole: %s: %s: %s\n", spec.Path, n.Name, l.Warning)
+		}
+		if len(l.Holes) < f.holes || len(l.BitHoles) < f.bitHoles {
+			return nil, nil
+		}
+		var reorg *layout.Reorganized
+		if f.packable || f.reorg {
+			reorg = layout.Reorganize(l, aopts)
+			if f.packable && (reorg == nil || reorg.Saved() <= 0) {
+				return nil, nil
+			}
+		}
+		switch {
+		case f.json:
+			return l, nil
+		case f.sizes:
+			fmt.Fprintf(out, "%s\t%d\t%d\n", l.Name, l.Size, len(l.Holes))
+		case f.packable && !f.reorg:
+			fmt.Fprintf(out, "%s\t%d\t%d\t%d\n", l.Name, l.Size, reorg.Layout.Size, reorg.Saved())
+		case f.reorg:
+			return nil, layout.WriteReorganized(out, reorg, popts)
+		default:
+			return nil, layout.WriteText(out, l, popts)
+		}
+		return nil, nil
+	}
+	type batch struct {
+		out, warn bytes.Buffer
+		layouts   []*layout.Layout
+		err       error
+		done      chan struct{}
+	}
+	const batchSize = 128
+	batches := make([]*batch, (len(picked)+batchSize-1)/batchSize)
+	for i := range batches {
+		batches[i] = &batch{done: make(chan struct{})}
+	}
+	next := make(chan int, len(batches))
+	for i := range batches {
+		next <- i
+	}
+	close(next)
+	for range min(runtime.GOMAXPROCS(0), len(batches)) {
+		go func() {
+			for i := range next {
+				b := batches[i]
+				for _, n := range picked[i*batchSize : min((i+1)*batchSize, len(picked))] {
+					l, err := render(n, &b.out, &b.warn)
+					if err != nil {
+						b.err = err
+						break
+					}
+					if l != nil {
+						b.layouts = append(b.layouts, l)
+					}
+				}
+				close(b.done)
+			}
+		}()
+	}
+	var results []*layout.Layout
+	for _, b := range batches {
+		<-b.done
+		if b.err != nil {
+			return b.err
+		}
+		stderr.Write(b.warn.Bytes())
+		if _, err := w.Write(b.out.Bytes()); err != nil {
+			return err
+		}
+		results = append(results, b.layouts...)
+	}
+	if f.json {
+		return layout.WriteJSON(w, results, popts)
+	}
+	return nil
+}

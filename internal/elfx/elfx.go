@@ -1,0 +1,226 @@
+// Package elfx is the project's one ELF opener: it wraps debug/elf with
+// clear errors (recovering the panics debug/elf can raise on corrupt input),
+// reads the build-id and .gnu_debuglink, finds separate debug files, and is
+// the one place that turns virtual addresses into file offsets.
+package elfx
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotELF is returned for a file that is not an ELF object.
+var ErrNotELF = errors.New("not an ELF file")
+
+// File is an open ELF file.
+type File struct {
+	*elf.File
+	Path string
+	// BuildID is the hex GNU build-id, or "".
+	BuildID string
+	// DebugLink is the file name in .gnu_debuglink, or "".
+	DebugLink string
+
+	closer io.Closer
+}
+
+// Open opens path as ELF. Errors name the file and say what is wrong in one
+// line; a corrupt header that makes debug/elf panic is an error too.
+func Open(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: is a directory, not an ELF binary", path)
+	}
+	ef, err := NewFile(f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	ef.closer = f
+	return ef, nil
+}
+
+// NewFile reads ELF from r; name is used in errors.
+func NewFile(r io.ReaderAt, name string) (ef *File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ef, err = nil, fmt.Errorf("%s: corrupt ELF file: %v", name, p)
+		}
+	}()
+	var magic [4]byte
+	if n, _ := r.ReadAt(magic[:], 0); n < 4 || string(magic[:]) != elf.ELFMAG {
+		return nil, fmt.Errorf("%s: %w (expected a binary, shared object or debug file)", name, ErrNotELF)
+	}
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: corrupt ELF file: %v", name, err)
+	}
+	ef = &File{File: f, Path: name}
+	ef.BuildID = readBuildID(f)
+	ef.DebugLink = readDebugLink(f)
+	return ef, nil
+}
+
+// Close closes the underlying file.
+func (f *File) Close() error {
+	if f.closer != nil {
+		return f.closer.Close()
+	}
+	return nil
+}
+
+// Arch returns the machine name the project uses: x86_64, aarch64, i386,
+// arm, riscv64, ppc64, s390x, or the ELF name for others.
+func (f *File) Arch() string {
+	switch f.Machine {
+	case elf.EM_X86_64:
+		return "x86_64"
+	case elf.EM_AARCH64:
+		return "aarch64"
+	case elf.EM_386:
+		return "i386"
+	case elf.EM_ARM:
+		return "arm"
+	case elf.EM_RISCV:
+		return "riscv64"
+	case elf.EM_PPC64:
+		return "ppc64"
+	case elf.EM_S390:
+		return "s390x"
+	case elf.EM_BPF:
+		return "bpf"
+	}
+	return strings.ToLower(strings.TrimPrefix(f.Machine.String(), "EM_"))
+}
+
+// PointerSize is the target's pointer size in bytes.
+func (f *File) PointerSize() int64 {
+	if f.Class == elf.ELFCLASS32 {
+		return 4
+	}
+	return 8
+}
+
+// HasDWARF reports whether the file has a .debug_info section (plain or
+// compressed).
+func (f *File) HasDWARF() bool {
+	return f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+}
+
+// DWARF returns the file's DWARF data, decompressing sections as needed.
+// A panic inside debug/elf or debug/dwarf becomes an error naming the file.
+func (f *File) DWARF() (d *dwarf.Data, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			d, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
+	d, err = f.File.DWARF()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", f.Path, err)
+	}
+	return d, nil
+}
+
+// DebugFileCandidates lists where a separate debug file for f may be, in
+// the order gdb searches them: by build-id, then by debug link.
+func (f *File) DebugFileCandidates() []string {
+	var c []string
+	if len(f.BuildID) > 2 {
+		c = append(c, filepath.Join("/usr/lib/debug/.build-id", f.BuildID[:2], f.BuildID[2:]+".debug"))
+	}
+	if f.DebugLink != "" {
+		dir := filepath.Dir(f.Path)
+		abs, _ := filepath.Abs(dir)
+		c = append(c,
+			filepath.Join(dir, f.DebugLink),
+			filepath.Join(dir, ".debug", f.DebugLink),
+			filepath.Join("/usr/lib/debug", abs, f.DebugLink))
+	}
+	return c
+}
+
+// FindDebugFile opens the first separate debug file for f that exists and
+// has DWARF, or returns the paths it tried.
+func (f *File) FindDebugFile() (*File, []string) {
+	tried := f.DebugFileCandidates()
+	self, _ := filepath.Abs(f.Path)
+	for _, p := range tried {
+		if abs, _ := filepath.Abs(p); abs == self {
+			continue
+		}
+		df, err := Open(p)
+		if err != nil {
+			continue
+		}
+		if df.HasDWARF() && (f.BuildID == "" || df.BuildID == "" || df.BuildID == f.BuildID) {
+			return df, tried
+		}
+		df.Close()
+	}
+	return nil, tried
+}
+
+// FileOffset converts a virtual address to the file offset that holds it,
+// using the PT_LOAD segments. Uprobes take file offsets.
+func (f *File) FileOffset(vaddr uint64) (uint64, error) {
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		if vaddr >= p.Vaddr && vaddr < p.Vaddr+p.Filesz {
+			return vaddr - p.Vaddr + p.Off, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: address %#x is in no loadable segment", f.Path, vaddr)
+}
+
+func readBuildID(f *elf.File) string {
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil || len(data) < 16 {
+			continue
+		}
+		bo := f.ByteOrder
+		namesz := bo.Uint32(data[0:4])
+		descsz := bo.Uint32(data[4:8])
+		typ := bo.Uint32(data[8:12])
+		off := 12 + (uint64(namesz)+3)&^3
+		if typ != 3 || off+uint64(descsz) > uint64(len(data)) {
+			continue
+		}
+		return hex.EncodeToString(data[off : off+uint64(descsz)])
+	}
+	return ""
+}
+
+func readDebugLink(f *elf.File) string {
+	s := f.Section(".gnu_debuglink")
+	if s == nil {
+		return ""
+	}
+	data, err := s.Data()
+	if err != nil {
+		return ""
+	}
+	if i := bytes.IndexByte(data, 0); i > 0 {
+		return string(data[:i])
+	}
+	return ""
+}

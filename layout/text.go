@@ -1,0 +1,528 @@
+package layout
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/binscope/binscope/types"
+)
+
+// PrintOptions configure the printers. A nil *PrintOptions means the
+// defaults: pahole's text, decimal, nested named types not expanded.
+type PrintOptions struct {
+	// Hex prints member offsets and sizes in hexadecimal (--hex).
+	Hex bool
+	// Expand expands the types of members inline, named ones included
+	// (-E); anonymous structs and unions are always expanded.
+	Expand bool
+	// DeclInfo prints where each type was declared, "/* file:line */"
+	// (-I), when known.
+	DeclInfo bool
+	// RelOffset prints the offsets of members of expanded inner types
+	// relative to the inner type instead of to the outer one (-r).
+	RelOffset bool
+	// Native makes WriteText and WriteReorganized print each type in its
+	// own language's syntax, as WriteNative does (--syntax=native).
+	Native bool
+}
+
+const (
+	typeSpacing       = 26
+	nameSpacing       = 23
+	unionNameSpacing  = 21
+	expandNameSpacing = 55
+)
+
+// conf is the state pahole threads through its printers (conf_fprintf).
+type conf struct {
+	indent      int
+	typeSpacing int
+	nameSpacing int
+	baseOffset  int64
+	cacheline   *int64
+	prefix      string
+	suffix      string
+	hasSuffix   bool
+	emitStats   bool
+	unionMember bool
+	firstMember bool
+	lastMember  bool
+	depth       int
+}
+
+// printer formats layouts as pahole does.
+type printer struct {
+	opts PrintOptions
+	cl   int64
+	lang types.Lang
+	memo map[*types.Struct]*Layout
+}
+
+func newPrinter(l *Layout, opts *PrintOptions) *printer {
+	p := &printer{cl: l.CachelineSize, lang: l.Lang}
+	if opts != nil {
+		p.opts = *opts
+	}
+	if p.cl <= 0 {
+		p.cl = DefaultCachelineSize
+	}
+	return p
+}
+
+func tabs(n int) string { return strings.Repeat("\t", n) }
+
+// WriteText prints l as pahole prints a struct, union or class: members in
+// memory order with "/* offset size */" comments, holes, bit holes,
+// cacheline boundaries and the statistics trailer, then a newline. For C
+// the output is pahole 1.24's, byte for byte, with one exception: pahole's
+// "Force padding:" guess for types whose debug info records no alignment
+// is not printed (the model does not say whether the format could record
+// it). C++ base classes print as pahole's "<ancestor>" lines but count in
+// the sums, so no false alarm follows. Go, Rust and Zig types use the same
+// skeleton with their languages' type names (Go types add a "pointer
+// bytes" line; alignment attributes equal to the natural alignment, which
+// Rust and Zig record for every field, are left out). Unions print without
+// a trailer, as pahole prints them. With opts.Native it prints
+// WriteNative's format instead.
+func WriteText(w io.Writer, l *Layout, opts *PrintOptions) error {
+	if opts != nil && opts.Native {
+		return WriteNative(w, l, opts)
+	}
+	var b strings.Builder
+	newPrinter(l, opts).top(&b, l)
+	b.WriteString(";\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// top prints a type at the outermost level, without the final ";".
+func (p *printer) top(b *strings.Builder, l *Layout) {
+	if p.opts.DeclInfo && l.Type.Decl.File != "" {
+		fmt.Fprintf(b, "/* %s:%d */\n", l.Type.Decl.File, l.Type.Decl.Line)
+	}
+	var cacheline int64
+	c := conf{typeSpacing: typeSpacing, nameSpacing: nameSpacing, emitStats: true, cacheline: &cacheline}
+	switch {
+	case p.opts.Expand:
+		c.nameSpacing = expandNameSpacing
+	case l.Kind == types.KindUnion:
+		c.nameSpacing = unionNameSpacing
+	}
+	if l.Type.Name == "" && l.Name != "" {
+		c.prefix, c.suffix, c.hasSuffix = "typedef", l.Name, true
+	}
+	switch {
+	case l.IsEnum():
+		p.enum(b, l, &c)
+	case l.Kind == types.KindUnion:
+		p.union(b, l, &c)
+	default:
+		p.class(b, l, &c)
+	}
+}
+
+// layoutOf analyses a nested type that -E expands, once per print.
+func (p *printer) layoutOf(st *types.Struct, depth int) *Layout {
+	if l, ok := p.memo[st]; ok {
+		return l
+	}
+	l, err := analyze(st, p.cl, depth)
+	if err != nil {
+		l = nil
+	}
+	if p.memo == nil {
+		p.memo = map[*types.Struct]*Layout{}
+	}
+	p.memo[st] = l
+	return l
+}
+
+func (p *printer) num(v int64, width int) string {
+	if p.opts.Hex {
+		return cHex(v, width)
+	}
+	return fmt.Sprintf("%*d", width, v)
+}
+
+// cachelineMark prints pahole's boundary comment when offset is in a later
+// cacheline than the last one marked.
+func (p *printer) cachelineMark(b *strings.Builder, c *conf, offset int64) {
+	line := offset / p.cl
+	if line <= *c.cacheline {
+		return
+	}
+	pos := offset % p.cl
+	if pos == 0 {
+		fmt.Fprintf(b, "/* --- cacheline %d boundary (%d bytes) --- */\n", line, offset-pos)
+	} else {
+		fmt.Fprintf(b, "/* --- cacheline %d boundary (%d bytes) was %d byte%s ago --- */\n", line, offset-pos, pos, plural(pos))
+	}
+	b.WriteString(tabs(c.indent))
+	*c.cacheline = line
+}
+
+// isCPPBase reports whether a member is a C++ base class.
+func isCPPBase(l *Layout, m *types.Member) bool {
+	return m.Embedded && l.Lang == types.LangCPlusPlus
+}
+
+// class prints a struct or class (pahole's __class__fprintf).
+func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
+	c := *in
+	indent := c.indent
+	if c.prefix != "" {
+		b.WriteString(c.prefix + " ")
+	}
+	kw := "struct"
+	if l.Kind == types.KindClass {
+		kw = "class"
+	}
+	b.WriteString(kw)
+	if l.Type.Name != "" {
+		b.WriteString(" " + l.Type.Name)
+	}
+	c.indent = indent + 1
+	first := true
+	for i := range l.Members {
+		if m := l.Members[i].Member; isCPPBase(l, m) {
+			if first {
+				b.WriteString(" :")
+				first = false
+			} else {
+				b.WriteString(",")
+			}
+			b.WriteString(" " + m.Type.TypeName())
+		}
+	}
+	b.WriteString(" {\n")
+	t := tabs(c.indent)
+	newline := false
+	if l.preBitHole > 0 {
+		if !newline {
+			b.WriteByte('\n')
+			newline = true
+		}
+		fmt.Fprintf(b, "%s/* XXX %d bit%s hole, try to pack */\n", t, l.preBitHole, plural(int64(l.preBitHole)))
+	}
+	if l.preHole > 0 {
+		if !newline {
+			b.WriteByte('\n')
+			newline = true
+		}
+		fmt.Fprintf(b, "%s/* XXX %d byte%s hole, try to pack */\n", t, l.preHole, plural(l.preHole))
+	}
+	var (
+		last     *Slot
+		lastSize int64
+		tr       trailer
+		nl       = func() {
+			if !newline {
+				b.WriteByte('\n')
+				newline = true
+			}
+		}
+	)
+	for i := range l.Members {
+		pos := &l.Members[i]
+		m := pos.Member
+		if explicitAlign(l, m) != 0 {
+			hole := l.preHole
+			if last != nil {
+				hole = last.Hole
+			}
+			if hole != 0 {
+				tr.nrForcedHoles++
+				tr.sumForcedHoles += hole
+			}
+			tr.nrForced++
+		}
+		if last != nil && !isCPPBase(l, m) && lastSize != 0 {
+			if last.BitHole != 0 && pos.IsBitfield() {
+				width := last.BitHole
+				if last.UnitOffset != pos.UnitOffset {
+					fmt.Fprintf(b, "\n%s/* Force alignment to the next boundary: */\n", t)
+					width = 0
+				}
+				b.WriteString(t)
+				b.WriteString(p.typeDecl(m.Type, "", false, &c))
+				fmt.Fprintf(b, ":%d;\n", width)
+			}
+			if pos.UnitOffset < last.UnitOffset ||
+				(pos.UnitOffset == last.UnitOffset && !last.IsBitfield() && pos.IsBitfield()) {
+				nl()
+				fmt.Fprintf(b, "%s/* Bitfield combined with previous fields */\n", t)
+			} else if d := pos.UnitOffset - last.UnitOffset; d > 0 && d < lastSize {
+				nl()
+				fmt.Fprintf(b, "%s/* Bitfield combined with next fields */\n", t)
+			}
+		}
+		if newline {
+			b.WriteByte('\n')
+			newline = false
+		}
+		c.lastMember = i == len(l.Members)-1
+		c.firstMember = last == nil
+		b.WriteString(t)
+		p.member(b, l, pos, false, &c)
+		if st, ok := m.Type.(*types.Struct); ok && st.Kind != types.KindUnion && pos.TypePadding > 0 {
+			tr.nrPaddings++
+			tr.sumPaddings += pos.TypePadding
+			nl()
+			fmt.Fprintf(b, "\n%s/* XXX last struct has %d byte%s of padding */", t, pos.TypePadding, plural(pos.TypePadding))
+		}
+		if pos.BitHole != 0 {
+			nl()
+			fmt.Fprintf(b, "\n%s/* XXX %d bit%s hole, try to pack */", t, pos.BitHole, plural(int64(pos.BitHole)))
+		}
+		if pos.Hole > 0 {
+			nl()
+			fmt.Fprintf(b, "\n%s/* XXX %d byte%s hole, try to pack */", t, pos.Hole, plural(pos.Hole))
+		}
+		b.WriteByte('\n')
+		if isCPPBase(l, m) {
+			continue
+		}
+		if last == nil || lastSize == 0 || last.UnitOffset != pos.UnitOffset ||
+			(!last.IsBitfield() && pos.IsBitfield()) {
+			lastSize = pos.Size
+		}
+		last = pos
+	}
+	if c.emitStats {
+		p.stats(b, l, t, c.baseOffset, tr)
+	}
+	b.WriteString(tabs(indent) + "}")
+	if l.Packed {
+		b.WriteString(" __attribute__((__packed__))")
+	}
+	if c.hasSuffix {
+		b.WriteString(" " + c.suffix)
+	}
+	if a := typeAlign(l); a != 0 && !l.Packed {
+		fmt.Fprintf(b, " __attribute__((__aligned__(%d)))", a)
+	}
+}
+
+// explicitAlign returns the alignment attribute a member prints with, or 0.
+// Rust and Zig record every member's alignment; only one that differs from
+// the natural alignment of the member's type is worth printing there. C and
+// C++ print what DW_AT_alignment says, as pahole does.
+func explicitAlign(l *Layout, m *types.Member) int64 {
+	if m.Align == 0 || cLike(l.Lang) {
+		return m.Align
+	}
+	if m.Align == types.Alignof(m.Type) {
+		return 0
+	}
+	return m.Align
+}
+
+// typeAlign is explicitAlign for the type itself.
+func typeAlign(l *Layout) int64 {
+	a := l.Type.Align
+	if a == 0 || cLike(l.Lang) {
+		return a
+	}
+	natural := *l.Type
+	natural.Align = 0
+	if types.Alignof(&natural) == a {
+		return 0
+	}
+	return a
+}
+
+// trailer holds the counts a struct's printer gathers for its trailer.
+type trailer struct {
+	nrPaddings, sumPaddings                 int64
+	nrForced, nrForcedHoles, sumForcedHoles int64
+}
+
+// stats prints the trailer of a struct: size, sums, padding, cachelines.
+func (p *printer) stats(b *strings.Builder, l *Layout, t string, base int64, tr trailer) {
+	for _, s := range p.statsLines(l, base, tr) {
+		if s == "" {
+			b.WriteByte('\n')
+			continue
+		}
+		b.WriteString(t + "/* " + s + " */\n")
+	}
+}
+
+// statsLines returns the trailer's lines without comment markers; "" is
+// a blank line.
+func (p *printer) statsLines(l *Layout, base int64, tr trailer) []string {
+	out := []string{"", fmt.Sprintf("size: %d, cachelines: %d, members: %d", l.Size, l.Cachelines, l.memberCount())}
+	if l.SumHoles > 0 || l.SumBitHoles > 0 {
+		if l.SumMembers > 0 {
+			s := fmt.Sprintf("sum members: %d", l.SumMembers)
+			if l.SumHoles > 0 {
+				s += fmt.Sprintf(", holes: %d, sum holes: %d", len(l.Holes), l.SumHoles)
+			}
+			out = append(out, s)
+		}
+		if l.SumBits > 0 {
+			s := fmt.Sprintf("sum bitfield members: %d bits", l.SumBits)
+			if l.SumBitHoles > 0 {
+				s += fmt.Sprintf(", bit holes: %d, sum bit holes: %d bits", len(l.BitHoles), l.SumBitHoles)
+			} else {
+				s += fmt.Sprintf(" (%d bytes)", l.SumBits/8)
+			}
+			out = append(out, s)
+		}
+	}
+	if l.Padding > 0 {
+		out = append(out, fmt.Sprintf("padding: %d", l.Padding))
+	}
+	if tr.nrPaddings > 0 {
+		out = append(out, fmt.Sprintf("paddings: %d, sum paddings: %d", tr.nrPaddings, tr.sumPaddings))
+	}
+	if l.BitPadding > 0 {
+		out = append(out, fmt.Sprintf("bit_padding: %d bits", l.BitPadding))
+	}
+	if tr.nrForced != 0 {
+		s := fmt.Sprintf("forced alignments: %d", tr.nrForced)
+		if tr.nrForcedHoles != 0 {
+			s += fmt.Sprintf(", forced holes: %d, sum forced holes: %d", tr.nrForcedHoles, tr.sumForcedHoles)
+		}
+		out = append(out, s)
+	}
+	if l.Lang == types.LangGo {
+		out = append(out, fmt.Sprintf("pointer bytes: %d", l.PointerBytes))
+	}
+	if last := (base + l.Size) % p.cl; last != 0 {
+		out = append(out, fmt.Sprintf("last cacheline: %d bytes", last))
+	}
+	if l.Warning != "" && l.memberCount() != 0 {
+		diff := types.Bits(l.Size*8) - (types.Bits((l.SumMembers+l.SumHoles+l.Padding)*8) + l.SumBits + l.SumBitHoles + l.BitPadding)
+		out = append(out, "", fmt.Sprintf("BRAIN FART ALERT! %d bytes != %d (member bytes) + %d (member bits) + %d (byte holes) + %d (bit holes), diff = %d bits",
+			l.Size, l.SumMembers, l.SumBits, l.SumHoles, l.SumBitHoles, diff))
+	}
+	return out
+}
+
+// memberCount is pahole's "members:": the members of the type itself
+// (for a Rust enum, its tag and its variants).
+func (l *Layout) memberCount() int {
+	n := len(l.Members) + len(l.Variants)
+	if l.Tag != nil {
+		n++
+	}
+	return n
+}
+
+// union prints a union (pahole's union__fprintf): members, no statistics.
+func (p *printer) union(b *strings.Builder, l *Layout, in *conf) {
+	indent := in.indent
+	if in.prefix != "" {
+		b.WriteString(in.prefix + " ")
+	}
+	b.WriteString("union")
+	if l.Type.Name != "" {
+		b.WriteString(" " + l.Type.Name)
+	}
+	b.WriteString(" {\n")
+	u := *in
+	u.indent = indent + 1
+	initial := *u.cacheline
+	for i := range l.Members {
+		u.unionMember = true
+		b.WriteString(tabs(u.indent))
+		p.member(b, l, &l.Members[i], true, &u)
+		b.WriteByte('\n')
+		*u.cacheline = initial
+	}
+	b.WriteString(tabs(indent) + "}")
+	if in.hasSuffix {
+		b.WriteString(" " + in.suffix)
+	}
+}
+
+// inlineType reports whether a member of type t is printed by expanding
+// its body: anonymous structs, unions and enums always, named ones with -E.
+func (p *printer) inlineType(t types.Type) bool {
+	switch v := t.(type) {
+	case *types.Struct:
+		return v.Name == "" || (p.opts.Expand && !v.Incomplete && v.Variants == nil)
+	case *types.Enum:
+		return v.Name == ""
+	}
+	return false
+}
+
+// member prints one member line without its indent (pahole's
+// class_member__fprintf).
+func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember bool, c *conf) {
+	m := pos.Member
+	offset := pos.UnitOffset
+	sc := *c
+	if !p.opts.RelOffset {
+		offset += sc.baseOffset
+		if !unionMember {
+			sc.baseOffset = offset
+		}
+	}
+	p.cachelineMark(b, c, offset)
+	var s strings.Builder
+	name := m.Name
+	base := isCPPBase(l, m)
+	if base {
+		name = "<ancestor>"
+		s.WriteString("/* ")
+	}
+	composite := false
+	switch unqualified(m.Type).(type) {
+	case *types.Struct, *types.Enum:
+		composite = true
+	}
+	if composite {
+		s.WriteString(p.typeDeclSlot(m.Type, "", true, &sc, pos))
+		if name != "" {
+			if m.Type.TypeName() == "" {
+				s.WriteString(" ")
+			}
+			s.WriteString(name)
+		}
+	} else {
+		s.WriteString(p.typeDecl(m.Type, name, false, &sc))
+	}
+	if pos.IsBitfield() {
+		fmt.Fprintf(&s, ":%d", pos.BitSize)
+	}
+	alignAttr := 0
+	if a := explicitAlign(l, m); a != 0 {
+		a := fmt.Sprintf(" __attribute__((__aligned__(%d)))", a)
+		alignAttr = len(a)
+		s.WriteString(a)
+	}
+	s.WriteString(";")
+	sizeSpacing := 5
+	if composite && m.Type.TypeName() == "" {
+		slen := alignAttr - 1
+		if name != "" {
+			slen = alignAttr + len(name)
+		}
+		if st, ok := m.Type.(*types.Struct); ok && st.Kind != types.KindUnion && pos.Inner != nil && pos.Inner.Packed {
+			slen += len("__attribute__((__packed__))") + 1
+		}
+		fmt.Fprintf(&s, "%*s/* %s", sc.typeSpacing+sc.nameSpacing-slen-3, " ", p.num(offset, 5))
+	} else {
+		spacing := sc.typeSpacing + sc.nameSpacing - s.Len()
+		if base {
+			s.WriteString(" */")
+			spacing -= 3
+		}
+		fmt.Fprintf(&s, "%*s/* %s", max(spacing, 0), " ", p.num(offset, 5))
+	}
+	if pos.IsBitfield() {
+		bo := int64(pos.BitOffset) - pos.UnitOffset*8
+		if p.opts.Hex {
+			fmt.Fprintf(&s, ":%s", cHex(bo, 2))
+		} else {
+			fmt.Fprintf(&s, ":%2d", bo)
+		}
+		sizeSpacing -= 3
+	}
+	fmt.Fprintf(&s, " %s */", p.num(pos.Size, sizeSpacing))
+	b.WriteString(s.String())
+}
