@@ -35,6 +35,14 @@ type Options struct {
 	// empty, files under /sys/kernel/btf other than vmlinux, and raw BTF
 	// that does not load on its own, are read on top of KernelBTF.
 	Base string
+	// Standalone reads raw BTF as it is, never as split BTF on the
+	// running kernel's.
+	Standalone bool
+	// Each, when not nil, is called with every named type as soon as it
+	// and everything it refers to are converted, in the Spec's order. It
+	// may hand the type to other goroutines: the loader never changes a
+	// type it has passed to Each.
+	Each func(types.Type)
 }
 
 // Load reads every named type of the BTF at path: raw BTF or an ELF file's
@@ -49,8 +57,13 @@ func Load(path string, opts *Options) (spec *types.Spec, err error) {
 		if _, err := os.Stat(path); err != nil {
 			return nil, readError(path, err)
 		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil, readError(path, err)
+		}
+		ids, _ := namedComposites(raw)
 		return convertSpec(path, func() (*cbtf.Spec, error) { return cbtf.LoadKernelSpec() },
-			kernelArch(), 8, "raw BTF")
+			ids, kernelArch(), 8, "raw BTF", opts.Each)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -75,6 +88,7 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 		arch    = kernelArch()
 		ptrSize = int64(8)
 		section = "raw BTF"
+		split   bool
 	)
 	switch {
 	case bytes.HasPrefix(data, []byte(elf.ELFMAG)):
@@ -95,19 +109,26 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 			return nil, fmt.Errorf("%s: %s: %v", name, section, err)
 		}
 	case isRawBTF(data):
-		cs, err = loadRaw(data, name, opts)
+		cs, split, err = loadRaw(data, name, opts)
 		if err != nil {
 			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("%s: not BTF: neither raw BTF (magic 0xeb9f) nor an ELF file", name)
 	}
-	return convertSpec(name, func() (*cbtf.Spec, error) { return cs, nil }, arch, ptrSize, section)
+	var ids []uint32
+	if section == "raw BTF" && !split {
+		ids, _ = namedComposites(data)
+	}
+	return convertSpec(name, func() (*cbtf.Spec, error) { return cs, nil }, ids, arch, ptrSize, section, opts.Each)
 }
 
 // convertSpec converts every named struct, union, enum and typedef of the
 // spec load returns, recovering from panics in the decoder.
-func convertSpec(name string, load func() (*cbtf.Spec, error), arch string, ptrSize int64, section string) (spec *types.Spec, err error) {
+//
+// ids, when not nil, are the type IDs to convert (see namedComposites);
+// otherwise every type is decoded and the named ones kept.
+func convertSpec(name string, load func() (*cbtf.Spec, error), ids []uint32, arch string, ptrSize int64, section string, each func(types.Type)) (spec *types.Spec, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			spec, err = nil, fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
@@ -119,6 +140,22 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), arch string, ptrS
 	}
 	c := &converter{memo: make(map[cbtf.Type]types.Type, 1<<12), void: &types.Void{}, ptr: ptrSize}
 	s := &types.Spec{Path: name, Format: "btf", Arch: arch, PointerSize: ptrSize, Lang: types.LangC}
+	add := func(t types.Type) {
+		s.Add(t)
+		if each != nil {
+			each(t)
+		}
+	}
+	if ids != nil {
+		for _, id := range ids {
+			t, err := cs.TypeByID(cbtf.TypeID(id))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: type %d: %v", name, section, id, err)
+			}
+			add(c.typ(t))
+		}
+		return s, nil
+	}
 	for t, err := range cs.All() {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %v", name, section, err)
@@ -131,13 +168,13 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), arch string, ptrS
 		if t.TypeName() == "" {
 			continue
 		}
-		s.Add(c.typ(t))
+		add(c.typ(t))
 	}
 	return s, nil
 }
 
 // loadRaw reads raw BTF, on top of a base when it is split BTF.
-func loadRaw(data []byte, name string, opts *Options) (*cbtf.Spec, error) {
+func loadRaw(data []byte, name string, opts *Options) (cs *cbtf.Spec, split bool, err error) {
 	base := opts.Base
 	if base == "" && isModuleBTF(name) {
 		base = KernelBTF
@@ -145,23 +182,23 @@ func loadRaw(data []byte, name string, opts *Options) (*cbtf.Spec, error) {
 	if base == "" {
 		cs, err := cbtf.LoadSpecFromReader(bytes.NewReader(data))
 		if err == nil {
-			return cs, nil
+			return cs, false, nil
 		}
 		// A module's BTF copied elsewhere refers to vmlinux type IDs:
 		// try it as split BTF on the running kernel's.
-		if _, serr := os.Stat(KernelBTF); serr != nil || name == KernelBTF {
-			return nil, fmt.Errorf("%s: raw BTF: %v", name, err)
+		if _, serr := os.Stat(KernelBTF); serr != nil || name == KernelBTF || opts.Standalone {
+			return nil, false, fmt.Errorf("%s: raw BTF: %v", name, err)
 		}
 		if cs, serr := loadSplit(data, KernelBTF); serr == nil {
-			return cs, nil
+			return cs, true, nil
 		}
-		return nil, fmt.Errorf("%s: raw BTF: %v (nor is it split BTF on %s; name its base with --btf_base)", name, err, KernelBTF)
+		return nil, false, fmt.Errorf("%s: raw BTF: %v (nor is it split BTF on %s; name its base with --btf_base)", name, err, KernelBTF)
 	}
-	cs, err := loadSplit(data, base)
+	cs, err = loadSplit(data, base)
 	if err != nil {
-		return nil, fmt.Errorf("%s: split BTF on %s: %v", name, base, err)
+		return nil, false, fmt.Errorf("%s: split BTF on %s: %v", name, base, err)
 	}
-	return cs, nil
+	return cs, true, nil
 }
 
 func loadSplit(data []byte, basePath string) (*cbtf.Spec, error) {

@@ -93,3 +93,29 @@ func splitList(vals []string) []string {
 	}
 	return out
 }
+
+// addCompletion gives a command without subcommands the --completion SHELL
+// flag, printing a completion script for bash, zsh, fish or powershell
+// (a completion subcommand would take a file of that name for itself).
+func addCompletion(cmd *cobra.Command) {
+	var shell string
+	cmd.Flags().StringVar(&shell, "completion", "", "print a shell completion script: bash, zsh, fish or powershell")
+	_ = cmd.RegisterFlagCompletionFunc("completion", cobra.FixedCompletions([]string{"bash", "zsh", "fish", "powershell"}, cobra.ShellCompDirectiveNoFileComp))
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		out := c.OutOrStdout()
+		switch shell {
+		case "":
+			return run(c, args)
+		case "bash":
+			return c.Root().GenBashCompletionV2(out, true)
+		case "zsh":
+			return c.Root().GenZshCompletion(out)
+		case "fish":
+			return c.Root().GenFishCompletion(out, true)
+		case "powershell":
+			return c.Root().GenPowerShellCompletionWithDesc(out)
+		}
+		return usageError{fmt.Errorf("--completion %q: want bash, zsh, fish or powershell", shell)}
+	}
+}

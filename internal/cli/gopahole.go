@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
@@ -42,6 +43,7 @@ type paholeFlags struct {
 	packable   bool
 	skipMiss   bool
 	anon       bool
+	btfBase    string
 }
 
 func gopaholeCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -72,7 +74,7 @@ kernel modules, .BTF sections, raw BTF files).`,
 	cmd.ValidArgsFunction = nil // complete file names
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringSliceVarP(&f.classes, "class_name", "C", nil, "show just these types (repeatable, comma-separated; qualified or unique short names)")
+	fl.StringArrayVarP(&f.classes, "class_name", "C", nil, "show just these types (repeatable, comma-separated; qualified or unique short names)")
 	fl.StringVarP(&f.format, "format_path", "F", "", "debugging format to read: dwarf or btf (default: by content)")
 	fl.StringSliceVar(&f.langs, "lang", nil, "only types of these languages: c, c++, go, rust, zig")
 	fl.StringVar(&f.syntax, "syntax", "c", "member syntax: c (pahole's) or native (each type in its own language)")
@@ -95,6 +97,8 @@ kernel modules, .BTF sections, raw BTF files).`,
 	fl.BoolVarP(&f.packable, "packable", "P", false, "show only types whose holes can be packed: name, size, packed size, saved")
 	fl.BoolVar(&f.skipMiss, "skip_missing", false, "skip types named by -C that do not exist")
 	fl.BoolVarP(&f.anon, "anon_include", "a", false, "include anonymous types named by a typedef")
+	fl.StringVar(&f.btfBase, "btf_base", "", "base BTF of split BTF (default: the running kernel's for kernel modules)")
+	addCompletion(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format_path", cobra.FixedCompletions([]string{"dwarf", "btf"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("syntax", cobra.FixedCompletions([]string{"c", "native"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("lang", cobra.FixedCompletions([]string{"c", "c++", "go", "rust", "zig"}, cobra.ShellCompDirectiveNoFileComp))
@@ -126,14 +130,6 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 		}
 		sel.langs = append(sel.langs, lang)
 	}
-	spec, err := loadTypes(path, f.format)
-	if err != nil {
-		return err
-	}
-	picked, err := selectTypes(spec, sel)
-	if err != nil {
-		return err
-	}
 	aopts := &layout.Options{CachelineSize: f.cacheline}
 	popts := &layout.PrintOptions{
 		Hex:       f.hex,
@@ -144,17 +140,16 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
-	// Types are analysed and printed in batches on every CPU; the batches
-	// are written in order, so the output is the same as a serial run's.
+	var specPath string
 	render := func(n named, out *bytes.Buffer, warn *bytes.Buffer) (*layout.Layout, error) {
 		l, err := layout.Analyze(n.Struct, aopts)
 		if err != nil {
-			fmt.Fprintf(warn, "gopahole: %s: %s: %v\n", spec.Path, n.Name, err)
+			fmt.Fprintf(warn, "gopahole: %s: %s: %v\n", specPath, n.Name, err)
 			return nil, nil
 		}
 		l.Name = n.Name
 		if l.Warning != "" {
-			fmt.Fprintf(warn, "gopahole: %s: %s: %s\n", spec.Path, n.Name, l.Warning)
+			fmt.Fprintf(warn, "gopahole: %s: %s: %s\n", specPath, n.Name, l.Warning)
 		}
 		if len(l.Holes) < f.holes || len(l.BitHoles) < f.bitHoles {
 			return nil, nil
@@ -180,28 +175,81 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 		}
 		return nil, nil
 	}
-	type batch struct {
-		out, warn bytes.Buffer
-		layouts   []*layout.Layout
-		err       error
-		done      chan struct{}
+	pl := newPipeline(render, w, stderr)
+	// Without -C, types are analysed and printed while the loader is still
+	// converting the rest (BTF hands them over one by one).
+	var each func(types.Type)
+	if len(sel.classes) == 0 {
+		specPath = pathOrKernel(path)
+		pk := newPicker(sel)
+		each = func(t types.Type) {
+			if n, ok := pk.take(t); ok {
+				pl.add(n)
+			}
+		}
 	}
-	const batchSize = 128
-	batches := make([]*batch, (len(picked)+batchSize-1)/batchSize)
-	for i := range batches {
-		batches[i] = &batch{done: make(chan struct{})}
+	spec, streamed, err := loadTypes(path, f.format, f.btfBase, each)
+	if err != nil {
+		pl.abort()
+		return err
 	}
-	next := make(chan int, len(batches))
-	for i := range batches {
-		next <- i
+	if !streamed {
+		specPath = spec.Path
+		picked, err := selectTypes(spec, sel)
+		if err != nil {
+			pl.abort()
+			return err
+		}
+		for _, n := range picked {
+			pl.add(n)
+		}
 	}
-	close(next)
-	for range min(runtime.GOMAXPROCS(0), len(batches)) {
+	results, err := pl.close()
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return layout.WriteJSON(w, results, popts)
+	}
+	return nil
+}
+
+// pipeline analyses and prints types in batches on every CPU and writes
+// the batches in the order the types were added, so the output is the
+// same as a serial run's.
+type pipeline struct {
+	render  func(n named, out, warn *bytes.Buffer) (*layout.Layout, error)
+	cur     *batch
+	work    chan *batch
+	order   chan *batch
+	done    chan struct{}
+	results []*layout.Layout
+	err     error
+	discard atomic.Bool
+}
+
+type batch struct {
+	types     []named
+	out, warn bytes.Buffer
+	layouts   []*layout.Layout
+	err       error
+	done      chan struct{}
+}
+
+const batchSize = 128
+
+func newPipeline(render func(n named, out, warn *bytes.Buffer) (*layout.Layout, error), w io.Writer, stderr io.Writer) *pipeline {
+	p := &pipeline{
+		render: render,
+		work:   make(chan *batch, 64),
+		order:  make(chan *batch, 1<<16),
+		done:   make(chan struct{}),
+	}
+	for range runtime.GOMAXPROCS(0) {
 		go func() {
-			for i := range next {
-				b := batches[i]
-				for _, n := range picked[i*batchSize : min((i+1)*batchSize, len(picked))] {
-					l, err := render(n, &b.out, &b.warn)
+			for b := range p.work {
+				for _, n := range b.types {
+					l, err := p.render(n, &b.out, &b.warn)
 					if err != nil {
 						b.err = err
 						break
@@ -214,20 +262,57 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 			}
 		}()
 	}
-	var results []*layout.Layout
-	for _, b := range batches {
-		<-b.done
-		if b.err != nil {
-			return b.err
+	go func() {
+		defer close(p.done)
+		for b := range p.order {
+			<-b.done
+			if p.err != nil || p.discard.Load() {
+				continue
+			}
+			if b.err != nil {
+				p.err = b.err
+				continue
+			}
+			stderr.Write(b.warn.Bytes())
+			if _, err := w.Write(b.out.Bytes()); err != nil {
+				p.err = err
+			}
+			p.results = append(p.results, b.layouts...)
 		}
-		stderr.Write(b.warn.Bytes())
-		if _, err := w.Write(b.out.Bytes()); err != nil {
-			return err
-		}
-		results = append(results, b.layouts...)
+	}()
+	return p
+}
+
+func (p *pipeline) add(n named) {
+	if p.cur == nil {
+		p.cur = &batch{done: make(chan struct{}), types: make([]named, 0, batchSize)}
 	}
-	if f.json {
-		return layout.WriteJSON(w, results, popts)
+	p.cur.types = append(p.cur.types, n)
+	if len(p.cur.types) == batchSize {
+		p.flush()
 	}
-	return nil
+}
+
+func (p *pipeline) flush() {
+	if p.cur != nil {
+		p.order <- p.cur
+		p.work <- p.cur
+		p.cur = nil
+	}
+}
+
+// abort drops whatever is not written yet and waits for the workers.
+func (p *pipeline) abort() {
+	p.discard.Store(true)
+	p.close()
+}
+
+// close waits for every batch and returns the layouts kept for JSON and
+// the first error.
+func (p *pipeline) close() ([]*layout.Layout, error) {
+	p.flush()
+	close(p.work)
+	close(p.order)
+	<-p.done
+	return p.results, p.err
 }

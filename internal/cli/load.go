@@ -16,8 +16,22 @@ const KernelBTF = "/sys/kernel/btf/vmlinux"
 
 // loadTypes reads the types of path in the given format: "dwarf", "btf", or
 // "" to choose by content (an ELF file's DWARF, else its .BTF section; a raw
-// BTF file). An empty path means the running kernel's BTF.
-func loadTypes(path, format string) (*types.Spec, error) {
+// BTF file). An empty path means the running kernel's BTF; btfBase is the
+// base of split BTF.
+//
+// each, when not nil, receives every named type as soon as it is converted,
+// in the spec's order; streamed reports whether it did (the BTF loader
+// streams, the DWARF loader does not).
+func loadTypes(path, format, btfBase string, each func(types.Type)) (spec *types.Spec, streamed bool, err error) {
+	bopts := &btf.Options{Base: btfBase, Each: each}
+	loadBTF := func() (*types.Spec, bool, error) {
+		spec, err := btf.Load(path, bopts)
+		return spec, each != nil && err == nil, err
+	}
+	loadDWARF := func() (*types.Spec, bool, error) {
+		spec, err := dwarf.Load(path, nil)
+		return spec, false, err
+	}
 	if path == "" {
 		path = KernelBTF
 		if format == "" {
@@ -26,30 +40,38 @@ func loadTypes(path, format string) (*types.Spec, error) {
 	}
 	switch format {
 	case "dwarf":
-		return dwarf.Load(path, nil)
+		return loadDWARF()
 	case "btf":
-		return btf.Load(path, nil)
+		return loadBTF()
 	case "":
 	default:
-		return nil, fmt.Errorf("unknown format %q (want dwarf or btf)", format)
+		return nil, false, usageError{fmt.Errorf("-F %q: unknown format (want dwarf or btf)", format)}
 	}
 	magic, err := readMagic(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if btf.IsRaw(magic) {
-		return btf.Load(path, nil)
+		return loadBTF()
 	}
-	spec, err := dwarf.Load(path, nil)
+	spec, err = dwarf.Load(path, nil)
 	if err == nil || !errors.Is(err, types.ErrNoDebugInfo) {
-		return spec, err
+		return spec, false, err
 	}
 	// No DWARF: an ELF file may still carry .BTF (a BPF object, a kernel
 	// module, a binary encoded with pahole -J).
-	if bspec, berr := btf.Load(path, nil); berr == nil {
-		return bspec, nil
+	if bspec, streamed, berr := loadBTF(); berr == nil {
+		return bspec, streamed, nil
 	}
-	return nil, err
+	return nil, false, err
+}
+
+// pathOrKernel is the file loadTypes reads for path.
+func pathOrKernel(path string) string {
+	if path == "" {
+		return KernelBTF
+	}
+	return path
 }
 
 func readMagic(path string) ([]byte, error) {
@@ -58,6 +80,9 @@ func readMagic(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not an ELF binary or BTF", path)
+	}
 	buf := make([]byte, 4)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && n == 0 {

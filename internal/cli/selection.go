@@ -55,19 +55,40 @@ func selectTypes(spec *types.Spec, sel *selection) ([]named, error) {
 		}
 		return filter(out, sel), nil
 	}
-	seen := map[*types.Struct]bool{}
+	pk := newPicker(sel)
 	for _, t := range spec.Types() {
-		n, ok := composite(t)
-		if !ok || seen[n.Struct] {
-			continue
+		if n, ok := pk.take(t); ok {
+			out = append(out, n)
 		}
-		if _, isTypedef := t.(*types.Typedef); isTypedef && !sel.anon {
-			continue
-		}
-		seen[n.Struct] = true
-		out = append(out, n)
 	}
-	return filter(out, sel), nil
+	return out, nil
+}
+
+// picker picks the types a run without -C shows, one at a time, so that a
+// loader can hand them over as it converts them.
+type picker struct {
+	sel  *selection
+	seen map[*types.Struct]bool
+}
+
+func newPicker(sel *selection) *picker {
+	return &picker{sel: sel, seen: map[*types.Struct]bool{}}
+}
+
+// take reports whether t is shown, and under which name.
+func (pk *picker) take(t types.Type) (named, bool) {
+	n, ok := composite(t)
+	if !ok || pk.seen[n.Struct] {
+		return n, false
+	}
+	if _, isTypedef := t.(*types.Typedef); isTypedef && !pk.sel.anon {
+		return n, false
+	}
+	pk.seen[n.Struct] = true
+	if len(filter([]named{n}, pk.sel)) == 0 {
+		return n, false
+	}
+	return n, true
 }
 
 func composite(t types.Type) (named, bool) {
