@@ -135,12 +135,17 @@ func (f *File) DWARF() (d *dwarf.Data, err error) {
 	return d, nil
 }
 
+// DebugRoot is the directory holding separate debug files, as gdb's
+// debug-file-directory: DebugRoot/.build-id/xx/rest.debug by build-id and
+// DebugRoot/DIR/LINK by debug link.
+var DebugRoot = "/usr/lib/debug"
+
 // DebugFileCandidates lists where a separate debug file for f may be, in
 // the order gdb searches them: by build-id, then by debug link.
 func (f *File) DebugFileCandidates() []string {
 	var c []string
 	if len(f.BuildID) > 2 {
-		c = append(c, filepath.Join("/usr/lib/debug/.build-id", f.BuildID[:2], f.BuildID[2:]+".debug"))
+		c = append(c, filepath.Join(DebugRoot, ".build-id", f.BuildID[:2], f.BuildID[2:]+".debug"))
 	}
 	if f.DebugLink != "" {
 		dir := filepath.Dir(f.Path)
@@ -148,7 +153,7 @@ func (f *File) DebugFileCandidates() []string {
 		c = append(c,
 			filepath.Join(dir, f.DebugLink),
 			filepath.Join(dir, ".debug", f.DebugLink),
-			filepath.Join("/usr/lib/debug", abs, f.DebugLink))
+			filepath.Join(DebugRoot, abs, f.DebugLink))
 	}
 	return c
 }
