@@ -2,8 +2,8 @@ package layout_test
 
 import (
 	"bytes"
-	"regexp"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
