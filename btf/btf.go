@@ -383,19 +383,22 @@ func intEncoding(v *cbtf.Int) types.Encoding {
 }
 
 // inferAlign restores the explicit alignments BTF cannot record, from the
-// layout they left, as pahole does: a member placed past the offset its
-// type's alignment needs gets the smallest power of two that puts it there
-// (a forced alignment); a struct whose size exceeds its members' end rounded
-// to their alignment gets the smallest power of two that explains its size;
-// a forced member alignment beyond the others' makes the struct as aligned,
-// as compilers record it. Inferred alignments stop at a cacheline. Packed
-// structs (a member off its natural alignment) and unions are left alone.
+// layout they left: a member placed past the offset its type's alignment
+// needs was aligned to the largest power of two dividing its offset, a
+// struct whose size exceeds its members' end rounded to their alignment to
+// the largest power of two dividing its size, and a forced member alignment
+// beyond the others' makes the struct as aligned, as compilers record it.
+// Kernel code aligns to cachelines far more often than to anything larger,
+// so a hole shorter than a cacheline caps the guess at 64; a longer one
+// allows up to a page (____cacheline_aligned vs __aligned(PAGE_SIZE)).
+// Packed structs (a member off its natural alignment) and unions are left
+// alone.
 func inferAlign(s *types.Struct) {
 	if s.Kind == types.KindUnion || len(s.Members) == 0 {
 		return
 	}
 	var end types.Bits
-	natural, forced := int64(1), int64(0)
+	natural, plain, forced := int64(1), int64(1), int64(0)
 	for i := range s.Members {
 		m := &s.Members[i]
 		a := types.Alignof(m.Type)
@@ -410,7 +413,7 @@ func inferAlign(s *types.Struct) {
 		}
 		if m.BitSize > 0 {
 			end = max(end, m.Offset+m.BitSize)
-			natural = max(natural, a)
+			natural, plain = max(natural, a), max(plain, a)
 			continue
 		}
 		if m.Offset%8 != 0 {
@@ -420,39 +423,38 @@ func inferAlign(s *types.Struct) {
 		if off%a != 0 {
 			return // packed
 		}
-		if p := explain((int64(end)+7)/8, off, a); p > a {
-			m.Align = p
-			forced = max(forced, p)
-		} else {
-			natural = max(natural, a)
+		plain = max(plain, a)
+		if from := (int64(end) + 7) / 8; off > roundUp(from, a) {
+			if p := guessAlign(off, off-from); p > a {
+				m.Align = p
+				forced = max(forced, p)
+				a = p
+			}
 		}
+		natural = max(natural, a)
 		end = max(end, m.Offset+types.Bits(size*8))
 	}
 	if natural > 1 && s.ByteSize%natural != 0 {
 		return // packed
 	}
-	if forced > natural {
+	if forced > plain {
 		s.Align = forced
-		natural = forced
 	}
-	if p := explain((int64(end)+7)/8, s.ByteSize, natural); p > natural {
-		s.Align = p
+	if from := (int64(end) + 7) / 8; s.ByteSize > roundUp(from, natural) {
+		if p := guessAlign(s.ByteSize, s.ByteSize-from); p > natural {
+			s.Align = p
+		}
 	}
 }
 
-// explain returns the smallest power of two above natural, at most
-// maxInferredAlign, that rounds from up to to; natural when from rounded to
-// natural already reaches to or none does.
-func explain(from, to, natural int64) int64 {
-	if roundUp(from, natural) >= to {
-		return natural
+// guessAlign is the largest power of two dividing off, at most a cacheline
+// when the hole before off is shorter than one, at most a page otherwise.
+func guessAlign(off, hole int64) int64 {
+	limit := int64(64)
+	if hole >= limit {
+		limit = 4096
 	}
-	for a := max(natural, 1) * 2; a <= maxInferredAlign; a *= 2 {
-		if roundUp(from, a) == to {
-			return a
-		}
-	}
-	return natural
+	return min(off&-off, limit)
 }
 
 func roundUp(n, a int64) int64 {
@@ -461,6 +463,3 @@ func roundUp(n, a int64) int64 {
 	}
 	return (n + a - 1) / a * a
 }
-
-// maxInferredAlign caps inferred alignments at a cacheline, as pahole does.
-const maxInferredAlign = 64
