@@ -121,5 +121,6 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		_, _ = d.Types()
+		_, _ = d.Functions()
 	})
 }

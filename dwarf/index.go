@@ -71,25 +71,16 @@ type frame struct {
 
 func (f *File) index() (*index, error) {
 	ix := &index{nodes: make(map[dwarf.Offset]*node, 1<<14)}
-	r := f.Data.Reader()
+	r := f.entries()
 	var stack []frame
 	var cur frame
-	var last dwarf.Offset
-	seen := false
-	// Every entry takes at least one byte of .debug_info, so more entries
-	// than bytes means the reader is not advancing (corrupt unit headers
-	// can make debug/dwarf hand out null entries forever).
-	budget := f.infoBytes() + 1
-	for n := uint64(0); ; n++ {
-		e, err := r.Next()
+	for {
+		e, err := r.next()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", f.Path, err)
+			return nil, err
 		}
 		if e == nil {
 			break
-		}
-		if n > budget {
-			return nil, f.decodeError(e.Offset, "entries do not advance (corrupt unit header)")
 		}
 		if e.Tag == 0 {
 			if len(stack) > 0 {
@@ -98,13 +89,6 @@ func (f *File) index() (*index, error) {
 			}
 			continue
 		}
-		// Corrupt input can make debug/dwarf hand out the same entry, or
-		// entries that go backwards, forever. (Null entries carry no
-		// offset, so only real entries are checked.)
-		if seen && e.Offset <= last {
-			return nil, f.decodeError(e.Offset, "entries do not advance (corrupt unit or abbreviation table)")
-		}
-		last, seen = e.Offset, true
 		if len(stack) > maxNesting {
 			return nil, f.decodeError(e.Offset, "%v", errTooDeep)
 		}
@@ -126,7 +110,7 @@ func (f *File) index() (*index, error) {
 			ix.units = append(ix.units, u)
 			cur = frame{lang: u.lang}
 			if !f.wantLang(u.lang) {
-				r.SkipChildren()
+				r.r.SkipChildren()
 				continue
 			}
 			if e.Children {
@@ -161,7 +145,7 @@ func (f *File) index() (*index, error) {
 			// types. Their children are skipped unread where the producer
 			// left sibling links.
 			if e.Children {
-				r.SkipChildren()
+				r.r.SkipChildren()
 			}
 		}
 	}
@@ -251,4 +235,46 @@ func (f *File) infoBytes() uint64 {
 		n = 1 << 40
 	}
 	return n
+}
+
+// entryReader is debug/dwarf's Reader guarded against corrupt input, which
+// can make it hand out the same entry, entries that go backwards, or null
+// entries, forever.
+type entryReader struct {
+	f      *File
+	r      *dwarf.Reader
+	n      uint64
+	budget uint64
+	last   dwarf.Offset
+	seen   bool
+}
+
+// entries starts reading the file's DIEs.
+func (f *File) entries() *entryReader {
+	// Every entry takes at least one byte of .debug_info, so more entries
+	// than bytes means the reader is not advancing.
+	return &entryReader{f: f, r: f.Data.Reader(), budget: f.infoBytes() + 1}
+}
+
+// next returns the next entry, nil at the end, or an error naming the
+// file, section and offset.
+func (er *entryReader) next() (*dwarf.Entry, error) {
+	e, err := er.r.Next()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", er.f.Path, err)
+	}
+	if e == nil {
+		return nil, nil
+	}
+	er.n++
+	if er.n > er.budget {
+		return nil, er.f.decodeError(e.Offset, "entries do not advance (corrupt unit header)")
+	}
+	if e.Tag != 0 { // null entries carry no offset
+		if er.seen && e.Offset <= er.last {
+			return nil, er.f.decodeError(e.Offset, "entries do not advance (corrupt unit or abbreviation table)")
+		}
+		er.last, er.seen = e.Offset, true
+	}
+	return e, nil
 }

@@ -63,7 +63,7 @@ func isUsage(err error) bool {
 	s := err.Error()
 	return strings.HasPrefix(s, "unknown flag") || strings.HasPrefix(s, "unknown shorthand flag") ||
 		strings.HasPrefix(s, "invalid argument") || strings.Contains(s, "flag needs an argument") ||
-		strings.HasPrefix(s, "accepts at most") || strings.HasPrefix(s, "unknown command")
+		strings.HasPrefix(s, "accepts at most") || strings.HasPrefix(s, "accepts ") || strings.HasPrefix(s, "unknown command")
 }
 
 // splitList splits repeatable, comma-separated flag values, keeping commas

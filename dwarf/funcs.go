@@ -1,0 +1,314 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"regexp"
+	"sort"
+
+	"github.com/ianlancetaylor/demangle"
+
+	"github.com/binscope/binscope/types"
+)
+
+// subprogram is what one DW_TAG_subprogram says; several (a declaration,
+// an abstract instance, concrete copies) describe one function.
+type subprogram struct {
+	off      dwarf.Offset
+	origin   dwarf.Offset // abstract_origin or specification, or 0
+	name     string
+	linkage  string
+	external bool
+	inline   bool // DW_AT_inline says declared inline
+	decl     types.Decl
+	ranges   [][2]uint64
+	lang     types.Lang
+	scope    string
+}
+
+// inlined is one DW_TAG_inlined_subroutine.
+type inlined struct {
+	origin dwarf.Offset
+	caller dwarf.Offset // the enclosing out-of-line subprogram
+	site   types.InlineSite
+}
+
+// Functions reads every function of the file: DWARF subprograms (out of
+// line, abstract, or only inlined) with their inline expansions, joined
+// with the ELF symbol table for compiler clones. Functions come in address
+// order, then functions that exist only inlined, by name.
+func (f *File) Functions() (fns []*types.Func, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fns, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
+	subs := map[dwarf.Offset]*subprogram{}
+	var order []*subprogram
+	var sites []inlined
+	r := f.entries()
+	type frame struct {
+		sub   dwarf.Offset // enclosing out-of-line subprogram, or 0
+		scope string
+	}
+	var stack []frame
+	var cur frame
+	var files []*dwarf.LineFile
+	var lang types.Lang
+	for {
+		e, err := r.next()
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			if len(stack) > 0 {
+				cur, stack = stack[len(stack)-1], stack[:len(stack)-1]
+			}
+			continue
+		}
+		if len(stack) > maxNesting {
+			return nil, f.decodeError(e.Offset, "%v", errTooDeep)
+		}
+		next := cur
+		switch e.Tag {
+		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+			stack = stack[:0]
+			cur, next = frame{}, frame{}
+			lang = langOf(e, str(e, dwarf.AttrProducer))
+			files = nil
+			if lr, err := f.Data.LineReader(e); err == nil && lr != nil {
+				files = lr.Files()
+			}
+		case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
+			if name := str(e, dwarf.AttrName); name != "" {
+				next.scope += name + "::"
+			}
+		case dwarf.TagSubprogram:
+			s := &subprogram{off: e.Offset, name: str(e, dwarf.AttrName), lang: lang, scope: cur.scope}
+			s.linkage = str(e, dwarf.AttrLinkageName)
+			if s.linkage == "" {
+				s.linkage = str(e, attrMIPSLinkageName)
+			}
+			s.external, _ = e.Val(dwarf.AttrExternal).(bool)
+			if v, ok := e.Val(dwarf.AttrInline).(int64); ok {
+				s.inline = v == dwInlDeclaredNotInlined || v == dwInlDeclaredInlined
+			}
+			if o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
+				s.origin = o
+			} else if o, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
+				s.origin = o
+			}
+			s.decl = types.Decl{File: fileName(files, e.Val(dwarf.AttrDeclFile)), Line: intVal(e.Val(dwarf.AttrDeclLine))}
+			if rs, err := f.Data.Ranges(e); err == nil {
+				s.ranges = rs
+			}
+			subs[e.Offset] = s
+			order = append(order, s)
+			if len(s.ranges) > 0 && cur.sub == 0 {
+				next.sub = e.Offset
+			}
+		case dwarf.TagInlinedSubroutine:
+			o, _ := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+			site := types.InlineSite{
+				CallFile:   fileName(files, e.Val(dwarf.AttrCallFile)),
+				CallLine:   intVal(e.Val(dwarf.AttrCallLine)),
+				CallColumn: intVal(e.Val(dwarf.AttrCallColumn)),
+			}
+			if rs, err := f.Data.Ranges(e); err == nil {
+				site.Ranges = rs
+			}
+			switch v := e.Val(dwarf.AttrEntrypc).(type) {
+			case uint64:
+				site.EntryPC = v
+			case int64: // DWARF 5: an offset from the lowest address
+				if len(site.Ranges) > 0 {
+					site.EntryPC = site.Ranges[0][0] + uint64(v)
+				}
+			}
+			if site.EntryPC == 0 && len(site.Ranges) > 0 {
+				site.EntryPC = site.Ranges[0][0]
+			}
+			if o != 0 {
+				sites = append(sites, inlined{origin: o, caller: cur.sub, site: site})
+			}
+		}
+		if e.Children {
+			stack = append(stack, cur)
+			cur = next
+		}
+	}
+	return f.join(subs, order, sites)
+}
+
+// DW_AT_inline values and the pre-standard linkage name attribute.
+const (
+	dwInlDeclaredNotInlined = 2
+	dwInlDeclaredInlined    = 3
+	attrMIPSLinkageName     = dwarf.Attr(0x2007)
+)
+
+func intVal(v any) int {
+	switch x := v.(type) {
+	case int64:
+		return int(x)
+	case uint64:
+		return int(x)
+	}
+	return 0
+}
+
+func fileName(files []*dwarf.LineFile, v any) string {
+	i := intVal(v)
+	if _, ok := v.(int64); !ok {
+		return ""
+	}
+	if i < 0 || i >= len(files) || files[i] == nil {
+		return ""
+	}
+	return files[i].Name
+}
+
+// join merges the subprogram entries of each function (following
+// abstract_origin and specification to the root), attaches inline sites,
+// names functions as their language writes them and adds the clones the
+// symbol table holds.
+func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, sites []inlined) ([]*types.Func, error) {
+	root := func(off dwarf.Offset) dwarf.Offset {
+		for i := 0; i < 16; i++ {
+			s := subs[off]
+			if s == nil || s.origin == 0 || subs[s.origin] == nil {
+				return off
+			}
+			off = s.origin
+		}
+		return off
+	}
+	byRoot := map[dwarf.Offset]*types.Func{}
+	var out []*types.Func
+	get := func(off dwarf.Offset) *types.Func {
+		r := root(off)
+		if fn := byRoot[r]; fn != nil {
+			return fn
+		}
+		fn := &types.Func{}
+		byRoot[r] = fn
+		out = append(out, fn)
+		return fn
+	}
+	for _, s := range order {
+		fn := get(s.off)
+		// Attributes may sit on any entry of the chain: fill the gaps.
+		if fn.Linkage == "" {
+			fn.Linkage = s.linkage
+		}
+		if fn.Name == "" && s.name != "" {
+			fn.Name = s.scope + s.name
+		}
+		if fn.Lang == types.LangUnknown {
+			fn.Lang = s.lang
+		}
+		if fn.Decl.File == "" {
+			fn.Decl = s.decl
+		}
+		fn.External = fn.External || s.external
+		fn.DeclaredInline = fn.DeclaredInline || s.inline
+		if len(s.ranges) > 0 && fn.LowPC == 0 {
+			fn.Ranges = s.ranges
+			fn.LowPC = s.ranges[0][0]
+			for _, r := range s.ranges {
+				fn.LowPC = min(fn.LowPC, r[0])
+				fn.Size += r[1] - r[0]
+			}
+		}
+	}
+	for _, fn := range out {
+		fn.Name = displayName(fn)
+	}
+	for _, in := range sites {
+		fn := get(in.origin)
+		if fn.Name == "" {
+			continue
+		}
+		in.site.Caller = "?"
+		if c := byRoot[root(in.caller)]; c != nil && in.caller != 0 {
+			in.site.Caller = c.Name
+		}
+		fn.Inlined = append(fn.Inlined, in.site)
+	}
+	var kept []*types.Func
+	for _, fn := range out {
+		if fn.Name != "" && (fn.LowPC != 0 || len(fn.Inlined) > 0 || fn.Linkage != "") {
+			kept = append(kept, fn)
+		}
+	}
+	f.addClones(kept)
+	sort.SliceStable(kept, func(i, j int) bool {
+		a, b := kept[i], kept[j]
+		if (a.LowPC == 0) != (b.LowPC == 0) {
+			return a.LowPC != 0
+		}
+		if a.LowPC != b.LowPC {
+			return a.LowPC < b.LowPC
+		}
+		return a.Name < b.Name
+	})
+	return kept, nil
+}
+
+// rustHash is the hash suffix of legacy Rust symbol names.
+var rustHash = regexp.MustCompile(`::h[0-9a-f]{16}$`)
+
+// displayName is a function's name as users write it: Go's DW_AT_name is
+// already pkg.(*T).M; C++ and Rust linkage names are demangled (without
+// parameters for C++, without the hash for legacy Rust).
+func displayName(fn *types.Func) string {
+	if fn.Lang == types.LangGo || fn.Linkage == "" {
+		return fn.Name
+	}
+	if d, err := demangle.ToString(fn.Linkage, demangle.NoParams, demangle.NoTemplateParams); err == nil {
+		return rustHash.ReplaceAllString(d, "")
+	}
+	return fn.Name
+}
+
+// cloneSuffix matches GCC's clone and partial-inlining suffixes.
+var cloneSuffix = regexp.MustCompile(`^(.+?)\.(part|cold|isra|constprop|lto_priv|clone|specialized)((?:\.[0-9]+|\.(?:part|cold|isra|constprop|lto_priv|clone|specialized))*)$`)
+
+// addClones ties symbols such as maybe_alloc.part.0 and foo.cold to the
+// function they were cut from.
+func (f *File) addClones(fns []*types.Func) {
+	syms, err := f.ELF.Symbols()
+	if err != nil {
+		return
+	}
+	byName := map[string]*types.Func{}
+	for _, fn := range fns {
+		if fn.Linkage != "" {
+			byName[fn.Linkage] = fn
+		}
+		if _, ok := byName[fn.Name]; !ok {
+			byName[fn.Name] = fn
+		}
+	}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
+			continue
+		}
+		m := cloneSuffix.FindStringSubmatch(s.Name)
+		if m == nil {
+			continue
+		}
+		fn := byName[m[1]]
+		if fn == nil {
+			continue
+		}
+		fn.Clones = append(fn.Clones, types.Clone{Symbol: s.Name, Address: s.Value, Size: s.Size, Kind: m[2]})
+	}
+	for _, fn := range fns {
+		sort.Slice(fn.Clones, func(i, j int) bool { return fn.Clones[i].Address < fn.Clones[j].Address })
+	}
+}

@@ -1,0 +1,127 @@
+package dwarf_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/types"
+)
+
+// inlineReport is one inlining the compiler says it did.
+type inlineReport struct {
+	callee, file string
+	line, col    int
+}
+
+func functions(t *testing.T, bin string) []*types.Func {
+	t.Helper()
+	f, err := dwarf.Open(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fns, err := f.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fns
+}
+
+// findSite reports whether a function named by match has an inline site
+// at file:line (and col, when the producer records columns).
+func findSite(fns []*types.Func, r inlineReport, match func(name, callee string) bool, cols bool) bool {
+	for _, fn := range fns {
+		if !match(fn.Name, r.callee) {
+			continue
+		}
+		for _, s := range fn.Inlined {
+			if filepath.Base(s.CallFile) == filepath.Base(r.file) && s.CallLine == r.line && (!cols || s.CallColumn == r.col) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestInlineTruthC: every inlining gcc -fopt-info-inline-optimized reports
+// is an inline site at the reported file:line:column.
+func TestInlineTruthC(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		testutil.Skipf(t, "gcc not installed: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "inl")
+	cmd := exec.Command(gcc, "-O2", "-g", "-fopt-info-inline-optimized", "-o", bin, "inl.c")
+	cmd.Dir = filepath.Join("testdata", "inline")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	re := regexp.MustCompile(`^([^:\s]+):(\d+):(\d+): optimized: +Inlining ([^/\s]+)/\d+ into`)
+	var reports []inlineReport
+	for _, l := range strings.Split(string(out), "\n") {
+		if m := re.FindStringSubmatch(l); m != nil {
+			line, _ := strconv.Atoi(m[2])
+			col, _ := strconv.Atoi(m[3])
+			reports = append(reports, inlineReport{callee: m[4], file: m[1], line: line, col: col})
+		}
+	}
+	if len(reports) < 4 {
+		t.Fatalf("gcc reported %d inlinings:\n%s", len(reports), out)
+	}
+	fns := functions(t, bin)
+	for _, r := range reports {
+		if !findSite(fns, r, func(name, callee string) bool { return name == callee }, true) {
+			t.Errorf("gcc inlined %s at %s:%d:%d; no such inline site", r.callee, r.file, r.line, r.col)
+		}
+	}
+	for _, fn := range fns {
+		for _, s := range fn.Inlined {
+			if s.Caller == "?" || s.EntryPC == 0 || len(s.Ranges) == 0 {
+				t.Errorf("%s inlined at %s:%d: caller %q entry %#x ranges %v", fn.Name, s.CallFile, s.CallLine, s.Caller, s.EntryPC, s.Ranges)
+			}
+		}
+	}
+}
+
+// TestInlineTruthGo: every call go build -gcflags=-m says it inlined is an
+// inline site at the reported file and line (Go's DWARF has no columns).
+func TestInlineTruthGo(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "inl")
+	cmd := exec.Command("go", "build", "-gcflags=-m", "-o", bin, ".")
+	cmd.Dir = filepath.Join("testdata", "inline", "go")
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	re := regexp.MustCompile(`^\./([^:\s]+):(\d+):(\d+): inlining call to (\S+)`)
+	var reports []inlineReport
+	for _, l := range strings.Split(string(out), "\n") {
+		if m := re.FindStringSubmatch(l); m != nil {
+			line, _ := strconv.Atoi(m[2])
+			col, _ := strconv.Atoi(m[3])
+			reports = append(reports, inlineReport{callee: m[4], file: m[1], line: line, col: col})
+		}
+	}
+	if len(reports) < 3 {
+		t.Fatalf("go build -m reported %d inlinings:\n%s", len(reports), out)
+	}
+	// -m names functions of the package being built without the package.
+	match := func(name, callee string) bool { return name == callee || name == "main."+callee }
+	fns := functions(t, bin)
+	for _, r := range reports {
+		if !findSite(fns, r, match, false) {
+			t.Errorf("go build inlined %s at %s:%d; no such inline site", r.callee, r.file, r.line)
+		}
+	}
+}
