@@ -23,24 +23,22 @@ const (
 const maxTypeSize = 1 << 58
 
 type converter struct {
-	f     *File
-	ix    *index
-	memo  map[dwarf.Offset]types.Type
-	void  *types.Void
-	ptr   int64
-	big   bool // big-endian target
-	files map[int32][]*dwarf.LineFile
+	f    *File
+	ix   *index
+	memo map[dwarf.Offset]types.Type
+	void *types.Void
+	ptr  int64
+	big  bool // big-endian target
 }
 
 func newConverter(f *File, ix *index) *converter {
 	return &converter{
-		f:     f,
-		ix:    ix,
-		memo:  make(map[dwarf.Offset]types.Type, len(ix.nodes)/2),
-		void:  &types.Void{},
-		ptr:   f.ELF.PointerSize(),
-		big:   f.ELF.Data == elf.ELFDATA2MSB,
-		files: map[int32][]*dwarf.LineFile{},
+		f:    f,
+		ix:   ix,
+		memo: make(map[dwarf.Offset]types.Type, len(ix.nodes)/2),
+		void: &types.Void{},
+		ptr:  f.ELF.PointerSize(),
+		big:  f.ELF.Data == elf.ELFDATA2MSB,
 	}
 }
 
@@ -232,23 +230,12 @@ func (c *converter) decl(n *node) types.Decl {
 }
 
 // fileName resolves DW_AT_decl_file through the line table of the node's
-// compile unit, read once per unit.
+// compile unit.
 func (c *converter) fileName(n *node) string {
-	i, ok := n.e.Val(dwarf.AttrDeclFile).(int64)
-	if !ok || n.unit < 0 || int(n.unit) >= len(c.ix.units) {
+	if n.unit < 0 || int(n.unit) >= len(c.ix.units) {
 		return ""
 	}
-	files, ok := c.files[n.unit]
-	if !ok {
-		if lr, err := c.f.Data.LineReader(c.ix.units[n.unit].entry); err == nil && lr != nil {
-			files = lr.Files()
-		}
-		c.files[n.unit] = files
-	}
-	if i < 0 || int(i) >= len(files) || files[i] == nil {
-		return ""
-	}
-	return files[i].Name
+	return fileName(c.f.unitFiles(c.ix.units[n.unit].entry), n.e.Val(dwarf.AttrDeclFile))
 }
 
 func encoding(e *dwarf.Entry) types.Encoding {

@@ -34,7 +34,35 @@ type File struct {
 	Data  *dwarf.Data
 	Path  string
 
-	opts Options
+	opts      Options
+	lineFiles map[dwarf.Offset][]*dwarf.LineFile
+}
+
+// unitFiles is the file table of a compile unit's line program, read once
+// per unit: DW_AT_decl_file and DW_AT_call_file index it.
+func (f *File) unitFiles(cu *dwarf.Entry) []*dwarf.LineFile {
+	if files, ok := f.lineFiles[cu.Offset]; ok {
+		return files
+	}
+	var files []*dwarf.LineFile
+	if lr, err := f.Data.LineReader(cu); err == nil && lr != nil {
+		files = lr.Files()
+	}
+	if f.lineFiles == nil {
+		f.lineFiles = map[dwarf.Offset][]*dwarf.LineFile{}
+	}
+	f.lineFiles[cu.Offset] = files
+	return files
+}
+
+// fileName resolves a file attribute (DW_AT_decl_file, DW_AT_call_file)
+// through a unit's file table; "" when it is absent or out of range.
+func fileName(files []*dwarf.LineFile, v any) string {
+	i, ok := v.(int64)
+	if !ok || i < 0 || i >= int64(len(files)) || files[i] == nil {
+		return ""
+	}
+	return files[i].Name
 }
 
 // Open opens path and its DWARF. It returns an error wrapping

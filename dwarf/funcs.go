@@ -79,10 +79,7 @@ func (f *File) Functions() (fns []*types.Func, err error) {
 			stack = stack[:0]
 			cur, next = frame{}, frame{}
 			lang = langOf(e, str(e, dwarf.AttrProducer))
-			files = nil
-			if lr, err := f.Data.LineReader(e); err == nil && lr != nil {
-				files = lr.Files()
-			}
+			files = f.unitFiles(e)
 		case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
 			if name := str(e, dwarf.AttrName); name != "" {
 				next.scope += name + "::"
@@ -159,17 +156,6 @@ func intVal(v any) int {
 		return int(x)
 	}
 	return 0
-}
-
-func fileName(files []*dwarf.LineFile, v any) string {
-	i := intVal(v)
-	if _, ok := v.(int64); !ok {
-		return ""
-	}
-	if i < 0 || i >= len(files) || files[i] == nil {
-		return ""
-	}
-	return files[i].Name
 }
 
 // join merges the subprogram entries of each function (following

@@ -20,6 +20,21 @@ type inlineReport struct {
 	line, col    int
 }
 
+// parseReports reads a compiler's inlining report; pattern captures file,
+// line, column and callee.
+func parseReports(out []byte, pattern string) []inlineReport {
+	re := regexp.MustCompile(pattern)
+	var reports []inlineReport
+	for _, l := range strings.Split(string(out), "\n") {
+		if m := re.FindStringSubmatch(l); m != nil {
+			line, _ := strconv.Atoi(m[2])
+			col, _ := strconv.Atoi(m[3])
+			reports = append(reports, inlineReport{callee: m[4], file: m[1], line: line, col: col})
+		}
+	}
+	return reports
+}
+
 func functions(t *testing.T, bin string) []*types.Func {
 	t.Helper()
 	f, err := dwarf.Open(bin, nil)
@@ -65,15 +80,7 @@ func TestInlineTruthC(t *testing.T) {
 	if err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	re := regexp.MustCompile(`^([^:\s]+):(\d+):(\d+): optimized: +Inlining ([^/\s]+)/\d+ into`)
-	var reports []inlineReport
-	for _, l := range strings.Split(string(out), "\n") {
-		if m := re.FindStringSubmatch(l); m != nil {
-			line, _ := strconv.Atoi(m[2])
-			col, _ := strconv.Atoi(m[3])
-			reports = append(reports, inlineReport{callee: m[4], file: m[1], line: line, col: col})
-		}
-	}
+	reports := parseReports(out, `^([^:\s]+):(\d+):(\d+): optimized: +Inlining ([^/\s]+)/\d+ into`)
 	if len(reports) < 4 {
 		t.Fatalf("gcc reported %d inlinings:\n%s", len(reports), out)
 	}
@@ -104,15 +111,7 @@ func TestInlineTruthGo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	re := regexp.MustCompile(`^\./([^:\s]+):(\d+):(\d+): inlining call to (\S+)`)
-	var reports []inlineReport
-	for _, l := range strings.Split(string(out), "\n") {
-		if m := re.FindStringSubmatch(l); m != nil {
-			line, _ := strconv.Atoi(m[2])
-			col, _ := strconv.Atoi(m[3])
-			reports = append(reports, inlineReport{callee: m[4], file: m[1], line: line, col: col})
-		}
-	}
+	reports := parseReports(out, `^\./([^:\s]+):(\d+):(\d+): inlining call to (\S+)`)
 	if len(reports) < 3 {
 		t.Fatalf("go build -m reported %d inlinings:\n%s", len(reports), out)
 	}

@@ -1,0 +1,39 @@
+# Helpers the bench scripts source: paths, tool checks, timing and medians.
+out=${BENCH_OUT:-bench/out}
+mkdir -p "$out"
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time not found (apt-get install time)" >&2; exit 1; }
+
+# need TOOL: fail with a hint when a peer tool is missing.
+need() { command -v "$1" >/dev/null || { echo "bench: $1 not found (bash scripts/install-deps.sh)" >&2; exit 1; }; }
+
+# gocmd: the 20 MB Go binary with DWARF both benches read.
+gocmd() { [ -f "$out/gocmd" ] || go build -o "$out/gocmd" cmd/go; }
+
+# one TOOL ARGS...: runs once, prints "seconds maxrss_kb".
+one() {
+	/usr/bin/time -f '%e %M' -o "$out/time.txt" "$@" >/dev/null 2>&1 || true
+	cat "$out/time.txt"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+
+# compare NAME OURS PEER RUNS ARGS...: runs OURS and PEER on ARGS, alternating,
+# and prints medians of time and max RSS and the time ratio.
+compare() {
+	local name=$1 ours=$2 peer=$3 runs=$4
+	shift 4
+	: >"$out/$name.ours"
+	: >"$out/$name.theirs"
+	for ((i = 0; i < runs; i++)); do
+		one "$ours" "$@" >>"$out/$name.ours"
+		one "$peer" "$@" >>"$out/$name.theirs"
+	done
+	local ot om pt pm
+	ot=$(cut -d' ' -f1 "$out/$name.ours" | median)
+	om=$(cut -d' ' -f2 "$out/$name.ours" | median)
+	pt=$(cut -d' ' -f1 "$out/$name.theirs" | median)
+	pm=$(cut -d' ' -f2 "$out/$name.theirs" | median)
+	awk -v n="$name" -v o="$(basename "$ours")" -v p="$peer" -v ot="$ot" -v om="$om" -v pt="$pt" -v pm="$pm" 'BEGIN {
+		printf "%-8s %s %6.3f s %7.1f MB | %s %6.3f s %7.1f MB | time ratio %.2f\n", n, o, ot, om/1024, p, pt, pm/1024, ot/pt
+	}'
+}
