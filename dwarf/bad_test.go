@@ -99,13 +99,15 @@ func FuzzLoad(f *testing.F) {
 	// Small objects keep the fuzzer fast: a few KB of ELF and DWARF each.
 	src := filepath.Join(f.TempDir(), "seed.c")
 	code := "struct s { char a; int b:3, c:5; long d[2][3]; struct s *next; union { int x; float y; } u; };\n" +
-		"enum e { A = -1, B = 7 }; typedef struct { enum e e; void (*fn)(int, ...); } t; struct s v; t w;\n"
+		"enum e { A = -1, B = 7 }; typedef struct { enum e e; void (*fn)(int, ...); } t; struct s v; t w;\n" +
+		"static inline int g(struct s *p, int k) { return p->b * k; }\n" +
+		"int f(struct s *p, int k) { int r = g(p, k); return r + g(p->next, r); }\nvoid _start(void) { f(&v, 3); }\n"
 	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
 		f.Fatal(err)
 	}
-	for i, flags := range [][]string{{"-g"}, {"-gdwarf-2", "-gstrict-dwarf"}, {"-gdwarf-5", "-gz"}} {
+	for i, flags := range [][]string{{"-c", "-g"}, {"-c", "-gdwarf-2", "-gstrict-dwarf"}, {"-c", "-gdwarf-5", "-gz"}, {"-O2", "-g", "-nostdlib", "-Wl,--unresolved-symbols=ignore-all"}} {
 		obj := filepath.Join(f.TempDir(), fmt.Sprintf("seed%d.o", i))
-		args := append([]string{"-c", "-o", obj, src}, flags...)
+		args := append([]string{"-o", obj, src}, flags...)
 		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 			testutil.Skipf(f, "gcc: %v %s", err, out)
 		}
@@ -121,6 +123,14 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		_, _ = d.Types()
-		_, _ = d.Functions()
+		fns, _ := d.Functions(&dwarf.FuncOptions{Params: true})
+		n := 0
+		for _, fn := range fns {
+			if fn.LowPC != 0 && n < 3 {
+				n++
+				_, _ = d.Lines(fn)
+				_, _ = d.VarsAt(fn.LowPC)
+			}
+		}
 	})
 }

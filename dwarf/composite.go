@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"github.com/binscope/binscope/internal/dwexpr"
 
 	"github.com/binscope/binscope/types"
 )
@@ -137,7 +138,7 @@ func (c *converter) location(e *dwarf.Entry) (int64, error) {
 	case []byte:
 		const opPlusUconst, opConstu = 0x23, 0x10
 		if len(v) >= 2 && (v[0] == opPlusUconst || v[0] == opConstu) {
-			x, n := uleb(v[1:])
+			x, n := dwexpr.ULEB(v[1:])
 			if n > 0 && x <= maxTypeSize {
 				return int64(x), nil
 			}
@@ -145,22 +146,6 @@ func (c *converter) location(e *dwarf.Entry) (int64, error) {
 		return 0, c.f.decodeError(e.Offset, "member location expression % x is not a constant offset", v)
 	}
 	return 0, c.f.decodeError(e.Offset, "member location of unexpected form")
-}
-
-func uleb(b []byte) (uint64, int) {
-	var x uint64
-	var s uint
-	for i, c := range b {
-		if s >= 64 {
-			return 0, 0
-		}
-		x |= uint64(c&0x7f) << s
-		if c&0x80 == 0 {
-			return x, i + 1
-		}
-		s += 7
-	}
-	return 0, 0
 }
 
 // variantPart converts a Rust enum body: DW_AT_discr names the member that

@@ -10,6 +10,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,8 @@ type File struct {
 
 	opts      Options
 	lineFiles map[dwarf.Offset][]*dwarf.LineFile
+	sections  map[string][]byte
+	syms      []elf.Symbol
 }
 
 // unitFiles is the file table of a compile unit's line program, read once

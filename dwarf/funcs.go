@@ -25,6 +25,29 @@ type subprogram struct {
 	ranges   [][2]uint64
 	lang     types.Lang
 	scope    string
+	// Filled when FuncOptions.Params is set.
+	typ       dwarf.Offset // DW_AT_type: the result type
+	frameBase []byte
+	params    []param
+	unit      *unitCtx
+}
+
+// param is one DW_TAG_formal_parameter child of a subprogram.
+type param struct {
+	off    dwarf.Offset
+	name   string
+	typ    dwarf.Offset
+	origin dwarf.Offset
+	result bool
+	loc    locAttr
+	hasLoc bool
+}
+
+// FuncOptions tune Functions. A nil *FuncOptions means the defaults.
+type FuncOptions struct {
+	// Params reads each function's parameters, their types (which needs
+	// the type index) and their locations at the function's entry.
+	Params bool
 }
 
 // inlined is one DW_TAG_inlined_subroutine.
@@ -38,7 +61,11 @@ type inlined struct {
 // line, abstract, or only inlined) with their inline expansions, joined
 // with the ELF symbol table for compiler clones. Functions come in address
 // order, then functions that exist only inlined, by name.
-func (f *File) Functions() (fns []*types.Func, err error) {
+func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
+	var o FuncOptions
+	if opts != nil {
+		o = *opts
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			fns, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
@@ -49,9 +76,11 @@ func (f *File) Functions() (fns []*types.Func, err error) {
 	var sites []inlined
 	r := f.entries()
 	type frame struct {
-		sub   dwarf.Offset // enclosing out-of-line subprogram, or 0
-		scope string
+		sub    dwarf.Offset // enclosing out-of-line subprogram, or 0
+		scope  string
+		direct *subprogram // the subprogram whose direct children these are
 	}
+	var unit *unitCtx
 	var stack []frame
 	var cur frame
 	var files []*dwarf.LineFile
@@ -74,12 +103,16 @@ func (f *File) Functions() (fns []*types.Func, err error) {
 			return nil, f.decodeError(e.Offset, "%v", errTooDeep)
 		}
 		next := cur
+		next.direct = nil
 		switch e.Tag {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
 			stack = stack[:0]
 			cur, next = frame{}, frame{}
 			lang = langOf(e, str(e, dwarf.AttrProducer))
 			files = f.unitFiles(e)
+			if o.Params {
+				unit = f.newUnitCtx(e)
+			}
 		case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
 			if name := str(e, dwarf.AttrName); name != "" {
 				next.scope += name + "::"
@@ -103,10 +136,27 @@ func (f *File) Functions() (fns []*types.Func, err error) {
 			if rs, err := f.Data.Ranges(e); err == nil {
 				s.ranges = rs
 			}
+			if o.Params {
+				s.unit = unit
+				s.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
+				if fb, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !fb.list {
+					s.frameBase = fb.expr
+				}
+				next.direct = s
+			}
 			subs[e.Offset] = s
 			order = append(order, s)
 			if len(s.ranges) > 0 && cur.sub == 0 {
 				next.sub = e.Offset
+			}
+		case dwarf.TagFormalParameter:
+			if s := cur.direct; s != nil {
+				p := param{off: e.Offset, name: str(e, dwarf.AttrName)}
+				p.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
+				p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+				p.result, _ = e.Val(dwarf.AttrVarParam).(bool)
+				p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
+				s.params = append(s.params, p)
 			}
 		case dwarf.TagInlinedSubroutine:
 			o, _ := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
@@ -138,7 +188,11 @@ func (f *File) Functions() (fns []*types.Func, err error) {
 			cur = next
 		}
 	}
-	return f.join(subs, order, sites)
+	fns, parts, err := f.join(subs, order, sites)
+	if err != nil || !o.Params {
+		return fns, err
+	}
+	return fns, f.addParams(fns, parts, order)
 }
 
 // DW_AT_inline values and the pre-standard linkage name attribute.
@@ -162,7 +216,7 @@ func intVal(v any) int {
 // abstract_origin and specification to the root), attaches inline sites,
 // names functions as their language writes them and adds the clones the
 // symbol table holds.
-func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, sites []inlined) ([]*types.Func, error) {
+func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, sites []inlined) ([]*types.Func, map[*types.Func][]*subprogram, error) {
 	root := func(off dwarf.Offset) dwarf.Offset {
 		for i := 0; i < 16; i++ {
 			s := subs[off]
@@ -185,8 +239,11 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		out = append(out, fn)
 		return fn
 	}
+	cloneAt := f.cloneAddrs()
+	parts := map[*types.Func][]*subprogram{}
 	for _, s := range order {
 		fn := get(s.off)
+		parts[fn] = append(parts[fn], s)
 		// Attributes may sit on any entry of the chain: fill the gaps.
 		if fn.Linkage == "" {
 			fn.Linkage = s.linkage
@@ -202,7 +259,9 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		}
 		fn.External = fn.External || s.external
 		fn.DeclaredInline = fn.DeclaredInline || s.inline
-		if len(s.ranges) > 0 && fn.LowPC == 0 {
+		// A concrete copy that starts at a clone symbol (.part.0) is the
+		// clone's code, not the function's out-of-line copy.
+		if len(s.ranges) > 0 && fn.LowPC == 0 && !cloneAt[lowest(s.ranges)] {
 			fn.Ranges = s.ranges
 			fn.LowPC = s.ranges[0][0]
 			for _, r := range s.ranges {
@@ -242,7 +301,7 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		}
 		return a.Name < b.Name
 	})
-	return kept, nil
+	return kept, parts, nil
 }
 
 // rustHash is the hash suffix of legacy Rust symbol names.
@@ -264,13 +323,30 @@ func displayName(fn *types.Func) string {
 // cloneSuffix matches GCC's clone and partial-inlining suffixes.
 var cloneSuffix = regexp.MustCompile(`^(.+?)\.(part|cold|isra|constprop|lto_priv|clone|specialized)((?:\.[0-9]+|\.(?:part|cold|isra|constprop|lto_priv|clone|specialized))*)$`)
 
+func lowest(rs [][2]uint64) uint64 {
+	lo := rs[0][0]
+	for _, r := range rs {
+		lo = min(lo, r[0])
+	}
+	return lo
+}
+
+// cloneAddrs is the set of addresses of clone symbols (name.part.0...).
+func (f *File) cloneAddrs() map[uint64]bool {
+	syms := f.symbols()
+	at := map[uint64]bool{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && cloneSuffix.MatchString(s.Name) {
+			at[s.Value] = true
+		}
+	}
+	return at
+}
+
 // addClones ties symbols such as maybe_alloc.part.0 and foo.cold to the
 // function they were cut from.
 func (f *File) addClones(fns []*types.Func) {
-	syms, err := f.ELF.Symbols()
-	if err != nil {
-		return
-	}
+	syms := f.symbols()
 	byName := map[string]*types.Func{}
 	for _, fn := range fns {
 		if fn.Linkage != "" {
@@ -297,4 +373,15 @@ func (f *File) addClones(fns []*types.Func) {
 	for _, fn := range fns {
 		sort.Slice(fn.Clones, func(i, j int) bool { return fn.Clones[i].Address < fn.Clones[j].Address })
 	}
+}
+
+// symbols is the ELF symbol table, read once (nil when there is none).
+func (f *File) symbols() []elf.Symbol {
+	if f.syms == nil {
+		f.syms, _ = f.ELF.Symbols()
+		if f.syms == nil {
+			f.syms = []elf.Symbol{}
+		}
+	}
+	return f.syms
 }

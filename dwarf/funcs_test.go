@@ -1,6 +1,7 @@
 package dwarf_test
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
 )
@@ -42,7 +44,7 @@ func functions(t *testing.T, bin string) []*types.Func {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	fns, err := f.Functions()
+	fns, err := f.Functions(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +123,78 @@ func TestInlineTruthGo(t *testing.T) {
 	for _, r := range reports {
 		if !findSite(fns, r, match, false) {
 			t.Errorf("go build inlined %s at %s:%d; no such inline site", r.callee, r.file, r.line)
+		}
+	}
+}
+
+// TestPartialInlining: GCC splits maybe_alloc into an inlined head and the
+// out-of-line maybe_alloc.part.0; the clone is tied to maybe_alloc, every
+// inlining gcc reports is a site, and the inline chain at each site's
+// entry names maybe_alloc.
+func TestPartialInlining(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		testutil.Skipf(t, "gcc not installed: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "part")
+	cmd := exec.Command(gcc, "-O3", "-g", "-fopt-info-inline-optimized", "-o", bin, "part.c")
+	cmd.Dir = filepath.Join("testdata", "part")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := ef.Symbols()
+	ef.Close()
+	var parts []elf.Symbol
+	outOfLine := false
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, "maybe_alloc.part.") {
+			parts = append(parts, s)
+		}
+		outOfLine = outOfLine || s.Name == "maybe_alloc"
+	}
+	if len(parts) == 0 {
+		t.Fatalf("gcc made no maybe_alloc.part clone (symbols: %d)", len(syms))
+	}
+	fns := functions(t, bin)
+	var fn *types.Func
+	for _, f := range fns {
+		if f.Name == "maybe_alloc" {
+			fn = f
+		}
+	}
+	if fn == nil {
+		t.Fatal("no function maybe_alloc")
+	}
+	for _, p := range parts {
+		found := false
+		for _, c := range fn.Clones {
+			found = found || (c.Symbol == p.Name && c.Address == p.Value && c.Size == p.Size && c.Kind == "part")
+		}
+		if !found {
+			t.Errorf("clone %s at %#x not tied to maybe_alloc: %+v", p.Name, p.Value, fn.Clones)
+		}
+	}
+	if !outOfLine && fn.LowPC != 0 {
+		t.Errorf("maybe_alloc has no out-of-line copy, yet LowPC %#x", fn.LowPC)
+	}
+	reports := parseReports(out, `^([^:\s]+):(\d+):(\d+): optimized: +Inlin(?:ing|ed) (maybe_alloc)[^/\s]*/\d+ into`)
+	if len(reports) < 3 {
+		t.Fatalf("gcc reported %d inlinings of maybe_alloc:\n%s", len(reports), out)
+	}
+	for _, r := range reports {
+		if !findSite(fns, r, func(name, callee string) bool { return name == callee }, true) {
+			t.Errorf("gcc inlined %s at %s:%d:%d; no such inline site", r.callee, r.file, r.line, r.col)
+		}
+	}
+	for _, s := range fn.Inlined {
+		_, chain := funcs.At(fns, s.EntryPC)
+		if len(chain) == 0 || chain[len(chain)-1].Callee != "maybe_alloc" {
+			t.Errorf("inline chain at %#x: %+v", s.EntryPC, chain)
 		}
 	}
 }

@@ -424,3 +424,8 @@ func (p *printer) enumBody(e *types.Enum, name string, noName bool, c *conf) str
 	}
 	return b.String()
 }
+
+// TypeString spells t as lang writes it: "string", "[]uint8", "*main.acc"
+// for Go, "&str" or "u32" for Rust, "[]const u8" for Zig, a C abstract
+// declarator ("char *", "int [4]") for C and C++.
+func TypeString(t types.Type, lang types.Lang) string { return typeString(t, lang) }

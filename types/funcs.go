@@ -1,5 +1,10 @@
 package types
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Func is a function as the binary knows it: a DWARF subprogram joined
 // with the symbol table, with the places its body was inlined.
 type Func struct {
@@ -20,6 +25,11 @@ type Func struct {
 	DeclaredInline bool
 	Inlined        []InlineSite
 	Clones         []Clone
+	// Params are the parameters in declaration order with their locations
+	// at LowPC (filled when FuncOptions ask for them); Return is the
+	// result type of C, C++, Rust and Zig functions (nil: void).
+	Params []Param
+	Return Type
 }
 
 // InlineSite is one expansion of a function's body inside another.
@@ -42,4 +52,140 @@ type Clone struct {
 	Address uint64 `json:"address"`
 	Size    uint64 `json:"size"`
 	Kind    string `json:"kind"` // part, cold, isra, constprop, lto_priv, clone
+}
+
+// Param is a formal parameter (or, for Go, a named or ~rN result) with
+// where it lives at the function's entry.
+type Param struct {
+	Name string
+	Type Type
+	// Result is set for Go results (DW_AT_variable_parameter), which have
+	// no value at entry.
+	Result bool
+	Loc    Loc
+}
+
+// Var is a parameter or local variable visible at some address, with where
+// it lives there. Inline is the function whose inlined body declares it, or
+// "" for the function's own.
+type Var struct {
+	Name   string
+	Type   Type
+	Param  bool
+	Inline string
+	Loc    Loc
+}
+
+// Loc is where a value lives at one address: one piece for a value in a
+// single place, several (in increasing offset order) for a value split
+// across registers, as Go's register ABI passes strings, slices and small
+// structs. A Loc with no pieces means the value is not available there
+// (optimised out).
+type Loc struct {
+	Pieces []Piece
+}
+
+// LocKind says what a Piece is.
+type LocKind uint8
+
+const (
+	// LocReg: the value is in register Reg.
+	LocReg LocKind = iota
+	// LocMem: the value is in memory at Reg + Offset (DW_OP_bregN).
+	LocMem
+	// LocCFA: the value is in memory at the canonical frame address +
+	// Offset (DW_OP_fbreg with a DW_OP_call_frame_cfa frame base).
+	LocCFA
+	// LocAddr: the value is in memory at the static address Offset.
+	LocAddr
+	// LocConst: the value is the constant Offset (DW_OP_constN +
+	// DW_OP_stack_value, DW_OP_implicit_value of up to 8 bytes).
+	LocConst
+	// LocEntry: the value the register Reg had at entry
+	// (DW_OP_entry_value): readable at the entry, not afterwards.
+	LocEntry
+	// LocExpr: an expression this project does not evaluate; Expr holds
+	// its text.
+	LocExpr
+)
+
+// Piece is one part of a Loc.
+type Piece struct {
+	Kind   LocKind
+	Reg    string // register name as the architecture spells it (RAX, X0)
+	Offset int64
+	// Size is the piece's size in bytes (DW_OP_piece); 0 for the whole
+	// value.
+	Size int64
+	// Vector is set for SIMD/FP registers (XMM, V): pt_regs does not hold
+	// them, so a uprobe cannot read the value.
+	Vector bool
+	Expr   string
+}
+
+// Readable reports whether a uprobe can read the value at this address
+// from pt_regs and memory alone.
+func (l Loc) Readable() bool {
+	if len(l.Pieces) == 0 {
+		return false
+	}
+	for _, p := range l.Pieces {
+		if p.Vector || p.Kind == LocExpr {
+			return false
+		}
+	}
+	return true
+}
+
+// String spells the location: "RAX", "RAX:8 RBX:8" (pieces with sizes),
+// "[RSP+16]", "[CFA+8]", "[0x4d2a60]", "const 3", "entry(RDI)",
+// "optimized out"; a vector register is followed by "(not readable by
+// uprobe)".
+func (l Loc) String() string {
+	if len(l.Pieces) == 0 {
+		return "optimized out"
+	}
+	var b strings.Builder
+	unreadable := false
+	for i, p := range l.Pieces {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		switch p.Kind {
+		case LocReg:
+			b.WriteString(p.Reg)
+		case LocMem:
+			fmt.Fprintf(&b, "[%s%+d]", p.Reg, p.Offset)
+		case LocCFA:
+			fmt.Fprintf(&b, "[CFA%+d]", p.Offset)
+		case LocAddr:
+			fmt.Fprintf(&b, "[%#x]", uint64(p.Offset))
+		case LocConst:
+			fmt.Fprintf(&b, "const %d", p.Offset)
+		case LocEntry:
+			fmt.Fprintf(&b, "entry(%s)", p.Reg)
+		case LocExpr:
+			b.WriteString("expr(" + p.Expr + ")")
+		}
+		if p.Size > 0 && len(l.Pieces) > 1 {
+			fmt.Fprintf(&b, ":%d", p.Size)
+		}
+		unreadable = unreadable || p.Vector
+	}
+	if unreadable {
+		b.WriteString(" (not readable by uprobe)")
+	}
+	return b.String()
+}
+
+// Line is one row of a line table: the address where code for File:Line
+// (and Column, 0 when the producer records none) begins. Stmt marks rows
+// the compiler flags as statement boundaries, the places a line probe
+// should go.
+type Line struct {
+	Addr   uint64
+	File   string
+	Line   int
+	Column int
+	Stmt   bool
 }

@@ -3,12 +3,20 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/pcln"
+	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
 
@@ -19,24 +27,42 @@ func Gofunct(args []string, stdout, stderr io.Writer) int {
 }
 
 type functFlags struct {
-	names     []string
-	inline    bool
-	sizes     bool
-	externals bool
-	json      bool
+	names      []string
+	prototypes bool
+	inline     bool
+	stats      bool
+	ccInlined  bool
+	ccNotInl   bool
+	sizes      bool
+	nrParams   bool
+	externals  bool
+	class      string
+	addr       string
+	lines      string
+	vars       string
+	json       bool
 }
 
 func gofunctCommand(stdout io.Writer) *cobra.Command {
 	var f functFlags
 	cmd := &cobra.Command{
 		Use:   "gofunct [flags] FILE",
-		Short: "List the functions of Go, Rust, Zig, C and C++ binaries with their inline expansions and clones",
+		Short: "List the functions of Go, Rust, Zig, C and C++ binaries with prototypes, parameter locations, inline expansions and clones",
 		Long: `gofunct lists the functions of an ELF binary from its DWARF, joined with the
-symbol table: names as their language writes them, addresses and sizes, where
-each function was inlined (caller, entry address, ranges, call file, line and
-column) and the compiler clones cut from it (.part, .cold, .isra, .constprop).`,
+symbol table: names as their language writes them, prototypes in that
+language's syntax with where each parameter is at entry (register, stack slot;
+Go floats in XMM registers are marked unreadable by uprobes), every place each
+function was inlined (caller, entry address, ranges, call file, line and
+column), the compiler clones cut from it (.part, .cold, .isra, .constprop),
+the source lines of a function with their addresses (perf probe -L) and the
+variables available at a line (perf probe -V). A Go binary stripped of DWARF
+still lists its functions from .gopclntab.`,
 		Example: `  gofunct ./app
-  gofunct --inline -f 'main.(*acc).add' ./app
+  gofunct -P -f 'main.(*acc).add' ./app
+  gofunct --inline -f maybe_alloc ./prog
+  gofunct -L main.work ./app
+  gofunct -V main.work:17 ./app
+  gofunct -a 0x49e148 ./app
   gofunct --json ./prog`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -46,23 +72,105 @@ column) and the compiler clones cut from it (.part, .cold, .isra, .constprop).`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringArrayVarP(&f.names, "function", "f", nil, "show just these functions (repeatable, comma-separated)")
+	fl.BoolVarP(&f.prototypes, "prototypes", "P", false, "show prototypes in the binary's own syntax with each parameter's location at entry")
 	fl.BoolVarP(&f.inline, "inline", "i", false, "show every inline expansion of each function (pfunct -i)")
+	fl.BoolVarP(&f.stats, "inline_stats", "I", false, "show, per function, the number and size of the expansions inlined into it")
+	fl.BoolVarP(&f.ccInlined, "cc_inlined", "H", false, "show functions inlined though not declared inline (C, C++)")
+	fl.BoolVarP(&f.ccNotInl, "cc_uninlined", "G", false, "show functions declared inline but not inlined (C, C++)")
 	fl.BoolVarP(&f.sizes, "sizes", "s", false, "show name and size of each out-of-line function")
+	fl.BoolVarP(&f.nrParams, "nr_params", "p", false, "show name and number of parameters of each function")
 	fl.BoolVarP(&f.externals, "externals", "E", false, "show only external functions")
-	fl.BoolVar(&f.json, "json", false, "print a JSON array, one object per function")
+	fl.StringVarP(&f.class, "class", "c", "", "show functions taking a pointer to TYPE")
+	fl.StringVarP(&f.addr, "addr", "a", "", "show the function and the inline chain at address ADDR")
+	fl.StringVarP(&f.lines, "lines", "L", "", "show the source lines of FUNC with the addresses that carry them (perf probe -L)")
+	fl.StringVarP(&f.vars, "vars", "V", "", "show the variables available at FUNC, FUNC:LINE or FUNC:+OFFSET with their locations (perf probe -V)")
+	fl.BoolVar(&f.json, "json", false, "print a JSON array, one object per function, with parameters and locations")
 	addCompletion(cmd)
 	return cmd
 }
 
-func runFunct(f *functFlags, path string, stdout io.Writer) error {
+// functSource is where the functions came from: DWARF, or .gopclntab for a
+// stripped Go binary (nil df).
+type functSource struct {
+	df  *dwarf.File
+	fns []*types.Func
+}
+
+func loadFuncs(path string, params bool) (*functSource, error) {
 	df, err := dwarf.Open(path, nil)
+	if err != nil {
+		if !errors.Is(err, types.ErrNoDebugInfo) {
+			return nil, err
+		}
+		ef, oerr := elfx.Open(path)
+		if oerr != nil {
+			return nil, err
+		}
+		defer ef.Close()
+		if !pcln.Has(ef) {
+			return nil, err
+		}
+		fns, perr := pcln.Functions(ef)
+		if perr != nil {
+			return nil, perr
+		}
+		return &functSource{fns: fns}, nil
+	}
+	fns, err := df.Functions(&dwarf.FuncOptions{Params: params})
+	if err != nil {
+		df.Close()
+		return nil, err
+	}
+	return &functSource{df: df, fns: fns}, nil
+}
+
+func (s *functSource) Close() {
+	if s.df != nil {
+		s.df.Close()
+	}
+}
+
+// needDWARF is the error for queries .gopclntab cannot answer.
+func needDWARF(path, what string) error {
+	return fmt.Errorf("%s: %w: %s needs DWARF, and this Go binary was stripped of it (rebuild without -ldflags='-s -w')", path, types.ErrNoDebugInfo, what)
+}
+
+func runFunct(f *functFlags, path string, stdout io.Writer) error {
+	params := f.prototypes || f.json || f.nrParams || f.class != ""
+	src, err := loadFuncs(path, params)
 	if err != nil {
 		return err
 	}
-	defer df.Close()
-	fns, err := df.Functions()
-	if err != nil {
-		return err
+	defer src.Close()
+	fns := src.fns
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	defer w.Flush()
+	switch {
+	case f.addr != "":
+		return writeAddr(w, path, fns, f.addr)
+	case f.lines != "":
+		if src.df == nil {
+			return needDWARF(path, "-L")
+		}
+		fn, err := findFunc(path, fns, f.lines)
+		if err != nil {
+			return err
+		}
+		rows, err := src.df.Lines(fn)
+		if err != nil {
+			return err
+		}
+		return funcs.WriteLines(w, fn, rows, funcs.InlinedInto(fns, fn.Name))
+	case f.vars != "":
+		if src.df == nil {
+			return needDWARF(path, "-V")
+		}
+		return writeVars(w, path, src.df, fns, f.vars)
+	case f.stats:
+		for _, s := range funcs.InlineStats(fns) {
+			fmt.Fprintf(w, "%s: %d %d\n", s.Caller, s.Expansions, s.Bytes)
+		}
+		return nil
 	}
 	want := map[string]bool{}
 	for _, n := range splitList(f.names) {
@@ -76,22 +184,49 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 		if f.externals && !fn.External {
 			continue
 		}
+		if f.class != "" && !funcs.TakesPointerTo(fn, f.class) {
+			continue
+		}
+		if (f.ccInlined || f.ccNotInl) && !funcs.HasInlineDecl(fn) {
+			continue
+		}
+		if f.ccInlined && (fn.DeclaredInline || len(fn.Inlined) == 0) {
+			continue
+		}
+		if f.ccNotInl && (!fn.DeclaredInline || fn.LowPC == 0) {
+			continue
+		}
 		picked = append(picked, fn)
 	}
 	if len(want) > 0 && len(picked) == 0 {
-		return fmt.Errorf("%s: no function named %s", path, splitList(f.names)[0])
+		return fmt.Errorf("%s: no function named %s%s", path, splitList(f.names)[0], closestFuncs(fns, splitList(f.names)[0]))
 	}
-	w := bufio.NewWriterSize(stdout, 64<<10)
-	defer w.Flush()
 	if f.json {
 		return writeFuncsJSON(w, picked)
 	}
 	for _, fn := range picked {
 		switch {
+		case f.prototypes:
+			if src.df == nil {
+				return needDWARF(path, "-P")
+			}
+			p := funcs.Prototype(fn)
+			if l := funcs.Locations(fn); l != "" && fn.LowPC != 0 {
+				p += commentFor(fn.Lang, l)
+			}
+			fmt.Fprintln(w, p)
 		case f.sizes:
 			if fn.LowPC != 0 {
 				fmt.Fprintf(w, "%s: %d\n", fn.Name, fn.Size)
 			}
+		case f.nrParams:
+			n := 0
+			for _, p := range fn.Params {
+				if !p.Result {
+					n++
+				}
+			}
+			fmt.Fprintf(w, "%s: %d\n", fn.Name, n)
 		case f.inline:
 			if len(fn.Inlined) == 0 {
 				continue
@@ -104,11 +239,133 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 				}
 				fmt.Fprintln(w)
 			}
+			for _, c := range fn.Clones {
+				fmt.Fprintf(w, "\tclone %s (%s) at %#x size %d\n", c.Symbol, c.Kind, c.Address, c.Size)
+			}
 		default:
 			fmt.Fprintln(w, fn.Name)
 		}
 	}
 	return nil
+}
+
+// commentFor puts the parameter locations after a prototype as a comment
+// of fn's language.
+func commentFor(l types.Lang, s string) string {
+	if l == types.LangC || l == types.LangCPlusPlus || l == types.LangUnknown {
+		return " /* " + s + " */"
+	}
+	return " // " + s
+}
+
+// findFunc finds the out-of-line function called name, or says which
+// names are close.
+func findFunc(path string, fns []*types.Func, name string) (*types.Func, error) {
+	var inlineOnly *types.Func
+	for _, fn := range fns {
+		if fn.Name == name || fn.Linkage == name {
+			if fn.LowPC != 0 {
+				return fn, nil
+			}
+			inlineOnly = fn
+		}
+	}
+	if inlineOnly != nil {
+		return nil, fmt.Errorf("%s: %s exists only inlined (%d sites): list them with --inline -f '%s'", path, name, len(inlineOnly.Inlined), name)
+	}
+	return nil, fmt.Errorf("%s: no function named %s%s", path, name, closestFuncs(fns, name))
+}
+
+// closestFuncs names up to three functions whose names are closest to
+// name, for error messages.
+func closestFuncs(fns []*types.Func, name string) string {
+	spec := &types.Spec{}
+	seen := map[string]bool{}
+	for _, fn := range fns {
+		if !seen[fn.Name] {
+			seen[fn.Name] = true
+			spec.Add(&types.Base{Name: fn.Name})
+		}
+	}
+	near := spec.Closest(name, 3)
+	if len(near) == 0 {
+		return ""
+	}
+	return " (closest: " + strings.Join(near, ", ") + ")"
+}
+
+func parseAddr(s string) (uint64, error) {
+	return strconv.ParseUint(strings.TrimSpace(s), 0, 64)
+}
+
+func writeAddr(w io.Writer, path string, fns []*types.Func, arg string) error {
+	addr, err := parseAddr(arg)
+	if err != nil {
+		return fmt.Errorf("-a %s: not an address (write 0x49e148 or 4841800)", arg)
+	}
+	fn, chain := funcs.At(fns, addr)
+	if fn == nil {
+		return fmt.Errorf("%s: %w: no function covers address %#x", path, types.ErrNotFound, addr)
+	}
+	fmt.Fprintf(w, "%s+%#x (%#x) %s:%d\n", fn.Name, addr-fn.LowPC, addr, fn.Decl.File, fn.Decl.Line)
+	for i, in := range chain {
+		fmt.Fprintf(w, "%s inlined %s at %s:%d:%d entry %#x\n", strings.Repeat("  ", i+1), in.Callee,
+			in.Site.CallFile, in.Site.CallLine, in.Site.CallColumn, in.Site.EntryPC)
+	}
+	return nil
+}
+
+// writeVars answers -V FUNC[:LINE|:+OFFSET].
+func writeVars(w io.Writer, path string, df *dwarf.File, fns []*types.Func, arg string) error {
+	name, line, rel := arg, 0, false
+	if i := strings.LastIndexByte(arg, ':'); i > 0 && !strings.HasSuffix(arg[:i], ":") {
+		spec := arg[i+1:]
+		rel = strings.HasPrefix(spec, "+")
+		n, err := strconv.Atoi(strings.TrimPrefix(spec, "+"))
+		if err == nil {
+			name, line = arg[:i], n
+		}
+	}
+	fn, err := findFunc(path, fns, name)
+	if err != nil {
+		return err
+	}
+	pc := fn.LowPC
+	where := fn.Name
+	if line != 0 || rel {
+		rows, err := df.Lines(fn)
+		if err != nil {
+			return err
+		}
+		file, lines := funcs.SourceLines(fn, rows, funcs.InlinedInto(fns, fn.Name))
+		if rel {
+			line += fn.Decl.Line
+		}
+		pc = 0
+		var have []string
+		for _, l := range lines {
+			addrs := append([]uint64{}, l.Addrs...)
+			for _, in := range l.Inlines {
+				addrs = append(addrs, in.Site.EntryPC)
+			}
+			if len(addrs) > 0 {
+				have = append(have, strconv.Itoa(l.Line))
+			}
+			if l.Line == line && len(addrs) > 0 {
+				sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
+				pc = addrs[0]
+			}
+		}
+		if pc == 0 {
+			return fmt.Errorf("%s: %w: line %d of %s has no code in %s (lines with code: %s)", path, types.ErrNotFound, line, file, fn.Name, strings.Join(have, " "))
+		}
+		where = fmt.Sprintf("%s:%d", fn.Name, line)
+	}
+	vars, err := df.VarsAt(pc)
+	if err != nil {
+		return err
+	}
+	return funcs.WriteVars(w, fn, where, pc, vars)
 }
 
 type funcJSON struct {
@@ -120,8 +377,18 @@ type funcJSON struct {
 	File        string        `json:"file,omitempty"`
 	Line        int           `json:"line,omitempty"`
 	External    bool          `json:"external"`
+	Prototype   string        `json:"prototype,omitempty"`
+	Params      []paramJSON   `json:"params"`
 	InlineSites []siteJSON    `json:"inline_sites"`
 	Clones      []types.Clone `json:"clones"`
+}
+
+type paramJSON struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Result   bool   `json:"result,omitempty"`
+	Location string `json:"location,omitempty"`
+	Readable bool   `json:"readable"`
 }
 
 type siteJSON struct {
@@ -138,9 +405,19 @@ func writeFuncsJSON(w io.Writer, fns []*types.Func) error {
 	for _, fn := range fns {
 		j := funcJSON{Name: fn.Name, LinkageName: fn.Linkage, Lang: fn.Lang.String(), LowPC: fn.LowPC, Size: fn.Size,
 			File: fn.Decl.File, Line: fn.Decl.Line, External: fn.External,
-			InlineSites: []siteJSON{}, Clones: fn.Clones}
+			Params: []paramJSON{}, InlineSites: []siteJSON{}, Clones: fn.Clones}
 		if j.Clones == nil {
 			j.Clones = []types.Clone{}
+		}
+		if len(fn.Params) > 0 || fn.Return != nil {
+			j.Prototype = funcs.Prototype(fn)
+		}
+		for _, p := range fn.Params {
+			pj := paramJSON{Name: p.Name, Type: layout.TypeString(p.Type, fn.Lang), Result: p.Result}
+			if !p.Result && fn.LowPC != 0 {
+				pj.Location, pj.Readable = p.Loc.String(), p.Loc.Readable()
+			}
+			j.Params = append(j.Params, pj)
 		}
 		for _, s := range fn.Inlined {
 			j.InlineSites = append(j.InlineSites, siteJSON(s))

@@ -3,8 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -66,5 +69,144 @@ func TestGofunctJSON(t *testing.T) {
 		if fn.Lang != "go" || fn.LowPC == 0 || fn.Size == 0 {
 			t.Errorf("%+v", fn)
 		}
+	}
+}
+
+// buildInlC builds the C inline fixture with gcc's inlining report.
+func buildInlC(t *testing.T) (bin string, report string) {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		testutil.Skipf(t, "gcc not installed: %v", err)
+	}
+	bin = filepath.Join(t.TempDir(), "inl")
+	cmd := exec.Command(gcc, "-O2", "-g", "-fopt-info-inline-optimized", "-o", bin, "inl.c")
+	cmd.Dir = filepath.Join(testutil.Root(t), "dwarf", "testdata", "inline")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin, string(out)
+}
+
+// TestGofunctQueries: -a, -H, -p, -L and -V on the C fixture agree with
+// gcc's report and the source.
+func TestGofunctQueries(t *testing.T) {
+	bin, report := buildInlC(t)
+	re := regexp.MustCompile(`inl\.c:(\d+):(\d+): optimized: +Inlining (\w+)/\d+ into (\w+)`)
+	ms := re.FindAllStringSubmatch(report, -1)
+	if len(ms) == 0 {
+		t.Fatalf("no inlinings reported:\n%s", report)
+	}
+	// -H: sq is not declared inline; gcc inlined it.
+	_, out, _ := runGofunct("-H", bin)
+	if !strings.Contains(out, "sq\n") || strings.Contains(out, "add3") {
+		t.Errorf("-H: %q", out)
+	}
+	// --json: each inline site's entry, asked with -a, names the callee
+	// at the call line gcc reported.
+	_, js, _ := runGofunct("--json", bin)
+	var fns []struct {
+		Name   string `json:"name"`
+		LowPC  uint64 `json:"low_pc"`
+		Params []struct {
+			Name, Location string
+		} `json:"params"`
+		Sites []struct {
+			Caller   string `json:"caller"`
+			EntryPC  uint64 `json:"entry_pc"`
+			CallLine int    `json:"call_line"`
+		} `json:"inline_sites"`
+	}
+	if err := json.Unmarshal([]byte(js), &fns); err != nil {
+		t.Fatal(err)
+	}
+	sites := 0
+	for _, fn := range fns {
+		for _, s := range fn.Sites {
+			if s.Caller != "work" && s.Caller != "main" {
+				continue
+			}
+			code, out, errs := runGofunct("-a", fmt.Sprintf("%#x", s.EntryPC), bin)
+			if code != 0 || !strings.HasPrefix(out, s.Caller+"+") || !strings.Contains(out, fmt.Sprintf("inlined %s at ", fn.Name)) ||
+				!strings.Contains(out, fmt.Sprintf("inl.c:%d:", s.CallLine)) {
+				t.Errorf("-a %#x: exit %d %q %s", s.EntryPC, code, out, errs)
+			}
+			sites++
+		}
+	}
+	if sites < len(ms) {
+		t.Errorf("%d sites checked, gcc reported %d", sites, len(ms))
+	}
+	// -p: the parameter counts of the source.
+	_, out, _ = runGofunct("-p", "-f", "work,add3", bin)
+	if out != "work: 1\nadd3: 3\n" && out != "add3: 3\nwork: 1\n" {
+		t.Errorf("-p: %q", out)
+	}
+	// -L work: each line gcc reports an inlining at is marked with it.
+	_, out, _ = runGofunct("-L", "work", bin)
+	for _, m := range ms {
+		if m[4] != "work" {
+			continue
+		}
+		found := false
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			if len(f) > 2 && f[0] == m[1] && strings.Contains(l, "[inline "+m[3]+"@") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("-L work: line %s does not mark the inlining of %s:\n%s", m[1], m[3], out)
+		}
+	}
+	// -V work: the parameters at entry, where -P puts them.
+	_, proto, _ := runGofunct("-P", "-f", "work", bin)
+	_, vars, _ := runGofunct("-V", "work", bin)
+	loc := regexp.MustCompile(`/\* n: (\S+) \*/`).FindStringSubmatch(proto)
+	if loc == nil || !regexp.MustCompile(`param\s+n\s+int\s+`+loc[1]).MatchString(vars) {
+		t.Errorf("-P %q, -V %q", proto, vars)
+	}
+	// Lines without code, functions only inlined: one line saying so.
+	for _, args := range [][]string{{"-V", "work:1", bin}, {"-L", "add3", bin}, {"-a", "0x1", bin}, {"-a", "zz", bin}} {
+		code, _, errs := runGofunct(args...)
+		if code != 1 || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q", args, code, errs)
+		}
+	}
+}
+
+// TestGofunctPrototypes: Go prototypes in Go syntax, with the float
+// argument marked unreadable; the client_golang methods taking *counter.
+func TestGofunctPrototypes(t *testing.T) {
+	b := testutil.Fixture(t, "go-prom")
+	const add = "github.com/prometheus/client_golang/prometheus.(*counter).Add"
+	code, out, errs := runGofunct("-P", "-f", add, b.Path)
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	if !regexp.MustCompile(`^func \(c \*counter\) Add\(v float64\) // c: RAX, v: X0 \(not readable by uprobe\)\n$`).MatchString(out) {
+		t.Errorf("-P: %q", out)
+	}
+	_, out, _ = runGofunct("-c", "counter", b.Path)
+	if !strings.Contains(out, add+"\n") {
+		t.Errorf("-c counter: %q", out)
+	}
+}
+
+// TestGofunctStripped: a stripped Go binary still lists its functions.
+func TestGofunctStripped(t *testing.T) {
+	b := testutil.Fixture(t, "go-prom")
+	stripped := filepath.Join(t.TempDir(), "stripped")
+	if out, err := exec.Command("strip", "-o", stripped, b.Path).CombinedOutput(); err != nil {
+		testutil.Skipf(t, "strip: %v %s", err, out)
+	}
+	code, out, errs := runGofunct("-s", "-f", "main.main", stripped)
+	if code != 0 || !strings.HasPrefix(out, "main.main: ") {
+		t.Errorf("exit %d %q %q", code, out, errs)
+	}
+	code, _, errs = runGofunct("-P", stripped)
+	if code != 1 || !strings.Contains(errs, "stripped") {
+		t.Errorf("-P on stripped: exit %d %q", code, errs)
 	}
 }

@@ -1,0 +1,210 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/types"
+)
+
+// Lines returns the line table rows whose addresses fall in fn's ranges,
+// in address order: the function's own lines and the lines of the bodies
+// inlined into it. It returns types.ErrNotFound for a function with no
+// out-of-line code.
+func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rows, err = nil, fmt.Errorf("%s: section .debug_line: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
+	if fn.LowPC == 0 || len(fn.Ranges) == 0 {
+		return nil, fmt.Errorf("%s: %w: %s has no out-of-line code", f.Path, types.ErrNotFound, fn.Name)
+	}
+	cu, err := f.Data.Reader().SeekPC(fn.LowPC)
+	if err != nil {
+		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x: %v", f.Path, fn.LowPC, err)
+	}
+	lr, err := f.Data.LineReader(cu)
+	if err != nil || lr == nil {
+		return nil, fmt.Errorf("%s: section .debug_line: no line table for %s", f.Path, fn.Name)
+	}
+	in := func(pc uint64) bool {
+		for _, r := range fn.Ranges {
+			if pc >= r[0] && pc < r[1] {
+				return true
+			}
+		}
+		return false
+	}
+	var le dwarf.LineEntry
+	for n := 0; ; n++ {
+		if n > 1<<26 {
+			return nil, fmt.Errorf("%s: section .debug_line: line program does not end", f.Path)
+		}
+		if err := lr.Next(&le); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("%s: section .debug_line: %v", f.Path, err)
+		}
+		if le.EndSequence || !in(le.Address) || le.File == nil {
+			continue
+		}
+		rows = append(rows, types.Line{Addr: le.Address, File: le.File.Name, Line: le.Line, Column: le.Column, Stmt: le.IsStmt})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Addr < rows[j].Addr })
+	return rows, nil
+}
+
+// VarsAt returns the parameters and variables in scope at pc, with where
+// each lives there: those of the out-of-line function containing pc, of
+// the lexical blocks containing pc, and of every function inlined at pc
+// (innermost last). A variable whose location list does not cover pc has
+// an empty Loc (optimised out there).
+func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			vars, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
+	r := f.Data.Reader()
+	cu, err := r.SeekPC(pc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, pc)
+	}
+	u := f.newUnitCtx(cu)
+	ix, err := f.index()
+	if err != nil {
+		return nil, err
+	}
+	c := newConverter(f, ix)
+	entryAt := func(off dwarf.Offset) *dwarf.Entry {
+		rr := f.Data.Reader()
+		rr.Seek(off)
+		e, err := rr.Next()
+		if err != nil {
+			return nil
+		}
+		return e
+	}
+	// nameType follows abstract_origin for a name and a type.
+	nameType := func(e *dwarf.Entry) (string, types.Type) {
+		name := str(e, dwarf.AttrName)
+		toff, _ := e.Val(dwarf.AttrType).(dwarf.Offset)
+		for i := 0; i < 4 && (name == "" || toff == 0); i++ {
+			o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+			if !ok {
+				break
+			}
+			if e = entryAt(o); e == nil {
+				break
+			}
+			if name == "" {
+				name = str(e, dwarf.AttrName)
+			}
+			if toff == 0 {
+				toff, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
+			}
+		}
+		var t types.Type = &types.Base{Name: "?"}
+		if toff != 0 {
+			if tt, err := c.typ(toff, 0); err == nil {
+				t = tt
+			}
+		}
+		return name, t
+	}
+	covers := func(e *dwarf.Entry) bool {
+		rs, err := f.Data.Ranges(e)
+		if err != nil {
+			return false
+		}
+		for _, rg := range rs {
+			if pc >= rg[0] && pc < rg[1] {
+				return true
+			}
+		}
+		return false
+	}
+	var frameBase []byte
+	entry := false // pc is the function's first instruction
+	inline := ""
+	var inlines []string // inline at each entered depth
+	depth := 0
+	for n := 0; ; n++ {
+		if n > 1<<24 || depth > maxNesting {
+			return nil, fmt.Errorf("%s: section .debug_info: DIE tree too deep or endless", f.Path)
+		}
+		e, err := r.Next()
+		if err != nil {
+			return nil, fmt.Errorf("%s: section .debug_info: %v", f.Path, err)
+		}
+		if e == nil || e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+			break
+		}
+		if e.Tag == 0 {
+			depth--
+			if depth < 0 {
+				break
+			}
+			inline, inlines = inlines[len(inlines)-1], inlines[:len(inlines)-1]
+			continue
+		}
+		outer := inline
+		enter := false
+		switch e.Tag {
+		case dwarf.TagSubprogram, dwarf.TagLexDwarfBlock, dwarf.TagInlinedSubroutine:
+			enter = covers(e)
+			if enter && e.Tag == dwarf.TagSubprogram {
+				if fb, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !fb.list {
+					frameBase = fb.expr
+				}
+				if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 {
+					entry = lowest(rs) == pc
+				}
+			}
+			if enter && e.Tag == dwarf.TagInlinedSubroutine {
+				inline, _ = nameType(e)
+			}
+		case dwarf.TagNamespace, dwarf.TagModule:
+			enter = true
+		case dwarf.TagFormalParameter, dwarf.TagVariable:
+			if depth == 0 { // a global at unit level
+				break
+			}
+			name, t := nameType(e)
+			v := types.Var{Name: name, Type: t, Param: e.Tag == dwarf.TagFormalParameter, Inline: inline}
+			if la, ok := readLocAttr(e, dwarf.AttrLocation); ok {
+				if expr, ok := f.locAt(u, la, pc); ok {
+					v.Loc = f.decodeLoc(u, expr, frameBase)
+				}
+			} else if cv := e.Val(dwarf.AttrConstValue); cv != nil {
+				if x, ok := cv.(int64); ok {
+					v.Loc = types.Loc{Pieces: []types.Piece{{Kind: types.LocConst, Offset: x}}}
+				}
+			}
+			vars = append(vars, v)
+		}
+		switch {
+		case e.Children && enter:
+			depth++
+			inlines = append(inlines, outer)
+		case e.Children:
+			r.SkipChildren()
+			inline = outer
+		default:
+			inline = outer
+		}
+	}
+	if entry {
+		a, _ := arch.ForMachine(f.ELF.Machine)
+		for i := range vars {
+			vars[i].Loc = atEntry(vars[i].Loc, a)
+		}
+	}
+	return vars, nil
+}

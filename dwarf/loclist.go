@@ -1,0 +1,308 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/dwexpr"
+	"github.com/binscope/binscope/types"
+)
+
+// unitCtx is what reading a unit's location lists and .debug_addr indexes
+// needs: the DWARF version, the base address (the unit's low_pc) and the
+// DWARF 5 section bases.
+type unitCtx struct {
+	off          dwarf.Offset
+	version      int
+	base         uint64
+	addrBase     int64
+	loclistsBase int64
+}
+
+// newUnitCtx reads a compile unit entry.
+func (f *File) newUnitCtx(cu *dwarf.Entry) *unitCtx {
+	u := &unitCtx{off: cu.Offset, version: f.unitVersion(cu.Offset)}
+	u.base, _ = cu.Val(dwarf.AttrLowpc).(uint64)
+	u.addrBase, _ = cu.Val(dwarf.AttrAddrBase).(int64)
+	u.loclistsBase, _ = cu.Val(dwarf.AttrLoclistsBase).(int64)
+	return u
+}
+
+// section returns a debug section's bytes (decompressed), read once.
+func (f *File) section(name string) []byte {
+	if b, ok := f.sections[name]; ok {
+		return b
+	}
+	var b []byte
+	if s := f.Debug.Section(name); s != nil {
+		b, _ = s.Data()
+	}
+	if f.sections == nil {
+		f.sections = map[string][]byte{}
+	}
+	f.sections[name] = b
+	return b
+}
+
+// unitVersion is the DWARF version of the unit whose entry is at off. Only
+// location lists need it, and only to choose between .debug_loc and
+// .debug_loclists when a file has both (Go code linked with C objects).
+func (f *File) unitVersion(off dwarf.Offset) int {
+	hasLoc, hasLists := f.Debug.Section(".debug_loc") != nil, f.Debug.Section(".debug_loclists") != nil
+	switch {
+	case hasLists && !hasLoc:
+		return 5
+	case !hasLists:
+		return 4
+	}
+	// A DWARF 5 compile unit header is 12 bytes (32-bit format): length,
+	// version, unit type, address size, abbrev offset.
+	info := f.section(".debug_info")
+	if o := int(off) - 12; o >= 0 && int(off) <= len(info) {
+		if v := f.Debug.ByteOrder.Uint16(info[o+4:]); v == 5 && info[o+6] == 1 {
+			return 5
+		}
+	}
+	return 4
+}
+
+func (f *File) order() binary.ByteOrder { return f.Debug.ByteOrder }
+
+// addrx reads entry i of the unit's .debug_addr table.
+func (f *File) addrx(u *unitCtx, i uint64) (uint64, bool) {
+	sz := uint64(f.ELF.PointerSize())
+	b := f.section(".debug_addr")
+	o := uint64(u.addrBase) + i*sz
+	if u.addrBase < 0 || o+sz > uint64(len(b)) || o < uint64(u.addrBase) {
+		return 0, false
+	}
+	if sz == 4 {
+		return uint64(f.order().Uint32(b[o:])), true
+	}
+	return f.order().Uint64(b[o:]), true
+}
+
+// locEntry is one entry of a location list: expr holds in [lo, hi).
+type locEntry struct {
+	lo, hi uint64
+	expr   []byte
+}
+
+// locAttr is a DW_AT_location (or DW_AT_frame_base) as read: either an
+// expression, or a location list.
+type locAttr struct {
+	expr    []byte
+	list    bool
+	offset  int64  // DW_FORM_sec_offset
+	index   uint64 // DW_FORM_loclistx
+	indexed bool
+}
+
+func readLocAttr(e *dwarf.Entry, a dwarf.Attr) (locAttr, bool) {
+	fl := e.AttrField(a)
+	if fl == nil {
+		return locAttr{}, false
+	}
+	switch v := fl.Val.(type) {
+	case []byte:
+		return locAttr{expr: v}, true
+	case int64:
+		return locAttr{list: true, offset: v}, true
+	case uint64:
+		if fl.Class == dwarf.ClassLocList {
+			return locAttr{list: true, index: v, indexed: true}, true
+		}
+	}
+	return locAttr{}, false
+}
+
+// maxLocEntries bounds a location list read from corrupt input.
+const maxLocEntries = 1 << 16
+
+// locList reads a location list. It returns nil for a list it cannot read.
+func (f *File) locList(u *unitCtx, la locAttr) []locEntry {
+	if u.version >= 5 {
+		return f.locLists5(u, la)
+	}
+	b := f.section(".debug_loc")
+	if la.offset < 0 || la.offset >= int64(len(b)) {
+		return nil
+	}
+	b = b[la.offset:]
+	sz := int(f.ELF.PointerSize())
+	word := func() uint64 {
+		if sz == 4 {
+			return uint64(f.order().Uint32(b))
+		}
+		return f.order().Uint64(b)
+	}
+	maxAddr := uint64(1)<<(8*sz) - 1
+	if sz == 8 {
+		maxAddr = ^uint64(0)
+	}
+	base := u.base
+	var out []locEntry
+	for len(out) < maxLocEntries && len(b) >= 2*sz {
+		lo := word()
+		b = b[sz:]
+		hi := word()
+		b = b[sz:]
+		switch {
+		case lo == 0 && hi == 0:
+			return out
+		case lo == maxAddr:
+			base = hi
+			continue
+		}
+		if len(b) < 2 {
+			return out
+		}
+		n := int(f.order().Uint16(b))
+		b = b[2:]
+		if n > len(b) {
+			return out
+		}
+		out = append(out, locEntry{lo: base + lo, hi: base + hi, expr: b[:n]})
+		b = b[n:]
+	}
+	return out
+}
+
+// DW_LLE_* codes of DWARF 5 location lists.
+const (
+	lleEndOfList = iota
+	lleBaseAddressx
+	lleStartxEndx
+	lleStartxLength
+	lleOffsetPair
+	lleDefaultLocation
+	lleBaseAddress
+	lleStartEnd
+	lleStartLength
+)
+
+func (f *File) locLists5(u *unitCtx, la locAttr) []locEntry {
+	b := f.section(".debug_loclists")
+	off := la.offset
+	if la.indexed {
+		// The offsets array after the unit header; offsets are relative to
+		// the array (32-bit DWARF).
+		o := u.loclistsBase + int64(la.index)*4
+		if u.loclistsBase <= 0 || o < 0 || o+4 > int64(len(b)) {
+			return nil
+		}
+		off = u.loclistsBase + int64(f.order().Uint32(b[o:]))
+	}
+	if off < 0 || off >= int64(len(b)) {
+		return nil
+	}
+	b = b[off:]
+	sz := int(f.ELF.PointerSize())
+	ok := true
+	addr := func() uint64 {
+		if len(b) < sz {
+			ok = false
+			return 0
+		}
+		var v uint64
+		if sz == 4 {
+			v = uint64(f.order().Uint32(b))
+		} else {
+			v = f.order().Uint64(b)
+		}
+		b = b[sz:]
+		return v
+	}
+	uleb := func() uint64 {
+		v, n := dwexpr.ULEB(b)
+		if n == 0 {
+			ok = false
+		}
+		b = b[n:]
+		return v
+	}
+	index := func() uint64 {
+		v, found := f.addrx(u, uleb())
+		ok = ok && found
+		return v
+	}
+	base := u.base
+	var out []locEntry
+	for ok && len(b) > 0 && len(out) < maxLocEntries {
+		code := b[0]
+		b = b[1:]
+		var lo, hi uint64
+		switch code {
+		case lleEndOfList:
+			return out
+		case lleBaseAddressx:
+			base = index()
+			continue
+		case lleBaseAddress:
+			base = addr()
+			continue
+		case lleStartxEndx:
+			lo = index()
+			hi = index()
+		case lleStartxLength:
+			lo = index()
+			hi = lo + uleb()
+		case lleOffsetPair:
+			lo = base + uleb()
+			hi = base + uleb()
+		case lleDefaultLocation:
+			lo, hi = 0, ^uint64(0)
+		case lleStartEnd:
+			lo = addr()
+			hi = addr()
+		case lleStartLength:
+			lo = addr()
+			hi = lo + uleb()
+		default:
+			return out
+		}
+		n := uleb()
+		if !ok || n > uint64(len(b)) {
+			return out
+		}
+		out = append(out, locEntry{lo: lo, hi: hi, expr: b[:n]})
+		b = b[n:]
+	}
+	return out
+}
+
+// locAt is where a value described by la lives at pc: the expression, or
+// the entry of the location list that covers pc. found is false when the
+// value is not available at pc.
+func (f *File) locAt(u *unitCtx, la locAttr, pc uint64) (expr []byte, found bool) {
+	if !la.list {
+		return la.expr, true
+	}
+	var def []byte
+	haveDef := false
+	for _, le := range f.locList(u, la) {
+		if le.lo == 0 && le.hi == ^uint64(0) {
+			def, haveDef = le.expr, true
+			continue
+		}
+		if pc >= le.lo && pc < le.hi {
+			return le.expr, true
+		}
+	}
+	return def, haveDef
+}
+
+// decodeLoc turns an expression into the model's Loc for this file's
+// architecture. frameBase is the enclosing function's DW_AT_frame_base
+// expression.
+func (f *File) decodeLoc(u *unitCtx, expr, frameBase []byte) types.Loc {
+	a, err := arch.ForMachine(f.ELF.Machine)
+	if err != nil {
+		return types.Loc{Pieces: []types.Piece{{Kind: types.LocExpr, Expr: err.Error()}}}
+	}
+	return dwexpr.Decode(expr, &dwexpr.Options{
+		Arch: a, AddrSize: int(f.ELF.PointerSize()), Order: f.order(), FrameBase: frameBase,
+		Addrx: func(i uint64) (uint64, bool) { return f.addrx(u, i) },
+	})
+}

@@ -1,0 +1,99 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/types"
+)
+
+// addParams fills Params and Return: names and types from whichever entry
+// of a function's chain has them (a concrete out-of-line copy points at
+// its abstract instance's parameters), locations from the out-of-line copy
+// at its entry address.
+func (f *File) addParams(fns []*types.Func, parts map[*types.Func][]*subprogram, order []*subprogram) error {
+	ix, err := f.index()
+	if err != nil {
+		return err
+	}
+	c := newConverter(f, ix)
+	typeOf := func(off dwarf.Offset) types.Type {
+		if off == 0 {
+			return nil
+		}
+		t, err := c.typ(off, 0)
+		if err != nil {
+			return &types.Base{Name: "?"}
+		}
+		return t
+	}
+	byOff := map[dwarf.Offset]*param{}
+	for _, s := range order {
+		for i := range s.params {
+			byOff[s.params[i].off] = &s.params[i]
+		}
+	}
+	a, _ := arch.ForMachine(f.ELF.Machine)
+	for _, fn := range fns {
+		var concrete, declared *subprogram
+		for _, s := range parts[fn] {
+			if concrete == nil && len(s.ranges) > 0 && len(s.params) > 0 && lowest(s.ranges) == fn.LowPC {
+				concrete = s
+			}
+			if declared == nil && len(s.params) > 0 {
+				declared = s
+			}
+			if fn.Return == nil && s.typ != 0 {
+				fn.Return = typeOf(s.typ)
+			}
+		}
+		src := concrete
+		if src == nil {
+			src = declared
+		}
+		if src == nil {
+			continue
+		}
+		for _, p := range src.params {
+			// Follow abstract_origin for the name and the type.
+			q := p
+			for i := 0; i < 4 && (q.name == "" || q.typ == 0) && q.origin != 0; i++ {
+				o := byOff[q.origin]
+				if o == nil {
+					break
+				}
+				if q.name == "" {
+					q.name = o.name
+				}
+				if q.typ == 0 {
+					q.typ = o.typ
+				}
+				q.result = q.result || o.result
+				q.origin = o.origin
+			}
+			tp := types.Param{Name: q.name, Type: typeOf(q.typ), Result: q.result}
+			if src == concrete && p.hasLoc && fn.LowPC != 0 && !q.result {
+				if expr, ok := f.locAt(src.unit, p.loc, fn.LowPC); ok {
+					tp.Loc = atEntry(f.decodeLoc(src.unit, expr, src.frameBase), a)
+				}
+			}
+			fn.Params = append(fn.Params, tp)
+		}
+	}
+	return nil
+}
+
+// atEntry rewrites frame-relative pieces as stack-pointer-relative ones,
+// which is what the canonical frame address is at a function's first
+// instruction (before the prologue moves the stack pointer).
+func atEntry(l types.Loc, a *arch.Arch) types.Loc {
+	if a == nil {
+		return l
+	}
+	for i, p := range l.Pieces {
+		if p.Kind == types.LocCFA {
+			l.Pieces[i] = types.Piece{Kind: types.LocMem, Reg: a.SP, Offset: p.Offset + a.EntryCFA, Size: p.Size}
+		}
+	}
+	return l
+}

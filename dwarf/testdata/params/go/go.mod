@@ -1,0 +1,3 @@
+module example.com/inl
+
+go 1.26

@@ -1,0 +1,183 @@
+// Package funcs is the functions view of the model: prototypes in each
+// language's own syntax with parameter locations, the source lines of a
+// function with the addresses that carry them (perf probe -L), the
+// variables available at an address (perf probe -V), the inline chain at
+// an address, and pfunct's statistics.
+package funcs
+
+import (
+	"strings"
+
+	"github.com/binscope/binscope/layout"
+	"github.com/binscope/binscope/types"
+)
+
+// Prototype spells fn's signature in its language:
+//
+//	Go:   func (c *counter) Add(v float64)
+//	Rust: fn layouts::sum(a: u32, b: &str) -> u64
+//	Zig:  fn layouts.sum(a: u32, b: []const u8) u64
+//	C:    int work(int n)
+//
+// Go types of fn's own package lose their package qualifier, as they are
+// written in its source.
+func Prototype(fn *types.Func) string {
+	ts := func(t types.Type) string {
+		s := layout.TypeString(t, fn.Lang)
+		if fn.Lang == types.LangGo {
+			if pkg := GoPackage(fn.Name); pkg != "" {
+				s = strings.ReplaceAll(s, pkg+".", "")
+			}
+		}
+		return s
+	}
+	var ins []types.Param
+	var outs []types.Param
+	for _, p := range fn.Params {
+		if p.Result {
+			outs = append(outs, p)
+		} else {
+			ins = append(ins, p)
+		}
+	}
+	var b strings.Builder
+	switch fn.Lang {
+	case types.LangGo:
+		b.WriteString("func ")
+		name := fn.Name
+		if recv, method, ok := goMethod(fn.Name); ok && len(ins) > 0 {
+			b.WriteString("(" + goParam(ins[0].Name) + " " + recv + ") ")
+			name = method
+			ins = ins[1:]
+		}
+		b.WriteString(name + "(")
+		for i, p := range ins {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(goParam(p.Name) + " " + ts(p.Type))
+		}
+		b.WriteString(")")
+		named := false
+		for _, p := range outs {
+			named = named || !strings.HasPrefix(p.Name, "~")
+		}
+		switch {
+		case len(outs) == 1 && !named:
+			b.WriteString(" " + ts(outs[0].Type))
+		case len(outs) > 0:
+			b.WriteString(" (")
+			for i, p := range outs {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				if named {
+					b.WriteString(goParam(p.Name) + " ")
+				}
+				b.WriteString(ts(p.Type))
+			}
+			b.WriteString(")")
+		}
+	case types.LangRust, types.LangZig:
+		b.WriteString("fn " + fn.Name + "(")
+		for i, p := range ins {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(p.Name + ": " + ts(p.Type))
+		}
+		b.WriteString(")")
+		if fn.Return != nil {
+			if fn.Lang == types.LangRust {
+				b.WriteString(" ->")
+			}
+			b.WriteString(" " + ts(fn.Return))
+		} else if fn.Lang == types.LangZig {
+			b.WriteString(" void")
+		}
+	default:
+		b.WriteString(types.Declare(fn.Return, fn.Name) + "(")
+		if len(ins) == 0 {
+			b.WriteString("void")
+		}
+		for i, p := range ins {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(types.Declare(p.Type, p.Name))
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// goParam spells a Go parameter name: the compiler calls unnamed ones ~pN
+// or ~rN, and blank ones ~bN.
+func goParam(name string) string {
+	if name == "" || strings.HasPrefix(name, "~") {
+		return "_"
+	}
+	return name
+}
+
+// GoPackage returns the package path of a Go symbol name:
+// "github.com/prometheus/client_golang/prometheus" for
+// "github.com/prometheus/client_golang/prometheus.(*counter).Add".
+func GoPackage(name string) string {
+	slash := strings.LastIndexByte(name, '/')
+	dot := strings.IndexByte(name[slash+1:], '.')
+	if dot < 0 {
+		return ""
+	}
+	return name[:slash+1+dot]
+}
+
+// goMethod splits a Go method name into receiver type and method:
+// "pkg.(*T).M" gives "*T", "M"; "pkg.T.M" gives "T", "M". Closures
+// (pkg.f.func1) and generic instances' shapes are not methods.
+func goMethod(name string) (recv, method string, ok bool) {
+	pkg := GoPackage(name)
+	if pkg == "" {
+		return "", "", false
+	}
+	rest := name[len(pkg)+1:]
+	depth := 0
+	last := -1
+	for i, c := range rest {
+		switch c {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			depth--
+		case '.':
+			if depth == 0 {
+				last = i
+			}
+		}
+	}
+	if last < 0 {
+		return "", "", false
+	}
+	recv, method = rest[:last], rest[last+1:]
+	if strings.Contains(recv, ".") && !strings.HasPrefix(recv, "(") {
+		return "", "", false // a closure of a method or of a function
+	}
+	if strings.HasPrefix(method, "func") || strings.HasPrefix(method, "gowrap") || strings.HasPrefix(method, "deferwrap") {
+		return "", "", false
+	}
+	recv = strings.TrimSuffix(strings.TrimPrefix(recv, "("), ")")
+	return recv, method, true
+}
+
+// Locations spells where each parameter is at entry: "a: RDI, b: RSI";
+// results and parameters without a location are left out.
+func Locations(fn *types.Func) string {
+	var parts []string
+	for _, p := range fn.Params {
+		if p.Result {
+			continue
+		}
+		parts = append(parts, goParam(p.Name)+": "+p.Loc.String())
+	}
+	return strings.Join(parts, ", ")
+}
