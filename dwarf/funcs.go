@@ -81,6 +81,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 		direct *subprogram // the subprogram whose direct children these are
 	}
 	var unit *unitCtx
+	rel := f.ELF.Type == elf.ET_REL
 	var stack []frame
 	var cur frame
 	var files []*dwarf.LineFile
@@ -133,7 +134,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 				s.origin = o
 			}
 			s.decl = types.Decl{File: fileName(files, e.Val(dwarf.AttrDeclFile)), Line: intVal(e.Val(dwarf.AttrDeclLine))}
-			if rs, err := f.Data.Ranges(e); err == nil {
+			if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 && (rel || lowest(rs) != 0) {
 				s.ranges = rs
 			}
 			if o.Params {
@@ -179,7 +180,9 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 			if site.EntryPC == 0 && len(site.Ranges) > 0 {
 				site.EntryPC = site.Ranges[0][0]
 			}
-			if o != 0 {
+			// Code the linker discarded keeps DWARF with addresses from 0
+			// (a tombstone); in a linked file no code lives there.
+			if o != 0 && (site.EntryPC != 0 || rel) {
 				sites = append(sites, inlined{origin: o, caller: cur.sub, site: site})
 			}
 		}
@@ -290,6 +293,7 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 			kept = append(kept, fn)
 		}
 	}
+	kept = mergeInlineOnly(kept)
 	f.addClones(kept)
 	sort.SliceStable(kept, func(i, j int) bool {
 		a, b := kept[i], kept[j]
@@ -304,15 +308,50 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 	return kept, parts, nil
 }
 
+// mergeInlineOnly makes one function of the abstract instances that
+// describe the same source function: a static inline function of a C
+// header has one per compile unit, a Zig inline fn one per call, a Rust
+// generic one per crate. Instances merge when name and declaration agree
+// and at most one has out-of-line code.
+func mergeInlineOnly(fns []*types.Func) []*types.Func {
+	type key struct {
+		name, file string
+		line       int
+	}
+	first := map[key]*types.Func{}
+	var out []*types.Func
+	for _, fn := range fns {
+		k := key{fn.Name, fn.Decl.File, fn.Decl.Line}
+		into := first[k]
+		if into == nil || k.file == "" || (into.LowPC != 0 && fn.LowPC != 0) {
+			if into == nil {
+				first[k] = fn
+			}
+			out = append(out, fn)
+			continue
+		}
+		if fn.LowPC != 0 { // keep the out-of-line copy's address and size
+			into.Name, into.Linkage, into.LowPC, into.Size, into.Ranges = fn.Name, fn.Linkage, fn.LowPC, fn.Size, fn.Ranges
+			into.External = into.External || fn.External
+		}
+		into.Inlined = append(into.Inlined, fn.Inlined...)
+		into.DeclaredInline = into.DeclaredInline || fn.DeclaredInline
+	}
+	return out
+}
+
 // rustHash is the hash suffix of legacy Rust symbol names.
 var rustHash = regexp.MustCompile(`::h[0-9a-f]{16}$`)
 
 // displayName is a function's name as users write it: Go's DW_AT_name is
-// already pkg.(*T).M; C++ and Rust linkage names are demangled (without
+// already pkg.(*T).M, Zig's linkage name is the qualified name; C++ and Rust linkage names are demangled (without
 // parameters for C++, without the hash for legacy Rust).
 func displayName(fn *types.Func) string {
 	if fn.Lang == types.LangGo || fn.Linkage == "" {
 		return fn.Name
+	}
+	if fn.Lang == types.LangZig { // inl.work: Zig's names are already qualified
+		return fn.Linkage
 	}
 	if d, err := demangle.ToString(fn.Linkage, demangle.NoParams, demangle.NoTemplateParams); err == nil {
 		return rustHash.ReplaceAllString(d, "")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ianlancetaylor/demangle"
+
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/testutil"
@@ -195,6 +197,88 @@ func TestPartialInlining(t *testing.T) {
 		_, chain := funcs.At(fns, s.EntryPC)
 		if len(chain) == 0 || chain[len(chain)-1].Callee != "maybe_alloc" {
 			t.Errorf("inline chain at %#x: %+v", s.EntryPC, chain)
+		}
+	}
+}
+
+// TestInlineTruthRust: every inlining of the fixture's functions that
+// LLVM reports (-C remark=inline) is an inline site at the reported
+// file:line:column. The fixture's callees are too large for rustc's MIR
+// inliner, which reports nothing, so LLVM does all of its inlining.
+func TestInlineTruthRust(t *testing.T) {
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		testutil.Skipf(t, "rustc not installed: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "inl")
+	cmd := exec.Command(rustc, "-C", "opt-level=2", "-g", "-C", "remark=inline", "-o", bin, "inl.rs")
+	cmd.Dir = filepath.Join("testdata", "inline")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("rustc: %v\n%s", err, out)
+	}
+	reports := parseReports(out, `^note: (\S*inl\.rs):(\d+):(\d+) inline \(success\): '([^']+)' inlined into`)
+	if len(reports) < 4 {
+		t.Fatalf("rustc reported %d inlinings in inl.rs:\n%s", len(reports), out)
+	}
+	fns := functions(t, bin)
+	match := func(name, callee string) bool {
+		d, err := demangle.ToString(callee, demangle.NoParams)
+		return err == nil && (name == d || strings.HasPrefix(d, name+"::h"))
+	}
+	for _, r := range reports {
+		if !findSite(fns, r, match, true) {
+			t.Errorf("rustc inlined %s at %s:%d:%d; no such inline site", r.callee, r.file, r.line, r.col)
+		}
+	}
+}
+
+// TestInlineTruthZig: Zig inlines every call of an inline fn, by the
+// language's rule; each call in the fixture is an inline site at its line
+// and at the column of the call's parenthesis, where Zig puts call columns.
+func TestInlineTruthZig(t *testing.T) {
+	zig, err := exec.LookPath("zig")
+	if err != nil {
+		testutil.Skipf(t, "zig not installed: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "inl")
+	src, err := filepath.Abs(filepath.Join("testdata", "inline", "inl.zig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(zig, "build-exe", "-O", "Debug", "-femit-bin="+bin, src)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "ZIG_GLOBAL_CACHE_DIR="+filepath.Join(dir, "cache"), "ZIG_LOCAL_CACHE_DIR="+filepath.Join(dir, "cache"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("zig: %v\n%s", err, out)
+	}
+	text, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inlineFn := regexp.MustCompile(`(?m)^\s*(?:pub )?inline fn (\w+)\(`)
+	var names []string
+	for _, m := range inlineFn.FindAllStringSubmatch(string(text), -1) {
+		names = append(names, m[1])
+	}
+	call := regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\(`)
+	var reports []inlineReport
+	for i, l := range strings.Split(string(text), "\n") {
+		if strings.Contains(l, "inline fn ") || strings.HasPrefix(strings.TrimSpace(l), "//") {
+			continue
+		}
+		for _, m := range call.FindAllStringSubmatchIndex(l, -1) {
+			reports = append(reports, inlineReport{callee: "inl." + l[m[2]:m[3]], file: "inl.zig", line: i + 1, col: m[1]})
+		}
+	}
+	if len(reports) < 3 {
+		t.Fatalf("%d calls of inline fns found in the fixture", len(reports))
+	}
+	fns := functions(t, bin)
+	for _, r := range reports {
+		if !findSite(fns, r, func(name, callee string) bool { return name == callee }, true) {
+			t.Errorf("%s called at %s:%d:%d; no such inline site", r.callee, r.file, r.line, r.col)
 		}
 	}
 }
