@@ -18,15 +18,18 @@ one() {
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 
 # compare NAME OURS PEER RUNS ARGS...: runs OURS and PEER on ARGS, alternating,
-# and prints medians of time and max RSS and the time ratio.
+# and prints medians of time and max RSS and the time ratio. OURS and PEER
+# may carry flags ("bench/out/gofunct -P"): they are split on spaces.
 compare() {
 	local name=$1 ours=$2 peer=$3 runs=$4
 	shift 4
 	: >"$out/$name.ours"
 	: >"$out/$name.theirs"
 	for ((i = 0; i < runs; i++)); do
-		one "$ours" "$@" >>"$out/$name.ours"
-		one "$peer" "$@" >>"$out/$name.theirs"
+		# shellcheck disable=SC2086
+		one $ours "$@" >>"$out/$name.ours"
+		# shellcheck disable=SC2086
+		one $peer "$@" >>"$out/$name.theirs"
 	done
 	local ot om pt pm
 	ot=$(cut -d' ' -f1 "$out/$name.ours" | median)

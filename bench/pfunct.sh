@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Times gofunct against pfunct, side by side and alternating, listing every
-# function of a 20 MB Go binary with DWARF (cmd/go built from the local Go
-# toolchain). Prints medians, the ratio gofunct/pfunct and peak memory.
+# Times gofunct against pfunct, side by side and alternating, on a 20 MB Go
+# binary with DWARF (cmd/go built from the local Go toolchain): listing every
+# function, and every prototype (-P; gofunct also decodes each parameter's
+# location at entry). Prints medians, the ratio gofunct/pfunct and peak
+# memory.
 #
 #   bash bench/pfunct.sh [RUNS]     (default 11 runs each)
 set -euo pipefail
@@ -14,3 +16,4 @@ gocmd
 
 echo "median of $runs alternating runs, stdout to /dev/null ($(nproc) cores, pfunct $(pahole --version))"
 compare go-cmd "$out/gofunct" pfunct "$runs" "$out/gocmd"
+compare go-cmd-P "$out/gofunct -P" "pfunct -P" "$runs" "$out/gocmd"

@@ -39,6 +39,7 @@ type File struct {
 	lineFiles map[dwarf.Offset][]*dwarf.LineFile
 	sections  map[string][]byte
 	syms      []elf.Symbol
+	lineRows  map[dwarf.Offset][]types.Line
 }
 
 // unitFiles is the file table of a compile unit's line program, read once

@@ -28,18 +28,30 @@ func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x: %v", f.Path, fn.LowPC, err)
 	}
+	all, err := f.unitRows(cu)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range fn.Ranges {
+		i := sort.Search(len(all), func(i int) bool { return all[i].Addr >= r[0] })
+		for ; i < len(all) && all[i].Addr < r[1]; i++ {
+			rows = append(rows, all[i])
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Addr < rows[j].Addr })
+	return rows, nil
+}
+
+// unitRows is a compile unit's line table in address order, read once.
+func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
+	if rows, ok := f.lineRows[cu.Offset]; ok {
+		return rows, nil
+	}
 	lr, err := f.Data.LineReader(cu)
 	if err != nil || lr == nil {
-		return nil, fmt.Errorf("%s: section .debug_line: no line table for %s", f.Path, fn.Name)
+		return nil, fmt.Errorf("%s: section .debug_line: no line table for the unit at %#x", f.Path, cu.Offset)
 	}
-	in := func(pc uint64) bool {
-		for _, r := range fn.Ranges {
-			if pc >= r[0] && pc < r[1] {
-				return true
-			}
-		}
-		return false
-	}
+	var rows []types.Line
 	var le dwarf.LineEntry
 	for n := 0; ; n++ {
 		if n > 1<<26 {
@@ -51,13 +63,40 @@ func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
 			}
 			return nil, fmt.Errorf("%s: section .debug_line: %v", f.Path, err)
 		}
-		if le.EndSequence || !in(le.Address) || le.File == nil {
+		if le.EndSequence || le.File == nil {
 			continue
 		}
-		rows = append(rows, types.Line{Addr: le.Address, File: le.File.Name, Line: le.Line, Column: le.Column, Stmt: le.IsStmt})
+		rows = append(rows, types.Line{Addr: le.Address, File: le.File.Name, Line: le.Line, Column: le.Column,
+			Stmt: le.IsStmt, PrologueEnd: le.PrologueEnd})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Addr < rows[j].Addr })
+	if f.lineRows == nil {
+		f.lineRows = map[dwarf.Offset][]types.Line{}
+	}
+	f.lineRows[cu.Offset] = rows
 	return rows, nil
+}
+
+// PrologueEnd is the first address of fn after its prologue: the row the
+// compiler marks as the prologue's end, else the second row of the line
+// table in the function (as debuggers place breakpoints on unoptimised
+// code), else the entry.
+func (f *File) PrologueEnd(fn *types.Func) uint64 {
+	rows, err := f.Lines(fn)
+	if err != nil {
+		return fn.LowPC
+	}
+	for _, r := range rows {
+		if r.PrologueEnd {
+			return r.Addr
+		}
+	}
+	for _, r := range rows {
+		if r.Addr > fn.LowPC && r.Stmt {
+			return r.Addr
+		}
+	}
+	return fn.LowPC
 }
 
 // VarsAt returns the parameters and variables in scope at pc, with where

@@ -73,8 +73,17 @@ func (f *File) addParams(fns []*types.Func, parts map[*types.Func][]*subprogram,
 			}
 			tp := types.Param{Name: q.name, Type: typeOf(q.typ), Result: q.result}
 			if src == concrete && p.hasLoc && fn.LowPC != 0 && !q.result {
+				tp.PC = fn.LowPC
 				if expr, ok := f.locAt(src.unit, p.loc, fn.LowPC); ok {
-					tp.Loc = atEntry(f.decodeLoc(src.unit, expr, src.frameBase), a)
+					loc := f.decodeLoc(src.unit, expr, src.frameBase)
+					if !p.loc.list && inFrame(loc, a) {
+						// A frame slot the prologue fills: it holds from
+						// the prologue's end on, where the frame is set up.
+						tp.PC = f.PrologueEnd(fn)
+					} else {
+						loc = atEntry(loc, a)
+					}
+					tp.Loc = loc
 				}
 			}
 			fn.Params = append(fn.Params, tp)
@@ -96,4 +105,20 @@ func atEntry(l types.Loc, a *arch.Arch) types.Loc {
 		}
 	}
 	return l
+}
+
+// inFrame reports whether l is a slot of the function's own frame: below
+// the canonical frame address, or relative to a frame pointer. Unoptimised
+// code describes parameters so, and fills the slots in its prologue;
+// incoming stack arguments are above the CFA and hold from the entry.
+func inFrame(l types.Loc, a *arch.Arch) bool {
+	for _, p := range l.Pieces {
+		switch {
+		case p.Kind == types.LocCFA && p.Offset < 0:
+			return true
+		case p.Kind == types.LocMem && a != nil && p.Reg != a.SP:
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package dwarf_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
 )
 
@@ -171,5 +173,70 @@ func TestParamsGo(t *testing.T) {
 	}
 	if got := funcs.Prototype(byName["main.counter.add"]); got != "func (c counter) add(k int64, d float64)" {
 		t.Errorf("prototype %q", got)
+	}
+}
+
+// TestParamsUnoptimised: in gcc -O0 code each parameter's frame slot is
+// written by the prologue before the address gofunct says the location
+// holds from, as the compiler's own instructions (objdump) show.
+func TestParamsUnoptimised(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		testutil.Skipf(t, "gcc not installed: %v", err)
+	}
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		testutil.Skipf(t, "objdump not installed: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "o0")
+	if out, err := exec.Command(gcc, "-O0", "-g", "-o", bin, filepath.Join("testdata", "params", "c", "o0.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	f, err := dwarf.Open(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fns, err := f.Functions(&dwarf.FuncOptions{Params: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, fn := range fns {
+		if fn.Name != "f" && fn.Name != "main" {
+			continue
+		}
+		out, err := exec.Command(objdump, "-d", "--no-show-raw-insn", fmt.Sprintf("--start-address=%#x", fn.LowPC),
+			fmt.Sprintf("--stop-address=%#x", fn.LowPC+fn.Size), bin).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		insn := regexp.MustCompile(`^\s*([0-9a-f]+):\s+mov\S*\s+%\w+,(-0x[0-9a-f]+)\(%rbp\)`)
+		stored := map[int64]uint64{} // rbp offset -> address of the store
+		for _, l := range strings.Split(string(out), "\n") {
+			if m := insn.FindStringSubmatch(l); m != nil {
+				a, _ := strconv.ParseUint(m[1], 16, 64)
+				off, _ := strconv.ParseInt(m[2], 0, 64)
+				if _, ok := stored[off]; !ok {
+					stored[off] = a
+				}
+			}
+		}
+		for _, p := range fn.Params {
+			if len(p.Loc.Pieces) != 1 || p.Loc.Pieces[0].Kind != types.LocCFA {
+				t.Errorf("%s: %s at %s; want a frame slot", fn.Name, p.Name, p.Loc)
+				continue
+			}
+			// After push %rbp; mov %rsp,%rbp the CFA is %rbp+16.
+			slot := p.Loc.Pieces[0].Offset + 16
+			at, ok := stored[slot]
+			if !ok || at >= p.PC || p.PC <= fn.LowPC || p.PC >= fn.LowPC+fn.Size {
+				t.Errorf("%s: %s at %s from %#x: the code stores %d(%%rbp) at %#x (found %v)", fn.Name, p.Name, p.Loc, p.PC, slot, at, ok)
+			}
+			checked++
+		}
+	}
+	if checked != 6 {
+		t.Fatalf("%d parameters checked, want 6", checked)
 	}
 }

@@ -6,6 +6,7 @@
 package funcs
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/binscope/binscope/layout"
@@ -170,14 +171,19 @@ func goMethod(name string) (recv, method string, ok bool) {
 }
 
 // Locations spells where each parameter is at entry: "a: RDI, b: RSI";
-// results and parameters without a location are left out.
+// a value that holds only after the prologue says from where:
+// "a: [CFA-20] from +0xb". Results are left out.
 func Locations(fn *types.Func) string {
 	var parts []string
 	for _, p := range fn.Params {
 		if p.Result {
 			continue
 		}
-		parts = append(parts, goParam(p.Name)+": "+p.Loc.String())
+		s := goParam(p.Name) + ": " + p.Loc.String()
+		if p.PC > fn.LowPC && len(p.Loc.Pieces) > 0 {
+			s += fmt.Sprintf(" from +%#x", p.PC-fn.LowPC)
+		}
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, ", ")
 }

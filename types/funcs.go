@@ -63,6 +63,10 @@ type Param struct {
 	// no value at entry.
 	Result bool
 	Loc    Loc
+	// PC is the address where Loc holds: the function's entry, or, for a
+	// value unoptimised code keeps in a frame slot that the prologue fills
+	// (gcc -O0, Zig Debug), the first address after the prologue.
+	PC uint64
 }
 
 // Var is a parameter or local variable visible at some address, with where
@@ -188,4 +192,8 @@ type Line struct {
 	Line   int
 	Column int
 	Stmt   bool
+	// PrologueEnd marks where the compiler says the function's prologue
+	// ends (DW_LNS_set_prologue_end): the first address where values the
+	// prologue spills to the frame are there.
+	PrologueEnd bool
 }

@@ -136,7 +136,7 @@ func needDWARF(path, what string) error {
 }
 
 func runFunct(f *functFlags, path string, stdout io.Writer) error {
-	params := f.prototypes || f.json || f.nrParams || f.class != ""
+	params := f.prototypes || f.json || f.nrParams || f.class != "" || f.vars != ""
 	src, err := loadFuncs(path, params)
 	if err != nil {
 		return err
@@ -330,7 +330,12 @@ func writeVars(w io.Writer, path string, df *dwarf.File, fns []*types.Func, arg 
 	if err != nil {
 		return err
 	}
-	pc := fn.LowPC
+	// At the entry of unoptimised code the frame slots are not filled
+	// yet: perf probe -V FUNC looks after the prologue too.
+	pc := df.PrologueEnd(fn)
+	if fn.LowPC != 0 && !framed(fn) {
+		pc = fn.LowPC
+	}
 	where := fn.Name
 	if line != 0 || rel {
 		rows, err := df.Lines(fn)
@@ -368,6 +373,17 @@ func writeVars(w io.Writer, path string, df *dwarf.File, fns []*types.Func, arg 
 	return funcs.WriteVars(w, fn, where, pc, vars)
 }
 
+// framed reports whether one of fn's parameters lives in a frame slot that
+// the prologue fills.
+func framed(fn *types.Func) bool {
+	for _, p := range fn.Params {
+		if p.PC > fn.LowPC {
+			return true
+		}
+	}
+	return false
+}
+
 type funcJSON struct {
 	Name        string        `json:"name"`
 	LinkageName string        `json:"linkage_name,omitempty"`
@@ -388,6 +404,8 @@ type paramJSON struct {
 	Type     string `json:"type"`
 	Result   bool   `json:"result,omitempty"`
 	Location string `json:"location,omitempty"`
+	// PC is where the location holds: the entry, or after the prologue.
+	PC       uint64 `json:"pc,omitempty"`
 	Readable bool   `json:"readable"`
 }
 
@@ -415,7 +433,7 @@ func writeFuncsJSON(w io.Writer, fns []*types.Func) error {
 		for _, p := range fn.Params {
 			pj := paramJSON{Name: p.Name, Type: layout.TypeString(p.Type, fn.Lang), Result: p.Result}
 			if !p.Result && fn.LowPC != 0 {
-				pj.Location, pj.Readable = p.Loc.String(), p.Loc.Readable()
+				pj.Location, pj.Readable, pj.PC = p.Loc.String(), p.Loc.Readable(), p.PC
 			}
 			j.Params = append(j.Params, pj)
 		}
