@@ -74,15 +74,7 @@ func TestParamsGo(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	asm, textLine := parseGoAsm(out)
-	f, err := dwarf.Open(bin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fns, err := f.Functions(&dwarf.FuncOptions{Params: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, fns := withParams(t, bin)
 	byName := map[string]*types.Func{}
 	for _, fn := range fns {
 		byName[fn.Name] = fn
@@ -192,15 +184,7 @@ func TestParamsUnoptimised(t *testing.T) {
 	if out, err := exec.Command(gcc, "-O0", "-g", "-o", bin, filepath.Join("testdata", "params", "c", "o0.c")).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	f, err := dwarf.Open(bin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fns, err := f.Functions(&dwarf.FuncOptions{Params: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fns := withParams(t, bin)
 	checked := 0
 	for _, fn := range fns {
 		if fn.Name != "f" && fn.Name != "main" {
@@ -239,4 +223,19 @@ func TestParamsUnoptimised(t *testing.T) {
 	if checked != 6 {
 		t.Fatalf("%d parameters checked, want 6", checked)
 	}
+}
+
+// withParams opens bin and reads its functions with their parameters.
+func withParams(t *testing.T, bin string) (*dwarf.File, []*types.Func) {
+	t.Helper()
+	f, err := dwarf.Open(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	fns, err := f.Functions(&dwarf.FuncOptions{Params: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, fns
 }
