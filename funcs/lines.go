@@ -138,7 +138,7 @@ func WriteLines(w io.Writer, fn *types.Func, rows []types.Line, inl []Inlined) e
 			text = src[l.Line-1]
 		}
 		if len(l.Addrs) == 0 && len(l.Inlines) == 0 {
-			fmt.Fprintf(w, "%14s  %-24s %s\n", "", "", text)
+			fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%14s  %-24s %s", "", "", text), " "))
 			continue
 		}
 		var where []string
@@ -148,7 +148,7 @@ func WriteLines(w io.Writer, fn *types.Func, rows []types.Line, inl []Inlined) e
 		for _, in := range l.Inlines {
 			where = append(where, fmt.Sprintf("[inline %s@%#x]", in.Callee, in.Site.EntryPC))
 		}
-		fmt.Fprintf(w, "%6d %+6d  %-24s %s\n", l.Line, l.Line-base, strings.Join(where, " "), text)
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%6d %+6d  %-24s %s", l.Line, l.Line-base, strings.Join(where, " "), text), " "))
 	}
 	return nil
 }
@@ -190,11 +190,11 @@ func WriteVars(w io.Writer, fn *types.Func, where string, pc uint64, vars []type
 				t = strings.ReplaceAll(t, pkg+".", "")
 			}
 		}
-		note := ""
 		if v.Inline != "" {
-			note = "(inlined " + v.Inline + ")"
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t(inlined %s)\n", kind, v.Name, t, v.Loc, v.Inline)
+		} else {
+			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", kind, v.Name, t, v.Loc)
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t%s\n", kind, v.Name, t, v.Loc, note)
 	}
 	return tw.Flush()
 }

@@ -210,3 +210,33 @@ func TestGofunctStripped(t *testing.T) {
 		t.Errorf("-P on stripped: exit %d %q", code, errs)
 	}
 }
+
+// TestGofunctGolden keeps gofunct's printed views of the C inline fixture
+// (go test ./internal/cli -update rewrites them); each is printed twice
+// and must not change between runs.
+func TestGofunctGolden(t *testing.T) {
+	bin, _ := buildInlC(t)
+	root := testutil.Root(t)
+	for _, tc := range []struct {
+		file string
+		args []string
+	}{
+		{"c-prototypes.txt", []string{"-P"}},
+		{"c-inline.txt", []string{"--inline"}},
+		{"c-lines.txt", []string{"-L", "work"}},
+		{"c-vars.txt", []string{"-V", "work:8"}},
+		{"c-stats.txt", []string{"-I"}},
+		{"c.json", []string{"--json", "-f", "work,add3"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			code, first, errs := runGofunct(append(tc.args, bin)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if _, again, _ := runGofunct(append(tc.args, bin)...); again != first {
+				t.Fatalf("two runs differ")
+			}
+			testutil.Golden(t, filepath.Join("testdata", "golden", "gofunct", tc.file), []byte(strings.ReplaceAll(first, root, "$ROOT")))
+		})
+	}
+}
