@@ -83,7 +83,10 @@ func (s *Spec) Find(name string) ([]Type, error) {
 		// prometheus.counter, client_golang/prometheus.counter, inner::T.
 		for full := range s.byName {
 			if strings.HasSuffix(full, "/"+name) || strings.HasSuffix(full, "."+name) || strings.HasSuffix(full, "::"+name) {
-				cands = append(cands, full)
+				// Only a path before it: not chan *x/prometheus.Desc.
+				if !strings.ContainsAny(full[:len(full)-len(name)], " *[]<>()&") {
+					cands = append(cands, full)
+				}
 			}
 		}
 		sort.Strings(cands)

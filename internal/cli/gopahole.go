@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"github.com/binscope/binscope/codegen"
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 	"github.com/spf13/cobra"
@@ -24,6 +26,7 @@ type paholeFlags struct {
 	format     string
 	langs      []string
 	syntax     string
+	output     string
 	json       bool
 	expand     bool
 	reorg      bool
@@ -78,6 +81,7 @@ kernel modules, .BTF sections, raw BTF files).`,
 	fl.StringVarP(&f.format, "format_path", "F", "", "debugging format to read: dwarf or btf (default: by content)")
 	fl.StringSliceVar(&f.langs, "lang", nil, "only types of these languages: c, c++, go, rust, zig")
 	fl.StringVar(&f.syntax, "syntax", "c", "member syntax: c (pahole's) or native (each type in its own language)")
+	fl.StringVar(&f.output, "format", "text", "output: text (pahole's), or c (a self-contained C header of the chosen types and their dependencies, with _Static_asserts)")
 	fl.BoolVar(&f.json, "json", false, "print a JSON array, one object per type")
 	fl.BoolVarP(&f.expand, "expand_types", "E", false, "expand member types")
 	fl.BoolVarP(&f.reorg, "reorganize", "R", false, "suggest a member order that kills holes")
@@ -100,6 +104,7 @@ kernel modules, .BTF sections, raw BTF files).`,
 	fl.StringVar(&f.btfBase, "btf_base", "", "base BTF of split BTF (default: the running kernel's for kernel modules)")
 	addCompletion(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("format_path", cobra.FixedCompletions([]string{"dwarf", "btf"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "c"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("syntax", cobra.FixedCompletions([]string{"c", "native"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("lang", cobra.FixedCompletions([]string{"c", "c++", "go", "rust", "zig"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -111,6 +116,9 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	}
 	if f.syntax != "c" && f.syntax != "native" {
 		return usageError{fmt.Errorf("--syntax %q: want c or native", f.syntax)}
+	}
+	if f.output != "text" && f.output != "c" {
+		return usageError{fmt.Errorf("--format %q: want text or c", f.output)}
 	}
 	sel := &selection{
 		classes:    splitList(f.classes),
@@ -140,6 +148,9 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
+	if f.output == "c" {
+		return writeCHeader(w, path, f, sel)
+	}
 	var specPath string
 	render := func(n named, out *bytes.Buffer, warn *bytes.Buffer) (*layout.Layout, error) {
 		l, err := layout.Analyze(n.Struct, aopts)
@@ -315,4 +326,36 @@ func (p *pipeline) close() ([]*layout.Layout, error) {
 	close(p.order)
 	<-p.done
 	return p.results, p.err
+}
+
+// writeCHeader answers --format=c: the selected types and what they need,
+// as one C header.
+func writeCHeader(w io.Writer, path string, f *paholeFlags, sel *selection) error {
+	spec, _, err := loadTypes(path, f.format, f.btfBase, nil)
+	if err != nil {
+		return err
+	}
+	picked, err := selectTypes(spec, sel)
+	if err != nil {
+		return err
+	}
+	roots := make([]types.Type, 0, len(picked))
+	for _, n := range picked {
+		var t types.Type = n.Struct
+		if n.Struct.Name == "" { // typedef struct { ... } name;
+			for _, c := range spec.Lookup(n.Name) {
+				if _, ok := c.(*types.Typedef); ok {
+					t = c
+				}
+			}
+		}
+		roots = append(roots, t)
+	}
+	opts := &codegen.HeaderOptions{Source: pathOrKernel(path)}
+	if ef, err := elfx.Open(path); err == nil {
+		opts.BuildID = ef.BuildID
+		ef.Close()
+	}
+	_, err = codegen.WriteHeader(w, roots, opts)
+	return err
 }

@@ -1,0 +1,105 @@
+// Package codegen turns the model into artifacts other tools compile or
+// run. WriteHeader writes a self-contained C header for chosen types of any
+// language, their dependencies first, with a _Static_assert for every size
+// and member offset so that the C compiler checks the layout each time the
+// header is compiled.
+package codegen
+
+import (
+	"strconv"
+	"strings"
+)
+
+// CName maps a type name of any language to a C identifier. The mapping
+// is documented and close to reversible:
+//
+//	"::"                        -> "__"   (layouts::Holey -> layouts__Holey)
+//	any other byte outside [A-Za-z0-9_] -> "_"
+//	                                      (github.com/x/y.T -> github_com_x_y_T,
+//	                                       main.Pair[int,string] -> main_Pair_int_string_,
+//	                                       layouts::Generic<u32> -> layouts__Generic_u32_)
+//	a leading digit gets "_", a C keyword or a compiler builtin name
+//	(__builtin_va_list) a trailing "_".
+//
+// Two names that map to the same identifier are told apart by the header
+// writer with a "_2", "_3" suffix; every emitted type carries its original
+// name in a comment.
+func CName(name string) string {
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == ':' && i+1 < len(name) && name[i+1] == ':':
+			b.WriteString("__")
+			i++
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s := b.String()
+	if s == "" {
+		return "_"
+	}
+	if s[0] >= '0' && s[0] <= '9' {
+		s = "_" + s
+	}
+	if cKeywords[s] || strings.HasPrefix(s, "__builtin") {
+		s += "_"
+	}
+	return s
+}
+
+// cKeywords are C's reserved words and the builtin type spellings the
+// header uses, which no generated identifier may take.
+var cKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range strings.Fields(`auto break case char const continue default do double else enum extern
+		float for goto if inline int long register restrict return short signed sizeof static struct switch
+		typedef union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic
+		_Imaginary _Noreturn _Static_assert _Thread_local asm typeof __int128 bool true false`) {
+		m[k] = true
+	}
+	return m
+}()
+
+// namer hands out unique C identifiers in one namespace, one per owner: a
+// type (two different structs may share a name, as the kernel's two
+// syscall_tp_t do) or a string.
+type namer struct {
+	taken map[string]any // C identifier -> owner
+	ids   map[any]string
+}
+
+func newNamer() *namer { return &namer{taken: map[string]any{}, ids: map[any]string{}} }
+
+// get returns owner's identifier, made from original, the same each time.
+func (n *namer) get(owner any, original string) string {
+	if id, ok := n.ids[owner]; ok {
+		return id
+	}
+	base := CName(original)
+	id := base
+	for i := 2; ; i++ {
+		if _, ok := n.taken[id]; !ok {
+			break
+		}
+		id = base + "_" + strconv.Itoa(i)
+	}
+	n.taken[id] = owner
+	n.ids[owner] = id
+	return id
+}
+
+// unique returns a fresh identifier made from original each time it is
+// called (member names, padding).
+func (n *namer) unique(original string) string {
+	return n.get(new(int), original)
+}
+
+// fieldName makes a member name C-legal: Rust's r#type and names that are
+// C keywords get the same mapping as types.
+func fieldName(name string) string {
+	return CName(strings.TrimPrefix(name, "r#"))
+}
