@@ -30,6 +30,7 @@ type File struct {
 	DebugLink string
 
 	closer io.Closer
+	r      io.ReaderAt
 }
 
 // Open opens path as ELF. Errors name the file and say what is wrong in one
@@ -68,7 +69,7 @@ func NewFile(r io.ReaderAt, name string) (ef *File, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt ELF file: %v", name, err)
 	}
-	ef = &File{File: f, Path: name}
+	ef = &File{File: f, Path: name, r: r}
 	ef.BuildID = readBuildID(f)
 	ef.DebugLink = readDebugLink(f)
 	return ef, nil
@@ -191,6 +192,23 @@ func (f *File) FileOffset(vaddr uint64) (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%s: address %#x is in no loadable segment", f.Path, vaddr)
+}
+
+// Code returns the n bytes of the file's image at virtual address vaddr
+// (instructions to decode), read through FileOffset.
+func (f *File) Code(vaddr, n uint64) ([]byte, error) {
+	off, err := f.FileOffset(vaddr)
+	if err != nil {
+		return nil, err
+	}
+	if n > 1<<26 {
+		return nil, fmt.Errorf("%s: %d bytes of code at %#x: too many", f.Path, n, vaddr)
+	}
+	b := make([]byte, n)
+	if _, err := f.r.ReadAt(b, int64(off)); err != nil {
+		return nil, fmt.Errorf("%s: reading %d bytes at %#x: %v", f.Path, n, vaddr, err)
+	}
+	return b, nil
 }
 
 func readBuildID(f *elf.File) string {

@@ -1,0 +1,216 @@
+// Package probe turns probe definitions into sites: the addresses where a
+// uprobe must go so that a definition fires once per call (the out-of-line
+// copy, every inline expansion, every full compiler clone; every RET for a
+// return probe) and, at each, the fetch programs that read its arguments
+// from registers and memory. The portable Spec it produces is what the
+// generators (bpftrace, perf probe) and the tracer consume.
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrBadDef is wrapped by errors about a probe definition's syntax.
+var ErrBadDef = errors.New("bad probe definition")
+
+// Def is a parsed probe definition:
+//
+//	PROBE := FUNC[%return] | FUNC:LINE | FILE:LINE | FUNC+OFFSET
+//	ARG   := [NAME=]EXPR[:TYPE]
+//	EXPR  := param | local | $params | $retval | %REG, then ->field, .field, [N]
+type Def struct {
+	Text   string
+	Func   string
+	File   string // FILE:LINE
+	Line   int
+	Offset uint64 // FUNC+OFFSET
+	Return bool
+	Args   []Arg
+}
+
+// Arg is one argument to fetch.
+type Arg struct {
+	Name string // NAME=, or the expression's text
+	Expr string
+	Base string // a variable name, $params, $retval or %REG
+	Path []Step
+	Type string // u8..u64, s8..s64, x8..x64, f32, f64, string, bytes; "" lets the model decide
+}
+
+// StepKind is a part of an access path.
+type StepKind uint8
+
+const (
+	Field StepKind = iota // .field
+	Deref                 // ->field
+	Index                 // [N]
+)
+
+// Step is one access: a field through a value or a pointer, or an index.
+type Step struct {
+	Kind  StepKind
+	Name  string
+	Index int64
+}
+
+// ArgTypes are the fetch types a definition may name.
+var ArgTypes = map[string]bool{"u8": true, "u16": true, "u32": true, "u64": true, "s8": true, "s16": true, "s32": true,
+	"s64": true, "x8": true, "x16": true, "x32": true, "x64": true, "f32": true, "f64": true, "string": true, "bytes": true}
+
+// Parse reads one definition: the probe point and its arguments, separated
+// by spaces ('prometheus.(*counter).Add%return c->valInt v=c->valBits:f64').
+// Go names with spaces, parentheses and brackets need no quoting beyond the
+// shell's.
+func Parse(text string) (*Def, error) {
+	fields := strings.Fields(text)
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("%w: empty", ErrBadDef)
+	}
+	d := &Def{Text: strings.Join(fields, " ")}
+	point := fields[0]
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w %q: %s", ErrBadDef, d.Text, fmt.Sprintf(format, a...))
+	}
+	if p, ok := strings.CutSuffix(point, "%return"); ok {
+		d.Return, point = true, p
+	}
+	if i := lineColon(point); i >= 0 {
+		n, err := strconv.Atoi(point[i+1:])
+		if err != nil || n <= 0 {
+			return nil, bad("%q is not a line number (FUNC:LINE or FILE:LINE)", point[i+1:])
+		}
+		d.Line = n
+		if where := point[:i]; isSourceFile(where) {
+			d.File = where
+		} else {
+			d.Func = where
+		}
+		if d.Return {
+			return nil, bad("%%return applies to a function, not a line")
+		}
+	} else {
+		d.Func = point
+		if i := strings.LastIndexByte(point, '+'); i > 0 && !strings.ContainsAny(point[i:], ")]>") {
+			off, err := strconv.ParseUint(point[i+1:], 0, 64)
+			if err != nil {
+				return nil, bad("%q is not an offset (FUNC+OFFSET)", point[i+1:])
+			}
+			d.Func, d.Offset = point[:i], off
+		}
+	}
+	if d.Func == "" && d.File == "" {
+		return nil, bad("no function")
+	}
+	for _, f := range fields[1:] {
+		a, err := parseArg(f)
+		if err != nil {
+			return nil, bad("argument %q: %v", f, err)
+		}
+		d.Args = append(d.Args, a)
+	}
+	return d, nil
+}
+
+func parseArg(s string) (Arg, error) {
+	a := Arg{}
+	if i := strings.IndexByte(s, '='); i > 0 && isIdent(s[:i]) {
+		a.Name, s = s[:i], s[i+1:]
+	}
+	if i := strings.LastIndexByte(s, ':'); i > 0 {
+		if t := s[i+1:]; ArgTypes[t] {
+			a.Type, s = t, s[:i]
+		} else {
+			return a, fmt.Errorf("unknown type %q (u8..u64, s8..s64, x8..x64, f32, f64, string, bytes)", t)
+		}
+	}
+	a.Expr = s
+	if a.Name == "" {
+		a.Name = s
+	}
+	// The base: up to the first '.', '-' of '->', or '['.
+	end := len(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' || s[i] == '[' || (s[i] == '-' && i+1 < len(s) && s[i+1] == '>') {
+			end = i
+			break
+		}
+	}
+	a.Base = s[:end]
+	if a.Base == "" {
+		return a, errors.New("no variable before the access path")
+	}
+	rest := s[end:]
+	for rest != "" {
+		switch {
+		case strings.HasPrefix(rest, "->"), rest[0] == '.':
+			kind, skip := Field, 1
+			if rest[0] == '-' {
+				kind, skip = Deref, 2
+			}
+			rest = rest[skip:]
+			n := 0
+			for n < len(rest) && (isIdentByte(rest[n])) {
+				n++
+			}
+			if n == 0 {
+				return a, errors.New("a field name must follow . or ->")
+			}
+			a.Path = append(a.Path, Step{Kind: kind, Name: rest[:n]})
+			rest = rest[n:]
+		case rest[0] == '[':
+			j := strings.IndexByte(rest, ']')
+			if j < 0 {
+				return a, errors.New("unclosed [")
+			}
+			n, err := strconv.ParseInt(rest[1:j], 0, 64)
+			if err != nil || n < 0 {
+				return a, fmt.Errorf("index %q is not a number", rest[1:j])
+			}
+			a.Path = append(a.Path, Step{Kind: Index, Index: n})
+			rest = rest[j+1:]
+		default:
+			return a, fmt.Errorf("unexpected %q", rest)
+		}
+	}
+	return a, nil
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func isIdent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isIdentByte(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// lineColon is the index of the ':' before a line number: the last colon
+// that is not half of Rust's or C++'s "::", or -1.
+func lineColon(p string) int {
+	for i := len(p) - 1; i > 0; i-- {
+		if p[i] != ':' {
+			continue
+		}
+		if p[i-1] == ':' || i+1 < len(p) && p[i+1] == ':' {
+			return -1
+		}
+		return i
+	}
+	return -1
+}
+
+func isSourceFile(s string) bool {
+	for _, ext := range []string{".go", ".c", ".h", ".cc", ".cpp", ".rs", ".zig"} {
+		if strings.HasSuffix(s, ext) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,353 @@
+package probe
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/binscope/binscope/types"
+)
+
+// place is where the value reached so far lives: in register pieces (at
+// byte off within them) or in memory at the address addr computes, plus off.
+type place struct {
+	regs  []types.Piece
+	mem   bool
+	addr  Chain
+	off   int64
+	t     types.Type
+	fault string
+}
+
+// fetch builds the program that reads a at a site whose variables are vars.
+func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) Fetch {
+	f := Fetch{Name: a.Name}
+	var pl place
+	switch {
+	case strings.HasPrefix(a.Base, "$retval"):
+		if kind != SiteReturn {
+			f.Unavailable = "$retval exists only at %return"
+			return f
+		}
+		loc, t, why := r.retval(fn)
+		var i int
+		if _, err := fmt.Sscanf(a.Base, "$retval#%d", &i); err == nil {
+			loc, t, why = r.goResult(fn, i)
+		}
+		if why != "" {
+			f.Unavailable = why
+			return f
+		}
+		pl = fromLoc(loc, t, r)
+	case strings.HasPrefix(a.Base, "%"):
+		reg := strings.ToUpper(a.Base[1:])
+		if _, ok := r.arch.RegNumber(reg); !ok || r.arch.RegName(mustNum(r, reg)).Vector {
+			f.Unavailable = fmt.Sprintf("%s is not a general register of %s", a.Base, r.arch.Name)
+			return f
+		}
+		pl = place{regs: []types.Piece{{Kind: types.LocReg, Reg: reg, Size: 8}}, t: &types.Base{Name: "u64", ByteSize: 8}}
+	default:
+		var v *types.Var
+		for i := range vars {
+			if vars[i].Name == a.Base {
+				v = &vars[i] // the innermost scope's comes last
+			}
+		}
+		if v == nil {
+			f.Unavailable = fmt.Sprintf("%s is not available here", a.Base)
+			return f
+		}
+		if kind == SiteReturn {
+			f.Unavailable = "parameters are not kept until %return in a spec; read them at entry"
+			return f
+		}
+		pl = fromLoc(v.Loc, v.Type, r)
+	}
+	for _, st := range a.Path {
+		if pl.fault != "" {
+			break
+		}
+		pl = r.step(pl, st)
+	}
+	if pl.fault != "" {
+		f.Unavailable = pl.fault
+		return f
+	}
+	return r.finish(f, pl, a.Type)
+}
+
+func mustNum(r *Resolver, reg string) int {
+	n, _ := r.arch.RegNumber(reg)
+	return n
+}
+
+// fromLoc starts a walk at a variable's location.
+func fromLoc(l types.Loc, t types.Type, r *Resolver) place {
+	pl := place{t: t}
+	switch {
+	case len(l.Pieces) == 0:
+		pl.fault = "optimized out here"
+	case l.Pieces[0].Kind == types.LocReg:
+		for _, p := range l.Pieces {
+			if p.Kind != types.LocReg {
+				pl.fault = "split between registers and memory (" + l.String() + ")"
+				return pl
+			}
+		}
+		pl.regs = l.Pieces
+	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocMem:
+		pl.mem, pl.addr, pl.off = true, Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
+	default:
+		pl.fault = "at " + l.String() + ", which a uprobe cannot read here"
+	}
+	return pl
+}
+
+// step follows one access of the path.
+func (r *Resolver) step(pl place, st Step) place {
+	t := types.Resolve(pl.t)
+	if st.Kind == Deref {
+		ptr, ok := t.(*types.Pointer)
+		if !ok {
+			pl.fault = fmt.Sprintf("->%s: %s is not a pointer", st.Name, types.TypeString(pl.t))
+			return pl
+		}
+		pl = r.load(pl)
+		if pl.fault != "" {
+			return pl
+		}
+		pl.t = ptr.Target
+		t = types.Resolve(ptr.Target)
+	}
+	switch st.Kind {
+	case Field, Deref:
+		s, ok := t.(*types.Struct)
+		if !ok {
+			pl.fault = fmt.Sprintf(".%s: %s is not a struct", st.Name, types.TypeString(pl.t))
+			return pl
+		}
+		m := member(s, st.Name)
+		if m == nil {
+			var names []string
+			for _, mm := range s.Members {
+				names = append(names, mm.Name)
+			}
+			pl.fault = fmt.Sprintf("%s has no field %s (fields: %s)", s.Name, st.Name, strings.Join(names, ", "))
+			return pl
+		}
+		if m.BitSize > 0 {
+			pl.fault = fmt.Sprintf("%s is a bitfield", st.Name)
+			return pl
+		}
+		pl.off += m.ByteOffset()
+		pl.t = m.Type
+	case Index:
+		switch v := t.(type) {
+		case *types.Array:
+			es, _ := types.Sizeof(v.Elem)
+			if v.Count >= 0 && st.Index >= v.Count {
+				pl.fault = fmt.Sprintf("[%d]: the array has %d elements", st.Index, v.Count)
+				return pl
+			}
+			pl.off += st.Index * es
+			pl.t = v.Elem
+		case *types.Pointer:
+			pl = r.load(pl)
+			es, _ := types.Sizeof(v.Target)
+			pl.off += st.Index * es
+			pl.t = v.Target
+		default:
+			pl.fault = fmt.Sprintf("[%d]: %s is neither an array nor a pointer", st.Index, types.TypeString(pl.t))
+		}
+	}
+	return pl
+}
+
+// member finds a field by name, through Go embedded fields.
+func member(s *types.Struct, name string) *types.Member {
+	for i := range s.Members {
+		if s.Members[i].Name == name {
+			return &s.Members[i]
+		}
+	}
+	return nil
+}
+
+// load reads the pointer the place holds: what follows is in memory at it.
+func (r *Resolver) load(pl place) place {
+	if pl.mem {
+		pl.addr = Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+		pl.off = 0
+		return pl
+	}
+	reg, ok := pieceAt(pl.regs, pl.off, 8)
+	if !ok {
+		pl.fault = "the pointer is not in one register"
+		return pl
+	}
+	return place{mem: true, addr: Chain{Reg: reg.Reg}, t: pl.t}
+}
+
+// pieceAt is the register piece that holds exactly bytes [off, off+n).
+func pieceAt(ps []types.Piece, off, n int64) (types.Piece, bool) {
+	var at int64
+	for _, p := range ps {
+		size := p.Size
+		if size == 0 {
+			size = 8
+		}
+		if at == off && (size == n || len(ps) == 1 && n <= size) {
+			return p, !p.Vector
+		}
+		at += size
+	}
+	return types.Piece{}, false
+}
+
+// finish reads the value the place holds as typ (or the type the model
+// gives it).
+func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
+	t := types.Resolve(pl.t)
+	if typ == "" {
+		typ = defaultType(t)
+	}
+	if typ == "" {
+		f.Unavailable = fmt.Sprintf("%s is a %s: name a field, or give a type (:u64, :bytes)", types.TypeString(pl.t), kindOf(t))
+		return f
+	}
+	f.Type = typ
+	read := func(off, n int64) (Chain, string) {
+		if pl.mem {
+			return Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off+off)}, ""
+		}
+		p, ok := pieceAt(pl.regs, pl.off+off, n)
+		if !ok {
+			for _, q := range pl.regs {
+				if q.Vector {
+					return Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read (read a field that holds it at %%return, or a line where it is in memory)", q.Reg)
+				}
+			}
+			return Chain{}, "not in one general register"
+		}
+		return Chain{Reg: p.Reg}, ""
+	}
+	switch typ {
+	case "string":
+		ptr, why := read(0, 8)
+		n, why2 := read(8, 8)
+		if why != "" || why2 != "" {
+			f.Unavailable = why + why2
+			return f
+		}
+		f.Size, f.Chains = 8, []Chain{ptr, n}
+	default:
+		size := typeSize(typ)
+		if typ == "bytes" || typ == "cstring" {
+			size = 8
+		}
+		c, why := read(0, size)
+		if why != "" {
+			f.Unavailable = why
+			return f
+		}
+		f.Size, f.Chains = size, []Chain{c}
+		if typ == "bytes" {
+			f.Size, _ = types.Sizeof(pl.t)
+		}
+	}
+	return f
+}
+
+func typeSize(typ string) int64 {
+	switch strings.TrimLeft(typ, "usxf") {
+	case "8":
+		return 1
+	case "16":
+		return 2
+	case "32":
+		return 4
+	}
+	return 8
+}
+
+// defaultType is how a value of t prints when the definition gives no
+// type: numbers as numbers, text as text, pointers in hex.
+func defaultType(t types.Type) string {
+	switch v := t.(type) {
+	case *types.Base:
+		w := fmt.Sprint(v.ByteSize * 8)
+		switch v.Encoding {
+		case types.Float:
+			return "f" + w
+		case types.Signed, types.Char:
+			return "s" + w
+		case types.Complex:
+			return ""
+		}
+		return "u" + w
+	case *types.Enum:
+		if v.Signed {
+			return fmt.Sprintf("s%d", v.ByteSize*8)
+		}
+		return fmt.Sprintf("u%d", v.ByteSize*8)
+	case *types.Pointer:
+		if b, ok := types.Resolve(v.Target).(*types.Base); ok && b.ByteSize == 1 && (b.Encoding == types.Char || b.Encoding == types.UnsignedChar) && v.Name == "" {
+			return "cstring" // C's char *; Go's *uint8 and Rust's *const u8 are pointers
+		}
+		return "x64"
+	case *types.Struct:
+		if isText(v) {
+			return "string"
+		}
+	}
+	return ""
+}
+
+// isText reports the (pointer, length) structs that hold text: Go's
+// string, Rust's &str, Zig's []const u8.
+func isText(s *types.Struct) bool {
+	switch {
+	case s.GoKind == types.GoString:
+		return true
+	case s.Name == "&str" || s.Name == "[]const u8" || s.Name == "[]u8":
+		return len(s.Members) == 2
+	}
+	return false
+}
+
+func kindOf(t types.Type) string {
+	switch v := t.(type) {
+	case *types.Struct:
+		return v.Kind.String()
+	case *types.Array:
+		return "array"
+	}
+	return "value"
+}
+
+// retval is where fn's result is at a RET: RAX for a C, Rust or Zig integer
+// or pointer, the Go register ABI's result registers for Go.
+func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
+	if fn.Lang == types.LangGo {
+		var res []types.Param
+		for _, p := range fn.Params {
+			if p.Result {
+				res = append(res, p)
+			}
+		}
+		if len(res) == 0 {
+			return types.Loc{}, nil, fn.Name + " returns nothing"
+		}
+		return goResults(res, r)
+	}
+	if fn.Return == nil {
+		return types.Loc{}, nil, fn.Name + " returns nothing"
+	}
+	size, _ := types.Sizeof(fn.Return)
+	if b, ok := types.Resolve(fn.Return).(*types.Base); ok && b.Encoding == types.Float {
+		return types.Loc{}, nil, "a floating-point result is in XMM0, which a uprobe cannot read"
+	}
+	if size > 8 {
+		return types.Loc{}, nil, "a result larger than 8 bytes is returned in memory or in two registers"
+	}
+	return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: "RAX", Size: size}}}, fn.Return, ""
+}

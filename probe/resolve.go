@@ -1,0 +1,335 @@
+package probe
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/types"
+)
+
+// Resolver resolves definitions against one binary's DWARF.
+type Resolver struct {
+	f     *dwarf.File
+	fns   []*types.Func
+	arch  *arch.Arch
+	names map[string][]*types.Func
+}
+
+// NewResolver reads the functions of f with their parameters.
+func NewResolver(f *dwarf.File) (*Resolver, error) {
+	a, err := arch.ForMachine(f.ELF.Machine)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	fns, err := f.Functions(&dwarf.FuncOptions{Params: true})
+	if err != nil {
+		return nil, err
+	}
+	r := &Resolver{f: f, fns: fns, arch: a, names: map[string][]*types.Func{}}
+	for _, fn := range fns {
+		r.names[fn.Name] = append(r.names[fn.Name], fn)
+		if fn.Linkage != "" && fn.Linkage != fn.Name {
+			r.names[fn.Linkage] = append(r.names[fn.Linkage], fn)
+		}
+	}
+	return r, nil
+}
+
+// Spec resolves every definition.
+func (r *Resolver) Spec(defs []*Def) (*Spec, error) {
+	s := &Spec{Version: SpecVersion, Binary: r.f.Path, BuildID: r.f.ELF.BuildID, Arch: r.arch.Name}
+	for _, d := range defs {
+		p, err := r.Resolve(d)
+		if err != nil {
+			return nil, err
+		}
+		s.Probes = append(s.Probes, *p)
+	}
+	return s, nil
+}
+
+// lookup finds the function a definition names, or says which names are
+// closest.
+func (r *Resolver) lookup(name string) (*types.Func, error) {
+	if fs := r.names[name]; len(fs) > 0 {
+		return fs[0], nil
+	}
+	spec := &types.Spec{}
+	for n := range r.names {
+		spec.Add(&types.Base{Name: n})
+	}
+	near := spec.Closest(name, 3)
+	if len(near) > 0 {
+		return nil, fmt.Errorf("%s: %w: no function %s (closest: %s)", r.f.Path, types.ErrNotFound, name, strings.Join(near, ", "))
+	}
+	return nil, fmt.Errorf("%s: %w: no function %s", r.f.Path, types.ErrNotFound, name)
+}
+
+// Resolve finds every site of d and the fetch programs of its arguments.
+func (r *Resolver) Resolve(d *Def) (*Probe, error) {
+	if d.File != "" {
+		return nil, fmt.Errorf("%s: FILE:LINE probes are not supported yet: name the function (FUNC:LINE)", d.Text)
+	}
+	fn, err := r.lookup(d.Func)
+	if err != nil {
+		return nil, err
+	}
+	args, err := r.expand(d, fn)
+	if err != nil {
+		return nil, err
+	}
+	p := &Probe{Def: d.Text, Function: fn.Name, Lang: fn.Lang.String()}
+	add := func(kind, where string, addr uint64, vars []types.Var) error {
+		off, err := r.f.ELF.FileOffset(addr)
+		if err != nil {
+			return err
+		}
+		site := Site{Kind: kind, Function: where, Addr: addr, FileOffset: off}
+		for _, a := range args {
+			site.Args = append(site.Args, r.fetch(fn, a, vars, kind))
+		}
+		p.Sites = append(p.Sites, site)
+		return nil
+	}
+	switch {
+	case d.Return:
+		if fn.LowPC == 0 {
+			return nil, fmt.Errorf("%s: %s has no out-of-line copy to return from (it exists only inlined)", d.Text, fn.Name)
+		}
+		rets, err := r.returns(fn)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range rets {
+			if err := add(SiteReturn, fn.Name, a, nil); err != nil {
+				return nil, err
+			}
+		}
+	case d.Line > 0:
+		addr, err := r.lineAddr(fn, d.Line)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", d.Text, err)
+		}
+		vars, err := r.f.VarsAt(addr)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(SiteLine, fn.Name, addr, vars); err != nil {
+			return nil, err
+		}
+	case d.Offset > 0:
+		if fn.LowPC == 0 || d.Offset >= fn.Size {
+			return nil, fmt.Errorf("%s: offset %#x is outside %s (%d bytes)", d.Text, d.Offset, fn.Name, fn.Size)
+		}
+		if ok, err := r.boundary(fn, fn.LowPC+d.Offset); err != nil || !ok {
+			return nil, fmt.Errorf("%s: %s+%#x is not an instruction boundary", d.Text, fn.Name, d.Offset)
+		}
+		vars, err := r.f.VarsAt(fn.LowPC + d.Offset)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(SiteOffset, fn.Name, fn.LowPC+d.Offset, vars); err != nil {
+			return nil, err
+		}
+	default:
+		if fn.LowPC != 0 {
+			addr := fn.LowPC
+			for _, pa := range fn.Params {
+				if pa.PC > addr && used(d, pa.Name) {
+					addr = pa.PC // a frame slot filled by the prologue
+				}
+			}
+			if err := add(SiteEntry, fn.Name, addr, paramVars(fn, addr)); err != nil {
+				return nil, err
+			}
+		}
+		for _, in := range fn.Inlined {
+			vars, err := r.f.VarsAt(in.EntryPC)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(SiteInline, in.Caller, in.EntryPC, inlineParams(fn, vars)); err != nil {
+				return nil, err
+			}
+		}
+		for _, c := range fn.Clones {
+			if c.Kind == "part" || c.Kind == "cold" {
+				continue // a continuation of a call, not a call
+			}
+			vars, err := r.f.VarsAt(c.Address)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(SiteClone, c.Symbol, c.Address, vars); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(p.Sites) == 0 {
+		return nil, fmt.Errorf("%s: %s has no code to probe (no out-of-line copy, inline site or clone)", d.Text, fn.Name)
+	}
+	sort.SliceStable(p.Sites, func(i, j int) bool { return p.Sites[i].Addr < p.Sites[j].Addr })
+	return p, nil
+}
+
+func used(d *Def, name string) bool {
+	for _, a := range d.Args {
+		if a.Base == name || a.Base == "$params" {
+			return true
+		}
+	}
+	return false
+}
+
+// paramVars are fn's parameters as variables at its entry site.
+func paramVars(fn *types.Func, addr uint64) []types.Var {
+	var vs []types.Var
+	for _, p := range fn.Params {
+		if p.Result {
+			continue
+		}
+		v := types.Var{Name: p.Name, Type: p.Type, Param: true, Loc: p.Loc}
+		if p.PC > addr {
+			v.Loc = types.Loc{} // not there yet
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// inlineParams keeps the parameters of fn's expansion among the variables
+// at an inline site (which also holds its caller's, and those of any
+// expansion nested at the same address).
+func inlineParams(fn *types.Func, vars []types.Var) []types.Var {
+	var out []types.Var
+	for _, v := range vars {
+		if v.Param && v.Inline != "" && (v.Inline == fn.Name || strings.HasSuffix(fn.Name, "::"+v.Inline) || strings.HasSuffix(fn.Name, "."+v.Inline)) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// lineAddr is the first address of line in fn's own code, or of the first
+// expansion called from it.
+func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
+	rows, err := r.f.Lines(fn)
+	if err != nil {
+		return 0, err
+	}
+	_, lines := funcs.SourceLines(fn, rows, funcs.InlinedInto(r.fns, fn.Name))
+	var have []string
+	for _, l := range lines {
+		addrs := append([]uint64{}, l.Addrs...)
+		for _, in := range l.Inlines {
+			addrs = append(addrs, in.Site.EntryPC)
+		}
+		if len(addrs) == 0 {
+			continue
+		}
+		have = append(have, fmt.Sprint(l.Line))
+		if l.Line == line {
+			sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
+			return addrs[0], nil
+		}
+	}
+	return 0, fmt.Errorf("line %d has no code in %s (lines with code: %s)", line, fn.Name, strings.Join(have, " "))
+}
+
+// insns decodes fn's out-of-line code.
+func (r *Resolver) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst)) error {
+	if r.arch.Name != "x86_64" {
+		return fmt.Errorf("%s: %w: instruction decoding is x86-64 only", r.f.Path, arch.ErrUnsupportedArch)
+	}
+	code, err := r.f.ELF.Code(fn.LowPC, fn.Size)
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(code); {
+		in, err := x86asm.Decode(code[off:], 64)
+		if err != nil {
+			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.f.Path, fn.Name, off, err)
+		}
+		each(fn.LowPC+uint64(off), in)
+		off += in.Len
+	}
+	return nil
+}
+
+// returns are the addresses of fn's RET instructions: a return probe on
+// each is safe where a uretprobe is not (Go moves stacks, and a uretprobe's
+// rewritten return address breaks that).
+func (r *Resolver) returns(fn *types.Func) ([]uint64, error) {
+	var out []uint64
+	err := r.insns(fn, func(a uint64, in x86asm.Inst) {
+		if in.Op == x86asm.RET {
+			out = append(out, a)
+		}
+	})
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("%s: %s has no RET instruction (it never returns, or ends in a tail call)", r.f.Path, fn.Name)
+	}
+	return out, err
+}
+
+// boundary reports whether addr starts an instruction of fn.
+func (r *Resolver) boundary(fn *types.Func, addr uint64) (bool, error) {
+	ok := false
+	err := r.insns(fn, func(a uint64, _ x86asm.Inst) { ok = ok || a == addr })
+	return ok, err
+}
+
+// expand turns $params into one argument per parameter and Go's $retval
+// into one per result, and checks that every variable an entry, inline,
+// clone or return probe names is a parameter.
+func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
+	var out []Arg
+	var params, results []types.Param
+	for _, p := range fn.Params {
+		if p.Result {
+			results = append(results, p)
+		} else {
+			params = append(params, p)
+		}
+	}
+	for _, a := range d.Args {
+		switch {
+		case a.Base == "$params":
+			for _, p := range params {
+				out = append(out, Arg{Name: p.Name, Expr: p.Name, Base: p.Name, Path: a.Path, Type: a.Type})
+			}
+		case a.Base == "$retval" && fn.Lang == types.LangGo && len(results) > 1 && len(a.Path) == 0:
+			for i, p := range results {
+				name := p.Name
+				if name == "" || name[0] == '~' {
+					name = fmt.Sprintf("r%d", i)
+				}
+				out = append(out, Arg{Name: name, Expr: a.Expr, Base: fmt.Sprintf("$retval#%d", i), Type: a.Type})
+			}
+		case strings.HasPrefix(a.Base, "$") && a.Base != "$retval":
+			return nil, fmt.Errorf("%s: unknown %s (use $params, $retval, a parameter, a variable or %%REG)", d.Text, a.Base)
+		case strings.HasPrefix(a.Base, "$") || strings.HasPrefix(a.Base, "%"):
+			out = append(out, a)
+		default:
+			if d.Line == 0 && d.Offset == 0 {
+				found := false
+				var names []string
+				for _, p := range params {
+					found = found || p.Name == a.Base
+					names = append(names, p.Name)
+				}
+				if !found {
+					return nil, fmt.Errorf("%s: %s has no parameter %s (parameters: %s)", d.Text, fn.Name, a.Base, strings.Join(names, ", "))
+				}
+			}
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

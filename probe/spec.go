@@ -1,0 +1,95 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// SpecVersion is the format version of Spec files.
+const SpecVersion = 1
+
+// Spec is a portable probe spec: made where debug info exists, used where
+// it does not (a stripped production copy with the same build-id).
+// Addresses are virtual addresses of the binary as linked; FileOffset is
+// what a uprobe attaches at.
+type Spec struct {
+	Version int     `json:"version"`
+	Binary  string  `json:"binary"`
+	BuildID string  `json:"build_id"`
+	Arch    string  `json:"arch"`
+	Probes  []Probe `json:"probes"`
+}
+
+// Probe is one definition resolved: every site where it fires.
+type Probe struct {
+	Def      string `json:"def"`
+	Function string `json:"function"`
+	Lang     string `json:"lang"`
+	Sites    []Site `json:"sites"`
+}
+
+// Site kinds.
+const (
+	SiteEntry  = "entry"  // the out-of-line copy's entry (after the prologue for unoptimised code)
+	SiteReturn = "return" // a RET instruction of the out-of-line copy
+	SiteInline = "inline" // an inline expansion's entry
+	SiteClone  = "clone"  // a full compiler clone's entry (.isra, .constprop)
+	SiteLine   = "line"   // the first address of a source line
+	SiteOffset = "offset" // FUNC+OFFSET
+)
+
+// Site is one address to attach at, with how to read each argument there.
+type Site struct {
+	Kind       string  `json:"kind"`
+	Function   string  `json:"function"` // the function whose code holds the site
+	Addr       uint64  `json:"addr"`
+	FileOffset uint64  `json:"file_offset"`
+	Args       []Fetch `json:"args"`
+}
+
+// Fetch reads one argument. Type is u8..u64, s8..s64, x8..x64, f32, f64
+// (bits), "string" (a pointer and a length: Go strings, Rust &str, Zig
+// slices), "cstring" (a NUL-terminated char *) or "bytes". Chains hold one
+// program per part: the value; for "string" the pointer, then the length.
+// Unavailable, when set, says why the value cannot be read at this site.
+type Fetch struct {
+	Name        string  `json:"name"`
+	Type        string  `json:"type"`
+	Size        int64   `json:"size"`
+	Chains      []Chain `json:"chains,omitempty"`
+	Unavailable string  `json:"unavailable,omitempty"`
+}
+
+// Chain is a fetch program: start with register Reg's value; then for each
+// offset d of Derefs, read at (value + d): 8 bytes (a pointer) for all but
+// the last, Size bytes for the last. Without Derefs the value is the
+// register's low Size bytes.
+//
+// Worked example: c->desc->fqName's length, with c in RAX, desc at +24 in
+// the counter and fqName at +0 in the Desc, is {Reg: RAX, Derefs: [24, 8]}.
+type Chain struct {
+	Reg    string  `json:"reg"`
+	Derefs []int64 `json:"derefs,omitempty"`
+}
+
+// WriteSpec writes s as indented JSON.
+func WriteSpec(w io.Writer, s *Spec) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(s)
+}
+
+// ReadSpec reads a spec written by WriteSpec; it refuses other versions.
+func ReadSpec(r io.Reader, name string) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: not a probe spec: %v", name, err)
+	}
+	if s.Version != SpecVersion {
+		return nil, fmt.Errorf("%s: probe spec version %d; this goprobe reads version %d", name, s.Version, SpecVersion)
+	}
+	return &s, nil
+}

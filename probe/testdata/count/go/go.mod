@@ -1,0 +1,3 @@
+module example.com/count
+
+go 1.26
