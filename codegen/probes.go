@@ -19,6 +19,9 @@ func bpftraceReg(r string) string {
 
 // bpftraceChain spells a fetch program as a bpftrace expression.
 func bpftraceChain(c probe.Chain, size int64, signed bool) string {
+	if c.Const != nil {
+		return fmt.Sprint(*c.Const)
+	}
 	e := fmt.Sprintf("reg(\"%s\")", bpftraceReg(c.Reg))
 	t := fmt.Sprintf("uint%d", size*8)
 	if signed {
@@ -193,6 +196,9 @@ func WritePerf(w io.Writer, s *probe.Spec) error {
 
 // perfChain spells a fetch program in perf probe's syntax.
 func perfChain(c probe.Chain) string {
+	if c.Const != nil {
+		return fmt.Sprintf("\\%d", *c.Const) // perf's immediate
+	}
 	e := "%" + bpftraceReg(c.Reg)
 	for _, d := range c.Derefs {
 		e = fmt.Sprintf("%+d(%s)", d, e)

@@ -169,14 +169,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 			if rs, err := f.Data.Ranges(e); err == nil {
 				site.Ranges = rs
 			}
-			switch v := e.Val(dwarf.AttrEntrypc).(type) {
-			case uint64:
-				site.EntryPC = v
-			case int64: // DWARF 5: an offset from the lowest address
-				if len(site.Ranges) > 0 {
-					site.EntryPC = site.Ranges[0][0] + uint64(v)
-				}
-			}
+			site.EntryPC = f.entryPCOf(e)
 			if site.EntryPC == 0 && len(site.Ranges) > 0 {
 				site.EntryPC = site.Ranges[0][0]
 			}

@@ -198,6 +198,11 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 		switch e.Tag {
 		case dwarf.TagSubprogram, dwarf.TagLexDwarfBlock, dwarf.TagInlinedSubroutine:
 			enter = covers(e)
+			if !enter && e.Tag == dwarf.TagInlinedSubroutine {
+				// An expansion's entry may lie outside its ranges (GCC
+				// gives some an empty first range).
+				enter = f.entryPCOf(e) == pc
+			}
 			if enter && e.Tag == dwarf.TagSubprogram {
 				if fb, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !fb.list {
 					frameBase = fb.expr
@@ -246,4 +251,18 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 		}
 	}
 	return vars, nil
+}
+
+// entryPC is an inlined_subroutine's DW_AT_entry_pc (an address, or a
+// DWARF 5 offset from its lowest address), or 0.
+func (f *File) entryPCOf(e *dwarf.Entry) uint64 {
+	switch v := e.Val(dwarf.AttrEntrypc).(type) {
+	case uint64:
+		return v
+	case int64:
+		if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 {
+			return rs[0][0] + uint64(v)
+		}
+	}
+	return 0
 }

@@ -10,6 +10,7 @@ import (
 // place is where the value reached so far lives: in register pieces (at
 // byte off within them) or in memory at the address addr computes, plus off.
 type place struct {
+	konst *int64 // a constant (DW_OP_const + stack_value)
 	regs  []types.Piece
 	mem   bool
 	addr  Chain
@@ -63,6 +64,9 @@ func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) F
 		pl = fromLoc(v.Loc, v.Type, r)
 	}
 	for _, st := range a.Path {
+		if pl.konst != nil {
+			pl.fault = "the compiler made it a constant here; it has no fields"
+		}
 		if pl.fault != "" {
 			break
 		}
@@ -94,6 +98,9 @@ func fromLoc(l types.Loc, t types.Type, r *Resolver) place {
 			}
 		}
 		pl.regs = l.Pieces
+	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocConst:
+		v := l.Pieces[0].Offset
+		pl.konst = &v
 	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocMem:
 		pl.mem, pl.addr, pl.off = true, Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
 	default:
@@ -216,6 +223,12 @@ func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
 	}
 	f.Type = typ
 	read := func(off, n int64) (Chain, string) {
+		if pl.konst != nil {
+			if off != 0 {
+				return Chain{}, "a constant has no fields"
+			}
+			return Chain{Const: pl.konst}, ""
+		}
 		if pl.mem {
 			return Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off+off)}, ""
 		}

@@ -68,9 +68,13 @@ type Fetch struct {
 //
 // Worked example: c->desc->fqName's length, with c in RAX, desc at +24 in
 // the counter and fqName at +0 in the Desc, is {Reg: RAX, Derefs: [24, 8]}.
+//
+// A value the compiler turned into a constant at this site has no Reg and
+// its value in Const.
 type Chain struct {
-	Reg    string  `json:"reg"`
+	Reg    string  `json:"reg,omitempty"`
 	Derefs []int64 `json:"derefs,omitempty"`
+	Const  *int64  `json:"const,omitempty"`
 }
 
 // WriteSpec writes s as indented JSON.

@@ -26,9 +26,20 @@ static char *maybe_alloc(int i, size_t n)
 	return p;
 }
 
-__attribute__((noinline)) int first(int i) { return maybe_alloc(i, 16)[0]; }
-__attribute__((noinline)) int second(int i) { return maybe_alloc(i + 1, 32)[1]; }
-__attribute__((noinline)) int third(int i) { return maybe_alloc(i + 2, 64)[2]; }
+// The callers note each call's arguments; main prints them at the end.
+static int logged[256][2], nlogged;
+__attribute__((noinline)) static void note(int i, size_t n)
+{
+	if (nlogged < 256) {
+		logged[nlogged][0] = i;
+		logged[nlogged][1] = (int)n;
+		nlogged++;
+	}
+}
+
+__attribute__((noinline)) int first(int i) { note(i, 16); return maybe_alloc(i, 16)[0]; }
+__attribute__((noinline)) int second(int i) { note(i + 1, 32); return maybe_alloc(i + 1, 32)[1]; }
+__attribute__((noinline)) int third(int i) { note(i + 2, 64); return maybe_alloc(i + 2, 64)[2]; }
 
 int main(int argc, char **argv)
 {
@@ -36,6 +47,8 @@ int main(int argc, char **argv)
 	int s = 0;
 	for (int i = 0; i < n; i++)
 		s += first(i) + second(i) + third(i);
+	for (int k = 0; k < nlogged; k++)
+		printf("called maybe_alloc(%d, %d)\n", logged[k][0], logged[k][1]);
 	printf("maybe_alloc calls: %d (sum %d)\n", 3 * n, s);
 	return 0;
 }
