@@ -333,3 +333,34 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 	}
 	return out, nil
 }
+
+// Types returns the named types the definitions' arguments start from
+// (through pointers): what a generated program's header should define.
+func (r *Resolver) Types(defs []*Def) []types.Type {
+	seen := map[types.Type]bool{}
+	var out []types.Type
+	for _, d := range defs {
+		fs := r.names[d.Func]
+		if len(fs) == 0 {
+			continue
+		}
+		for _, p := range fs[0].Params {
+			if !used(d, p.Name) {
+				continue
+			}
+			t := p.Type
+			for i := 0; i < types.MaxDepth; i++ {
+				ptr, ok := types.Resolve(t).(*types.Pointer)
+				if !ok {
+					break
+				}
+				t = ptr.Target
+			}
+			if s, ok := types.Resolve(t).(*types.Struct); ok && s.Name != "" && !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

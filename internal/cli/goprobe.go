@@ -39,7 +39,7 @@ func genCommand(stdout io.Writer) *cobra.Command {
 	var format, bin, target string
 	cmd := &cobra.Command{
 		Use:   "gen --format=FMT -x BINARY 'PROBE [ARG...]'...",
-		Short: "Write the probes as a bpftrace script, perf probe commands or a portable JSON spec",
+		Short: "Write the probes as a portable JSON spec, a libbpf-style BPF C program, a bpftrace script or perf probe commands",
 		Example: `  goprobe gen --format=bpftrace -x ./app 'main.work' > work.bt && bpftrace work.bt -c ./app
   goprobe gen --format=spec -x ./app 'github.com/prometheus/client_golang/prometheus.(*counter).Add v:f64 c->valInt'
   goprobe gen --format=perf -x ./prog 'maybe_alloc n'`,
@@ -48,8 +48,8 @@ func genCommand(stdout io.Writer) *cobra.Command {
 			if bin == "" {
 				return usageError{fmt.Errorf("-x BINARY is required")}
 			}
-			if format != "spec" && format != "bpftrace" && format != "perf" {
-				return usageError{fmt.Errorf("--format %q: want spec, bpftrace or perf", format)}
+			if format != "spec" && format != "bpftrace" && format != "perf" && format != "bpf-c" {
+				return usageError{fmt.Errorf("--format %q: want spec, bpf-c, bpftrace or perf", format)}
 			}
 			var defs []*probe.Def
 			for _, a := range args {
@@ -84,14 +84,16 @@ func genCommand(stdout io.Writer) *cobra.Command {
 				return codegen.WriteBpftrace(w, spec, bpftraceTarget(bin, target))
 			case "perf":
 				return codegen.WritePerf(w, spec)
+			case "bpf-c":
+				return codegen.WriteBPFC(w, spec, &codegen.BPFCOptions{Types: r.Types(defs)})
 			}
 			return probe.WriteSpec(w, spec)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "spec", "artifact: spec (portable JSON), bpftrace or perf")
+	cmd.Flags().StringVar(&format, "format", "spec", "artifact: spec (portable JSON), bpf-c (libbpf-style program), bpftrace or perf")
 	cmd.Flags().StringVarP(&bin, "exe", "x", "", "the binary whose debug info defines the probes")
 	cmd.Flags().StringVar(&target, "target", "", "the file to attach to, when not BINARY: a stripped copy with the same build-id")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"spec", "bpftrace", "perf"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"spec", "bpf-c", "bpftrace", "perf"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -108,7 +108,7 @@ func TestGenGolden(t *testing.T) {
 	bin := buildCount(t, "c")
 	defs := []string{"maybe_alloc i n", "first%return $retval", "third i", "main argc argv"}
 	buildID := regexp.MustCompile(`[0-9a-f]{40}`)
-	for _, format := range []string{"spec", "bpftrace", "perf"} {
+	for _, format := range []string{"spec", "bpf-c", "bpftrace", "perf"} {
 		t.Run(format, func(t *testing.T) {
 			code, out, errs := runGoprobe(append([]string{"gen", "--format=" + format, "-x", bin}, defs...)...)
 			if code != 0 {
