@@ -30,6 +30,12 @@ type Arch struct {
 	// assignment order (cmd/compile/abi-internal.md).
 	GoIntRegs   []string
 	GoFloatRegs []string
+	// PtRegs is the offset of each general register in the struct
+	// pt_regs a uprobe program receives (the kernel's user ABI).
+	PtRegs map[string]int16
+	// GoG is the register that holds the current goroutine (R14 on amd64,
+	// R28 on arm64), which keys per-goroutine state.
+	GoG string
 }
 
 // Reg is one register.
@@ -74,6 +80,13 @@ var amd64 = func() *Arch {
 	a := &Arch{Name: "x86_64", regs: map[int]Reg{}, SP: "RSP", SPReg: 7, EntryCFA: 8,
 		GoIntRegs:   []string{"RAX", "RBX", "RCX", "RDI", "RSI", "R8", "R9", "R10", "R11"},
 		GoFloatRegs: []string{"X0", "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13", "X14"},
+		PtRegs:      map[string]int16{},
+		GoG:         "R14",
+	}
+	// arch/x86/include/uapi/asm/ptrace.h, 8 bytes each in this order.
+	for i, n := range []string{"R15", "R14", "R13", "R12", "RBP", "RBX", "R11", "R10", "R9", "R8",
+		"RAX", "RCX", "RDX", "RSI", "RDI", "ORIG_RAX", "RIP", "CS", "EFLAGS", "RSP", "SS"} {
+		a.PtRegs[n] = int16(8 * i)
 	}
 	for i, n := range names {
 		a.regs[i] = Reg{Name: n}
@@ -85,7 +98,12 @@ var amd64 = func() *Arch {
 }()
 
 var arm64 = func() *Arch {
-	a := &Arch{Name: "aarch64", regs: map[int]Reg{}, SP: "SP", SPReg: 31, EntryCFA: 0}
+	a := &Arch{Name: "aarch64", regs: map[int]Reg{}, SP: "SP", SPReg: 31, EntryCFA: 0, PtRegs: map[string]int16{}, GoG: "X28"}
+	// struct user_pt_regs: x0..x30, sp, pc, pstate.
+	for i := 0; i <= 30; i++ {
+		a.PtRegs[fmt.Sprintf("X%d", i)] = int16(8 * i)
+	}
+	a.PtRegs["SP"], a.PtRegs["PC"] = 8*31, 8*32
 	for i := 0; i <= 30; i++ {
 		a.regs[i] = Reg{Name: fmt.Sprintf("X%d", i)}
 	}

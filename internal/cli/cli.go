@@ -42,6 +42,10 @@ func execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code
 	if errors.Is(err, errSilent) {
 		return 1
 	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
 	msg := strings.TrimSpace(err.Error())
 	if i := strings.IndexByte(msg, '\n'); i >= 0 {
 		msg = msg[:i]
@@ -54,6 +58,12 @@ func execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code
 }
 
 type usageError struct{ error }
+
+// exitStatus ends a command with a status and no message: goprobe exits
+// with the status of the command it ran.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func isUsage(err error) bool {
 	var u usageError

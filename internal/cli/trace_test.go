@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// traced runs goprobe trace --json with args and returns its events
+// without pid, tid and time, sorted, and the command's output.
+func traced(t *testing.T, args ...string) ([]string, string) {
+	t.Helper()
+	code, out, errs := runGoprobe(append([]string{"trace", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("goprobe trace %v: exit %d: %s", args, code, errs)
+	}
+	var events []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, `{"probe"`) {
+			continue
+		}
+		var e struct {
+			Probe, Site, Addr string
+			Args              map[string]any
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		events = append(events, fmt.Sprintf("%s %s %s %v", e.Probe, e.Site, e.Addr, e.Args))
+	}
+	sort.Strings(events)
+	return events, out
+}
+
+func needBPF(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testutil.Skipf(t, "probing needs root")
+	}
+}
+
+// TestTraceSpecStripped: a spec made from the fixture traces a stripped
+// copy (no symbols, no DWARF) with exactly the events tracing the original
+// with its debug info gives; a binary of another build is refused.
+func TestTraceSpecStripped(t *testing.T) {
+	needBPF(t)
+	bin := buildCount(t, "c")
+	defs := []string{"maybe_alloc i n", "first%return $retval", "third i"}
+	code, js, errs := runGoprobe(append([]string{"gen", "--format=spec", "-x", bin}, defs...)...)
+	if code != 0 {
+		t.Fatalf("gen: %s", errs)
+	}
+	spec := filepath.Join(t.TempDir(), "count.spec.json")
+	if err := os.WriteFile(spec, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stripped := bin + ".stripped"
+	if out, err := exec.Command("strip", "--strip-all", "-o", stripped, bin).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v %s", err, out)
+	}
+	want, out := traced(t, append(defs, "--", bin, "5")...)
+	if !strings.Contains(out, "maybe_alloc calls: 15") || len(want) != 15+5+5 {
+		t.Fatalf("tracing the original: %d events\n%s", len(want), out)
+	}
+	got, _ := traced(t, "--spec", spec, "-x", stripped, "--", stripped, "5")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stripped copy traced with the spec:\n%s\nthe original:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	other := buildCount(t, "go")
+	code, _, errs = runGoprobe("trace", "--spec", spec, "-x", other, "--", other)
+	if code != 1 || !strings.Contains(errs, "build-id") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("another build: exit %d, %q", code, errs)
+	}
+}
+
+// TestStatExitStatus: goprobe stat counts every call and exits with the
+// command's status; the command's output is untouched.
+func TestStatExitStatus(t *testing.T) {
+	needBPF(t)
+	bin := buildCount(t, "go")
+	code, out, errs := runGoprobe("stat", "--json", "main.twice", "main.work", "--", bin, "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var said int
+	if _, err := fmt.Sscanf(out[strings.Index(out, "twice calls:"):], "twice calls: %d", &said); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, fmt.Sprintf(`{"probe":"main.twice","count":%d,`, said)) || !strings.Contains(out, `{"probe":"main.work","count":1,`) {
+		t.Errorf("the program made %d calls of twice and one of work:\n%s", said, out)
+	}
+	code, out, errs = runGoprobe("stat", "-x", bin, "main.work", "--", "sh", "-c", bin+" 1 && exit 7")
+	if code != 7 || !strings.Contains(out, "twice calls:") {
+		t.Errorf("exit status %d, want the command's 7: %s %s", code, out, errs)
+	}
+}

@@ -1,0 +1,267 @@
+package probe
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/binscope/binscope/internal/arch"
+)
+
+// The ring buffer record every probe with arguments writes (the bpf-c
+// generator's struct event_pN has the same layout):
+//
+//	u32 probe, u32 site, u64 pid_tgid, u64 time_ns, u64 ok (bit k: argument k read)
+//	then per argument: u64 value (a number, or a string's length), StringMax bytes of text
+const (
+	StringMax   = 64
+	EventHeader = 32
+	ArgSlot     = 8 + StringMax
+	MaxArgs     = 16
+)
+
+// Programs builds the BPF programs of a spec with cilium/ebpf's asm, no
+// compiler involved: program pI_sJ for site J of probe I, a "counts" array
+// (one u64 per probe, then one for records the ring buffer had no room
+// for) and an "events" ring buffer.
+func Programs(s *Spec) (*ebpf.CollectionSpec, error) {
+	a, err := archByName(s.Arch)
+	if err != nil {
+		return nil, err
+	}
+	cs := &ebpf.CollectionSpec{
+		Maps: map[string]*ebpf.MapSpec{
+			"counts": {Name: "counts", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(len(s.Probes) + 1)},
+			"events": {Name: "events", Type: ebpf.RingBuf, MaxEntries: 1 << 22},
+		},
+		Programs: map[string]*ebpf.ProgramSpec{},
+	}
+	for i, p := range s.Probes {
+		for j, site := range p.Sites {
+			insns, err := siteProgram(a, i, j, len(s.Probes), site)
+			if err != nil {
+				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
+			}
+			name := ProgramName(i, j)
+			cs.Programs[name] = &ebpf.ProgramSpec{Name: name, Type: ebpf.Kprobe, License: "GPL", Instructions: insns}
+		}
+	}
+	return cs, nil
+}
+
+// ProgramName names site j of probe i's program.
+func ProgramName(i, j int) string { return fmt.Sprintf("p%d_s%d", i, j) }
+
+func archByName(name string) (*arch.Arch, error) {
+	switch name {
+	case "x86_64":
+		return arch.ForMachine(62)
+	case "aarch64":
+		return arch.ForMachine(183)
+	}
+	return nil, fmt.Errorf("%w: %s", arch.ErrUnsupportedArch, name)
+}
+
+// Registers the programs use: R6 the context (pt_regs), R7 the record, R8
+// the ok bits, R9 a string's pointer.
+const (
+	rCtx = asm.R6
+	rRec = asm.R7
+	rOK  = asm.R8
+	rPtr = asm.R9
+)
+
+// Stack slots.
+const (
+	slotKey = -8
+	slotTmp = -16
+)
+
+func siteProgram(a *arch.Arch, i, j, nprobes int, site Site) (asm.Instructions, error) {
+	var in asm.Instructions
+	label := func(s string) string { return fmt.Sprintf("%s_%d_%d", s, i, j) }
+	in = append(in, asm.Mov.Reg(rCtx, asm.R1))
+	in = append(in, count(int32(i))...)
+	if len(site.Args) == 0 {
+		return append(in, asm.Mov.Imm(asm.R0, 0), asm.Return()), nil
+	}
+	size := EventHeader + ArgSlot*len(site.Args)
+	in = append(in,
+		asm.LoadMapPtr(asm.R1, 0).WithReference("events"),
+		asm.Mov.Imm(asm.R2, int32(size)),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.FnRingbufReserve.Call(),
+		asm.JNE.Imm(asm.R0, 0, label("reserved")),
+	)
+	in = append(in, count(int32(nprobes))...) // no room: count the drop
+	in = append(in, asm.Mov.Imm(asm.R0, 0), asm.Return())
+	in = append(in,
+		asm.Mov.Reg(rRec, asm.R0).WithSymbol(label("reserved")),
+		asm.StoreImm(rRec, 0, int64(i), asm.Word),
+		asm.StoreImm(rRec, 4, int64(j), asm.Word),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.StoreMem(rRec, 8, asm.R0, asm.DWord),
+		asm.FnKtimeGetNs.Call(),
+		asm.StoreMem(rRec, 16, asm.R0, asm.DWord),
+		asm.Mov.Imm(rOK, 0),
+	)
+	if len(site.Args) > MaxArgs {
+		return nil, fmt.Errorf("%d arguments: at most %d", len(site.Args), MaxArgs)
+	}
+	for k, f := range site.Args {
+		off := int16(EventHeader + ArgSlot*k)
+		in = append(in, storeImm64(rRec, off, 0))
+		if f.Unavailable != "" {
+			continue
+		}
+		code, err := fetchProgram(a, f, off, label(fmt.Sprintf("a%d", k)), k)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		in = append(in, code...)
+	}
+	in = append(in,
+		asm.StoreMem(rRec, 24, rOK, asm.DWord),
+		asm.Mov.Reg(asm.R1, rRec),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufSubmit.Call(),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	)
+	return in, nil
+}
+
+// count adds one to counts[key].
+func count(key int32) asm.Instructions {
+	skip := fmt.Sprintf("counted_%d_%p", key, new(int))
+	return asm.Instructions{
+		asm.StoreImm(asm.RFP, slotKey, int64(key), asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference("counts"),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, skip),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(skip),
+	}
+}
+
+// value leaves in R1 the value of a chain's start and all its reads but
+// the last, and returns the last read's offset (deref false: R1 is the
+// value itself).
+func chainStart(a *arch.Arch, c Chain, fail string) (asm.Instructions, int64, bool, error) {
+	var in asm.Instructions
+	if c.Const != nil {
+		return asm.Instructions{asm.LoadImm(asm.R1, *c.Const, asm.DWord)}, 0, false, nil
+	}
+	off, ok := a.PtRegs[c.Reg]
+	if !ok {
+		return nil, 0, false, fmt.Errorf("register %s is not in pt_regs", c.Reg)
+	}
+	in = append(in, asm.LoadMem(asm.R1, rCtx, off, asm.DWord))
+	if len(c.Derefs) == 0 {
+		return in, 0, false, nil
+	}
+	for _, d := range c.Derefs[:len(c.Derefs)-1] {
+		in = append(in, readUser(d, 8, asm.RFP, slotTmp, fail)...)
+		in = append(in, asm.LoadMem(asm.R1, asm.RFP, slotTmp, asm.DWord))
+	}
+	return in, c.Derefs[len(c.Derefs)-1], true, nil
+}
+
+// readUser reads n bytes at R1+d into dst+off with bpf_probe_read_user,
+// jumping to fail when the read faults.
+func readUser(d int64, n int32, dst asm.Register, off int16, fail string) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R3, asm.R1),
+		asm.Add.Imm(asm.R3, int32(d)),
+		asm.Mov.Reg(asm.R1, dst),
+		asm.Add.Imm(asm.R1, int32(off)),
+		asm.Mov.Imm(asm.R2, n),
+		asm.FnProbeReadUser.Call(),
+		asm.JNE.Imm(asm.R0, 0, fail),
+	}
+}
+
+// fetchProgram reads argument k into the record's slot at off and sets
+// its ok bit; a fault jumps past the bit.
+func fetchProgram(a *arch.Arch, f Fetch, off int16, fail string, k int) (asm.Instructions, error) {
+	var in asm.Instructions
+	value := func(c Chain, size int64, dst asm.Register, dstOff int16) error {
+		code, last, deref, err := chainStart(a, c, fail)
+		if err != nil {
+			return err
+		}
+		in = append(in, code...)
+		if !deref {
+			in = append(in, asm.StoreMem(dst, dstOff, asm.R1, asm.DWord))
+			return nil
+		}
+		if dst == asm.RFP {
+			in = append(in, storeImm64(dst, dstOff, 0))
+		}
+		in = append(in, readUser(last, int32(size), dst, dstOff, fail)...)
+		return nil
+	}
+	switch f.Type {
+	case "string":
+		if err := value(f.Chains[0], 8, asm.RFP, slotTmp); err != nil {
+			return nil, err
+		}
+		in = append(in, asm.LoadMem(rPtr, asm.RFP, slotTmp, asm.DWord))
+		if err := value(f.Chains[1], 8, rRec, off); err != nil {
+			return nil, err
+		}
+		in = append(in,
+			asm.LoadMem(asm.R2, rRec, off, asm.DWord),
+			asm.JLE.Imm(asm.R2, StringMax, fail+"_len"),
+			asm.Mov.Imm(asm.R2, StringMax),
+			asm.Mov.Reg(asm.R1, rRec).WithSymbol(fail+"_len"),
+			asm.Add.Imm(asm.R1, int32(off)+8),
+			asm.Mov.Reg(asm.R3, rPtr),
+			asm.FnProbeReadUser.Call(),
+			asm.JNE.Imm(asm.R0, 0, fail),
+		)
+	case "cstring":
+		if err := value(f.Chains[0], 8, asm.RFP, slotTmp); err != nil {
+			return nil, err
+		}
+		in = append(in,
+			asm.LoadMem(asm.R3, asm.RFP, slotTmp, asm.DWord),
+			asm.Mov.Reg(asm.R1, rRec),
+			asm.Add.Imm(asm.R1, int32(off)+8),
+			asm.Mov.Imm(asm.R2, StringMax),
+			asm.FnProbeReadUserStr.Call(),
+			asm.StoreMem(rRec, off, asm.R0, asm.DWord),
+			asm.JSLT.Imm(asm.R0, 0, fail),
+		)
+	case "bytes":
+		code, last, deref, err := chainStart(a, f.Chains[0], fail)
+		if err != nil {
+			return nil, err
+		}
+		if !deref {
+			return nil, fmt.Errorf("bytes need an address")
+		}
+		n := min(f.Size, StringMax)
+		in = append(in, code...)
+		in = append(in, readUser(last, int32(n), rRec, off+8, fail)...)
+		in = append(in, storeImm64(rRec, off, int32(n)))
+	default:
+		if err := value(f.Chains[0], f.Size, rRec, off); err != nil {
+			return nil, err
+		}
+	}
+	in = append(in, asm.Or.Imm(rOK, int32(1)<<k))
+	// The fault label: the next instruction (or the submit) carries it.
+	in = append(in, asm.Mov.Reg(rOK, rOK).WithSymbol(fail))
+	return in, nil
+}
+
+// storeImm64 is *(u64 *)(dst + off) = v (sign-extended), the BPF_ST
+// double word store that asm.StoreImm does not emit.
+func storeImm64(dst asm.Register, off int16, v int32) asm.Instruction {
+	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: dst, Offset: off, Constant: int64(v)}
+}

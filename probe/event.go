@@ -1,0 +1,168 @@
+package probe
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Event is one hit of a probe, decoded from the ring buffer.
+type Event struct {
+	Probe  int
+	Site   int
+	Pid    uint32
+	Tid    uint32
+	TimeNS uint64
+	Args   []Value
+}
+
+// Value is one argument's value: Text for strings and bytes, Num (its
+// bits) for numbers; OK is false when it could not be read at this site.
+type Value struct {
+	Name string
+	Type string
+	OK   bool
+	Num  uint64
+	Text string
+	// Truncated is set when a string was longer than StringMax bytes.
+	Truncated bool
+}
+
+// Decode reads a record written by the programs of s.
+func (s *Spec) Decode(rec []byte) (*Event, error) {
+	if len(rec) < EventHeader {
+		return nil, fmt.Errorf("record of %d bytes", len(rec))
+	}
+	le := binary.LittleEndian
+	e := &Event{Probe: int(le.Uint32(rec)), Site: int(le.Uint32(rec[4:]))}
+	pt := le.Uint64(rec[8:])
+	e.Pid, e.Tid = uint32(pt>>32), uint32(pt)
+	e.TimeNS = le.Uint64(rec[16:])
+	ok := le.Uint64(rec[24:])
+	if e.Probe >= len(s.Probes) || e.Site >= len(s.Probes[e.Probe].Sites) {
+		return nil, fmt.Errorf("record for probe %d site %d, which the spec does not have", e.Probe, e.Site)
+	}
+	site := s.Probes[e.Probe].Sites[e.Site]
+	if len(rec) < EventHeader+ArgSlot*len(site.Args) {
+		return nil, fmt.Errorf("record of %d bytes for %d arguments", len(rec), len(site.Args))
+	}
+	for k, f := range site.Args {
+		slot := rec[EventHeader+ArgSlot*k:]
+		v := Value{Name: f.Name, Type: f.Type, OK: ok&(1<<k) != 0 && f.Unavailable == ""}
+		v.Num = le.Uint64(slot)
+		data := slot[8 : 8+StringMax]
+		switch f.Type {
+		case "string", "bytes":
+			n := min(v.Num, StringMax)
+			v.Text, v.Truncated = string(data[:n]), v.Num > StringMax
+		case "cstring":
+			if i := bytes.IndexByte(data, 0); i >= 0 {
+				data = data[:i]
+			}
+			v.Text = string(data)
+		default:
+			v.Num = extend(v.Num, f.Type, f.Size)
+		}
+		e.Args = append(e.Args, v)
+	}
+	return e, nil
+}
+
+// extend truncates a register-wide value to the fetch's size and
+// sign-extends signed types.
+func extend(v uint64, typ string, size int64) uint64 {
+	if size <= 0 || size >= 8 {
+		return v
+	}
+	bits := uint(size * 8)
+	v &= 1<<bits - 1
+	if typ[0] == 's' && v&(1<<(bits-1)) != 0 {
+		v |= ^uint64(0) << bits
+	}
+	return v
+}
+
+// String spells a value as its type says: decimal, hex, a float, quoted
+// text; "?" when it could not be read.
+func (v Value) String() string {
+	if !v.OK {
+		return "?"
+	}
+	switch v.Type {
+	case "string", "cstring":
+		s := strconv.Quote(v.Text)
+		if v.Truncated {
+			s += "..."
+		}
+		return s
+	case "bytes":
+		return fmt.Sprintf("%x", v.Text)
+	case "f64":
+		return strconv.FormatFloat(math.Float64frombits(v.Num), 'g', -1, 64)
+	case "f32":
+		return strconv.FormatFloat(float64(math.Float32frombits(uint32(v.Num))), 'g', -1, 32)
+	}
+	switch v.Type[0] {
+	case 's':
+		return strconv.FormatInt(int64(v.Num), 10)
+	case 'x':
+		return fmt.Sprintf("%#x", v.Num)
+	}
+	return strconv.FormatUint(v.Num, 10)
+}
+
+// JSONValue is the value as JSON holds it: a number, a string, or null.
+func (v Value) JSONValue() any {
+	if !v.OK {
+		return nil
+	}
+	switch v.Type {
+	case "string", "cstring":
+		return v.Text
+	case "bytes":
+		return v.String()
+	case "f64", "f32":
+		f, _ := strconv.ParseFloat(v.String(), 64)
+		return f
+	}
+	if v.Type[0] == 's' {
+		return int64(v.Num)
+	}
+	if v.Type[0] == 'x' {
+		return v.String()
+	}
+	return v.Num
+}
+
+// Line is the event as one text line: "PID/TID PROBE site=KIND name=value...".
+func (s *Spec) Line(e *Event) string {
+	p := s.Probes[e.Probe]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%d %s site=%s", e.Pid, e.Tid, p.Function, p.Sites[e.Site].Kind)
+	for _, v := range e.Args {
+		b.WriteString(" " + v.Name + "=" + v.String())
+	}
+	return b.String()
+}
+
+// JSON is the event as one JSON line.
+func (s *Spec) JSON(e *Event) ([]byte, error) {
+	p := s.Probes[e.Probe]
+	args := map[string]any{}
+	for _, v := range e.Args {
+		args[v.Name] = v.JSONValue()
+	}
+	return json.Marshal(struct {
+		Probe  string         `json:"probe"`
+		Site   string         `json:"site"`
+		Addr   string         `json:"addr"`
+		Pid    uint32         `json:"pid"`
+		Tid    uint32         `json:"tid"`
+		TimeNS uint64         `json:"time_ns"`
+		Args   map[string]any `json:"args"`
+	}{p.Def, p.Sites[e.Site].Kind, fmt.Sprintf("%#x", p.Sites[e.Site].Addr), e.Pid, e.Tid, e.TimeNS, args})
+}

@@ -1,0 +1,112 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+)
+
+// Session is a spec's programs loaded and attached to a file. Close
+// detaches everything; nothing stays attached after it.
+type Session struct {
+	Spec  *Spec
+	coll  *ebpf.Collection
+	links []link.Link
+	rd    *ringbuf.Reader
+}
+
+// ErrPermission is returned when the kernel refuses to load or attach.
+var ErrPermission = errors.New("loading BPF programs needs root, or CAP_BPF and CAP_PERFMON")
+
+// Attach loads the programs of s and attaches each at its site's file
+// offset in target (the file s was made from, or a copy with the same
+// build-id); pid > 0 limits the probes to that process.
+func Attach(s *Spec, target string, pid int) (_ *Session, err error) {
+	cs, err := Programs(s)
+	if err != nil {
+		return nil, err
+	}
+	coll, err := ebpf.NewCollection(cs)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("%w: %v", ErrPermission, err)
+		}
+		var ve *ebpf.VerifierError
+		if errors.As(err, &ve) {
+			return nil, fmt.Errorf("the kernel refused a generated program: %v", ve)
+		}
+		return nil, err
+	}
+	ss := &Session{Spec: s, coll: coll}
+	defer func() {
+		if err != nil {
+			ss.Close()
+		}
+	}()
+	ex, err := link.OpenExecutable(target)
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range s.Probes {
+		for j, site := range p.Sites {
+			l, err := ex.Uprobe("", coll.Programs[ProgramName(i, j)], &link.UprobeOptions{Address: site.FileOffset, PID: pid})
+			if err != nil {
+				if errors.Is(err, os.ErrPermission) {
+					return nil, fmt.Errorf("%w: %v", ErrPermission, err)
+				}
+				return nil, fmt.Errorf("%s: attaching %s at file offset %#x: %v", target, p.Def, site.FileOffset, err)
+			}
+			ss.links = append(ss.links, l)
+		}
+	}
+	ss.rd, err = ringbuf.NewReader(coll.Maps["events"])
+	if err != nil {
+		return nil, err
+	}
+	return ss, nil
+}
+
+// Read returns the next event, waiting until deadline; it returns
+// os.ErrDeadlineExceeded when none came.
+func (s *Session) Read(deadline time.Time) (*Event, error) {
+	s.rd.SetDeadline(deadline)
+	rec, err := s.rd.Read()
+	if err != nil {
+		return nil, err
+	}
+	return s.Spec.Decode(rec.RawSample)
+}
+
+// Counts returns the hits of each probe and the records the ring buffer
+// had no room for.
+func (s *Session) Counts() (hits []uint64, dropped uint64, err error) {
+	m := s.coll.Maps["counts"]
+	for i := range s.Spec.Probes {
+		var n uint64
+		if err := m.Lookup(uint32(i), &n); err != nil {
+			return nil, 0, err
+		}
+		hits = append(hits, n)
+	}
+	err = m.Lookup(uint32(len(s.Spec.Probes)), &dropped)
+	return hits, dropped, err
+}
+
+// Close detaches every probe and unloads the programs.
+func (s *Session) Close() {
+	for _, l := range s.links {
+		l.Close()
+	}
+	s.links = nil
+	if s.rd != nil {
+		s.rd.Close()
+	}
+	if s.coll != nil {
+		s.coll.Close()
+	}
+}
