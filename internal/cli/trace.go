@@ -182,7 +182,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 			case <-stop:
 				// Drain what the programs wrote before the end.
 				for {
-					e, err := sess.Read(time.Now().Add(50 * time.Millisecond))
+					e, err := sess.Read(time.Now().Add(10 * time.Millisecond))
 					if err != nil {
 						return
 					}
@@ -193,7 +193,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 				}
 			default:
 			}
-			e, err := sess.Read(time.Now().Add(100 * time.Millisecond))
+			e, err := sess.Read(time.Now().Add(20 * time.Millisecond))
 			if err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {
 					continue

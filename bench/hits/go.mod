@@ -1,0 +1,3 @@
+module example.com/hits
+
+go 1.26
