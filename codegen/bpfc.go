@@ -80,6 +80,10 @@ func WriteBPFC(w io.Writer, s *probe.Spec, opts *BPFCOptions) error {
 	for i, p := range s.Probes {
 		writeEvent(&b, i, p)
 		for j, site := range p.Sites {
+			if site.Kind == probe.SiteCapture {
+				fmt.Fprintf(&b, "// %s: values kept from the entry for %%return are not generated in C yet (goprobe trace keeps them)\n\n", p.Def)
+				continue
+			}
 			fmt.Fprintf(&b, "// %s: %s site in %s at %#x, file offset %#x\n", p.Def, site.Kind, site.Function, site.Addr, site.FileOffset)
 			fmt.Fprintf(&b, "SEC(\"uprobe\")\nint p%d_s%d(struct pt_regs *ctx)\n{\n", i, j)
 			fmt.Fprintf(&b, "\t__u32 key = %d;\n\t__u64 *n = bpf_map_lookup_elem(&counts, &key);\n\tif (n)\n\t\t__sync_fetch_and_add(n, 1);\n", i)
@@ -155,6 +159,9 @@ func castC(e string, size int64, signed bool) string {
 }
 
 func writeFetch(b *strings.Builder, k int, a probe.Fetch) {
+	if a.Unavailable == "" && captured(a) {
+		a.Unavailable = "read through a value kept from the entry (goprobe trace does this)"
+	}
 	if a.Unavailable != "" {
 		fmt.Fprintf(b, "\t/* %s: %s */\n", a.Name, a.Unavailable)
 		return

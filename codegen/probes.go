@@ -74,14 +74,23 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 	}
 	b.WriteString(".\n// Run: bpftrace --unsafe FILE -c CMD. Inline sites are inside functions, where bpftrace\n" +
 		"// cannot check instruction boundaries itself; goprobe put every probe on one.\n")
-	for _, p := range s.Probes {
+	for i, p := range s.Probes {
+		key := "tid" // values saved at entry for %return: per thread, or per goroutine for Go
+		if p.CaptureKey != "" {
+			key = fmt.Sprintf("reg(\"%s\")", bpftraceReg(p.CaptureKey))
+		}
+		capVar := func(n string) string { return fmt.Sprintf("@cap%d_%s[%s]", i, strings.TrimPrefix(n, "@"), key) }
 		for _, site := range p.Sites {
 			fmt.Fprintf(&b, "\n// %s: %s site in %s\n", p.Def, site.Kind, site.Function)
-			addr := site.Addr
-			if o.FileOffsets {
-				addr = site.FileOffset
+			if site.Kind == probe.SiteCapture {
+				fmt.Fprintf(&b, "uprobe:%s:%#x\n{\n", target, addrOf(site, o))
+				for _, a := range site.Args {
+					fmt.Fprintf(&b, "\t%s = %s;\n", capVar(a.Name), bpftraceChain(a.Chains[0], 8, false))
+				}
+				b.WriteString("}\n")
+				continue
 			}
-			fmt.Fprintf(&b, "uprobe:%s:%#x\n{\n", target, addr)
+			fmt.Fprintf(&b, "uprobe:%s:%#x\n{\n", target, addrOf(site, o))
 			if len(site.Args) == 0 {
 				fmt.Fprintf(&b, "\t@[\"%s\"] = count();\n}\n", escape(p.Def))
 				continue
@@ -94,6 +103,11 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 					continue
 				}
 				f, v := bpftraceArg(a)
+				for _, c := range a.Chains {
+					if strings.HasPrefix(c.Reg, "@") {
+						v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", bpftraceReg(c.Reg)), capVar(c.Reg))
+					}
+				}
 				format = append(format, escape(a.Name)+"="+f)
 				vals = append(vals, v)
 			}
@@ -106,6 +120,14 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// addrOf is where a bpftrace probe for site attaches.
+func addrOf(site probe.Site, o BpftraceOptions) uint64 {
+	if o.FileOffsets {
+		return site.FileOffset
+	}
+	return site.Addr
 }
 
 func bpftraceArg(a probe.Fetch) (format, value string) {
@@ -159,9 +181,16 @@ func WritePerf(w io.Writer, s *probe.Spec) error {
 	b.WriteString(".\n# Record with: perf record -e 'probe_goprobe:*' -- CMD\nset -e\n")
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
+			if site.Kind == probe.SiteCapture {
+				fmt.Fprintf(&b, "# %s: perf probe cannot keep entry values for %%return; arguments read through them are left out\n", p.Def)
+				continue
+			}
 			event := fmt.Sprintf("p%d_%s_%d", i, site.Kind, j)
 			var args []string
 			for _, a := range site.Args {
+				if a.Unavailable == "" && captured(a) {
+					a.Unavailable = "read through a value kept from the entry, which perf probe cannot do"
+				}
 				if a.Unavailable != "" {
 					fmt.Fprintf(&b, "# %s at %#x: %s: %s\n", p.Def, site.Addr, a.Name, a.Unavailable)
 					continue
@@ -204,4 +233,14 @@ func perfChain(c probe.Chain) string {
 		e = fmt.Sprintf("%+d(%s)", d, e)
 	}
 	return e
+}
+
+// captured reports whether a fetch starts from a value kept from the entry.
+func captured(f probe.Fetch) bool {
+	for _, c := range f.Chains {
+		if strings.HasPrefix(c.Reg, "@") {
+			return true
+		}
+	}
+	return false
 }

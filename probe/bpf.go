@@ -34,12 +34,17 @@ func Programs(s *Spec) (*ebpf.CollectionSpec, error) {
 		Maps: map[string]*ebpf.MapSpec{
 			"counts": {Name: "counts", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(len(s.Probes) + 1)},
 			"events": {Name: "events", Type: ebpf.RingBuf, MaxEntries: 1 << 22},
+			// Values saved at entry for return sites, keyed by
+			// {goroutine or thread, probe}; LRU, so that calls that never
+			// return (a panic, a goroutine that exits) cannot fill it.
+			"captures": {Name: "captures", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8 * MaxArgs, MaxEntries: 1 << 14},
+			"scratch":  {Name: "scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8 * MaxArgs, MaxEntries: 1},
 		},
 		Programs: map[string]*ebpf.ProgramSpec{},
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
-			insns, err := siteProgram(a, i, j, len(s.Probes), site)
+			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey)
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
@@ -64,21 +69,96 @@ func archByName(name string) (*arch.Arch, error) {
 }
 
 // Registers the programs use: R6 the context (pt_regs), R7 the record, R8
-// the ok bits, R9 a string's pointer.
+// the ok bits, R9 the values captured at entry (return sites).
 const (
 	rCtx = asm.R6
 	rRec = asm.R7
 	rOK  = asm.R8
-	rPtr = asm.R9
+	rCap = asm.R9
 )
 
 // Stack slots.
 const (
-	slotKey = -8
-	slotTmp = -16
+	slotKey    = -8
+	slotTmp    = -16
+	slotCapKey = -32 // 16 bytes: goroutine or thread, probe
+	slotPtr    = -40
 )
 
-func siteProgram(a *arch.Arch, i, j, nprobes int, site Site) (asm.Instructions, error) {
+// captureKey stores the key of values captured for probe i: the
+// goroutine register's value, or the thread.
+func captureKey(a *arch.Arch, reg string, i int) (asm.Instructions, error) {
+	var in asm.Instructions
+	if reg != "" {
+		off, ok := a.PtRegs[reg]
+		if !ok {
+			return nil, fmt.Errorf("register %s is not in pt_regs", reg)
+		}
+		in = append(in, asm.LoadMem(asm.R1, rCtx, off, asm.DWord))
+	} else {
+		in = append(in, asm.FnGetCurrentPidTgid.Call(), asm.Mov.Reg(asm.R1, asm.R0))
+	}
+	return append(in,
+		asm.StoreMem(asm.RFP, slotCapKey, asm.R1, asm.DWord),
+		storeImm64(asm.RFP, slotCapKey+8, int32(i)),
+	), nil
+}
+
+// captureProgram saves each capture chain's value at a function's entry.
+func captureProgram(a *arch.Arch, i, j int, site Site, key string) (asm.Instructions, error) {
+	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
+	k, err := captureKey(a, key, i)
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, k...)
+	done := fmt.Sprintf("capture_done_%d_%d", i, j)
+	in = append(in,
+		asm.StoreImm(asm.RFP, slotKey, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference("scratch"),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, done),
+		asm.Mov.Reg(rRec, asm.R0),
+	)
+	for n, f := range site.Args {
+		in = append(in, storeImm64(rRec, int16(8*n), 0))
+		code, err := fetchProgram(a, f, rRec, int16(8*n), fmt.Sprintf("cap_%d_%d_%d", i, j, n), 0, true)
+		if err != nil {
+			return nil, err
+		}
+		in = append(in, code...)
+	}
+	in = append(in,
+		asm.LoadMapPtr(asm.R1, 0).WithReference("captures"),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotCapKey),
+		asm.Mov.Reg(asm.R3, rRec),
+		asm.Mov.Imm(asm.R4, 0),
+		asm.FnMapUpdateElem.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(done),
+		asm.Return(),
+	)
+	return in, nil
+}
+
+// usesCaptures reports whether a site reads values captured at entry.
+func usesCaptures(site Site) bool {
+	for _, f := range site.Args {
+		for _, c := range f.Chains {
+			if len(c.Reg) > 0 && c.Reg[0] == '@' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string) (asm.Instructions, error) {
+	if site.Kind == SiteCapture {
+		return captureProgram(a, i, j, site, key)
+	}
 	var in asm.Instructions
 	label := func(s string) string { return fmt.Sprintf("%s_%d_%d", s, i, j) }
 	in = append(in, asm.Mov.Reg(rCtx, asm.R1))
@@ -106,6 +186,21 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site) (asm.Instructions, 
 		asm.StoreMem(rRec, 16, asm.R0, asm.DWord),
 		asm.Mov.Imm(rOK, 0),
 	)
+	caps := usesCaptures(site)
+	if caps {
+		k, err := captureKey(a, key, i)
+		if err != nil {
+			return nil, err
+		}
+		in = append(in, k...)
+		in = append(in,
+			asm.LoadMapPtr(asm.R1, 0).WithReference("captures"),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, slotCapKey),
+			asm.FnMapLookupElem.Call(),
+			asm.Mov.Reg(rCap, asm.R0),
+		)
+	}
 	if len(site.Args) > MaxArgs {
 		return nil, fmt.Errorf("%d arguments: at most %d", len(site.Args), MaxArgs)
 	}
@@ -115,11 +210,19 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site) (asm.Instructions, 
 		if f.Unavailable != "" {
 			continue
 		}
-		code, err := fetchProgram(a, f, off, label(fmt.Sprintf("a%d", k)), k)
+		code, err := fetchProgram(a, f, rRec, off, label(fmt.Sprintf("a%d", k)), k, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		in = append(in, code...)
+	}
+	if caps { // the call has returned: forget what its entry saved
+		in = append(in,
+			asm.LoadMapPtr(asm.R1, 0).WithReference("captures"),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, slotCapKey),
+			asm.FnMapDeleteElem.Call(),
+		)
 	}
 	in = append(in,
 		asm.StoreMem(rRec, 24, rOK, asm.DWord),
@@ -156,11 +259,20 @@ func chainStart(a *arch.Arch, c Chain, fail string) (asm.Instructions, int64, bo
 	if c.Const != nil {
 		return asm.Instructions{asm.LoadImm(asm.R1, *c.Const, asm.DWord)}, 0, false, nil
 	}
-	off, ok := a.PtRegs[c.Reg]
-	if !ok {
-		return nil, 0, false, fmt.Errorf("register %s is not in pt_regs", c.Reg)
+	if len(c.Reg) > 1 && c.Reg[0] == '@' {
+		var n int
+		if _, err := fmt.Sscanf(c.Reg, "@%d", &n); err != nil || n < 0 || n >= MaxArgs {
+			return nil, 0, false, fmt.Errorf("bad captured value %s", c.Reg)
+		}
+		// No entry seen for this call (attached mid-call): unreadable.
+		in = append(in, asm.JEq.Imm(rCap, 0, fail), asm.LoadMem(asm.R1, rCap, int16(8*n), asm.DWord))
+	} else {
+		off, ok := a.PtRegs[c.Reg]
+		if !ok {
+			return nil, 0, false, fmt.Errorf("register %s is not in pt_regs", c.Reg)
+		}
+		in = append(in, asm.LoadMem(asm.R1, rCtx, off, asm.DWord))
 	}
-	in = append(in, asm.LoadMem(asm.R1, rCtx, off, asm.DWord))
 	if len(c.Derefs) == 0 {
 		return in, 0, false, nil
 	}
@@ -187,7 +299,7 @@ func readUser(d int64, n int32, dst asm.Register, off int16, fail string) asm.In
 
 // fetchProgram reads argument k into the record's slot at off and sets
 // its ok bit; a fault jumps past the bit.
-func fetchProgram(a *arch.Arch, f Fetch, off int16, fail string, k int) (asm.Instructions, error) {
+func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail string, k int, noOK bool) (asm.Instructions, error) {
 	var in asm.Instructions
 	value := func(c Chain, size int64, dst asm.Register, dstOff int16) error {
 		code, last, deref, err := chainStart(a, c, fail)
@@ -210,7 +322,7 @@ func fetchProgram(a *arch.Arch, f Fetch, off int16, fail string, k int) (asm.Ins
 		if err := value(f.Chains[0], 8, asm.RFP, slotTmp); err != nil {
 			return nil, err
 		}
-		in = append(in, asm.LoadMem(rPtr, asm.RFP, slotTmp, asm.DWord))
+		in = append(in, asm.LoadMem(asm.R1, asm.RFP, slotTmp, asm.DWord), asm.StoreMem(asm.RFP, slotPtr, asm.R1, asm.DWord))
 		if err := value(f.Chains[1], 8, rRec, off); err != nil {
 			return nil, err
 		}
@@ -220,7 +332,7 @@ func fetchProgram(a *arch.Arch, f Fetch, off int16, fail string, k int) (asm.Ins
 			asm.Mov.Imm(asm.R2, StringMax),
 			asm.Mov.Reg(asm.R1, rRec).WithSymbol(fail+"_len"),
 			asm.Add.Imm(asm.R1, int32(off)+8),
-			asm.Mov.Reg(asm.R3, rPtr),
+			asm.LoadMem(asm.R3, asm.RFP, slotPtr, asm.DWord),
 			asm.FnProbeReadUser.Call(),
 			asm.JNE.Imm(asm.R0, 0, fail),
 		)
@@ -254,7 +366,9 @@ func fetchProgram(a *arch.Arch, f Fetch, off int16, fail string, k int) (asm.Ins
 			return nil, err
 		}
 	}
-	in = append(in, asm.Or.Imm(rOK, int32(1)<<k))
+	if !noOK {
+		in = append(in, asm.Or.Imm(rOK, int32(1)<<k))
+	}
 	// The fault label: the next instruction (or the submit) carries it.
 	in = append(in, asm.Mov.Reg(rOK, rOK).WithSymbol(fail))
 	return in, nil

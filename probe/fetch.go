@@ -57,11 +57,10 @@ func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) F
 			f.Unavailable = fmt.Sprintf("%s is not available here", a.Base)
 			return f
 		}
-		if kind == SiteReturn {
-			f.Unavailable = "parameters are not kept until %return in a spec; read them at entry"
-			return f
-		}
 		pl = fromLoc(v.Loc, v.Type, r)
+		if kind == SiteReturn && pl.fault == "" {
+			pl = r.capture(pl)
+		}
 	}
 	for _, st := range a.Path {
 		if pl.konst != nil {
@@ -363,4 +362,37 @@ func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
 		return types.Loc{}, nil, "a result larger than 8 bytes is returned in memory or in two registers"
 	}
 	return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: "RAX", Size: size}}}, fn.Return, ""
+}
+
+// capture turns a parameter's place at entry into the place "captured
+// value N": the entry program saves the parameter's 8-byte value, and the
+// return site's chain continues from it.
+func (r *Resolver) capture(pl place) place {
+	var c Chain
+	switch {
+	case pl.konst != nil:
+		return pl
+	case pl.mem:
+		c = Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+	case len(pl.regs) == 1 && !pl.regs[0].Vector:
+		c = Chain{Reg: pl.regs[0].Reg}
+	default:
+		pl.fault = "only a parameter of one register can be kept until %return (" + types.Loc{Pieces: pl.regs}.String() + ")"
+		return pl
+	}
+	idx := -1
+	for i, have := range r.captures {
+		if fmt.Sprint(have) == fmt.Sprint(c) {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		idx = len(r.captures)
+		r.captures = append(r.captures, c)
+	}
+	size := int64(8)
+	if len(pl.regs) == 1 && pl.regs[0].Size > 0 {
+		size = pl.regs[0].Size
+	}
+	return place{regs: []types.Piece{{Kind: types.LocReg, Reg: fmt.Sprintf("@%d", idx), Size: size}}, t: pl.t}
 }

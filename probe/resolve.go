@@ -15,10 +15,13 @@ import (
 
 // Resolver resolves definitions against one binary's DWARF.
 type Resolver struct {
-	f     *dwarf.File
-	fns   []*types.Func
-	arch  *arch.Arch
-	names map[string][]*types.Func
+	// captures collects, while a %return probe is resolved, the chains
+	// whose entry values its return sites read.
+	captures []Chain
+	f        *dwarf.File
+	fns      []*types.Func
+	arch     *arch.Arch
+	names    map[string][]*types.Func
 }
 
 // NewResolver reads the functions of f with their parameters.
@@ -106,9 +109,24 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if err != nil {
 			return nil, err
 		}
+		r.captures = nil
 		for _, a := range rets {
-			if err := add(SiteReturn, fn.Name, a, nil); err != nil {
+			if err := add(SiteReturn, fn.Name, a, paramVars(fn, fn.LowPC)); err != nil {
 				return nil, err
+			}
+		}
+		if len(r.captures) > 0 {
+			off, err := r.f.ELF.FileOffset(fn.LowPC)
+			if err != nil {
+				return nil, err
+			}
+			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: fn.LowPC, FileOffset: off}
+			for k, c := range r.captures {
+				site.Args = append(site.Args, Fetch{Name: fmt.Sprintf("@%d", k), Type: "x64", Size: 8, Chains: []Chain{c}})
+			}
+			p.Sites = append(p.Sites, site)
+			if fn.Lang == types.LangGo {
+				p.CaptureKey = r.arch.GoG
 			}
 		}
 	case d.Line > 0:

@@ -26,7 +26,12 @@ type Probe struct {
 	Def      string `json:"def"`
 	Function string `json:"function"`
 	Lang     string `json:"lang"`
-	Sites    []Site `json:"sites"`
+	// CaptureKey is the register whose value keys values captured at entry
+	// for the return sites: the goroutine register for Go (R14 on amd64;
+	// a goroutine may move between threads, and its stack may move), or ""
+	// for the thread (pid_tgid).
+	CaptureKey string `json:"capture_key,omitempty"`
+	Sites      []Site `json:"sites"`
 }
 
 // Site kinds.
@@ -37,6 +42,11 @@ const (
 	SiteClone  = "clone"  // a full compiler clone's entry (.isra, .constprop)
 	SiteLine   = "line"   // the first address of a source line
 	SiteOffset = "offset" // FUNC+OFFSET
+	// SiteCapture is the entry of a function with a %return probe whose
+	// arguments start from parameters: its program saves each capture
+	// chain's value, keyed by goroutine (Go) or thread, for the return
+	// sites, which read them as the registers "@0", "@1"...
+	SiteCapture = "capture"
 )
 
 // Site is one address to attach at, with how to read each argument there.
@@ -70,7 +80,10 @@ type Fetch struct {
 // the counter and fqName at +0 in the Desc, is {Reg: RAX, Derefs: [24, 8]}.
 //
 // A value the compiler turned into a constant at this site has no Reg and
-// its value in Const.
+// its value in Const. At a return site, Reg "@N" is the value capture
+// chain N saved at the function's entry (a receiver pointer, say), so
+// c->valInt at %return reads the field when the function returns, through
+// the pointer it was called with.
 type Chain struct {
 	Reg    string  `json:"reg,omitempty"`
 	Derefs []int64 `json:"derefs,omitempty"`

@@ -101,3 +101,71 @@ func TestStatExitStatus(t *testing.T) {
 		t.Errorf("exit status %d, want the command's 7: %s %s", code, out, errs)
 	}
 }
+
+// TestTraceClientGolang: client_golang's counter and gauge methods traced
+// at %return read the metric's name through desc->fqName and its value
+// through the receiver kept from the entry (valBits as a float, valInt),
+// and every update the program reports is seen with the value it reports;
+// the program's output is what it prints untraced.
+func TestTraceClientGolang(t *testing.T) {
+	needBPF(t)
+	b := testutil.Fixture(t, "go-prom")
+	const p = "github.com/prometheus/client_golang/prometheus."
+	var defs []string
+	for _, m := range []string{"Inc", "Add"} {
+		defs = append(defs, p+"(*counter)."+m+"%return name=c->desc->fqName bits=c->valBits:f64 int=c->valInt")
+	}
+	for _, m := range []string{"Set", "Add", "Sub", "Inc", "Dec"} {
+		defs = append(defs, p+"(*gauge)."+m+"%return name=g->desc->fqName bits=g->valBits:f64")
+	}
+	code, out, errs := runGoprobe(append(append([]string{"trace", "--json"}, defs...), "--", b.Path, "updates")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	plain, err := exec.Command(b.Path, "updates").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said, saw []string
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "update "):
+			f := strings.Fields(l)
+			said = append(said, f[1]+" "+f[2]+" "+f[3])
+		case strings.HasPrefix(l, `{"probe"`):
+			var e struct {
+				Probe string
+				Args  struct {
+					Name string
+					Bits float64
+					Int  *float64
+				}
+			}
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatal(err)
+			}
+			v := e.Args.Bits
+			if e.Args.Int != nil {
+				v += *e.Args.Int
+			}
+			method := e.Probe[strings.Index(e.Probe, ").")+2 : strings.Index(e.Probe, "%")]
+			saw = append(saw, fmt.Sprintf("%s %s %g", e.Args.Name, method, v))
+		}
+	}
+	// main counts one request and sets the gauge to 2 before the updates.
+	if len(saw) < 2 || saw[0] != "requests_total Inc 1" || saw[1] != "inflight Set 2" {
+		t.Fatalf("the first events are not main's own: %q\n%s", saw, out)
+	}
+	if strings.Join(saw[2:], "\n") != strings.Join(said, "\n") || len(said) != 24 {
+		t.Errorf("the program reported:\n%s\nthe probes saw:\n%s", strings.Join(said, "\n"), strings.Join(saw[2:], "\n"))
+	}
+	var kept []string
+	for _, l := range strings.Split(out, "\n") {
+		if l != "" && !strings.HasPrefix(l, `{"probe"`) {
+			kept = append(kept, l)
+		}
+	}
+	if strings.Join(kept, "\n") != strings.TrimSpace(string(plain)) {
+		t.Errorf("traced output differs from the program's own:\n%s\n---\n%s", strings.Join(kept, "\n"), plain)
+	}
+}
