@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -68,6 +69,21 @@ func TestTraceSpecStripped(t *testing.T) {
 	want, out := traced(t, append(defs, "--", bin, "5")...)
 	if !strings.Contains(out, "maybe_alloc calls: 15") || len(want) != 15+5+5 {
 		t.Fatalf("tracing the original: %d events\n%s", len(want), out)
+	}
+	// Each inlined call of maybe_alloc read the arguments the program passed.
+	var said, read []string
+	for _, m := range regexp.MustCompile(`called maybe_alloc\((\d+), (\d+)\)`).FindAllStringSubmatch(out, -1) {
+		said = append(said, fmt.Sprintf("map[i:%s n:%s]", m[1], m[2]))
+	}
+	for _, e := range want {
+		if strings.HasPrefix(e, "maybe_alloc i n inline ") {
+			read = append(read, e[strings.Index(e, "map["):])
+		}
+	}
+	sort.Strings(said)
+	sort.Strings(read)
+	if len(said) != 15 || strings.Join(said, " ") != strings.Join(read, " ") {
+		t.Errorf("the program passed %v; the probes read %v", said, read)
 	}
 	got, _ := traced(t, "--spec", spec, "-x", stripped, "--", stripped, "5")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -167,5 +183,51 @@ func TestTraceClientGolang(t *testing.T) {
 	}
 	if strings.Join(kept, "\n") != strings.TrimSpace(string(plain)) {
 		t.Errorf("traced output differs from the program's own:\n%s\n---\n%s", strings.Join(kept, "\n"), plain)
+	}
+}
+
+// TestTraceInlinedGo: main.twice, inlined into work's loop and into main,
+// fires once per call, and where its parameter is readable at the
+// expansion's entry the value is the one the program says it passed.
+func TestTraceInlinedGo(t *testing.T) {
+	needBPF(t)
+	bin := buildCount(t, "go")
+	code, out, errs := runGoprobe("trace", "--json", "main.twice x", "--", bin, "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var passed []int
+	var calls int
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, "twice args: ["); ok {
+			for _, f := range strings.Fields(strings.TrimSuffix(rest, "]")) {
+				var x int
+				fmt.Sscan(f, &x)
+				passed = append(passed, x)
+			}
+		}
+		fmt.Sscanf(l, "twice calls: %d", &calls)
+	}
+	var read []int
+	hits := 0
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, `{"probe"`) {
+			continue
+		}
+		hits++
+		var e struct{ Args struct{ X *int } }
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Args.X != nil {
+			read = append(read, *e.Args.X)
+		}
+	}
+	if hits != calls || calls != len(passed) || calls == 0 {
+		t.Fatalf("%d hits; the program made %d calls (%v)\n%s", hits, calls, passed, out)
+	}
+	// The loop's expansion has x in a register; main's has it optimised out.
+	if len(read) < calls-1 || fmt.Sprint(read) != fmt.Sprint(passed[:len(read)]) {
+		t.Errorf("read %v; the program passed %v", read, passed)
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"os"
 )
 
-var calls int
+var (
+	calls int
+	xs    []int // every argument twice was called with
+)
 
 func twice(x int) int {
 	if x%3 == 0 {
@@ -23,6 +26,7 @@ func work(n int) int {
 	for i := 0; i < n; i++ {
 		s += twice(i)
 		calls++
+		xs = append(xs, i)
 	}
 	return s
 }
@@ -31,5 +35,7 @@ func main() {
 	n := 7 + len(os.Args)
 	r := work(n) + twice(n)
 	calls++
+	xs = append(xs, n)
 	fmt.Println("twice calls:", calls, r)
+	fmt.Println("twice args:", xs)
 }
