@@ -104,6 +104,9 @@ func Parse(text string) (*Def, error) {
 	if d.Func == "" && d.File == "" {
 		return nil, bad("no function")
 	}
+	if strings.Contains(d.Func, "%") {
+		return nil, bad("%%return can only end a function probe (FUNC%%return)")
+	}
 	for _, f := range fields[1:] {
 		a, err := parseArg(f)
 		if err != nil {
