@@ -120,7 +120,11 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			if err != nil {
 				return nil, err
 			}
-			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: fn.LowPC, FileOffset: off}
+			at := r.placement(fn)
+			if off, err = r.f.ELF.FileOffset(at); err != nil {
+				return nil, err
+			}
+			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: at, FileOffset: off}
 			for k, c := range r.captures {
 				site.Args = append(site.Args, Fetch{Name: fmt.Sprintf("@%d", k), Type: "x64", Size: 8, Chains: []Chain{c}})
 			}
@@ -163,7 +167,11 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 					addr = pa.PC // a frame slot filled by the prologue
 				}
 			}
-			if err := add(SiteEntry, fn.Name, addr, paramVars(fn, addr)); err != nil {
+			vars := paramVars(fn, addr)
+			if addr == fn.LowPC {
+				addr = r.placement(fn)
+			}
+			if err := add(SiteEntry, fn.Name, addr, vars); err != nil {
 				return nil, err
 			}
 		}
@@ -270,6 +278,13 @@ func (r *Resolver) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst))
 		return err
 	}
 	for off := 0; off < len(code); {
+		// x86asm does not know CET's endbr64/endbr32 (f3 0f 1e fa/fb) and
+		// would decode one byte of it: they are 4-byte no-ops.
+		if off+4 <= len(code) && code[off] == 0xf3 && code[off+1] == 0x0f && code[off+2] == 0x1e && (code[off+3] == 0xfa || code[off+3] == 0xfb) {
+			each(fn.LowPC+uint64(off), x86asm.Inst{Op: x86asm.NOP, Len: 4})
+			off += 4
+			continue
+		}
 		in, err := x86asm.Decode(code[off:], 64)
 		if err != nil {
 			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.f.Path, fn.Name, off, err)
@@ -381,4 +396,35 @@ func (r *Resolver) Types(defs []*Def) []types.Type {
 		}
 	}
 	return out
+}
+
+// placement is where an entry probe on fn costs least: a uprobe on an
+// instruction the kernel emulates (a branch, a call, a push) costs about a
+// quarter of one it must single-step. Instructions that change no register
+// and no memory (endbr64, nop, cmp, test) may be skipped to reach one:
+// every argument is still where it was at the entry, and the skipped
+// instructions run once per call as the entry does. A Go function's stack
+// check (cmp 0x10(%r14),%rsp; jbe morestack) puts the probe on the jbe.
+func (r *Resolver) placement(fn *types.Func) uint64 {
+	if r.arch.Name != "x86_64" || fn.Size == 0 {
+		return fn.LowPC
+	}
+	at := fn.LowPC
+	found := false
+	n := 0
+	_ = r.insns(fn, func(a uint64, in x86asm.Inst) {
+		if found || n > 3 {
+			return
+		}
+		n++
+		switch in.Op {
+		case x86asm.NOP, x86asm.CMP, x86asm.TEST: // endbr64 decodes as a NOP
+			return // changes only flags
+		case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JNE, x86asm.JG, x86asm.JGE,
+			x86asm.JL, x86asm.JLE, x86asm.JMP, x86asm.CALL, x86asm.PUSH:
+			at = a
+		}
+		found = true
+	})
+	return at
 }

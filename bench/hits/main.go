@@ -1,5 +1,5 @@
 // Build: go build -o hits .
-// Calls an ordinary (not inlined) method N times and prints how long the
+// Calls an ordinary method (not inlined, with a frame) N times and prints how long the
 // calls took, so that probing's cost per hit can be read off.
 package main
 
@@ -12,8 +12,19 @@ import (
 
 type acc struct{ n int }
 
+// add is an ordinary method: it has a frame, so it starts with Go's stack
+// check, as most methods do.
+//
 //go:noinline
-func (a *acc) add(v int) { a.n += v }
+func (a *acc) add(v int) {
+	a.n += v
+	if a.n < 0 {
+		a.reset()
+	}
+}
+
+//go:noinline
+func (a *acc) reset() { a.n = 0 }
 
 func main() {
 	n := 200000
