@@ -82,6 +82,9 @@ func (s *Session) Read(deadline time.Time) (*Event, error) {
 	return s.Spec.Decode(rec.RawSample)
 }
 
+// Wake makes a Read waiting in another goroutine return at once.
+func (s *Session) Wake() { s.rd.SetDeadline(time.Now()) }
+
 // Counts returns the hits of each probe and the records the ring buffer
 // had no room for.
 func (s *Session) Counts() (hits []uint64, dropped uint64, err error) {

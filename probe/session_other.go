@@ -22,6 +22,9 @@ func Attach(s *Spec, target string, pid int) (*Session, error) { return nil, Err
 // Read returns ErrNotSupported off Linux.
 func (s *Session) Read(time.Time) (*Event, error) { return nil, ErrNotSupported }
 
+// Wake does nothing off Linux.
+func (s *Session) Wake() {}
+
 // Counts returns ErrNotSupported off Linux.
 func (s *Session) Counts() ([]uint64, uint64, error) { return nil, 0, ErrNotSupported }
 

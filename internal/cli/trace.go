@@ -182,7 +182,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 			case <-stop:
 				// Drain what the programs wrote before the end.
 				for {
-					e, err := sess.Read(time.Now().Add(10 * time.Millisecond))
+					e, err := sess.Read(time.Now().Add(time.Millisecond))
 					if err != nil {
 						return
 					}
@@ -240,6 +240,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		<-sig
 	}
 	close(stop)
+	sess.Wake()
 	<-readerDone
 	hits, dropped, err := sess.Counts()
 	if err != nil {
