@@ -19,6 +19,9 @@ const (
 	EventHeader = 32
 	ArgSlot     = 8 + StringMax
 	MaxArgs     = 16
+	// RingBytes is the ring buffer's size: 1 MiB holds about 5,000
+	// records of two arguments between two reads.
+	RingBytes = 1 << 20
 )
 
 // Programs builds the BPF programs of a spec with cilium/ebpf's asm, no
@@ -33,14 +36,27 @@ func Programs(s *Spec) (*ebpf.CollectionSpec, error) {
 	cs := &ebpf.CollectionSpec{
 		Maps: map[string]*ebpf.MapSpec{
 			"counts": {Name: "counts", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(len(s.Probes) + 1)},
-			"events": {Name: "events", Type: ebpf.RingBuf, MaxEntries: 1 << 22},
-			// Values saved at entry for return sites, keyed by
-			// {goroutine or thread, probe}; LRU, so that calls that never
-			// return (a panic, a goroutine that exits) cannot fill it.
-			"captures": {Name: "captures", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8 * MaxArgs, MaxEntries: 1 << 14},
-			"scratch":  {Name: "scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8 * MaxArgs, MaxEntries: 1},
 		},
 		Programs: map[string]*ebpf.ProgramSpec{},
+	}
+	// Maps cost time to create (the kernel allocates them whole): only
+	// those the probes use.
+	events, captures := false, false
+	for _, p := range s.Probes {
+		for _, site := range p.Sites {
+			events = events || len(site.Args) > 0 && site.Kind != SiteCapture
+			captures = captures || site.Kind == SiteCapture
+		}
+	}
+	if events {
+		cs.Maps["events"] = &ebpf.MapSpec{Name: "events", Type: ebpf.RingBuf, MaxEntries: RingBytes}
+	}
+	if captures {
+		// Values saved at entry for return sites, keyed by {goroutine or
+		// thread, probe}; LRU, so that calls that never return (a panic,
+		// a goroutine that exits) cannot fill it.
+		cs.Maps["captures"] = &ebpf.MapSpec{Name: "captures", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8 * MaxArgs, MaxEntries: 1 << 12}
+		cs.Maps["scratch"] = &ebpf.MapSpec{Name: "scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8 * MaxArgs, MaxEntries: 1}
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {

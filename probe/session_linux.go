@@ -20,6 +20,10 @@ type Session struct {
 	rd    *ringbuf.Reader
 }
 
+// ErrNoEvents is what Read returns when no probe has arguments: there is
+// nothing to read, only counts.
+var ErrNoEvents = errors.New("no probe records events")
+
 // ErrPermission is returned when the kernel refuses to load or attach.
 var ErrPermission = errors.New("loading BPF programs needs root, or CAP_BPF and CAP_PERFMON")
 
@@ -64,9 +68,10 @@ func Attach(s *Spec, target string, pid int) (_ *Session, err error) {
 			ss.links = append(ss.links, l)
 		}
 	}
-	ss.rd, err = ringbuf.NewReader(coll.Maps["events"])
-	if err != nil {
-		return nil, err
+	if m := coll.Maps["events"]; m != nil {
+		if ss.rd, err = ringbuf.NewReader(m); err != nil {
+			return nil, err
+		}
 	}
 	return ss, nil
 }
@@ -74,6 +79,9 @@ func Attach(s *Spec, target string, pid int) (_ *Session, err error) {
 // Read returns the next event, waiting until deadline; it returns
 // os.ErrDeadlineExceeded when none came.
 func (s *Session) Read(deadline time.Time) (*Event, error) {
+	if s.rd == nil {
+		return nil, ErrNoEvents
+	}
 	s.rd.SetDeadline(deadline)
 	rec, err := s.rd.Read()
 	if err != nil {
@@ -83,7 +91,11 @@ func (s *Session) Read(deadline time.Time) (*Event, error) {
 }
 
 // Wake makes a Read waiting in another goroutine return at once.
-func (s *Session) Wake() { s.rd.SetDeadline(time.Now()) }
+func (s *Session) Wake() {
+	if s.rd != nil {
+		s.rd.SetDeadline(time.Now())
+	}
+}
 
 // Counts returns the hits of each probe and the records the ring buffer
 // had no room for.
