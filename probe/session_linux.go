@@ -112,6 +112,22 @@ func (s *Session) Counts() (hits []uint64, dropped uint64, err error) {
 	return hits, dropped, err
 }
 
+// Misses returns, per probe, the hits its programs missed because another
+// BPF program was running on the CPU (the kernel's recursion misses).
+func (s *Session) Misses() []uint64 {
+	out := make([]uint64, len(s.Spec.Probes))
+	for i, p := range s.Spec.Probes {
+		for j := range p.Sites {
+			if prog := s.coll.Programs[ProgramName(i, j)]; prog != nil {
+				if st, err := prog.Stats(); err == nil {
+					out[i] += st.RecursionMisses
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Close detaches every probe and unloads the programs.
 func (s *Session) Close() {
 	for _, l := range s.links {

@@ -28,5 +28,8 @@ func (s *Session) Wake() {}
 // Counts returns ErrNotSupported off Linux.
 func (s *Session) Counts() ([]uint64, uint64, error) { return nil, 0, ErrNotSupported }
 
+// Misses returns nil off Linux.
+func (s *Session) Misses() []uint64 { return nil }
+
 // Close does nothing off Linux.
 func (s *Session) Close() {}

@@ -207,6 +207,31 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		}
 	}()
 
+	// On a terminal, a live count on stderr.
+	liveDone := make(chan struct{})
+	if !f.json && isTerminal(stderr) {
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					fmt.Fprint(stderr, "\r\033[K")
+					close(liveDone)
+					return
+				case <-t.C:
+					hits, dropped, _ := sess.Counts()
+					var n uint64
+					for _, h := range hits {
+						n += h
+					}
+					fmt.Fprintf(stderr, "\r\033[Kgoprobe: %d hits, %d dropped", n, dropped)
+				}
+			}
+		}()
+	} else {
+		close(liveDone)
+	}
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
@@ -242,14 +267,20 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	close(stop)
 	sess.Wake()
 	<-readerDone
+	<-liveDone
 	hits, dropped, err := sess.Counts()
 	if err != nil {
 		return err
 	}
+	misses := sess.Misses()
+	var missed uint64
+	for _, m := range misses {
+		missed += m
+	}
 	if stat {
-		writeStat(out, spec, hits, dropped, f.json)
-	} else if dropped > 0 || !f.json {
-		fmt.Fprintf(stderr, "goprobe: %d events, %d dropped (ring buffer full)\n", events, dropped)
+		writeStat(out, spec, hits, misses, dropped, f.json)
+	} else if dropped > 0 || missed > 0 || !f.json {
+		fmt.Fprintf(stderr, "goprobe: %d events, %d dropped (ring buffer full), %d missed (another BPF program was running)\n", events, dropped, missed)
 	}
 	out.Flush()
 	if status != 0 {
@@ -258,7 +289,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	return nil
 }
 
-func writeStat(w io.Writer, spec *probe.Spec, hits []uint64, dropped uint64, asJSON bool) {
+func writeStat(w io.Writer, spec *probe.Spec, hits, misses []uint64, dropped uint64, asJSON bool) {
 	type row struct {
 		Probe  string `json:"probe"`
 		Count  uint64 `json:"count"`
@@ -267,7 +298,11 @@ func writeStat(w io.Writer, spec *probe.Spec, hits []uint64, dropped uint64, asJ
 	}
 	var rows []row
 	for i, p := range spec.Probes {
-		rows = append(rows, row{Probe: p.Def, Count: hits[i], Sites: len(p.Sites)})
+		r := row{Probe: p.Def, Count: hits[i], Sites: len(p.Sites)}
+		if i < len(misses) {
+			r.Missed = misses[i]
+		}
+		rows = append(rows, r)
 	}
 	if asJSON {
 		b, _ := json.Marshal(struct {
@@ -281,9 +316,12 @@ func writeStat(w io.Writer, spec *probe.Spec, hits []uint64, dropped uint64, asJ
 	for _, r := range rows {
 		width = max(width, len(r.Probe))
 	}
-	fmt.Fprintf(w, "%-*s %12s %6s\n", width, "PROBE", "COUNT", "SITES")
+	fmt.Fprintf(w, "%-*s %12s %6s %8s\n", width, "PROBE", "COUNT", "SITES", "MISSED")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%-*s %12d %6d\n", width, r.Probe, r.Count, r.Sites)
+		fmt.Fprintf(w, "%-*s %12d %6d %8d\n", width, r.Probe, r.Count, r.Sites, r.Missed)
+	}
+	if dropped > 0 {
+		fmt.Fprintf(w, "%d records dropped (ring buffer full)\n", dropped)
 	}
 }
 
