@@ -137,11 +137,10 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 			}
 		}
 	}
-	sess, err := probe.Attach(spec, target, f.pid)
+	first, err := probe.Attach(spec, target, f.pid)
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
 	sites := 0
 	for _, p := range spec.Probes {
 		sites += len(p.Sites)
@@ -159,53 +158,50 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	}
 	out := bufio.NewWriter(stdout)
 	var mu sync.Mutex
-	printEvent := func(e *probe.Event) {
+	var events uint64
+	printEvent := func(s *probe.Spec, e *probe.Event) {
 		mu.Lock()
 		defer mu.Unlock()
+		events++
+		if stat {
+			return
+		}
 		if f.json {
-			b, err := spec.JSON(e)
+			b, err := s.JSON(e)
 			if err == nil {
 				out.Write(append(b, '\n'))
 			}
 		} else {
-			out.WriteString(spec.Line(e) + "\n")
+			out.WriteString(s.Line(e) + "\n")
 		}
 		out.Flush()
 	}
 	stop := make(chan struct{})
-	readerDone := make(chan struct{})
-	var events uint64
-	go func() {
-		defer close(readerDone)
-		for {
-			select {
-			case <-stop:
-				// Drain what the programs wrote before the end.
-				for {
-					e, err := sess.Read(time.Now().Add(time.Millisecond))
-					if err != nil {
-						return
-					}
-					events++
-					if !stat {
-						printEvent(e)
-					}
-				}
-			default:
-			}
-			e, err := sess.Read(time.Now().Add(20 * time.Millisecond))
-			if err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
-					continue
-				}
+	ss := newSessions(stop, printEvent)
+	defer ss.close()
+	ss.add(first)
+	watchDone := make(chan struct{})
+	go watchReplaced(stop, watchDone, target, func(old, cur fileID) {
+		// The file on disk was replaced (a package upgrade, a deploy):
+		// processes started from now on run the new one. Probes stay on the
+		// old file for processes still running it, and go on the new one.
+		s2, why := spec, ""
+		if f.spec == "" {
+			s2, why = resolveAgain(defs, target)
+		} else if err := sameBuild(target, spec.BuildID); err != nil {
+			s2, why = nil, "the spec is for another build"
+		}
+		if s2 != nil {
+			sess, err := probe.Attach(s2, target, f.pid)
+			if err == nil {
+				ss.add(sess)
+				fmt.Fprintf(stderr, "goprobe: %s was replaced on disk: probes re-attached to the new file\n", target)
 				return
 			}
-			events++
-			if !stat {
-				printEvent(e)
-			}
+			why = err.Error()
 		}
-	}()
+		fmt.Fprintf(stderr, "goprobe: %s was replaced on disk and its probes cannot follow: %s\n", target, why)
+	})
 
 	// On a terminal, a live count on stderr.
 	liveDone := make(chan struct{})
@@ -220,7 +216,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 					close(liveDone)
 					return
 				case <-t.C:
-					hits, dropped, _ := sess.Counts()
+					hits, dropped := ss.counts(len(spec.Probes))
 					var n uint64
 					for _, h := range hits {
 						n += h
@@ -241,7 +237,9 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
 		if err := c.Start(); err != nil {
 			close(stop)
-			<-readerDone
+			<-watchDone
+			ss.wait()
+			<-liveDone
 			return err
 		}
 		done := make(chan error, 1)
@@ -265,14 +263,11 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		<-sig
 	}
 	close(stop)
-	sess.Wake()
-	<-readerDone
+	<-watchDone
+	ss.wait()
 	<-liveDone
-	hits, dropped, err := sess.Counts()
-	if err != nil {
-		return err
-	}
-	misses := sess.Misses()
+	hits, dropped := ss.counts(len(spec.Probes))
+	misses := ss.misses(len(spec.Probes))
 	var missed uint64
 	for _, m := range misses {
 		missed += m
@@ -280,6 +275,8 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	if stat {
 		writeStat(out, spec, hits, misses, dropped, f.json)
 	} else if dropped > 0 || missed > 0 || !f.json {
+		mu.Lock()
+		defer mu.Unlock()
 		fmt.Fprintf(stderr, "goprobe: %d events, %d dropped (ring buffer full), %d missed (another BPF program was running)\n", events, dropped, missed)
 	}
 	out.Flush()
@@ -336,4 +333,162 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// sessions are the probe sessions of one run: the first, and one more each
+// time the probed file is replaced on disk. Each has a reader goroutine.
+type sessions struct {
+	mu    sync.Mutex
+	all   []*probe.Session
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	print func(*probe.Spec, *probe.Event)
+}
+
+func newSessions(stop chan struct{}, print func(*probe.Spec, *probe.Event)) *sessions {
+	return &sessions{stop: stop, print: print}
+}
+
+// add starts reading a session's events.
+func (s *sessions) add(sess *probe.Session) {
+	s.mu.Lock()
+	s.all = append(s.all, sess)
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			select {
+			case <-s.stop:
+				// Drain what the programs wrote before the end.
+				for {
+					e, err := sess.Read(time.Now().Add(time.Millisecond))
+					if err != nil {
+						return
+					}
+					s.print(sess.Spec, e)
+				}
+			default:
+			}
+			e, err := sess.Read(time.Now().Add(20 * time.Millisecond))
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					continue
+				}
+				return
+			}
+			s.print(sess.Spec, e)
+		}
+	}()
+}
+
+// wait wakes the readers (stop is closed) and waits until they drained.
+func (s *sessions) wait() {
+	s.mu.Lock()
+	for _, sess := range s.all {
+		sess.Wake()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// counts sums the hits of each of n probes, and the drops, over sessions.
+func (s *sessions) counts(n int) ([]uint64, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hits := make([]uint64, n)
+	var dropped uint64
+	for _, sess := range s.all {
+		h, d, err := sess.Counts()
+		if err != nil {
+			continue
+		}
+		for i := range h {
+			if i < n {
+				hits[i] += h[i]
+			}
+		}
+		dropped += d
+	}
+	return hits, dropped
+}
+
+func (s *sessions) misses(n int) []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]uint64, n)
+	for _, sess := range s.all {
+		for i, m := range sess.Misses() {
+			if i < n {
+				out[i] += m
+			}
+		}
+	}
+	return out
+}
+
+func (s *sessions) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sess := range s.all {
+		sess.Close()
+	}
+}
+
+// fileID tells one file from another at the same path.
+type fileID struct {
+	dev, ino uint64
+	size     int64
+	mtime    time.Time
+}
+
+func statID(path string) (fileID, bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileID{}, false
+	}
+	id := fileID{size: st.Size(), mtime: st.ModTime()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(sys.Dev), sys.Ino
+	}
+	return id, true
+}
+
+// watchReplaced calls replaced each time the file at path becomes another
+// file (a new inode, or new contents), until stop is closed.
+func watchReplaced(stop, done chan struct{}, path string, replaced func(old, cur fileID)) {
+	defer close(done)
+	last, ok := statID(path)
+	if !ok {
+		return
+	}
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			cur, ok := statID(path)
+			if !ok || cur == last {
+				continue
+			}
+			// Let a writer finish: the same identity twice in a row.
+			time.Sleep(50 * time.Millisecond)
+			if again, ok := statID(path); !ok || again != cur {
+				continue
+			}
+			replaced(last, cur)
+			last = cur
+		}
+	}
+}
+
+// resolveAgain resolves the definitions against the file now at target.
+func resolveAgain(defs []string, target string) (*probe.Spec, string) {
+	s, err := loadSpec(&traceFlags{}, defs, target)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return s, ""
 }

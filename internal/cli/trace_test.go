@@ -231,3 +231,55 @@ func TestTraceInlinedGo(t *testing.T) {
 		t.Errorf("read %v; the program passed %v", read, passed)
 	}
 }
+
+// TestTraceReplaced: when the probed file is replaced on disk by another
+// build (an upgrade), goprobe says so and re-attaches its probes to the new
+// file; calls in processes started from the new file are traced with the
+// arguments they were made with.
+func TestTraceReplaced(t *testing.T) {
+	needBPF(t)
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		testutil.Skipf(t, "gcc: %v", err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(testutil.Root(t), "probe", "testdata", "replace", "slow.c")
+	bin, next := filepath.Join(dir, "slow"), filepath.Join(dir, "slow.next")
+	for _, b := range []struct {
+		out  string
+		args []string
+	}{{bin, nil}, {next, []string{"-DVARIANT"}}} {
+		if out, err := exec.Command(gcc, append([]string{"-O2", "-g", "-o", b.out, src}, b.args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v %s", err, out)
+		}
+	}
+	// The old file runs, is replaced by renaming the new build over it,
+	// and the new file runs once goprobe had time to notice.
+	script := fmt.Sprintf("%s 10 && mv %s %s && sleep 1 && %s 20", bin, next, bin, bin)
+	code, out, errs := runGoprobe("trace", "--json", "-x", bin, "f a", "--", "sh", "-c", script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "replaced on disk: probes re-attached") {
+		t.Errorf("no word of the replacement: %s", errs)
+	}
+	var said, read []string
+	for _, l := range strings.Split(out, "\n") {
+		var a int
+		if _, err := fmt.Sscanf(l, "f(%d)", &a); err == nil {
+			said = append(said, fmt.Sprint(a))
+		}
+		if strings.HasPrefix(l, `{"probe"`) {
+			var e struct{ Args struct{ A int } }
+			if err := json.Unmarshal([]byte(l), &e); err != nil {
+				t.Fatal(err)
+			}
+			read = append(read, fmt.Sprint(e.Args.A))
+		}
+	}
+	sort.Strings(said)
+	sort.Strings(read)
+	if len(said) != 6 || strings.Join(said, " ") != strings.Join(read, " ") {
+		t.Errorf("the programs called f with %v; the probes read %v\n%s\n%s", said, read, out, errs)
+	}
+}
