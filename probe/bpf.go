@@ -29,15 +29,9 @@ const (
 // (one u64 per probe, then one for records the ring buffer had no room
 // for) and an "events" ring buffer.
 func Programs(s *Spec) (*ebpf.CollectionSpec, error) {
-	a, err := archByName(s.Arch)
+	a, cs, err := baseCollection(s)
 	if err != nil {
 		return nil, err
-	}
-	cs := &ebpf.CollectionSpec{
-		Maps: map[string]*ebpf.MapSpec{
-			"counts": {Name: "counts", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(len(s.Probes) + 1)},
-		},
-		Programs: map[string]*ebpf.ProgramSpec{},
 	}
 	// Maps cost time to create (the kernel allocates them whole): only
 	// those the probes use.
@@ -69,6 +63,21 @@ func Programs(s *Spec) (*ebpf.CollectionSpec, error) {
 		}
 	}
 	return cs, nil
+}
+
+// baseCollection is the architecture of s and a collection with the
+// "counts" array every kind of session has.
+func baseCollection(s *Spec) (*arch.Arch, *ebpf.CollectionSpec, error) {
+	a, err := archByName(s.Arch)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, &ebpf.CollectionSpec{
+		Maps: map[string]*ebpf.MapSpec{
+			"counts": {Name: "counts", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(len(s.Probes) + 1)},
+		},
+		Programs: map[string]*ebpf.ProgramSpec{},
+	}, nil
 }
 
 // ProgramName names site j of probe i's program.

@@ -30,8 +30,12 @@ var ErrPermission = errors.New("loading BPF programs needs root, or CAP_BPF and 
 // Attach loads the programs of s and attaches each at its site's file
 // offset in target (the file s was made from, or a copy with the same
 // build-id); pid > 0 limits the probes to that process.
-func Attach(s *Spec, target string, pid int) (_ *Session, err error) {
-	cs, err := Programs(s)
+func Attach(s *Spec, target string, pid int) (*Session, error) {
+	return attach(s, target, pid, Programs)
+}
+
+func attach(s *Spec, target string, pid int, build func(*Spec) (*ebpf.CollectionSpec, error)) (_ *Session, err error) {
+	cs, err := build(s)
 	if err != nil {
 		return nil, err
 	}
@@ -140,4 +144,29 @@ func (s *Session) Close() {
 	if s.coll != nil {
 		s.coll.Close()
 	}
+}
+
+// AttachHist is Attach for aggregation: the spec's probes (a key and an
+// optional value each) fill the "hist" map instead of sending events.
+func AttachHist(s *Spec, target string, pid int) (*Session, error) {
+	return attach(s, target, pid, HistPrograms)
+}
+
+// Hist reads the aggregates so far.
+func (s *Session) Hist() ([]*HistEntry, error) {
+	m := s.coll.Maps["hist"]
+	if m == nil {
+		return nil, errors.New("not an aggregation session")
+	}
+	var out []*HistEntry
+	key, val := make([]byte, HistKeySize), make([]byte, HistValueSize)
+	it := m.Iterate()
+	for it.Next(&key, &val) {
+		e, err := s.Spec.DecodeHist(key, val)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, it.Err()
 }

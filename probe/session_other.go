@@ -33,3 +33,9 @@ func (s *Session) Misses() []uint64 { return nil }
 
 // Close does nothing off Linux.
 func (s *Session) Close() {}
+
+// AttachHist returns ErrNotSupported off Linux.
+func AttachHist(s *Spec, target string, pid int) (*Session, error) { return nil, ErrNotSupported }
+
+// Hist returns ErrNotSupported off Linux.
+func (s *Session) Hist() ([]*HistEntry, error) { return nil, ErrNotSupported }

@@ -127,16 +127,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	if err != nil {
 		return err
 	}
-	// Say before attaching which sites cannot read which arguments.
-	for _, p := range spec.Probes {
-		for _, s := range p.Sites {
-			for _, a := range s.Args {
-				if a.Unavailable != "" {
-					fmt.Fprintf(stderr, "goprobe: %s: %s site at %#x in %s: %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, a.Name, a.Unavailable)
-				}
-			}
-		}
-	}
+	reportUnavailable(stderr, spec)
 	first, err := probe.Attach(spec, target, f.pid)
 	if err != nil {
 		return err
@@ -228,39 +219,13 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	} else {
 		close(liveDone)
 	}
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	status := 0
-	if len(run) > 0 {
-		c := exec.Command(run[0], run[1:]...)
-		c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-		if err := c.Start(); err != nil {
-			close(stop)
-			<-watchDone
-			ss.wait()
-			<-liveDone
-			return err
-		}
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		for waiting := true; waiting; {
-			select {
-			case err := <-done:
-				waiting = false
-				var ee *exec.ExitError
-				if errors.As(err, &ee) {
-					status = ee.ExitCode()
-					if status < 0 {
-						status = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
-					}
-				}
-			case s := <-sig:
-				c.Process.Signal(s) // the command decides; goprobe waits for it
-			}
-		}
-	} else {
-		<-sig
+	status, err := runOrWait(run, stdout, stderr, 0, nil)
+	if err != nil {
+		close(stop)
+		<-watchDone
+		ss.wait()
+		<-liveDone
+		return err
 	}
 	close(stop)
 	<-watchDone
@@ -491,4 +456,65 @@ func resolveAgain(defs []string, target string) (*probe.Spec, string) {
 		return nil, err.Error()
 	}
 	return s, ""
+}
+
+// runOrWait runs the command, forwarding SIGINT and SIGTERM to it, and
+// returns its exit status; without a command it waits for SIGINT or
+// SIGTERM. onTick, when every > 0, is called at that interval.
+func runOrWait(run []string, stdout, stderr io.Writer, every time.Duration, onTick func()) (int, error) {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	var done chan error
+	var c *exec.Cmd
+	if len(run) > 0 {
+		c = exec.Command(run[0], run[1:]...)
+		c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+		if err := c.Start(); err != nil {
+			return 0, err
+		}
+		done = make(chan error, 1)
+		go func() { done <- c.Wait() }()
+	}
+	var ticks <-chan time.Time
+	if every > 0 && onTick != nil {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		ticks = t.C
+	}
+	for {
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				status := ee.ExitCode()
+				if status < 0 {
+					status = 128 + int(ee.Sys().(syscall.WaitStatus).Signal())
+				}
+				return status, nil
+			}
+			return 0, nil
+		case s := <-sig:
+			if c == nil {
+				return 0, nil
+			}
+			c.Process.Signal(s) // the command decides; goprobe waits for it
+		case <-ticks:
+			onTick()
+		}
+	}
+}
+
+// reportUnavailable says, before attaching, which sites cannot read which
+// arguments.
+func reportUnavailable(w io.Writer, spec *probe.Spec) {
+	for _, p := range spec.Probes {
+		for _, s := range p.Sites {
+			for _, a := range s.Args {
+				if a.Unavailable != "" {
+					fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, a.Name, a.Unavailable)
+				}
+			}
+		}
+	}
 }

@@ -1,0 +1,191 @@
+package probe
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/binscope/binscope/internal/arch"
+)
+
+// In-kernel aggregation (the ftrace hist-trigger idea): a probe's first
+// argument is the key, its second (optional) the value. Each hit adds one
+// to the key's count, the value to its sum, and one to the value's log2
+// bucket, in a hash map that user space reads at the end.
+const (
+	// HistKeySize: u32 probe, u32 ok bits, u64 number, StringMax bytes of text.
+	HistKeySize = 16 + StringMax
+	// HistBuckets log2 buckets: bucket 0 counts zeros, bucket k values in
+	// [2^(k-1), 2^k), the last one everything above.
+	HistBuckets = 64
+	// HistValueSize: u64 count, u64 sum, then the buckets.
+	HistValueSize = 16 + 8*HistBuckets
+	histKeySlot   = -40 - HistKeySize // below the other stack slots
+	histValSlot   = histKeySlot - 8
+)
+
+// HistPrograms builds aggregation programs for s: like Programs, with a
+// "hist" map in place of the ring buffer.
+func HistPrograms(s *Spec) (*ebpf.CollectionSpec, error) {
+	a, cs, err := baseCollection(s)
+	if err != nil {
+		return nil, err
+	}
+	cs.Maps["hist"] = &ebpf.MapSpec{Name: "hist", Type: ebpf.Hash, KeySize: HistKeySize, ValueSize: HistValueSize, MaxEntries: 1 << 14}
+	// A zeroed value to create keys from.
+	cs.Maps["zero"] = &ebpf.MapSpec{Name: "zero", Type: ebpf.Array, KeySize: 4, ValueSize: HistValueSize, MaxEntries: 1}
+	for i, p := range s.Probes {
+		for j, site := range p.Sites {
+			if site.Kind == SiteCapture {
+				return nil, fmt.Errorf("%s: hist does not keep entry values for %%return", p.Def)
+			}
+			if len(site.Args) == 0 || len(site.Args) > 2 {
+				return nil, fmt.Errorf("%s: hist needs a key and at most a value", p.Def)
+			}
+			insns, err := histProgram(a, i, j, site)
+			if err != nil {
+				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
+			}
+			name := ProgramName(i, j)
+			cs.Programs[name] = &ebpf.ProgramSpec{Name: name, Type: ebpf.Kprobe, License: "GPL", Instructions: insns}
+		}
+	}
+	return cs, nil
+}
+
+func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
+	label := func(s string) string { return fmt.Sprintf("h_%s_%d_%d", s, i, j) }
+	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
+	in = append(in, count(int32(i))...)
+	for off := int16(0); off < HistKeySize; off += 8 {
+		in = append(in, storeImm64(asm.RFP, histKeySlot+off, 0))
+	}
+	in = append(in, asm.StoreImm(asm.RFP, histKeySlot, int64(i), asm.Word))
+	k := site.Args[0]
+	if k.Unavailable == "" {
+		code, err := fetchProgram(a, k, asm.RFP, histKeySlot+8, label("key"), 0, false)
+		if err != nil {
+			return nil, err
+		}
+		in = append(in, code...)
+	}
+	hasValue := len(site.Args) == 2 && site.Args[1].Unavailable == ""
+	if hasValue {
+		in = append(in, storeImm64(asm.RFP, histValSlot, 0))
+		code, err := fetchProgram(a, site.Args[1], asm.RFP, histValSlot, label("val"), 1, false)
+		if err != nil {
+			return nil, err
+		}
+		in = append(in, code...)
+	}
+	in = append(in, asm.StoreMem(asm.RFP, histKeySlot+4, rOK, asm.Word))
+	lookup := func() asm.Instructions {
+		return asm.Instructions{
+			asm.LoadMapPtr(asm.R1, 0).WithReference("hist"),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, histKeySlot),
+			asm.FnMapLookupElem.Call(),
+		}
+	}
+	in = append(in, lookup()...)
+	in = append(in, asm.JNE.Imm(asm.R0, 0, label("have")))
+	// A new key: insert it with the zeroed value, then look it up.
+	in = append(in,
+		asm.StoreImm(asm.RFP, slotKey, 0, asm.Word),
+		asm.LoadMapPtr(asm.R1, 0).WithReference("zero"),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, slotKey),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, label("out")),
+		asm.Mov.Reg(asm.R3, asm.R0),
+		asm.LoadMapPtr(asm.R1, 0).WithReference("hist"),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, histKeySlot),
+		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST: another CPU may have made it
+		asm.FnMapUpdateElem.Call(),
+	)
+	in = append(in, lookup()...)
+	in = append(in, asm.JEq.Imm(asm.R0, 0, label("out")))
+	in = append(in,
+		asm.Mov.Imm(asm.R1, 1).WithSymbol(label("have")),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+	)
+	if hasValue {
+		// Only a value that was read counts in the sum and the buckets.
+		in = append(in,
+			asm.Mov.Reg(asm.R1, rOK),
+			asm.And.Imm(asm.R1, 2),
+			asm.JEq.Imm(asm.R1, 0, label("out")),
+			asm.LoadMem(asm.R3, asm.RFP, histValSlot, asm.DWord),
+			asm.Mov.Reg(asm.R1, asm.R0),
+			asm.Add.Imm(asm.R1, 8),
+			asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
+			// R2 = bit length of R3 (0 for 0), by halving.
+			asm.Mov.Imm(asm.R2, 0),
+		)
+		for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
+			skip := label(fmt.Sprintf("sh%d", sh))
+			in = append(in,
+				asm.Mov.Reg(asm.R4, asm.R3),
+				asm.RSh.Imm(asm.R4, sh),
+				asm.JEq.Imm(asm.R4, 0, skip),
+				asm.Mov.Reg(asm.R3, asm.R4),
+				asm.Add.Imm(asm.R2, sh),
+				asm.Mov.Reg(asm.R4, asm.R4).WithSymbol(skip),
+			)
+		}
+		in = append(in,
+			asm.Add.Reg(asm.R2, asm.R3), // the last bit: 1 unless the value was 0
+			asm.JLE.Imm(asm.R2, HistBuckets-1, label("inrange")),
+			asm.Mov.Imm(asm.R2, HistBuckets-1),
+			asm.LSh.Imm(asm.R2, 3).WithSymbol(label("inrange")),
+			asm.Mov.Reg(asm.R1, asm.R0),
+			asm.Add.Imm(asm.R1, 16), // the buckets follow count and sum
+			asm.Add.Reg(asm.R1, asm.R2),
+			asm.Mov.Imm(asm.R3, 1),
+			asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
+		)
+	}
+	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(label("out")), asm.Return())
+	return in, nil
+}
+
+// HistEntry is one key's aggregate.
+type HistEntry struct {
+	Probe   int
+	Key     Value
+	Count   uint64
+	Sum     uint64
+	Buckets [HistBuckets]uint64
+}
+
+// DecodeHist reads one entry of the "hist" map.
+func (s *Spec) DecodeHist(key, val []byte) (*HistEntry, error) {
+	if len(key) != HistKeySize || len(val) != HistValueSize {
+		return nil, fmt.Errorf("hist entry of %d and %d bytes", len(key), len(val))
+	}
+	le := binary.LittleEndian
+	e := &HistEntry{Probe: int(le.Uint32(key))}
+	if e.Probe >= len(s.Probes) || len(s.Probes[e.Probe].Sites) == 0 {
+		return nil, fmt.Errorf("hist entry for probe %d", e.Probe)
+	}
+	ok := le.Uint32(key[4:])
+	// Decode the key as an event's first argument.
+	rec := make([]byte, EventHeader+ArgSlot)
+	le.PutUint64(rec[24:], uint64(ok&1))
+	copy(rec[EventHeader:], key[8:])
+	site := s.Probes[e.Probe].Sites[0]
+	one := Spec{Probes: []Probe{{Sites: []Site{{Args: site.Args[:1]}}}}}
+	ev, err := one.Decode(rec)
+	if err != nil {
+		return nil, err
+	}
+	e.Key = ev.Args[0]
+	e.Count, e.Sum = le.Uint64(val), le.Uint64(val[8:])
+	for b := range e.Buckets {
+		e.Buckets[b] = le.Uint64(val[16+8*b:])
+	}
+	return e, nil
+}
