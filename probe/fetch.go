@@ -339,7 +339,7 @@ func kindOf(t types.Type) string {
 // retval is where fn's result is at a RET: RAX for a C, Rust or Zig integer
 // or pointer, the Go register ABI's result registers for Go.
 func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
-	if fn.Lang == types.LangGo {
+	if fn.Lang == types.LangGo && fn.Decl.File != "" && len(fn.Params) > 0 {
 		var res []types.Param
 		for _, p := range fn.Params {
 			if p.Result {
@@ -350,6 +350,9 @@ func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
 			return types.Loc{}, nil, fn.Name + " returns nothing"
 		}
 		return goResults(res, r)
+	}
+	if fn.Return == nil && fn.Decl.File == "" && len(fn.Params) == 0 { // no debug info: the ABI's return register
+		return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: "RAX", Size: 8}}}, &types.Pointer{ByteSize: 8}, ""
 	}
 	if fn.Return == nil {
 		return types.Loc{}, nil, fn.Name + " returns nothing"

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"debug/elf"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/pcln"
 	"github.com/binscope/binscope/types"
 )
 
@@ -18,7 +21,10 @@ type Resolver struct {
 	// captures collects, while a %return probe is resolved, the chains
 	// whose entry values its return sites read.
 	captures []Chain
-	f        *dwarf.File
+	f        *dwarf.File // nil: symbols only (no debug info)
+	syms     map[string]*types.Func
+	ef       *elfx.File
+	path     string
 	fns      []*types.Func
 	arch     *arch.Arch
 	names    map[string][]*types.Func
@@ -34,19 +40,72 @@ func NewResolver(f *dwarf.File) (*Resolver, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Resolver{f: f, fns: fns, arch: a, names: map[string][]*types.Func{}}
+	return newResolver(f, f.ELF, f.Path, fns, a), nil
+}
+
+// NewSymbolResolver resolves against a binary without debug info: its
+// functions come from .gopclntab (Go) or the symbol table, and arguments
+// can only be registers (%rdi) and $retval, by the calling convention.
+func NewSymbolResolver(ef *elfx.File) (*Resolver, error) {
+	a, err := arch.ForMachine(ef.Machine)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ef.Path, err)
+	}
+	var fns []*types.Func
+	if pcln.Has(ef) {
+		if fns, err = pcln.Functions(ef); err != nil {
+			return nil, err
+		}
+	} else {
+		fns = symbolFuncs(ef)
+	}
+	if len(fns) == 0 {
+		return nil, fmt.Errorf("%s: %w: no debug info, no .gopclntab and no function symbols to probe by", ef.Path, types.ErrNoDebugInfo)
+	}
+	return newResolver(nil, ef, ef.Path, fns, a), nil
+}
+
+// symbolFuncs are the functions of ef's symbol tables (.symtab, then
+// .dynsym), named without their symbol version (malloc@@GLIBC_2.2.5).
+func symbolFuncs(ef *elfx.File) []*types.Func {
+	syms, _ := ef.Symbols()
+	dyn, _ := ef.DynamicSymbols()
+	seen := map[string]bool{}
+	var fns []*types.Func
+	for _, sy := range append(syms, dyn...) {
+		name, _, _ := strings.Cut(sy.Name, "@")
+		if elf.ST_TYPE(sy.Info) != elf.STT_FUNC || sy.Value == 0 || sy.Size == 0 || seen[name] {
+			continue
+		}
+		seen[name] = true
+		fns = append(fns, &types.Func{Name: name, Linkage: sy.Name, LowPC: sy.Value, Size: sy.Size,
+			Ranges: [][2]uint64{{sy.Value, sy.Value + sy.Size}}, External: elf.ST_BIND(sy.Info) != elf.STB_LOCAL})
+	}
+	return fns
+}
+
+func newResolver(f *dwarf.File, ef *elfx.File, path string, fns []*types.Func, a *arch.Arch) *Resolver {
+	r := &Resolver{f: f, ef: ef, path: path, fns: fns, arch: a, names: map[string][]*types.Func{}}
 	for _, fn := range fns {
 		r.names[fn.Name] = append(r.names[fn.Name], fn)
 		if fn.Linkage != "" && fn.Linkage != fn.Name {
 			r.names[fn.Linkage] = append(r.names[fn.Linkage], fn)
 		}
 	}
-	return r, nil
+	return r
+}
+
+// varsAt is f.VarsAt, or nothing without debug info.
+func (r *Resolver) varsAt(pc uint64) ([]types.Var, error) {
+	if r.f == nil {
+		return nil, nil
+	}
+	return r.varsAt(pc)
 }
 
 // Spec resolves every definition.
 func (r *Resolver) Spec(defs []*Def) (*Spec, error) {
-	s := &Spec{Version: SpecVersion, Binary: r.f.Path, BuildID: r.f.ELF.BuildID, Arch: r.arch.Name}
+	s := &Spec{Version: SpecVersion, Binary: r.path, BuildID: r.ef.BuildID, Arch: r.arch.Name}
 	for _, d := range defs {
 		p, err := r.Resolve(d)
 		if err != nil {
@@ -60,7 +119,26 @@ func (r *Resolver) Spec(defs []*Def) (*Spec, error) {
 // lookup finds the function a definition names, or says which names are
 // closest.
 func (r *Resolver) lookup(name string) (*types.Func, error) {
-	if fs := r.names[name]; len(fs) > 0 {
+	fs := r.names[name]
+	for _, fn := range fs {
+		if fn.LowPC != 0 || len(fn.Inlined) > 0 || len(fn.Clones) > 0 {
+			return fn, nil
+		}
+	}
+	// DWARF that does not cover the function (a distribution's library
+	// carries a little): its symbol, probed by registers.
+	if r.f != nil {
+		if r.syms == nil {
+			r.syms = map[string]*types.Func{}
+			for _, fn := range symbolFuncs(r.ef) {
+				r.syms[fn.Name] = fn
+			}
+		}
+		if fn := r.syms[name]; fn != nil {
+			return fn, nil
+		}
+	}
+	if len(fs) > 0 {
 		return fs[0], nil
 	}
 	spec := &types.Spec{}
@@ -69,9 +147,9 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 	}
 	near := spec.Closest(name, 3)
 	if len(near) > 0 {
-		return nil, fmt.Errorf("%s: %w: no function %s (closest: %s)", r.f.Path, types.ErrNotFound, name, strings.Join(near, ", "))
+		return nil, fmt.Errorf("%s: %w: no function %s (closest: %s)", r.path, types.ErrNotFound, name, strings.Join(near, ", "))
 	}
-	return nil, fmt.Errorf("%s: %w: no function %s", r.f.Path, types.ErrNotFound, name)
+	return nil, fmt.Errorf("%s: %w: no function %s", r.path, types.ErrNotFound, name)
 }
 
 // Resolve finds every site of d and the fetch programs of its arguments.
@@ -89,7 +167,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 	}
 	p := &Probe{Def: d.Text, Function: fn.Name, Lang: fn.Lang.String()}
 	add := func(kind, where string, addr uint64, vars []types.Var) error {
-		off, err := r.f.ELF.FileOffset(addr)
+		off, err := r.ef.FileOffset(addr)
 		if err != nil {
 			return err
 		}
@@ -116,12 +194,12 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			}
 		}
 		if len(r.captures) > 0 {
-			off, err := r.f.ELF.FileOffset(fn.LowPC)
+			off, err := r.ef.FileOffset(fn.LowPC)
 			if err != nil {
 				return nil, err
 			}
 			at := r.placement(fn)
-			if off, err = r.f.ELF.FileOffset(at); err != nil {
+			if off, err = r.ef.FileOffset(at); err != nil {
 				return nil, err
 			}
 			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: at, FileOffset: off}
@@ -138,7 +216,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", d.Text, err)
 		}
-		vars, err := r.f.VarsAt(addr)
+		vars, err := r.varsAt(addr)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +230,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if ok, err := r.boundary(fn, fn.LowPC+d.Offset); err != nil || !ok {
 			return nil, fmt.Errorf("%s: %s+%#x is not an instruction boundary", d.Text, fn.Name, d.Offset)
 		}
-		vars, err := r.f.VarsAt(fn.LowPC + d.Offset)
+		vars, err := r.varsAt(fn.LowPC + d.Offset)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +254,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			}
 		}
 		for _, in := range fn.Inlined {
-			vars, err := r.f.VarsAt(in.EntryPC)
+			vars, err := r.varsAt(in.EntryPC)
 			if err != nil {
 				return nil, err
 			}
@@ -188,7 +266,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			if c.Kind == "part" || c.Kind == "cold" {
 				continue // a continuation of a call, not a call
 			}
-			vars, err := r.f.VarsAt(c.Address)
+			vars, err := r.varsAt(c.Address)
 			if err != nil {
 				return nil, err
 			}
@@ -245,6 +323,9 @@ func inlineParams(fn *types.Func, vars []types.Var) []types.Var {
 // lineAddr is the first address of line in fn's own code, or of the first
 // expansion called from it.
 func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
+	if r.f == nil {
+		return 0, fmt.Errorf("%s has no debug info: FUNC:LINE needs DWARF", r.path)
+	}
 	rows, err := r.f.Lines(fn)
 	if err != nil {
 		return 0, err
@@ -271,9 +352,9 @@ func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
 // insns decodes fn's out-of-line code.
 func (r *Resolver) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst)) error {
 	if r.arch.Name != "x86_64" {
-		return fmt.Errorf("%s: %w: instruction decoding is x86-64 only", r.f.Path, arch.ErrUnsupportedArch)
+		return fmt.Errorf("%s: %w: instruction decoding is x86-64 only", r.path, arch.ErrUnsupportedArch)
 	}
-	code, err := r.f.ELF.Code(fn.LowPC, fn.Size)
+	code, err := r.ef.Code(fn.LowPC, fn.Size)
 	if err != nil {
 		return err
 	}
@@ -287,7 +368,7 @@ func (r *Resolver) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst))
 		}
 		in, err := x86asm.Decode(code[off:], 64)
 		if err != nil {
-			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.f.Path, fn.Name, off, err)
+			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.path, fn.Name, off, err)
 		}
 		each(fn.LowPC+uint64(off), in)
 		off += in.Len
@@ -306,7 +387,7 @@ func (r *Resolver) returns(fn *types.Func) ([]uint64, error) {
 		}
 	})
 	if err == nil && len(out) == 0 {
-		err = fmt.Errorf("%s: %s has no RET instruction (it never returns, or ends in a tail call)", r.f.Path, fn.Name)
+		err = fmt.Errorf("%s: %s has no RET instruction (it never returns, or ends in a tail call)", r.path, fn.Name)
 	}
 	return out, err
 }
@@ -356,6 +437,9 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 				for _, p := range params {
 					found = found || p.Name == a.Base
 					names = append(names, p.Name)
+				}
+				if !found && len(fn.Params) == 0 && fn.Decl.File == "" {
+					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%%rdi, %%rsi, %%rdx, %%rcx, %%r8, %%r9 for C; %%rax, %%rbx, %%rcx, %%rdi, %%rsi for Go) or $retval", d.Text, r.path, fn.Name)
 				}
 				if !found {
 					return nil, fmt.Errorf("%s: %s has no parameter %s (parameters: %s)", d.Text, fn.Name, a.Base, strings.Join(names, ", "))

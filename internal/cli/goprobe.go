@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/codegen"
-	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/probe"
 )
@@ -59,15 +58,11 @@ func genCommand(stdout io.Writer) *cobra.Command {
 				}
 				defs = append(defs, d)
 			}
-			df, err := dwarf.Open(bin, nil)
+			r, done, err := resolver(bin)
 			if err != nil {
 				return err
 			}
-			defer df.Close()
-			r, err := probe.NewResolver(df)
-			if err != nil {
-				return err
-			}
+			defer done()
 			spec, err := r.Spec(defs)
 			if err != nil {
 				return err

@@ -17,7 +17,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/types"
 )
 
 type traceFlags struct {
@@ -106,15 +108,11 @@ func loadSpec(f *traceFlags, defs []string, target string) (*probe.Spec, error) 
 		}
 		ds = append(ds, d)
 	}
-	df, err := dwarf.Open(target, nil)
+	r, done, err := resolver(target)
 	if err != nil {
 		return nil, err
 	}
-	defer df.Close()
-	r, err := probe.NewResolver(df)
-	if err != nil {
-		return nil, err
-	}
+	defer done()
 	return r.Spec(ds)
 }
 
@@ -517,4 +515,31 @@ func reportUnavailable(w io.Writer, spec *probe.Spec) {
 			}
 		}
 	}
+}
+
+// resolver resolves against target's DWARF or, when it has none (a
+// stripped binary, a distribution's library), its .gopclntab or symbols.
+func resolver(target string) (*probe.Resolver, func(), error) {
+	df, err := dwarf.Open(target, nil)
+	if err == nil {
+		r, err := probe.NewResolver(df)
+		if err != nil {
+			df.Close()
+			return nil, nil, err
+		}
+		return r, func() { df.Close() }, nil
+	}
+	if !errors.Is(err, types.ErrNoDebugInfo) {
+		return nil, nil, err
+	}
+	ef, oerr := elfx.Open(target)
+	if oerr != nil {
+		return nil, nil, err
+	}
+	r, rerr := probe.NewSymbolResolver(ef)
+	if rerr != nil {
+		ef.Close()
+		return nil, nil, rerr
+	}
+	return r, func() { ef.Close() }, nil
 }

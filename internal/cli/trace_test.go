@@ -283,3 +283,45 @@ func TestTraceReplaced(t *testing.T) {
 		t.Errorf("the programs called f with %v; the probes read %v\n%s\n%s", said, read, out, errs)
 	}
 }
+
+// TestTraceWithoutDebugInfo: a C binary stripped of its debug info is
+// probed by symbol, its arguments read by the calling convention's
+// registers; a stripped Go binary by its .gopclntab and Go's registers.
+func TestTraceWithoutDebugInfo(t *testing.T) {
+	needBPF(t)
+	bin := buildCount(t, "c")
+	nodebug := bin + ".nodebug"
+	if out, err := exec.Command("strip", "--strip-debug", "-o", nodebug, bin).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v %s", err, out)
+	}
+	events, out := traced(t, "-x", nodebug, "third %rdi", "--", nodebug, "4")
+	var said, got []string
+	for _, m := range regexp.MustCompile(`called maybe_alloc\((\d+), 64\)`).FindAllStringSubmatch(out, -1) {
+		var i int
+		fmt.Sscan(m[1], &i)
+		said = append(said, fmt.Sprintf("map[%%rdi:%d]", i-2)) // third(i) passes i+2 on
+	}
+	for _, e := range events {
+		got = append(got, e[strings.Index(e, "map["):])
+	}
+	sort.Strings(said)
+	sort.Strings(got)
+	if len(said) != 4 || strings.Join(got, " ") != strings.Join(said, " ") {
+		t.Errorf("the program called third with %v; the probes read %v", said, got)
+	}
+	code, _, errs := runGoprobe("gen", "-x", nodebug, "third i")
+	if code != 1 || !strings.Contains(errs, "no debug info for third") {
+		t.Errorf("a parameter name without debug info: exit %d, %q", code, errs)
+	}
+
+	gobin := buildCount(t, "go")
+	stripped := gobin + ".stripped"
+	if out, err := exec.Command("strip", "-o", stripped, gobin).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v %s", err, out)
+	}
+	// work(n) receives n = 7 + len(os.Args) in RAX.
+	events, _ = traced(t, "-x", stripped, "main.work %rax", "--", stripped, "a", "b")
+	if len(events) != 1 || !strings.Contains(events[0], "map[%rax:10]") {
+		t.Errorf("main.work in a stripped Go binary: %v", events)
+	}
+}
