@@ -100,7 +100,7 @@ func (r *Resolver) varsAt(pc uint64) ([]types.Var, error) {
 	if r.f == nil {
 		return nil, nil
 	}
-	return r.varsAt(pc)
+	return r.f.VarsAt(pc)
 }
 
 // Spec resolves every definition.
