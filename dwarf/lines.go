@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/types"
@@ -265,4 +266,47 @@ func (f *File) entryPCOf(e *dwarf.Entry) uint64 {
 		}
 	}
 	return 0
+}
+
+// LineAddrs returns the statement addresses where code for file:line
+// begins, in every compile unit: file is the path as the line tables name
+// it, or a suffix of it after a '/'. Rows are in address order.
+func (f *File) LineAddrs(file string, line int) (addrs []uint64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			addrs, err = nil, fmt.Errorf("%s: section .debug_line: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
+	r := f.entries()
+	for {
+		e, err := r.next()
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag != dwarf.TagCompileUnit && e.Tag != dwarf.TagPartialUnit {
+			continue
+		}
+		if e.Children {
+			r.r.SkipChildren()
+		}
+		rows, err := f.unitRows(e)
+		if err != nil {
+			continue // a unit without a line table
+		}
+		for i, row := range rows {
+			if row.Line != line || !row.Stmt || (row.File != file && !strings.HasSuffix(row.File, "/"+file)) {
+				continue
+			}
+			// The first row of a run of rows of this line.
+			if i > 0 && rows[i-1].Line == line && rows[i-1].File == row.File {
+				continue
+			}
+			addrs = append(addrs, row.Addr)
+		}
+	}
+	sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
+	return addrs, nil
 }

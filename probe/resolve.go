@@ -155,7 +155,7 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 // Resolve finds every site of d and the fetch programs of its arguments.
 func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 	if d.File != "" {
-		return nil, fmt.Errorf("%s: FILE:LINE probes are not supported yet: name the function (FUNC:LINE)", d.Text)
+		return r.resolveFileLine(d)
 	}
 	fn, err := r.lookup(d.Func)
 	if err != nil {
@@ -511,4 +511,53 @@ func (r *Resolver) placement(fn *types.Func) uint64 {
 		found = true
 	})
 	return at
+}
+
+// resolveFileLine finds every place the code of FILE:LINE starts: one site
+// per function that holds it, and per inline expansion when the line is in
+// an inlined body (a header's inline function), as perf probe does.
+func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
+	if r.f == nil {
+		return nil, fmt.Errorf("%s: %s has no debug info: FILE:LINE needs DWARF", d.Text, r.path)
+	}
+	addrs, err := r.f.LineAddrs(d.File, d.Line)
+	if err != nil {
+		return nil, err
+	}
+	p := &Probe{Def: d.Text, Function: fmt.Sprintf("%s:%d", d.File, d.Line)}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		fn, chain := funcs.At(r.fns, a)
+		if fn == nil {
+			continue // code the linker dropped
+		}
+		key := fn.Name
+		if len(chain) > 0 {
+			key = fmt.Sprintf("%s@%#x", fn.Name, chain[len(chain)-1].Site.EntryPC)
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if p.Lang == "" {
+			p.Lang = fn.Lang.String()
+		}
+		off, err := r.ef.FileOffset(a)
+		if err != nil {
+			return nil, err
+		}
+		vars, err := r.varsAt(a)
+		if err != nil {
+			return nil, err
+		}
+		site := Site{Kind: SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
+		for _, arg := range d.Args {
+			site.Args = append(site.Args, r.fetch(fn, arg, vars, SiteLine))
+		}
+		p.Sites = append(p.Sites, site)
+	}
+	if len(p.Sites) == 0 {
+		return nil, fmt.Errorf("%s: %w: no code for %s:%d in %s", d.Text, types.ErrNotFound, d.File, d.Line, r.path)
+	}
+	return p, nil
 }

@@ -325,3 +325,41 @@ func TestTraceWithoutDebugInfo(t *testing.T) {
 		t.Errorf("main.work in a stripped Go binary: %v", events)
 	}
 }
+
+// TestStatFileLine: a FILE:LINE probe on the first line of an inlined
+// function's body fires once per call, at every expansion: as many times as
+// the C and Go fixtures say they called it.
+func TestStatFileLine(t *testing.T) {
+	needBPF(t)
+	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "count")
+	for _, tc := range []struct {
+		lang, file, marker string
+		said               *regexp.Regexp
+	}{
+		{"c", "part.c", "__builtin_expect(cache", regexp.MustCompile(`maybe_alloc calls: (\d+)`)},
+		{"go", "go/main.go", "if x%3 == 0", regexp.MustCompile(`twice calls: (\d+)`)},
+	} {
+		t.Run(tc.lang, func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(dir, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := 0
+			for i, l := range strings.Split(string(src), "\n") {
+				if strings.Contains(l, tc.marker) {
+					line = i + 1
+				}
+			}
+			bin := buildCount(t, tc.lang)
+			def := fmt.Sprintf("%s:%d", filepath.Base(tc.file), line)
+			code, out, errs := runGoprobe("stat", "--json", def, "--", bin, "4")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			m := tc.said.FindStringSubmatch(out)
+			if m == nil || !strings.Contains(out, fmt.Sprintf(`{"probe":"%s","count":%s,`, def, m[1])) {
+				t.Errorf("%s should count the program's calls:\n%s", def, out)
+			}
+		})
+	}
+}
