@@ -22,21 +22,18 @@ func bpftraceChain(c probe.Chain, size int64, signed bool) string {
 	if c.Const != nil {
 		return fmt.Sprint(*c.Const)
 	}
-	e := fmt.Sprintf("reg(\"%s\")", bpftraceReg(c.Reg))
 	t := fmt.Sprintf("uint%d", size*8)
 	if signed {
 		t = fmt.Sprintf("int%d", size*8)
 	}
 	if len(c.Derefs) == 0 {
+		e := fmt.Sprintf("reg(\"%s\")", bpftraceReg(c.Reg))
 		if size == 8 && !signed {
 			return e
 		}
 		return "(" + t + ")" + e
 	}
-	for _, d := range c.Derefs[:len(c.Derefs)-1] {
-		e = fmt.Sprintf("*(uint64 *)(%s + %d)", e, d)
-	}
-	return fmt.Sprintf("*(%s *)(%s + %d)", t, e, c.Derefs[len(c.Derefs)-1])
+	return fmt.Sprintf("*(%s *)%s", t, bpftraceAddr(c))
 }
 
 // BpftraceOptions tune WriteBpftrace. A nil *BpftraceOptions means the

@@ -40,6 +40,21 @@ type File struct {
 	sections  map[string][]byte
 	syms      []elf.Symbol
 	lineRows  map[dwarf.Offset][]types.Line
+	conv      *converter // the type index and its conversions, built once
+}
+
+// typeConverter indexes the file's types once; parameters, variables at an
+// address and the type listing all convert through it.
+func (f *File) typeConverter() (*converter, error) {
+	if f.conv != nil {
+		return f.conv, nil
+	}
+	ix, err := f.index()
+	if err != nil {
+		return nil, err
+	}
+	f.conv = newConverter(f, ix)
+	return f.conv, nil
 }
 
 // unitFiles is the file table of a compile unit's line program, read once
@@ -156,11 +171,10 @@ func (f *File) Types() (spec *types.Spec, err error) {
 			spec, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
 		}
 	}()
-	ix, err := f.index()
+	c, err := f.typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	c := newConverter(f, ix)
 	return c.spec()
 }
 

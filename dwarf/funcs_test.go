@@ -140,7 +140,8 @@ func TestPartialInlining(t *testing.T) {
 	}
 	bin := filepath.Join(t.TempDir(), "part")
 	cmd := exec.Command(gcc, "-O3", "-g", "-fopt-info-inline-optimized", "-o", bin, "part.c")
-	cmd.Dir = filepath.Join("testdata", "part")
+	// The fixture the probing tests count calls with.
+	cmd.Dir = filepath.Join(testutil.Root(t), "probe", "testdata", "count")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)

@@ -117,11 +117,10 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, pc)
 	}
 	u := f.newUnitCtx(cu)
-	ix, err := f.index()
+	c, err := f.typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	c := newConverter(f, ix)
 	entryAt := func(off dwarf.Offset) *dwarf.Entry {
 		rr := f.Data.Reader()
 		rr.Seek(off)
@@ -157,6 +156,30 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 			}
 		}
 		return name, t
+	}
+	// inlinedName names an expansion's function as Functions does
+	// (demangled, qualified), following abstract_origin to its linkage
+	// name.
+	lang := langOf(cu, str(cu, dwarf.AttrProducer))
+	inlinedName := func(e *dwarf.Entry) string {
+		fn := &types.Func{Lang: lang}
+		for i := 0; i < 4 && e != nil; i++ {
+			if fn.Name == "" {
+				fn.Name = str(e, dwarf.AttrName)
+			}
+			if fn.Linkage == "" {
+				fn.Linkage = str(e, dwarf.AttrLinkageName)
+			}
+			o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+			if !ok {
+				o, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+			}
+			if !ok {
+				break
+			}
+			e = entryAt(o)
+		}
+		return displayName(fn)
 	}
 	covers := func(e *dwarf.Entry) bool {
 		rs, err := f.Data.Ranges(e)
@@ -213,7 +236,7 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 				}
 			}
 			if enter && e.Tag == dwarf.TagInlinedSubroutine {
-				inline, _ = nameType(e)
+				inline = inlinedName(e)
 			}
 		case dwarf.TagNamespace, dwarf.TagModule:
 			enter = true

@@ -12,11 +12,10 @@ import (
 // its abstract instance's parameters), locations from the out-of-line copy
 // at its entry address.
 func (f *File) addParams(fns []*types.Func, parts map[*types.Func][]*subprogram, order []*subprogram) error {
-	ix, err := f.index()
+	c, err := f.typeConverter()
 	if err != nil {
 		return err
 	}
-	c := newConverter(f, ix)
 	typeOf := func(off dwarf.Offset) types.Type {
 		if off == 0 {
 			return nil

@@ -262,7 +262,7 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string) (asm.In
 
 // count adds one to counts[key].
 func count(key int32) asm.Instructions {
-	skip := fmt.Sprintf("counted_%d_%p", key, new(int))
+	skip := fmt.Sprintf("counted_%d", key) // one count per key in a program
 	return asm.Instructions{
 		asm.StoreImm(asm.RFP, slotKey, int64(key), asm.Word),
 		asm.LoadMapPtr(asm.R1, 0).WithReference("counts"),

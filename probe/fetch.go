@@ -41,7 +41,7 @@ func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) F
 		pl = fromLoc(loc, t, r)
 	case strings.HasPrefix(a.Base, "%"):
 		reg := strings.ToUpper(a.Base[1:])
-		if _, ok := r.arch.RegNumber(reg); !ok || r.arch.RegName(mustNum(r, reg)).Vector {
+		if _, ok := r.arch.PtRegs[reg]; !ok { // what a uprobe can read
 			f.Unavailable = fmt.Sprintf("%s is not a general register of %s", a.Base, r.arch.Name)
 			return f
 		}
@@ -76,11 +76,6 @@ func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) F
 		return f
 	}
 	return r.finish(f, pl, a.Type)
-}
-
-func mustNum(r *Resolver, reg string) int {
-	n, _ := r.arch.RegNumber(reg)
-	return n
 }
 
 // fromLoc starts a walk at a variable's location.

@@ -141,11 +141,11 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 	if len(fs) > 0 {
 		return fs[0], nil
 	}
-	spec := &types.Spec{}
+	names := make([]string, 0, len(r.names))
 	for n := range r.names {
-		spec.Add(&types.Base{Name: n})
+		names = append(names, n)
 	}
-	near := spec.Closest(name, 3)
+	near := types.Closest(names, name, 3)
 	if len(near) > 0 {
 		return nil, fmt.Errorf("%s: %w: no function %s (closest: %s)", r.path, types.ErrNotFound, name, strings.Join(near, ", "))
 	}
@@ -309,11 +309,12 @@ func paramVars(fn *types.Func, addr uint64) []types.Var {
 
 // inlineParams keeps the parameters of fn's expansion among the variables
 // at an inline site (which also holds its caller's, and those of any
-// expansion nested at the same address).
+// expansion nested at the same address); VarsAt names expansions as
+// Functions names functions.
 func inlineParams(fn *types.Func, vars []types.Var) []types.Var {
 	var out []types.Var
 	for _, v := range vars {
-		if v.Param && v.Inline != "" && (v.Inline == fn.Name || strings.HasSuffix(fn.Name, "::"+v.Inline) || strings.HasSuffix(fn.Name, "."+v.Inline)) {
+		if v.Param && v.Inline == fn.Name {
 			out = append(out, v)
 		}
 	}

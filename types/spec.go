@@ -109,13 +109,24 @@ func (s *Spec) Find(name string) ([]Type, error) {
 // Closest returns up to n existing names nearest to name by edit distance
 // on their short forms, nearest first.
 func (s *Spec) Closest(name string, n int) []string {
+	names := make([]string, 0, len(s.byName))
+	for full := range s.byName {
+		names = append(names, full)
+	}
+	return Closest(names, name, n)
+}
+
+// Closest returns up to n of names nearest to name by edit distance on
+// their short forms, nearest first: the suggestions an error about a name
+// that was not found gives (types, functions).
+func Closest(names []string, name string, n int) []string {
 	type cand struct {
 		name string
 		d    int
 	}
 	var cs []cand
 	lname := strings.ToLower(ShortName(name))
-	for full := range s.byName {
+	for _, full := range names {
 		sh := strings.ToLower(ShortName(full))
 		d := editDistance(lname, sh)
 		if strings.Contains(sh, lname) || strings.Contains(lname, sh) {

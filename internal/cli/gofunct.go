@@ -279,15 +279,15 @@ func findFunc(path string, fns []*types.Func, name string) (*types.Func, error) 
 // closestFuncs names up to three functions whose names are closest to
 // name, for error messages.
 func closestFuncs(fns []*types.Func, name string) string {
-	spec := &types.Spec{}
 	seen := map[string]bool{}
+	var names []string
 	for _, fn := range fns {
 		if !seen[fn.Name] {
 			seen[fn.Name] = true
-			spec.Add(&types.Base{Name: fn.Name})
+			names = append(names, fn.Name)
 		}
 	}
-	near := spec.Closest(name, 3)
+	near := types.Closest(names, name, 3)
 	if len(near) == 0 {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -94,6 +95,9 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 	}
 	defer sess.Close()
 	fmt.Fprintf(stderr, "goprobe: %d probes attached in %s\n", len(spec.Probes), target)
+	if _, isFile := stdout.(*os.File); !isFile { // the command writes there too
+		stdout = &lockedWriter{w: stdout}
+	}
 	out := bufio.NewWriter(stdout)
 	print := func() {
 		es, err := sess.Hist()
@@ -103,10 +107,6 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 		}
 		writeHist(out, spec, es, f.value != "", f.json)
 		out.Flush()
-	}
-	if _, isFile := stdout.(interface{ Fd() uintptr }); !isFile {
-		stdout = &lockedWriter{w: stdout}
-		out = bufio.NewWriter(stdout)
 	}
 	status, err := runOrWait(run, stdout, stderr, f.interval, print)
 	if err != nil {
