@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/types"
@@ -40,21 +41,39 @@ type File struct {
 	sections  map[string][]byte
 	syms      []elf.Symbol
 	lineRows  map[dwarf.Offset][]types.Line
+	convMu    sync.Mutex // held while the type index is built
 	conv      *converter // the type index and its conversions, built once
+	convErr   error
+	deferred  *paramFiller // the last Functions walk with DeferParams
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
 // address and the type listing all convert through it.
 func (f *File) typeConverter() (*converter, error) {
-	if f.conv != nil {
-		return f.conv, nil
+	f.convMu.Lock()
+	defer f.convMu.Unlock()
+	if f.conv != nil || f.convErr != nil {
+		return f.conv, f.convErr
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			f.convErr = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
 	ix, err := f.index()
 	if err != nil {
+		f.convErr = err
 		return nil, err
 	}
 	f.conv = newConverter(f, ix)
 	return f.conv, nil
+}
+
+// IndexTypes starts building the type index in the background, on
+// another core, while the caller walks the functions; the first
+// conversion waits for it. Conversions themselves stay single-threaded.
+func (f *File) IndexTypes() {
+	go f.typeConverter()
 }
 
 // unitFiles is the file table of a compile unit's line program, read once

@@ -48,6 +48,17 @@ type FuncOptions struct {
 	// Params reads each function's parameters, their types (which needs
 	// the type index) and their locations at the function's entry.
 	Params bool
+	// DeferParams, with Params, records the parameter entries during the
+	// walk but fills a function's Params and Return only when FillParams
+	// asks: a probe needs a few functions' parameter types, not all.
+	DeferParams bool
+	// At, when not zero, is the entry address of the one function the
+	// caller needs. The walk then reads only the compile unit holding At
+	// and the units whose line tables name the source file of At's line:
+	// the units that can hold the function's abstract instance and its
+	// inline expansions (inlined code keeps the callee's file in its
+	// rows). Functions of other units are missing from the result.
+	At uint64
 }
 
 // inlined is one DW_TAG_inlined_subroutine.
@@ -71,6 +82,12 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 			fns, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
 		}
 	}()
+	var units map[dwarf.Offset]bool
+	if o.At != 0 {
+		if units, err = f.unitsFor(o.At); err != nil {
+			return nil, err
+		}
+	}
 	subs := map[dwarf.Offset]*subprogram{}
 	var order []*subprogram
 	var sites []inlined
@@ -109,6 +126,12 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
 			stack = stack[:0]
 			cur, next = frame{}, frame{}
+			if units != nil && !units[e.Offset] {
+				if e.Children {
+					r.r.SkipChildren()
+				}
+				continue
+			}
 			lang = langOf(e, str(e, dwarf.AttrProducer))
 			files = f.unitFiles(e)
 			if o.Params {
@@ -188,7 +211,39 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 	if err != nil || !o.Params {
 		return fns, err
 	}
+	if o.DeferParams {
+		f.deferred = newParamFiller(f, parts, order)
+		return fns, nil
+	}
 	return fns, f.addParams(fns, parts, order)
+}
+
+// unitsFor is the set of compile units a walk for the function at addr
+// reads (see FuncOptions.At).
+func (f *File) unitsFor(addr uint64) (map[dwarf.Offset]bool, error) {
+	cu, err := f.Data.Reader().SeekPC(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, addr)
+	}
+	rows, err := f.unitRows(cu)
+	if err != nil {
+		return nil, err
+	}
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > addr }) - 1
+	if i < 0 || rows[i].Addr != addr {
+		return nil, fmt.Errorf("%s: section .debug_line: no row at %#x", f.Path, addr)
+	}
+	file := rows[i].File
+	units := map[dwarf.Offset]bool{cu.Offset: true}
+	err = f.eachUnit(func(e *dwarf.Entry) {
+		for _, lf := range f.unitFiles(e) {
+			if lf != nil && lf.Name == file {
+				units[e.Offset] = true
+				return
+			}
+		}
+	})
+	return units, err
 }
 
 // DW_AT_inline values and the pre-standard linkage name attribute.

@@ -300,24 +300,10 @@ func (f *File) LineAddrs(file string, line int) (addrs []uint64, err error) {
 			addrs, err = nil, fmt.Errorf("%s: section .debug_line: corrupt DWARF: %v", f.Path, p)
 		}
 	}()
-	r := f.entries()
-	for {
-		e, err := r.next()
-		if err != nil {
-			return nil, err
-		}
-		if e == nil {
-			break
-		}
-		if e.Tag != dwarf.TagCompileUnit && e.Tag != dwarf.TagPartialUnit {
-			continue
-		}
-		if e.Children {
-			r.r.SkipChildren()
-		}
+	err = f.eachUnit(func(e *dwarf.Entry) {
 		rows, err := f.unitRows(e)
 		if err != nil {
-			continue // a unit without a line table
+			return // a unit without a line table
 		}
 		for i, row := range rows {
 			if row.Line != line || !row.Stmt || (row.File != file && !strings.HasSuffix(row.File, "/"+file)) {
@@ -329,7 +315,29 @@ func (f *File) LineAddrs(file string, line int) (addrs []uint64, err error) {
 			}
 			addrs = append(addrs, row.Addr)
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
 	return addrs, nil
+}
+
+// eachUnit calls fn with the entry of every compile unit, skipping their
+// children.
+func (f *File) eachUnit(fn func(cu *dwarf.Entry)) error {
+	r := f.entries()
+	for {
+		e, err := r.next()
+		if err != nil || e == nil {
+			return err
+		}
+		if e.Tag != dwarf.TagCompileUnit && e.Tag != dwarf.TagPartialUnit {
+			continue
+		}
+		if e.Children {
+			r.r.SkipChildren()
+		}
+		fn(e)
+	}
 }

@@ -2,16 +2,66 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"fmt"
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/types"
 )
 
-// addParams fills Params and Return: names and types from whichever entry
-// of a function's chain has them (a concrete out-of-line copy points at
-// its abstract instance's parameters), locations from the out-of-line copy
-// at its entry address.
+// paramFiller fills Params and Return of functions from the parameter
+// entries a walk recorded: names and types from whichever entry of a
+// function's chain has them (a concrete out-of-line copy points at its
+// abstract instance's parameters), locations from the out-of-line copy at
+// its entry address.
+type paramFiller struct {
+	f     *File
+	parts map[*types.Func][]*subprogram
+	byOff map[dwarf.Offset]*param
+	done  map[*types.Func]bool
+}
+
+func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subprogram) *paramFiller {
+	byOff := map[dwarf.Offset]*param{}
+	for _, s := range order {
+		for i := range s.params {
+			byOff[s.params[i].off] = &s.params[i]
+		}
+	}
+	return &paramFiller{f: f, parts: parts, byOff: byOff, done: map[*types.Func]bool{}}
+}
+
+// addParams fills the parameters of every function.
 func (f *File) addParams(fns []*types.Func, parts map[*types.Func][]*subprogram, order []*subprogram) error {
+	pf := newParamFiller(f, parts, order)
+	for _, fn := range fns {
+		if err := pf.fill(fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FillParams fills fn's Params and Return when Functions ran with
+// FuncOptions.DeferParams; it does nothing for a function it filled
+// before, or that the last such walk did not return.
+func (f *File) FillParams(fn *types.Func) (err error) {
+	if f.deferred == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
+	return f.deferred.fill(fn)
+}
+
+func (pf *paramFiller) fill(fn *types.Func) error {
+	if pf.done[fn] {
+		return nil
+	}
+	pf.done[fn] = true
+	f, byOff := pf.f, pf.byOff
 	c, err := f.typeConverter()
 	if err != nil {
 		return err
@@ -26,67 +76,59 @@ func (f *File) addParams(fns []*types.Func, parts map[*types.Func][]*subprogram,
 		}
 		return t
 	}
-	byOff := map[dwarf.Offset]*param{}
-	for _, s := range order {
-		for i := range s.params {
-			byOff[s.params[i].off] = &s.params[i]
+	a, _ := arch.ForMachine(f.ELF.Machine)
+	var concrete, declared *subprogram
+	for _, s := range pf.parts[fn] {
+		if concrete == nil && len(s.ranges) > 0 && len(s.params) > 0 && lowest(s.ranges) == fn.LowPC {
+			concrete = s
+		}
+		if declared == nil && len(s.params) > 0 {
+			declared = s
+		}
+		if fn.Return == nil && s.typ != 0 {
+			fn.Return = typeOf(s.typ)
 		}
 	}
-	a, _ := arch.ForMachine(f.ELF.Machine)
-	for _, fn := range fns {
-		var concrete, declared *subprogram
-		for _, s := range parts[fn] {
-			if concrete == nil && len(s.ranges) > 0 && len(s.params) > 0 && lowest(s.ranges) == fn.LowPC {
-				concrete = s
+	src := concrete
+	if src == nil {
+		src = declared
+	}
+	if src == nil {
+		return nil
+	}
+	for _, p := range src.params {
+		// Follow abstract_origin for the name and the type.
+		q := p
+		for i := 0; i < 4 && (q.name == "" || q.typ == 0) && q.origin != 0; i++ {
+			o := byOff[q.origin]
+			if o == nil {
+				break
 			}
-			if declared == nil && len(s.params) > 0 {
-				declared = s
+			if q.name == "" {
+				q.name = o.name
 			}
-			if fn.Return == nil && s.typ != 0 {
-				fn.Return = typeOf(s.typ)
+			if q.typ == 0 {
+				q.typ = o.typ
+			}
+			q.result = q.result || o.result
+			q.origin = o.origin
+		}
+		tp := types.Param{Name: q.name, Type: typeOf(q.typ), Result: q.result}
+		if src == concrete && p.hasLoc && fn.LowPC != 0 && !q.result {
+			tp.PC = fn.LowPC
+			if expr, ok := f.locAt(src.unit, p.loc, fn.LowPC); ok {
+				loc := f.decodeLoc(src.unit, expr, src.frameBase)
+				if !p.loc.list && inFrame(loc, a) {
+					// A frame slot the prologue fills: it holds from
+					// the prologue's end on, where the frame is set up.
+					tp.PC = f.PrologueEnd(fn)
+				} else {
+					loc = atEntry(loc, a)
+				}
+				tp.Loc = loc
 			}
 		}
-		src := concrete
-		if src == nil {
-			src = declared
-		}
-		if src == nil {
-			continue
-		}
-		for _, p := range src.params {
-			// Follow abstract_origin for the name and the type.
-			q := p
-			for i := 0; i < 4 && (q.name == "" || q.typ == 0) && q.origin != 0; i++ {
-				o := byOff[q.origin]
-				if o == nil {
-					break
-				}
-				if q.name == "" {
-					q.name = o.name
-				}
-				if q.typ == 0 {
-					q.typ = o.typ
-				}
-				q.result = q.result || o.result
-				q.origin = o.origin
-			}
-			tp := types.Param{Name: q.name, Type: typeOf(q.typ), Result: q.result}
-			if src == concrete && p.hasLoc && fn.LowPC != 0 && !q.result {
-				tp.PC = fn.LowPC
-				if expr, ok := f.locAt(src.unit, p.loc, fn.LowPC); ok {
-					loc := f.decodeLoc(src.unit, expr, src.frameBase)
-					if !p.loc.list && inFrame(loc, a) {
-						// A frame slot the prologue fills: it holds from
-						// the prologue's end on, where the frame is set up.
-						tp.PC = f.PrologueEnd(fn)
-					} else {
-						loc = atEntry(loc, a)
-					}
-					tp.Loc = loc
-				}
-			}
-			fn.Params = append(fn.Params, tp)
-		}
+		fn.Params = append(fn.Params, tp)
 	}
 	return nil
 }

@@ -27,20 +27,67 @@ type Resolver struct {
 	path     string
 	fns      []*types.Func
 	arch     *arch.Arch
-	names    map[string][]*types.Func
+	names    map[string][]*types.Func // nil until all functions were read
+	symAddr  map[string]uint64        // function symbols by name, 0 for a name several carry
 }
 
-// NewResolver reads the functions of f with their parameters.
+// NewResolver resolves against f's DWARF. Functions are read as
+// definitions need them: a definition that names a function by its symbol
+// reads only the compile units that can hold it and its inline
+// expansions; a source line, or a name no symbol carries, reads them all.
 func NewResolver(f *dwarf.File) (*Resolver, error) {
 	a, err := arch.ForMachine(f.ELF.Machine)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	fns, err := f.Functions(&dwarf.FuncOptions{Params: true})
-	if err != nil {
-		return nil, err
+	f.IndexTypes()
+	return &Resolver{f: f, ef: f.ELF, path: f.Path, arch: a}, nil
+}
+
+// all reads every function once (see NewResolver).
+func (r *Resolver) all() error {
+	if r.names != nil {
+		return nil
 	}
-	return newResolver(f, f.ELF, f.Path, fns, a), nil
+	fns, err := r.f.Functions(&dwarf.FuncOptions{Params: true, DeferParams: true})
+	if err != nil {
+		return err
+	}
+	r.index(fns)
+	return nil
+}
+
+// quick finds the function named name by its symbol, reading only the
+// units that concern it; nil when the name is not one symbol's.
+func (r *Resolver) quick(name string) *types.Func {
+	if r.symAddr == nil {
+		r.symAddr = map[string]uint64{}
+		syms, _ := r.ef.Symbols()
+		for _, sy := range syms {
+			if elf.ST_TYPE(sy.Info) != elf.STT_FUNC || sy.Value == 0 {
+				continue
+			}
+			if _, dup := r.symAddr[sy.Name]; dup {
+				r.symAddr[sy.Name] = 0 // a static name in several units: read them all
+				continue
+			}
+			r.symAddr[sy.Name] = sy.Value
+		}
+	}
+	addr := r.symAddr[name]
+	if addr == 0 {
+		return nil
+	}
+	fns, err := r.f.Functions(&dwarf.FuncOptions{Params: true, DeferParams: true, At: addr})
+	if err != nil {
+		return nil
+	}
+	for _, fn := range fns {
+		if fn.LowPC == addr && (fn.Name == name || fn.Linkage == name) {
+			return fn
+		}
+	}
+	return nil
 }
 
 // NewSymbolResolver resolves against a binary without debug info: its
@@ -62,7 +109,9 @@ func NewSymbolResolver(ef *elfx.File) (*Resolver, error) {
 	if len(fns) == 0 {
 		return nil, fmt.Errorf("%s: %w: no debug info, no .gopclntab and no function symbols to probe by", ef.Path, types.ErrNoDebugInfo)
 	}
-	return newResolver(nil, ef, ef.Path, fns, a), nil
+	r := &Resolver{ef: ef, path: ef.Path, arch: a}
+	r.index(fns)
+	return r, nil
 }
 
 // symbolFuncs are the functions of ef's symbol tables (.symtab, then
@@ -84,15 +133,14 @@ func symbolFuncs(ef *elfx.File) []*types.Func {
 	return fns
 }
 
-func newResolver(f *dwarf.File, ef *elfx.File, path string, fns []*types.Func, a *arch.Arch) *Resolver {
-	r := &Resolver{f: f, ef: ef, path: path, fns: fns, arch: a, names: map[string][]*types.Func{}}
+func (r *Resolver) index(fns []*types.Func) {
+	r.fns, r.names = fns, map[string][]*types.Func{}
 	for _, fn := range fns {
 		r.names[fn.Name] = append(r.names[fn.Name], fn)
 		if fn.Linkage != "" && fn.Linkage != fn.Name {
 			r.names[fn.Linkage] = append(r.names[fn.Linkage], fn)
 		}
 	}
-	return r
 }
 
 // varsAt is f.VarsAt, or nothing without debug info.
@@ -116,13 +164,32 @@ func (r *Resolver) Spec(defs []*Def) (*Spec, error) {
 	return s, nil
 }
 
+// params fills fn's parameters, which the walk deferred: only the
+// functions a definition names pay for their types.
+func (r *Resolver) params(fn *types.Func) (*types.Func, error) {
+	if r.f != nil && fn != nil {
+		if err := r.f.FillParams(fn); err != nil {
+			return nil, err
+		}
+	}
+	return fn, nil
+}
+
 // lookup finds the function a definition names, or says which names are
 // closest.
 func (r *Resolver) lookup(name string) (*types.Func, error) {
+	if r.f != nil && r.names == nil {
+		if fn := r.quick(name); fn != nil {
+			return r.params(fn)
+		}
+		if err := r.all(); err != nil {
+			return nil, err
+		}
+	}
 	fs := r.names[name]
 	for _, fn := range fs {
 		if fn.LowPC != 0 || len(fn.Inlined) > 0 || len(fn.Clones) > 0 {
-			return fn, nil
+			return r.params(fn)
 		}
 	}
 	// DWARF that does not cover the function (a distribution's library
@@ -139,7 +206,7 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 		}
 	}
 	if len(fs) > 0 {
-		return fs[0], nil
+		return r.params(fs[0])
 	}
 	names := make([]string, 0, len(r.names))
 	for n := range r.names {
@@ -331,6 +398,9 @@ func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := r.all(); err != nil {
+		return 0, err
+	}
 	_, lines := funcs.SourceLines(fn, rows, funcs.InlinedInto(r.fns, fn.Name))
 	var have []string
 	for _, l := range lines {
@@ -458,11 +528,11 @@ func (r *Resolver) Types(defs []*Def) []types.Type {
 	seen := map[types.Type]bool{}
 	var out []types.Type
 	for _, d := range defs {
-		fs := r.names[d.Func]
-		if len(fs) == 0 {
+		fn, err := r.lookup(d.Func)
+		if err != nil {
 			continue
 		}
-		for _, p := range fs[0].Params {
+		for _, p := range fn.Params {
 			if !used(d, p.Name) {
 				continue
 			}
@@ -525,12 +595,18 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.all(); err != nil {
+		return nil, err
+	}
 	p := &Probe{Def: d.Text, Function: fmt.Sprintf("%s:%d", d.File, d.Line)}
 	seen := map[string]bool{}
 	for _, a := range addrs {
 		fn, chain := funcs.At(r.fns, a)
 		if fn == nil {
 			continue // code the linker dropped
+		}
+		if _, err := r.params(fn); err != nil {
+			return nil, err
 		}
 		key := fn.Name
 		if len(chain) > 0 {

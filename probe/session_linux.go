@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 )
@@ -39,6 +40,15 @@ func attach(s *Spec, target string, pid int, build func(*Spec) (*ebpf.Collection
 	if err != nil {
 		return nil, err
 	}
+	// A uprobe_multi link (Linux 6.6) detaches in a few milliseconds; a
+	// perf-event uprobe waits tens of milliseconds for the kernel's grace
+	// period, per site.
+	multi := features.HaveBPFLinkUprobeMulti() == nil
+	if multi {
+		for _, p := range cs.Programs {
+			p.AttachType = ebpf.AttachTraceUprobeMulti
+		}
+	}
 	coll, err := ebpf.NewCollection(cs)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
@@ -62,7 +72,13 @@ func attach(s *Spec, target string, pid int, build func(*Spec) (*ebpf.Collection
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
-			l, err := ex.Uprobe("", coll.Programs[ProgramName(i, j)], &link.UprobeOptions{Address: site.FileOffset, PID: pid})
+			prog := coll.Programs[ProgramName(i, j)]
+			var l link.Link
+			if multi {
+				l, err = ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: []uint64{site.FileOffset}, PID: uint32(pid)})
+			} else {
+				l, err = ex.Uprobe("", prog, &link.UprobeOptions{Address: site.FileOffset, PID: pid})
+			}
 			if err != nil {
 				if errors.Is(err, os.ErrPermission) {
 					return nil, fmt.Errorf("%w: %v", ErrPermission, err)

@@ -14,7 +14,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 // ErrNotELF is returned for a file that is not an ELF object.
@@ -129,9 +131,77 @@ func (f *File) DWARF() (d *dwarf.Data, err error) {
 			d, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
 		}
 	}()
-	d, err = f.File.DWARF()
+	if f.Type == elf.ET_REL || f.Section(".zdebug_info") != nil {
+		// Relocations to apply, or the old compressed-section naming:
+		// debug/elf knows both.
+		d, err = f.File.DWARF()
+	} else {
+		d, err = f.dwarfParallel()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", f.Path, err)
+	}
+	return d, nil
+}
+
+// dwarfSections are the sections debug/dwarf reads: the five dwarf.New
+// takes, then those AddSection knows.
+var dwarfSections = []string{".debug_abbrev", ".debug_info", ".debug_line", ".debug_ranges", ".debug_str",
+	".debug_addr", ".debug_line_str", ".debug_str_offsets", ".debug_rnglists"}
+
+// dwarfParallel reads (and decompresses) the sections debug/dwarf needs
+// on every core at once, instead of one after another; sections it does
+// not read (.debug_frame, location lists) are left for who needs them.
+func (f *File) dwarfParallel() (*dwarf.Data, error) {
+	data := make([][]byte, len(dwarfSections))
+	errs := make([]error, len(dwarfSections))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, name := range dwarfSections {
+		s := f.Section(name)
+		if s == nil || s.Type == elf.SHT_NOBITS {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("%v", p)
+				}
+			}()
+			data[i], errs[i] = s.Data()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %v", dwarfSections[i], err)
+		}
+	}
+	d, err := dwarf.New(data[0], nil, nil, data[1], data[2], nil, data[3], data[4])
+	if err != nil {
+		return nil, err
+	}
+	for i := 5; i < len(dwarfSections); i++ {
+		if data[i] != nil {
+			if err := d.AddSection(dwarfSections[i], data[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, s := range f.Sections {
+		if s.Name == ".debug_types" && s.Type != elf.SHT_NOBITS {
+			b, err := s.Data()
+			if err != nil {
+				return nil, fmt.Errorf("section %s: %v", s.Name, err)
+			}
+			if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return d, nil
 }

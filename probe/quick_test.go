@@ -1,0 +1,115 @@
+package probe
+
+import (
+	"debug/elf"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// TestQuickEqualsFull: a definition resolved by its symbol, reading only
+// the units that can hold the function and its inline expansions, gives
+// the same sites and argument programs as one resolved after reading
+// every function, for a sample of every fixture's functions.
+func TestQuickEqualsFull(t *testing.T) {
+	bins := map[string]func(t *testing.T) string{
+		"part.c": func(t *testing.T) string {
+			bin := filepath.Join(t.TempDir(), "part")
+			if out, err := exec.Command("gcc", "-O3", "-g", "-o", bin, filepath.Join("testdata", "count", "part.c")).CombinedOutput(); err != nil {
+				testutil.Skipf(t, "gcc: %v %s", err, out)
+			}
+			return bin
+		},
+	}
+	for _, name := range []string{"go-prom", "c-layouts", "cpp-layouts", "rust-layouts", "zig-layouts"} {
+		bins[name] = func(t *testing.T) string { return testutil.Fixture(t, name).Path }
+	}
+	for name, build := range bins {
+		t.Run(name, func(t *testing.T) {
+			path := build(t)
+			open := func() *Resolver {
+				f, err := dwarf.Open(path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { f.Close() })
+				r, err := NewResolver(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			quick, full := open(), open()
+			if err := full.all(); err != nil {
+				t.Fatal(err)
+			}
+			syms, _ := full.ef.Symbols()
+			count := map[string]int{}
+			for _, s := range syms {
+				if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+					count[s.Name]++
+				}
+			}
+			// A sample of the functions, and up to 20 with inline
+			// expansions, which come from other units.
+			var names, withInlined []string
+			for _, fn := range full.fns {
+				name := ""
+				switch {
+				case fn.LowPC == 0:
+				case count[fn.Name] == 1:
+					name = fn.Name
+				case count[fn.Linkage] == 1: // Rust and C++: the symbol's name
+					name = fn.Linkage
+				}
+				if name != "" && len(fn.Inlined) > 0 && len(withInlined) < 20 {
+					withInlined = append(withInlined, name)
+				} else if name != "" {
+					names = append(names, name)
+				}
+			}
+			if len(names) == 0 {
+				t.Fatal("no function with a symbol")
+			}
+			step := max(1, len(names)/40)
+			var sample []string
+			for i := 0; i < len(names); i += step {
+				sample = append(sample, names[i])
+			}
+			sample = append(sample, withInlined...)
+			inlined := 0
+			for _, name := range sample {
+				for _, text := range []string{name + " $params", name + "%return"} {
+					d, err := Parse(text)
+					if err != nil {
+						continue // a name the definition syntax cannot carry
+					}
+					pq, errq := quick.Resolve(d)
+					pf, errf := full.Resolve(d)
+					if (errq == nil) != (errf == nil) || (errq != nil && errq.Error() != errf.Error()) {
+						t.Errorf("%s: quick error %v, full error %v", text, errq, errf)
+						continue
+					}
+					if errq != nil {
+						continue
+					}
+					jq, _ := json.Marshal(pq)
+					jf, _ := json.Marshal(pf)
+					if string(jq) != string(jf) {
+						t.Errorf("%s:\nquick %s\nfull  %s", text, jq, jf)
+					}
+					for _, s := range pf.Sites {
+						if s.Kind == SiteInline {
+							inlined++
+						}
+					}
+				}
+			}
+			t.Logf("%d functions compared, %d inline sites", len(sample), inlined)
+		})
+	}
+}
