@@ -25,7 +25,7 @@ func At(fns []*types.Func, addr uint64) (fn *types.Func, chain []Inlined) {
 		}
 	}
 	// An expansion nested in another covers fewer bytes.
-	sort.SliceStable(chain, func(i, j int) bool { return span(chain[i].Site.Ranges) > span(chain[j].Site.Ranges) })
+	sort.SliceStable(chain, func(i, j int) bool { return Span(chain[i].Site.Ranges) > Span(chain[j].Site.Ranges) })
 	return fn, chain
 }
 
@@ -38,7 +38,8 @@ func covers(rs [][2]uint64, a uint64) bool {
 	return false
 }
 
-func span(rs [][2]uint64) uint64 {
+// Span is the number of bytes the ranges cover.
+func Span(rs [][2]uint64) uint64 {
 	var n uint64
 	for _, r := range rs {
 		n += r[1] - r[0]
@@ -68,7 +69,7 @@ func InlineStats(fns []*types.Func) []Stats {
 				out = append(out, st)
 			}
 			st.Expansions++
-			st.Bytes += span(s.Ranges)
+			st.Bytes += Span(s.Ranges)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {

@@ -24,21 +24,60 @@ const (
 	RingBytes = 1 << 20
 )
 
+// StackMode says what the programs do with the user stack at each hit.
+type StackMode int
+
+const (
+	NoStacks    StackMode = iota
+	CountStacks           // count the hits of each probe per distinct stack ("stacks")
+	EventStacks           // append the stack to every event
+)
+
+// AttachOptions tune Attach. A nil *AttachOptions means the defaults.
+type AttachOptions struct {
+	// PID, when > 0, limits the probes to that process.
+	PID int
+	// Stacks adds the user stack to each hit; Tables holds the unwind
+	// rows of the files the probed processes map (nil: frame pointers).
+	Stacks StackMode
+	Tables *Tables
+}
+
+// ProgramOptions tune Programs. A nil *ProgramOptions means the defaults.
+type ProgramOptions struct {
+	Stacks StackMode
+	// RowCapacity sizes the unwind table with Stacks (default 65536 rows).
+	RowCapacity int
+}
+
 // Programs builds the BPF programs of a spec with cilium/ebpf's asm, no
 // compiler involved: program pI_sJ for site J of probe I, a "counts" array
 // (one u64 per probe, then one for records the ring buffer had no room
-// for) and an "events" ring buffer.
-func Programs(s *Spec) (*ebpf.CollectionSpec, error) {
+// for) and an "events" ring buffer; with stacks, the unwinder's maps.
+func Programs(s *Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
+	var o ProgramOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Stacks != NoStacks && s.Arch != "x86_64" {
+		return nil, fmt.Errorf("stacks: %w: %s (the unwinder is for x86_64)", arch.ErrUnsupportedArch, s.Arch)
+	}
 	a, cs, err := baseCollection(s)
 	if err != nil {
 		return nil, err
+	}
+	if o.Stacks != NoStacks {
+		if o.RowCapacity <= 0 {
+			o.RowCapacity = 1 << 16
+		}
+		unwindMaps(cs, o.RowCapacity, 1<<14)
 	}
 	// Maps cost time to create (the kernel allocates them whole): only
 	// those the probes use.
 	events, captures := false, false
 	for _, p := range s.Probes {
 		for _, site := range p.Sites {
-			events = events || len(site.Args) > 0 && site.Kind != SiteCapture
+			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks) && site.Kind != SiteCapture
 			captures = captures || site.Kind == SiteCapture
 		}
 	}
@@ -54,7 +93,7 @@ func Programs(s *Spec) (*ebpf.CollectionSpec, error) {
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
-			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey)
+			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, o.Stacks)
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
@@ -108,6 +147,9 @@ const (
 	slotTmp    = -16
 	slotCapKey = -32 // 16 bytes: goroutine or thread, probe
 	slotPtr    = -40
+	sCtx       = -48 // the context, while the stack is unwound
+	sRec       = -56 // the record, while the stack is unwound
+	sOK        = -64 // the ok bits, while the stack is unwound
 )
 
 // captureKey stores the key of values captured for probe i: the
@@ -138,15 +180,9 @@ func captureProgram(a *arch.Arch, i, j int, site Site, key string) (asm.Instruct
 	}
 	in = append(in, k...)
 	done := fmt.Sprintf("capture_done_%d_%d", i, j)
-	in = append(in,
-		asm.StoreImm(asm.RFP, slotKey, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference("scratch"),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotKey),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, done),
-		asm.Mov.Reg(rRec, asm.R0),
-	)
+	in = append(in, asm.StoreImm(asm.RFP, slotKey, 0, asm.Word))
+	in = append(in, lookup("scratch", slotKey, done)...)
+	in = append(in, asm.Mov.Reg(rRec, asm.R0))
 	for n, f := range site.Args {
 		in = append(in, storeImm64(rRec, int16(8*n), 0))
 		code, err := fetchProgram(a, f, rRec, int16(8*n), fmt.Sprintf("cap_%d_%d_%d", i, j, n), 0, true)
@@ -180,7 +216,7 @@ func usesCaptures(site Site) bool {
 	return false
 }
 
-func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string) (asm.Instructions, error) {
+func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks StackMode) (asm.Instructions, error) {
 	if site.Kind == SiteCapture {
 		return captureProgram(a, i, j, site, key)
 	}
@@ -188,10 +224,16 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string) (asm.In
 	label := func(s string) string { return fmt.Sprintf("%s_%d_%d", s, i, j) }
 	in = append(in, asm.Mov.Reg(rCtx, asm.R1))
 	in = append(in, count(int32(i))...)
-	if len(site.Args) == 0 {
+	if stacks == CountStacks {
+		in = append(in, stackCount(a, i, label("stack_counted"))...)
+	}
+	if len(site.Args) == 0 && stacks != EventStacks {
 		return append(in, asm.Mov.Imm(asm.R0, 0), asm.Return()), nil
 	}
 	size := EventHeader + ArgSlot*len(site.Args)
+	if stacks == EventStacks {
+		size += 8 * StackDepth
+	}
 	in = append(in,
 		asm.LoadMapPtr(asm.R1, 0).WithReference("events"),
 		asm.Mov.Imm(asm.R2, int32(size)),
@@ -218,13 +260,8 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string) (asm.In
 			return nil, err
 		}
 		in = append(in, k...)
-		in = append(in,
-			asm.LoadMapPtr(asm.R1, 0).WithReference("captures"),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, slotCapKey),
-			asm.FnMapLookupElem.Call(),
-			asm.Mov.Reg(rCap, asm.R0),
-		)
+		in = append(in, lookup("captures", slotCapKey, "")...)
+		in = append(in, asm.Mov.Reg(rCap, asm.R0))
 	}
 	if len(site.Args) > MaxArgs {
 		return nil, fmt.Errorf("%d arguments: at most %d", len(site.Args), MaxArgs)
@@ -249,6 +286,9 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string) (asm.In
 			asm.FnMapDeleteElem.Call(),
 		)
 	}
+	if stacks == EventStacks {
+		in = append(in, stackEvent(a, int16(EventHeader+ArgSlot*len(site.Args)), label("stacked"))...)
+	}
 	in = append(in,
 		asm.StoreMem(rRec, 24, rOK, asm.DWord),
 		asm.Mov.Reg(asm.R1, rRec),
@@ -260,20 +300,93 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string) (asm.In
 	return in, nil
 }
 
+// userRegs loads the unwinder's inputs from the uprobe's pt_regs (R6):
+// the instruction pointer in R8, the stack pointer in R9, the frame
+// pointer in uFP.
+func userRegs(a *arch.Arch) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R8, rCtx, a.PtRegs["RIP"], asm.DWord),
+		asm.LoadMem(asm.R9, rCtx, a.PtRegs["RSP"], asm.DWord),
+		asm.LoadMem(asm.R1, rCtx, a.PtRegs["RBP"], asm.DWord),
+		asm.StoreMem(asm.RFP, uFP, asm.R1, asm.DWord),
+	}
+}
+
+// processTable leaves the current process's unwind table in R7 (the
+// table of process 0, frame pointers only, for a process not added).
+func processTable(out string) asm.Instructions {
+	in := asm.Instructions{
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(asm.RFP, pTgid, asm.R0, asm.Word),
+	}
+	return append(in, procLookup(pTgid, false, out)...)
+}
+
+// stackCount counts probe i's hit under the current user stack; R6 is the
+// context and stays so.
+func stackCount(a *arch.Arch, i int, done string) asm.Instructions {
+	in := asm.Instructions{asm.StoreMem(asm.RFP, sCtx, rCtx, asm.DWord)}
+	in = append(in, processTable(done)...)
+	in = append(in, userRegs(a)...)
+	in = append(in, bufLookup(done)...)
+	in = append(in,
+		asm.LoadMem(asm.R1, asm.RFP, pTgid, asm.Word),
+		asm.StoreMem(asm.R6, 0, asm.R1, asm.Word),
+		asm.StoreImm(asm.R6, 4, int64(i), asm.Word),
+	)
+	in = append(in, unwindInsns(done+"_u", 8)...)
+	in = append(in, countStack(done)...)
+	return append(in, asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done))
+}
+
+// stackEvent writes the user stack into the record (R7) at off; R6 (the
+// context), R7 and R8 are kept.
+func stackEvent(a *arch.Arch, off int16, done string) asm.Instructions {
+	in := asm.Instructions{
+		asm.StoreMem(asm.RFP, sCtx, rCtx, asm.DWord),
+		asm.StoreMem(asm.RFP, sRec, rRec, asm.DWord),
+		asm.StoreMem(asm.RFP, sOK, rOK, asm.DWord),
+	}
+	for k := 0; k < StackDepth; k++ {
+		in = append(in, storeImm64(rRec, off+int16(8*k), 0))
+	}
+	in = append(in, processTable(done)...)
+	in = append(in, userRegs(a)...)
+	in = append(in, asm.LoadMem(asm.R6, asm.RFP, sRec, asm.DWord))
+	in = append(in, unwindInsns(done+"_u", off)...)
+	return append(in,
+		asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done),
+		asm.LoadMem(rRec, asm.RFP, sRec, asm.DWord),
+		asm.LoadMem(rOK, asm.RFP, sOK, asm.DWord),
+	)
+}
+
+// lookup leaves in R0 map m's value for the key in stack slot key, or
+// jumps to miss when there is none (miss "": goes on with R0 = 0).
+func lookup(m string, key int16, miss string) asm.Instructions {
+	in := asm.Instructions{
+		asm.LoadMapPtr(asm.R1, 0).WithReference(m),
+		asm.Mov.Reg(asm.R2, asm.RFP),
+		asm.Add.Imm(asm.R2, int32(key)),
+		asm.FnMapLookupElem.Call(),
+	}
+	if miss != "" {
+		in = append(in, asm.JEq.Imm(asm.R0, 0, miss))
+	}
+	return in
+}
+
 // count adds one to counts[key].
 func count(key int32) asm.Instructions {
 	skip := fmt.Sprintf("counted_%d", key) // one count per key in a program
-	return asm.Instructions{
-		asm.StoreImm(asm.RFP, slotKey, int64(key), asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference("counts"),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotKey),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, skip),
+	in := asm.Instructions{asm.StoreImm(asm.RFP, slotKey, int64(key), asm.Word)}
+	in = append(in, lookup("counts", slotKey, skip)...)
+	return append(in,
 		asm.Mov.Imm(asm.R1, 1),
 		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol(skip),
-	}
+	)
 }
 
 // value leaves in R1 the value of a chain's start and all its reads but

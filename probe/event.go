@@ -18,6 +18,9 @@ type Event struct {
 	Tid    uint32
 	TimeNS uint64
 	Args   []Value
+	// Stack is the user stack, innermost first, when the session takes
+	// stacks (EventStacks).
+	Stack []uint64
 }
 
 // Value is one argument's value: Text for strings and bytes, Num (its
@@ -68,6 +71,9 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 			v.Num = extend(v.Num, f.Type, f.Size)
 		}
 		e.Args = append(e.Args, v)
+	}
+	if end := EventHeader + ArgSlot*len(site.Args); len(rec) >= end+8*StackDepth {
+		e.Stack = decodeIPs(rec[end:])
 	}
 	return e, nil
 }

@@ -21,6 +21,56 @@ type place struct {
 
 // fetch builds the program that reads a at a site whose variables are vars.
 func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) Fetch {
+	f := r.fetchArg(fn, a, vars, kind)
+	if strings.Contains(f.Unavailable, "a vector register") && kind != SiteReturn && len(a.Path) == 0 {
+		if hint := floatHint(fn, a.Base); hint != "" {
+			f.Unavailable = strings.Replace(f.Unavailable, vectorAdvice, "", 1) + hint
+		}
+	}
+	return f
+}
+
+const vectorAdvice = " (read a field that holds it at %return, or a line where it is in memory)"
+
+// floatHint names, for a float parameter that stays in a vector register,
+// where the function may store it: fields of its size, floating-point or
+// unsigned (Go's math.Float64bits idiom: valBits), behind the other
+// parameters' pointers, to read at %return.
+func floatHint(fn *types.Func, name string) string {
+	var size int64
+	for _, p := range fn.Params {
+		if p.Name == name {
+			size, _ = types.Sizeof(p.Type)
+		}
+	}
+	var hints []string
+	for _, p := range fn.Params {
+		if p.Name == name || p.Result || size == 0 {
+			continue
+		}
+		ptr, ok := types.Resolve(p.Type).(*types.Pointer)
+		if !ok {
+			continue
+		}
+		s, ok := types.Resolve(ptr.Target).(*types.Struct)
+		if !ok {
+			continue
+		}
+		for _, m := range s.Members {
+			b, ok := types.Resolve(m.Type).(*types.Base)
+			if n, _ := types.Sizeof(m.Type); !ok || n != size || m.Name == "" || (b.Encoding != types.Float && b.Encoding != types.Unsigned) {
+				continue
+			}
+			hints = append(hints, fmt.Sprintf("'%s%%return %s->%s:f%d'", fn.Name, p.Name, m.Name, 8*size))
+		}
+	}
+	if len(hints) == 0 {
+		return ""
+	}
+	return "; where the function stores it, a return probe can read it: " + strings.Join(hints[:min(len(hints), 3)], " or ")
+}
+
+func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string) Fetch {
 	f := Fetch{Name: a.Name}
 	var pl place
 	switch {
@@ -230,7 +280,7 @@ func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
 		if !ok {
 			for _, q := range pl.regs {
 				if q.Vector {
-					return Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read (read a field that holds it at %%return, or a line where it is in memory)", q.Reg)
+					return Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read%s", q.Reg, vectorAdvice)
 				}
 			}
 			return Chain{}, "not in one general register"

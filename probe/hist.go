@@ -81,24 +81,12 @@ func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 		in = append(in, code...)
 	}
 	in = append(in, asm.StoreMem(asm.RFP, histKeySlot+4, rOK, asm.Word))
-	lookup := func() asm.Instructions {
-		return asm.Instructions{
-			asm.LoadMapPtr(asm.R1, 0).WithReference("hist"),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, histKeySlot),
-			asm.FnMapLookupElem.Call(),
-		}
-	}
-	in = append(in, lookup()...)
+	in = append(in, lookup("hist", histKeySlot, "")...)
 	in = append(in, asm.JNE.Imm(asm.R0, 0, label("have")))
 	// A new key: insert it with the zeroed value, then look it up.
+	in = append(in, asm.StoreImm(asm.RFP, slotKey, 0, asm.Word))
+	in = append(in, lookup("zero", slotKey, label("out"))...)
 	in = append(in,
-		asm.StoreImm(asm.RFP, slotKey, 0, asm.Word),
-		asm.LoadMapPtr(asm.R1, 0).WithReference("zero"),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, slotKey),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, label("out")),
 		asm.Mov.Reg(asm.R3, asm.R0),
 		asm.LoadMapPtr(asm.R1, 0).WithReference("hist"),
 		asm.Mov.Reg(asm.R2, asm.RFP),
@@ -106,8 +94,7 @@ func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST: another CPU may have made it
 		asm.FnMapUpdateElem.Call(),
 	)
-	in = append(in, lookup()...)
-	in = append(in, asm.JEq.Imm(asm.R0, 0, label("out")))
+	in = append(in, lookup("hist", histKeySlot, label("out"))...)
 	in = append(in,
 		asm.Mov.Imm(asm.R1, 1).WithSymbol(label("have")),
 		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),

@@ -10,12 +10,16 @@ import (
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
+
+	"github.com/binscope/binscope/flame"
 )
 
 // Session is a spec's programs loaded and attached to a file. Close
 // detaches everything; nothing stays attached after it.
 type Session struct {
-	Spec  *Spec
+	Spec *Spec
+	// unwinder keeps the stack unwinder's tables, with stacks.
+	*unwinder
 	coll  *ebpf.Collection
 	links []link.Link
 	rd    *ringbuf.Reader
@@ -30,12 +34,30 @@ var ErrPermission = errors.New("loading BPF programs needs root, or CAP_BPF and 
 
 // Attach loads the programs of s and attaches each at its site's file
 // offset in target (the file s was made from, or a copy with the same
-// build-id); pid > 0 limits the probes to that process.
-func Attach(s *Spec, target string, pid int) (*Session, error) {
-	return attach(s, target, pid, Programs)
+// build-id).
+func Attach(s *Spec, target string, opts *AttachOptions) (*Session, error) {
+	var o AttachOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Stacks != NoStacks && o.Tables == nil {
+		a, err := archByName(s.Arch)
+		if err != nil {
+			return nil, err
+		}
+		o.Tables = NewTables(a)
+	}
+	return attach(s, target, o, func(s *Spec) (*ebpf.CollectionSpec, error) {
+		rows := 0
+		if o.Tables != nil {
+			rows = len(o.Tables.Rows) + 1<<16
+		}
+		return Programs(s, &ProgramOptions{Stacks: o.Stacks, RowCapacity: rows})
+	})
 }
 
-func attach(s *Spec, target string, pid int, build func(*Spec) (*ebpf.CollectionSpec, error)) (_ *Session, err error) {
+func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.CollectionSpec, error)) (_ *Session, err error) {
+	pid := o.PID
 	cs, err := build(s)
 	if err != nil {
 		return nil, err
@@ -66,6 +88,11 @@ func attach(s *Spec, target string, pid int, build func(*Spec) (*ebpf.Collection
 			ss.Close()
 		}
 	}()
+	if o.Stacks != NoStacks {
+		if ss.unwinder, err = newUnwinder(coll, o.Tables); err != nil {
+			return nil, err
+		}
+	}
 	ex, err := link.OpenExecutable(target)
 	if err != nil {
 		return nil, err
@@ -165,8 +192,32 @@ func (s *Session) Close() {
 // AttachHist is Attach for aggregation: the spec's probes (a key and an
 // optional value each) fill the "hist" map instead of sending events.
 func AttachHist(s *Spec, target string, pid int) (*Session, error) {
-	return attach(s, target, pid, HistPrograms)
+	return attach(s, target, AttachOptions{PID: pid}, HistPrograms)
 }
+
+// Stacks reads the hits counted per stack (CountStacks), by probe, with
+// their frames named outermost first.
+func (s *Session) Stacks(sym *Symbolizer) (map[int][]flame.Stack, error) {
+	m := s.coll.Maps["stacks"]
+	if m == nil || s.unwinder == nil {
+		return nil, errors.New("not a session that counts stacks")
+	}
+	out := map[int][]flame.Stack{}
+	key := make([]byte, StackKeySize)
+	var n uint64
+	it := m.Iterate()
+	for it.Next(&key, &n) {
+		k, err := DecodeStackKey(key)
+		if err != nil {
+			return nil, err
+		}
+		out[int(k.Aux)] = append(out[int(k.Aux)], flame.Stack{Frames: s.UserFrames(sym, int(k.Pid), k.IPs), Count: n})
+	}
+	return out, it.Err()
+}
+
+// StackCounters returns the unwinder's counters (UnwindStacks...).
+func (s *Session) StackCounters() []uint64 { return unwindCounts(s.coll) }
 
 // Hist reads the aggregates so far.
 func (s *Session) Hist() ([]*HistEntry, error) {

@@ -4,7 +4,11 @@ package probe
 
 import (
 	"errors"
+	"os/exec"
 	"time"
+
+	"github.com/binscope/binscope/flame"
+	"github.com/binscope/binscope/internal/arch"
 )
 
 // ErrNotSupported is returned where uprobes do not exist.
@@ -17,7 +21,9 @@ var ErrPermission = errors.New("loading BPF programs needs root, or CAP_BPF and 
 type Session struct{ Spec *Spec }
 
 // Attach returns ErrNotSupported off Linux.
-func Attach(s *Spec, target string, pid int) (*Session, error) { return nil, ErrNotSupported }
+func Attach(s *Spec, target string, opts *AttachOptions) (*Session, error) {
+	return nil, ErrNotSupported
+}
 
 // Read returns ErrNotSupported off Linux.
 func (s *Session) Read(time.Time) (*Event, error) { return nil, ErrNotSupported }
@@ -39,3 +45,51 @@ func AttachHist(s *Spec, target string, pid int) (*Session, error) { return nil,
 
 // Hist returns ErrNotSupported off Linux.
 func (s *Session) Hist() ([]*HistEntry, error) { return nil, ErrNotSupported }
+
+// Profile is not available off Linux.
+type Profile struct{ BytesRead uint64 }
+
+// StartProfile returns ErrNotSupported off Linux.
+func StartProfile(*Tables, *ProfileOptions) (*Profile, error) { return nil, ErrNotSupported }
+
+// HostArch returns ErrNotSupported off Linux.
+func HostArch() (*arch.Arch, error) { return nil, ErrNotSupported }
+
+// AddProcess returns ErrNotSupported off Linux.
+func (p *Profile) AddProcess(int) error { return ErrNotSupported }
+
+// Counters returns zeros off Linux.
+func (p *Profile) Counters() []uint64 { return make([]uint64, unwindCounters) }
+
+// Stop does nothing off Linux.
+func (p *Profile) Stop() {}
+
+// Close does nothing off Linux.
+func (p *Profile) Close() {}
+
+// UserFrames returns nothing off Linux.
+func (p *Profile) UserFrames(*Symbolizer, int, []uint64) []flame.Frame { return nil }
+
+// Stacks returns ErrNotSupported off Linux.
+func (p *Profile) Stacks(*Symbolizer) ([]flame.Stack, error) { return nil, ErrNotSupported }
+
+// Stacks returns ErrNotSupported off Linux.
+func (s *Session) Stacks(*Symbolizer) (map[int][]flame.Stack, error) { return nil, ErrNotSupported }
+
+// StackCounters returns zeros off Linux.
+func (s *Session) StackCounters() []uint64 { return make([]uint64, unwindCounters) }
+
+// AddProcess returns ErrNotSupported off Linux.
+func (s *Session) AddProcess(int) error { return ErrNotSupported }
+
+// UserFrames returns nothing off Linux.
+func (s *Session) UserFrames(*Symbolizer, int, []uint64) []flame.Frame { return nil }
+
+// StartAtEntry starts cmd and calls atEntry at once off Linux.
+func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	atEntry(cmd.Process.Pid)
+	return nil
+}

@@ -108,7 +108,7 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 		writeHist(out, spec, es, f.value != "", f.json)
 		out.Flush()
 	}
-	status, err := runOrWait(run, stdout, stderr, f.interval, print)
+	status, err := runOrWait(run, stdout, stderr, runOptions{every: f.interval, tick: func() bool { print(); return true }})
 	if err != nil {
 		return err
 	}

@@ -17,16 +17,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/types"
 )
 
 type traceFlags struct {
-	exe  string
-	pid  int
-	spec string
-	json bool
+	exe    string
+	pid    int
+	spec   string
+	json   bool
+	stack  bool   // trace --stack
+	stacks bool   // stat --stacks
+	folded string // stat --stacks --folded FILE
 }
 
 func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
@@ -56,6 +60,12 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 	fl.IntVarP(&f.pid, "pid", "p", 0, "probe only this process")
 	fl.StringVar(&f.spec, "spec", "", "take the probes from a spec made by goprobe gen --format=spec (no debug info needed)")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines (trace) or a JSON object (stat)")
+	if stat {
+		fl.BoolVar(&f.stacks, "stacks", false, "count the hits per distinct user stack, unwound in the kernel")
+		fl.StringVar(&f.folded, "folded", "", "with --stacks: write the stacks in the folded format to FILE")
+	} else {
+		fl.BoolVar(&f.stack, "stack", false, "add the user stack, unwound in the kernel, to each event")
+	}
 	return cmd
 }
 
@@ -126,10 +136,18 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		return err
 	}
 	reportUnavailable(stderr, spec)
-	first, err := probe.Attach(spec, target, f.pid)
+	opts, err := stackOptions(f, target, run)
 	if err != nil {
 		return err
 	}
+	first, err := probe.Attach(spec, target, opts)
+	if err != nil {
+		return err
+	}
+	if opts.Stacks != probe.NoStacks && f.pid > 0 {
+		first.AddProcess(f.pid)
+	}
+	sym := probe.NewSymbolizer()
 	sites := 0
 	for _, p := range spec.Probes {
 		sites += len(p.Sites)
@@ -148,20 +166,30 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	out := bufio.NewWriter(stdout)
 	var mu sync.Mutex
 	var events uint64
-	printEvent := func(s *probe.Spec, e *probe.Event) {
+	printEvent := func(sess *probe.Session, e *probe.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		events++
 		if stat {
 			return
 		}
+		var frames []flame.Frame
+		if e.Stack != nil {
+			frames = sess.UserFrames(sym, int(e.Pid), e.Stack)
+		}
 		if f.json {
-			b, err := s.JSON(e)
+			b, err := sess.Spec.JSON(e)
+			if err == nil && f.stack {
+				b = withStack(b, frames)
+			}
 			if err == nil {
 				out.Write(append(b, '\n'))
 			}
 		} else {
-			out.WriteString(s.Line(e) + "\n")
+			out.WriteString(sess.Spec.Line(e) + "\n")
+			for i := len(frames) - 1; i >= 0; i-- {
+				fmt.Fprintf(out, "\t%s [%s]\n", frames[i].Name, frames[i].Module)
+			}
 		}
 		out.Flush()
 	}
@@ -181,7 +209,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 			s2, why = nil, "the spec is for another build"
 		}
 		if s2 != nil {
-			sess, err := probe.Attach(s2, target, f.pid)
+			sess, err := probe.Attach(s2, target, opts)
 			if err == nil {
 				ss.add(sess)
 				fmt.Fprintf(stderr, "goprobe: %s was replaced on disk: probes re-attached to the new file\n", target)
@@ -217,7 +245,15 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	} else {
 		close(liveDone)
 	}
-	status, err := runOrWait(run, stdout, stderr, 0, nil)
+	var ro runOptions
+	if opts.Stacks != probe.NoStacks && len(run) > 0 {
+		// The unwinder follows the command's mappings: at its entry
+		// point, then as they change (a dlopen).
+		child := 0
+		ro.atEntry = func(pid int) { child = pid; ss.addProcess(pid) }
+		ro.every, ro.tick = 20*time.Millisecond, func() bool { ss.addProcess(child); return true }
+	}
+	status, err := runOrWait(run, stdout, stderr, ro)
 	if err != nil {
 		close(stop)
 		<-watchDone
@@ -235,7 +271,11 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	for _, m := range misses {
 		missed += m
 	}
-	if stat {
+	if stat && f.stacks {
+		if err := writeStatStacks(out, ss, sym, spec, hits, misses, dropped, f); err != nil {
+			return err
+		}
+	} else if stat {
 		writeStat(out, spec, hits, misses, dropped, f.json)
 	} else if dropped > 0 || missed > 0 || !f.json {
 		mu.Lock()
@@ -305,10 +345,10 @@ type sessions struct {
 	all   []*probe.Session
 	stop  chan struct{}
 	wg    sync.WaitGroup
-	print func(*probe.Spec, *probe.Event)
+	print func(*probe.Session, *probe.Event)
 }
 
-func newSessions(stop chan struct{}, print func(*probe.Spec, *probe.Event)) *sessions {
+func newSessions(stop chan struct{}, print func(*probe.Session, *probe.Event)) *sessions {
 	return &sessions{stop: stop, print: print}
 }
 
@@ -329,7 +369,7 @@ func (s *sessions) add(sess *probe.Session) {
 					if err != nil {
 						return
 					}
-					s.print(sess.Spec, e)
+					s.print(sess, e)
 				}
 			default:
 			}
@@ -340,7 +380,7 @@ func (s *sessions) add(sess *probe.Session) {
 				}
 				return
 			}
-			s.print(sess.Spec, e)
+			s.print(sess, e)
 		}
 	}()
 }
@@ -388,6 +428,15 @@ func (s *sessions) misses(n int) []uint64 {
 		}
 	}
 	return out
+}
+
+// addProcess gives every session's unwinder process pid's mappings.
+func (s *sessions) addProcess(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sess := range s.all {
+		sess.AddProcess(pid)
+	}
 }
 
 func (s *sessions) close() {
@@ -456,10 +505,23 @@ func resolveAgain(defs []string, target string) (*probe.Spec, string) {
 	return s, ""
 }
 
+// runOptions tune runOrWait.
+type runOptions struct {
+	// tick, when every > 0, is called at that interval; without a
+	// command, its false ends the wait (the process watched is gone).
+	every time.Duration
+	tick  func() bool
+	// atEntry, when not nil, is called with the command's process id
+	// when it reaches its entry point (its libraries mapped), before any
+	// of its code runs.
+	atEntry func(pid int)
+}
+
 // runOrWait runs the command, forwarding SIGINT and SIGTERM to it, and
 // returns its exit status; without a command it waits for SIGINT or
-// SIGTERM. onTick, when every > 0, is called at that interval.
-func runOrWait(run []string, stdout, stderr io.Writer, every time.Duration, onTick func()) (int, error) {
+// SIGTERM.
+func runOrWait(run []string, stdout, stderr io.Writer, o runOptions) (int, error) {
+	every, onTick := o.every, o.tick
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
@@ -468,7 +530,11 @@ func runOrWait(run []string, stdout, stderr io.Writer, every time.Duration, onTi
 	if len(run) > 0 {
 		c = exec.Command(run[0], run[1:]...)
 		c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-		if err := c.Start(); err != nil {
+		if o.atEntry != nil {
+			if err := probe.StartAtEntry(c, o.atEntry); err != nil {
+				return 0, err
+			}
+		} else if err := c.Start(); err != nil {
 			return 0, err
 		}
 		done = make(chan error, 1)
@@ -498,7 +564,9 @@ func runOrWait(run []string, stdout, stderr io.Writer, every time.Duration, onTi
 			}
 			c.Process.Signal(s) // the command decides; goprobe waits for it
 		case <-ticks:
-			onTick()
+			if !onTick() && c == nil {
+				return 0, nil
+			}
 		}
 	}
 }

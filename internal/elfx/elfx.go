@@ -264,6 +264,27 @@ func (f *File) FileOffset(vaddr uint64) (uint64, error) {
 	return 0, fmt.Errorf("%s: address %#x is in no loadable segment", f.Path, vaddr)
 }
 
+// VirtualAddress is the virtual address of the file's byte at offset off,
+// for a process's mapping of the file that starts at off: mappings start
+// at a page boundary, so the segment whose first page begins at off is
+// the one mapped (two segments can share a page of the file), else the
+// segment holding off. The mapping's load bias is its start address minus
+// VirtualAddress(off).
+func (f *File) VirtualAddress(off uint64) (uint64, error) {
+	const page = 4096
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Off&^(page-1) == off && p.Vaddr >= p.Off-off {
+			return p.Vaddr - (p.Off - off), nil
+		}
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && off >= p.Off && off < p.Off+p.Filesz {
+			return off - p.Off + p.Vaddr, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: file offset %#x is in no loadable segment", f.Path, off)
+}
+
 // Code returns the n bytes of the file's image at virtual address vaddr
 // (instructions to decode), read through FileOffset.
 func (f *File) Code(vaddr, n uint64) ([]byte, error) {

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// buildCPU builds probe/testdata/profile's program in lang: main -> outer
+// -> inner, burning CPU for the seconds it is given.
+func buildCPU(t *testing.T, lang string) string {
+	t.Helper()
+	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
+	switch lang {
+	case "c":
+		return buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "cpu.c"))
+	case "rust":
+		return buildWith(t, dir, "rustc", "-C", "opt-level=3", "-g", "-o", "BIN", filepath.Join(dir, "cpu.rs"))
+	}
+	bin := filepath.Join(t.TempDir(), "cpu")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = filepath.Join(dir, "go")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// readFolded parses folded stacks: frames (kernel frames dropped, and the
+// inline expansions after the last real call: code inlined into the leaf
+// function is its own) and counts.
+func readFolded(t *testing.T, path string) (stacks [][]string, counts []uint64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		i := strings.LastIndexByte(line, ' ')
+		n, err := strconv.ParseUint(line[i+1:], 10, 64)
+		if i < 0 || err != nil {
+			t.Fatalf("bad folded line %q", line)
+		}
+		var frames []string
+		leaf := 0
+		for _, fr := range strings.Split(line[:i], ";") {
+			if strings.HasSuffix(fr, "_[k]") {
+				continue
+			}
+			if !strings.HasSuffix(fr, "_[i]") {
+				leaf = len(frames) + 1
+			}
+			frames = append(frames, strings.TrimSuffix(fr, "_[i]"))
+		}
+		frames = frames[:leaf]
+		stacks, counts = append(stacks, frames), append(counts, n)
+	}
+	return stacks, counts
+}
+
+// TestProfileStacks: CPU-bound programs whose time goes to main -> outer
+// -> inner (C without frame pointers, a Rust release build, Go) are
+// profiled; at least 80% of the samples carry that whole stack, ending in
+// inner, and the stacks reach the program's entry (the C and Rust ones
+// through the C library's tables).
+func TestProfileStacks(t *testing.T) {
+	needBPF(t)
+	for _, c := range []struct {
+		lang  string
+		chain []string
+		root  string
+	}{
+		{"c", []string{"main", "outer", "inner"}, "_start"},
+		{"rust", []string{"cpu::main", "cpu::outer", "cpu::inner"}, "_start"},
+		{"go", []string{"main.main", "main.outer", "main.inner"}, "runtime.goexit"},
+	} {
+		t.Run(c.lang, func(t *testing.T) {
+			bin := buildCPU(t, c.lang)
+			folded := filepath.Join(t.TempDir(), "folded")
+			svg := filepath.Join(t.TempDir(), "svg")
+			code, out, errs := runGoprobe("profile", "-F", "499", "--folded", folded, "--svg", svg, "--", bin, "1.5")
+			if code != 0 {
+				t.Fatalf("goprobe profile: exit %d: %s", code, errs)
+			}
+			if !strings.Contains(out, "calls ") {
+				t.Errorf("the program's output is missing: %q", out)
+			}
+			stacks, counts := readFolded(t, folded)
+			var total, whole, rooted uint64
+			for i, s := range stacks {
+				total += counts[i]
+				if len(s) >= 3 && strings.Join(s[len(s)-3:], ";") == strings.Join(c.chain, ";") {
+					whole += counts[i]
+				}
+				if len(s) > 0 && s[0] == c.root {
+					rooted += counts[i]
+				}
+			}
+			t.Logf("%d samples, %d with %v, %d from %s; %s", total, whole, c.chain, rooted, c.root, errs)
+			if total < 200 {
+				t.Fatalf("only %d samples in 1.5 s at 499 Hz", total)
+			}
+			if whole*100 < total*80 {
+				t.Errorf("%d of %d samples end in %v (want 80%%)", whole, total, c.chain)
+			}
+			if rooted*100 < total*80 {
+				t.Errorf("%d of %d samples start at %s (want 80%%)", rooted, total, c.root)
+			}
+			if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), c.chain[2]) {
+				t.Errorf("the flame graph does not show %s (%v)", c.chain[2], err)
+			}
+		})
+	}
+}
+
+// TestStatStacks: malloc in the C library (no debug info, no frame
+// pointers in the program) counted per stack: the program's two callers
+// show with the numbers of calls it reports.
+func TestStatStacks(t *testing.T) {
+	needBPF(t)
+	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
+	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
+	libc := "/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(libc); err != nil {
+		testutil.Skipf(t, "%s: %v", libc, err)
+	}
+	code, out, errs := runGoprobe("stat", "--json", "--stacks", "-x", libc, "malloc", "--", bin, "25")
+	if code != 0 {
+		t.Fatalf("goprobe stat --stacks: exit %d: %s", code, errs)
+	}
+	var here, there int
+	if _, err := fmt.Sscanf(out[strings.Index(out, "here "):], "here %d there %d", &here, &there); err != nil {
+		t.Fatalf("the program's report is missing: %q", out)
+	}
+	var got struct {
+		Probes []struct {
+			Count  uint64
+			Stacks []struct {
+				Count  uint64
+				Frames []string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, `{"probes"`):]), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	counts := map[string]uint64{}
+	for _, s := range got.Probes[0].Stacks {
+		// The C library's debug info, when installed, names the
+		// function __libc_malloc, of which malloc is an alias.
+		if len(s.Frames) >= 3 && strings.HasSuffix(s.Frames[0], "malloc") {
+			counts[strings.Join(s.Frames[1:3], ";")] += s.Count
+		}
+	}
+	if counts["here;main"] != uint64(here) || counts["there;main"] != uint64(there) {
+		t.Errorf("malloc from here;main %d times, from there;main %d; the program says %d and %d\n%s",
+			counts["here;main"], counts["there;main"], here, there, out)
+	}
+}

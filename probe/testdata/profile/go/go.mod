@@ -1,0 +1,3 @@
+module cpu
+
+go 1.21

@@ -1,0 +1,400 @@
+package probe
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/cfi"
+)
+
+// User stacks are unwound inside the BPF program, as a debugger would, from
+// tables compiled at attach time out of each mapped file's call frame
+// information (.eh_frame, .debug_frame): code built without frame pointers
+// unwinds as well as code with them, and no raw stack memory leaves the
+// process. Only the return addresses reach user space, where the model
+// names them.
+//
+// The unwinder is straight-line code, unrolled per frame and per search
+// step, with no branch but the exits: the verifier checks it once, whatever
+// the tables hold. Where no table covers an address (a JIT, a file without
+// CFI) it follows the frame pointer.
+const (
+	// StackDepth bounds the user frames one stack records.
+	StackDepth = 32
+	// MaxModules bounds the mapped files one process's table lists; code
+	// in further files unwinds by frame pointer.
+	MaxModules = 8
+	// searchSteps is the binary search's length: tables of up to 2^22
+	// rows per file.
+	searchSteps = 22
+
+	// UnwindRowSize is the size of one row of the "unwind_rows" array:
+	//
+	//	u64 pc      the file's virtual address where the row starts
+	//	s32 cfa     CFA = (SP or FP) + cfa
+	//	s16 fp      the caller's frame pointer is saved at CFA + fp
+	//	u8  flags   rowCFASP, rowFPSaved, rowPLT, rowStop
+	//	u8  pad
+	UnwindRowSize = 16
+	// moduleSize is the size of one module of a "unwind_procs" value:
+	//
+	//	u64 start, end  the mapping's addresses in the process
+	//	u64 bias        address in the process minus address in the file
+	//	u64 rows        first row | (end row << 32)
+	moduleSize = 32
+	// ProcValueSize is the size of a process's "unwind_procs" value.
+	ProcValueSize = MaxModules * moduleSize
+)
+
+// Row flags.
+const (
+	rowCFASP   = 1 << 0 // CFA from the stack pointer, else the frame pointer
+	rowFPSaved = 1 << 1 // the caller's frame pointer is saved at CFA + fp
+	rowPLT     = 1 << 2 // a PLT entry: CFA += 8 past the entry's push
+	rowStop    = 1 << 3 // no caller (the return address is undefined)
+)
+
+// UnwindRow is one row of the unwind table as the BPF program reads it.
+type UnwindRow struct {
+	PC     uint64
+	CFAOff int32
+	FPOff  int16
+	Flags  uint8
+	Pad    uint8
+}
+
+// fpRow unwinds by frame pointer: CFA = FP + 16, the caller's frame pointer
+// at CFA - 16, the return address at CFA - 8.
+var fpRow = UnwindRow{CFAOff: 16, FPOff: -16, Flags: rowFPSaved}
+
+// UnwindRows compiles CFI rows for the BPF unwinder (amd64): rules it
+// cannot follow (CFA expressions other than the PLT's, registers other
+// than SP and FP) become frame-pointer rows, which are right wherever the
+// code keeps frame pointers. The result starts with a frame-pointer row at
+// address 0, for addresses before the first FDE.
+func UnwindRows(rows []cfi.Row, a *arch.Arch) []UnwindRow {
+	fp, _ := a.RegNumber("RBP")
+	out := []UnwindRow{fpRow}
+	for _, r := range rows {
+		u := fpRow
+		u.PC = r.PC
+		switch {
+		case !r.Covered:
+		case r.RA.Kind == cfi.Undefined:
+			u.Flags = rowStop
+		case r.CFA.Expr && !r.CFA.PLT, r.RA.Kind != cfi.Offset || r.RA.Offset != -8,
+			int(r.CFA.Reg) != a.SPReg && int(r.CFA.Reg) != fp,
+			r.CFA.Offset != int64(int32(r.CFA.Offset)):
+			// Not a rule the unwinder follows: trust the frame pointer.
+		default:
+			u = UnwindRow{PC: r.PC, CFAOff: int32(r.CFA.Offset)}
+			if int(r.CFA.Reg) == a.SPReg {
+				u.Flags |= rowCFASP
+			}
+			if r.CFA.PLT {
+				u.Flags |= rowPLT
+			}
+			if r.FP.Kind == cfi.Offset && r.FP.Offset == int64(int16(r.FP.Offset)) {
+				u.Flags |= rowFPSaved
+				u.FPOff = int16(r.FP.Offset)
+			}
+		}
+		if last := &out[len(out)-1]; last.PC == u.PC {
+			*last = u
+			continue
+		} else if last.CFAOff == u.CFAOff && last.FPOff == u.FPOff && last.Flags == u.Flags {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// Stack slots of the unwinder, below the probe programs' own.
+const (
+	uFP      = -72  // the frame pointer of the frame being unwound
+	uPC      = -80  // the address looked up, in the file
+	uBase    = -88  // binary search: first candidate row
+	uN       = -96  // binary search: candidates left
+	uHalf    = -104 // binary search: half of them
+	uKey     = -112 // u32 map key
+	uTmp     = -120 // what bpf_probe_read_user read
+	uLoHi    = -128 // the module's rows, first | end << 32
+	uBias    = -136 // the module's bias
+	uCFA     = -144 // the CFA computed
+	uFlags   = -152 // the row's flags
+	uFPOff   = -160 // the row's frame pointer offset
+	uSP      = -168 // the stack pointer of the frame being unwound
+	uMisses  = -176 // frames unwound by frame pointer for want of a table
+	uStackLo = -176 // the lowest slot the unwinder uses
+)
+
+// The unwinder's counters, in the "unwind_counts" array.
+const (
+	UnwindStacks    = iota // stacks unwound
+	UnwindTruncated        // stacks longer than StackDepth
+	UnwindFailed           // a table lookup that failed (tables being replaced)
+	UnwindNoTable          // frames in code no table covers, unwound by frame pointer
+	UnwindMapFull          // stacks the counting map had no room for
+	unwindCounters
+)
+
+// unwindInsns unwinds the user stack into the StackDepth u64 slots at
+// R6+ipsOff, zeroing the slots it does not fill. On entry R7 points to the
+// process's "unwind_procs" value, R8 holds the instruction pointer, R9 the
+// stack pointer and the slot uFP the frame pointer. It ends at label
+// prefix+"_end" with R6 and R7 intact.
+func unwindInsns(prefix string, ipsOff int16) asm.Instructions {
+	done, fail, end := prefix+"_done", prefix+"_fail", prefix+"_end"
+	var in asm.Instructions
+	for k := 0; k < StackDepth; k++ {
+		in = append(in, storeImm64(asm.R6, ipsOff+int16(8*k), 0))
+	}
+	in = append(in,
+		storeImm64(asm.RFP, uMisses, 0),
+		asm.StoreMem(asm.RFP, uSP, asm.R9, asm.DWord),
+	)
+	for k := 0; k < StackDepth; k++ {
+		in = append(in,
+			asm.StoreMem(asm.R6, ipsOff+int16(8*k), asm.R8, asm.DWord),
+			asm.JEq.Imm(asm.R8, 0, done),
+			asm.Mov.Reg(asm.R1, asm.R8),
+		)
+		if k > 0 {
+			// A return address: the call is the instruction before it
+			// (the last of its function, when the callee does not return).
+			in = append(in, asm.Sub.Imm(asm.R1, 1))
+		}
+		in = append(in, findModule()...)
+		in = append(in, search(fail)...)
+		in = append(in, step()...)
+	}
+	in = append(in, asm.JEq.Imm(asm.R8, 0, done))
+	in = append(in, addCount(UnwindTruncated, 0, "", prefix+"_c1")...)
+	in = append(in, asm.Ja.Label(done))
+	in = append(in, addCount(UnwindFailed, 0, fail, prefix+"_c2")...)
+	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(done))
+	in = append(in, addCount(UnwindNoTable, uMisses, "", prefix+"_c3")...)
+	in = append(in, addCount(UnwindStacks, 0, "", prefix+"_c4")...)
+	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(end))
+	return in
+}
+
+// findModule picks, without branches, the module of R7's table that holds
+// the address in R1 (the address itself stays in R1): its bias goes to
+// uBias and its rows to uLoHi. No module: bias 0 and rows [0, 1), the
+// frame-pointer row, and uMisses counts one.
+func findModule() asm.Instructions {
+	in := asm.Instructions{
+		storeImm64(asm.RFP, uLoHi, 0),
+		storeImm64(asm.RFP, uBias, 0),
+	}
+	for m := int16(0); m < MaxModules; m++ {
+		o := m * moduleSize
+		in = append(in,
+			asm.LoadMem(asm.R2, asm.R7, o, asm.DWord),   // start
+			asm.LoadMem(asm.R3, asm.R7, o+8, asm.DWord), // end
+			asm.Mov.Reg(asm.R4, asm.R1),
+			asm.Sub.Reg(asm.R4, asm.R2), // d = addr - start
+			asm.Sub.Reg(asm.R3, asm.R2), // len = end - start
+			asm.Mov.Reg(asm.R5, asm.R4),
+			asm.Sub.Reg(asm.R5, asm.R3), // d - len: negative when d < len
+			asm.Xor.Imm(asm.R4, -1),     // ~d: negative when addr >= start
+			asm.And.Reg(asm.R5, asm.R4),
+			asm.ArSh.Imm(asm.R5, 63), // all ones when start <= addr < end
+		)
+		// Only the module holding the address adds its bias and rows.
+		for _, f := range []struct{ field, slot int16 }{{o + 16, uBias}, {o + 24, uLoHi}} {
+			in = append(in,
+				asm.LoadMem(asm.R2, asm.R7, f.field, asm.DWord),
+				asm.And.Reg(asm.R2, asm.R5),
+				asm.LoadMem(asm.R0, asm.RFP, f.slot, asm.DWord),
+				asm.Or.Reg(asm.R0, asm.R2),
+				asm.StoreMem(asm.RFP, f.slot, asm.R0, asm.DWord),
+			)
+		}
+	}
+	// No module: rows [0, 1) and one more frame without a table.
+	// nz = (x | -x) >> 63 is 1 when x != 0 (x < 2^63).
+	in = append(in,
+		asm.LoadMem(asm.R2, asm.RFP, uLoHi, asm.DWord),
+		asm.Mov.Imm(asm.R3, 0),
+		asm.Sub.Reg(asm.R3, asm.R2),
+		asm.Or.Reg(asm.R3, asm.R2),
+		asm.RSh.Imm(asm.R3, 63),
+		asm.Xor.Imm(asm.R3, 1), // 1: no module
+		asm.LoadMem(asm.R4, asm.RFP, uMisses, asm.DWord),
+		asm.Add.Reg(asm.R4, asm.R3),
+		asm.StoreMem(asm.RFP, uMisses, asm.R4, asm.DWord),
+		asm.LSh.Imm(asm.R3, 32),
+		asm.Or.Reg(asm.R2, asm.R3),
+		// The search: pc = addr - bias over [lo, hi).
+		asm.LoadMem(asm.R3, asm.RFP, uBias, asm.DWord),
+		asm.Mov.Reg(asm.R4, asm.R1),
+		asm.Sub.Reg(asm.R4, asm.R3),
+		asm.StoreMem(asm.RFP, uPC, asm.R4, asm.DWord),
+		asm.Mov.Reg(asm.R3, asm.R2),
+		asm.LSh.Imm(asm.R3, 32),
+		asm.RSh.Imm(asm.R3, 32), // lo
+		asm.StoreMem(asm.RFP, uBase, asm.R3, asm.DWord),
+		asm.RSh.Imm(asm.R2, 32), // hi
+		asm.Sub.Reg(asm.R2, asm.R3),
+		asm.StoreMem(asm.RFP, uN, asm.R2, asm.DWord),
+	)
+	return in
+}
+
+// search finds the last row at or before uPC in [uBase, uBase+uN) and
+// leaves a pointer to it in R0: searchSteps halvings without branches,
+// each keeping the upper half when its first row is at or before uPC.
+func search(fail string) asm.Instructions {
+	var in asm.Instructions
+	for s := 0; s < searchSteps; s++ {
+		in = append(in,
+			asm.LoadMem(asm.R1, asm.RFP, uN, asm.DWord),
+			asm.Mov.Reg(asm.R2, asm.R1),
+			asm.RSh.Imm(asm.R2, 1), // half
+			asm.Sub.Reg(asm.R1, asm.R2),
+			asm.StoreMem(asm.RFP, uN, asm.R1, asm.DWord),
+			asm.StoreMem(asm.RFP, uHalf, asm.R2, asm.DWord),
+			asm.LoadMem(asm.R3, asm.RFP, uBase, asm.DWord),
+			asm.Add.Reg(asm.R3, asm.R2), // mid
+			asm.StoreMem(asm.RFP, uKey, asm.R3, asm.Word),
+		)
+		in = append(in, lookup("unwind_rows", uKey, fail)...)
+		in = append(in,
+			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
+			asm.LoadMem(asm.R2, asm.RFP, uPC, asm.DWord),
+			asm.Sub.Reg(asm.R2, asm.R1),
+			asm.ArSh.Imm(asm.R2, 63),
+			asm.Xor.Imm(asm.R2, -1), // all ones when row pc <= pc
+			asm.LoadMem(asm.R3, asm.RFP, uHalf, asm.DWord),
+			asm.And.Reg(asm.R3, asm.R2),
+			asm.LoadMem(asm.R4, asm.RFP, uBase, asm.DWord),
+			asm.Add.Reg(asm.R4, asm.R3),
+			asm.StoreMem(asm.RFP, uBase, asm.R4, asm.DWord),
+		)
+	}
+	in = append(in,
+		asm.LoadMem(asm.R3, asm.RFP, uBase, asm.DWord),
+		asm.StoreMem(asm.RFP, uKey, asm.R3, asm.Word),
+	)
+	return append(in, lookup("unwind_rows", uKey, fail)...)
+}
+
+// step applies the row R0 points to: the caller's stack pointer is the
+// CFA, its instruction pointer the return address at CFA - 8, its frame
+// pointer the one saved at CFA + fp or this frame's.
+func step() asm.Instructions {
+	neg := func(r asm.Register) asm.Instruction { return asm.Neg.Imm(r, 0) }
+	read := func(addr asm.Register) asm.Instructions { // R3 = address; uTmp = *(u64 *)R3 or 0
+		return asm.Instructions{
+			asm.Mov.Reg(asm.R3, addr),
+			storeImm64(asm.RFP, uTmp, 0),
+			asm.Mov.Reg(asm.R1, asm.RFP),
+			asm.Add.Imm(asm.R1, uTmp),
+			asm.Mov.Imm(asm.R2, 8),
+			asm.FnProbeReadUser.Call(),
+		}
+	}
+	in := asm.Instructions{
+		asm.LoadMem(asm.R2, asm.R0, 8, asm.Word),
+		asm.LSh.Imm(asm.R2, 32),
+		asm.ArSh.Imm(asm.R2, 32), // cfa offset
+		asm.LoadMem(asm.R3, asm.R0, 12, asm.Half),
+		asm.LSh.Imm(asm.R3, 48),
+		asm.ArSh.Imm(asm.R3, 48), // fp offset
+		asm.StoreMem(asm.RFP, uFPOff, asm.R3, asm.DWord),
+		asm.LoadMem(asm.R4, asm.R0, 14, asm.Byte),
+		asm.StoreMem(asm.RFP, uFlags, asm.R4, asm.DWord),
+		// base = FP + ((SP - FP) & -(flags & rowCFASP))
+		asm.Mov.Reg(asm.R5, asm.R4),
+		asm.And.Imm(asm.R5, rowCFASP),
+		neg(asm.R5),
+		asm.LoadMem(asm.R1, asm.RFP, uFP, asm.DWord),
+		asm.LoadMem(asm.R0, asm.RFP, uSP, asm.DWord),
+		asm.Sub.Reg(asm.R0, asm.R1),
+		asm.And.Reg(asm.R0, asm.R5),
+		asm.Add.Reg(asm.R0, asm.R1),
+		asm.Add.Reg(asm.R0, asm.R2), // CFA
+		// A PLT entry: 8 more once past its push, at offset 11 of 16:
+		// ((ip & 15) + 5) >> 4 is 1 from there on.
+		asm.Mov.Reg(asm.R1, asm.R8),
+		asm.And.Imm(asm.R1, 15),
+		asm.Add.Imm(asm.R1, 5),
+		asm.RSh.Imm(asm.R1, 4),
+		asm.LSh.Imm(asm.R1, 3),
+		asm.Mov.Reg(asm.R5, asm.R4),
+		asm.RSh.Imm(asm.R5, 2),
+		asm.And.Imm(asm.R5, 1),
+		neg(asm.R5),
+		asm.And.Reg(asm.R1, asm.R5),
+		asm.Add.Reg(asm.R0, asm.R1),
+		asm.StoreMem(asm.RFP, uCFA, asm.R0, asm.DWord),
+		asm.Sub.Imm(asm.R0, 8),
+	}
+	in = append(in, read(asm.R0)...)
+	in = append(in, asm.LoadMem(asm.R8, asm.RFP, uTmp, asm.DWord)) // the return address
+	in = append(in,
+		asm.LoadMem(asm.R0, asm.RFP, uCFA, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, uFPOff, asm.DWord),
+		asm.Add.Reg(asm.R0, asm.R1),
+	)
+	in = append(in, read(asm.R0)...)
+	in = append(in,
+		// FP = FP + ((saved - FP) & -((flags >> 1) & 1))
+		asm.LoadMem(asm.R1, asm.RFP, uTmp, asm.DWord),
+		asm.LoadMem(asm.R2, asm.RFP, uFP, asm.DWord),
+		asm.Sub.Reg(asm.R1, asm.R2),
+		asm.LoadMem(asm.R4, asm.RFP, uFlags, asm.DWord),
+		asm.Mov.Reg(asm.R5, asm.R4),
+		asm.RSh.Imm(asm.R5, 1),
+		asm.And.Imm(asm.R5, 1),
+		neg(asm.R5),
+		asm.And.Reg(asm.R1, asm.R5),
+		asm.Add.Reg(asm.R2, asm.R1),
+		asm.StoreMem(asm.RFP, uFP, asm.R2, asm.DWord),
+		// No caller (rowStop): IP = 0.
+		asm.RSh.Imm(asm.R4, 3),
+		asm.And.Imm(asm.R4, 1),
+		asm.Sub.Imm(asm.R4, 1), // 0 to stop, all ones to go on
+		asm.And.Reg(asm.R8, asm.R4),
+		// Stacks grow down: a CFA at or below SP is garbage, stop.
+		asm.LoadMem(asm.R0, asm.RFP, uCFA, asm.DWord),
+		asm.LoadMem(asm.R1, asm.RFP, uSP, asm.DWord),
+		asm.Mov.Reg(asm.R2, asm.R0),
+		asm.Sub.Reg(asm.R2, asm.R1),
+		asm.Sub.Imm(asm.R2, 1),
+		asm.ArSh.Imm(asm.R2, 63),
+		asm.Xor.Imm(asm.R2, -1),
+		asm.And.Reg(asm.R8, asm.R2),
+		asm.StoreMem(asm.RFP, uSP, asm.R0, asm.DWord),
+	)
+	return in
+}
+
+// addCount adds one (slot 0) or a stack slot's value to counter i of
+// "unwind_counts"; its first instruction carries sym, its end label skip.
+func addCount(i int, slot int16, sym, skip string) asm.Instructions {
+	var in asm.Instructions
+	if slot != 0 {
+		in = append(in,
+			asm.LoadMem(asm.R1, asm.RFP, slot, asm.DWord),
+			asm.StoreMem(asm.RFP, uTmp, asm.R1, asm.DWord),
+		)
+	}
+	in = append(in, asm.StoreImm(asm.RFP, uKey, int64(i), asm.Word))
+	in = append(in, lookup("unwind_counts", uKey, skip)...)
+	in = append(in, asm.Mov.Imm(asm.R1, 1))
+	if slot != 0 {
+		in[len(in)-1] = asm.LoadMem(asm.R1, asm.RFP, uTmp, asm.DWord)
+	}
+	in = append(in,
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(skip),
+	)
+	if sym != "" {
+		in[0] = in[0].WithSymbol(sym)
+	}
+	return in
+}
