@@ -170,3 +170,39 @@ func TestStatStacks(t *testing.T) {
 			counts["here;main"], counts["there;main"], here, there, out)
 	}
 }
+
+// TestTraceStack: each event of trace --stack carries its user stack:
+// here's 25 calls come from main, through a binary without frame
+// pointers.
+func TestTraceStack(t *testing.T) {
+	needBPF(t)
+	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
+	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
+	code, out, errs := runGoprobe("trace", "--json", "--stack", "here n", "--", bin, "25")
+	if code != 0 {
+		t.Fatalf("goprobe trace --stack: exit %d: %s", code, errs)
+	}
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, `{`) {
+			continue
+		}
+		var e struct {
+			Args  map[string]any
+			Stack []string
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("%v: %s", err, l)
+		}
+		if len(e.Stack) < 3 || e.Stack[0] != "here" || e.Stack[1] != "main" || e.Stack[len(e.Stack)-1] != "_start" {
+			t.Errorf("stack %v", e.Stack)
+		}
+		if want := float64(16 + n); e.Args["n"] != want {
+			t.Errorf("event %d: n = %v, want %v", n, e.Args["n"], want)
+		}
+		n++
+	}
+	if n != 25 {
+		t.Errorf("%d events, want 25\n%s", n, out)
+	}
+}
