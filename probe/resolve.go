@@ -63,15 +63,19 @@ func (r *Resolver) quick(name string) *types.Func {
 	if r.symAddr == nil {
 		r.symAddr = map[string]uint64{}
 		syms, _ := r.ef.Symbols()
+		if len(syms) == 0 { // a shared library without .symtab
+			syms, _ = r.ef.DynamicSymbols()
+		}
 		for _, sy := range syms {
+			name, _, _ := strings.Cut(sy.Name, "@")
 			if elf.ST_TYPE(sy.Info) != elf.STT_FUNC || sy.Value == 0 {
 				continue
 			}
-			if _, dup := r.symAddr[sy.Name]; dup {
-				r.symAddr[sy.Name] = 0 // a static name in several units: read them all
+			if a, dup := r.symAddr[name]; dup && a != sy.Value {
+				r.symAddr[name] = 0 // a static name in several units: read them all
 				continue
 			}
-			r.symAddr[sy.Name] = sy.Value
+			r.symAddr[name] = sy.Value
 		}
 	}
 	addr := r.symAddr[name]
@@ -87,7 +91,18 @@ func (r *Resolver) quick(name string) *types.Func {
 			return fn
 		}
 	}
-	return nil
+	// An alias (malloc for __libc_malloc): the function at the address,
+	// when it is the only one.
+	var at *types.Func
+	for _, fn := range fns {
+		if fn.LowPC == addr {
+			if at != nil {
+				return nil
+			}
+			at = fn
+		}
+	}
+	return at
 }
 
 // NewSymbolResolver resolves against a binary without debug info: its
@@ -176,11 +191,11 @@ func (r *Resolver) params(fn *types.Func) (*types.Func, error) {
 }
 
 // lookup finds the function a definition names, or says which names are
-// closest.
+// closest. Its parameters are not filled (see params).
 func (r *Resolver) lookup(name string) (*types.Func, error) {
 	if r.f != nil && r.names == nil {
 		if fn := r.quick(name); fn != nil {
-			return r.params(fn)
+			return fn, nil
 		}
 		if err := r.all(); err != nil {
 			return nil, err
@@ -189,7 +204,7 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 	fs := r.names[name]
 	for _, fn := range fs {
 		if fn.LowPC != 0 || len(fn.Inlined) > 0 || len(fn.Clones) > 0 {
-			return r.params(fn)
+			return fn, nil
 		}
 	}
 	// DWARF that does not cover the function (a distribution's library
@@ -206,7 +221,7 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 		}
 	}
 	if len(fs) > 0 {
-		return r.params(fs[0])
+		return fs[0], nil
 	}
 	names := make([]string, 0, len(r.names))
 	for n := range r.names {
@@ -228,9 +243,23 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Parameters, and so the type index, only for a probe that reads
+	// arguments or returns: a count needs neither.
+	if len(d.Args) > 0 || d.Return {
+		if fn, err = r.params(fn); err != nil {
+			return nil, err
+		}
+	}
 	args, err := r.expand(d, fn)
 	if err != nil {
 		return nil, err
+	}
+	// The variables at a site, for the arguments: a count reads none.
+	varsAt := func(pc uint64) ([]types.Var, error) {
+		if len(args) == 0 {
+			return nil, nil
+		}
+		return r.varsAt(pc)
 	}
 	p := &Probe{Def: d.Text, Function: fn.Name, Lang: fn.Lang.String()}
 	add := func(kind, where string, addr uint64, vars []types.Var) error {
@@ -283,7 +312,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", d.Text, err)
 		}
-		vars, err := r.varsAt(addr)
+		vars, err := varsAt(addr)
 		if err != nil {
 			return nil, err
 		}
@@ -297,7 +326,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if ok, err := r.boundary(fn, fn.LowPC+d.Offset); err != nil || !ok {
 			return nil, fmt.Errorf("%s: %s+%#x is not an instruction boundary", d.Text, fn.Name, d.Offset)
 		}
-		vars, err := r.varsAt(fn.LowPC + d.Offset)
+		vars, err := varsAt(fn.LowPC + d.Offset)
 		if err != nil {
 			return nil, err
 		}
@@ -321,7 +350,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			}
 		}
 		for _, in := range fn.Inlined {
-			vars, err := r.varsAt(in.EntryPC)
+			vars, err := varsAt(in.EntryPC)
 			if err != nil {
 				return nil, err
 			}
@@ -333,7 +362,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			if c.Kind == "part" || c.Kind == "cold" {
 				continue // a continuation of a call, not a call
 			}
-			vars, err := r.varsAt(c.Address)
+			vars, err := varsAt(c.Address)
 			if err != nil {
 				return nil, err
 			}
@@ -530,6 +559,9 @@ func (r *Resolver) Types(defs []*Def) []types.Type {
 	for _, d := range defs {
 		fn, err := r.lookup(d.Func)
 		if err != nil {
+			continue
+		}
+		if fn, err = r.params(fn); err != nil {
 			continue
 		}
 		for _, p := range fn.Params {

@@ -59,10 +59,6 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 	if len(defs) == 0 {
 		return usageError{fmt.Errorf("no probe definitions")}
 	}
-	target, err := probeTarget(&f.traceFlags, run)
-	if err != nil {
-		return err
-	}
 	// The key and the value are the arguments of every definition.
 	var full []string
 	for _, d := range defs {
@@ -75,7 +71,7 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 		}
 		full = append(full, x)
 	}
-	spec, err := loadSpec(&f.traceFlags, full, target)
+	target, spec, err := targetSpec(&f.traceFlags, full, run)
 	if err != nil {
 		return err
 	}

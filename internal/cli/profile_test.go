@@ -206,3 +206,40 @@ func TestTraceStack(t *testing.T) {
 		t.Errorf("%d events, want 25\n%s", n, out)
 	}
 }
+
+// TestProcessLibrary: with -p and no -x, a function the executable does
+// not have is found in a library the process maps (malloc in the C
+// library), the probe counts the process's calls, and goprobe ends when
+// the process does.
+func TestProcessLibrary(t *testing.T) {
+	needBPF(t)
+	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
+	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
+	cmd := exec.Command(bin, "60", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Kill()
+		<-done
+	}()
+	// The probes attach while the program runs; count is what came after.
+	code, out, errs := runGoprobe("stat", "-p", strconv.Itoa(cmd.Process.Pid), "malloc")
+	if code != 0 {
+		t.Fatalf("goprobe stat -p: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "libc.so.6") {
+		t.Errorf("malloc not found in the C library: %s", errs)
+	}
+	var c uint64
+	for _, l := range strings.Split(out, "\n") {
+		if fs := strings.Fields(l); len(fs) == 4 && fs[0] == "malloc" {
+			c, _ = strconv.ParseUint(fs[1], 10, 64)
+		}
+	}
+	if c == 0 || c > 60+120+5 {
+		t.Errorf("%d calls of malloc; the program makes 180 (and one for printf)\n%s", c, out)
+	}
+}

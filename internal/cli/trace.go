@@ -126,12 +126,38 @@ func loadSpec(f *traceFlags, defs []string, target string) (*probe.Spec, error) 
 	return r.Spec(ds)
 }
 
-func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat bool) error {
+// targetSpec picks the file to probe and resolves the definitions against
+// it: -x, CMD's binary, or with -p the process's executable, else the
+// first library it maps that has the functions (goprobe trace -p PID
+// 'malloc size').
+func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) {
 	target, err := probeTarget(f, run)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	spec, err := loadSpec(f, defs, target)
+	if err == nil || !errors.Is(err, types.ErrNotFound) || f.pid == 0 || f.exe != "" || f.spec != "" {
+		return target, spec, err
+	}
+	ms, merr := probe.ProcMappings(f.pid)
+	if merr != nil {
+		return "", nil, err
+	}
+	seen := map[string]bool{target: true}
+	for _, m := range ms {
+		if seen[m.Path] {
+			continue
+		}
+		seen[m.Path] = true
+		if s, lerr := loadSpec(f, defs, m.Path); lerr == nil {
+			return m.Path, s, nil
+		}
+	}
+	return "", nil, fmt.Errorf("%v; no library process %d maps has them all either (name the file with -x)", err, f.pid)
+}
+
+func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat bool) error {
+	target, spec, err := targetSpec(f, defs, run)
 	if err != nil {
 		return err
 	}
@@ -246,6 +272,10 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		close(liveDone)
 	}
 	var ro runOptions
+	if f.pid > 0 && len(run) == 0 {
+		// -p: done when the process is.
+		ro.every, ro.tick = 100*time.Millisecond, func() bool { return alive(f.pid) }
+	}
 	if opts.Stacks != probe.NoStacks && len(run) > 0 {
 		// The unwinder follows the command's mappings: at its entry
 		// point, then as they change (a dlopen).
