@@ -2,208 +2,236 @@ package flame
 
 import (
 	"bytes"
-	"encoding/xml"
-	"io"
-	"math"
-	"path/filepath"
+	"errors"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
 )
 
-func frames(names ...string) []Frame {
-	var fs []Frame
-	for _, n := range names {
-		fs = append(fs, Frame{Name: n, Module: "app", Lang: types.LangGo})
+// goFrames are frames of Go functions in module "app".
+func goFrames(names ...string) []Frame {
+	fs := make([]Frame, len(names))
+	for i, n := range names {
+		fs[i] = Frame{Name: n, Module: "app", Lang: types.LangGo}
 	}
 	return fs
 }
 
-// sample is 80 samples of main;outer;inner, 20 of main;other, and one
-// kernel and one inlined frame.
-func sample() []Stack {
-	k := append(frames("main", "other"), Frame{Name: "do_syscall_64", Module: "[kernel]", Kernel: true})
-	in := append(frames("main", "outer", "inner"), Frame{Name: "helper", Module: "app", Inlined: true})
+const cxxName = `std::vector<std::pair<int, char const*>, std::allocator<std::pair<int, char const*> > >::operator[](unsigned long) const &`
+
+// small is a profile with every kind of frame: 80 samples in main.inner
+// (10 of them in an inline expansion), 20 in main.other (5 in the kernel),
+// and a Rust, a C++, a C and an unsymbolized frame.
+func small() []Stack {
+	inl := append(goFrames("main.main", "main.outer", "main.inner"), Frame{Name: "main.helper", Module: "app", Lang: types.LangGo, Inlined: true})
+	sys := append(goFrames("main.main", "main.other"),
+		Frame{Name: "write", Module: "libc.so.6", Lang: types.LangC},
+		Frame{Name: "entry_SYSCALL_64", Module: "[kernel]", Kernel: true},
+		Frame{Name: "ksys_write", Module: "[kernel]", Kernel: true})
+	rust := append(goFrames("main.main", "main.other"),
+		Frame{Name: "<alloc::vec::Vec<T> as core::ops::Drop>::drop", Module: "librs.so", Lang: types.LangRust},
+		Frame{Name: cxxName, Module: "libcxx.so", Lang: types.LangCPlusPlus},
+		Frame{Name: "libcxx.so+0x1f2c", Module: "libcxx.so"})
 	return []Stack{
-		{Frames: frames("main", "outer", "inner"), Count: 70},
-		{Frames: in, Count: 10},
-		{Frames: frames("main", "other"), Count: 15},
-		{Frames: k, Count: 5},
+		{Frames: goFrames("main.main", "main.outer", "main.inner"), Count: 70},
+		{Frames: inl, Count: 10},
+		{Frames: goFrames("main.main", "main.other"), Count: 10},
+		{Frames: sys, Count: 5},
+		{Frames: rust, Count: 5},
 	}
 }
 
 func TestFoldedRoundTrip(t *testing.T) {
+	in := append(small(),
+		Stack{Frames: goFrames("main.main", "main.outer", "main.inner"), Count: 1}, // merged with the first
+		Stack{Frames: goFrames("main.main", "main.never"), Count: 0},               // no samples: left out
+		Stack{Count: 3}) // no frames: left out
 	var b bytes.Buffer
-	if err := WriteFolded(&b, append(sample(), Stack{Frames: frames("main", "outer", "inner"), Count: 1})); err != nil {
+	if err := WriteFolded(&b, in); err != nil {
 		t.Fatal(err)
 	}
-	want := "main;other 15\nmain;other;do_syscall_64_[k] 5\nmain;outer;inner 71\nmain;outer;inner;helper_[i] 10\n"
+	want := "main.main;main.other 10\n" +
+		"main.main;main.other;<alloc::vec::Vec<T> as core::ops::Drop>::drop;" + cxxName + ";libcxx.so+0x1f2c 5\n" +
+		"main.main;main.other;write;entry_SYSCALL_64_[k];ksys_write_[k] 5\n" +
+		"main.main;main.outer;main.inner 71\n" +
+		"main.main;main.outer;main.inner;main.helper_[i] 10\n"
 	if b.String() != want {
 		t.Fatalf("folded:\n%s\nwant:\n%s", b.String(), want)
 	}
-	got, err := ReadFolded(strings.NewReader(b.String() + "main;other 1\n"))
+	testutil.Golden(t, "flame/testdata/small.folded", b.Bytes())
+
+	got, err := ReadFolded(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b2 bytes.Buffer
-	WriteFolded(&b2, got)
-	if want2 := strings.Replace(want, "main;other 15", "main;other 16", 1); b2.String() != want2 {
-		t.Errorf("read back:\n%s\nwant:\n%s", b2.String(), want2)
-	}
-	if !got[1].Frames[2].Kernel || !got[3].Frames[3].Inlined {
-		t.Errorf("annotations lost: %+v", got)
-	}
-	if _, err := ReadFolded(strings.NewReader("main;x notanumber\n")); err == nil {
-		t.Error("a bad count is accepted")
-	}
-}
-
-func TestFoldedSemicolon(t *testing.T) {
-	var b bytes.Buffer
-	WriteFolded(&b, []Stack{{Frames: frames("a;b", "c"), Count: 2}})
-	if b.String() != "a:b;c 2\n" {
-		t.Errorf("got %q", b.String())
-	}
-}
-
-// svgFrame is a <g> of the SVG: its title and rect.
-type svgFrame struct {
-	Title string `xml:"title"`
-	Rect  struct {
-		X     float64 `xml:"x,attr"`
-		Y     float64 `xml:"y,attr"`
-		Width float64 `xml:"width,attr"`
-	} `xml:"rect"`
-	Text string `xml:"text"`
-}
-
-func parseSVG(t *testing.T, b []byte) map[string]svgFrame {
-	t.Helper()
-	var doc struct {
-		Groups []struct {
-			ID     string     `xml:"id,attr"`
-			Frames []svgFrame `xml:"g"`
-		} `xml:"g"`
-	}
-	if err := xml.Unmarshal(b, &doc); err != nil {
-		t.Fatalf("the SVG is not XML: %v", err)
-	}
-	out := map[string]svgFrame{}
-	for _, g := range doc.Groups {
-		for _, f := range g.Frames {
-			name := f.Title[:strings.LastIndex(f.Title, ": ")]
-			out[name] = f
+	// The format keeps names and kinds; modules survive only as [kernel].
+	strip := func(fs []Frame) []Frame {
+		out := make([]Frame, len(fs))
+		for i, f := range fs {
+			out[i] = Frame{Name: f.Name, Kernel: f.Kernel, Inlined: f.Inlined}
+			if f.Kernel {
+				out[i].Module = "[kernel]"
+			}
 		}
+		return out
 	}
-	return out
-}
-
-// TestSVGGeometry: widths are proportional to samples (inner is 80% of
-// main), children lie within their parent, one row up.
-func TestSVGGeometry(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteSVG(&b, sample(), &SVGOptions{Title: "t", Width: 1000}); err != nil {
-		t.Fatal(err)
+	s := small()
+	wantStacks := []Stack{
+		{Frames: strip(s[2].Frames), Count: 10},
+		{Frames: strip(s[4].Frames), Count: 5},
+		{Frames: strip(s[3].Frames), Count: 5},
+		{Frames: strip(s[0].Frames), Count: 71},
+		{Frames: strip(s[1].Frames), Count: 10},
 	}
-	fs := parseSVG(t, b.Bytes())
-	main, outer, inner, other := fs["main [app]"], fs["outer [app]"], fs["inner [app]"], fs["other [app]"]
-	if math.Abs(inner.Rect.Width-0.8*main.Rect.Width) > 1 {
-		t.Errorf("inner %.1f px, main %.1f px: want 80%%", inner.Rect.Width, main.Rect.Width)
-	}
-	for _, c := range []struct {
-		name          string
-		parent, child svgFrame
-	}{{"outer in main", main, outer}, {"inner in outer", outer, inner}, {"other in main", main, other}} {
-		p, k := c.parent.Rect, c.child.Rect
-		if k.X < p.X-0.05 || k.X+k.Width > p.X+p.Width+0.05 || k.Y != p.Y-frameHeight {
-			t.Errorf("%s: child %+v, parent %+v", c.name, k, p)
-		}
-	}
-	if _, ok := fs["do_syscall_64 [[kernel]]"]; !ok {
-		t.Errorf("the kernel frame is missing: %v", fs)
-	}
-	if _, ok := fs["helper [app] (inlined)"]; !ok {
-		t.Errorf("the inlined frame is missing: %v", fs)
-	}
-}
-
-// TestSVGEscape: names with <, >, & and quotes (C++ and Rust generics)
-// stay XML, and read back as they were.
-func TestSVGEscape(t *testing.T) {
-	name := `std::map<int, std::string>::operator[]<"k" & 'v'>`
-	var b bytes.Buffer
-	if err := WriteSVG(&b, []Stack{{Frames: []Frame{{Name: name, Module: "a&b", Lang: types.LangCPlusPlus}}, Count: 3}}, &SVGOptions{Title: "<t>"}); err != nil {
-		t.Fatal(err)
-	}
-	fs := parseSVG(t, b.Bytes())
-	if _, ok := fs[name+" [a&b]"]; !ok {
-		t.Errorf("%q not found in %v", name, fs)
-	}
-}
-
-func TestSVGGolden(t *testing.T) {
-	var b bytes.Buffer
-	if err := WriteSVG(&b, sample(), &SVGOptions{Title: "golden", Width: 600}); err != nil {
-		t.Fatal(err)
+	if !reflect.DeepEqual(got, wantStacks) {
+		t.Errorf("read back:\n%+v\nwant:\n%+v", got, wantStacks)
 	}
 	var again bytes.Buffer
-	WriteSVG(&again, sample(), &SVGOptions{Title: "golden", Width: 600})
-	if !bytes.Equal(b.Bytes(), again.Bytes()) {
-		t.Fatal("two runs differ")
-	}
-	testutil.Golden(t, filepath.Join("testdata", "sample.svg"), b.Bytes())
-}
-
-// TestTop: self counts the innermost frame, total counts a function once
-// per stack, recursion included.
-func TestTop(t *testing.T) {
-	stacks := append(sample(), Stack{Frames: frames("main", "rec", "rec", "rec"), Count: 7})
-	got := Top(stacks, 3)
-	want := []TopRow{
-		{Name: "inner", Module: "app", Self: 70, Total: 80},
-		{Name: "other", Module: "app", Self: 15, Total: 20},
-		{Name: "helper", Module: "app", Self: 10, Total: 10},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("top:\n%+v\nwant\n%+v", got, want)
-	}
-	for _, r := range Top(stacks, -1) {
-		if r.Name == "rec" && (r.Self != 7 || r.Total != 7) {
-			t.Errorf("rec: %+v, want self 7, total 7", r)
-		}
-		if r.Name == "main" && r.Total != 107 {
-			t.Errorf("main: total %d, want 107", r.Total)
-		}
-	}
-	var b bytes.Buffer
-	WriteTop(&b, got, 107)
-	if !strings.Contains(b.String(), " 65.42%        70  74.77%        80  inner [app]") {
-		t.Errorf("table:\n%s", b.String())
-	}
-}
-
-// TestManyStacks: 100,000 distinct stacks make a graph (the width cut
-// keeps it small).
-func TestManyStacks(t *testing.T) {
-	var stacks []Stack
-	for i := 0; i < 100000; i++ {
-		stacks = append(stacks, Stack{Frames: frames("main", "f"+strconv.Itoa(i%1000), "g"+strconv.Itoa(i)), Count: uint64(1 + i%7)})
-	}
-	n := &countWriter{}
-	if err := WriteSVG(n, stacks, nil); err != nil {
+	if err := WriteFolded(&again, got); err != nil {
 		t.Fatal(err)
 	}
-	if n.n == 0 || n.n > 50<<20 {
-		t.Errorf("%d bytes", n.n)
+	if again.String() != want {
+		t.Errorf("written again:\n%s\nwant:\n%s", again.String(), want)
 	}
 }
 
-type countWriter struct{ n int }
+func TestFoldedCleansNames(t *testing.T) {
+	var b bytes.Buffer
+	err := WriteFolded(&b, []Stack{{Frames: []Frame{{Name: "a;b"}, {Name: "two\nlines\r"}, {Name: "tab\there"}}, Count: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a:b;two lines ;tab here 2\n"; b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
+	}
+	got, err := ReadFolded(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Stack{{Frames: []Frame{{Name: "a:b"}, {Name: "two lines "}, {Name: "tab here"}}, Count: 2}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v, want %+v", got, want)
+	}
+}
 
-func (c *countWriter) Write(b []byte) (int, error) { c.n += len(b); return len(b), nil }
+// TestReadFoldedCollapsed reads what collapsing perf script output gives:
+// process names first, tabs or spaces before the count, CRLF, blank lines,
+// repeated stacks.
+func TestReadFoldedCollapsed(t *testing.T) {
+	in := "app;_start;main;compute 120\r\n" +
+		"\n" +
+		"app;_start;main;[unknown] 3\n" +
+		"swapper;secondary_startup_64_[k];do_idle_[k]\t40\n" +
+		"app;_start;main;compute 30\n" +
+		"app;std::map<int, int>::find(int const&) const 18446744073709551615\n"
+	got, err := ReadFolded(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := func(n string) Frame { return Frame{Name: n, Module: "[kernel]", Kernel: true} }
+	want := []Stack{
+		{Frames: []Frame{{Name: "app"}, {Name: "_start"}, {Name: "main"}, {Name: "compute"}}, Count: 150},
+		{Frames: []Frame{{Name: "app"}, {Name: "_start"}, {Name: "main"}, {Name: "[unknown]"}}, Count: 3},
+		{Frames: []Frame{{Name: "swapper"}, k("secondary_startup_64"), k("do_idle")}, Count: 40},
+		{Frames: []Frame{{Name: "app"}, {Name: "std::map<int, int>::find(int const&) const"}}, Count: 1<<64 - 1},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+	// Frame names are shared between stacks, not copied per line.
+	if a, b := got[0].Frames[2].Name, got[1].Frames[2].Name; unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("frame names are not interned")
+	}
+}
 
-var _ io.Writer = (*countWriter)(nil)
+func TestReadFoldedErrors(t *testing.T) {
+	for _, tc := range []struct{ in, msg string }{
+		{"main;a 1\nmain;b\n", "folded line 2: not a folded stack: no sample count"},
+		{"main;a x\n", "folded line 1: not a folded stack: sample count \"x\""},
+		{"main;a 1.5\n", "sample count \"1.5\""},
+		{"main;a -1\n", "sample count \"-1\""},
+		{"main;a 99999999999999999999\n", "is not a whole number"},
+		{"\n\n   7\n", "folded line 3: not a folded stack: no frames"},
+	} {
+		_, err := ReadFolded(strings.NewReader(tc.in))
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("ReadFolded(%q) = %v, want an ErrSyntax saying %q", tc.in, err, tc.msg)
+		}
+	}
+	if got, err := ReadFolded(strings.NewReader("")); err != nil || len(got) != 0 {
+		t.Errorf("empty input: %v, %v", got, err)
+	}
+}
+
+func TestTop(t *testing.T) {
+	f := func(name, module string) Frame { return Frame{Name: name, Module: module} }
+	main, a, b := f("main", "app"), f("a", "app"), f("b", "app")
+	aLib := f("a", "lib.so") // the same name in another module is another function
+	stacks := []Stack{
+		{Frames: []Frame{main, a, b, a, b, a}, Count: 10}, // recursion: a and b count once
+		{Frames: []Frame{main, a}, Count: 5},
+		{Frames: []Frame{main, b, aLib}, Count: 3},
+		{Frames: []Frame{main}, Count: 2},
+		{Frames: []Frame{main, a, b}, Count: 4},
+		{Frames: []Frame{main, b}, Count: 0}, // no samples, no row
+		{Count: 7},                           // no frames, no row
+	}
+	got := Top(stacks, 0)
+	want := []TopRow{
+		{Name: "a", Module: "app", Self: 15, Total: 19},
+		{Name: "b", Module: "app", Self: 4, Total: 17},
+		{Name: "a", Module: "lib.so", Self: 3, Total: 3},
+		{Name: "main", Module: "app", Self: 2, Total: 24},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Top:\n%+v\nwant:\n%+v", got, want)
+	}
+	if got := Top(stacks, 2); !reflect.DeepEqual(got, want[:2]) {
+		t.Errorf("Top 2: %+v", got)
+	}
+	if got := Top(stacks, 10); len(got) != 4 {
+		t.Errorf("Top 10 of 4: %d rows", len(got))
+	}
+	// Every Total is at most the samples, every Self at most its Total,
+	// and the Selfs add up to the samples.
+	var self uint64
+	for _, r := range got {
+		if r.Self > r.Total || r.Total > 24 {
+			t.Errorf("row %+v out of range", r)
+		}
+		self += r.Self
+	}
+	if self != 24 {
+		t.Errorf("self samples add up to %d, want 24", self)
+	}
+}
+
+func TestWriteTop(t *testing.T) {
+	rows := Top(small(), 5)
+	var b bytes.Buffer
+	if err := WriteTop(&b, rows, 100); err != nil {
+		t.Fatal(err)
+	}
+	// Ties in self samples go to the larger total, then by name.
+	want := `  SELF%  SELF  TOTAL% TOTAL  FUNCTION
+ 70.00%    70  80.00%    80  main.inner [app]
+ 10.00%    10  20.00%    20  main.other [app]
+ 10.00%    10  10.00%    10  main.helper [app]
+  5.00%     5   5.00%     5  ksys_write [kernel]
+  5.00%     5   5.00%     5  libcxx.so+0x1f2c [libcxx.so]
+`
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+	testutil.Golden(t, "flame/testdata/small.top", b.Bytes())
+
+	b.Reset()
+	WriteTop(&b, []TopRow{{Name: "f", Self: 12345678, Total: 12345678}}, 0)
+	if want := "  SELF%     SELF  TOTAL%    TOTAL  FUNCTION\n      - 12345678       - 12345678  f\n"; b.String() != want {
+		t.Errorf("no samples, wide counts:\n%q\nwant\n%q", b.String(), want)
+	}
+}

@@ -1,320 +1,431 @@
 package flame
 
 import (
-	"bufio"
-	"fmt"
-	"hash/fnv"
-	"html"
+	"cmp"
 	"io"
-	"sort"
-	"strings"
-
-	"github.com/binscope/binscope/types"
+	"slices"
+	"strconv"
+	"unicode/utf8"
 )
 
-// SVGOptions tune WriteSVG. A nil *SVGOptions means the defaults.
+// SVGOptions tune WriteSVG; a nil *SVGOptions means every default.
 type SVGOptions struct {
+	// Title is printed above the graph (default "Flame graph").
 	Title string
-	// Width is the image's width in pixels (default 1200).
+	// Width is the image's width in pixels (default 1200, at least 200).
 	Width int
 	// ColorBy is "lang" (the default: a hue family per language, the
-	// kernel its own) or "module" (a hue per file).
+	// kernel red, unknown code sand-grey) or "module" (a hue per binary or
+	// library). Within its family a function's shade comes from a hash of
+	// its name, so it keeps its colour from one graph to the next.
 	ColorBy string
-	// MinWidth omits frames narrower than this many pixels (default 0.1).
+	// MinWidth omits frames narrower than this many pixels, and with them
+	// their callees (default 0.1). Omitted frames cannot be zoomed into
+	// or found by the graph's search.
 	MinWidth float64
 }
 
-// node is a frame of the merged tree: the usual flame graph merge, where
-// frames with the same name under the same parent are one.
-type node struct {
-	f        Frame
-	count    uint64
-	kids     map[string]*node
-	sorted   []*node
-	offset   uint64 // samples left of this frame
-	depth    int
-	maxDepth int
-}
-
-func (n *node) child(f Frame) *node {
-	k := f.Name
-	if f.Kernel {
-		k += kernelSuffix
-	} else if f.Inlined {
-		k += inlineSuffix
-	}
-	c := n.kids[k]
-	if c == nil {
-		c = &node{f: f, kids: map[string]*node{}, depth: n.depth + 1}
-		n.kids[k] = c
-	}
-	return c
-}
-
-// Layout constants, in pixels.
+// Geometry, in pixels.
 const (
-	frameHeight = 16
-	padX        = 10
-	headHeight  = 48
-	footHeight  = 28
-	charWidth   = 6.6 // of the 12px monospace-ish label font
+	padX       = 10   // left and right margins
+	headHeight = 50   // title, buttons and legend above the frames
+	footHeight = 26   // the details line below them
+	rowHeight  = 16   // one stack depth; a frame's rect is 1 px less
+	fontSize   = 12   // labels, monospace
+	charWidth  = 7.25 // of one label character: monospace is 0.6 em, plus slack
+	labelInset = 3    // label start, from the frame's left edge
 )
 
-// WriteSVG writes a self-contained interactive flame graph of stacks:
-// the root at the bottom, each frame as wide as its samples, children in
-// name order. Clicking a frame zooms into it (its ancestors stay, dimmed;
-// "Reset zoom" goes back), "Search" highlights the frames whose names
-// match a regular expression and shows their share of the samples, and
-// pointing at a frame shows its name, module and samples at the bottom.
+// node is one frame of the merged graph: frames with the same name (and
+// module, language and kind) under the same parent are one node, as wide
+// as their samples together.
+type node struct {
+	frame *Frame // nil for the root
+	depth int    // the root's is 0
+	start uint64 // samples left of the frame
+	count uint64
+}
+
+// merge folds stacks into the flame graph's nodes and returns those keep
+// accepts (given a node's samples), sorted by start and then depth: the
+// root first, then depth-first with children in name order.
+//
+// Stacks are sorted lexicographically, so every shared prefix is
+// contiguous, and walked with the path of open nodes: each stack closes
+// the nodes past its common prefix with the stack before and opens its
+// own. A closed node's samples are final and go to its parent, so nodes
+// keep does not want are never stored. A stack without frames widens the
+// root alone, right of every frame.
+func merge(stacks []Stack, keep func(samples uint64) bool) []node {
+	sorted := make([]*Stack, 0, len(stacks))
+	var empty uint64
+	for i := range stacks {
+		switch s := &stacks[i]; {
+		case s.Count == 0:
+		case len(s.Frames) == 0:
+			empty += s.Count
+		default:
+			sorted = append(sorted, s)
+		}
+	}
+	slices.SortFunc(sorted, func(a, b *Stack) int { return compareStacks(a.Frames, b.Frames) })
+
+	var out []node
+	open := []node{{}} // open[d] is the node at depth d on the current path
+	closeTo := func(depth int) {
+		for len(open) > depth+1 {
+			n := open[len(open)-1]
+			open = open[:len(open)-1]
+			open[len(open)-1].count += n.count
+			if keep(n.count) {
+				out = append(out, n)
+			}
+		}
+	}
+	var prev []Frame
+	var offset uint64
+	for _, s := range sorted {
+		p := commonPrefix(prev, s.Frames)
+		closeTo(p)
+		for d := p; d < len(s.Frames); d++ {
+			open = append(open, node{frame: &s.Frames[d], depth: d + 1, start: offset})
+		}
+		open[len(open)-1].count += s.Count
+		offset += s.Count
+		prev = s.Frames
+	}
+	closeTo(0)
+	if root := open[0]; root.count+empty > 0 {
+		root.count += empty
+		out = append(out, root)
+	}
+	slices.SortFunc(out, func(a, b node) int {
+		if c := cmp.Compare(a.start, b.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.depth, b.depth)
+	})
+	return out
+}
+
+// WriteSVG writes stacks as a self-contained interactive flame graph: one
+// SVG file with no external resources, for a browser. The root ("all", every
+// sample) is at the bottom, each caller below its callees, frames as wide as
+// their samples, siblings in name order. Every frame has a tooltip with its
+// name, module, language, samples and their percentage of all samples, and a
+// label cut to fit. In a browser, clicking a frame zooms into it (its callers
+// stay below, dimmed; the root or "Reset zoom" goes back), "Search" (or
+// Ctrl-F or /) highlights the frames whose names match a regular expression
+// and shows the share of samples under them, pointing at a frame prints its
+// details under the graph, and Escape resets both.
+//
+// Output is deterministic: the same stacks in any order give the same bytes.
 func WriteSVG(w io.Writer, stacks []Stack, opts *SVGOptions) error {
 	var o SVGOptions
 	if opts != nil {
 		o = *opts
 	}
-	if o.Width <= 0 {
-		o.Width = 1200
-	}
-	if o.MinWidth <= 0 {
-		o.MinWidth = 0.1
-	}
-	if o.ColorBy == "" {
-		o.ColorBy = "lang"
-	}
 	if o.Title == "" {
 		o.Title = "Flame graph"
 	}
-	root := &node{f: Frame{Name: "all"}, kids: map[string]*node{}}
-	for _, s := range stacks {
-		if s.Count == 0 {
-			continue
-		}
-		root.count += s.Count
-		n := root
-		for _, f := range s.Frames {
-			n = n.child(f)
-			n.count += s.Count
-		}
+	if o.Width <= 0 {
+		o.Width = 1200
 	}
-	// Offsets and depths, iteratively (stacks can be deep).
-	work := []*node{root}
-	maxDepth := 0
-	for len(work) > 0 {
-		n := work[len(work)-1]
-		work = work[:len(work)-1]
-		maxDepth = max(maxDepth, n.depth)
-		n.sorted = make([]*node, 0, len(n.kids))
-		for _, c := range n.kids {
-			n.sorted = append(n.sorted, c)
-		}
-		sort.Slice(n.sorted, func(i, j int) bool { return n.sorted[i].f.Name < n.sorted[j].f.Name })
-		off := n.offset
-		for _, c := range n.sorted {
-			c.offset = off
-			off += c.count
-			work = append(work, c)
-		}
+	o.Width = max(o.Width, 200)
+	if o.MinWidth <= 0 {
+		o.MinWidth = 0.1
 	}
-	height := headHeight + (maxDepth+1)*frameHeight + footHeight
+	byModule := o.ColorBy == "module"
+
+	var total uint64
+	for i := range stacks {
+		total += stacks[i].Count
+	}
 	span := float64(o.Width - 2*padX)
-	total := max(root.count, 1)
-	scale := span / float64(total)
+	scale := 0.0
+	if total > 0 {
+		scale = span / float64(total)
+	}
+	nodes := merge(stacks, func(samples uint64) bool { return float64(samples)*scale >= o.MinWidth })
 
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, `<?xml version="1.0" standalone="no"?>
-<svg version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" xmlns="http://www.w3.org/2000/svg" onload="init(evt)">
-<style>
-text { font-family: monospace; font-size: 12px; fill: #000; }
-.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }
-#title { font-size: 17px; text-anchor: middle; }
-.button { fill: #333; cursor: pointer; }
-.button:hover { text-decoration: underline; }
-</style>
-<rect x="0" y="0" width="100%%" height="100%%" fill="#f8f8f8"/>
-<text id="title" x="%d" y="24">%s</text>
-<text id="reset" class="button" x="%d" y="24" style="display:none" onclick="unzoom()">Reset zoom</text>
-<text id="search" class="button" x="%d" y="24" text-anchor="end" onclick="search()">Search</text>
-<text id="matched" x="%d" y="%d" text-anchor="end"></text>
-<text id="details" x="%d" y="%d"> </text>
-<g id="frames" data-total="%d" data-width="%g" data-pad="%d">
-`, o.Width, height, o.Width, height, o.Width/2, esc(o.Title), padX, o.Width-padX, o.Width-padX, height-10,
-		padX, height-10, total, span, padX)
-
-	work = []*node{root}
-	for len(work) > 0 {
-		n := work[len(work)-1]
-		work = work[:len(work)-1]
-		wpx := float64(n.count) * scale
-		if wpx < o.MinWidth {
-			continue // nor its children, narrower still
-		}
-		x := padX + float64(n.offset)*scale
-		y := height - footHeight - (n.depth+1)*frameHeight
-		name := n.f.Name
-		info := name
-		if n.f.Module != "" {
-			info += " [" + n.f.Module + "]"
-		}
-		if n.f.Inlined {
-			info += " (inlined)"
-		}
-		info += fmt.Sprintf(": %d samples, %.2f%%", n.count, 100*float64(n.count)/float64(total))
-		fmt.Fprintf(bw, `<g class="f" data-o="%d" data-n="%d" data-d="%d"><title>%s</title><rect x="%.1f" y="%d" width="%.1f" height="%d" rx="2" fill="%s"/><text x="%.1f" y="%d">%s</text></g>
-`, n.offset, n.count, n.depth, esc(info), x, y, wpx, frameHeight-1, color(n.f, o.ColorBy, n == root), x+3, y+frameHeight-4, esc(label(name, wpx)))
-		for i := len(n.sorted) - 1; i >= 0; i-- {
-			work = append(work, n.sorted[i])
+	// Only drawn frames count for the height and the legend.
+	deepest := 0
+	var langs [256]bool // by types.Lang, a uint8
+	kernel, unknown := false, false
+	for i := range nodes {
+		n := &nodes[i]
+		deepest = max(deepest, n.depth)
+		if f := n.frame; f != nil {
+			switch framePalette(f) {
+			case kernelPalette:
+				kernel = true
+			case unknownPalette:
+				unknown = true
+			default:
+				langs[f.Lang] = true
+			}
 		}
 	}
-	bw.WriteString("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n" + script + "]]></script>\n</svg>\n")
-	return bw.Flush()
+	height := headHeight + (deepest+1)*rowHeight + footHeight
+
+	b := make([]byte, 0, 40<<10) // written out every 32 KiB
+	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="`...)
+	b = strconv.AppendInt(b, int64(o.Width), 10)
+	b = append(b, `" height="`...)
+	b = strconv.AppendInt(b, int64(height), 10)
+	b = append(b, `" viewBox="0 0 `...)
+	b = strconv.AppendInt(b, int64(o.Width), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(height), 10)
+	b = append(b, `" font-family="monospace" font-size="`...)
+	b = strconv.AppendInt(b, fontSize, 10)
+	b = append(b, "\">\n<style>\n"+style+"</style>\n"...)
+	b = append(b, `<rect width="100%" height="100%" fill="`+background+`"/>`+"\n"...)
+	b = appendText(b, "title", float64(o.Width)/2, 24, "middle", o.Title)
+	b = appendText(b, "unzoom", padX, 24, "", "Reset zoom")
+	b = appendText(b, "search", float64(o.Width-padX), 24, "end", "Search")
+	b = appendText(b, "details", padX, float64(height-9), "", "")
+	b = appendText(b, "matched", float64(o.Width-padX), float64(height-9), "end", "")
+	if !byModule {
+		b = appendLegend(b, langs[:], kernel, unknown)
+	}
+	if total == 0 {
+		b = appendText(b, "empty", float64(o.Width)/2, headHeight+12, "middle", "No samples")
+	}
+	b = append(b, `<g id="frames" data-total="`...)
+	b = strconv.AppendUint(b, total, 10)
+	b = append(b, `" data-x="`...)
+	b = strconv.AppendInt(b, padX, 10)
+	b = append(b, `" data-span="`...)
+	b = strconv.AppendInt(b, int64(span), 10)
+	b = append(b, `" data-charw="`...)
+	b = appendNum(b, charWidth)
+	b = append(b, "\">\n"...)
+
+	root := Frame{Name: "all"}
+	for i := range nodes {
+		n := &nodes[i]
+		f, fill := n.frame, rootColor
+		if f == nil {
+			f = &root
+		} else {
+			fill = frameColor(f, byModule)
+		}
+		x := padX + float64(n.start)*scale
+		wd := float64(n.count) * scale
+		y := headHeight + (deepest-n.depth)*rowHeight
+		name := cleanName(f.Name)
+
+		b = append(b, `<g data-s="`...)
+		b = strconv.AppendUint(b, n.start, 10)
+		b = append(b, `" data-n="`...)
+		b = strconv.AppendUint(b, n.count, 10)
+		b = append(b, `"><title>`...)
+		b = appendEscaped(b, name)
+		b = append(b, "&#10;"...)
+		b = appendMeta(b, f, n.frame == nil, n.count, total)
+		b = append(b, `</title><rect x="`...)
+		b = appendNum(b, x)
+		b = append(b, `" y="`...)
+		b = strconv.AppendInt(b, int64(y), 10)
+		b = append(b, `" width="`...)
+		b = appendNum(b, wd)
+		b = append(b, `" height="`...)
+		b = strconv.AppendInt(b, rowHeight-1, 10)
+		b = append(b, `" fill="`...)
+		b = append(b, fill...)
+		b = append(b, `"/><text x="`...)
+		b = appendNum(b, x+labelInset)
+		b = append(b, `" y="`...)
+		b = strconv.AppendInt(b, int64(y+rowHeight-4), 10)
+		b = append(b, `">`...)
+		b = appendEscaped(b, label(name, wd))
+		b = append(b, "</text></g>\n"...)
+		if len(b) >= 32<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	b = append(b, "</g>\n<script type=\"text/javascript\"><![CDATA["...)
+	b = append(b, script...)
+	b = append(b, "]]></script>\n</svg>\n"...)
+	_, err := w.Write(b)
+	return err
 }
 
-// esc escapes text for XML content and attributes.
-func esc(s string) string { return html.EscapeString(s) }
+// style is the graph's CSS.
+const style = `#frames g { cursor: pointer; }
+#frames g:hover rect { stroke: #222; stroke-width: 0.8; }
+#frames rect { stroke: ` + lineColor + `; stroke-width: 0.5; }
+#frames text { pointer-events: none; fill: #111; }
+#frames .dim rect { opacity: 0.55; }
+#title { font-size: 16px; }
+#unzoom, #search { cursor: pointer; fill: #1d4f91; }
+#unzoom:hover, #search:hover { text-decoration: underline; }
+#unzoom { visibility: hidden; }
+#legend { font-size: 11px; fill: #444; }
+`
 
-// label is name cut to fit wpx pixels, "" when not even two letters fit.
-func label(name string, wpx float64) string {
-	fit := int((wpx - 6) / charWidth)
+// appendMeta appends a frame's tooltip line after its name: module,
+// language, kind, then samples and their share of all samples.
+func appendMeta(b []byte, f *Frame, root bool, count, total uint64) []byte {
+	if !root {
+		if f.Module != "" {
+			b = appendEscaped(b, f.Module)
+			b = append(b, ", "...)
+		}
+		if !f.Kernel {
+			b = append(b, langLabel(f.Lang)...)
+			b = append(b, ", "...)
+		}
+		if f.Inlined {
+			b = append(b, "inlined, "...)
+		}
+	}
+	b = strconv.AppendUint(b, count, 10)
+	if count == 1 {
+		b = append(b, " sample, "...)
+	} else {
+		b = append(b, " samples, "...)
+	}
+	return append(b, percent(count, total)...)
+}
+
+// appendLegend appends a swatch and a name for each language family
+// present, in the header's second row.
+func appendLegend(b []byte, langs []bool, kernel, unknown bool) []byte {
+	type entry struct {
+		label string
+		p     palette
+	}
+	var es []entry
+	for _, l := range legendLangs {
+		if langs[l] {
+			es = append(es, entry{langLabel(l), langPalettes[l]})
+		}
+	}
+	if kernel {
+		es = append(es, entry{"kernel", kernelPalette})
+	}
+	if unknown {
+		es = append(es, entry{"unknown", unknownPalette})
+	}
+	if len(es) == 0 {
+		return b
+	}
+	b = append(b, "<g id=\"legend\">\n"...)
+	x := float64(padX)
+	for _, e := range es {
+		b = append(b, `<rect x="`...)
+		b = appendNum(b, x)
+		b = append(b, `" y="33" width="10" height="10" fill="`...)
+		b = append(b, legendColor(e.p)...)
+		b = append(b, `"/><text x="`...)
+		b = appendNum(b, x+14)
+		b = append(b, `" y="42">`...)
+		b = append(b, e.label...)
+		b = append(b, "</text>\n"...)
+		x += 14 + float64(len(e.label))*6.6 + 14
+	}
+	return append(b, "</g>\n"...)
+}
+
+// appendText appends a <text> with an id; anchor "" is the start.
+func appendText(b []byte, id string, x, y float64, anchor, s string) []byte {
+	b = append(b, `<text id="`...)
+	b = append(b, id...)
+	b = append(b, `" x="`...)
+	b = appendNum(b, x)
+	b = append(b, `" y="`...)
+	b = appendNum(b, y)
+	if anchor != "" {
+		b = append(b, `" text-anchor="`...)
+		b = append(b, anchor...)
+	}
+	b = append(b, `">`...)
+	b = appendEscaped(b, s)
+	return append(b, "</text>\n"...)
+}
+
+// label is name cut to fit a frame width px wide: whole, or its first
+// characters and "..", or "" when fewer than three characters fit. The
+// graph's script cuts labels the same way when it zooms.
+func label(name string, width float64) string {
+	fit := int((width - 2*labelInset) / charWidth)
 	if fit < 3 {
 		return ""
 	}
-	r := []rune(name)
-	if len(r) <= fit {
+	if utf8.RuneCountInString(name) <= fit {
 		return name
 	}
-	return string(r[:fit-2]) + ".."
-}
-
-// hues are each language's family: a base hue and a spread.
-var hues = map[types.Lang][2]float64{
-	types.LangGo:        {190, 25}, // cyan to blue
-	types.LangRust:      {18, 16},  // orange
-	types.LangC:         {48, 14},  // yellow
-	types.LangCPlusPlus: {90, 20},  // green
-	types.LangZig:       {275, 25}, // violet
-	types.LangAsm:       {330, 15}, // pink
-}
-
-// color is a frame's fill: its family's hue shifted by a hash of its name,
-// so a function keeps its colour across graphs.
-func color(f Frame, by string, root bool) string {
-	if root {
-		return "hsl(0,0%,82%)"
-	}
-	h := fnv.New32a()
-	h.Write([]byte(f.Name))
-	v := float64(h.Sum32()%1000) / 1000
-	if by == "module" {
-		m := fnv.New32a()
-		m.Write([]byte(f.Module))
-		return fmt.Sprintf("hsl(%.0f,%.0f%%,%.0f%%)", float64(m.Sum32()%360), 55+15*v, 60+10*v)
-	}
-	switch {
-	case f.Kernel:
-		return fmt.Sprintf("hsl(%.0f,%.0f%%,%.0f%%)", 0+10*v, 65+15*v, 62+8*v) // red
-	case f.Lang == types.LangUnknown && !strings.Contains(f.Name, "+0x"):
-		return fmt.Sprintf("hsl(0,0%%,%.0f%%)", 65+15*v)
-	case f.Lang == types.LangUnknown:
-		return "hsl(0,0%,55%)" // an address no symbol names
-	}
-	fam, ok := hues[f.Lang]
-	if !ok {
-		fam = [2]float64{0, 0}
-	}
-	light := 58 + 12*v
-	if f.Inlined {
-		light += 8
-	}
-	return fmt.Sprintf("hsl(%.0f,%.0f%%,%.0f%%)", fam[0]+fam[1]*(v-0.5), 60+20*v, light)
-}
-
-// script zooms, searches and shows details; frames carry their samples'
-// offset (data-o), count (data-n) and depth (data-d).
-const script = `
-var frames, total, width, pad, zoomed = null, details, matched, reset, searching = null;
-function init(evt) {
-	var g = document.getElementById("frames");
-	frames = g.getElementsByTagName("g");
-	total = +g.getAttribute("data-total");
-	width = +g.getAttribute("data-width");
-	pad = +g.getAttribute("data-pad");
-	details = document.getElementById("details");
-	matched = document.getElementById("matched");
-	reset = document.getElementById("reset");
-	for (var i = 0; i < frames.length; i++) {
-		var f = frames[i];
-		f.addEventListener("click", function (e) { zoom(this); });
-		f.addEventListener("mouseover", function (e) { details.textContent = title(this); });
-		f.addEventListener("mouseout", function (e) { details.textContent = " "; });
-	}
-}
-function num(f, a) { return +f.getAttribute("data-" + a); }
-function title(f) { return f.getElementsByTagName("title")[0].textContent; }
-function name(f) { var t = title(f); return t.substring(0, t.lastIndexOf(": ")).replace(/ \[[^\]]*\]( \(inlined\))?$/, ""); }
-function place(f, x, w, show, dim) {
-	var r = f.getElementsByTagName("rect")[0], t = f.getElementsByTagName("text")[0];
-	f.style.display = show ? "" : "none";
-	if (!show) return;
-	r.setAttribute("x", x.toFixed(1));
-	r.setAttribute("width", w.toFixed(1));
-	r.style.opacity = dim ? "0.5" : "";
-	t.setAttribute("x", (x + 3).toFixed(1));
-	var n = name(f), fit = Math.floor((w - 6) / 6.6);
-	t.textContent = fit < 3 ? "" : (n.length <= fit ? n : n.substring(0, fit - 2) + "..");
-}
-function zoom(z) {
-	var zo = num(z, "o"), zn = num(z, "n"), zd = num(z, "d");
-	zoomed = z;
-	reset.style.display = "";
-	for (var i = 0; i < frames.length; i++) {
-		var f = frames[i], o = num(f, "o"), n = num(f, "n"), d = num(f, "d");
-		if (d >= zd && o >= zo && o + n <= zo + zn) {
-			place(f, pad + (o - zo) / zn * width, n / zn * width, true, false);
-		} else if (d < zd && o <= zo && o + n >= zo + zn) {
-			place(f, pad, width, true, true);
-		} else {
-			place(f, 0, 0, false, false);
+	end, n := 0, 0
+	for i := range name {
+		if n == fit-2 {
+			end = i
+			break
 		}
+		n++
 	}
-	if (searching) search(searching);
+	return name[:end] + ".."
 }
-function unzoom() {
-	zoomed = null;
-	reset.style.display = "none";
-	for (var i = 0; i < frames.length; i++) {
-		var f = frames[i];
-		place(f, pad + num(f, "o") / total * width, num(f, "n") / total * width, true, false);
+
+// appendNum appends v with at most two decimals, trailing zeros dropped.
+func appendNum(b []byte, v float64) []byte {
+	start := len(b)
+	b = strconv.AppendFloat(b, v, 'f', 2, 64)
+	for b[len(b)-1] == '0' {
+		b = b[:len(b)-1]
 	}
-	if (searching) search(searching);
+	if b[len(b)-1] == '.' {
+		b = b[:len(b)-1]
+	}
+	if string(b[start:]) == "-0" {
+		b = append(b[:start], '0')
+	}
+	return b
 }
-function search(re) {
-	if (re === undefined) {
-		if (searching) { searching = null; paint(null); return; }
-		re = prompt("Search for a regular expression (empty to clear)", "");
-		if (!re) { searching = null; paint(null); return; }
+
+// appendEscaped appends s as XML character data, also fit for a quoted
+// attribute: markup characters become entities, and what XML 1.0 cannot
+// carry (control characters, invalid UTF-8) becomes U+FFFD.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '&':
+				b = append(b, "&amp;"...)
+			case c == '<':
+				b = append(b, "&lt;"...)
+			case c == '>':
+				b = append(b, "&gt;"...)
+			case c == '"':
+				b = append(b, "&quot;"...)
+			case c == '\'':
+				b = append(b, "&apos;"...)
+			case c == '\t':
+				b = append(b, "&#9;"...)
+			case c == '\n':
+				b = append(b, "&#10;"...)
+			case c == '\r':
+				b = append(b, "&#13;"...)
+			case c < 0x20:
+				b = append(b, "\uFFFD"...)
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == 0xFFFE || r == 0xFFFF {
+			b = append(b, "\uFFFD"...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
 	}
-	var rx;
-	try { rx = new RegExp(re); } catch (e) { alert(e); return; }
-	searching = re;
-	paint(rx);
+	return b
 }
-function paint(rx) {
-	var spans = [];
-	for (var i = 0; i < frames.length; i++) {
-		var f = frames[i], r = f.getElementsByTagName("rect")[0];
-		if (r.getAttribute("data-fill") === null) r.setAttribute("data-fill", r.getAttribute("fill"));
-		var hit = rx !== null && rx.test(name(f)) && num(f, "d") > 0;
-		r.setAttribute("fill", hit ? "rgb(230,0,230)" : r.getAttribute("data-fill"));
-		if (hit) spans.push([num(f, "o"), num(f, "o") + num(f, "n")]);
-	}
-	document.getElementById("search").textContent = rx ? "Clear search" : "Search";
-	if (!rx) { matched.textContent = ""; return; }
-	spans.sort(function (a, b) { return a[0] - b[0] || b[1] - a[1]; });
-	var sum = 0, end = -1;
-	for (var j = 0; j < spans.length; j++) {
-		var s = spans[j];
-		if (s[0] >= end) { sum += s[1] - s[0]; end = s[1]; }
-		else if (s[1] > end) { sum += s[1] - end; end = s[1]; }
-	}
-	matched.textContent = "Matched: " + (100 * sum / total).toFixed(1) + "%";
-}
-`

@@ -366,24 +366,23 @@ var libDirs = []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/l
 	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
 
 // LoadedFiles lists the files a process running path will map before its
-// first instruction: path, its interpreter and the libraries it needs
-// (with theirs), found as the dynamic loader would by default (RUNPATH,
-// then the standard directories). A profile sizes its tables with them
-// before the command starts.
+// first instruction, in the order the dynamic loader searches them for a
+// symbol: path, the libraries it needs breadth first (found as the loader
+// would by default: RUNPATH, then the standard directories), and its
+// interpreter last. A profile sizes its tables with them before the
+// command starts.
 func LoadedFiles(path string) []string {
-	seen := map[string]bool{}
+	seen := map[string]bool{path: true}
+	queue := []string{path}
 	var out []string
-	var visit func(p string, depth int)
-	visit = func(p string, depth int) {
-		if seen[p] || depth > 8 {
-			return
-		}
-		seen[p] = true
+	interp := ""
+	for len(queue) > 0 && len(out) < 256 {
+		p := queue[0]
+		queue = queue[1:]
 		ef, err := elfx.Open(p)
 		if err != nil {
-			return
+			continue
 		}
-		defer ef.Close()
 		out = append(out, p)
 		var dirs []string
 		for _, tag := range []elf.DynTag{elf.DT_RUNPATH, elf.DT_RPATH} {
@@ -395,24 +394,37 @@ func LoadedFiles(path string) []string {
 			}
 		}
 		for _, prog := range ef.Progs {
-			if prog.Type == elf.PT_INTERP {
+			if prog.Type == elf.PT_INTERP && interp == "" && prog.Filesz < 4096 {
 				b := make([]byte, prog.Filesz)
 				if _, err := prog.ReadAt(b, 0); err == nil {
-					visit(strings.TrimRight(string(b), "\x00"), depth+1)
+					interp = strings.TrimRight(string(b), "\x00")
 				}
 			}
 		}
 		libs, _ := ef.ImportedLibraries()
+		ef.Close()
 		for _, lib := range libs {
 			for _, d := range append(dirs, libDirs...) {
 				c := filepath.Join(d, lib)
 				if _, err := os.Stat(c); err == nil {
-					visit(c, depth+1)
+					if !seen[c] {
+						seen[c] = true
+						queue = append(queue, c)
+					}
 					break
 				}
 			}
 		}
 	}
-	visit(path, 0)
-	return out
+	if interp == "" {
+		return out
+	}
+	// The loader, unless a library needs it by name (the C library does).
+	real, _ := filepath.EvalSymlinks(interp)
+	for _, p := range out {
+		if r, _ := filepath.EvalSymlinks(p); r == real {
+			return out
+		}
+	}
+	return append(out, interp)
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what the test suite needs on a Debian 12 machine,
 # as root: compilers for the fixtures (gcc, g++, clang, rustc, Zig 0.11),
+# node (the flame graph's script is tested with it),
 # the BPF and DWARF tools the tests compare with or use (libbpf-dev,
 # bpftrace, dwarves for pahole, linux-perf, bpftool, llvm).
 #
@@ -51,6 +52,10 @@ fi
 # Zig comes from npm; npm itself from Debian when absent.
 if ! zig_ok && ! command -v npm >/dev/null 2>&1; then
 	missing+=(npm)
+fi
+# The flame graph's script is tested with node.
+if ! command -v node >/dev/null 2>&1; then
+	missing+=(nodejs)
 fi
 
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/binscope/binscope/internal/testutil"
 )
@@ -225,7 +226,16 @@ func TestProcessLibrary(t *testing.T) {
 		cmd.Process.Kill()
 		<-done
 	}()
-	// The probes attach while the program runs; count is what came after.
+	// Once the loader mapped the C library (before, malloc is only the
+	// loader's own), the probes attach while the program runs; the count
+	// is what came after.
+	for i := 0; i < 200; i++ {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", cmd.Process.Pid))
+		if strings.Contains(string(b), "libc.so.6") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	code, out, errs := runGoprobe("stat", "-p", strconv.Itoa(cmd.Process.Pid), "malloc")
 	if code != 0 {
 		t.Fatalf("goprobe stat -p: exit %d: %s", code, errs)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -143,14 +144,41 @@ func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) 
 	if merr != nil {
 		return "", nil, err
 	}
-	seen := map[string]bool{target: true}
-	for _, m := range ms {
-		if seen[m.Path] {
-			continue
+	// In the dynamic loader's order (the C library before the loader and
+	// its own malloc), then the files loaded later (dlopen).
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
 		}
-		seen[m.Path] = true
-		if s, lerr := loadSpec(f, defs, m.Path); lerr == nil {
-			return m.Path, s, nil
+		return p
+	}
+	loaded := probe.LoadedFiles(target)
+	rank := map[string]int{}
+	for i, p := range loaded {
+		rank[real(p)] = i + 1
+	}
+	later := len(loaded) + 1
+	var files []string
+	seen := map[string]bool{real(target): true}
+	for _, m := range ms {
+		if p := real(m.Path); !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		ri, rj := rank[files[i]], rank[files[j]]
+		if ri == 0 {
+			ri = later
+		}
+		if rj == 0 {
+			rj = later
+		}
+		return ri < rj
+	})
+	for _, p := range files {
+		if s, lerr := loadSpec(f, defs, p); lerr == nil {
+			return p, s, nil
 		}
 	}
 	return "", nil, fmt.Errorf("%v; no library process %d maps has them all either (name the file with -x)", err, f.pid)
