@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/ianlancetaylor/demangle"
 
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/types"
 )
 
@@ -471,4 +473,24 @@ func (f *File) symbols() []elf.Symbol {
 		}
 	}
 	return f.syms
+}
+
+// SymbolFuncs are the functions of ef's symbol tables (.symtab, then
+// .dynsym), named without their symbol version (malloc@@GLIBC_2.2.5):
+// what a binary or library without debug info tells of its code.
+func SymbolFuncs(ef *elfx.File) []*types.Func {
+	syms, _ := ef.Symbols()
+	dyn, _ := ef.DynamicSymbols()
+	seen := map[string]bool{}
+	var fns []*types.Func
+	for _, sy := range append(syms, dyn...) {
+		name, _, _ := strings.Cut(sy.Name, "@")
+		if elf.ST_TYPE(sy.Info) != elf.STT_FUNC || sy.Value == 0 || sy.Size == 0 || seen[name] {
+			continue
+		}
+		seen[name] = true
+		fns = append(fns, &types.Func{Name: name, Linkage: sy.Name, LowPC: sy.Value, Size: sy.Size,
+			Ranges: [][2]uint64{{sy.Value, sy.Value + sy.Size}}, External: elf.ST_BIND(sy.Info) != elf.STB_LOCAL})
+	}
+	return fns
 }

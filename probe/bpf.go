@@ -7,6 +7,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/stack"
 )
 
 // The ring buffer record every probe with arguments writes (the bpf-c
@@ -40,7 +41,7 @@ type AttachOptions struct {
 	// Stacks adds the user stack to each hit; Tables holds the unwind
 	// rows of the files the probed processes map (nil: frame pointers).
 	Stacks StackMode
-	Tables *Tables
+	Tables *stack.Tables
 }
 
 // ProgramOptions tune Programs. A nil *ProgramOptions means the defaults.
@@ -232,7 +233,7 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 	}
 	size := EventHeader + ArgSlot*len(site.Args)
 	if stacks == EventStacks {
-		size += 8 * StackDepth
+		size += 8 * stack.Depth
 	}
 	in = append(in,
 		asm.LoadMapPtr(asm.R1, 0).WithReference("events"),
@@ -348,7 +349,7 @@ func stackEvent(a *arch.Arch, off int16, done string) asm.Instructions {
 		asm.StoreMem(asm.RFP, sRec, rRec, asm.DWord),
 		asm.StoreMem(asm.RFP, sOK, rOK, asm.DWord),
 	}
-	for k := 0; k < StackDepth; k++ {
+	for k := 0; k < stack.Depth; k++ {
 		in = append(in, storeImm64(rRec, off+int16(8*k), 0))
 	}
 	in = append(in, processTable(done)...)

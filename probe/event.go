@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/binscope/binscope/stack"
 	"math"
 	"strconv"
 	"strings"
@@ -72,8 +73,8 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 		}
 		e.Args = append(e.Args, v)
 	}
-	if end := EventHeader + ArgSlot*len(site.Args); len(rec) >= end+8*StackDepth {
-		e.Stack = decodeIPs(rec[end:])
+	if end := EventHeader + ArgSlot*len(site.Args); len(rec) >= end+8*stack.Depth {
+		e.Stack = stack.DecodeIPs(rec[end:])
 	}
 	return e, nil
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/stack"
 )
 
 // StartAtEntry starts cmd and stops it once at its entry point, after the
@@ -114,7 +115,7 @@ func entryAddress(pid int, path string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	ms, err := ProcMappings(pid)
+	ms, err := stack.ProcMappings(pid)
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/stack"
 )
 
 // ProfileOptions tune a CPU profile. A nil *ProfileOptions means the
@@ -15,7 +16,7 @@ type ProfileOptions struct {
 	// All profiles every process; otherwise only the processes added to
 	// the session (AddProcess) are sampled.
 	All bool
-	// RowCapacity sizes the unwind table (rows); the session's Tables
+	// RowCapacity sizes the unwind table (rows); the session's stack.Tables
 	// must fit.
 	RowCapacity int
 	// Stacks bounds the distinct stacks counted (default 16384).
@@ -50,11 +51,11 @@ const (
 
 // unwindMaps are the maps every stack-taking program uses.
 func unwindMaps(cs *ebpf.CollectionSpec, rows, stacks int) {
-	cs.Maps["unwind_rows"] = &ebpf.MapSpec{Name: "unwind_rows", Type: ebpf.Array, KeySize: 4, ValueSize: UnwindRowSize, MaxEntries: uint32(rows)}
-	cs.Maps["unwind_procs"] = &ebpf.MapSpec{Name: "unwind_procs", Type: ebpf.Hash, KeySize: 4, ValueSize: ProcValueSize, MaxEntries: 1024}
+	cs.Maps["unwind_rows"] = &ebpf.MapSpec{Name: "unwind_rows", Type: ebpf.Array, KeySize: 4, ValueSize: stack.RowSize, MaxEntries: uint32(rows)}
+	cs.Maps["unwind_procs"] = &ebpf.MapSpec{Name: "unwind_procs", Type: ebpf.Hash, KeySize: 4, ValueSize: stack.ProcValueSize, MaxEntries: 1024}
 	cs.Maps["unwind_counts"] = &ebpf.MapSpec{Name: "unwind_counts", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: unwindCounters}
-	cs.Maps["stacks"] = &ebpf.MapSpec{Name: "stacks", Type: ebpf.Hash, KeySize: StackKeySize, ValueSize: 8, MaxEntries: uint32(stacks)}
-	cs.Maps["stack_buf"] = &ebpf.MapSpec{Name: "stack_buf", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: StackKeySize, MaxEntries: 1}
+	cs.Maps["stacks"] = &ebpf.MapSpec{Name: "stacks", Type: ebpf.Hash, KeySize: stack.KeySize, ValueSize: 8, MaxEntries: uint32(stacks)}
+	cs.Maps["stack_buf"] = &ebpf.MapSpec{Name: "stack_buf", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: stack.KeySize, MaxEntries: 1}
 }
 
 // ProfileCollection is the sampling program "profile" (a perf event

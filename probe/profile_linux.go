@@ -18,6 +18,7 @@ import (
 
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/stack"
 )
 
 // Profile is a CPU sampling session: a perf event per CPU running the
@@ -38,31 +39,31 @@ type Profile struct {
 // kernel's rows and processes in step with the processes' mappings.
 type unwinder struct {
 	rows, procs *ebpf.Map
-	tables      *Tables
+	tables      *stack.Tables
 
 	mu      sync.Mutex
-	synced  int               // rows written to the kernel
-	maps    map[int][]Mapping // each process's mappings, as last read
-	rawMaps map[int][]byte    // /proc/PID/maps as last read
+	synced  int                     // rows written to the kernel
+	maps    map[int][]stack.Mapping // each process's mappings, as last read
+	rawMaps map[int][]byte          // /proc/PID/maps as last read
 }
 
-func newUnwinder(coll *ebpf.Collection, tables *Tables) (*unwinder, error) {
+func newUnwinder(coll *ebpf.Collection, tables *stack.Tables) (*unwinder, error) {
 	u := &unwinder{rows: coll.Maps["unwind_rows"], procs: coll.Maps["unwind_procs"], tables: tables,
-		maps: map[int][]Mapping{}, rawMaps: map[int][]byte{}}
+		maps: map[int][]stack.Mapping{}, rawMaps: map[int][]byte{}}
 	if err := u.syncRows(); err != nil {
 		return nil, err
 	}
 	// Processes not added unwind by frame pointer.
-	return u, u.procs.Put(uint32(0), make([]byte, ProcValueSize))
+	return u, u.procs.Put(uint32(0), make([]byte, stack.ProcValueSize))
 }
 
 // StartProfile loads the sampling program with tables (holding the rows
 // of the files the processes will map, for the table's size) and starts
 // sampling every CPU.
-func StartProfile(tables *Tables, opts *ProfileOptions) (_ *Profile, err error) {
+func StartProfile(tables *stack.Tables, opts *ProfileOptions) (_ *Profile, err error) {
 	o := opts.withDefaults()
 	o.RowCapacity = len(tables.Rows) + 1<<16
-	cs, err := ProfileCollection(tables.a, o)
+	cs, err := ProfileCollection(tables.Arch(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +159,7 @@ func (u *unwinder) AddProcess(pid int) error {
 		return nil
 	}
 	u.rawMaps[pid] = raw
-	ms, err := ProcMappings(pid)
+	ms, err := stack.ProcMappings(pid)
 	if err != nil {
 		return err
 	}
@@ -174,12 +175,12 @@ func (u *unwinder) AddProcess(pid int) error {
 
 // mappings are process pid's mappings as last read, or read now (a
 // process the session did not add).
-func (u *unwinder) mappings(pid int) []Mapping {
+func (u *unwinder) mappings(pid int) []stack.Mapping {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	ms, ok := u.maps[pid]
 	if !ok {
-		ms, _ = ProcMappings(pid)
+		ms, _ = stack.ProcMappings(pid)
 		u.maps[pid] = ms
 	}
 	return ms
@@ -187,7 +188,7 @@ func (u *unwinder) mappings(pid int) []Mapping {
 
 // UserFrames names a user stack (innermost first) of process pid,
 // outermost frame first.
-func (u *unwinder) UserFrames(sym *Symbolizer, pid int, ips []uint64) []flame.Frame {
+func (u *unwinder) UserFrames(sym *stack.Symbolizer, pid int, ips []uint64) []flame.Frame {
 	if u == nil {
 		return nil
 	}
@@ -236,17 +237,17 @@ func (p *Profile) Close() {
 // first: user frames with their inline expansions, then kernel frames.
 // Processes are named by their first frame when every process is
 // profiled.
-func (p *Profile) Stacks(sym *Symbolizer) ([]flame.Stack, error) {
+func (p *Profile) Stacks(sym *stack.Symbolizer) ([]flame.Stack, error) {
 	var out []flame.Stack
-	key, kips := make([]byte, StackKeySize), make([]uint64, 127)
+	key, kips := make([]byte, stack.KeySize), make([]uint64, 127)
 	var n uint64
 	it := p.coll.Maps["stacks"].Iterate()
 	for it.Next(&key, &n) {
-		k, err := DecodeStackKey(key)
+		k, err := stack.DecodeKey(key)
 		if err != nil {
 			return nil, err
 		}
-		p.BytesRead += StackKeySize + 8
+		p.BytesRead += stack.KeySize + 8
 		var frames []flame.Frame
 		if p.all {
 			frames = append(frames, flame.Frame{Name: procName(int(k.Pid))})

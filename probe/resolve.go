@@ -119,7 +119,7 @@ func NewSymbolResolver(ef *elfx.File) (*Resolver, error) {
 			return nil, err
 		}
 	} else {
-		fns = symbolFuncs(ef)
+		fns = dwarf.SymbolFuncs(ef)
 	}
 	if len(fns) == 0 {
 		return nil, fmt.Errorf("%s: %w: no debug info, no .gopclntab and no function symbols to probe by", ef.Path, types.ErrNoDebugInfo)
@@ -127,25 +127,6 @@ func NewSymbolResolver(ef *elfx.File) (*Resolver, error) {
 	r := &Resolver{ef: ef, path: ef.Path, arch: a}
 	r.index(fns)
 	return r, nil
-}
-
-// symbolFuncs are the functions of ef's symbol tables (.symtab, then
-// .dynsym), named without their symbol version (malloc@@GLIBC_2.2.5).
-func symbolFuncs(ef *elfx.File) []*types.Func {
-	syms, _ := ef.Symbols()
-	dyn, _ := ef.DynamicSymbols()
-	seen := map[string]bool{}
-	var fns []*types.Func
-	for _, sy := range append(syms, dyn...) {
-		name, _, _ := strings.Cut(sy.Name, "@")
-		if elf.ST_TYPE(sy.Info) != elf.STT_FUNC || sy.Value == 0 || sy.Size == 0 || seen[name] {
-			continue
-		}
-		seen[name] = true
-		fns = append(fns, &types.Func{Name: name, Linkage: sy.Name, LowPC: sy.Value, Size: sy.Size,
-			Ranges: [][2]uint64{{sy.Value, sy.Value + sy.Size}}, External: elf.ST_BIND(sy.Info) != elf.STB_LOCAL})
-	}
-	return fns
 }
 
 func (r *Resolver) index(fns []*types.Func) {
@@ -212,7 +193,7 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 	if r.f != nil {
 		if r.syms == nil {
 			r.syms = map[string]*types.Func{}
-			for _, fn := range symbolFuncs(r.ef) {
+			for _, fn := range dwarf.SymbolFuncs(r.ef) {
 				r.syms[fn.Name] = fn
 			}
 		}

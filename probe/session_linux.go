@@ -12,6 +12,7 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/binscope/binscope/flame"
+	"github.com/binscope/binscope/stack"
 )
 
 // Session is a spec's programs loaded and attached to a file. Close
@@ -45,7 +46,7 @@ func Attach(s *Spec, target string, opts *AttachOptions) (*Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Tables = NewTables(a)
+		o.Tables = stack.NewTables(a)
 	}
 	return attach(s, target, o, func(s *Spec) (*ebpf.CollectionSpec, error) {
 		rows := 0
@@ -197,17 +198,17 @@ func AttachHist(s *Spec, target string, pid int) (*Session, error) {
 
 // Stacks reads the hits counted per stack (CountStacks), by probe, with
 // their frames named outermost first.
-func (s *Session) Stacks(sym *Symbolizer) (map[int][]flame.Stack, error) {
+func (s *Session) Stacks(sym *stack.Symbolizer) (map[int][]flame.Stack, error) {
 	m := s.coll.Maps["stacks"]
 	if m == nil || s.unwinder == nil {
 		return nil, errors.New("not a session that counts stacks")
 	}
 	out := map[int][]flame.Stack{}
-	key := make([]byte, StackKeySize)
+	key := make([]byte, stack.KeySize)
 	var n uint64
 	it := m.Iterate()
 	for it.Next(&key, &n) {
-		k, err := DecodeStackKey(key)
+		k, err := stack.DecodeKey(key)
 		if err != nil {
 			return nil, err
 		}

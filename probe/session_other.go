@@ -9,6 +9,7 @@ import (
 
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/stack"
 )
 
 // ErrNotSupported is returned where uprobes do not exist.
@@ -50,7 +51,7 @@ func (s *Session) Hist() ([]*HistEntry, error) { return nil, ErrNotSupported }
 type Profile struct{ BytesRead uint64 }
 
 // StartProfile returns ErrNotSupported off Linux.
-func StartProfile(*Tables, *ProfileOptions) (*Profile, error) { return nil, ErrNotSupported }
+func StartProfile(*stack.Tables, *ProfileOptions) (*Profile, error) { return nil, ErrNotSupported }
 
 // HostArch returns ErrNotSupported off Linux.
 func HostArch() (*arch.Arch, error) { return nil, ErrNotSupported }
@@ -68,13 +69,15 @@ func (p *Profile) Stop() {}
 func (p *Profile) Close() {}
 
 // UserFrames returns nothing off Linux.
-func (p *Profile) UserFrames(*Symbolizer, int, []uint64) []flame.Frame { return nil }
+func (p *Profile) UserFrames(*stack.Symbolizer, int, []uint64) []flame.Frame { return nil }
 
 // Stacks returns ErrNotSupported off Linux.
-func (p *Profile) Stacks(*Symbolizer) ([]flame.Stack, error) { return nil, ErrNotSupported }
+func (p *Profile) Stacks(*stack.Symbolizer) ([]flame.Stack, error) { return nil, ErrNotSupported }
 
 // Stacks returns ErrNotSupported off Linux.
-func (s *Session) Stacks(*Symbolizer) (map[int][]flame.Stack, error) { return nil, ErrNotSupported }
+func (s *Session) Stacks(*stack.Symbolizer) (map[int][]flame.Stack, error) {
+	return nil, ErrNotSupported
+}
 
 // StackCounters returns zeros off Linux.
 func (s *Session) StackCounters() []uint64 { return make([]uint64, unwindCounters) }
@@ -83,7 +86,7 @@ func (s *Session) StackCounters() []uint64 { return make([]uint64, unwindCounter
 func (s *Session) AddProcess(int) error { return ErrNotSupported }
 
 // UserFrames returns nothing off Linux.
-func (s *Session) UserFrames(*Symbolizer, int, []uint64) []flame.Frame { return nil }
+func (s *Session) UserFrames(*stack.Symbolizer, int, []uint64) []flame.Frame { return nil }
 
 // StartAtEntry starts cmd and calls atEntry at once off Linux.
 func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) error {

@@ -3,8 +3,7 @@ package probe
 import (
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/binscope/binscope/internal/arch"
-	"github.com/binscope/binscope/internal/cfi"
+	"github.com/binscope/binscope/stack"
 )
 
 // User stacks are unwound inside the BPF program, as a debugger would, from
@@ -18,97 +17,10 @@ import (
 // step, with no branch but the exits: the verifier checks it once, whatever
 // the tables hold. Where no table covers an address (a JIT, a file without
 // CFI) it follows the frame pointer.
-const (
-	// StackDepth bounds the user frames one stack records.
-	StackDepth = 32
-	// MaxModules bounds the mapped files one process's table lists; code
-	// in further files unwinds by frame pointer.
-	MaxModules = 8
-	// searchSteps is the binary search's length: tables of up to 2^22
-	// rows per file.
-	searchSteps = 22
 
-	// UnwindRowSize is the size of one row of the "unwind_rows" array:
-	//
-	//	u64 pc      the file's virtual address where the row starts
-	//	s32 cfa     CFA = (SP or FP) + cfa
-	//	s16 fp      the caller's frame pointer is saved at CFA + fp
-	//	u8  flags   rowCFASP, rowFPSaved, rowPLT, rowStop
-	//	u8  pad
-	UnwindRowSize = 16
-	// moduleSize is the size of one module of a "unwind_procs" value:
-	//
-	//	u64 start, end  the mapping's addresses in the process
-	//	u64 bias        address in the process minus address in the file
-	//	u64 rows        first row | (end row << 32)
-	moduleSize = 32
-	// ProcValueSize is the size of a process's "unwind_procs" value.
-	ProcValueSize = MaxModules * moduleSize
-)
-
-// Row flags.
-const (
-	rowCFASP   = 1 << 0 // CFA from the stack pointer, else the frame pointer
-	rowFPSaved = 1 << 1 // the caller's frame pointer is saved at CFA + fp
-	rowPLT     = 1 << 2 // a PLT entry: CFA += 8 past the entry's push
-	rowStop    = 1 << 3 // no caller (the return address is undefined)
-)
-
-// UnwindRow is one row of the unwind table as the BPF program reads it.
-type UnwindRow struct {
-	PC     uint64
-	CFAOff int32
-	FPOff  int16
-	Flags  uint8
-	Pad    uint8
-}
-
-// fpRow unwinds by frame pointer: CFA = FP + 16, the caller's frame pointer
-// at CFA - 16, the return address at CFA - 8.
-var fpRow = UnwindRow{CFAOff: 16, FPOff: -16, Flags: rowFPSaved}
-
-// UnwindRows compiles CFI rows for the BPF unwinder (amd64): rules it
-// cannot follow (CFA expressions other than the PLT's, registers other
-// than SP and FP) become frame-pointer rows, which are right wherever the
-// code keeps frame pointers. The result starts with a frame-pointer row at
-// address 0, for addresses before the first FDE.
-func UnwindRows(rows []cfi.Row, a *arch.Arch) []UnwindRow {
-	fp, _ := a.RegNumber("RBP")
-	out := []UnwindRow{fpRow}
-	for _, r := range rows {
-		u := fpRow
-		u.PC = r.PC
-		switch {
-		case !r.Covered:
-		case r.RA.Kind == cfi.Undefined:
-			u.Flags = rowStop
-		case r.CFA.Expr && !r.CFA.PLT, r.RA.Kind != cfi.Offset || r.RA.Offset != -8,
-			int(r.CFA.Reg) != a.SPReg && int(r.CFA.Reg) != fp,
-			r.CFA.Offset != int64(int32(r.CFA.Offset)):
-			// Not a rule the unwinder follows: trust the frame pointer.
-		default:
-			u = UnwindRow{PC: r.PC, CFAOff: int32(r.CFA.Offset)}
-			if int(r.CFA.Reg) == a.SPReg {
-				u.Flags |= rowCFASP
-			}
-			if r.CFA.PLT {
-				u.Flags |= rowPLT
-			}
-			if r.FP.Kind == cfi.Offset && r.FP.Offset == int64(int16(r.FP.Offset)) {
-				u.Flags |= rowFPSaved
-				u.FPOff = int16(r.FP.Offset)
-			}
-		}
-		if last := &out[len(out)-1]; last.PC == u.PC {
-			*last = u
-			continue
-		} else if last.CFAOff == u.CFAOff && last.FPOff == u.FPOff && last.Flags == u.Flags {
-			continue
-		}
-		out = append(out, u)
-	}
-	return out
-}
+// searchSteps is the binary search's length: tables of up to 2^22 rows
+// per file.
+const searchSteps = 22
 
 // Stack slots of the unwinder, below the probe programs' own.
 const (
@@ -132,14 +44,14 @@ const (
 // The unwinder's counters, in the "unwind_counts" array.
 const (
 	UnwindStacks    = iota // stacks unwound
-	UnwindTruncated        // stacks longer than StackDepth
+	UnwindTruncated        // stacks longer than stack.Depth
 	UnwindFailed           // a table lookup that failed (tables being replaced)
 	UnwindNoTable          // frames in code no table covers, unwound by frame pointer
 	UnwindMapFull          // stacks the counting map had no room for
 	unwindCounters
 )
 
-// unwindInsns unwinds the user stack into the StackDepth u64 slots at
+// unwindInsns unwinds the user stack into the stack.Depth u64 slots at
 // R6+ipsOff, zeroing the slots it does not fill. On entry R7 points to the
 // process's "unwind_procs" value, R8 holds the instruction pointer, R9 the
 // stack pointer and the slot uFP the frame pointer. It ends at label
@@ -147,14 +59,14 @@ const (
 func unwindInsns(prefix string, ipsOff int16) asm.Instructions {
 	done, fail, end := prefix+"_done", prefix+"_fail", prefix+"_end"
 	var in asm.Instructions
-	for k := 0; k < StackDepth; k++ {
+	for k := 0; k < stack.Depth; k++ {
 		in = append(in, storeImm64(asm.R6, ipsOff+int16(8*k), 0))
 	}
 	in = append(in,
 		storeImm64(asm.RFP, uMisses, 0),
 		asm.StoreMem(asm.RFP, uSP, asm.R9, asm.DWord),
 	)
-	for k := 0; k < StackDepth; k++ {
+	for k := 0; k < stack.Depth; k++ {
 		in = append(in,
 			asm.StoreMem(asm.R6, ipsOff+int16(8*k), asm.R8, asm.DWord),
 			asm.JEq.Imm(asm.R8, 0, done),
@@ -189,8 +101,8 @@ func findModule() asm.Instructions {
 		storeImm64(asm.RFP, uLoHi, 0),
 		storeImm64(asm.RFP, uBias, 0),
 	}
-	for m := int16(0); m < MaxModules; m++ {
-		o := m * moduleSize
+	for m := int16(0); m < stack.MaxModules; m++ {
+		o := m * stack.ModuleSize
 		in = append(in,
 			asm.LoadMem(asm.R2, asm.R7, o, asm.DWord),   // start
 			asm.LoadMem(asm.R3, asm.R7, o+8, asm.DWord), // end
@@ -307,9 +219,9 @@ func step() asm.Instructions {
 		asm.StoreMem(asm.RFP, uFPOff, asm.R3, asm.DWord),
 		asm.LoadMem(asm.R4, asm.R0, 14, asm.Byte),
 		asm.StoreMem(asm.RFP, uFlags, asm.R4, asm.DWord),
-		// base = FP + ((SP - FP) & -(flags & rowCFASP))
+		// base = FP + ((SP - FP) & -(flags & stack.FlagCFASP))
 		asm.Mov.Reg(asm.R5, asm.R4),
-		asm.And.Imm(asm.R5, rowCFASP),
+		asm.And.Imm(asm.R5, stack.FlagCFASP),
 		neg(asm.R5),
 		asm.LoadMem(asm.R1, asm.RFP, uFP, asm.DWord),
 		asm.LoadMem(asm.R0, asm.RFP, uSP, asm.DWord),
@@ -354,7 +266,7 @@ func step() asm.Instructions {
 		asm.And.Reg(asm.R1, asm.R5),
 		asm.Add.Reg(asm.R2, asm.R1),
 		asm.StoreMem(asm.RFP, uFP, asm.R2, asm.DWord),
-		// No caller (rowStop): IP = 0.
+		// No caller (stack.FlagStop): IP = 0.
 		asm.RSh.Imm(asm.R4, 3),
 		asm.And.Imm(asm.R4, 1),
 		asm.Sub.Imm(asm.R4, 1), // 0 to stop, all ones to go on

@@ -15,6 +15,7 @@ import (
 
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/stack"
 )
 
 type profileFlags struct {
@@ -81,10 +82,10 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 	}
 	// Tables for the files the process maps, compiled before sampling
 	// starts: the kernel's table is sized once.
-	tables := probe.NewTables(a)
+	tables := stack.NewTables(a)
 	switch {
 	case f.pid > 0:
-		ms, err := probe.ProcMappings(f.pid)
+		ms, err := stack.ProcMappings(f.pid)
 		if err != nil {
 			return fmt.Errorf("process %d: %v", f.pid, err)
 		}
@@ -96,7 +97,7 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%s: %v", run[0], err)
 		}
-		for _, p := range probe.LoadedFiles(path) {
+		for _, p := range stack.LoadedFiles(path) {
 			tables.Add(p)
 		}
 	}
@@ -131,7 +132,7 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 	}
 	prof.Stop()
 	elapsed := time.Since(start)
-	stacks, err := prof.Stacks(probe.NewSymbolizer())
+	stacks, err := prof.Stacks(stack.NewSymbolizer())
 	if err != nil {
 		return err
 	}
@@ -145,7 +146,7 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 		perSample = float64(prof.BytesRead) / float64(samples)
 	}
 	fmt.Fprintf(stderr, "goprobe: %d samples in %.1fs, %d distinct stacks, %d bytes read from the kernel (%.0f per sample); %d truncated at %d frames, %d lookups failed, %d frames without a table (frame pointer), %d stacks the map had no room for\n",
-		samples, elapsed.Seconds(), len(stacks), prof.BytesRead, perSample, c[probe.UnwindTruncated], probe.StackDepth, c[probe.UnwindFailed], c[probe.UnwindNoTable], c[probe.UnwindMapFull])
+		samples, elapsed.Seconds(), len(stacks), prof.BytesRead, perSample, c[probe.UnwindTruncated], stack.Depth, c[probe.UnwindFailed], c[probe.UnwindNoTable], c[probe.UnwindMapFull])
 	if f.folded != "" {
 		if err := writeFile(f.folded, func(w io.Writer) error { return flame.WriteFolded(w, stacks) }); err != nil {
 			return err

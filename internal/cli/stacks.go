@@ -10,6 +10,7 @@ import (
 
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/stack"
 )
 
 // stackOptions are the attach options of trace --stack and stat --stacks:
@@ -32,10 +33,10 @@ func stackOptions(f *traceFlags, target string, run []string) (*probe.AttachOpti
 	if err != nil {
 		return nil, err
 	}
-	o.Tables = probe.NewTables(a)
+	o.Tables = stack.NewTables(a)
 	switch {
 	case f.pid > 0:
-		ms, err := probe.ProcMappings(f.pid)
+		ms, err := stack.ProcMappings(f.pid)
 		if err != nil {
 			return nil, fmt.Errorf("process %d: %v", f.pid, err)
 		}
@@ -47,11 +48,11 @@ func stackOptions(f *traceFlags, target string, run []string) (*probe.AttachOpti
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", run[0], err)
 		}
-		for _, p := range probe.LoadedFiles(path) {
+		for _, p := range stack.LoadedFiles(path) {
 			o.Tables.Add(p)
 		}
 	default:
-		for _, p := range probe.LoadedFiles(target) {
+		for _, p := range stack.LoadedFiles(target) {
 			o.Tables.Add(p)
 		}
 	}
@@ -85,7 +86,7 @@ func withStack(b []byte, frames []flame.Frame) []byte {
 // writeStatStacks prints stat --stacks: each probe's count, then its
 // stacks by count, innermost frame first; or the same as JSON; and the
 // folded stacks (each under its probe's name) to --folded.
-func writeStatStacks(w io.Writer, ss *sessions, sym *probe.Symbolizer, spec *probe.Spec, hits, misses []uint64, dropped uint64, f *traceFlags) error {
+func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *probe.Spec, hits, misses []uint64, dropped uint64, f *traceFlags) error {
 	byProbe := map[int][]flame.Stack{}
 	counters := make([]uint64, probe.UnwindMapFull+1)
 	ss.mu.Lock()
@@ -159,7 +160,7 @@ func writeStatStacks(w io.Writer, ss *sessions, sym *probe.Symbolizer, spec *pro
 		}
 	}
 	if counters[probe.UnwindTruncated] > 0 {
-		fmt.Fprintf(w, "%d stacks truncated at %d frames\n", counters[probe.UnwindTruncated], probe.StackDepth)
+		fmt.Fprintf(w, "%d stacks truncated at %d frames\n", counters[probe.UnwindTruncated], stack.Depth)
 	}
 	return nil
 }

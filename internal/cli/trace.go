@@ -21,6 +21,7 @@ import (
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/stack"
 	"github.com/binscope/binscope/types"
 )
 
@@ -140,7 +141,7 @@ func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) 
 	if err == nil || !errors.Is(err, types.ErrNotFound) || f.pid == 0 || f.exe != "" || f.spec != "" {
 		return target, spec, err
 	}
-	ms, merr := probe.ProcMappings(f.pid)
+	ms, merr := stack.ProcMappings(f.pid)
 	if merr != nil {
 		return "", nil, err
 	}
@@ -152,7 +153,7 @@ func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) 
 		}
 		return p
 	}
-	loaded := probe.LoadedFiles(target)
+	loaded := stack.LoadedFiles(target)
 	rank := map[string]int{}
 	for i, p := range loaded {
 		rank[real(p)] = i + 1
@@ -201,7 +202,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	if opts.Stacks != probe.NoStacks && f.pid > 0 {
 		first.AddProcess(f.pid)
 	}
-	sym := probe.NewSymbolizer()
+	sym := stack.NewSymbolizer()
 	sites := 0
 	for _, p := range spec.Probes {
 		sites += len(p.Sites)

@@ -1,0 +1,185 @@
+// Package stack is the user-space side of stacks: the unwind tables the
+// BPF unwinder reads (compiled from each file's call frame information),
+// the mappings of a process they are keyed by, and the names of the
+// addresses a stack holds (functions with their inline expansions, from
+// the model). The unwinder itself is BPF code in package probe.
+package stack
+
+import (
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/cfi"
+	"github.com/binscope/binscope/internal/elfx"
+)
+
+const (
+	// Depth bounds the user frames one stack records.
+	Depth = 32
+	// MaxModules bounds the mapped files one process's table lists; code
+	// in further files unwinds by frame pointer.
+	MaxModules = 8
+
+	// RowSize is the size of one row of the "unwind_rows" array:
+	//
+	//	u64 pc      the file's virtual address where the row starts
+	//	s32 cfa     CFA = (SP or FP) + cfa
+	//	s16 fp      the caller's frame pointer is saved at CFA + fp
+	//	u8  flags   FlagCFASP, FlagFPSaved, FlagPLT, FlagStop
+	//	u8  pad
+	RowSize = 16
+	// ModuleSize is the size of one module of a "unwind_procs" value:
+	//
+	//	u64 start, end  the mapping's addresses in the process
+	//	u64 bias        address in the process minus address in the file
+	//	u64 rows        first row | (end row << 32)
+	ModuleSize = 32
+	// ProcValueSize is the size of a process's "unwind_procs" value.
+	ProcValueSize = MaxModules * ModuleSize
+)
+
+// Row flags.
+const (
+	FlagCFASP   = 1 << 0 // CFA from the stack pointer, else the frame pointer
+	FlagFPSaved = 1 << 1 // the caller's frame pointer is saved at CFA + fp
+	FlagPLT     = 1 << 2 // a PLT entry: CFA += 8 past the entry's push
+	FlagStop    = 1 << 3 // no caller (the return address is undefined)
+)
+
+// Row is one row of the unwind table as the BPF program reads it.
+type Row struct {
+	PC     uint64
+	CFAOff int32
+	FPOff  int16
+	Flags  uint8
+	Pad    uint8
+}
+
+// FPRow unwinds by frame pointer: CFA = FP + 16, the caller's frame pointer
+// at CFA - 16, the return address at CFA - 8.
+var FPRow = Row{CFAOff: 16, FPOff: -16, Flags: FlagFPSaved}
+
+// Rows compiles CFI rows for the BPF unwinder (amd64): rules it
+// cannot follow (CFA expressions other than the PLT's, registers other
+// than SP and FP) become frame-pointer rows, which are right wherever the
+// code keeps frame pointers. The result starts with a frame-pointer row at
+// address 0, for addresses before the first FDE.
+func Rows(rows []cfi.Row, a *arch.Arch) []Row {
+	fp, _ := a.RegNumber("RBP")
+	out := []Row{FPRow}
+	for _, r := range rows {
+		u := FPRow
+		u.PC = r.PC
+		switch {
+		case !r.Covered:
+		case r.RA.Kind == cfi.Undefined:
+			u.Flags = FlagStop
+		case r.CFA.Expr && !r.CFA.PLT, r.RA.Kind != cfi.Offset || r.RA.Offset != -8,
+			int(r.CFA.Reg) != a.SPReg && int(r.CFA.Reg) != fp,
+			r.CFA.Offset != int64(int32(r.CFA.Offset)):
+			// Not a rule the unwinder follows: trust the frame pointer.
+		default:
+			u = Row{PC: r.PC, CFAOff: int32(r.CFA.Offset)}
+			if int(r.CFA.Reg) == a.SPReg {
+				u.Flags |= FlagCFASP
+			}
+			if r.CFA.PLT {
+				u.Flags |= FlagPLT
+			}
+			if r.FP.Kind == cfi.Offset && r.FP.Offset == int64(int16(r.FP.Offset)) {
+				u.Flags |= FlagFPSaved
+				u.FPOff = int16(r.FP.Offset)
+			}
+		}
+		if last := &out[len(out)-1]; last.PC == u.PC {
+			*last = u
+			continue
+		} else if last.CFAOff == u.CFAOff && last.FPOff == u.FPOff && last.Flags == u.Flags {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// Tables holds the unwind rows of the files a session's processes map,
+// each file's once, in the layout of the "unwind_rows" array.
+type Tables struct {
+	Rows  []Row
+	files map[string][2]uint32 // path: first row, end row
+	a     *arch.Arch
+	// Failed lists the files whose CFI could not be read (they unwind by
+	// frame pointer), with why.
+	Failed map[string]string
+}
+
+// NewTables starts tables with the frame-pointer row at index 0, which
+// addresses outside every module use.
+func NewTables(a *arch.Arch) *Tables {
+	return &Tables{Rows: []Row{FPRow}, files: map[string][2]uint32{}, a: a, Failed: map[string]string{}}
+}
+
+// Arch is the machine the tables are for.
+func (t *Tables) Arch() *arch.Arch { return t.a }
+
+// Add compiles path's CFI, once, and returns its rows' range.
+func (t *Tables) Add(path string) (lo, hi uint32) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if r, ok := t.files[path]; ok {
+		return r[0], r[1]
+	}
+	rows, err := fileRows(path, t.a)
+	if err != nil {
+		t.Failed[path] = err.Error()
+		t.files[path] = [2]uint32{0, 0}
+		return 0, 0
+	}
+	lo = uint32(len(t.Rows))
+	t.Rows = append(t.Rows, rows...)
+	hi = uint32(len(t.Rows))
+	t.files[path] = [2]uint32{lo, hi}
+	return lo, hi
+}
+
+func fileRows(path string, a *arch.Arch) ([]Row, error) {
+	ef, err := elfx.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer ef.Close()
+	rows, err := cfi.Table(ef)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: no .eh_frame or .debug_frame", path)
+	}
+	return Rows(rows, a), nil
+}
+
+// ProcValue is a process's "unwind_procs" value for its mappings: the
+// first MaxModules files with tables.
+func (t *Tables) ProcValue(ms []Mapping) []byte {
+	b := make([]byte, ProcValueSize)
+	n := 0
+	for _, m := range ms {
+		if n == MaxModules {
+			break
+		}
+		lo, hi := t.Add(m.Path)
+		if hi == lo {
+			continue
+		}
+		o := n * ModuleSize
+		binary.LittleEndian.PutUint64(b[o:], m.Start)
+		binary.LittleEndian.PutUint64(b[o+8:], m.End)
+		binary.LittleEndian.PutUint64(b[o+16:], m.Bias)
+		binary.LittleEndian.PutUint64(b[o+24:], uint64(lo)|uint64(hi)<<32)
+		n++
+	}
+	return b
+}
