@@ -122,7 +122,7 @@ func NewSymbolResolver(ef *elfx.File) (*Resolver, error) {
 		fns = dwarf.SymbolFuncs(ef)
 	}
 	if len(fns) == 0 {
-		return nil, fmt.Errorf("%s: %w: no debug info, no .gopclntab and no function symbols to probe by", ef.Path, types.ErrNoDebugInfo)
+		return nil, fmt.Errorf("%s: %w, no .gopclntab and no function symbols to probe by", ef.Path, types.ErrNoDebugInfo)
 	}
 	r := &Resolver{ef: ef, path: ef.Path, arch: a}
 	r.index(fns)

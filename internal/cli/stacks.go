@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -24,9 +23,6 @@ func stackOptions(f *traceFlags, target string, run []string) (*probe.AttachOpti
 	case f.stacks:
 		o.Stacks = probe.CountStacks
 	default:
-		if f.folded != "" {
-			return nil, usageError{errors.New("--folded needs --stacks")}
-		}
 		return o, nil
 	}
 	a, err := probe.HostArch()

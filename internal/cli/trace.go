@@ -186,6 +186,9 @@ func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) 
 }
 
 func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat bool) error {
+	if f.folded != "" && !f.stacks {
+		return usageError{errors.New("--folded needs --stacks")}
+	}
 	target, spec, err := targetSpec(f, defs, run)
 	if err != nil {
 		return err
