@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bytes"
+	"encoding/binary"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -166,6 +167,14 @@ func (u *unwinder) AddProcess(pid int) error {
 	v := u.tables.ProcValue(ms)
 	if err := u.syncRows(); err != nil {
 		return err
+	}
+	// A file whose rows did not fit the kernel's table unwinds by frame
+	// pointer: it leaves the process's list.
+	for m := 0; m < stack.MaxModules; m++ {
+		o := m * stack.ModuleSize
+		if hi := binary.LittleEndian.Uint64(v[o+24:]) >> 32; hi > uint64(u.synced) {
+			clear(v[o : o+stack.ModuleSize])
+		}
 	}
 	if len(ms) > 0 {
 		u.maps[pid] = ms
