@@ -18,14 +18,15 @@ import (
 // for the stack unwinder. It works as a debugger's first breakpoint does
 // (ptrace, an int3 at the ELF entry, restored before the process goes on),
 // on x86-64; elsewhere, or when tracing is refused, cmd just starts and
-// atEntry is called at once.
-func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) error {
+// atEntry is called at once. It returns the started command, to wait for:
+// cmd, or a copy started without tracing when the kernel refused it.
+func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) (*exec.Cmd, error) {
 	if runtime.GOARCH != "amd64" {
 		if err := cmd.Start(); err != nil {
-			return err
+			return nil, err
 		}
 		atEntry(cmd.Process.Pid)
-		return nil
+		return cmd, nil
 	}
 	// Every ptrace request must come from the thread that started the
 	// tracee.
@@ -34,19 +35,33 @@ func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
+	attr := *cmd.SysProcAttr
 	cmd.SysProcAttr.Ptrace = true
 	if err := cmd.Start(); err != nil {
-		return err
+		if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EACCES) {
+			return nil, err
+		}
+		// Tracing refused (Yama): start untraced; the tables come at the
+		// first refresh.
+		plain := exec.Command(cmd.Path, cmd.Args[1:]...)
+		plain.Args, plain.Env, plain.Dir = cmd.Args, cmd.Env, cmd.Dir
+		plain.Stdin, plain.Stdout, plain.Stderr = cmd.Stdin, cmd.Stdout, cmd.Stderr
+		plain.SysProcAttr = &attr
+		if err := plain.Start(); err != nil {
+			return nil, err
+		}
+		atEntry(plain.Process.Pid)
+		return plain, nil
 	}
 	pid := cmd.Process.Pid
 	if err := stopAtEntry(pid, cmd.Path); err != nil {
 		// The process goes on untouched; only the tables may come late.
 		syscall.PtraceDetach(pid)
 		atEntry(pid)
-		return nil
+		return cmd, nil
 	}
 	atEntry(pid)
-	return syscall.PtraceDetach(pid)
+	return cmd, syscall.PtraceDetach(pid)
 }
 
 // stopAtEntry runs the tracee, stopped after its exec, up to its entry

@@ -89,10 +89,10 @@ func (s *Session) AddProcess(int) error { return ErrNotSupported }
 func (s *Session) UserFrames(*stack.Symbolizer, int, []uint64) []flame.Frame { return nil }
 
 // StartAtEntry starts cmd and calls atEntry at once off Linux.
-func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) error {
+func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
 	atEntry(cmd.Process.Pid)
-	return nil
+	return cmd, nil
 }

@@ -593,9 +593,11 @@ func runOrWait(run []string, stdout, stderr io.Writer, o runOptions) (int, error
 		c = exec.Command(run[0], run[1:]...)
 		c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
 		if o.atEntry != nil {
-			if err := probe.StartAtEntry(c, o.atEntry); err != nil {
+			started, err := probe.StartAtEntry(c, o.atEntry)
+			if err != nil {
 				return 0, err
 			}
+			c = started
 		} else if err := c.Start(); err != nil {
 			return 0, err
 		}
