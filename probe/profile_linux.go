@@ -2,8 +2,8 @@ package probe
 
 import (
 	"bytes"
-	"encoding/binary"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
