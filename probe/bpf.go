@@ -42,6 +42,10 @@ type AttachOptions struct {
 	// rows of the files the probed processes map (nil: frame pointers).
 	Stacks StackMode
 	Tables *stack.Tables
+	// Descendants limits the probes to one process and its descendants,
+	// named with Session.SetRoot once it runs (a command started after
+	// attaching); until then nothing fires.
+	Descendants bool
 }
 
 // ProgramOptions tune Programs. A nil *ProgramOptions means the defaults.

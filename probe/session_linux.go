@@ -63,6 +63,13 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 	if err != nil {
 		return nil, err
 	}
+	if o.Descendants {
+		off, err := KernelTaskOffsets()
+		if err != nil {
+			return nil, err
+		}
+		withDescendantFilter(cs, off)
+	}
 	// A uprobe_multi link (Linux 6.6) detaches in a few milliseconds; a
 	// perf-event uprobe waits tens of milliseconds for the kernel's grace
 	// period, per site.
@@ -192,9 +199,17 @@ func (s *Session) Close() {
 
 // AttachHist is Attach for aggregation: the spec's probes (a key and an
 // optional value each) fill the "hist" map instead of sending events.
-func AttachHist(s *Spec, target string, pid int) (*Session, error) {
-	return attach(s, target, AttachOptions{PID: pid}, HistPrograms)
+func AttachHist(s *Spec, target string, opts *AttachOptions) (*Session, error) {
+	var o AttachOptions
+	if opts != nil {
+		o = *opts
+	}
+	return attach(s, target, o, HistPrograms)
 }
+
+// SetRoot names the process whose descendants (and itself) the probes of
+// a session attached with Descendants see.
+func (s *Session) SetRoot(pid int) error { return setRoot(s.coll, pid) }
 
 // Stacks reads the hits counted per stack (CountStacks), by probe, with
 // their frames named outermost first.

@@ -42,7 +42,15 @@ func (s *Session) Misses() []uint64 { return nil }
 func (s *Session) Close() {}
 
 // AttachHist returns ErrNotSupported off Linux.
-func AttachHist(s *Spec, target string, pid int) (*Session, error) { return nil, ErrNotSupported }
+func AttachHist(s *Spec, target string, opts *AttachOptions) (*Session, error) {
+	return nil, ErrNotSupported
+}
+
+// SetRoot returns ErrNotSupported off Linux.
+func (s *Session) SetRoot(int) error { return ErrNotSupported }
+
+// KernelTaskOffsets returns ErrNotSupported off Linux.
+func KernelTaskOffsets() (TaskOffsets, error) { return TaskOffsets{}, ErrNotSupported }
 
 // Hist returns ErrNotSupported off Linux.
 func (s *Session) Hist() ([]*HistEntry, error) { return nil, ErrNotSupported }

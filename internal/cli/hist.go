@@ -85,7 +85,8 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	sess, err := probe.AttachHist(spec, target, f.pid)
+	only := onlyCommand(target, run)
+	sess, err := probe.AttachHist(spec, target, &probe.AttachOptions{PID: f.pid, Descendants: only})
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,11 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 		writeHist(out, spec, es, f.value != "", f.json)
 		out.Flush()
 	}
-	status, err := runOrWait(run, stdout, stderr, runOptions{every: f.interval, tick: func() bool { print(); return true }})
+	ro := runOptions{every: f.interval, tick: func() bool { print(); return true }}
+	if only {
+		ro.atEntry = func(pid int) { sess.SetRoot(pid) }
+	}
+	status, err := runOrWait(run, stdout, stderr, ro)
 	if err != nil {
 		return err
 	}

@@ -129,7 +129,8 @@ func TestProfileStacks(t *testing.T) {
 
 // TestStatStacks: malloc in the C library (no debug info, no frame
 // pointers in the program) counted per stack: the program's two callers
-// show with the numbers of calls it reports.
+// show with the numbers of calls it reports, and only the command's calls
+// count, not another process's.
 func TestStatStacks(t *testing.T) {
 	needBPF(t)
 	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
@@ -138,6 +139,13 @@ func TestStatStacks(t *testing.T) {
 	if _, err := os.Stat(libc); err != nil {
 		testutil.Skipf(t, "%s: %v", libc, err)
 	}
+	// Another process allocating meanwhile is not the command's: its
+	// calls are not counted.
+	other := exec.Command(bin, "200", "2")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
 	code, out, errs := runGoprobe("stat", "--json", "--stacks", "-x", libc, "malloc", "--", bin, "25")
 	if code != 0 {
 		t.Fatalf("goprobe stat --stacks: exit %d: %s", code, errs)
@@ -157,6 +165,10 @@ func TestStatStacks(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out[strings.Index(out, `{"probes"`):]), &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
+	}
+	// The command's calls, and printf's buffer.
+	if c := got.Probes[0].Count; c < uint64(here+there) || c > uint64(here+there)+2 {
+		t.Errorf("malloc counted %d times; the command calls it %d times", c, here+there)
 	}
 	counts := map[string]uint64{}
 	for _, s := range got.Probes[0].Stacks {

@@ -128,6 +128,23 @@ func loadSpec(f *traceFlags, defs []string, target string) (*probe.Spec, error) 
 	return r.Spec(ds)
 }
 
+// onlyCommand reports whether probes on target should see only the
+// command and its descendants: target is not the command's own binary (a
+// library, or a program the command runs), so other processes use it too.
+// Probes on the command's binary see every process running it.
+func onlyCommand(target string, run []string) bool {
+	if len(run) == 0 {
+		return false
+	}
+	bin, err := exec.LookPath(run[0])
+	if err != nil {
+		return false
+	}
+	a, err1 := filepath.EvalSymlinks(bin)
+	b, err2 := filepath.EvalSymlinks(target)
+	return err1 != nil || err2 != nil || a != b
+}
+
 // targetSpec picks the file to probe and resolves the definitions against
 // it: -x, CMD's binary, or with -p the process's executable, else the
 // first library it maps that has the functions (goprobe trace -p PID
@@ -198,6 +215,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	if err != nil {
 		return err
 	}
+	opts.Descendants = onlyCommand(target, run)
 	first, err := probe.Attach(spec, target, opts)
 	if err != nil {
 		return err
@@ -308,11 +326,18 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		// -p: done when the process is.
 		ro.every, ro.tick = 100*time.Millisecond, func() bool { return alive(f.pid) }
 	}
+	if opts.Descendants {
+		ro.atEntry = ss.setRoot
+	}
 	if opts.Stacks != probe.NoStacks && len(run) > 0 {
 		// The unwinder follows the command's mappings: at its entry
 		// point, then as they change (a dlopen).
 		child := 0
-		ro.atEntry = func(pid int) { child = pid; ss.addProcess(pid) }
+		ro.atEntry = func(pid int) {
+			child = pid
+			ss.setRoot(pid)
+			ss.addProcess(pid)
+		}
 		ro.every, ro.tick = 20*time.Millisecond, func() bool { ss.addProcess(child); return true }
 	}
 	status, err := runOrWait(run, stdout, stderr, ro)
@@ -408,6 +433,7 @@ type sessions struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	print func(*probe.Session, *probe.Event)
+	root  int // the command's process, for sessions that see only it and its descendants
 }
 
 func newSessions(stop chan struct{}, print func(*probe.Session, *probe.Event)) *sessions {
@@ -418,6 +444,9 @@ func newSessions(stop chan struct{}, print func(*probe.Session, *probe.Event)) *
 func (s *sessions) add(sess *probe.Session) {
 	s.mu.Lock()
 	s.all = append(s.all, sess)
+	if s.root > 0 {
+		sess.SetRoot(s.root)
+	}
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
@@ -490,6 +519,17 @@ func (s *sessions) misses(n int) []uint64 {
 		}
 	}
 	return out
+}
+
+// setRoot names the command's process to every session (see
+// probe.AttachOptions.Descendants), and to those added later.
+func (s *sessions) setRoot(pid int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.root = pid
+	for _, sess := range s.all {
+		sess.SetRoot(pid)
+	}
 }
 
 // addProcess gives every session's unwinder process pid's mappings.

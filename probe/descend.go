@@ -1,0 +1,132 @@
+package probe
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+// TaskOffsets are where struct task_struct keeps a task's parent and its
+// process id, in bytes, from the running kernel's BTF.
+type TaskOffsets struct {
+	RealParent, Tgid int32
+}
+
+// descendMaxDepth bounds the walk up a process's ancestors.
+const descendMaxDepth = 16
+
+// withDescendantFilter makes every program of cs return at once unless
+// the current process is the one in "desc_root" or descends from it: a
+// command's probes on a library see the command and its children, not
+// every process using the library. Until the root is set (the command is
+// not started yet) nothing passes. Verdicts are kept per process in
+// "desc_seen".
+func withDescendantFilter(cs *ebpf.CollectionSpec, off TaskOffsets) {
+	cs.Maps["desc_root"] = &ebpf.MapSpec{Name: "desc_root", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}
+	cs.Maps["desc_seen"] = &ebpf.MapSpec{Name: "desc_seen", Type: ebpf.LRUHash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 12}
+	for _, p := range cs.Programs {
+		pro := descendantPrologue(off)
+		first := p.Instructions[0]
+		if sym := first.Symbol(); sym != "" {
+			// The program's own label moves to the prologue.
+			pro[0] = pro[0].WithSymbol(sym)
+			p.Instructions[0] = first.WithSymbol("")
+		}
+		p.Instructions = append(pro, p.Instructions...)
+	}
+}
+
+// Stack slots of the prologue, which runs before the program's own code.
+const (
+	dTgid = -8
+	dKey  = -4
+	dTmp  = -16
+)
+
+func descendantPrologue(off TaskOffsets) asm.Instructions {
+	const pass, drop, yes, no = "desc_pass", "desc_drop", "desc_yes", "desc_no"
+	in := asm.Instructions{
+		asm.Mov.Reg(asm.R9, asm.R1), // the context, for the program
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.StoreMem(asm.RFP, dTgid, asm.R0, asm.Word),
+		asm.StoreImm(asm.RFP, dKey, 0, asm.Word),
+	}
+	in = append(in, lookup("desc_root", dKey, drop)...)
+	in = append(in,
+		asm.LoadMem(asm.R6, asm.R0, 0, asm.Word), // the root
+		asm.JEq.Imm(asm.R6, 0, drop),             // no command yet
+		asm.LoadMem(asm.R1, asm.RFP, dTgid, asm.Word),
+		asm.JEq.Reg(asm.R1, asm.R6, pass),
+	)
+	in = append(in, lookup("desc_seen", dTgid, "")...)
+	in = append(in,
+		asm.JEq.Imm(asm.R0, 0, "desc_walk"),
+		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
+		asm.JEq.Imm(asm.R1, 1, pass),
+		asm.Ja.Label(drop),
+		asm.FnGetCurrentTask.Call().WithSymbol("desc_walk"),
+		asm.Mov.Reg(asm.R7, asm.R0),
+	)
+	read := func(ptrOff int32, size int32) asm.Instructions {
+		return asm.Instructions{
+			storeImm64(asm.RFP, dTmp, 0),
+			asm.Mov.Reg(asm.R1, asm.RFP),
+			asm.Add.Imm(asm.R1, dTmp),
+			asm.Mov.Imm(asm.R2, size),
+			asm.Mov.Reg(asm.R3, asm.R7),
+			asm.Add.Imm(asm.R3, ptrOff),
+			asm.FnProbeReadKernel.Call(),
+		}
+	}
+	for i := 0; i < descendMaxDepth; i++ {
+		in = append(in, read(off.RealParent, 8)...)
+		in = append(in,
+			asm.LoadMem(asm.R7, asm.RFP, dTmp, asm.DWord),
+			asm.JEq.Imm(asm.R7, 0, no),
+		)
+		in = append(in, read(off.Tgid, 4)...)
+		in = append(in,
+			asm.LoadMem(asm.R1, asm.RFP, dTmp, asm.Word),
+			asm.JEq.Reg(asm.R1, asm.R6, yes),
+			asm.JLE.Imm(asm.R1, 1, no), // init: no further
+		)
+	}
+	verdict := func(label string, v int64, then string) asm.Instructions {
+		in := asm.Instructions{
+			asm.StoreImm(asm.RFP, dTmp, v, asm.Word).WithSymbol(label),
+			asm.LoadMapPtr(asm.R1, 0).WithReference("desc_seen"),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, dTgid),
+			asm.Mov.Reg(asm.R3, asm.RFP),
+			asm.Add.Imm(asm.R3, dTmp),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnMapUpdateElem.Call(),
+		}
+		return append(in, asm.Ja.Label(then))
+	}
+	in = append(in, asm.Ja.Label(no))
+	in = append(in, verdict(yes, 1, pass)...)
+	in = append(in, verdict(no, 0, drop)...)
+	in = append(in,
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(drop),
+		asm.Return(),
+		asm.Mov.Reg(asm.R1, asm.R9).WithSymbol(pass),
+	)
+	return in
+}
+
+// rootKey is the "desc_root" map's one key.
+var rootKey = uint32(0)
+
+func setRoot(coll *ebpf.Collection, pid int) error {
+	m := coll.Maps["desc_root"]
+	if m == nil {
+		return nil
+	}
+	if err := m.Put(rootKey, uint32(pid)); err != nil {
+		return fmt.Errorf("setting the command's process: %v", err)
+	}
+	return nil
+}
