@@ -24,21 +24,20 @@ const searchSteps = 22
 
 // Stack slots of the unwinder, below the probe programs' own.
 const (
-	uFP      = -72  // the frame pointer of the frame being unwound
-	uPC      = -80  // the address looked up, in the file
-	uBase    = -88  // binary search: first candidate row
-	uN       = -96  // binary search: candidates left
-	uHalf    = -104 // binary search: half of them
-	uKey     = -112 // u32 map key
-	uTmp     = -120 // what bpf_probe_read_user read
-	uLoHi    = -128 // the module's rows, first | end << 32
-	uBias    = -136 // the module's bias
-	uCFA     = -144 // the CFA computed
-	uFlags   = -152 // the row's flags
-	uFPOff   = -160 // the row's frame pointer offset
-	uSP      = -168 // the stack pointer of the frame being unwound
-	uMisses  = -176 // frames unwound by frame pointer for want of a table
-	uStackLo = -176 // the lowest slot the unwinder uses
+	uFP     = -72  // the frame pointer of the frame being unwound
+	uPC     = -80  // the address looked up, in the file
+	uBase   = -88  // binary search: first candidate row
+	uN      = -96  // binary search: candidates left
+	uHalf   = -104 // binary search: half of them
+	uKey    = -112 // u32 map key
+	uTmp    = -120 // what bpf_probe_read_user read
+	uLoHi   = -128 // the module's rows, first | end << 32
+	uBias   = -136 // the module's bias
+	uCFA    = -144 // the CFA computed
+	uFlags  = -152 // the row's flags
+	uFPOff  = -160 // the row's frame pointer offset
+	uSP     = -168 // the stack pointer of the frame being unwound
+	uMisses = -176 // frames unwound by frame pointer for want of a table
 )
 
 // The unwinder's counters, in the "unwind_counts" array.
