@@ -23,8 +23,7 @@ const descendMaxDepth = 16
 // not started yet) nothing passes. Verdicts are kept per process in
 // "desc_seen".
 func withDescendantFilter(cs *ebpf.CollectionSpec, off TaskOffsets) {
-	cs.Maps["desc_root"] = &ebpf.MapSpec{Name: "desc_root", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}
-	cs.Maps["desc_seen"] = &ebpf.MapSpec{Name: "desc_seen", Type: ebpf.LRUHash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 12}
+	descendantMaps(cs)
 	for _, p := range cs.Programs {
 		pro := descendantPrologue(off)
 		first := p.Instructions[0]
@@ -37,22 +36,39 @@ func withDescendantFilter(cs *ebpf.CollectionSpec, off TaskOffsets) {
 	}
 }
 
-// Stack slots of the prologue, which runs before the program's own code.
+// Stack slots of the check: in a site program it runs before the
+// program's own code; in the profile program, the slots are free.
 const (
-	dTgid = -8
+	dTgid = -8 // the current process, a u32
 	dKey  = -4
-	dTmp  = -16
+	dTmp  = -40
 )
 
+// descendantPrologue passes to the program (R1 the context again) when
+// the current process is the root or descends from it, else returns.
 func descendantPrologue(off TaskOffsets) asm.Instructions {
-	const pass, drop, yes, no = "desc_pass", "desc_drop", "desc_yes", "desc_no"
+	const pass, drop = "desc_pass", "desc_drop"
 	in := asm.Instructions{
 		asm.Mov.Reg(asm.R9, asm.R1), // the context, for the program
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(asm.RFP, dTgid, asm.R0, asm.Word),
-		asm.StoreImm(asm.RFP, dKey, 0, asm.Word),
 	}
+	in = append(in, descendantCheck(off, pass, drop, nil)...)
+	return append(in,
+		asm.Mov.Imm(asm.R0, 0).WithSymbol(drop),
+		asm.Return(),
+		asm.Mov.Reg(asm.R1, asm.R9).WithSymbol(pass),
+	)
+}
+
+// descendantCheck jumps to pass when the process in slot dTgid is the one
+// in "desc_root" or descends from it, else to drop. first, when not nil,
+// runs once per process found to descend (before pass), when its verdict
+// is new. It uses R0 to R8.
+func descendantCheck(off TaskOffsets, pass, drop string, first asm.Instructions) asm.Instructions {
+	const yes, no, walk = "desc_yes", "desc_no", "desc_walk"
+	in := asm.Instructions{asm.StoreImm(asm.RFP, dKey, 0, asm.Word)}
 	in = append(in, lookup("desc_root", dKey, drop)...)
 	in = append(in,
 		asm.LoadMem(asm.R6, asm.R0, 0, asm.Word), // the root
@@ -62,11 +78,11 @@ func descendantPrologue(off TaskOffsets) asm.Instructions {
 	)
 	in = append(in, lookup("desc_seen", dTgid, "")...)
 	in = append(in,
-		asm.JEq.Imm(asm.R0, 0, "desc_walk"),
+		asm.JEq.Imm(asm.R0, 0, walk),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
 		asm.JEq.Imm(asm.R1, 1, pass),
 		asm.Ja.Label(drop),
-		asm.FnGetCurrentTask.Call().WithSymbol("desc_walk"),
+		asm.FnGetCurrentTask.Call().WithSymbol(walk),
 		asm.Mov.Reg(asm.R7, asm.R0),
 	)
 	read := func(ptrOff int32, size int32) asm.Instructions {
@@ -93,8 +109,8 @@ func descendantPrologue(off TaskOffsets) asm.Instructions {
 			asm.JLE.Imm(asm.R1, 1, no), // init: no further
 		)
 	}
-	verdict := func(label string, v int64, then string) asm.Instructions {
-		in := asm.Instructions{
+	verdict := func(label string, v int64) asm.Instructions {
+		return asm.Instructions{
 			asm.StoreImm(asm.RFP, dTmp, v, asm.Word).WithSymbol(label),
 			asm.LoadMapPtr(asm.R1, 0).WithReference("desc_seen"),
 			asm.Mov.Reg(asm.R2, asm.RFP),
@@ -104,17 +120,19 @@ func descendantPrologue(off TaskOffsets) asm.Instructions {
 			asm.Mov.Imm(asm.R4, 0),
 			asm.FnMapUpdateElem.Call(),
 		}
-		return append(in, asm.Ja.Label(then))
 	}
 	in = append(in, asm.Ja.Label(no))
-	in = append(in, verdict(yes, 1, pass)...)
-	in = append(in, verdict(no, 0, drop)...)
-	in = append(in,
-		asm.Mov.Imm(asm.R0, 0).WithSymbol(drop),
-		asm.Return(),
-		asm.Mov.Reg(asm.R1, asm.R9).WithSymbol(pass),
-	)
-	return in
+	in = append(in, verdict(yes, 1)...)
+	in = append(in, first...)
+	in = append(in, asm.Ja.Label(pass))
+	in = append(in, verdict(no, 0)...)
+	return append(in, asm.Ja.Label(drop))
+}
+
+// descendantMaps are the maps the check reads.
+func descendantMaps(cs *ebpf.CollectionSpec) {
+	cs.Maps["desc_root"] = &ebpf.MapSpec{Name: "desc_root", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}
+	cs.Maps["desc_seen"] = &ebpf.MapSpec{Name: "desc_seen", Type: ebpf.LRUHash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 12}
 }
 
 // rootKey is the "desc_root" map's one key.

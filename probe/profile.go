@@ -21,6 +21,11 @@ type ProfileOptions struct {
 	RowCapacity int
 	// Stacks bounds the distinct stacks counted (default 16384).
 	Stacks int
+	// Descendants, when not nil, also samples the descendants of the
+	// process named with SetRoot (a command's children), reporting each
+	// new one on the "new_procs" ring buffer for its tables; until they
+	// come it unwinds by frame pointer. The offsets are the kernel's.
+	Descendants *TaskOffsets
 }
 
 func (o *ProfileOptions) withDefaults() ProfileOptions {
@@ -83,7 +88,28 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 		asm.StoreMem(asm.RFP, pTgid, asm.R0, asm.Word),
 		asm.JEq.Imm(asm.R0, 0, "out"), // the idle task
 	}
-	in = append(in, procLookup(pTgid, !o.All, "out")...)
+	if o.Descendants != nil && !o.All {
+		descendantMaps(cs)
+		cs.Maps["new_procs"] = &ebpf.MapSpec{Name: "new_procs", Type: ebpf.RingBuf, MaxEntries: 1 << 12}
+		// A process found to descend: say so once, then use the frame
+		// pointer until its tables are in.
+		notify := asm.Instructions{
+			asm.LoadMapPtr(asm.R1, 0).WithReference("new_procs"),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, dTgid),
+			asm.Mov.Imm(asm.R3, 4),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnRingbufOutput.Call(),
+		}
+		in = append(in, lookup("unwind_procs", pTgid, "")...)
+		in = append(in, asm.JNE.Imm(asm.R0, 0, "have_proc"))
+		in = append(in, descendantCheck(*o.Descendants, "proc_fp", "out", notify)...)
+		in = append(in, asm.StoreImm(asm.RFP, pKey, 0, asm.Word).WithSymbol("proc_fp"))
+		in = append(in, lookup("unwind_procs", pKey, "out")...)
+		in = append(in, asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("have_proc"))
+	} else {
+		in = append(in, procLookup(pTgid, !o.All, "out")...)
+	}
 	in = append(in, bufLookup("out")...)
 	in = append(in,
 		asm.LoadMem(asm.R1, asm.RFP, pTgid, asm.Word),

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
 	"github.com/binscope/binscope/flame"
@@ -31,6 +32,10 @@ type Profile struct {
 	links  []link.Link
 	events []int
 	all    bool
+	// newProcs reports the descendants the program finds; followNew
+	// reads it until done.
+	newProcs *ringbuf.Reader
+	done     chan struct{}
 	// BytesRead counts what Stacks copied out of the kernel: the
 	// profile's whole transfer to user space.
 	BytesRead uint64
@@ -107,8 +112,34 @@ func StartProfile(tables *stack.Tables, opts *ProfileOptions) (_ *Profile, err e
 		}
 		p.links = append(p.links, l)
 	}
+	if m := coll.Maps["new_procs"]; m != nil {
+		if p.newProcs, err = ringbuf.NewReader(m); err != nil {
+			return nil, err
+		}
+		p.done = make(chan struct{})
+		go p.followNew()
+	}
 	return p, nil
 }
+
+// followNew gives the unwinder the mappings of each descendant the
+// program reports.
+func (p *Profile) followNew() {
+	defer close(p.done)
+	for {
+		rec, err := p.newProcs.Read()
+		if err != nil {
+			return // closed
+		}
+		if len(rec.RawSample) >= 4 {
+			p.AddProcess(int(binary.LittleEndian.Uint32(rec.RawSample)))
+		}
+	}
+}
+
+// SetRoot names the process whose descendants a profile with
+// Descendants samples too.
+func (p *Profile) SetRoot(pid int) error { return setRoot(p.coll, pid) }
 
 func loadError(err error) error {
 	if errors.Is(err, os.ErrPermission) {
@@ -182,6 +213,27 @@ func (u *unwinder) AddProcess(pid int) error {
 	return u.procs.Put(uint32(pid), v)
 }
 
+// Refresh re-reads the mappings of every process added (an exec, a
+// dlopen change them), forgetting those that are gone.
+func (u *unwinder) Refresh() {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	pids := make([]int, 0, len(u.rawMaps))
+	for pid := range u.rawMaps {
+		pids = append(pids, pid)
+	}
+	u.mu.Unlock()
+	for _, pid := range pids {
+		if u.AddProcess(pid) != nil {
+			u.mu.Lock()
+			delete(u.rawMaps, pid)
+			u.mu.Unlock()
+		}
+	}
+}
+
 // mappings are process pid's mappings as last read, or read now (a
 // process the session did not add).
 func (u *unwinder) mappings(pid int) []stack.Mapping {
@@ -232,6 +284,11 @@ func (p *Profile) Stop() {
 		unix.Close(fd)
 	}
 	p.events = nil
+	if p.newProcs != nil {
+		p.newProcs.Close()
+		<-p.done
+		p.newProcs = nil
+	}
 }
 
 // Close stops sampling and frees everything.

@@ -67,6 +67,12 @@ func HostArch() (*arch.Arch, error) { return nil, ErrNotSupported }
 // AddProcess returns ErrNotSupported off Linux.
 func (p *Profile) AddProcess(int) error { return ErrNotSupported }
 
+// SetRoot returns ErrNotSupported off Linux.
+func (p *Profile) SetRoot(int) error { return ErrNotSupported }
+
+// Refresh does nothing off Linux.
+func (p *Profile) Refresh() {}
+
 // Counters returns zeros off Linux.
 func (p *Profile) Counters() []uint64 { return make([]uint64, unwindCounters) }
 

@@ -101,7 +101,14 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 			tables.Add(p)
 		}
 	}
-	prof, err := probe.StartProfile(tables, &probe.ProfileOptions{Hz: f.hz, All: f.all && f.pid == 0 && len(run) == 0})
+	po := &probe.ProfileOptions{Hz: f.hz, All: f.all && f.pid == 0 && len(run) == 0}
+	if len(run) > 0 {
+		// A command's children (a shell's, a build's) are its work too.
+		if off, err := probe.KernelTaskOffsets(); err == nil {
+			po.Descendants = &off
+		}
+	}
+	prof, err := probe.StartProfile(tables, po)
 	if err != nil {
 		return err
 	}
@@ -117,14 +124,15 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 	}
 	start := time.Now()
 	refresh := func() bool {
+		prof.Refresh() // an exec or a dlopen changes the mappings
 		if target > 0 {
-			prof.AddProcess(target) // an exec or a dlopen changes the mappings
 			return alive(target)
 		}
 		return true
 	}
 	status, err := runOrWait(run, stdout, stderr, runOptions{every: 20 * time.Millisecond, tick: refresh, atEntry: func(pid int) {
 		target = pid
+		prof.SetRoot(pid)
 		prof.AddProcess(pid)
 	}})
 	if err != nil {

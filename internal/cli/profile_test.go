@@ -76,23 +76,35 @@ func readFolded(t *testing.T, path string) (stacks [][]string, counts []uint64) 
 // -> inner (C without frame pointers, a Rust release build, Go) are
 // profiled; at least 80% of the samples carry that whole stack, ending in
 // inner, and the stacks reach the program's entry (the C and Rust ones
-// through the C library's tables).
+// through the C library's tables); a program a shell runs as its child is
+// profiled as well.
 func TestProfileStacks(t *testing.T) {
 	needBPF(t)
 	for _, c := range []struct {
 		lang  string
 		chain []string
 		root  string
+		shell bool // run by a shell, as its child
 	}{
-		{"c", []string{"main", "outer", "inner"}, "_start"},
-		{"rust", []string{"cpu::main", "cpu::outer", "cpu::inner"}, "_start"},
-		{"go", []string{"main.main", "main.outer", "main.inner"}, "runtime.goexit"},
+		{"c", []string{"main", "outer", "inner"}, "_start", false},
+		{"c", []string{"main", "outer", "inner"}, "_start", true},
+		{"rust", []string{"cpu::main", "cpu::outer", "cpu::inner"}, "_start", false},
+		{"go", []string{"main.main", "main.outer", "main.inner"}, "runtime.goexit", false},
 	} {
-		t.Run(c.lang, func(t *testing.T) {
+		name := c.lang
+		if c.shell {
+			name += "-child"
+		}
+		t.Run(name, func(t *testing.T) {
 			bin := buildCPU(t, c.lang)
 			folded := filepath.Join(t.TempDir(), "folded")
 			svg := filepath.Join(t.TempDir(), "svg")
-			code, out, errs := runGoprobe("profile", "-F", "499", "--folded", folded, "--svg", svg, "--", bin, "1.5")
+			cmd := []string{bin, "1.5"}
+			if c.shell {
+				// Not the shell's last command, so it forks for it.
+				cmd = []string{"sh", "-c", bin + " 1.5; true"}
+			}
+			code, out, errs := runGoprobe(append([]string{"profile", "-F", "499", "--folded", folded, "--svg", svg, "--"}, cmd...)...)
 			if code != 0 {
 				t.Fatalf("goprobe profile: exit %d: %s", code, errs)
 			}
