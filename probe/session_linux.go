@@ -207,6 +207,24 @@ func AttachHist(s *Spec, target string, opts *AttachOptions) (*Session, error) {
 	return attach(s, target, o, HistPrograms)
 }
 
+// Descendants lists the processes the programs found to descend from the
+// root so far (see AttachOptions.Descendants).
+func (s *Session) Descendants() []int {
+	m := s.coll.Maps["desc_seen"]
+	if m == nil {
+		return nil
+	}
+	var out []int
+	var pid, v uint32
+	it := m.Iterate()
+	for it.Next(&pid, &v) {
+		if v == 1 {
+			out = append(out, int(pid))
+		}
+	}
+	return out
+}
+
 // SetRoot names the process whose descendants (and itself) the probes of
 // a session attached with Descendants see.
 func (s *Session) SetRoot(pid int) error { return setRoot(s.coll, pid) }

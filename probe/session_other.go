@@ -49,6 +49,9 @@ func AttachHist(s *Spec, target string, opts *AttachOptions) (*Session, error) {
 // SetRoot returns ErrNotSupported off Linux.
 func (s *Session) SetRoot(int) error { return ErrNotSupported }
 
+// Descendants returns nothing off Linux.
+func (s *Session) Descendants() []int { return nil }
+
 // KernelTaskOffsets returns ErrNotSupported off Linux.
 func KernelTaskOffsets() (TaskOffsets, error) { return TaskOffsets{}, ErrNotSupported }
 

@@ -277,3 +277,42 @@ func TestProcessLibrary(t *testing.T) {
 		t.Errorf("%d calls of malloc; the program makes 180 (and one for printf)\n%s", c, out)
 	}
 }
+
+// TestStatStacksChild: the command's child (a shell runs the program)
+// gets its unwind tables once the programs find it: its later calls all
+// carry their whole stack.
+func TestStatStacksChild(t *testing.T) {
+	needBPF(t)
+	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
+	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
+	libc := "/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(libc); err != nil {
+		testutil.Skipf(t, "%s: %v", libc, err)
+	}
+	code, out, errs := runGoprobe("stat", "--json", "--stacks", "-x", libc, "malloc", "--", "sh", "-c", bin+" 25 5; true")
+	if code != 0 {
+		t.Fatalf("goprobe stat --stacks: exit %d: %s", code, errs)
+	}
+	var got struct {
+		Probes []struct {
+			Stacks []struct {
+				Count  uint64
+				Frames []string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, `{"probes"`):]), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	counts := map[string]uint64{}
+	for _, s := range got.Probes[0].Stacks {
+		if len(s.Frames) >= 3 && strings.HasSuffix(s.Frames[0], "malloc") {
+			counts[strings.Join(s.Frames[1:3], ";")] += s.Count
+		}
+	}
+	// here's calls are 5 ms apart: those before the first refresh
+	// (20 ms) may unwind by frame pointer; there's all come later.
+	if counts["there;main"] != 50 || counts["here;main"] < 15 {
+		t.Errorf("malloc from here;main %d times (of 25), from there;main %d (of 50)\n%s", counts["here;main"], counts["there;main"], out)
+	}
+}

@@ -338,7 +338,11 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 			ss.setRoot(pid)
 			ss.addProcess(pid)
 		}
-		ro.every, ro.tick = 20*time.Millisecond, func() bool { ss.addProcess(child); return true }
+		ro.every, ro.tick = 20*time.Millisecond, func() bool {
+			ss.addProcess(child)
+			ss.addDescendants()
+			return true
+		}
 	}
 	status, err := runOrWait(run, stdout, stderr, ro)
 	if err != nil {
@@ -538,6 +542,20 @@ func (s *sessions) addProcess(pid int) {
 	defer s.mu.Unlock()
 	for _, sess := range s.all {
 		sess.AddProcess(pid)
+	}
+}
+
+// addDescendants gives the unwinders the mappings of the command's
+// descendants the programs found (and again when they change).
+func (s *sessions) addDescendants() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sess := range s.all {
+		for _, pid := range sess.Descendants() {
+			for _, each := range s.all {
+				each.AddProcess(pid)
+			}
+		}
 	}
 }
 
