@@ -349,7 +349,7 @@ func (l *Layout) variants(cl int64, depth int) error {
 // boundaries finds the member at each cacheline boundary inside the type.
 func (l *Layout) boundaries() {
 	cl := l.CachelineSize
-	for line := int64(1); line*cl < l.Size; line++ {
+	for line := int64(1); line*cl < l.Size && line <= MaxBoundaries; line++ {
 		b := Boundary{Line: line, Offset: line * cl, Member: -1}
 		for i := range l.Members {
 			s := &l.Members[i]

@@ -100,7 +100,7 @@ type Layout struct {
 	// boundary inside the type falls.
 	CachelineSize int64
 	Cachelines    int64
-	Boundaries    []Boundary
+	Boundaries    []Boundary // the first MaxBoundaries
 
 	// PointerBytes is types.PointerBytes(Type) for a Go type: the prefix
 	// the garbage collector scans. It is 0 for other languages.
@@ -177,6 +177,11 @@ type Hole struct {
 type BitHole struct {
 	Offset, Size types.Bits
 }
+
+// MaxBoundaries bounds Layout.Boundaries: 65,536 cachelines (4 MiB with
+// 64-byte lines) are more than any real type spans, and a corrupt size
+// (BTF claiming gigabytes) must not cost memory per cacheline.
+const MaxBoundaries = 1 << 16
 
 // Boundary is a cacheline boundary inside a type.
 type Boundary struct {
