@@ -55,6 +55,10 @@ func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) (*exec.Cmd, error) {
 	}
 	pid := cmd.Process.Pid
 	if err := stopAtEntry(pid, cmd.Path); err != nil {
+		var ended *EndedError
+		if errors.As(err, &ended) {
+			return nil, err // reaped here: there is nothing to wait for
+		}
 		// The process goes on untouched; only the tables may come late.
 		syscall.PtraceDetach(pid)
 		atEntry(pid)
@@ -62,6 +66,15 @@ func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) (*exec.Cmd, error) {
 	}
 	atEntry(pid)
 	return cmd, syscall.PtraceDetach(pid)
+}
+
+// EndedError is StartAtEntry's error for a command that ended before its
+// entry point (the dynamic loader failed): Status is its exit status, 128
+// plus the signal for a signal.
+type EndedError struct{ Status int }
+
+func (e *EndedError) Error() string {
+	return fmt.Sprintf("the command ended before its entry point, with status %d", e.Status)
 }
 
 // stopAtEntry runs the tracee, stopped after its exec, up to its entry
@@ -95,8 +108,11 @@ func stopAtEntry(pid int, path string) error {
 		if _, err := syscall.Wait4(pid, &ws, syscall.WALL, nil); err != nil {
 			return err
 		}
-		if ws.Exited() || ws.Signaled() {
-			return errors.New("the command ended before its entry point")
+		if ws.Exited() {
+			return &EndedError{Status: ws.ExitStatus()}
+		}
+		if ws.Signaled() {
+			return &EndedError{Status: 128 + int(ws.Signal())}
 		}
 		if ws.Stopped() && ws.StopSignal() == syscall.SIGTRAP {
 			break

@@ -652,6 +652,10 @@ func runOrWait(run []string, stdout, stderr io.Writer, o runOptions) (int, error
 		c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
 		if o.atEntry != nil {
 			started, err := probe.StartAtEntry(c, o.atEntry)
+			var ended *probe.EndedError
+			if errors.As(err, &ended) {
+				return ended.Status, nil // the loader failed: its status is the command's
+			}
 			if err != nil {
 				return 0, err
 			}
