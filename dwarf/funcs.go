@@ -403,10 +403,27 @@ func displayName(fn *types.Func) string {
 	if fn.Lang == types.LangZig { // inl.work: Zig's names are already qualified
 		return fn.Linkage
 	}
-	if d, err := demangle.ToString(fn.Linkage, demangle.NoParams, demangle.NoTemplateParams); err == nil {
-		return rustHash.ReplaceAllString(d, "")
+	if d, ok := demangled(fn.Linkage); ok {
+		return d
 	}
 	return fn.Name
+}
+
+// Demangle is a C++ or Rust symbol as users write the function: without
+// parameters, without the hash of legacy Rust; other names unchanged.
+func Demangle(sym string) string {
+	if d, ok := demangled(sym); ok {
+		return d
+	}
+	return sym
+}
+
+func demangled(sym string) (string, bool) {
+	d, err := demangle.ToString(sym, demangle.NoParams, demangle.NoTemplateParams)
+	if err != nil {
+		return "", false
+	}
+	return rustHash.ReplaceAllString(d, ""), true
 }
 
 // cloneSuffix matches GCC's clone and partial-inlining suffixes.

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
-
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/funcs"
@@ -51,10 +49,18 @@ func (s *Symbolizer) file(path string) *fileSyms {
 	}
 	fs := &fileSyms{inl: map[string][]inlineAt{}}
 	s.files[path] = fs
+	// One open: the DWARF's file carries the symbols too.
 	var fns []*types.Func
+	var ef *elfx.File
 	if df, err := dwarf.Open(path, nil); err == nil {
+		defer df.Close()
 		fns, _ = df.Functions(nil)
-		df.Close()
+		ef = df.ELF
+	} else if ef, err = elfx.Open(path); err == nil {
+		defer ef.Close()
+	}
+	if ef == nil {
+		return fs
 	}
 	// Code without DWARF (crt1.o's _start, assembly, a library without its
 	// debug file): .gopclntab, else the symbol table, demangled.
@@ -64,25 +70,19 @@ func (s *Symbolizer) file(path string) *fileSyms {
 			covered[r[0]] = true
 		}
 	}
-	if ef, err := elfx.Open(path); err == nil {
-		var more []*types.Func
-		if len(fns) == 0 && pcln.Has(ef) {
-			more, _ = pcln.Functions(ef)
-		}
-		if len(more) == 0 {
-			for _, fn := range dwarf.SymbolFuncs(ef) {
-				if covered[fn.LowPC] {
-					continue
-				}
-				if d, err := demangle.ToString(fn.Name, demangle.NoParams, demangle.NoTemplateParams); err == nil {
-					fn.Name = d
-				}
+	var more []*types.Func
+	if len(fns) == 0 && pcln.Has(ef) {
+		more, _ = pcln.Functions(ef)
+	}
+	if len(more) == 0 {
+		for _, fn := range dwarf.SymbolFuncs(ef) {
+			if !covered[fn.LowPC] {
+				fn.Name = dwarf.Demangle(fn.Name)
 				more = append(more, fn)
 			}
 		}
-		fns = append(fns, more...)
-		ef.Close()
 	}
+	fns = append(fns, more...)
 	for _, fn := range fns {
 		for _, r := range fn.Ranges {
 			fs.ranges = append(fs.ranges, fnRange{r[0], r[1], fn})

@@ -145,12 +145,7 @@ func TestProfileStacks(t *testing.T) {
 // count, not another process's.
 func TestStatStacks(t *testing.T) {
 	needBPF(t)
-	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
-	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
-	libc := "/lib/x86_64-linux-gnu/libc.so.6"
-	if _, err := os.Stat(libc); err != nil {
-		testutil.Skipf(t, "%s: %v", libc, err)
-	}
+	bin, libc := buildAlloc(t), cLibrary(t)
 	// Another process allocating meanwhile is not the command's: its
 	// calls are not counted.
 	other := exec.Command(bin, "200", "2")
@@ -201,8 +196,7 @@ func TestStatStacks(t *testing.T) {
 // pointers.
 func TestTraceStack(t *testing.T) {
 	needBPF(t)
-	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
-	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
+	bin := buildAlloc(t)
 	code, out, errs := runGoprobe("trace", "--json", "--stack", "here n", "--", bin, "25")
 	if code != 0 {
 		t.Fatalf("goprobe trace --stack: exit %d: %s", code, errs)
@@ -238,8 +232,7 @@ func TestTraceStack(t *testing.T) {
 // the process does.
 func TestProcessLibrary(t *testing.T) {
 	needBPF(t)
-	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
-	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
+	bin := buildAlloc(t)
 	cmd := exec.Command(bin, "60", "30")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -283,12 +276,7 @@ func TestProcessLibrary(t *testing.T) {
 // carry their whole stack.
 func TestStatStacksChild(t *testing.T) {
 	needBPF(t)
-	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
-	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
-	libc := "/lib/x86_64-linux-gnu/libc.so.6"
-	if _, err := os.Stat(libc); err != nil {
-		testutil.Skipf(t, "%s: %v", libc, err)
-	}
+	bin, libc := buildAlloc(t), cLibrary(t)
 	code, out, errs := runGoprobe("stat", "--json", "--stacks", "-x", libc, "malloc", "--", "sh", "-c", bin+" 25 5; true")
 	if code != 0 {
 		t.Fatalf("goprobe stat --stacks: exit %d: %s", code, errs)
@@ -315,4 +303,22 @@ func TestStatStacksChild(t *testing.T) {
 	if counts["there;main"] != 50 || counts["here;main"] < 15 {
 		t.Errorf("malloc from here;main %d times (of 25), from there;main %d (of 50)\n%s", counts["here;main"], counts["there;main"], out)
 	}
+}
+
+// buildAlloc builds probe/testdata/profile/alloc.c without frame
+// pointers.
+func buildAlloc(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
+	return buildWith(t, dir, "gcc", "-O2", "-g", "-fomit-frame-pointer", "-o", "BIN", filepath.Join(dir, "alloc.c"))
+}
+
+// cLibrary is the C library's path.
+func cLibrary(t *testing.T) string {
+	t.Helper()
+	libc := "/lib/x86_64-linux-gnu/libc.so.6"
+	if _, err := os.Stat(libc); err != nil {
+		testutil.Skipf(t, "%s: %v", libc, err)
+	}
+	return libc
 }
