@@ -140,11 +140,17 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), ids []uint32, arc
 	}
 	c := &converter{memo: make(map[cbtf.Type]types.Type, 1<<12), void: &types.Void{}, ptr: ptrSize}
 	s := &types.Spec{Path: name, Format: "btf", Arch: arch, PointerSize: ptrSize, Lang: types.LangC}
-	add := func(t types.Type) {
+	var check types.Checker
+	add := func(t types.Type) error {
+		if err := check.Check(t); err != nil {
+			return fmt.Errorf("%s: %s: %v", name, section, err)
+		}
+		c.inferAligns()
 		s.Add(t)
 		if each != nil {
 			each(t)
 		}
+		return nil
 	}
 	if ids != nil {
 		for _, id := range ids {
@@ -152,7 +158,9 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), ids []uint32, arc
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: type %d: %v", name, section, id, err)
 			}
-			add(c.typ(t))
+			if err := add(c.typ(t)); err != nil {
+				return nil, err
+			}
 		}
 		return s, nil
 	}
@@ -168,7 +176,9 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), ids []uint32, arc
 		if t.TypeName() == "" {
 			continue
 		}
-		add(c.typ(t))
+		if err := add(c.typ(t)); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -256,6 +266,19 @@ type converter struct {
 	memo map[cbtf.Type]types.Type
 	void *types.Void
 	ptr  int64
+	// pending are the structs converted since the last inferAligns, each
+	// after the structs it holds by value.
+	pending []*types.Struct
+}
+
+// inferAligns infers the alignment of the structs converted since its last
+// call (see inferAlign), members first. It walks member types, so it runs
+// only once types.Checker has accepted them.
+func (c *converter) inferAligns() {
+	for _, s := range c.pending {
+		inferAlign(s)
+	}
+	c.pending = c.pending[:0]
 }
 
 func (c *converter) typ(t cbtf.Type) types.Type {
@@ -362,7 +385,7 @@ func (c *converter) composite(t cbtf.Type, kind types.Kind, name string, size ui
 			Tags:    m.Tags,
 		}
 	}
-	inferAlign(s)
+	c.pending = append(c.pending, s)
 	return s
 }
 

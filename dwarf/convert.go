@@ -29,6 +29,9 @@ type converter struct {
 	void *types.Void
 	ptr  int64
 	big  bool // big-endian target
+	// check rejects the graphs no compiler emits (see types.Checker)
+	// before a type leaves the loader.
+	check types.Checker
 }
 
 func newConverter(f *File, ix *index) *converter {
@@ -64,7 +67,7 @@ func (c *converter) spec() (*types.Spec, error) {
 			c.memo[n.e.Offset] = t
 			continue
 		}
-		t, err := c.typ(n.e.Offset, 0)
+		t, err := c.root(n.e.Offset)
 		if err != nil {
 			return nil, err
 		}
@@ -129,6 +132,20 @@ func (c *converter) dedupKey(b *strings.Builder, n *node) {
 		fmt.Fprintf(b, ";%d,%s,%v,%v,%v,%v", k.e.Tag, str(k.e, dwarf.AttrName), k.e.Val(dwarf.AttrDataMemberLoc),
 			k.e.Val(dwarf.AttrDataBitOffset), k.e.Val(dwarf.AttrBitOffset), k.e.Val(dwarf.AttrConstValue))
 	}
+}
+
+// root converts the type DIE at off for a caller outside the converter,
+// and checks it: a type that contains itself, or whose parts expand beyond
+// types.MaxNodes, is an error naming the DIE.
+func (c *converter) root(off dwarf.Offset) (types.Type, error) {
+	t, err := c.typ(off, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.check.Check(t); err != nil {
+		return nil, c.f.decodeError(off, "%v", err)
+	}
+	return t, nil
 }
 
 // typ converts the type DIE at off. Every value is stored in memo before

@@ -151,7 +151,7 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 		}
 		var t types.Type = &types.Base{Name: "?"}
 		if toff != 0 {
-			if tt, err := c.typ(toff, 0); err == nil {
+			if tt, err := c.root(toff); err == nil {
 				t = tt
 			}
 		}

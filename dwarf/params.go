@@ -70,7 +70,7 @@ func (pf *paramFiller) fill(fn *types.Func) error {
 		if off == 0 {
 			return nil
 		}
-		t, err := c.typ(off, 0)
+		t, err := c.root(off)
 		if err != nil {
 			return &types.Base{Name: "?"}
 		}
