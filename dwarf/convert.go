@@ -159,6 +159,12 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 		return nil, c.f.decodeError(off, "%v", errTooDeep)
 	}
 	n := c.ix.nodes[off]
+	if n == nil {
+		var err error
+		if n, err = c.f.local(c.ix, off); err != nil {
+			return nil, err
+		}
+	}
 	if n == nil || !isTypeTag(n.e.Tag) {
 		return nil, c.f.decodeError(off, "reference to a DIE that is not a type")
 	}

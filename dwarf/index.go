@@ -3,6 +3,7 @@ package dwarf
 import (
 	"debug/dwarf"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -70,10 +71,8 @@ type frame struct {
 }
 
 func (f *File) index() (*index, error) {
-	ix := &index{nodes: make(map[dwarf.Offset]*node, 1<<14)}
+	b := &indexer{f: f, ix: &index{nodes: make(map[dwarf.Offset]*node, 1<<14)}}
 	r := f.entries()
-	var stack []frame
-	var cur frame
 	for {
 		e, err := r.next()
 		if err != nil {
@@ -82,74 +81,130 @@ func (f *File) index() (*index, error) {
 		if e == nil {
 			break
 		}
-		if e.Tag == 0 {
-			if len(stack) > 0 {
-				cur = stack[len(stack)-1]
-				stack = stack[:len(stack)-1]
-			}
-			continue
+		skip, err := b.add(e)
+		if err != nil {
+			return nil, err
 		}
-		if len(stack) > maxNesting {
-			return nil, f.decodeError(e.Offset, "%v", errTooDeep)
-		}
-		push := func(fr frame) {
-			if e.Children {
-				stack = append(stack, cur)
-				cur = fr
-			}
-		}
-		switch {
-		case e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit:
-			stack = stack[:0]
-			u := unit{
-				name:     str(e, dwarf.AttrName),
-				producer: str(e, dwarf.AttrProducer),
-				entry:    e,
-			}
-			u.lang = langOf(e, u.producer)
-			ix.units = append(ix.units, u)
-			cur = frame{lang: u.lang}
-			if !f.wantLang(u.lang) {
-				r.r.SkipChildren()
-				continue
-			}
-			if e.Children {
-				stack = append(stack, frame{})
-			}
-		case e.Tag == dwarf.TagNamespace || e.Tag == dwarf.TagModule:
-			name := str(e, dwarf.AttrName)
-			if name == "" {
-				name = "(anonymous namespace)"
-			}
-			push(frame{scope: cur.scope + name + "::", lang: cur.lang})
-		case isTypeTag(e.Tag):
-			n := &node{e: e, scope: cur.scope, lang: cur.lang, top: cur.n == nil, unit: int32(len(ix.units) - 1)}
-			ix.nodes[e.Offset] = n
-			if cur.n != nil {
-				cur.n.kids = append(cur.n.kids, n)
-			} else if hasName(e) {
-				ix.named = append(ix.named, n)
-			}
-			scope := cur.scope
-			if name := str(e, dwarf.AttrName); name != "" {
-				scope += name + "::"
-			}
-			push(frame{n: n, scope: scope, lang: cur.lang})
-		case isPartTag(e.Tag) && cur.n != nil:
-			n := &node{e: e, scope: cur.scope, lang: cur.lang, unit: int32(len(ix.units) - 1)}
-			ix.nodes[e.Offset] = n
-			cur.n.kids = append(cur.n.kids, n)
-			push(frame{n: n, scope: cur.scope, lang: cur.lang})
-		default:
-			// Subprograms, variables, lexical blocks, call sites: not
-			// types. Their children are skipped unread where the producer
-			// left sibling links.
-			if e.Children {
-				r.r.SkipChildren()
-			}
+		if skip && e.Children {
+			r.r.SkipChildren()
 		}
 	}
-	return ix, nil
+	return b.ix, nil
+}
+
+// indexer builds an index from DIEs in .debug_info order.
+type indexer struct {
+	f     *File
+	ix    *index
+	stack []frame
+	cur   frame
+	unit  int32 // the unit the DIEs belong to
+	local bool  // DIEs inside a function: their types are not listed in named
+}
+
+// add records e, and reports whether its children are to be skipped: those
+// of subprograms, variables, lexical blocks and call sites, and of units
+// filtered out by language. A null entry ends the current parent.
+func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
+	ix := b.ix
+	if e.Tag == 0 {
+		if len(b.stack) > 0 {
+			b.cur = b.stack[len(b.stack)-1]
+			b.stack = b.stack[:len(b.stack)-1]
+		}
+		return false, nil
+	}
+	if len(b.stack) > maxNesting {
+		return false, b.f.decodeError(e.Offset, "%v", errTooDeep)
+	}
+	push := func(fr frame) {
+		if e.Children {
+			b.stack = append(b.stack, b.cur)
+			b.cur = fr
+		}
+	}
+	cur := b.cur
+	switch {
+	case e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit:
+		b.stack = b.stack[:0]
+		u := unit{
+			name:     str(e, dwarf.AttrName),
+			producer: str(e, dwarf.AttrProducer),
+			entry:    e,
+		}
+		u.lang = langOf(e, u.producer)
+		ix.units = append(ix.units, u)
+		b.unit = int32(len(ix.units) - 1)
+		b.cur = frame{lang: u.lang}
+		if !b.f.wantLang(u.lang) {
+			return true, nil
+		}
+		if e.Children {
+			b.stack = append(b.stack, frame{})
+		}
+	case e.Tag == dwarf.TagNamespace || e.Tag == dwarf.TagModule:
+		name := str(e, dwarf.AttrName)
+		if name == "" {
+			name = "(anonymous namespace)"
+		}
+		push(frame{scope: cur.scope + name + "::", lang: cur.lang})
+	case isTypeTag(e.Tag):
+		n := &node{e: e, scope: cur.scope, lang: cur.lang, top: cur.n == nil, unit: b.unit}
+		ix.nodes[e.Offset] = n
+		if cur.n != nil {
+			cur.n.kids = append(cur.n.kids, n)
+		} else if hasName(e) && !b.local {
+			ix.named = append(ix.named, n)
+		}
+		scope := cur.scope
+		if name := str(e, dwarf.AttrName); name != "" {
+			scope += name + "::"
+		}
+		push(frame{n: n, scope: scope, lang: cur.lang})
+	case isPartTag(e.Tag) && cur.n != nil:
+		n := &node{e: e, scope: cur.scope, lang: cur.lang, unit: b.unit}
+		ix.nodes[e.Offset] = n
+		cur.n.kids = append(cur.n.kids, n)
+		push(frame{n: n, scope: cur.scope, lang: cur.lang})
+	default:
+		// Subprograms, variables, lexical blocks, call sites: not
+		// types. Their children are skipped unread where the producer
+		// left sibling links.
+		return true, nil
+	}
+	return false, nil
+}
+
+// local indexes the type DIE at off, which the index passed over: a type
+// declared inside a function (a C struct local to it, a C++ lambda's
+// closure) that a type outside refers to. It returns nil when off is not
+// the offset of a type DIE.
+func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
+	u := sort.Search(len(ix.units), func(i int) bool { return ix.units[i].entry.Offset > off }) - 1
+	if u < 0 {
+		return nil, nil
+	}
+	r := f.Data.Reader()
+	r.Seek(off)
+	er := &entryReader{f: f, r: r, budget: f.infoBytes() + 1}
+	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}}
+	for first := true; first || len(b.stack) > 0; first = false {
+		e, err := er.next()
+		if err != nil || e == nil {
+			return nil, err
+		}
+		if first && (e.Offset != off || !isTypeTag(e.Tag)) {
+			return nil, nil
+		}
+		skip, err := b.add(e)
+		if err != nil {
+			return nil, err
+		}
+		if skip && e.Children {
+			r.SkipChildren()
+		}
+	}
+	return ix.nodes[off], nil
 }
 
 func (f *File) wantLang(l types.Lang) bool {
