@@ -3,8 +3,8 @@ package probe
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
+	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/stack"
 	"math"
 	"strconv"
@@ -163,7 +163,7 @@ func (s *Spec) JSON(e *Event) ([]byte, error) {
 	for _, v := range e.Args {
 		args[v.Name] = v.JSONValue()
 	}
-	return json.Marshal(struct {
+	return jsonx.Marshal(struct {
 		Probe  string         `json:"probe"`
 		Site   string         `json:"site"`
 		Addr   string         `json:"addr"`

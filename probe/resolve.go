@@ -11,6 +11,7 @@ import (
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/pcln"
 	"github.com/binscope/binscope/types"
@@ -29,6 +30,8 @@ type Resolver struct {
 	arch     *arch.Arch
 	names    map[string][]*types.Func // nil until all functions were read
 	symAddr  map[string]uint64        // function symbols by name, 0 for a name several carry
+	rows     []cfi.Row                // call frame rows (see frameRows)
+	rowsRead bool
 }
 
 // NewResolver resolves against f's DWARF. Functions are read as
@@ -249,6 +252,9 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			return err
 		}
 		site := Site{Kind: kind, Function: where, Addr: addr, FileOffset: off}
+		if kind != SiteReturn {
+			vars = r.inFrame(addr, vars)
+		}
 		for _, a := range args {
 			site.Args = append(site.Args, r.fetch(fn, a, vars, kind))
 		}
@@ -326,9 +332,14 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			if addr == fn.LowPC {
 				addr = r.placement(fn)
 			}
+			note := ""
+			if at, lv, n, ok := r.later(fn, args, vars); ok {
+				addr, vars, note = at, lv, n
+			}
 			if err := add(SiteEntry, fn.Name, addr, vars); err != nil {
 				return nil, err
 			}
+			p.Sites[len(p.Sites)-1].Note = note
 		}
 		for _, in := range fn.Inlined {
 			vars, err := varsAt(in.EntryPC)
@@ -640,6 +651,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 		if err != nil {
 			return nil, err
 		}
+		vars = r.inFrame(a, vars)
 		site := Site{Kind: SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
 		for _, arg := range d.Args {
 			site.Args = append(site.Args, r.fetch(fn, arg, vars, SiteLine))

@@ -56,6 +56,9 @@ type Site struct {
 	Addr       uint64  `json:"addr"`
 	FileOffset uint64  `json:"file_offset"`
 	Args       []Fetch `json:"args"`
+	// Note, when set, says why the site is not where its kind would put
+	// it (an entry site moved to where a float parameter is readable).
+	Note string `json:"note,omitempty"`
 }
 
 // Fetch reads one argument. Type is u8..u64, s8..s64, x8..x64, f32, f64

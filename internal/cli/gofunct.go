@@ -444,5 +444,6 @@ func writeFuncsJSON(w io.Writer, fns []*types.Func) error {
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
 }

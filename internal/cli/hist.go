@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/bits"
@@ -14,6 +13,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
+	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/probe"
 )
 
@@ -179,7 +179,7 @@ func writeHist(w io.Writer, spec *probe.Spec, es []*probe.HistEntry, value, asJS
 			}
 			ps = append(ps, r)
 		}
-		b, _ := json.Marshal(struct {
+		b, _ := jsonx.Marshal(struct {
 			Probes []pr `json:"probes"`
 		}{ps})
 		w.Write(append(b, '\n'))

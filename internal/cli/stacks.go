@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/binscope/binscope/flame"
+	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/stack"
 )
@@ -70,9 +71,9 @@ func withStack(b []byte, frames []flame.Frame) []byte {
 	if json.Unmarshal(b, &m) != nil {
 		return b
 	}
-	s, _ := json.Marshal(frameNames(frames))
+	s, _ := jsonx.Marshal(frameNames(frames))
 	m["stack"] = s
-	out, err := json.Marshal(m)
+	out, err := jsonx.Marshal(m)
 	if err != nil {
 		return b
 	}
@@ -134,7 +135,7 @@ func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *pro
 		}
 	}
 	if f.json {
-		b, _ := json.Marshal(struct {
+		b, _ := jsonx.Marshal(struct {
 			Probes    []jprobe `json:"probes"`
 			Dropped   uint64   `json:"dropped"`
 			Truncated uint64   `json:"truncated"`

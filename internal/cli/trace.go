@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/stack"
 	"github.com/binscope/binscope/types"
@@ -396,7 +396,7 @@ func writeStat(w io.Writer, spec *probe.Spec, hits, misses []uint64, dropped uin
 		rows = append(rows, r)
 	}
 	if asJSON {
-		b, _ := json.Marshal(struct {
+		b, _ := jsonx.Marshal(struct {
 			Probes  []row  `json:"probes"`
 			Dropped uint64 `json:"dropped"`
 		}{rows, dropped})
@@ -702,6 +702,9 @@ func runOrWait(run []string, stdout, stderr io.Writer, o runOptions) (int, error
 func reportUnavailable(w io.Writer, spec *probe.Spec) {
 	for _, p := range spec.Probes {
 		for _, s := range p.Sites {
+			if s.Note != "" {
+				fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, s.Note)
+			}
 			for _, a := range s.Args {
 				if a.Unavailable != "" {
 					fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, a.Name, a.Unavailable)

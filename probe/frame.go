@@ -1,0 +1,210 @@
+package probe
+
+import (
+	"fmt"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/internal/cfi"
+	"github.com/binscope/binscope/types"
+)
+
+// frameRows are the file's call frame rows, read the first time a
+// variable lives in a frame slot.
+func (r *Resolver) frameRows() []cfi.Row {
+	if !r.rowsRead {
+		r.rowsRead = true
+		r.rows, _ = cfi.Table(r.ef) // none: frame slots stay unreadable
+	}
+	return r.rows
+}
+
+// inFrame rewrites the pieces of vars that DWARF places relative to the
+// canonical frame address (DW_OP_fbreg under a DW_OP_call_frame_cfa frame
+// base, as GCC, clang and Go describe frame slots) as memory relative to
+// the register the call frame information computes the CFA from at pc:
+// [CFA-24] becomes [RSP-8] after a push and a 16-byte frame. Where no row
+// covers pc, or the CFA is an expression, they stay as they are, and the
+// fetch says they cannot be read. vars is not modified.
+func (r *Resolver) inFrame(pc uint64, vars []types.Var) []types.Var {
+	var (
+		row           cfi.Row
+		looked, found bool
+		out           []types.Var
+	)
+	for i, v := range vars {
+		var ps []types.Piece
+		for j, p := range v.Loc.Pieces {
+			if p.Kind != types.LocCFA {
+				continue
+			}
+			if !looked {
+				looked = true
+				row, found = cfi.Lookup(r.frameRows(), pc)
+				found = found && !row.CFA.Expr && !row.CFA.PLT
+			}
+			if !found {
+				break
+			}
+			reg := r.arch.RegName(int(row.CFA.Reg))
+			if reg.Vector {
+				break
+			}
+			if ps == nil {
+				ps = append([]types.Piece(nil), v.Loc.Pieces...)
+			}
+			ps[j] = types.Piece{Kind: types.LocMem, Reg: reg.Name, Offset: row.CFA.Offset + p.Offset, Size: p.Size}
+		}
+		if ps == nil {
+			continue
+		}
+		if out == nil {
+			out = append([]types.Var(nil), vars...)
+		}
+		out[i].Loc.Pieces = ps
+	}
+	if out == nil {
+		return vars
+	}
+	return out
+}
+
+// maxLater bounds how far into a function later looks: the instructions
+// that move a parameter out of a vector register come first.
+const maxLater = 48
+
+// later finds, for an entry probe that reads a parameter arriving in a
+// vector register (a float: pt_regs does not hold XMM registers), the
+// first address where DWARF's location list puts every parameter the
+// probe reads somewhere a uprobe can read it (a frame slot, a general
+// register), and that every call passes exactly once: the instructions
+// before it do not branch, except to a block that returns to the entry (Go's
+// stack growth), and nothing in the function jumps to it or to anything
+// before it. It returns that address, the parameters' variables there and
+// a note for the user; ok is false when there is no such address, or no
+// parameter needs one.
+func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr uint64, vars []types.Var, note string, ok bool) {
+	need := map[string]bool{}
+	moved := ""
+	for _, a := range args {
+		for _, v := range entry {
+			if v.Name != a.Base {
+				continue
+			}
+			need[v.Name] = true
+			if !v.Loc.Readable() && vectorLoc(v.Loc) {
+				moved = v.Name
+			}
+		}
+	}
+	if moved == "" || r.f == nil || r.arch.Name != "x86_64" || fn.Size == 0 {
+		return 0, nil, "", false
+	}
+	type insn struct {
+		addr uint64
+		in   x86asm.Inst
+	}
+	var code []insn
+	if r.insns(fn, func(a uint64, in x86asm.Inst) { code = append(code, insn{a, in}) }) != nil {
+		return 0, nil, "", false
+	}
+	at := make(map[uint64]int, len(code))
+	for i, c := range code {
+		at[c.addr] = i
+	}
+	target := func(c insn) (uint64, bool) {
+		rel, ok := c.in.Args[0].(x86asm.Rel)
+		return uint64(int64(c.addr) + int64(c.in.Len) + int64(rel)), ok
+	}
+	// earliest is the lowest address, after the entry, that a branch of
+	// the function reaches: the site must come before it.
+	earliest := fn.LowPC + fn.Size
+	for _, c := range code {
+		if isBranch(c.in.Op) {
+			if t, ok := target(c); ok && t > fn.LowPC && t < earliest {
+				earliest = t
+			}
+		}
+	}
+	// toEntry reports whether the block at t ends in a jump back to the
+	// entry, with no other branch on the way (Go's morestack call).
+	toEntry := func(t uint64) bool {
+		i, ok := at[t]
+		for ; ok && i < len(code); i++ {
+			switch c := code[i]; {
+			case c.in.Op == x86asm.JMP:
+				t, ok := target(c)
+				return ok && t == fn.LowPC
+			case c.in.Op == x86asm.RET || isBranch(c.in.Op):
+				return false
+			}
+		}
+		return false
+	}
+	for i := 1; i < len(code) && i <= maxLater; i++ {
+		prev, pc := code[i-1], code[i].addr
+		switch {
+		case prev.in.Op == x86asm.RET || prev.in.Op == x86asm.JMP:
+			return 0, nil, "", false
+		case isBranch(prev.in.Op):
+			t, ok := target(prev)
+			if !ok || !toEntry(t) {
+				return 0, nil, "", false
+			}
+		}
+		if pc > earliest {
+			return 0, nil, "", false
+		}
+		all, err := r.varsAt(pc)
+		if err != nil {
+			return 0, nil, "", false
+		}
+		var own []types.Var
+		for _, v := range all {
+			if v.Param && v.Inline == "" {
+				own = append(own, v)
+			}
+		}
+		own = r.inFrame(pc, own)
+		readable := 0
+		for _, v := range own {
+			if need[v.Name] && v.Loc.Readable() {
+				readable++
+			}
+		}
+		if readable == len(need) {
+			return pc, own, fmt.Sprintf("%s arrives in a vector register; read at %s+%#x, where it is at %s (every argument is read there), once per call",
+				moved, fn.Name, pc-fn.LowPC, locOf(own, moved)), true
+		}
+	}
+	return 0, nil, "", false
+}
+
+// isBranch reports the jumps: conditional ones and JMP.
+func isBranch(op x86asm.Op) bool {
+	switch op {
+	case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JNE, x86asm.JG, x86asm.JGE,
+		x86asm.JL, x86asm.JLE, x86asm.JO, x86asm.JNO, x86asm.JP, x86asm.JNP, x86asm.JS, x86asm.JNS,
+		x86asm.JCXZ, x86asm.JECXZ, x86asm.JRCXZ, x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE, x86asm.JMP:
+		return true
+	}
+	return false
+}
+
+func vectorLoc(l types.Loc) bool {
+	for _, p := range l.Pieces {
+		if p.Vector {
+			return true
+		}
+	}
+	return false
+}
+
+func locOf(vars []types.Var, name string) string {
+	for _, v := range vars {
+		if v.Name == name {
+			return v.Loc.String()
+		}
+	}
+	return ""
+}

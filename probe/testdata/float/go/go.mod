@@ -1,0 +1,3 @@
+module example.com/float
+
+go 1.21
