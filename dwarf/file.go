@@ -83,7 +83,7 @@ func (f *File) unitFiles(cu *dwarf.Entry) []*dwarf.LineFile {
 		return files
 	}
 	var files []*dwarf.LineFile
-	if lr, err := f.Data.LineReader(cu); err == nil && lr != nil {
+	if lr, err := f.lineReader(cu); err == nil && lr != nil {
 		files = lr.Files()
 	}
 	if f.lineFiles == nil {

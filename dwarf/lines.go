@@ -48,8 +48,11 @@ func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 	if rows, ok := f.lineRows[cu.Offset]; ok {
 		return rows, nil
 	}
-	lr, err := f.Data.LineReader(cu)
-	if err != nil || lr == nil {
+	lr, err := f.lineReader(cu)
+	if err != nil {
+		return nil, err
+	}
+	if lr == nil {
 		return nil, fmt.Errorf("%s: section .debug_line: no line table for the unit at %#x", f.Path, cu.Offset)
 	}
 	var rows []types.Line

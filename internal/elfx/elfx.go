@@ -33,6 +33,28 @@ type File struct {
 
 	closer io.Closer
 	r      io.ReaderAt
+	// debugLine is .debug_line as DWARF read it (decompressed), kept for
+	// DebugLine.
+	debugLine []byte
+}
+
+// DebugLine returns the contents of .debug_line (decompressed), nil when
+// the file has none. After DWARF it costs nothing: the section read then
+// is kept.
+func (f *File) DebugLine() ([]byte, error) {
+	if f.debugLine != nil {
+		return f.debugLine, nil
+	}
+	s := f.Section(".debug_line")
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return nil, nil
+	}
+	b, err := s.Data()
+	if err != nil {
+		return nil, fmt.Errorf("%s: section .debug_line: %v", f.Path, err)
+	}
+	f.debugLine = b
+	return b, nil
 }
 
 // Open opens path as ELF. Errors name the file and say what is wrong in one
@@ -181,6 +203,7 @@ func (f *File) dwarfParallel() (*dwarf.Data, error) {
 			return nil, fmt.Errorf("section %s: %v", dwarfSections[i], err)
 		}
 	}
+	f.debugLine = data[2]
 	d, err := dwarf.New(data[0], nil, nil, data[1], data[2], nil, data[3], data[4])
 	if err != nil {
 		return nil, err

@@ -1,0 +1,201 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// lineReader is debug/dwarf's LineReader for cu, after a check of the line
+// program's header: debug/dwarf reads as many directory and file entries
+// as a DWARF 5 header claims, even when the header's bytes run out or its
+// entries have no fields, so a corrupt count of 2^32 cost minutes and
+// gigabytes. A header whose counts its bytes cannot hold is an error naming
+// the section and the offset.
+func (f *File) lineReader(cu *dwarf.Entry) (*dwarf.LineReader, error) {
+	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
+		b, err := f.Debug.DebugLine()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkLineHeader(b, off, f.Debug.ByteOrder); err != nil {
+			return nil, fmt.Errorf("%s: section .debug_line at offset %#x: %v", f.Path, off, err)
+		}
+	}
+	lr, err := f.Data.LineReader(cu)
+	if err != nil {
+		return nil, fmt.Errorf("%s: section .debug_line: %v", f.Path, err)
+	}
+	return lr, nil
+}
+
+var errLineHeader = errors.New("line program header truncated")
+
+// checkLineHeader checks the DWARF 5 directory and file tables of the line
+// program header at off in b: each entry has fields, and the count fits in
+// the header. Earlier versions end their tables with a terminator, which
+// debug/dwarf finds within the bytes; they pass.
+func checkLineHeader(b []byte, off int64, order binary.ByteOrder) error {
+	if off < 0 || off >= int64(len(b)) {
+		return nil // debug/dwarf says so itself
+	}
+	r := lineBuf{b: b[off:], order: order}
+	offSize := 4
+	length := uint64(r.u32())
+	if length == 0xffffffff {
+		offSize = 8
+		length = r.u64()
+	}
+	if r.err != nil || length > uint64(len(r.b)) {
+		return nil
+	}
+	r.b = r.b[:length]
+	version := r.u16()
+	if version != 5 {
+		return nil
+	}
+	r.skip(2) // address_size, segment_selector_size
+	hlen := r.offset(offSize)
+	if r.err != nil || hlen > uint64(len(r.b)) {
+		return errLineHeader
+	}
+	r.b = r.b[:hlen]
+	r.skip(4) // minimum_instruction_length, maximum_operations_per_instruction, default_is_stmt, line_base
+	r.skip(1) // line_range
+	opcodeBase := r.u8()
+	if opcodeBase > 0 {
+		r.skip(int(opcodeBase) - 1)
+	}
+	for _, table := range []string{"directory", "file name"} {
+		nformats := int(r.u8())
+		forms := make([]uint64, 0, nformats)
+		for range nformats {
+			r.uleb() // content type
+			forms = append(forms, r.uleb())
+		}
+		count := r.uleb()
+		if r.err != nil {
+			return errLineHeader
+		}
+		if count > 0 && nformats == 0 {
+			return fmt.Errorf("%d %s entries without fields", count, table)
+		}
+		if count > uint64(len(r.b)) {
+			return fmt.Errorf("%d %s entries in a header of %d bytes", count, table, hlen)
+		}
+		for range count {
+			for _, form := range forms {
+				if err := r.field(form, offSize); err != nil {
+					return fmt.Errorf("%s entry: %v", table, err)
+				}
+			}
+		}
+		if r.err != nil {
+			return errLineHeader
+		}
+	}
+	return nil
+}
+
+// lineBuf reads a line program header; reads past its end set err.
+type lineBuf struct {
+	b     []byte
+	order binary.ByteOrder
+	err   error
+}
+
+func (r *lineBuf) take(n int) []byte {
+	if r.err != nil || n < 0 || n > len(r.b) {
+		r.err = errLineHeader
+		return nil
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *lineBuf) skip(n int) { r.take(n) }
+
+func (r *lineBuf) u8() uint8 {
+	if b := r.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (r *lineBuf) u16() uint16 {
+	if b := r.take(2); b != nil {
+		return r.order.Uint16(b)
+	}
+	return 0
+}
+
+func (r *lineBuf) u32() uint32 {
+	if b := r.take(4); b != nil {
+		return r.order.Uint32(b)
+	}
+	return 0
+}
+
+func (r *lineBuf) u64() uint64 {
+	if b := r.take(8); b != nil {
+		return r.order.Uint64(b)
+	}
+	return 0
+}
+
+func (r *lineBuf) offset(size int) uint64 {
+	if size == 8 {
+		return r.u64()
+	}
+	return uint64(r.u32())
+}
+
+func (r *lineBuf) uleb() uint64 {
+	var v uint64
+	for shift := uint(0); ; shift += 7 {
+		c := r.u8()
+		if r.err != nil {
+			return 0
+		}
+		if shift < 64 {
+			v |= uint64(c&0x7f) << shift
+		}
+		if c&0x80 == 0 {
+			return v
+		}
+	}
+}
+
+// field skips one field of the given form.
+func (r *lineBuf) field(form uint64, offSize int) error {
+	switch form {
+	case 0x08: // DW_FORM_string
+		for r.err == nil && r.u8() != 0 {
+		}
+	case 0x0e, 0x17, 0x1f: // strp, sec_offset, line_strp
+		r.skip(offSize)
+	case 0x0f, 0x0d, 0x1a: // udata, sdata, strx
+		r.uleb()
+	case 0x0b, 0x25: // data1, strx1
+		r.skip(1)
+	case 0x05, 0x26: // data2, strx2
+		r.skip(2)
+	case 0x27: // strx3
+		r.skip(3)
+	case 0x06, 0x28: // data4, strx4
+		r.skip(4)
+	case 0x07: // data8
+		r.skip(8)
+	case 0x1e: // data16
+		r.skip(16)
+	case 0x09: // block
+		r.skip(int(min(r.uleb(), 1<<31)))
+	case 0x0a: // block1
+		r.skip(int(r.u8()))
+	default:
+		return fmt.Errorf("form %#x", form)
+	}
+	return r.err
+}
