@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
 
@@ -81,12 +82,16 @@ const maxLater = 48
 // before it do not branch, except to a block that returns to the entry (Go's
 // stack growth), and nothing in the function jumps to it or to anything
 // before it. It returns that address, the parameters' variables there and
-// a note for the user; ok is false when there is no such address, or no
-// parameter needs one.
+// a note for the user; ok is false when there is no such address, when no
+// parameter needs one, or when the probe also reads a register by name
+// (%rdi means its value at the entry).
 func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr uint64, vars []types.Var, note string, ok bool) {
 	need := map[string]bool{}
 	moved := ""
 	for _, a := range args {
+		if strings.HasPrefix(a.Base, "%") {
+			return 0, nil, "", false // a register means its value at the entry
+		}
 		for _, v := range entry {
 			if v.Name != a.Base {
 				continue
