@@ -49,6 +49,7 @@ type Options struct {
 // .BTF section. Errors name the file in one line; a file without BTF gives
 // an error wrapping types.ErrNoDebugInfo that says how to get it.
 func Load(path string, opts *Options) (spec *types.Spec, err error) {
+	defer func() { err = types.OneLine(err) }()
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -82,6 +83,7 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 		if p := recover(); p != nil {
 			spec, err = nil, fmt.Errorf("%s: section .BTF: corrupt BTF: %v", name, p)
 		}
+		err = types.OneLine(err)
 	}()
 	var (
 		cs      *cbtf.Spec

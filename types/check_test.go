@@ -2,6 +2,7 @@ package types
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -65,5 +66,17 @@ func TestCheckRejects(t *testing.T) {
 		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Check = %v, want ErrMalformed: %s", err, c.want)
 		}
+	}
+}
+
+// OneLine escapes the line breaks a name from corrupt input brings into an
+// error, and keeps what the error wraps.
+func TestOneLine(t *testing.T) {
+	err := OneLine(fmt.Errorf("f: struct %s\r: %w", "a\nb", ErrNotFound))
+	if strings.ContainsAny(err.Error(), "\n\r") || !strings.Contains(err.Error(), `a\nb\r`) || !errors.Is(err, ErrNotFound) {
+		t.Errorf("OneLine = %q (wraps ErrNotFound: %v)", err, errors.Is(err, ErrNotFound))
+	}
+	if OneLine(nil) != nil {
+		t.Error("OneLine(nil) != nil")
 	}
 }

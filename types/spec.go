@@ -214,3 +214,21 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// OneLine returns err with line breaks in its message escaped (\n, \r), so
+// that a name read from corrupt input cannot split the one line an error
+// makes. errors.Is and errors.As still see err.
+func OneLine(err error) error {
+	if err == nil || !strings.ContainsAny(err.Error(), "\n\r") {
+		return err
+	}
+	return oneLine{err}
+}
+
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(e.err.Error())
+}
+
+func (e oneLine) Unwrap() error { return e.err }
