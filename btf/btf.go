@@ -359,12 +359,22 @@ func (c *converter) typ(t cbtf.Type) types.Type {
 		return fp
 	case *cbtf.Func:
 		// A function's prototype; functions themselves are not types.
-		return c.typ(v.Type)
+		return c.through(t, v.Type)
 	case *cbtf.Var:
-		return c.typ(v.Type)
+		return c.through(t, v.Type)
 	}
 	// Datasec and whatever a later BTF adds: opaque, with no size.
 	return c.void
+}
+
+// through converts what t (a function, a variable) stands for: its type.
+// Void stands in while it is converted, so corrupt BTF whose function is
+// its own type ends.
+func (c *converter) through(t, target cbtf.Type) types.Type {
+	c.memo[t] = c.void
+	r := c.typ(target)
+	c.memo[t] = r
+	return r
 }
 
 func (c *converter) qual(t cbtf.Type, k types.QualKind, tag string, target cbtf.Type) types.Type {
