@@ -121,8 +121,10 @@ func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr ui
 		rel, ok := c.in.Args[0].(x86asm.Rel)
 		return uint64(int64(c.addr) + int64(c.in.Len) + int64(rel)), ok
 	}
-	// earliest is the lowest address, after the entry, that a branch of
-	// the function reaches: the site must come before it.
+	// earliest is the lowest address, after the entry, that a direct
+	// branch of the function reaches: the site must come before it. (A
+	// jump table's targets are case bodies, past any prefix that moves
+	// parameters.)
 	earliest := fn.LowPC + fn.Size
 	for _, c := range code {
 		if isBranch(c.in.Op) {
@@ -157,7 +159,7 @@ func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr ui
 				return 0, nil, "", false
 			}
 		}
-		if pc > earliest {
+		if pc >= earliest {
 			return 0, nil, "", false
 		}
 		all, err := r.varsAt(pc)
