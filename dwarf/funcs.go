@@ -439,7 +439,7 @@ func lowest(rs [][2]uint64) uint64 {
 
 // cloneAddrs is the set of addresses of clone symbols (name.part.0...).
 func (f *File) cloneAddrs() map[uint64]bool {
-	syms := f.symbols()
+	syms := f.Symbols()
 	at := map[uint64]bool{}
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && cloneSuffix.MatchString(s.Name) {
@@ -452,7 +452,7 @@ func (f *File) cloneAddrs() map[uint64]bool {
 // addClones ties symbols such as maybe_alloc.part.0 and foo.cold to the
 // function they were cut from.
 func (f *File) addClones(fns []*types.Func) {
-	syms := f.symbols()
+	syms := f.Symbols()
 	byName := map[string]*types.Func{}
 	for _, fn := range fns {
 		if fn.Linkage != "" {
@@ -481,10 +481,14 @@ func (f *File) addClones(fns []*types.Func) {
 	}
 }
 
-// symbols is the ELF symbol table, read once (nil when there is none).
-func (f *File) symbols() []elf.Symbol {
+// Symbols is the named file's ELF symbol table, read once: .symtab, or
+// .dynsym for a shared library without one; empty when it has neither.
+func (f *File) Symbols() []elf.Symbol {
 	if f.syms == nil {
 		f.syms, _ = f.ELF.Symbols()
+		if len(f.syms) == 0 {
+			f.syms, _ = f.ELF.DynamicSymbols()
+		}
 		if f.syms == nil {
 			f.syms = []elf.Symbol{}
 		}

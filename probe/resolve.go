@@ -65,11 +65,7 @@ func (r *Resolver) all() error {
 func (r *Resolver) quick(name string) *types.Func {
 	if r.symAddr == nil {
 		r.symAddr = map[string]uint64{}
-		syms, _ := r.ef.Symbols()
-		if len(syms) == 0 { // a shared library without .symtab
-			syms, _ = r.ef.DynamicSymbols()
-		}
-		for _, sy := range syms {
+		for _, sy := range r.f.Symbols() {
 			name, _, _ := strings.Cut(sy.Name, "@")
 			if elf.ST_TYPE(sy.Info) != elf.STT_FUNC || sy.Value == 0 {
 				continue
