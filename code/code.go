@@ -9,13 +9,21 @@
 package code
 
 import (
+	"errors"
+	"sort"
+
+	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/naming"
+	"github.com/binscope/binscope/internal/pcln"
+	"github.com/binscope/binscope/symtab"
 	"github.com/binscope/binscope/types"
 )
 
 // Frame is one frame of the inline chain at an address.
 type Frame struct {
-	// Func is the function whose code this frame runs (nil when only a
-	// symbol names the code); Name is its name as the language writes it.
+	// Func is the function whose code this frame runs; Name is its name
+	// as the language writes it.
 	Func *types.Func
 	Name string
 	// File, Line and Column locate the frame: for the innermost frame the
@@ -29,34 +37,197 @@ type Frame struct {
 	Inline bool
 }
 
-// Options tune Open. A nil *Options means the defaults.
+// Options tune Open and New. A nil *Options means the defaults.
 type Options struct {
-	// Params fills each function's parameters and their locations.
-	Params bool
+	// Params fills each function's parameters and their locations;
+	// with DeferParams, only when Model.FillParams asks.
+	Params      bool
+	DeferParams bool
+	// At, when not zero, reads only the DWARF that can hold the function
+	// entered at At and its inline expansions (dwarf.FuncOptions.At).
+	At uint64
 }
 
 // Model is the code of one ELF file.
 type Model struct {
-	Path string
+	Path  string
+	ELF   *elfx.File
+	DWARF *dwarf.File // nil for a file without debug info
+	Syms  *symtab.Table
+
+	funcs  []*types.Func
+	hosts  []host
+	byName map[string][]*types.Func // names, linkage names, aliases
+	short  map[string][]*types.Func // names without template arguments
+	depth  map[*types.InlineSite]int
+	owned  bool // Close closes the files
 }
 
-// Open reads the code of the ELF file at path.
+// host is one address range of code: a range of an instance (the
+// out-of-line copy, a clone or a piece) or of a symbol without DWARF.
+type host struct {
+	lo, hi uint64
+	fn     *types.Func
+	inst   *types.Instance // nil for code only a symbol names
+}
+
+// Open reads the code of the ELF file at path: with its DWARF when the
+// file or a separate debug file has it, else from .gopclntab or the symbol
+// tables.
 func Open(path string, opts *Options) (*Model, error) {
-	panic("code.Open: not implemented yet")
+	df, err := dwarf.Open(path, nil)
+	if err == nil {
+		m, err := New(df, opts)
+		if err != nil {
+			df.Close()
+			return nil, err
+		}
+		m.owned = true
+		return m, nil
+	}
+	if !errors.Is(err, types.ErrNoDebugInfo) {
+		return nil, err
+	}
+	ef, oerr := elfx.Open(path)
+	if oerr != nil {
+		return nil, oerr
+	}
+	m, err := NewFromELF(ef)
+	if err != nil {
+		ef.Close()
+		return nil, err
+	}
+	m.owned = true
+	return m, nil
 }
 
-// Close releases the file.
-func (m *Model) Close() error { return nil }
+// New builds the model of df's code: its DWARF functions joined with the
+// symbol tables of the file and of its debug file.
+func New(df *dwarf.File, opts *Options) (*Model, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.DeferParams, At: o.At})
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Path: df.Path, ELF: df.ELF, DWARF: df, Syms: readSyms(df.ELF, df.Debug)}
+	m.settle(fns)
+	sort.SliceStable(m.hosts, func(i, j int) bool { return m.hosts[i].lo < m.hosts[j].lo })
+	if o.At == 0 {
+		m.addSymbolFuncs(nil)
+	}
+	m.index()
+	return m, nil
+}
 
-// Funcs is every function of the file: with DWARF, its subprograms joined
-// with the symbol tables; without, the symbol tables or .gopclntab.
-func (m *Model) Funcs() []*types.Func { return nil }
+// NewFromELF builds the model of a file without debug info: a Go binary's
+// .gopclntab, else its symbol tables.
+func NewFromELF(ef *elfx.File) (*Model, error) {
+	m := &Model{Path: ef.Path, ELF: ef, Syms: readSyms(ef, nil)}
+	var fns []*types.Func
+	if pcln.Has(ef) {
+		var err error
+		if fns, err = pcln.Functions(ef); err != nil {
+			return nil, err
+		}
+		for _, fn := range fns {
+			m.hosts = append(m.hosts, host{lo: fn.LowPC, hi: fn.LowPC + fn.Size, fn: fn})
+		}
+		sort.SliceStable(m.hosts, func(i, j int) bool { return m.hosts[i].lo < m.hosts[j].lo })
+	}
+	m.funcs = fns
+	m.addSymbolFuncs(fns)
+	m.index()
+	return m, nil
+}
 
-// At is the inline chain at addr, innermost frame first, as
-// `addr2line -f -i` prints it; nil when no function holds addr.
-func (m *Model) At(addr uint64) []Frame { return nil }
+func readSyms(ef, debug *elfx.File) *symtab.Table {
+	if debug == ef {
+		debug = nil
+	}
+	return symtab.Read(ef, debug)
+}
+
+// Close releases the files the model opened.
+func (m *Model) Close() error {
+	if !m.owned {
+		return nil
+	}
+	if m.DWARF != nil {
+		return m.DWARF.Close()
+	}
+	return m.ELF.Close()
+}
+
+// Funcs is every function of the file: functions with DWARF in address
+// order, then those that exist only inlined or cloned, then the code only
+// symbols name.
+func (m *Model) Funcs() []*types.Func { return m.funcs }
+
+// FillParams fills fn's parameters when the model was opened with
+// Options.DeferParams; it does nothing without DWARF.
+func (m *Model) FillParams(fn *types.Func) error {
+	if m.DWARF == nil {
+		return nil
+	}
+	return m.DWARF.FillParams(fn)
+}
 
 // Lookup finds the functions a user's name denotes: the name as any
 // output prints it (demangled with or without template arguments, a
 // linkage name, a symbol alias, a symbol with its version).
-func (m *Model) Lookup(name string) []*types.Func { return nil }
+func (m *Model) Lookup(name string) []*types.Func {
+	if fs := m.byName[name]; len(fs) > 0 {
+		return fs
+	}
+	if n := naming.StripVersion(name); n != name {
+		if fs := m.byName[n]; len(fs) > 0 {
+			return fs
+		}
+	}
+	if d, ok := naming.Demangle(name); ok {
+		if fs := m.byName[d]; len(fs) > 0 {
+			return fs
+		}
+	}
+	return m.short[naming.StripTemplates(name)]
+}
+
+// Names are every name Lookup knows, for suggestions.
+func (m *Model) Names() []string {
+	out := make([]string, 0, len(m.byName))
+	for n := range m.byName {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *Model) index() {
+	sort.SliceStable(m.hosts, func(i, j int) bool { return m.hosts[i].lo < m.hosts[j].lo })
+	m.byName, m.short = map[string][]*types.Func{}, map[string][]*types.Func{}
+	add := func(to map[string][]*types.Func, name string, fn *types.Func) {
+		if name == "" {
+			return
+		}
+		for _, have := range to[name] {
+			if have == fn {
+				return
+			}
+		}
+		to[name] = append(to[name], fn)
+	}
+	for _, fn := range m.funcs {
+		add(m.byName, fn.Name, fn)
+	}
+	// Then other spellings, after every function's own name.
+	for _, fn := range m.funcs {
+		add(m.byName, fn.Linkage, fn)
+		for _, a := range fn.Aliases {
+			add(m.byName, a, fn)
+		}
+		add(m.short, naming.StripTemplates(fn.Name), fn)
+	}
+}

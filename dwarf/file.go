@@ -36,15 +36,17 @@ type File struct {
 	Data  *dwarf.Data
 	Path  string
 
-	opts      Options
-	lineFiles map[dwarf.Offset][]*dwarf.LineFile
-	sections  map[string][]byte
-	syms      []elf.Symbol
-	lineRows  map[dwarf.Offset][]types.Line
-	convMu    sync.Mutex // held while the type index is built
-	conv      *converter // the type index and its conversions, built once
-	convErr   error
-	deferred  *paramFiller // the last Functions walk with DeferParams
+	opts       Options
+	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
+	sections   map[string][]byte
+	syms       []elf.Symbol
+	lineRows   map[dwarf.Offset][]types.Line
+	convMu     sync.Mutex // held while the type index is built
+	conv       *converter // the type index and its conversions, built once
+	convErr    error
+	deferred   *paramFiller // the last Functions walk with DeferParams
+	unitOnce   sync.Once
+	unitRanges []unitRange // every unit's address ranges, sorted (see unitAt)
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an

@@ -4,13 +4,9 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
-	"regexp"
 	"sort"
-	"strings"
 
-	"github.com/ianlancetaylor/demangle"
-
-	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/types"
 )
 
@@ -25,6 +21,9 @@ type subprogram struct {
 	inline   bool // DW_AT_inline says declared inline
 	decl     types.Decl
 	ranges   [][2]uint64
+	inst     *types.Instance // the concrete copy, for an entry with code
+	declOnly bool            // DW_AT_declaration
+	variadic bool            // has DW_TAG_unspecified_parameters
 	lang     types.Lang
 	scope    string
 	// Filled when FuncOptions.Params is set.
@@ -67,7 +66,7 @@ type FuncOptions struct {
 type inlined struct {
 	origin dwarf.Offset
 	caller dwarf.Offset // the enclosing out-of-line subprogram
-	site   types.InlineSite
+	site   *types.InlineSite
 }
 
 // Functions reads every function of the file: DWARF subprograms (out of
@@ -97,7 +96,9 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 	type frame struct {
 		sub    dwarf.Offset // enclosing out-of-line subprogram, or 0
 		scope  string
-		direct *subprogram // the subprogram whose direct children these are
+		direct *subprogram       // the subprogram whose direct children these are
+		inst   *types.Instance   // the concrete copy holding these entries
+		site   *types.InlineSite // the innermost expansion holding them
 	}
 	var unit *unitCtx
 	rel := f.ELF.Type == elf.ET_REL
@@ -159,8 +160,22 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 				s.origin = o
 			}
 			s.decl = types.Decl{File: fileName(files, e.Val(dwarf.AttrDeclFile)), Line: intVal(e.Val(dwarf.AttrDeclLine))}
+			s.declOnly, _ = e.Val(dwarf.AttrDeclaration).(bool)
 			if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 && (rel || lowest(rs) != 0) {
 				s.ranges = rs
+				// Where calls enter: DW_AT_entry_pc, else DW_AT_low_pc,
+				// else the first range listed (GCC lists a split
+				// function's hot part first, though its cold part may
+				// lie lower). The model of code checks it against the
+				// symbol table.
+				entry := f.entryPCOf(e)
+				if entry == 0 {
+					entry, _ = e.Val(dwarf.AttrLowpc).(uint64)
+				}
+				if entry == 0 {
+					entry = rs[0][0]
+				}
+				s.inst = &types.Instance{Entry: entry, Ranges: rs}
 			}
 			if o.Params {
 				s.unit = unit
@@ -168,15 +183,24 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 				if fb, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !fb.list {
 					s.frameBase = fb.expr
 				}
-				next.direct = s
 			}
+			next.direct = s
 			subs[e.Offset] = s
 			order = append(order, s)
-			if len(s.ranges) > 0 && cur.sub == 0 {
+			if s.inst != nil && cur.sub == 0 {
 				next.sub = e.Offset
+				next.inst, next.site = s.inst, nil
 			}
-		case dwarf.TagFormalParameter:
+		case dwarf.TagUnspecifiedParameters:
 			if s := cur.direct; s != nil {
+				s.variadic = true
+			}
+		case tagGNUFormalParameterPack:
+			// A C++ parameter pack: its formal parameters are the
+			// function's.
+			next.direct = cur.direct
+		case dwarf.TagFormalParameter:
+			if s := cur.direct; s != nil && o.Params {
 				p := param{off: e.Offset, name: str(e, dwarf.AttrName)}
 				p.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
 				p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
@@ -186,7 +210,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 			}
 		case dwarf.TagInlinedSubroutine:
 			o, _ := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-			site := types.InlineSite{
+			site := &types.InlineSite{
 				CallFile:   fileName(files, e.Val(dwarf.AttrCallFile)),
 				CallLine:   intVal(e.Val(dwarf.AttrCallLine)),
 				CallColumn: intVal(e.Val(dwarf.AttrCallColumn)),
@@ -201,7 +225,12 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 			// Code the linker discarded keeps DWARF with addresses from 0
 			// (a tombstone); in a linked file no code lives there.
 			if o != 0 && (site.EntryPC != 0 || rel) {
+				site.Parent = cur.site
 				sites = append(sites, inlined{origin: o, caller: cur.sub, site: site})
+				if cur.inst != nil {
+					cur.inst.Sites = append(cur.inst.Sites, site)
+				}
+				next.site = site
 			}
 		}
 		if e.Children {
@@ -253,6 +282,9 @@ const (
 	dwInlDeclaredNotInlined = 2
 	dwInlDeclaredInlined    = 3
 	attrMIPSLinkageName     = dwarf.Attr(0x2007)
+	// DW_TAG_GNU_formal_parameter_pack holds the parameters of a C++
+	// parameter pack.
+	tagGNUFormalParameterPack = dwarf.Tag(0x4108)
 )
 
 func intVal(v any) int {
@@ -266,9 +298,13 @@ func intVal(v any) int {
 }
 
 // join merges the subprogram entries of each function (following
-// abstract_origin and specification to the root), attaches inline sites,
-// names functions as their language writes them and adds the clones the
-// symbol table holds.
+// abstract_origin and specification to the root), gives it its concrete
+// instances and attaches inline sites, naming functions as their language
+// writes them. A function is kept when it has code: an instance or an
+// expansion (a declaration alone, such as GCC's __builtin_malloc, is not
+// a function of this file). Entries, clones and aliases are the model of
+// code's to settle with the symbol table; LowPC, Ranges and Size here are
+// the first instance's.
 func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, sites []inlined) ([]*types.Func, map[*types.Func][]*subprogram, error) {
 	root := func(off dwarf.Offset) dwarf.Offset {
 		for i := 0; i < 16; i++ {
@@ -292,7 +328,6 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		out = append(out, fn)
 		return fn
 	}
-	cloneAt := f.cloneAddrs()
 	parts := map[*types.Func][]*subprogram{}
 	for _, s := range order {
 		fn := get(s.off)
@@ -312,14 +347,11 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		}
 		fn.External = fn.External || s.external
 		fn.DeclaredInline = fn.DeclaredInline || s.inline
-		// A concrete copy that starts at a clone symbol (.part.0) is the
-		// clone's code, not the function's out-of-line copy.
-		if len(s.ranges) > 0 && fn.LowPC == 0 && !cloneAt[lowest(s.ranges)] {
-			fn.Ranges = s.ranges
-			fn.LowPC = s.ranges[0][0]
-			for _, r := range s.ranges {
-				fn.LowPC = min(fn.LowPC, r[0])
-				fn.Size += r[1] - r[0]
+		fn.Variadic = fn.Variadic || s.variadic
+		if s.inst != nil {
+			fn.Instances = append(fn.Instances, s.inst)
+			if fn.LowPC == 0 {
+				SetEntry(fn, s.inst)
 			}
 		}
 	}
@@ -335,16 +367,16 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		if c := byRoot[root(in.caller)]; c != nil && in.caller != 0 {
 			in.site.Caller = c.Name
 		}
+		in.site.Callee = fn
 		fn.Inlined = append(fn.Inlined, in.site)
 	}
 	var kept []*types.Func
 	for _, fn := range out {
-		if fn.Name != "" && (fn.LowPC != 0 || len(fn.Inlined) > 0 || fn.Linkage != "") {
+		if fn.Name != "" && (len(fn.Instances) > 0 || len(fn.Inlined) > 0) {
 			kept = append(kept, fn)
 		}
 	}
 	kept = mergeInlineOnly(kept)
-	f.addClones(kept)
 	sort.SliceStable(kept, func(i, j int) bool {
 		a, b := kept[i], kept[j]
 		if (a.LowPC == 0) != (b.LowPC == 0) {
@@ -356,6 +388,15 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		return a.Name < b.Name
 	})
 	return kept, parts, nil
+}
+
+// SetEntry makes inst fn's out-of-line copy: LowPC is its entry, Ranges
+// its code, Size the bytes the ranges cover.
+func SetEntry(fn *types.Func, inst *types.Instance) {
+	fn.LowPC, fn.Ranges, fn.Size = inst.Entry, inst.Ranges, 0
+	for _, r := range inst.Ranges {
+		fn.Size += r[1] - r[0]
+	}
 }
 
 // mergeInlineOnly makes one function of the abstract instances that
@@ -373,16 +414,21 @@ func mergeInlineOnly(fns []*types.Func) []*types.Func {
 	for _, fn := range fns {
 		k := key{fn.Name, fn.Decl.File, fn.Decl.Line}
 		into := first[k]
-		if into == nil || k.file == "" || (into.LowPC != 0 && fn.LowPC != 0) {
+		if into == nil || k.file == "" || (len(into.Instances) > 0 && len(fn.Instances) > 0) {
 			if into == nil {
 				first[k] = fn
 			}
 			out = append(out, fn)
 			continue
 		}
-		if fn.LowPC != 0 { // keep the out-of-line copy's address and size
+		if len(fn.Instances) > 0 { // keep the out-of-line copy's address and size
 			into.Name, into.Linkage, into.LowPC, into.Size, into.Ranges = fn.Name, fn.Linkage, fn.LowPC, fn.Size, fn.Ranges
+			into.Instances = fn.Instances
 			into.External = into.External || fn.External
+			into.Variadic = into.Variadic || fn.Variadic
+		}
+		for _, in := range fn.Inlined {
+			in.Callee = into
 		}
 		into.Inlined = append(into.Inlined, fn.Inlined...)
 		into.DeclaredInline = into.DeclaredInline || fn.DeclaredInline
@@ -390,12 +436,11 @@ func mergeInlineOnly(fns []*types.Func) []*types.Func {
 	return out
 }
 
-// rustHash is the hash suffix of legacy Rust symbol names.
-var rustHash = regexp.MustCompile(`::h[0-9a-f]{16}$`)
-
-// displayName is a function's name as users write it: Go's DW_AT_name is
-// already pkg.(*T).M, Zig's linkage name is the qualified name; C++ and Rust linkage names are demangled (without
-// parameters for C++, without the hash for legacy Rust).
+// displayName is a function's name as users write it (the naming
+// policy of package naming): Go's DW_AT_name is already pkg.(*T).M, Zig's
+// linkage name is the qualified name; C++ and Rust linkage names are
+// demangled, template arguments kept, without parameters or legacy Rust's
+// hash.
 func displayName(fn *types.Func) string {
 	if fn.Lang == types.LangGo || fn.Linkage == "" {
 		return fn.Name
@@ -403,31 +448,11 @@ func displayName(fn *types.Func) string {
 	if fn.Lang == types.LangZig { // inl.work: Zig's names are already qualified
 		return fn.Linkage
 	}
-	if d, ok := demangled(fn.Linkage); ok {
+	if d, ok := naming.Demangle(fn.Linkage); ok {
 		return d
 	}
 	return fn.Name
 }
-
-// Demangle is a C++ or Rust symbol as users write the function: without
-// parameters, without the hash of legacy Rust; other names unchanged.
-func Demangle(sym string) string {
-	if d, ok := demangled(sym); ok {
-		return d
-	}
-	return sym
-}
-
-func demangled(sym string) (string, bool) {
-	d, err := demangle.ToString(sym, demangle.NoParams, demangle.NoTemplateParams)
-	if err != nil {
-		return "", false
-	}
-	return rustHash.ReplaceAllString(d, ""), true
-}
-
-// cloneSuffix matches GCC's clone and partial-inlining suffixes.
-var cloneSuffix = regexp.MustCompile(`^(.+?)\.(part|cold|isra|constprop|lto_priv|clone|specialized)((?:\.[0-9]+|\.(?:part|cold|isra|constprop|lto_priv|clone|specialized))*)$`)
 
 func lowest(rs [][2]uint64) uint64 {
 	lo := rs[0][0]
@@ -435,50 +460,6 @@ func lowest(rs [][2]uint64) uint64 {
 		lo = min(lo, r[0])
 	}
 	return lo
-}
-
-// cloneAddrs is the set of addresses of clone symbols (name.part.0...).
-func (f *File) cloneAddrs() map[uint64]bool {
-	syms := f.Symbols()
-	at := map[uint64]bool{}
-	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && cloneSuffix.MatchString(s.Name) {
-			at[s.Value] = true
-		}
-	}
-	return at
-}
-
-// addClones ties symbols such as maybe_alloc.part.0 and foo.cold to the
-// function they were cut from.
-func (f *File) addClones(fns []*types.Func) {
-	syms := f.Symbols()
-	byName := map[string]*types.Func{}
-	for _, fn := range fns {
-		if fn.Linkage != "" {
-			byName[fn.Linkage] = fn
-		}
-		if _, ok := byName[fn.Name]; !ok {
-			byName[fn.Name] = fn
-		}
-	}
-	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
-			continue
-		}
-		m := cloneSuffix.FindStringSubmatch(s.Name)
-		if m == nil {
-			continue
-		}
-		fn := byName[m[1]]
-		if fn == nil {
-			continue
-		}
-		fn.Clones = append(fn.Clones, types.Clone{Symbol: s.Name, Address: s.Value, Size: s.Size, Kind: m[2]})
-	}
-	for _, fn := range fns {
-		sort.Slice(fn.Clones, func(i, j int) bool { return fn.Clones[i].Address < fn.Clones[j].Address })
-	}
 }
 
 // Symbols is the named file's ELF symbol table, read once: .symtab, or
@@ -496,22 +477,3 @@ func (f *File) Symbols() []elf.Symbol {
 	return f.syms
 }
 
-// SymbolFuncs are the functions of ef's symbol tables (.symtab, then
-// .dynsym), named without their symbol version (malloc@@GLIBC_2.2.5):
-// what a binary or library without debug info tells of its code.
-func SymbolFuncs(ef *elfx.File) []*types.Func {
-	syms, _ := ef.Symbols()
-	dyn, _ := ef.DynamicSymbols()
-	seen := map[string]bool{}
-	var fns []*types.Func
-	for _, sy := range append(syms, dyn...) {
-		name, _, _ := strings.Cut(sy.Name, "@")
-		if elf.ST_TYPE(sy.Info) != elf.STT_FUNC || sy.Value == 0 || sy.Size == 0 || seen[name] {
-			continue
-		}
-		seen[name] = true
-		fns = append(fns, &types.Func{Name: name, Linkage: sy.Name, LowPC: sy.Value, Size: sy.Size,
-			Ranges: [][2]uint64{{sy.Value, sy.Value + sy.Size}}, External: elf.ST_BIND(sy.Info) != elf.STB_LOCAL})
-	}
-	return fns
-}

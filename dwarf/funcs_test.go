@@ -12,8 +12,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
-	"github.com/binscope/binscope/dwarf"
-	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
 )
@@ -41,16 +40,19 @@ func parseReports(out []byte, pattern string) []inlineReport {
 
 func functions(t *testing.T, bin string) []*types.Func {
 	t.Helper()
-	f, err := dwarf.Open(bin, nil)
+	return model(t, bin).Funcs()
+}
+
+// model is the model of code of bin: the loader's functions joined with
+// the symbol tables (clones, entries), as every view reads them.
+func model(t *testing.T, bin string) *code.Model {
+	t.Helper()
+	m, err := code.Open(bin, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	fns, err := f.Functions(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fns
+	t.Cleanup(func() { m.Close() })
+	return m
 }
 
 // findSite reports whether a function named by match has an inline site
@@ -163,7 +165,8 @@ func TestPartialInlining(t *testing.T) {
 	if len(parts) == 0 {
 		t.Fatalf("gcc made no maybe_alloc.part clone (symbols: %d)", len(syms))
 	}
-	fns := functions(t, bin)
+	m := model(t, bin)
+	fns := m.Funcs()
 	var fn *types.Func
 	for _, f := range fns {
 		if f.Name == "maybe_alloc" {
@@ -195,8 +198,8 @@ func TestPartialInlining(t *testing.T) {
 		}
 	}
 	for _, s := range fn.Inlined {
-		_, chain := funcs.At(fns, s.EntryPC)
-		if len(chain) == 0 || chain[len(chain)-1].Callee != "maybe_alloc" {
+		chain := m.Expansions(s.EntryPC)
+		if len(chain) == 0 || chain[0].Callee != fn {
 			t.Errorf("inline chain at %#x: %+v", s.EntryPC, chain)
 		}
 	}

@@ -344,3 +344,64 @@ func (f *File) eachUnit(fn func(cu *dwarf.Entry)) error {
 		fn(e)
 	}
 }
+
+// LineAt is the line table's row for the code at addr: the last row at the
+// greatest address not above addr in the compile unit holding addr, as
+// addr2line reads it; ok is false when no unit's table covers addr.
+func (f *File) LineAt(addr uint64) (row types.Line, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			row, ok = types.Line{}, false
+		}
+	}()
+	cu, err := f.unitAt(addr)
+	if err != nil || cu == nil {
+		return types.Line{}, false
+	}
+	rows, err := f.unitRows(cu)
+	if err != nil {
+		return types.Line{}, false
+	}
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > addr }) - 1
+	if i < 0 {
+		return types.Line{}, false
+	}
+	return rows[i], true
+}
+
+// unitAt is the compile unit whose ranges hold addr, found through a
+// sorted table of every unit's ranges built once.
+func (f *File) unitAt(addr uint64) (*dwarf.Entry, error) {
+	f.unitOnce.Do(func() {
+		r := f.Data.Reader()
+		for {
+			e, err := r.Next()
+			if err != nil || e == nil {
+				break
+			}
+			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				if rs, err := f.Data.Ranges(e); err == nil {
+					for _, rg := range rs {
+						if rg[1] > rg[0] {
+							f.unitRanges = append(f.unitRanges, unitRange{rg[0], rg[1], e})
+						}
+					}
+				}
+			}
+			r.SkipChildren()
+		}
+		sort.Slice(f.unitRanges, func(i, j int) bool { return f.unitRanges[i].lo < f.unitRanges[j].lo })
+	})
+	i := sort.Search(len(f.unitRanges), func(i int) bool { return f.unitRanges[i].lo > addr }) - 1
+	for k := i; k >= 0 && k > i-8; k-- {
+		if u := f.unitRanges[k]; addr >= u.lo && addr < u.hi {
+			return u.cu, nil
+		}
+	}
+	return f.Data.Reader().SeekPC(addr)
+}
+
+type unitRange struct {
+	lo, hi uint64
+	cu     *dwarf.Entry
+}

@@ -79,7 +79,7 @@ func (pf *paramFiller) fill(fn *types.Func) error {
 	a, _ := arch.ForMachine(f.ELF.Machine)
 	var concrete, declared *subprogram
 	for _, s := range pf.parts[fn] {
-		if concrete == nil && len(s.ranges) > 0 && len(s.params) > 0 && lowest(s.ranges) == fn.LowPC {
+		if concrete == nil && s.inst != nil && len(s.params) > 0 && s.inst.Entry == fn.LowPC && fn.LowPC != 0 {
 			concrete = s
 		}
 		if declared == nil && len(s.params) > 0 {

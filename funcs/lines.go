@@ -28,7 +28,7 @@ func InlinedInto(fns []*types.Func, caller string) []Inlined {
 	for _, fn := range fns {
 		for _, s := range fn.Inlined {
 			if s.Caller == caller {
-				out = append(out, Inlined{Callee: fn.Name, Site: s})
+				out = append(out, Inlined{Callee: fn.Name, Site: *s})
 			}
 		}
 	}

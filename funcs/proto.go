@@ -98,7 +98,7 @@ func Prototype(fn *types.Func) string {
 		}
 	default:
 		b.WriteString(types.Declare(fn.Return, fn.Name) + "(")
-		if len(ins) == 0 {
+		if len(ins) == 0 && !fn.Variadic {
 			b.WriteString("void")
 		}
 		for i, p := range ins {
@@ -106,6 +106,12 @@ func Prototype(fn *types.Func) string {
 				b.WriteString(", ")
 			}
 			b.WriteString(types.Declare(p.Type, p.Name))
+		}
+		if fn.Variadic {
+			if len(ins) > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("...")
 		}
 		b.WriteString(")")
 	}

@@ -1,36 +1,35 @@
 package probe
 
 import (
-	"debug/elf"
 	"fmt"
 	"sort"
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/internal/elfx"
-	"github.com/binscope/binscope/internal/pcln"
+	"github.com/binscope/binscope/internal/naming"
+	"github.com/binscope/binscope/symtab"
 	"github.com/binscope/binscope/types"
 )
 
-// Resolver resolves definitions against one binary's DWARF.
+// Resolver resolves definitions against one binary's model of code.
 type Resolver struct {
 	// captures collects, while a %return probe is resolved, the chains
 	// whose entry values its return sites read.
 	captures []Chain
 	f        *dwarf.File // nil: symbols only (no debug info)
-	syms     map[string]*types.Func
 	ef       *elfx.File
 	path     string
-	fns      []*types.Func
+	model    *code.Model // every function; nil until read (see all)
+	syms     *symtab.Table
 	arch     *arch.Arch
-	names    map[string][]*types.Func // nil until all functions were read
-	symAddr  map[string]uint64        // function symbols by name, 0 for a name several carry
-	rows     []cfi.Row                // call frame rows (see frameRows)
+	rows     []cfi.Row // call frame rows (see frameRows)
 	rowsRead bool
 }
 
@@ -49,59 +48,43 @@ func NewResolver(f *dwarf.File) (*Resolver, error) {
 
 // all reads every function once (see NewResolver).
 func (r *Resolver) all() error {
-	if r.names != nil {
+	if r.model != nil {
 		return nil
 	}
-	fns, err := r.f.Functions(&dwarf.FuncOptions{Params: true, DeferParams: true})
+	m, err := code.New(r.f, &code.Options{Params: true, DeferParams: true})
 	if err != nil {
 		return err
 	}
-	r.index(fns)
+	r.model = m
 	return nil
 }
 
 // quick finds the function named name by its symbol, reading only the
 // units that concern it; nil when the name is not one symbol's.
 func (r *Resolver) quick(name string) *types.Func {
-	if r.symAddr == nil {
-		r.symAddr = map[string]uint64{}
-		for _, sy := range r.f.Symbols() {
-			name, _, _ := strings.Cut(sy.Name, "@")
-			if elf.ST_TYPE(sy.Info) != elf.STT_FUNC || sy.Value == 0 {
-				continue
-			}
-			if a, dup := r.symAddr[name]; dup && a != sy.Value {
-				r.symAddr[name] = 0 // a static name in several units: read them all
-				continue
-			}
-			r.symAddr[name] = sy.Value
-		}
+	if r.syms == nil {
+		r.syms = symtab.Read(r.f.ELF, r.f.Debug)
 	}
-	addr := r.symAddr[name]
-	if addr == 0 {
+	syms := r.syms.Named(naming.StripVersion(name))
+	if len(syms) == 0 {
 		return nil
 	}
-	fns, err := r.f.Functions(&dwarf.FuncOptions{Params: true, DeferParams: true, At: addr})
+	addr := syms[0].Addr
+	for _, s := range syms[1:] {
+		if s.Addr != addr {
+			return nil // a static name in several units: read them all
+		}
+	}
+	m, err := code.New(r.f, &code.Options{Params: true, DeferParams: true, At: addr})
 	if err != nil {
 		return nil
 	}
-	for _, fn := range fns {
-		if fn.LowPC == addr && (fn.Name == name || fn.Linkage == name) {
+	for _, fn := range m.Funcs() {
+		if fn.LowPC == addr {
 			return fn
 		}
 	}
-	// An alias (malloc for __libc_malloc): the function at the address,
-	// when it is the only one.
-	var at *types.Func
-	for _, fn := range fns {
-		if fn.LowPC == addr {
-			if at != nil {
-				return nil
-			}
-			at = fn
-		}
-	}
-	return at
+	return nil
 }
 
 // NewSymbolResolver resolves against a binary without debug info: its
@@ -112,30 +95,14 @@ func NewSymbolResolver(ef *elfx.File) (*Resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ef.Path, err)
 	}
-	var fns []*types.Func
-	if pcln.Has(ef) {
-		if fns, err = pcln.Functions(ef); err != nil {
-			return nil, err
-		}
-	} else {
-		fns = dwarf.SymbolFuncs(ef)
+	m, err := code.NewFromELF(ef)
+	if err != nil {
+		return nil, err
 	}
-	if len(fns) == 0 {
+	if len(m.Funcs()) == 0 {
 		return nil, fmt.Errorf("%s: %w, no .gopclntab and no function symbols to probe by", ef.Path, types.ErrNoDebugInfo)
 	}
-	r := &Resolver{ef: ef, path: ef.Path, arch: a}
-	r.index(fns)
-	return r, nil
-}
-
-func (r *Resolver) index(fns []*types.Func) {
-	r.fns, r.names = fns, map[string][]*types.Func{}
-	for _, fn := range fns {
-		r.names[fn.Name] = append(r.names[fn.Name], fn)
-		if fn.Linkage != "" && fn.Linkage != fn.Name {
-			r.names[fn.Linkage] = append(r.names[fn.Linkage], fn)
-		}
-	}
+	return &Resolver{ef: ef, path: ef.Path, arch: a, model: m}, nil
 }
 
 // varsAt is f.VarsAt, or nothing without debug info.
@@ -170,10 +137,11 @@ func (r *Resolver) params(fn *types.Func) (*types.Func, error) {
 	return fn, nil
 }
 
-// lookup finds the function a definition names, or says which names are
-// closest. Its parameters are not filled (see params).
+// lookup finds the function a definition names, by any name the model
+// of code knows (demangled, linkage, alias, versioned symbol), or says
+// which names are closest. Its parameters are not filled (see params).
 func (r *Resolver) lookup(name string) (*types.Func, error) {
-	if r.f != nil && r.names == nil {
+	if r.model == nil {
 		if fn := r.quick(name); fn != nil {
 			return fn, nil
 		}
@@ -181,37 +149,46 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 			return nil, err
 		}
 	}
-	fs := r.names[name]
+	fs := r.model.Lookup(name)
+	var withCode []*types.Func
 	for _, fn := range fs {
 		if fn.LowPC != 0 || len(fn.Inlined) > 0 || len(fn.Clones) > 0 {
-			return fn, nil
+			withCode = append(withCode, fn)
 		}
 	}
-	// DWARF that does not cover the function (a distribution's library
-	// carries a little): its symbol, probed by registers.
-	if r.f != nil {
-		if r.syms == nil {
-			r.syms = map[string]*types.Func{}
-			for _, fn := range dwarf.SymbolFuncs(r.ef) {
-				r.syms[fn.Name] = fn
-			}
+	switch {
+	case len(withCode) == 1:
+		return withCode[0], nil
+	case len(withCode) > 1 && sameName(withCode):
+		return withCode[0], nil
+	case len(withCode) > 1:
+		var names []string
+		for _, fn := range withCode {
+			names = append(names, fn.Name)
 		}
-		if fn := r.syms[name]; fn != nil {
-			return fn, nil
+		if len(names) > 8 {
+			names = append(names[:8], fmt.Sprintf("and %d more", len(withCode)-8))
 		}
-	}
-	if len(fs) > 0 {
+		return nil, fmt.Errorf("%s: %s names %d functions; name one: %s", r.path, name, len(withCode), strings.Join(names, "; "))
+	case len(fs) > 0:
 		return fs[0], nil
 	}
-	names := make([]string, 0, len(r.names))
-	for n := range r.names {
-		names = append(names, n)
-	}
-	near := types.Closest(names, name, 3)
+	near := types.Closest(r.model.Names(), name, 3)
 	if len(near) > 0 {
 		return nil, fmt.Errorf("%s: %w: no function %s (closest: %s)", r.path, types.ErrNotFound, name, strings.Join(near, ", "))
 	}
 	return nil, fmt.Errorf("%s: %w: no function %s", r.path, types.ErrNotFound, name)
+}
+
+// sameName reports whether fns are one function's name several times (a
+// static function of several units): the first is probed, as before.
+func sameName(fns []*types.Func) bool {
+	for _, fn := range fns[1:] {
+		if fn.Name != fns[0].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // Resolve finds every site of d and the fetch programs of its arguments.
@@ -418,7 +395,7 @@ func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
 	if err := r.all(); err != nil {
 		return 0, err
 	}
-	_, lines := funcs.SourceLines(fn, rows, funcs.InlinedInto(r.fns, fn.Name))
+	_, lines := funcs.SourceLines(fn, rows, funcs.InlinedInto(r.model.Funcs(), fn.Name))
 	var have []string
 	for _, l := range lines {
 		addrs := append([]uint64{}, l.Addrs...)
@@ -437,12 +414,38 @@ func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
 	return 0, fmt.Errorf("line %d has no code in %s (lines with code: %s)", line, fn.Name, strings.Join(have, " "))
 }
 
-// insns decodes fn's out-of-line code.
+// insns decodes fn's out-of-line code: the range holding its entry from
+// the entry on, then its other ranges (a split function's cold part) in
+// address order.
 func (r *Resolver) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst)) error {
 	if r.arch.Name != "x86_64" {
 		return fmt.Errorf("%s: %w: instruction decoding is x86-64 only", r.path, arch.ErrUnsupportedArch)
 	}
-	code, err := r.ef.Code(fn.LowPC, fn.Size)
+	ranges := fn.Ranges
+	if len(ranges) == 0 && fn.Size > 0 {
+		ranges = [][2]uint64{{fn.LowPC, fn.LowPC + fn.Size}}
+	}
+	var first [][2]uint64
+	var rest [][2]uint64
+	for _, rg := range ranges {
+		if fn.LowPC >= rg[0] && fn.LowPC < rg[1] {
+			first = append(first, [2]uint64{fn.LowPC, rg[1]})
+		} else {
+			rest = append(rest, rg)
+		}
+	}
+	sort.Slice(rest, func(i, j int) bool { return rest[i][0] < rest[j][0] })
+	for _, rg := range append(first, rest...) {
+		if err := r.decode(fn, rg[0], rg[1], each); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decode decodes the instructions of [lo, hi).
+func (r *Resolver) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, in x86asm.Inst)) error {
+	code, err := r.ef.Code(lo, hi-lo)
 	if err != nil {
 		return err
 	}
@@ -450,15 +453,15 @@ func (r *Resolver) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst))
 		// x86asm does not know CET's endbr64/endbr32 (f3 0f 1e fa/fb) and
 		// would decode one byte of it: they are 4-byte no-ops.
 		if off+4 <= len(code) && code[off] == 0xf3 && code[off+1] == 0x0f && code[off+2] == 0x1e && (code[off+3] == 0xfa || code[off+3] == 0xfb) {
-			each(fn.LowPC+uint64(off), x86asm.Inst{Op: x86asm.NOP, Len: 4})
+			each(lo+uint64(off), x86asm.Inst{Op: x86asm.NOP, Len: 4})
 			off += 4
 			continue
 		}
 		in, err := x86asm.Decode(code[off:], 64)
 		if err != nil {
-			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.path, fn.Name, off, err)
+			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.path, fn.Name, lo+uint64(off)-fn.LowPC, err)
 		}
-		each(fn.LowPC+uint64(off), in)
+		each(lo+uint64(off), in)
 		off += in.Len
 	}
 	return nil
@@ -621,7 +624,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 	p := &Probe{Def: d.Text, Function: fmt.Sprintf("%s:%d", d.File, d.Line)}
 	seen := map[string]bool{}
 	for _, a := range addrs {
-		fn, chain := funcs.At(r.fns, a)
+		fn := r.model.Func(a)
 		if fn == nil {
 			continue // code the linker dropped
 		}
@@ -629,8 +632,8 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 			return nil, err
 		}
 		key := fn.Name
-		if len(chain) > 0 {
-			key = fmt.Sprintf("%s@%#x", fn.Name, chain[len(chain)-1].Site.EntryPC)
+		if exp := r.model.Expansions(a); len(exp) > 0 {
+			key = fmt.Sprintf("%s@%#x", fn.Name, exp[0].EntryPC)
 		}
 		if seen[key] {
 			continue

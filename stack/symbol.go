@@ -9,112 +9,52 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/flame"
-	"github.com/binscope/binscope/funcs"
-	"github.com/binscope/binscope/internal/elfx"
-	"github.com/binscope/binscope/internal/pcln"
+	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/types"
 )
 
-// Symbolizer names the addresses of stacks: functions with their inline
-// expansions from DWARF, else from .gopclntab or the symbol table
-// (demangled), else module+offset; kernel addresses from /proc/kallsyms.
+// Symbolizer names the addresses of stacks through the model of code of
+// each file: functions with their inline expansions from DWARF, else from
+// .gopclntab or the symbol table (demangled), else module+offset; kernel
+// addresses from /proc/kallsyms.
 type Symbolizer struct {
-	files  map[string]*fileSyms
+	files  map[string]*code.Model
 	kernel []ksym
 }
 
 // NewSymbolizer returns an empty symbolizer; files are read on first use.
-func NewSymbolizer() *Symbolizer { return &Symbolizer{files: map[string]*fileSyms{}} }
+func NewSymbolizer() *Symbolizer { return &Symbolizer{files: map[string]*code.Model{}} }
 
-type fileSyms struct {
-	ranges []fnRange
-	inl    map[string][]inlineAt // by caller
+// file is the model of path's code, read once; nil when it cannot be read.
+// The model keeps what naming needs in memory, so the file is closed.
+func (s *Symbolizer) file(path string) *code.Model {
+	if m, ok := s.files[path]; ok {
+		return m
+	}
+	m, err := code.Open(path, nil)
+	if err != nil {
+		m = nil
+	} else {
+		m.Close()
+	}
+	s.files[path] = m
+	return m
 }
 
-type fnRange struct {
-	lo, hi uint64
-	fn     *types.Func
-}
-
-type inlineAt struct {
-	callee *types.Func
-	site   types.InlineSite
-}
-
-func (s *Symbolizer) file(path string) *fileSyms {
-	if fs, ok := s.files[path]; ok {
-		return fs
-	}
-	fs := &fileSyms{inl: map[string][]inlineAt{}}
-	s.files[path] = fs
-	// One open: the DWARF's file carries the symbols too.
-	var fns []*types.Func
-	var ef *elfx.File
-	if df, err := dwarf.Open(path, nil); err == nil {
-		defer df.Close()
-		fns, _ = df.Functions(nil)
-		ef = df.ELF
-	} else if ef, err = elfx.Open(path); err == nil {
-		defer ef.Close()
-	}
-	if ef == nil {
-		return fs
-	}
-	// Code without DWARF (crt1.o's _start, assembly, a library without its
-	// debug file): .gopclntab, else the symbol table, demangled.
-	covered := make(map[uint64]bool, len(fns))
-	for _, fn := range fns {
-		for _, r := range fn.Ranges {
-			covered[r[0]] = true
-		}
-	}
-	var more []*types.Func
-	if len(fns) == 0 && pcln.Has(ef) {
-		more, _ = pcln.Functions(ef)
-	}
-	if len(more) == 0 {
-		for _, fn := range dwarf.SymbolFuncs(ef) {
-			if !covered[fn.LowPC] {
-				fn.Name = dwarf.Demangle(fn.Name)
-				more = append(more, fn)
+// displayName is the name a frame shows: among a C function's aliases
+// (malloc, __libc_malloc) the plainest.
+func displayName(fn *types.Func) string {
+	name := fn.Name
+	if fn.Lang == types.LangC || fn.Lang == types.LangUnknown {
+		for _, a := range fn.Aliases {
+			if naming.Plainer(a, name) {
+				name = a
 			}
 		}
 	}
-	fns = append(fns, more...)
-	for _, fn := range fns {
-		for _, r := range fn.Ranges {
-			fs.ranges = append(fs.ranges, fnRange{r[0], r[1], fn})
-		}
-		for _, in := range fn.Inlined {
-			fs.inl[in.Caller] = append(fs.inl[in.Caller], inlineAt{fn, in})
-		}
-	}
-	sort.SliceStable(fs.ranges, func(i, j int) bool { return fs.ranges[i].lo < fs.ranges[j].lo })
-	// Aliases (malloc, __libc_malloc): the name with the fewest leading
-	// underscores, then the shortest.
-	kept := fs.ranges[:0]
-	for _, r := range fs.ranges {
-		if n := len(kept); n > 0 && kept[n-1].lo == r.lo && kept[n-1].hi == r.hi {
-			if plainer(r.fn.Name, kept[n-1].fn.Name) {
-				kept[n-1] = r
-			}
-			continue
-		}
-		kept = append(kept, r)
-	}
-	fs.ranges = kept
-	return fs
-}
-
-// plainer reports whether a is the name to show rather than b.
-func plainer(a, b string) bool {
-	ua, ub := len(a)-len(strings.TrimLeft(a, "_")), len(b)-len(strings.TrimLeft(b, "_"))
-	if ua != ub {
-		return ua < ub
-	}
-	return len(a) < len(b)
+	return name
 }
 
 // User names the address addr of a process with mappings ms, outermost
@@ -126,32 +66,25 @@ func (s *Symbolizer) User(ms []Mapping, addr uint64, ret bool) []flame.Frame {
 	if ret {
 		look--
 	}
-	for _, m := range ms {
-		if look < m.Start || look >= m.End {
+	for _, mp := range ms {
+		if look < mp.Start || look >= mp.End {
 			continue
 		}
-		mod := filepath.Base(m.Path)
-		va := look - m.Bias
-		fs := s.file(m.Path)
-		i := sort.Search(len(fs.ranges), func(i int) bool { return fs.ranges[i].lo > va }) - 1
-		if i < 0 || va >= fs.ranges[i].hi {
+		mod := filepath.Base(mp.Path)
+		va := look - mp.Bias
+		m := s.file(mp.Path)
+		var fn *types.Func
+		if m != nil {
+			fn = m.Func(va)
+		}
+		if fn == nil {
 			return []flame.Frame{{Name: fmt.Sprintf("%s+%#x", mod, va), Module: mod}}
 		}
-		fn := fs.ranges[i].fn
-		out := []flame.Frame{{Name: fn.Name, Module: mod, Lang: fn.Lang}}
-		var chain []inlineAt
-		for _, in := range fs.inl[fn.Name] {
-			for _, r := range in.site.Ranges {
-				if va >= r[0] && va < r[1] {
-					chain = append(chain, in)
-					break
-				}
-			}
-		}
-		// An expansion nested in another covers fewer bytes.
-		sort.SliceStable(chain, func(i, j int) bool { return funcs.Span(chain[i].site.Ranges) > funcs.Span(chain[j].site.Ranges) })
-		for _, in := range chain {
-			out = append(out, flame.Frame{Name: in.callee.Name, Module: mod, Lang: in.callee.Lang, Inlined: true})
+		out := []flame.Frame{{Name: displayName(fn), Module: mod, Lang: fn.Lang}}
+		exp := m.Expansions(va)
+		for i := len(exp) - 1; i >= 0; i-- {
+			c := exp[i].Callee
+			out = append(out, flame.Frame{Name: c.Name, Module: mod, Lang: c.Lang, Inlined: true})
 		}
 		return out
 	}

@@ -13,18 +13,32 @@ type Func struct {
 	Name    string
 	Linkage string
 	Lang    Lang
-	// LowPC is the entry address of the out-of-line copy and Size its
-	// length in bytes; both 0 for a function that exists only inlined.
+	// LowPC is the entry address of the out-of-line copy (the address a
+	// call jumps to: its symbol's, never a .cold fragment's, even where a
+	// cold range lies lower) and Size its length in bytes over all its
+	// Ranges; both 0 for a function that exists only inlined or cloned.
 	LowPC    uint64
 	Size     uint64
 	Ranges   [][2]uint64
 	Decl     Decl
 	External bool
+	// Aliases are the other symbol names of the out-of-line copy (free
+	// for __libc_free), without symbol versions.
+	Aliases []string
+	// IFunc marks a GNU indirect function: its symbol's address is the
+	// resolver that picks the implementation at load time.
+	IFunc bool
+	// Variadic marks a C or C++ function taking ... after its Params.
+	Variadic bool
 	// DeclaredInline is C/C++ inline or Rust #[inline] as DW_AT_inline
 	// records it (DW_INL_declared_*).
 	DeclaredInline bool
-	Inlined        []InlineSite
+	Inlined        []*InlineSite
 	Clones         []Clone
+	// Instances are the concrete copies DWARF describes (the out-of-line
+	// copy, clones, .part pieces), each with the expansions nested in it;
+	// the model of code reads them, views read LowPC, Ranges and Clones.
+	Instances []*Instance `json:"-"`
 	// Params are the parameters in declaration order with their locations
 	// at LowPC (filled when FuncOptions ask for them); Return is the
 	// result type of C, C++, Rust and Zig functions (nil: void).
@@ -42,6 +56,24 @@ type InlineSite struct {
 	CallFile   string
 	CallLine   int
 	CallColumn int
+	// Callee is the function whose body this is; Parent the expansion
+	// that holds this one (nil for one directly in its out-of-line host):
+	// the inline tree as the DIEs nest.
+	Callee *Func       `json:"-"`
+	Parent *InlineSite `json:"-"`
+}
+
+// Instance is one concrete copy of a function's code: a DW_TAG_subprogram
+// with code, with the expansions nested in it at any depth (in DIE order).
+// Entry is where calls enter: DW_AT_entry_pc or DW_AT_low_pc as the loader
+// read it, corrected by the model of code from the symbol table. Kind is
+// "" for the out-of-line copy, else the Clone kind the model gave it.
+type Instance struct {
+	Entry  uint64
+	Ranges [][2]uint64
+	Sites  []*InlineSite
+	Kind   string
+	Symbol string
 }
 
 // Clone is a compiler-made copy or piece of a function: GCC's .part.N
@@ -51,8 +83,16 @@ type Clone struct {
 	Symbol  string `json:"symbol"`
 	Address uint64 `json:"address"`
 	Size    uint64 `json:"size"`
-	Kind    string `json:"kind"` // part, cold, isra, constprop, lto_priv, clone
+	Kind    string `json:"kind"` // part, cold, isra, constprop, lto_priv, clone, copy
+	// Ranges is the clone's code where DWARF describes it (a clone can be
+	// split hot and cold too); empty for a symbol alone.
+	Ranges [][2]uint64 `json:"ranges,omitempty"`
 }
+
+// Call reports whether entering the clone's code is a call of the
+// function: true for full copies (isra, constprop, ...), false for
+// continuations (part, cold), which run inside a call already counted.
+func (c Clone) Call() bool { return c.Kind != "part" && c.Kind != "cold" }
 
 // Param is a formal parameter (or, for Go, a named or ~rN result) with
 // where it lives at the function's entry.

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -12,10 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/funcs"
-	"github.com/binscope/binscope/internal/elfx"
-	"github.com/binscope/binscope/internal/pcln"
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
@@ -92,47 +90,39 @@ still lists its functions from .gopclntab.`,
 // functSource is where the functions came from: DWARF, or .gopclntab for a
 // stripped Go binary (nil df).
 type functSource struct {
-	df  *dwarf.File
-	fns []*types.Func
+	model *code.Model
+	df    *dwarf.File // nil without DWARF
+	fns   []*types.Func
 }
 
+// loadFuncs reads the model of path's code: DWARF joined with the symbol
+// tables, or, without debug info, .gopclntab or the symbol tables alone.
 func loadFuncs(path string, params bool) (*functSource, error) {
-	df, err := dwarf.Open(path, nil)
+	m, err := code.Open(path, &code.Options{Params: params})
 	if err != nil {
-		if !errors.Is(err, types.ErrNoDebugInfo) {
-			return nil, err
-		}
-		ef, oerr := elfx.Open(path)
-		if oerr != nil {
-			return nil, err
-		}
-		defer ef.Close()
-		if !pcln.Has(ef) {
-			return nil, err
-		}
-		fns, perr := pcln.Functions(ef)
-		if perr != nil {
-			return nil, perr
-		}
-		return &functSource{fns: fns}, nil
-	}
-	fns, err := df.Functions(&dwarf.FuncOptions{Params: params})
-	if err != nil {
-		df.Close()
 		return nil, err
 	}
-	return &functSource{df: df, fns: fns}, nil
-}
-
-func (s *functSource) Close() {
-	if s.df != nil {
-		s.df.Close()
+	if len(m.Funcs()) == 0 {
+		m.Close()
+		_, err := dwarf.Open(path, nil) // the error that says how to get debug info
+		if err == nil {
+			err = fmt.Errorf("%s: %w: no functions", path, types.ErrNotFound)
+		}
+		return nil, err
 	}
+	return &functSource{model: m, df: m.DWARF, fns: m.Funcs()}, nil
 }
 
-// needDWARF is the error for queries .gopclntab cannot answer.
+func (s *functSource) Close() { s.model.Close() }
+
+// needDWARF is the error for queries the symbol tables or .gopclntab
+// cannot answer.
 func needDWARF(path, what string) error {
-	return fmt.Errorf("%s: %w: %s needs DWARF, and this Go binary was stripped of it (rebuild without -ldflags='-s -w')", path, types.ErrNoDebugInfo, what)
+	_, err := dwarf.Open(path, nil)
+	if err == nil {
+		err = fmt.Errorf("%s: %w", path, types.ErrNoDebugInfo)
+	}
+	return fmt.Errorf("%s needs DWARF: %w", what, err)
 }
 
 func runFunct(f *functFlags, path string, stdout io.Writer) error {
@@ -147,12 +137,12 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 	defer w.Flush()
 	switch {
 	case f.addr != "":
-		return writeAddr(w, path, fns, f.addr)
+		return writeAddr(w, path, src.model, f.addr)
 	case f.lines != "":
 		if src.df == nil {
 			return needDWARF(path, "-L")
 		}
-		fn, err := findFunc(path, fns, f.lines)
+		fn, err := findFunc(path, src.model, f.lines)
 		if err != nil {
 			return err
 		}
@@ -165,20 +155,25 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 		if src.df == nil {
 			return needDWARF(path, "-V")
 		}
-		return writeVars(w, path, src.df, fns, f.vars)
+		return writeVars(w, path, src.df, src.model, f.vars)
 	case f.stats:
 		for _, s := range funcs.InlineStats(fns) {
 			fmt.Fprintf(w, "%s: %d %d\n", s.Caller, s.Expansions, s.Bytes)
 		}
 		return nil
 	}
-	want := map[string]bool{}
-	for _, n := range splitList(f.names) {
-		want[n] = true
+	var want map[*types.Func]bool
+	if names := splitList(f.names); len(names) > 0 {
+		want = map[*types.Func]bool{}
+		for _, n := range names {
+			for _, fn := range src.model.Lookup(n) {
+				want[fn] = true
+			}
+		}
 	}
 	var picked []*types.Func
 	for _, fn := range fns {
-		if len(want) > 0 && !want[fn.Name] && !want[fn.Linkage] {
+		if want != nil && !want[fn] {
 			continue
 		}
 		if f.externals && !fn.External {
@@ -198,8 +193,8 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 		}
 		picked = append(picked, fn)
 	}
-	if len(want) > 0 && len(picked) == 0 {
-		return fmt.Errorf("%s: no function named %s%s", path, splitList(f.names)[0], closestFuncs(fns, splitList(f.names)[0]))
+	if want != nil && len(picked) == 0 {
+		return fmt.Errorf("%s: no function named %s%s", path, splitList(f.names)[0], closestFuncs(src.model, splitList(f.names)[0]))
 	}
 	if f.json {
 		return writeFuncsJSON(w, picked)
@@ -258,36 +253,29 @@ func commentFor(l types.Lang, s string) string {
 	return " // " + s
 }
 
-// findFunc finds the out-of-line function called name, or says which
-// names are close.
-func findFunc(path string, fns []*types.Func, name string) (*types.Func, error) {
+// findFunc finds the out-of-line function called name (by any name the
+// model of code knows), or says which names are close.
+func findFunc(path string, m *code.Model, name string) (*types.Func, error) {
 	var inlineOnly *types.Func
-	for _, fn := range fns {
-		if fn.Name == name || fn.Linkage == name {
-			if fn.LowPC != 0 {
-				return fn, nil
-			}
-			inlineOnly = fn
+	for _, fn := range m.Lookup(name) {
+		if fn.LowPC != 0 {
+			return fn, nil
 		}
+		inlineOnly = fn
 	}
 	if inlineOnly != nil {
+		if len(inlineOnly.Clones) > 0 {
+			return nil, fmt.Errorf("%s: %s exists only as clones (%s): list them with --inline -f '%s'", path, name, inlineOnly.Clones[0].Symbol, name)
+		}
 		return nil, fmt.Errorf("%s: %s exists only inlined (%d sites): list them with --inline -f '%s'", path, name, len(inlineOnly.Inlined), name)
 	}
-	return nil, fmt.Errorf("%s: no function named %s%s", path, name, closestFuncs(fns, name))
+	return nil, fmt.Errorf("%s: no function named %s%s", path, name, closestFuncs(m, name))
 }
 
 // closestFuncs names up to three functions whose names are closest to
 // name, for error messages.
-func closestFuncs(fns []*types.Func, name string) string {
-	seen := map[string]bool{}
-	var names []string
-	for _, fn := range fns {
-		if !seen[fn.Name] {
-			seen[fn.Name] = true
-			names = append(names, fn.Name)
-		}
-	}
-	near := types.Closest(names, name, 3)
+func closestFuncs(m *code.Model, name string) string {
+	near := types.Closest(m.Names(), name, 3)
 	if len(near) == 0 {
 		return ""
 	}
@@ -298,25 +286,46 @@ func parseAddr(s string) (uint64, error) {
 	return strconv.ParseUint(strings.TrimSpace(s), 0, 64)
 }
 
-func writeAddr(w io.Writer, path string, fns []*types.Func, arg string) error {
+// writeAddr answers -a ADDR: the function holding the address with the
+// offset and the line there, then each inline expansion holding it,
+// outermost first, with its call site, entry and the line there.
+func writeAddr(w io.Writer, path string, m *code.Model, arg string) error {
 	addr, err := parseAddr(arg)
 	if err != nil {
 		return fmt.Errorf("-a %s: not an address (write 0x49e148 or 4841800)", arg)
 	}
-	fn, chain := funcs.At(fns, addr)
-	if fn == nil {
+	frames := m.At(addr)
+	if len(frames) == 0 {
 		return fmt.Errorf("%s: %w: no function covers address %#x", path, types.ErrNotFound, addr)
 	}
-	fmt.Fprintf(w, "%s+%#x (%#x) %s:%d\n", fn.Name, addr-fn.LowPC, addr, fn.Decl.File, fn.Decl.Line)
-	for i, in := range chain {
-		fmt.Fprintf(w, "%s inlined %s at %s:%d:%d entry %#x\n", strings.Repeat("  ", i+1), in.Callee,
-			in.Site.CallFile, in.Site.CallLine, in.Site.CallColumn, in.Site.EntryPC)
+	outer := frames[len(frames)-1]
+	fn := outer.Func
+	off := fmt.Sprintf("+%#x", addr-fn.LowPC)
+	if addr < fn.LowPC {
+		off = fmt.Sprintf("-%#x", fn.LowPC-addr)
+	}
+	fmt.Fprintf(w, "%s%s (%#x) %s\n", fn.Name, off, addr, fileLine(outer.File, outer.Line))
+	exp := m.Expansions(addr)
+	for i := len(exp) - 1; i >= 0; i-- {
+		s, fr := exp[i], frames[i]
+		fmt.Fprintf(w, "%s inlined %s at %s:%d:%d entry %#x, at %s\n", strings.Repeat("  ", len(exp)-i), fr.Name,
+			s.CallFile, s.CallLine, s.CallColumn, s.EntryPC, fileLine(fr.File, fr.Line))
 	}
 	return nil
 }
 
+func fileLine(file string, line int) string {
+	if file == "" {
+		return "??:?"
+	}
+	if line == 0 {
+		return file + ":?"
+	}
+	return fmt.Sprintf("%s:%d", file, line)
+}
+
 // writeVars answers -V FUNC[:LINE|:+OFFSET].
-func writeVars(w io.Writer, path string, df *dwarf.File, fns []*types.Func, arg string) error {
+func writeVars(w io.Writer, path string, df *dwarf.File, m *code.Model, arg string) error {
 	name, line, rel := arg, 0, false
 	if i := strings.LastIndexByte(arg, ':'); i > 0 && !strings.HasSuffix(arg[:i], ":") {
 		spec := arg[i+1:]
@@ -326,7 +335,7 @@ func writeVars(w io.Writer, path string, df *dwarf.File, fns []*types.Func, arg 
 			name, line = arg[:i], n
 		}
 	}
-	fn, err := findFunc(path, fns, name)
+	fn, err := findFunc(path, m, name)
 	if err != nil {
 		return err
 	}
@@ -342,7 +351,7 @@ func writeVars(w io.Writer, path string, df *dwarf.File, fns []*types.Func, arg 
 		if err != nil {
 			return err
 		}
-		file, lines := funcs.SourceLines(fn, rows, funcs.InlinedInto(fns, fn.Name))
+		file, lines := funcs.SourceLines(fn, rows, funcs.InlinedInto(m.Funcs(), fn.Name))
 		if rel {
 			line += fn.Decl.Line
 		}
@@ -438,7 +447,8 @@ func writeFuncsJSON(w io.Writer, fns []*types.Func) error {
 			j.Params = append(j.Params, pj)
 		}
 		for _, s := range fn.Inlined {
-			j.InlineSites = append(j.InlineSites, siteJSON(s))
+			j.InlineSites = append(j.InlineSites, siteJSON{Caller: s.Caller, EntryPC: s.EntryPC, Ranges: s.Ranges,
+				CallFile: s.CallFile, CallLine: s.CallLine, CallColumn: s.CallColumn})
 		}
 		out = append(out, j)
 	}

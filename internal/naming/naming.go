@@ -1,0 +1,119 @@
+// Package naming is the project's one naming policy for code: how a
+// symbol becomes the name users read and type (demangled C++ and Rust with
+// template arguments kept, no parameter list, no legacy Rust hash), symbol
+// versions, and GCC's clone suffixes (.part.0, .cold, .constprop.1), which
+// apply only to code a GCC-style producer made.
+package naming
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// rustHash is the hash suffix of legacy Rust symbol names.
+var rustHash = regexp.MustCompile(`::h[0-9a-f]{16}$`)
+
+// Demangle returns a C++ or Rust symbol as users write the function:
+// template arguments kept (std::vector<int>::_M_realloc_insert<int const&>),
+// no parameter list, no legacy Rust hash; ok is false for a name that is not
+// mangled.
+func Demangle(sym string) (name string, ok bool) {
+	if !strings.HasPrefix(sym, "_Z") && !strings.HasPrefix(sym, "_R") && !strings.HasPrefix(sym, "__Z") {
+		return "", false
+	}
+	d, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
+	if err != nil {
+		return "", false
+	}
+	return rustHash.ReplaceAllString(d, ""), true
+}
+
+// Display is sym demangled, or sym itself.
+func Display(sym string) string {
+	if d, ok := Demangle(sym); ok {
+		return d
+	}
+	return sym
+}
+
+// StripTemplates drops every template argument list from a C++ or Rust
+// name (std::vector<int>::push_back → std::vector::push_back), the short
+// form users also type; operator<, operator<< and operator<=> keep their
+// angle brackets.
+func StripTemplates(name string) string {
+	if !strings.Contains(name, "<") {
+		return name
+	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if depth == 0 && (c == '<' || c == '>') && strings.HasSuffix(strings.TrimRight(name[:i], " "), "operator") {
+			// operator<, operator<<, operator<=>, operator>, operator>>.
+			j := i
+			for j < len(name) && (name[j] == '<' || name[j] == '>' || name[j] == '=') {
+				j++
+			}
+			b.WriteString(name[i:j])
+			i = j - 1
+			continue
+		}
+		switch {
+		case c == '<':
+			depth++
+		case c == '>' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// StripVersion drops a symbol version: malloc@@GLIBC_2.2.5 → malloc.
+func StripVersion(sym string) string {
+	name, _, _ := strings.Cut(sym, "@")
+	return name
+}
+
+// cloneSuffix matches GCC's clone and partial-inlining suffixes, possibly
+// stacked (foo.constprop.0.isra.0, foo.part.0.cold).
+var cloneSuffix = regexp.MustCompile(`^(.+?)\.(part|cold|isra|constprop|lto_priv|clone|specialized)((?:\.[0-9]+|\.(?:part|cold|isra|constprop|lto_priv|clone|specialized))*)$`)
+
+// Clone splits a GCC clone's symbol into the function it was cut from and
+// the kind of clone: "part" (the rest of a partially inlined function) and
+// "cold" (its unlikely code) continue a call; "isra", "constprop",
+// "lto_priv", "clone" and "specialized" are full copies. The outermost
+// kind wins where suffixes stack, except that any ".cold" is cold code.
+// Apply it only to code from a producer that makes such clones (GCC, and
+// LLVM's .cold): a Go function may well be called maps.clone.
+func Clone(sym string) (base, kind string, ok bool) {
+	m := cloneSuffix.FindStringSubmatch(sym)
+	if m == nil {
+		return "", "", false
+	}
+	kind = m[2]
+	if strings.Contains(m[3], ".cold") {
+		kind = "cold"
+	}
+	return m[1], kind, true
+}
+
+// ContinuesCall reports whether code of this clone kind runs inside a call
+// already entered (part, cold) rather than being entered by calls.
+func ContinuesCall(kind string) bool { return kind == "part" || kind == "cold" }
+
+// Plainer reports whether alias a is the name to show rather than b: the
+// fewest leading underscores, then the shortest, then the first in order.
+func Plainer(a, b string) bool {
+	ua, ub := len(a)-len(strings.TrimLeft(a, "_")), len(b)-len(strings.TrimLeft(b, "_"))
+	if ua != ub {
+		return ua < ub
+	}
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}

@@ -1,0 +1,155 @@
+// Package symtab is the project's one reader of ELF symbol tables: the
+// function symbols of .symtab and .dynsym of a file and of its separate
+// debug file, merged, without symbol versions (malloc@@GLIBC_2.2.5 is
+// malloc), with every alias of an address kept (free and __libc_free) and
+// GNU indirect functions marked.
+package symtab
+
+import (
+	"debug/elf"
+	"sort"
+
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/naming"
+)
+
+// Symbol is one function symbol.
+type Symbol struct {
+	// Name is the symbol without its version; Version is what followed
+	// the @ or @@ ("" for none).
+	Name    string
+	Version string
+	Addr    uint64 // virtual address
+	Size    uint64 // bytes; 0 when the symbol table gives none
+	Local   bool   // STB_LOCAL: a static function, maybe one of several
+	IFunc   bool   // STT_GNU_IFUNC: Addr is the resolver
+	Dynamic bool   // from .dynsym
+}
+
+// Table is a file's function symbols in address order (then by name).
+type Table struct {
+	Syms   []Symbol
+	byName map[string][]int
+}
+
+// Read reads the function symbols of files (the named file, then its
+// separate debug file): .symtab and .dynsym of each. The same name at the
+// same address is kept once.
+func Read(files ...*elfx.File) *Table {
+	t := &Table{byName: map[string][]int{}}
+	type key struct {
+		name string
+		addr uint64
+	}
+	seen := map[key]int{}
+	for _, ef := range files {
+		if ef == nil {
+			continue
+		}
+		for _, dyn := range []bool{false, true} {
+			var syms []elf.Symbol
+			if dyn {
+				syms, _ = ef.DynamicSymbols()
+			} else {
+				syms, _ = ef.Symbols()
+			}
+			for _, s := range syms {
+				typ := elf.ST_TYPE(s.Info)
+				if (typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC) || s.Value == 0 || s.Section == elf.SHN_UNDEF {
+					continue
+				}
+				name, ver := s.Name, ""
+				if i := indexAt(name); i >= 0 {
+					name, ver = s.Name[:i], trimAt(s.Name[i:])
+				}
+				if name == "" {
+					continue
+				}
+				k := key{name, s.Value}
+				if i, ok := seen[k]; ok {
+					if t.Syms[i].Size == 0 {
+						t.Syms[i].Size = s.Size
+					}
+					if t.Syms[i].Version == "" {
+						t.Syms[i].Version = ver
+					}
+					continue
+				}
+				seen[k] = len(t.Syms)
+				t.Syms = append(t.Syms, Symbol{Name: name, Version: ver, Addr: s.Value, Size: s.Size,
+					Local: elf.ST_BIND(s.Info) == elf.STB_LOCAL, IFunc: typ == elf.STT_GNU_IFUNC, Dynamic: dyn})
+			}
+		}
+	}
+	sort.SliceStable(t.Syms, func(i, j int) bool {
+		if t.Syms[i].Addr != t.Syms[j].Addr {
+			return t.Syms[i].Addr < t.Syms[j].Addr
+		}
+		return t.Syms[i].Name < t.Syms[j].Name
+	})
+	for i, s := range t.Syms {
+		t.byName[s.Name] = append(t.byName[s.Name], i)
+	}
+	return t
+}
+
+func indexAt(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '@' {
+			return i
+		}
+	}
+	return -1
+}
+
+func trimAt(s string) string {
+	for len(s) > 0 && s[0] == '@' {
+		s = s[1:]
+	}
+	return s
+}
+
+// At returns the symbols at exactly addr (aliases of one another).
+func (t *Table) At(addr uint64) []Symbol {
+	i := sort.Search(len(t.Syms), func(i int) bool { return t.Syms[i].Addr >= addr })
+	j := i
+	for j < len(t.Syms) && t.Syms[j].Addr == addr {
+		j++
+	}
+	return t.Syms[i:j]
+}
+
+// Covering returns the symbol whose [Addr, Addr+Size) holds addr, the one
+// starting nearest below it; ok is false when none does.
+func (t *Table) Covering(addr uint64) (Symbol, bool) {
+	i := sort.Search(len(t.Syms), func(i int) bool { return t.Syms[i].Addr > addr })
+	for k := i - 1; k >= 0 && k >= i-64; k-- {
+		s := t.Syms[k]
+		if addr >= s.Addr && addr < s.Addr+s.Size {
+			return s, true
+		}
+	}
+	return Symbol{}, false
+}
+
+// Named returns the symbols called name (several for a static function
+// defined in several units).
+func (t *Table) Named(name string) []Symbol {
+	idx := t.byName[name]
+	out := make([]Symbol, len(idx))
+	for k, i := range idx {
+		out[k] = t.Syms[i]
+	}
+	return out
+}
+
+// Plainest is the alias to show among syms (see naming.Plainer).
+func Plainest(syms []Symbol) Symbol {
+	best := syms[0]
+	for _, s := range syms[1:] {
+		if naming.Plainer(s.Name, best.Name) {
+			best = s
+		}
+	}
+	return best
+}
