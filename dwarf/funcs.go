@@ -476,4 +476,3 @@ func (f *File) Symbols() []elf.Symbol {
 	}
 	return f.syms
 }
-

@@ -57,7 +57,7 @@ func TestQuickEqualsFull(t *testing.T) {
 			// A sample of the functions, and up to 20 with inline
 			// expansions, which come from other units.
 			var names, withInlined []string
-			for _, fn := range full.fns {
+			for _, fn := range full.model.Funcs() {
 				name := ""
 				switch {
 				case fn.LowPC == 0:
