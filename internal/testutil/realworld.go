@@ -34,7 +34,7 @@ var realBinaries = map[string]struct {
 	"python3.11d": {"/usr/bin/python3.11d", "python3.11-dbg"},
 	// libstdc++'s debug build: a complete library (code, .symtab and DWARF)
 	// that -dbg installs beside the stripped one.
-	"libstdc++": {"/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.*", "libstdc++6-12-dbg"},
+	"libstdc++": {"/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.[0-9]*[0-9]", "libstdc++6-12-dbg"},
 }
 
 // RealBinary returns the path of a system binary with debug info by name:
