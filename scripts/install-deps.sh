@@ -3,7 +3,12 @@
 # as root: compilers for the fixtures (gcc, g++, clang, rustc, Zig 0.11),
 # node (the flame graph's script is tested with it),
 # the BPF and DWARF tools the tests compare with or use (libbpf-dev,
-# bpftrace, dwarves for pahole, linux-perf, bpftool, llvm).
+# bpftrace, dwarves for pahole, linux-perf, bpftool, llvm), and the real
+# programs the model of code is checked on against addr2line: glibc's,
+# Python's and libstdc++'s debug files, Boost and nlohmann-json for the
+# cpp-real fixture, crate sources (regex, serde_json, serde_derive,
+# smallvec) for the rust-real fixture's offline cargo build, gdb and
+# binutils.
 #
 # It is idempotent and fast when everything is there: it asks dpkg what is
 # missing, runs apt-get update once and only if something is, and prints one
@@ -43,6 +48,13 @@ zig_ok() {
 
 missing=()
 for p in gcc g++ clang llvm libbpf-dev bpftrace dwarves linux-perf bpftool; do
+	installed "$p" || missing+=("$p")
+done
+# Real programs with debug info, the oracles, and the libraries and crate
+# sources (under /usr/share/cargo/registry) the real-world fixtures build on.
+for p in gdb binutils libc6-dbg python3.11-dbg libstdc++6-12-dbg \
+	libboost-dev nlohmann-json3-dev \
+	librust-regex+default-dev librust-serde-json-dev librust-serde-derive-dev librust-smallvec-dev; do
 	installed "$p" || missing+=("$p")
 done
 # rustc may come from rustup (~/.cargo/bin) rather than from Debian.

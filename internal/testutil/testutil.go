@@ -167,8 +167,14 @@ func ToolPath() string {
 	return os.Getenv("PATH") + ":" + strings.Join(extra, ":")
 }
 
+// NoTruth is the file that marks a fixture reporting no layout truth: a
+// real program (cpp-real, rust-real, go-cmd, ...) built for the model of
+// code and its oracles rather than for layouts.
+const NoTruth = "NO_TRUTH"
+
 // FixtureNames returns the names of the fixtures under testdata/fixtures
-// (the directories holding a build.sh), sorted.
+// that report their layout truth (the directories holding a build.sh and
+// no NoTruth file), sorted.
 func FixtureNames(t testing.TB) []string {
 	t.Helper()
 	ents, err := os.ReadDir(filepath.Join(Root(t), "testdata", "fixtures"))
@@ -177,9 +183,14 @@ func FixtureNames(t testing.TB) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		if _, err := os.Stat(filepath.Join(Root(t), "testdata", "fixtures", e.Name(), "build.sh")); err == nil {
-			names = append(names, e.Name())
+		dir := filepath.Join(Root(t), "testdata", "fixtures", e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "build.sh")); err != nil {
+			continue
 		}
+		if _, err := os.Stat(filepath.Join(dir, NoTruth)); err == nil {
+			continue
+		}
+		names = append(names, e.Name())
 	}
 	sort.Strings(names)
 	return names

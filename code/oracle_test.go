@@ -1,0 +1,273 @@
+package code_test
+
+import (
+	"debug/elf"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/code"
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// The oracle tests compare the model of code with tools nobody here wrote,
+// on real programs: Debian's glibc, Python and libstdc++ with their debug
+// files, and fixtures over Boost and nlohmann-json, real crates, Zig's std
+// and the go command.
+
+const (
+	// oracleSamples addresses are sampled per binary (fixed seed), and at
+	// least oracleMinCompared of them must be compared.
+	oracleSamples     = 250
+	oracleMinCompared = 200
+	oracleSeed        = 1
+)
+
+// oracleTarget is one binary the oracle tests read.
+type oracleTarget struct {
+	name string
+	path func(t *testing.T) string
+	// llvmFirst makes llvm-symbolizer the oracle instead of addr2line, for
+	// the reason given.
+	llvmFirst string
+}
+
+func realBinary(name string) func(t *testing.T) string {
+	return func(t *testing.T) string { return testutil.RealBinary(t, name) }
+}
+
+func fixture(name string) func(t *testing.T) string {
+	return func(t *testing.T) string { return testutil.Fixture(t, name).Path }
+}
+
+var oracleTargets = []oracleTarget{
+	{name: "libc", path: realBinary("libc")},
+	{name: "python3.11", path: realBinary("python3.11")},
+	{name: "libstdc++", path: realBinary("libstdc++")},
+	{name: "cpp-real", path: fixture("cpp-real")},
+	{name: "rust-real", path: fixture("rust-real")},
+	{name: "zig-std", path: fixture("zig-std")},
+	{name: "go-cmd", path: fixture("go-cmd"),
+		// binutils 2.40's addr2line cannot read the DWARF 5 line tables
+		// the Go linker writes (Go 1.25 on): it prints the compile unit's
+		// name "go.go" with line 0 and no inline frames for every address,
+		// while llvm-symbolizer reads file, line and inline chain.
+		llvmFirst: "addr2line cannot read Go's DWARF 5 line tables"},
+	{name: "c-layouts", path: fixture("c-layouts")},
+	{name: "cpp-layouts", path: fixture("cpp-layouts")},
+}
+
+// Reasons for which a difference between the model and addr2line is not a
+// disagreement. Each applies only where addr2line and llvm-symbolizer
+// disagree with each other in that way, and the model must then agree with
+// the oracle that is right (or, for names of one body, with either).
+const (
+	// addr2line (binutils 2.40) reports the compile unit's primary file
+	// for rows of the line table that name another file: out-of-line
+	// copies of header functions (std::type_info::name at "layouts.cc:103"
+	// instead of "typeinfo:103"), .cold pieces, LTO's "<artificial>".
+	// llvm-symbolizer and llvm-dwarfdump --debug-line read the row's file:
+	// the model must agree with them.
+	reasonFile = "addr2line names the compile unit's file, not the line table row's (llvm-symbolizer is right)"
+	// The oracles name one body differently: addr2line names the
+	// outermost frame by a symbol at the function's address, an alias
+	// such as glibc's __GI_sigemptyset or __fscanf, where the DWARF
+	// subprogram and llvm-symbolizer say sigemptyset and fscanf; and code
+	// folded into one body by identical code folding carries several
+	// names (nlohmann's json_sax_dom_parser and json_sax_dom_callback_parser
+	// parse_error, Rust's <i64 as Display>::fmt and <isize as
+	// Display>::fmt). Either oracle's name is right.
+	reasonName = "the oracles name one body differently (symbol alias or folded code); either name is right"
+)
+
+// verdict is the outcome for one address.
+type verdict struct {
+	agree  bool
+	reason string // why a difference from the first oracle is accepted
+	diff   string // the difference, when not agreeing
+}
+
+// judge compares the model's chain got with the first oracle's want; where
+// they differ and the two oracles differ from each other in a way listed
+// above, it applies that case's rule.
+func judge(got, want, other []testutil.OracleFrame) verdict {
+	d := testutil.CompareFrames(got, want)
+	if d == "" {
+		return verdict{agree: true}
+	}
+	if other == nil || testutil.CompareFrames(want, other) == "" || len(want) != len(other) || len(got) != len(want) {
+		return verdict{diff: d}
+	}
+	// The oracles have the same number of frames and differ in some
+	// fields: find which.
+	files, names, lines := false, false, false
+	for i := range want {
+		w, o := want[i], other[i]
+		if testutil.NormFunc(w.Func) != testutil.NormFunc(o.Func) {
+			names = true
+		}
+		if !testutil.SameFile(w.File, o.File) {
+			files = true
+		}
+		if w.Line != o.Line {
+			lines = true
+		}
+	}
+	if lines {
+		return verdict{diff: d}
+	}
+	ok := true
+	for i := range got {
+		g, w, o := got[i], want[i], other[i]
+		if testutil.NormFunc(g.Func) != testutil.NormFunc(w.Func) && testutil.NormFunc(g.Func) != testutil.NormFunc(o.Func) {
+			ok = false
+		}
+		// Where the files differ, other (llvm-symbolizer) is right.
+		file := w.File
+		if files {
+			file = o.File
+		}
+		if (!testutil.SameFile(g.File, file) && (g.Line != 0 || w.Line != 0)) || g.Line != w.Line {
+			ok = false
+		}
+	}
+	if !ok {
+		return verdict{diff: d}
+	}
+	var why []string
+	if files {
+		why = append(why, reasonFile)
+	}
+	if names {
+		why = append(why, reasonName)
+	}
+	return verdict{agree: true, reason: strings.Join(why, "; ")}
+}
+
+func toOracle(fs []code.Frame) []testutil.OracleFrame {
+	out := make([]testutil.OracleFrame, len(fs))
+	for i, f := range fs {
+		out[i] = testutil.OracleFrame{Func: f.Name, File: f.File, Line: f.Line}
+	}
+	return out
+}
+
+// TestAtOracle: for every target, At's inline chain at each sampled
+// instruction equals addr2line's (`addr2line -f -i -C`; llvm-symbolizer's
+// for Go): frame count, function names (NormFunc), files (SameFile) and
+// lines. Differences are accepted only for the reasons above, each where
+// the two oracles disagree with each other in that way.
+func TestAtOracle(t *testing.T) {
+	for _, tg := range oracleTargets {
+		t.Run(tg.name, func(t *testing.T) {
+			path := tg.path(t)
+			addrs := testutil.SampleAddrs(t, path, oracleSamples, oracleSeed)
+			a2l := testutil.Addr2Line(t, path, addrs)
+			llvm := testutil.LLVMSymbolizer(t, path, addrs)
+			first, second, oracle := a2l, llvm, "addr2line"
+			if tg.llvmFirst != "" {
+				first, second, oracle = llvm, nil, "llvm-symbolizer ("+tg.llvmFirst+")"
+			}
+			m, err := code.Open(path, nil)
+			if err != nil {
+				t.Fatalf("Open(%s): %v", path, err)
+			}
+			defer m.Close()
+			compared, agreed := 0, 0
+			reasons := map[string]int{}
+			var bad []string
+			for i, a := range addrs {
+				if len(first[i]) == 0 {
+					continue // the oracle knows nothing here
+				}
+				compared++
+				got := toOracle(m.At(a))
+				var other []testutil.OracleFrame
+				if second != nil {
+					other = second[i]
+				}
+				v := judge(got, first[i], other)
+				if v.agree {
+					agreed++
+					if v.reason != "" {
+						reasons[v.reason]++
+					}
+					continue
+				}
+				bad = append(bad, fmt.Sprintf("0x%x: %s\n\tmodel:           %s\n\taddr2line:       %s\n\tllvm-symbolizer: %s",
+					a, v.diff, testutil.FormatFrames(got), testutil.FormatFrames(a2l[i]), testutil.FormatFrames(llvm[i])))
+			}
+			t.Logf("%s: %d sampled, %d compared with %s, %d agree", tg.name, len(addrs), compared, oracle, agreed)
+			for r, n := range reasons {
+				t.Logf("  %d accepted: %s", n, r)
+			}
+			if compared < oracleMinCompared {
+				t.Errorf("only %d addresses compared, want at least %d", compared, oracleMinCompared)
+			}
+			if len(bad) > 0 {
+				if len(bad) > 10 {
+					bad = append(bad[:10], fmt.Sprintf("... and %d more", len(bad)-10))
+				}
+				t.Errorf("%d of %d addresses disagree:\n%s", compared-agreed, compared, strings.Join(bad, "\n"))
+			}
+		})
+	}
+}
+
+// TestFuncsLowPCIsSymbol: every function of the model with an out-of-line
+// copy and a symbol of its linkage name (C: its name) starts at that
+// symbol's address. A name several local symbols carry (static functions of
+// one name in several files) must start at one of them.
+func TestFuncsLowPCIsSymbol(t *testing.T) {
+	for _, tg := range oracleTargets {
+		t.Run(tg.name, func(t *testing.T) {
+			path := tg.path(t)
+			byName := map[string][]uint64{}
+			for _, s := range testutil.FuncSymbols(t, path) {
+				if elf.ST_TYPE(s.Info) != elf.STT_FUNC {
+					continue
+				}
+				byName[s.Name] = append(byName[s.Name], s.Value)
+			}
+			m, err := code.Open(path, nil)
+			if err != nil {
+				t.Fatalf("Open(%s): %v", path, err)
+			}
+			defer m.Close()
+			checked := 0
+			var bad []string
+			for _, f := range m.Funcs() {
+				if f.LowPC == 0 {
+					continue // inlined only
+				}
+				name := f.Linkage
+				if name == "" {
+					name = f.Name
+				}
+				addrs, ok := byName[name]
+				if !ok {
+					continue
+				}
+				checked++
+				found := false
+				for _, a := range addrs {
+					found = found || a == f.LowPC
+				}
+				if !found {
+					bad = append(bad, fmt.Sprintf("%s: LowPC 0x%x, symbol %s at %x", f.Name, f.LowPC, name, addrs))
+				}
+			}
+			t.Logf("%s: %d functions, %d with a symbol checked", tg.name, len(m.Funcs()), checked)
+			if checked == 0 {
+				t.Errorf("no function has a symbol of its name")
+			}
+			if len(bad) > 0 {
+				n := len(bad)
+				if n > 10 {
+					bad = bad[:10]
+				}
+				t.Errorf("%d functions do not start at their symbol:\n%s", n, strings.Join(bad, "\n"))
+			}
+		})
+	}
+}
