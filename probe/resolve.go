@@ -251,6 +251,9 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if kind != SiteReturn {
 			vars = r.inFrame(addr, vars)
 		}
+		if kind == SiteEntry || kind == SiteLine || kind == SiteOffset {
+			site.Guard = r.guard(fn, addr)
+		}
 		for _, a := range args {
 			site.Args = append(site.Args, r.fetch(fn, a, vars, kind))
 		}
@@ -281,7 +284,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			if off, err = r.ef.FileOffset(at); err != nil {
 				return nil, err
 			}
-			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: at, FileOffset: off}
+			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: at, FileOffset: off, Guard: r.guard(fn, at)}
 			for k, c := range r.captures {
 				site.Args = append(site.Args, Fetch{Name: fmt.Sprintf("@%d", k), Type: "x64", Size: 8, Chains: []Chain{c}})
 			}
@@ -295,6 +298,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", d.Text, err)
 		}
+		addr = r.lineAt(fn, addr, args)
 		vars, err := varsAt(addr)
 		if err != nil {
 			return nil, err
@@ -326,7 +330,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			}
 			vars := paramVars(fn, addr)
 			if addr == fn.LowPC {
-				addr = r.placement(fn)
+				addr = r.entryAt(fn, d)
 			}
 			note := ""
 			if at, lv, n, ok := r.later(fn, args, vars); ok {
@@ -579,10 +583,15 @@ func (r *Resolver) Types(defs []*Def) []types.Type {
 // and no memory (endbr64, nop, cmp, test) may be skipped to reach one:
 // every argument is still where it was at the entry, and the skipped
 // instructions run once per call as the entry does. A Go function's stack
-// check (cmp 0x10(%r14),%rsp; jbe morestack) puts the probe on the jbe.
+// check (cmp 0x10(%r14),%rsp; jbe morestack, in any of its shapes: see
+// Guard) puts the probe on the jbe; the check's scratch register (R12) is
+// no argument register.
 func (r *Resolver) placement(fn *types.Func) uint64 {
 	if r.arch.Name != "x86_64" || fn.Size == 0 {
 		return fn.LowPC
+	}
+	if sc, ok := r.stackCheck(fn); ok {
+		return sc.branch
 	}
 	at := fn.LowPC
 	found := false
@@ -639,6 +648,9 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 		if p.Lang == "" {
 			p.Lang = fn.Lang.String()
 		}
+		if len(chain) == 0 {
+			a = r.lineAt(fn, a, d.Args)
+		}
 		off, err := r.ef.FileOffset(a)
 		if err != nil {
 			return nil, err
@@ -649,6 +661,9 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 		}
 		vars = r.inFrame(a, vars)
 		site := Site{Kind: SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
+		if len(chain) == 0 {
+			site.Guard = r.guard(fn, a)
+		}
 		for _, arg := range d.Args {
 			site.Args = append(site.Args, r.fetch(fn, arg, vars, SiteLine))
 		}

@@ -59,6 +59,10 @@ type Site struct {
 	// Note, when set, says why the site is not where its kind would put
 	// it (an entry site moved to where a float parameter is readable).
 	Note string `json:"note,omitempty"`
+	// Guard, when set, makes the site fire only on the pass of a Go
+	// function's stack check that enters the body, not on the one that
+	// grows the stack and starts the function again.
+	Guard *Guard `json:"guard,omitempty"`
 }
 
 // Fetch reads one argument. Type is u8..u64, s8..s64, x8..x64, f32, f64
