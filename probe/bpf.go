@@ -489,6 +489,13 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 			asm.FnProbeReadUser.Call(),
 			asm.JNE.Imm(asm.R0, 0, fail),
 		)
+	case "iface": // the type word in the value, the data word after it
+		if err := value(f.Chains[0], 8, rRec, off); err != nil {
+			return nil, err
+		}
+		if err := value(f.Chains[1], 8, rRec, off+8); err != nil {
+			return nil, err
+		}
 	case "cstring":
 		if err := value(f.Chains[0], 8, asm.RFP, slotTmp); err != nil {
 			return nil, err

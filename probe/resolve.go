@@ -255,7 +255,11 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			site.Guard = r.guard(fn, addr)
 		}
 		for _, a := range args {
-			site.Args = append(site.Args, r.fetch(fn, a, vars, kind))
+			f, err := r.fetch(fn, a, vars, kind)
+			if err != nil {
+				return fmt.Errorf("%s: %w", d.Text, err)
+			}
+			site.Args = append(site.Args, f)
 		}
 		p.Sites = append(p.Sites, site)
 		return nil
@@ -512,17 +516,29 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 			}
 		case a.Base == "$retval" && fn.Lang == types.LangGo && len(results) > 1 && len(a.Path) == 0:
 			for i, p := range results {
-				name := p.Name
-				if name == "" || name[0] == '~' {
-					name = fmt.Sprintf("r%d", i)
-				}
-				out = append(out, Arg{Name: name, Expr: a.Expr, Base: fmt.Sprintf("$retval#%d", i), Type: a.Type})
+				out = append(out, Arg{Name: resultName(p, i), Expr: a.Expr, Base: fmt.Sprintf("$retval#%d", i), Type: a.Type})
 			}
+		case retvalN(a.Base) >= 0:
+			i := retvalN(a.Base)
+			if fn.Lang == types.LangGo && len(fn.Params) > 0 || i > 0 {
+				if i >= len(results) {
+					return nil, fmt.Errorf("%s: %s has %d results: $retval0 to $retval%d", d.Text, fn.Name, len(results), max(len(results)-1, 0))
+				}
+				a.Base = fmt.Sprintf("$retval#%d", i)
+			} else {
+				a.Base = "$retval"
+			}
+			out = append(out, a)
 		case strings.HasPrefix(a.Base, "$") && a.Base != "$retval":
-			return nil, fmt.Errorf("%s: unknown %s (use $params, $retval, a parameter, a variable or %%REG)", d.Text, a.Base)
+			return nil, fmt.Errorf("%s: unknown %s (use $params, $retval, $retvalN, a parameter, a variable or %%REG)", d.Text, a.Base)
 		case strings.HasPrefix(a.Base, "$") || strings.HasPrefix(a.Base, "%"):
 			out = append(out, a)
 		default:
+			if i := resultNamed(results, a.Base); d.Return && i >= 0 && !isParam(params, a.Base) {
+				a.Base = fmt.Sprintf("$retval#%d", i)
+				out = append(out, a)
+				continue
+			}
 			if d.Line == 0 && d.Offset == 0 {
 				found := false
 				var names []string
@@ -534,7 +550,7 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%%rdi, %%rsi, %%rdx, %%rcx, %%r8, %%r9 for C; %%rax, %%rbx, %%rcx, %%rdi, %%rsi for Go) or $retval", d.Text, r.path, fn.Name)
 				}
 				if !found {
-					return nil, fmt.Errorf("%s: %s has no parameter %s (parameters: %s)", d.Text, fn.Name, a.Base, strings.Join(names, ", "))
+					return nil, r.noParam(d, fn, a.Base, names, results)
 				}
 			}
 			out = append(out, a)
@@ -665,7 +681,11 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 			site.Guard = r.guard(fn, a)
 		}
 		for _, arg := range d.Args {
-			site.Args = append(site.Args, r.fetch(fn, arg, vars, SiteLine))
+			f, err := r.fetch(fn, arg, vars, SiteLine)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", d.Text, err)
+			}
+			site.Args = append(site.Args, f)
 		}
 		p.Sites = append(p.Sites, site)
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,7 +72,7 @@ func TestStatReentry(t *testing.T) {
 				"main.(*acc).add": "add", "main.deep": "deep", "main.big": "big", "main.huge": "huge",
 				"main.(*acc).add%return": "add", "main.huge%return": "huge",
 				fmt.Sprintf("main.go:%d", line["big"]): "big",
-				"main.(*acc).add%return v": "add", // keeps v from the entry
+				"main.(*acc).add%return v":             "add", // keeps v from the entry
 			}
 			args := []string{"stat", "--json"}
 			for d := range defs {
@@ -104,5 +105,103 @@ func TestStatReentry(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTraceResults: every result of a Go function is read at %return, by
+// position ($retval1), by its name in the source (err) or as rN when it
+// has none, as $retval expands them, with field chains; an error prints
+// its dynamic type (named from the linker's itab symbol) and data
+// pointer. The program logs each call with its results (%T and %p of the
+// error); the events say the same.
+func TestTraceResults(t *testing.T) {
+	needBPF(t)
+	bin, _ := buildReenter(t)
+	events, out := traced(t, "main.(*acc).add%return v n=a->n r=$retval0 err=$retval1",
+		"main.(*acc).add%return $retval", "main.split%return v q s err t=err.tab",
+		"main.split%return $retval", "--", bin, "loop", "12", "log")
+	var said, saw []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "add ") || strings.HasPrefix(l, "split ") {
+			said = append(said, l)
+		}
+	}
+	tab := map[string]bool{} // the error's itab: one, and only when not nil
+	for _, e := range events {
+		m := regexp.MustCompile(`^(\S+)%return (.*) return 0x[0-9a-f]+ map\[(.*)\]$`).FindStringSubmatch(e)
+		if m == nil {
+			t.Fatalf("event %q", e)
+		}
+		kv := map[string]string{}
+		for _, f := range regexp.MustCompile(`(\w+):(\S+)`).FindAllStringSubmatch(m[3], -1) {
+			kv[f[1]] = f[2]
+		}
+		switch {
+		case m[1] == "main.(*acc).add" && m[2] == "$retval":
+			saw = append(saw, fmt.Sprintf("add r=%s err=%s", kv["r0"], kv["r1"]))
+		case m[1] == "main.(*acc).add":
+			saw = append(saw, fmt.Sprintf("add v=%s n=%s r=%s err=%s", kv["v"], kv["n"], kv["r"], kv["err"]))
+		case m[2] == "$retval":
+			saw = append(saw, fmt.Sprintf("split q=%s s=%q err=%s", kv["q"], kv["s"], kv["err"]))
+		default:
+			saw = append(saw, fmt.Sprintf("split v=%s q=%s s=%q err=%s", kv["v"], kv["q"], kv["s"], kv["err"]))
+			tab[fmt.Sprintf("%v %s", kv["err"] == "nil", kv["t"])] = true
+		}
+	}
+	// What $retval alone prints, from the program's lines.
+	var want []string
+	for _, l := range said {
+		want = append(want, l)
+		short := regexp.MustCompile(` v=\d+| n=\d+`).ReplaceAllString(l, "")
+		want = append(want, short)
+	}
+	sort.Strings(want)
+	sort.Strings(saw)
+	if len(said) != 24 || strings.Join(saw, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the program said:\n%s\nthe probes read:\n%s", strings.Join(want, "\n"), strings.Join(saw, "\n"))
+	}
+	if len(tab) != 2 || !tab["true 0x0"] {
+		t.Errorf("err.tab: %v; want 0 for nil and one itab otherwise", tab)
+	}
+}
+
+// TestResolveMistakes: a misspelled field, parameter or result, or an
+// access the type does not allow, is an error before anything is
+// attached: one line naming the closest names, exit status 1.
+func TestResolveMistakes(t *testing.T) {
+	bin, _ := buildReenter(t)
+	for _, tc := range []struct{ def, want string }{
+		{"main.(*acc).add a->m", "main.acc has no field m (closest: n)"},
+		{"main.(*acc).add%return a->nn", "main.acc has no field nn (closest: n)"},
+		{"main.(*acc).add vv", "no parameter vv (closest: v"},
+		{"main.split%return er", "no parameter er (closest: err"},
+		{"main.split%return err.tabb", "runtime.iface has no field tabb (closest: tab"},
+		{"main.split%return $retval2.tab->Typ", "has no field Typ (closest: Type"},
+		{"main.split%return $retval3", "main.split has 3 results: $retval0 to $retval2"},
+		{"main.split q", "q is a result of main.split: read it at main.split%return"},
+		{"main.(*acc).add v->n", "int is not a pointer"},
+		{"main.(*acc).add a.n", "is not a struct"},
+	} {
+		code, out, errs := runGoprobe("trace", "-x", bin, tc.def, "--", bin, "loop", "1")
+		if code != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) || out != "" {
+			t.Errorf("%s: exit %d, %q; want exit 1 and one line saying %q", tc.def, code, errs, tc.want)
+		}
+	}
+}
+
+// TestBpftraceReentry: the generated bpftrace script carries the stack
+// check's guard as a predicate, and counts each call once too.
+func TestBpftraceReentry(t *testing.T) {
+	bin, _ := buildReenter(t)
+	script, out := bpftraceRun(t, bin, "main.big", "grow 8 2000")
+	if !strings.Contains(script, `/ (reg("flags") & 0x41) == 0 /`) {
+		t.Fatalf("no guard:\n%s", script)
+	}
+	got := regexp.MustCompile(`@\[main\.big\]: (\d+)`).FindSubmatch(out)
+	if got == nil {
+		t.Fatalf("no count in:\n%s", out)
+	}
+	if n, want := string(got[1]), said(t, string(out))["big"]; n != strconv.Itoa(want) {
+		t.Errorf("bpftrace counted %s calls of big; the program made %d", n, want)
 	}
 }

@@ -5,7 +5,8 @@
 // recursion in goroutines, which grows their stacks (grow), through
 // functions with a small, a large and a huge frame (the three shapes of
 // the check). It prints how many calls it made of each, and with "log"
-// every call of add with its argument, the sum after it and its results.
+// every call of add and split with its argument and results (add: the sum
+// after it too; an error as its dynamic type and data pointer).
 package main
 
 import (
@@ -48,8 +49,33 @@ func (a *acc) add(v int) (int, error) {
 //go:noinline
 func logAdd(v, n, r int, err error) {
 	logMu.Lock()
-	lines = append(lines, fmt.Sprintf("add v=%d n=%d r=%d err=%v", v, n, r, err))
+	lines = append(lines, fmt.Sprintf("add v=%d n=%d r=%d err=%s", v, n, r, dynamic(err)))
 	logMu.Unlock()
+}
+
+// dynamic is err's dynamic type and data pointer, or nil.
+func dynamic(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("%T(%p)", err, err)
+}
+
+// split has named results: an int, a string and an error, which Go's
+// register ABI returns in RAX, RBX and RCX (the string), RDI and RSI.
+//
+//go:noinline
+func split(v int) (q int, s string, err error) {
+	q, s = v/3, strconv.Itoa(v%3)
+	if v%3 == 2 {
+		err = errOdd
+	}
+	if logging {
+		logMu.Lock()
+		lines = append(lines, fmt.Sprintf("split v=%d q=%d s=%q err=%s", v, q, s, dynamic(err)))
+		logMu.Unlock()
+	}
+	return q, s, err
 }
 
 //go:noinline
@@ -97,16 +123,17 @@ func huge(d int) int {
 
 func main() {
 	if len(os.Args) < 3 {
-		fmt.Fprintln(os.Stderr, "usage: reenter loop N | grow GOROUTINES DEPTH [log]")
+		fmt.Fprintln(os.Stderr, "usage: reenter loop N [log] | grow GOROUTINES DEPTH [log]")
 		os.Exit(2)
 	}
 	n, _ := strconv.Atoi(os.Args[2])
-	logging = len(os.Args) > 4 && os.Args[4] == "log"
+	logging = os.Args[len(os.Args)-1] == "log"
 	switch os.Args[1] {
 	case "loop":
 		a := &acc{}
 		for i := 0; i < n; i++ {
 			a.add(i)
+			split(i)
 		}
 	case "grow":
 		depth, _ := strconv.Atoi(os.Args[3])
