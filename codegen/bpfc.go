@@ -86,6 +86,13 @@ func WriteBPFC(w io.Writer, s *probe.Spec, opts *BPFCOptions) error {
 			}
 			fmt.Fprintf(&b, "// %s: %s site in %s at %#x, file offset %#x\n", p.Def, site.Kind, site.Function, site.Addr, site.FileOffset)
 			fmt.Fprintf(&b, "SEC(\"uprobe\")\nint p%d_s%d(struct pt_regs *ctx)\n{\n", i, j)
+			switch g := site.Guard; {
+			case g == nil:
+			case g.Flags:
+				b.WriteString("\tif (ctx->flags & 0x41) /* the stack check's branch to morestack: the function starts again */\n\t\treturn 0;\n")
+			default:
+				fmt.Fprintf(&b, "\tif (ctx->sp < %d || ctx->sp - %d <= rd64(ctx->%s + %d)) /* the stack check will branch to morestack */\n\t\treturn 0;\n", g.SPSub, g.SPSub, bpftraceReg(g.G), g.Off)
+			}
 			fmt.Fprintf(&b, "\t__u32 key = %d;\n\t__u64 *n = bpf_map_lookup_elem(&counts, &key);\n\tif (n)\n\t\t__sync_fetch_and_add(n, 1);\n", i)
 			if len(p.Sites[0].Args) > 0 {
 				fmt.Fprintf(&b, "\tstruct event_p%d *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);\n\tif (!e)\n\t\treturn 0;\n", i)
@@ -179,6 +186,13 @@ func writeFetch(b *strings.Builder, k int, a probe.Fetch) {
 	case "cstring":
 		valueC(b, "__u64 p", a.Chains[0], 8, false)
 		fmt.Fprintf(b, "\t\te->a%d = bpf_probe_read_user_str(e->a%d_data, %d, (const void *)p);\n", k, k, StringMax)
+	case "iface": /* the type word, then the data word */
+		valueC(b, fmt.Sprintf("e->a%d", k), a.Chains[0], 8, false)
+		b.WriteString("\t\t{\n")
+		var inner strings.Builder
+		valueC(&inner, fmt.Sprintf("*(__u64 *)e->a%d_data", k), a.Chains[1], 8, false)
+		b.WriteString(strings.ReplaceAll(inner.String(), "\t\t", "\t\t\t"))
+		b.WriteString("\t\t}\n")
 	case "bytes":
 		base, last, deref := chainC(a.Chains[0])
 		if deref {

@@ -80,14 +80,14 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 		for _, site := range p.Sites {
 			fmt.Fprintf(&b, "\n// %s: %s site in %s\n", p.Def, site.Kind, site.Function)
 			if site.Kind == probe.SiteCapture {
-				fmt.Fprintf(&b, "uprobe:%s:%#x\n{\n", target, addrOf(site, o))
+				fmt.Fprintf(&b, "uprobe:%s:%#x\n%s{\n", target, addrOf(site, o), bpftraceGuard(site.Guard))
 				for _, a := range site.Args {
 					fmt.Fprintf(&b, "\t%s = %s;\n", capVar(a.Name), bpftraceChain(a.Chains[0], 8, false))
 				}
 				b.WriteString("}\n")
 				continue
 			}
-			fmt.Fprintf(&b, "uprobe:%s:%#x\n{\n", target, addrOf(site, o))
+			fmt.Fprintf(&b, "uprobe:%s:%#x\n%s{\n", target, addrOf(site, o), bpftraceGuard(site.Guard))
 			if len(site.Args) == 0 {
 				fmt.Fprintf(&b, "\t@[\"%s\"] = count();\n}\n", escape(p.Def))
 				continue
@@ -127,8 +127,22 @@ func addrOf(site probe.Site, o BpftraceOptions) uint64 {
 	return site.Addr
 }
 
+// bpftraceGuard is the predicate of a site in a Go stack check (see
+// probe.Guard): the pass that goes on into the body.
+func bpftraceGuard(g *probe.Guard) string {
+	switch {
+	case g == nil:
+		return ""
+	case g.Flags:
+		return "/ (reg(\"flags\") & 0x41) == 0 /\n"
+	}
+	return fmt.Sprintf("/ reg(\"sp\") >= %d && reg(\"sp\") - %d > *(uint64 *)(reg(\"%s\") + %d) /\n", g.SPSub, g.SPSub, bpftraceReg(g.G), g.Off)
+}
+
 func bpftraceArg(a probe.Fetch) (format, value string) {
 	switch a.Type {
+	case "iface":
+		return "(%#lx,%#lx)", bpftraceChain(a.Chains[0], 8, false) + ", " + bpftraceChain(a.Chains[1], 8, false)
 	case "string":
 		return "\\\"%s\\\"", fmt.Sprintf("str(%s, %s)", bpftraceChain(a.Chains[0], 8, false), bpftraceChain(a.Chains[1], 8, false))
 	case "cstring":

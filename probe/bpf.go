@@ -179,6 +179,11 @@ func captureKey(a *arch.Arch, reg string, i int) (asm.Instructions, error) {
 // captureProgram saves each capture chain's value at a function's entry.
 func captureProgram(a *arch.Arch, i, j int, site Site, key string) (asm.Instructions, error) {
 	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
+	g, err := guarded(a, site.Guard, fmt.Sprintf("capture_guard_%d_%d", i, j))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, g...)
 	k, err := captureKey(a, key, i)
 	if err != nil {
 		return nil, err
@@ -228,6 +233,11 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 	var in asm.Instructions
 	label := func(s string) string { return fmt.Sprintf("%s_%d_%d", s, i, j) }
 	in = append(in, asm.Mov.Reg(rCtx, asm.R1))
+	g, err := guarded(a, site.Guard, label("guard"))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, g...)
 	in = append(in, count(int32(i))...)
 	if stacks == CountStacks {
 		in = append(in, stackCount(a, i, label("stack_counted"))...)
@@ -479,6 +489,13 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 			asm.FnProbeReadUser.Call(),
 			asm.JNE.Imm(asm.R0, 0, fail),
 		)
+	case "iface": // the type word in the value, the data word after it
+		if err := value(f.Chains[0], 8, rRec, off); err != nil {
+			return nil, err
+		}
+		if err := value(f.Chains[1], 8, rRec, off+8); err != nil {
+			return nil, err
+		}
 	case "cstring":
 		if err := value(f.Chains[0], 8, asm.RFP, slotTmp); err != nil {
 			return nil, err

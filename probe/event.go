@@ -34,6 +34,9 @@ type Value struct {
 	Text string
 	// Truncated is set when a string was longer than StringMax bytes.
 	Truncated bool
+	// Data is an interface's data word (Num is its type word), and Text
+	// its dynamic type's name when the spec knows the itab.
+	Data uint64
 }
 
 // Decode reads a record written by the programs of s.
@@ -63,6 +66,13 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 		case "string", "bytes":
 			n := min(v.Num, StringMax)
 			v.Text, v.Truncated = string(data[:n]), v.Num > StringMax
+		case "iface":
+			v.Data = le.Uint64(data)
+			for _, d := range f.Dynamic {
+				if d.Itab == v.Num {
+					v.Text = d.Name
+				}
+			}
 		case "cstring":
 			if i := bytes.IndexByte(data, 0); i >= 0 {
 				data = data[:i]
@@ -108,6 +118,14 @@ func (v Value) String() string {
 		return s
 	case "bytes":
 		return fmt.Sprintf("%x", v.Text)
+	case "iface":
+		switch {
+		case v.Num == 0:
+			return "nil"
+		case v.Text != "":
+			return fmt.Sprintf("%s(%#x)", v.Text, v.Data)
+		}
+		return fmt.Sprintf("(%#x,%#x)", v.Num, v.Data)
 	case "f64":
 		return strconv.FormatFloat(math.Float64frombits(v.Num), 'g', -1, 64)
 	case "f32":
@@ -130,7 +148,7 @@ func (v Value) JSONValue() any {
 	switch v.Type {
 	case "string", "cstring":
 		return v.Text
-	case "bytes":
+	case "bytes", "iface":
 		return v.String()
 	case "f64", "f32":
 		f, _ := strconv.ParseFloat(v.String(), 64)

@@ -19,15 +19,20 @@ type place struct {
 	fault string
 }
 
-// fetch builds the program that reads a at a site whose variables are vars.
-func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) Fetch {
-	f := r.fetchArg(fn, a, vars, kind)
+// fetch builds the program that reads a at a site whose variables are vars;
+// an access path the variable's type does not allow is an error (see
+// checkPath).
+func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) (Fetch, error) {
+	f, err := r.fetchArg(fn, a, vars, kind)
+	if err != nil {
+		return f, err
+	}
 	if strings.Contains(f.Unavailable, "a vector register") && kind != SiteReturn && len(a.Path) == 0 {
 		if hint := floatHint(fn, a.Base); hint != "" {
 			f.Unavailable = strings.Replace(f.Unavailable, vectorAdvice, "", 1) + hint
 		}
 	}
-	return f
+	return f, nil
 }
 
 const vectorAdvice = " (read a field that holds it at %return, or a line where it is in memory)"
@@ -70,14 +75,14 @@ func floatHint(fn *types.Func, name string) string {
 	return "; where the function stores it, a return probe can read it: " + strings.Join(hints[:min(len(hints), 3)], " or ")
 }
 
-func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string) Fetch {
+func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string) (Fetch, error) {
 	f := Fetch{Name: a.Name}
 	var pl place
 	switch {
 	case strings.HasPrefix(a.Base, "$retval"):
 		if kind != SiteReturn {
 			f.Unavailable = "$retval exists only at %return"
-			return f
+			return f, nil
 		}
 		loc, t, why := r.retval(fn)
 		var i int
@@ -86,14 +91,14 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 		}
 		if why != "" {
 			f.Unavailable = why
-			return f
+			return f, nil
 		}
 		pl = fromLoc(loc, t, r)
 	case strings.HasPrefix(a.Base, "%"):
 		reg := strings.ToUpper(a.Base[1:])
 		if _, ok := r.arch.PtRegs[reg]; !ok { // what a uprobe can read
 			f.Unavailable = fmt.Sprintf("%s is not a general register of %s", a.Base, r.arch.Name)
-			return f
+			return f, nil
 		}
 		pl = place{regs: []types.Piece{{Kind: types.LocReg, Reg: reg, Size: 8}}, t: &types.Base{Name: "u64", ByteSize: 8}}
 	default:
@@ -105,11 +110,16 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 		}
 		if v == nil {
 			f.Unavailable = fmt.Sprintf("%s is not available here", a.Base)
-			return f
+			return f, nil
 		}
 		pl = fromLoc(v.Loc, v.Type, r)
 		if kind == SiteReturn && pl.fault == "" {
 			pl = r.capture(pl)
+		}
+	}
+	if len(a.Path) > 0 && pl.t != nil {
+		if err := checkPath(a.Expr, pl.t, a.Path); err != nil {
+			return f, err
 		}
 	}
 	for _, st := range a.Path {
@@ -123,9 +133,9 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 	}
 	if pl.fault != "" {
 		f.Unavailable = pl.fault
-		return f
+		return f, nil
 	}
-	return r.finish(f, pl, a.Type)
+	return r.finish(f, pl, a.Type), nil
 }
 
 // fromLoc starts a walk at a variable's location.
@@ -288,7 +298,7 @@ func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
 		return Chain{Reg: p.Reg}, ""
 	}
 	switch typ {
-	case "string":
+	case "string", "iface":
 		ptr, why := read(0, 8)
 		n, why2 := read(8, 8)
 		if why != "" || why2 != "" {
@@ -296,6 +306,9 @@ func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
 			return f
 		}
 		f.Size, f.Chains = 8, []Chain{ptr, n}
+		if typ == "iface" {
+			f.Dynamic = r.itabs(pl.t)
+		}
 	default:
 		size := typeSize(typ)
 		if typ == "bytes" || typ == "cstring" {
@@ -355,6 +368,9 @@ func defaultType(t types.Type) string {
 		if isText(v) {
 			return "string"
 		}
+		if isIface(v) {
+			return "iface"
+		}
 	}
 	return ""
 }
@@ -369,6 +385,14 @@ func isText(s *types.Struct) bool {
 		return len(s.Members) == 2
 	}
 	return false
+}
+
+// isIface reports a Go interface value: its type word (an itab, or a
+// type for interface{}) and its data word. Go's DWARF makes an interface
+// type a typedef (error, io.Writer) of runtime.iface, or of runtime.eface
+// for interface{}.
+func isIface(s *types.Struct) bool {
+	return (s.GoKind == types.GoInterface || s.Name == "runtime.iface" || s.Name == "runtime.eface") && len(s.Members) == 2 && s.ByteSize == 16
 }
 
 func kindOf(t types.Type) string {

@@ -58,6 +58,11 @@ func HistPrograms(s *Spec) (*ebpf.CollectionSpec, error) {
 func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 	label := func(s string) string { return fmt.Sprintf("h_%s_%d_%d", s, i, j) }
 	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
+	g, err := guarded(a, site.Guard, label("guard"))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, g...)
 	in = append(in, count(int32(i))...)
 	for off := int16(0); off < HistKeySize; off += 8 {
 		in = append(in, storeImm64(asm.RFP, histKeySlot+off, 0))

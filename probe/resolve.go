@@ -228,8 +228,15 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if kind != SiteReturn {
 			vars = r.inFrame(addr, vars)
 		}
+		if kind == SiteEntry || kind == SiteLine || kind == SiteOffset {
+			site.Guard = r.guard(fn, addr)
+		}
 		for _, a := range args {
-			site.Args = append(site.Args, r.fetch(fn, a, vars, kind))
+			f, err := r.fetch(fn, a, vars, kind)
+			if err != nil {
+				return fmt.Errorf("%s: %w", d.Text, err)
+			}
+			site.Args = append(site.Args, f)
 		}
 		p.Sites = append(p.Sites, site)
 		return nil
@@ -258,7 +265,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			if off, err = r.ef.FileOffset(at); err != nil {
 				return nil, err
 			}
-			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: at, FileOffset: off}
+			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: at, FileOffset: off, Guard: r.guard(fn, at)}
 			for k, c := range r.captures {
 				site.Args = append(site.Args, Fetch{Name: fmt.Sprintf("@%d", k), Type: "x64", Size: 8, Chains: []Chain{c}})
 			}
@@ -272,6 +279,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", d.Text, err)
 		}
+		addr = r.lineAt(fn, addr, args)
 		vars, err := varsAt(addr)
 		if err != nil {
 			return nil, err
@@ -303,7 +311,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 			}
 			vars := paramVars(fn, addr)
 			if addr == fn.LowPC {
-				addr = r.placement(fn)
+				addr = r.entryAt(fn, d)
 			}
 			note := ""
 			if at, lv, n, ok := r.later(fn, args, vars); ok {
@@ -511,17 +519,29 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 			}
 		case a.Base == "$retval" && fn.Lang == types.LangGo && len(results) > 1 && len(a.Path) == 0:
 			for i, p := range results {
-				name := p.Name
-				if name == "" || name[0] == '~' {
-					name = fmt.Sprintf("r%d", i)
-				}
-				out = append(out, Arg{Name: name, Expr: a.Expr, Base: fmt.Sprintf("$retval#%d", i), Type: a.Type})
+				out = append(out, Arg{Name: resultName(p, i), Expr: a.Expr, Base: fmt.Sprintf("$retval#%d", i), Type: a.Type})
 			}
+		case retvalN(a.Base) >= 0:
+			i := retvalN(a.Base)
+			if fn.Lang == types.LangGo && len(fn.Params) > 0 || i > 0 {
+				if i >= len(results) {
+					return nil, fmt.Errorf("%s: %s has %d results: $retval0 to $retval%d", d.Text, fn.Name, len(results), max(len(results)-1, 0))
+				}
+				a.Base = fmt.Sprintf("$retval#%d", i)
+			} else {
+				a.Base = "$retval"
+			}
+			out = append(out, a)
 		case strings.HasPrefix(a.Base, "$") && a.Base != "$retval":
-			return nil, fmt.Errorf("%s: unknown %s (use $params, $retval, a parameter, a variable or %%REG)", d.Text, a.Base)
+			return nil, fmt.Errorf("%s: unknown %s (use $params, $retval, $retvalN, a parameter, a variable or %%REG)", d.Text, a.Base)
 		case strings.HasPrefix(a.Base, "$") || strings.HasPrefix(a.Base, "%"):
 			out = append(out, a)
 		default:
+			if i := resultNamed(results, a.Base); d.Return && i >= 0 && !isParam(params, a.Base) {
+				a.Base = fmt.Sprintf("$retval#%d", i)
+				out = append(out, a)
+				continue
+			}
 			if d.Line == 0 && d.Offset == 0 {
 				found := false
 				var names []string
@@ -533,7 +553,7 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%%rdi, %%rsi, %%rdx, %%rcx, %%r8, %%r9 for C; %%rax, %%rbx, %%rcx, %%rdi, %%rsi for Go) or $retval", d.Text, r.path, fn.Name)
 				}
 				if !found {
-					return nil, fmt.Errorf("%s: %s has no parameter %s (parameters: %s)", d.Text, fn.Name, a.Base, strings.Join(names, ", "))
+					return nil, r.noParam(d, fn, a.Base, names, results)
 				}
 			}
 			out = append(out, a)
@@ -582,10 +602,15 @@ func (r *Resolver) Types(defs []*Def) []types.Type {
 // and no memory (endbr64, nop, cmp, test) may be skipped to reach one:
 // every argument is still where it was at the entry, and the skipped
 // instructions run once per call as the entry does. A Go function's stack
-// check (cmp 0x10(%r14),%rsp; jbe morestack) puts the probe on the jbe.
+// check (cmp 0x10(%r14),%rsp; jbe morestack, in any of its shapes: see
+// Guard) puts the probe on the jbe; the check's scratch register (R12) is
+// no argument register.
 func (r *Resolver) placement(fn *types.Func) uint64 {
 	if r.arch.Name != "x86_64" || fn.Size == 0 {
 		return fn.LowPC
+	}
+	if sc, ok := r.stackCheck(fn); ok {
+		return sc.branch
 	}
 	at := fn.LowPC
 	found := false
@@ -642,6 +667,9 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 		if p.Lang == "" {
 			p.Lang = fn.Lang.String()
 		}
+		if len(chain) == 0 {
+			a = r.lineAt(fn, a, d.Args)
+		}
 		off, err := r.ef.FileOffset(a)
 		if err != nil {
 			return nil, err
@@ -652,8 +680,15 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 		}
 		vars = r.inFrame(a, vars)
 		site := Site{Kind: SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
+		if len(chain) == 0 {
+			site.Guard = r.guard(fn, a)
+		}
 		for _, arg := range d.Args {
-			site.Args = append(site.Args, r.fetch(fn, arg, vars, SiteLine))
+			f, err := r.fetch(fn, arg, vars, SiteLine)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", d.Text, err)
+			}
+			site.Args = append(site.Args, f)
 		}
 		p.Sites = append(p.Sites, site)
 	}

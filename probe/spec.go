@@ -59,19 +59,35 @@ type Site struct {
 	// Note, when set, says why the site is not where its kind would put
 	// it (an entry site moved to where a float parameter is readable).
 	Note string `json:"note,omitempty"`
+	// Guard, when set, makes the site fire only on the pass of a Go
+	// function's stack check that enters the body, not on the one that
+	// grows the stack and starts the function again.
+	Guard *Guard `json:"guard,omitempty"`
 }
 
 // Fetch reads one argument. Type is u8..u64, s8..s64, x8..x64, f32, f64
 // (bits), "string" (a pointer and a length: Go strings, Rust &str, Zig
-// slices), "cstring" (a NUL-terminated char *) or "bytes". Chains hold one
-// program per part: the value; for "string" the pointer, then the length.
+// slices), "cstring" (a NUL-terminated char *), "bytes" or "iface" (a Go
+// interface: its type word, an itab or for interface{} a type, and its
+// data word). Chains hold one program per part: the value; for "string"
+// the pointer, then the length; for "iface" the type word, then the data.
 // Unavailable, when set, says why the value cannot be read at this site.
+// Dynamic names, for "iface", the dynamic types whose itabs the symbol
+// table names.
 type Fetch struct {
-	Name        string  `json:"name"`
-	Type        string  `json:"type"`
-	Size        int64   `json:"size"`
-	Chains      []Chain `json:"chains,omitempty"`
-	Unavailable string  `json:"unavailable,omitempty"`
+	Name        string    `json:"name"`
+	Type        string    `json:"type"`
+	Size        int64     `json:"size"`
+	Chains      []Chain   `json:"chains,omitempty"`
+	Unavailable string    `json:"unavailable,omitempty"`
+	Dynamic     []Dynamic `json:"dynamic,omitempty"`
+}
+
+// Dynamic is an interface's dynamic type: the address of its itab (the
+// symbol go:itab.*errors.errorString,error) and the type's name.
+type Dynamic struct {
+	Itab uint64 `json:"itab"`
+	Name string `json:"name"`
 }
 
 // Chain is a fetch program: start with register Reg's value; then for each

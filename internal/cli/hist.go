@@ -79,7 +79,7 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 	for _, p := range spec.Probes {
 		for _, s := range p.Sites {
 			for _, a := range s.Args {
-				if a.Name == "value" && a.Unavailable == "" && (a.Type == "string" || a.Type == "cstring" || a.Type == "bytes") {
+				if a.Name == "value" && a.Unavailable == "" && (a.Type == "string" || a.Type == "cstring" || a.Type == "bytes" || a.Type == "iface") {
 					return fmt.Errorf("--value %s is text: it must be a number", f.value)
 				}
 			}

@@ -1,0 +1,3 @@
+module example.com/reenter
+
+go 1.26
