@@ -1,0 +1,3 @@
+package gen
+func (p *Program) rustSource() string { return "" }
+func (p *Program) zigSource() string { return "" }
