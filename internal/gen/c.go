@@ -141,8 +141,8 @@ func recValues(i int, f *Func, unused func(i, j int) string, conv func(string) s
 }
 
 // usedSum is an expression of the used parameters, the body's first value.
-func usedSum(f *Func, conv func(string) string, add string) string {
-	s := "1"
+func usedSum(f *Func, one string, conv func(string) string, add string) string {
+	s := one
 	for _, pa := range f.Params {
 		if !pa.Unused {
 			s = fmt.Sprintf(add, s, conv(pa.Name))
@@ -158,7 +158,7 @@ func (p *Program) cFunc(b *strings.Builder, i int) {
 	fmt.Fprintf(b, "%s\n{\n", p.cProto(f))
 	vs := recValues(i, f, func(i, j int) string { return fmt.Sprintf("gen_u[%d][%d]", i, j) }, conv)
 	fmt.Fprintf(b, "\tGEN_REC(%d, %s);\n", i, strings.Join(vs, ", "))
-	fmt.Fprintf(b, "\tlong r = %s;\n", usedSum(f, conv, add))
+	fmt.Fprintf(b, "\tlong r = %s;\n", usedSum(f, "1", conv, add))
 	first := conv(f.Params[0].Name)
 	switch f.Kind {
 	case KSplit:

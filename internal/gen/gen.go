@@ -163,6 +163,14 @@ func Generate(seed int64) *Program {
 // kindArgs picks the arguments of a call of f from caller: constants for
 // KConst's first parameter (the same at every call), else a mix.
 func (f *Func) kindArgs(caller *Func, call *Call, rng *rand.Rand) {
+	// Unused parameters stay unused: arguments read the used ones.
+	var used []int
+	for j, pa := range caller.Params {
+		if !pa.Unused {
+			used = append(used, j)
+		}
+	}
+	pick := func() int { return used[rng.Intn(len(used))] }
 	for j := range f.Params {
 		var e Expr
 		if f.Kind == KConst && j == 0 {
@@ -172,11 +180,11 @@ func (f *Func) kindArgs(caller *Func, call *Call, rng *rand.Rand) {
 			case 0:
 				e = Expr{Op: "const", K: int64(rng.Intn(200))}
 			case 1:
-				e = Expr{Op: "mul3", P: rng.Intn(len(caller.Params))}
+				e = Expr{Op: "mul3", P: pick()}
 			case 2:
-				e = Expr{Op: "add", P: rng.Intn(len(caller.Params)), Q: rng.Intn(len(caller.Params))}
+				e = Expr{Op: "add", P: pick(), Q: pick()}
 			case 3:
-				e = Expr{Op: "xor", P: rng.Intn(len(caller.Params)), K: int64(rng.Intn(255))}
+				e = Expr{Op: "xor", P: pick(), K: int64(rng.Intn(255))}
 			case 4:
 				if call.Times > 1 {
 					e = Expr{Op: "loop"}
@@ -184,7 +192,7 @@ func (f *Func) kindArgs(caller *Func, call *Call, rng *rand.Rand) {
 				}
 				fallthrough
 			default:
-				e = Expr{Op: "param", P: rng.Intn(len(caller.Params))}
+				e = Expr{Op: "param", P: pick()}
 			}
 		}
 		call.Args = append(call.Args, e)

@@ -147,7 +147,7 @@ func (p *Program) goFunc(b *strings.Builder, i int) {
 		vs[len(f.Params)] = "int64(uintptr(unsafe.Pointer(s)))"
 	}
 	fmt.Fprintf(b, "\tgenRecord(%d, %s)\n", i, strings.Join(vs, ", "))
-	fmt.Fprintf(b, "\tr := %s\n", usedSum(f, conv, add))
+	fmt.Fprintf(b, "\tr := %s\n", usedSum(f, "1", conv, add))
 	for _, pa := range f.Params {
 		if pa.Unused {
 			fmt.Fprintf(b, "\t_ = %s\n", pa.Name)
