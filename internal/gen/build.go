@@ -48,7 +48,11 @@ func (b Build) Tool() string {
 // Make writes p's source into dir and builds it there; it returns the
 // program's path.
 func (b Build) Make(p *Program, dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err = os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "prog")
