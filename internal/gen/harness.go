@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,6 +41,7 @@ type FuncResult struct {
 	TraceWant  int    // calls recorded in the trace run
 	Values     int    // argument values printed
 	Wrong      int    // printed values that no call passed
+	Surplus    int    // printed values some call passed, more often than passed (a call seen twice)
 	Unreadable int    // values printed as ?
 	WrongEx    string // an example of a wrong value
 
@@ -315,6 +317,10 @@ func compareValues(fr *FuncResult, printed map[string][]any, want map[string][]i
 			}
 			if left[x] > 0 {
 				left[x]--
+				continue
+			}
+			if slices.Contains(want[name], x) {
+				fr.Surplus++
 				continue
 			}
 			fr.Wrong++

@@ -129,6 +129,9 @@ func WriteFailures(w io.Writer, rs []*Result) {
 			}
 			fmt.Fprintf(w, "%s seed=%d %s kind=%s shape=%s: %s want=%d goprobe=%d trace=%d/%d perf=%d bpftrace=%d",
 				r.Build, r.Seed, fr.Symbol, fr.Kind, fr.Shape, c, fr.Want, fr.Goprobe, fr.Trace, fr.TraceWant, fr.Perf, fr.Bpftrace)
+			if fr.Surplus > 0 {
+				fmt.Fprintf(w, " surplus=%d", fr.Surplus)
+			}
 			if fr.Wrong > 0 {
 				fmt.Fprintf(w, " wrong=%d/%d e.g. %s", fr.Wrong, fr.Values, fr.WrongEx)
 			}
