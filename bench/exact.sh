@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# exact.sh (as root): the truth machine. Generated self-recording programs
+# (internal/gen), SEEDS of them per build (gcc -O2, gcc -O3, clang -O2, Go,
+# Rust -C opt-level=3, Zig ReleaseFast), each function probed with goprobe
+# stat and trace, perf probe and bpftrace, compared with the program's own
+# record of its calls and arguments. Prints a table per build (exact-count
+# share per tool, goprobe's wrong values and ? share), then each function
+# goprobe counted wrongly, with its shape and goprobe's sites.
+#
+#   bash bench/exact.sh [SEEDS] [N] [BUILDS]     # defaults: 1-6, 20, all six
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin:${HOME:-/root}/.cargo/bin"
+seeds=${1:-1-6}
+n=${2:-20}
+builds=${3:-gcc-O2,gcc-O3,clang-O2,go,rust-O3,zig-fast}
+out=${BENCH_OUT:-bench/out}
+mkdir -p "$out"
+[ "$(id -u)" = 0 ] || { echo "bench: probing needs root" >&2; exit 1; }
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+for tool in perf bpftrace gcc clang rustc zig; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool not found (bash scripts/install-deps.sh)" >&2; exit 1; }
+done
+go build -o "$out/goprobe" ./cmd/goprobe
+go build -o "$out/exact" ./bench/exact
+"$out/exact" -goprobe "$out/goprobe" -seeds "$seeds" -n "$n" -builds "$builds" -dir "$out/exact-progs"

@@ -1,0 +1,89 @@
+// Command exact runs the truth machine: generated self-recording programs,
+// built by each compiler, probed with goprobe, perf probe and bpftrace, and
+// compared with each program's record of its own calls (internal/gen).
+//
+//	go run ./bench/exact -goprobe bin/goprobe -seeds 1-20 -builds gcc-O2,go -n 20
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/binscope/binscope/internal/gen"
+)
+
+func main() {
+	goprobe := flag.String("goprobe", "bin/goprobe", "the goprobe binary")
+	seeds := flag.String("seeds", "1-5", "seeds: a range A-B or a comma list")
+	builds := flag.String("builds", "gcc-O2,gcc-O3,clang-O2,go,rust-O3,zig-fast", "builds, comma-separated")
+	n := flag.Int("n", 20, "how many times main calls each root")
+	peers := flag.Bool("peers", true, "count with perf probe and bpftrace too")
+	dir := flag.String("dir", filepath.Join(os.TempDir(), "binscope-exact"), "where programs are built")
+	emit := flag.String("emit", "", "print the source of one seed in this language (c, go, rust, zig) and exit")
+	failures := flag.Bool("failures", true, "list each function goprobe got wrong")
+	flag.Parse()
+
+	ss, err := parseSeeds(*seeds)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "exact:", err)
+		os.Exit(2)
+	}
+	if *emit != "" {
+		fmt.Print(gen.Generate(ss[0]).Source(gen.Lang(*emit)))
+		return
+	}
+	abs, err := filepath.Abs(*goprobe)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "exact:", err)
+		os.Exit(2)
+	}
+	tools := gen.Tools{Goprobe: abs, Perf: *peers, Bpftrace: *peers}
+	var results []*gen.Result
+	for _, name := range strings.Split(*builds, ",") {
+		b, ok := gen.BuildNamed(name)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "exact: no build %q\n", name)
+			os.Exit(2)
+		}
+		for _, seed := range ss {
+			p := gen.Generate(seed)
+			r, err := gen.Run(p, b, filepath.Join(*dir, fmt.Sprintf("%s-%d", b.Name, seed)), min(*n, p.MaxN()), tools)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "exact: %s seed %d: %v\n", b.Name, seed, err)
+				continue
+			}
+			results = append(results, r)
+			fmt.Fprintf(os.Stderr, "%s seed %d: done\n", b.Name, seed)
+		}
+	}
+	gen.WriteTable(os.Stdout, gen.Summarize(results))
+	if *failures {
+		fmt.Println()
+		gen.WriteFailures(os.Stdout, results)
+	}
+}
+
+func parseSeeds(s string) ([]int64, error) {
+	var out []int64
+	for _, part := range strings.Split(s, ",") {
+		a, b, isRange := strings.Cut(part, "-")
+		x, err := strconv.ParseInt(a, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		y := x
+		if isRange {
+			if y, err = strconv.ParseInt(b, 10, 64); err != nil {
+				return nil, err
+			}
+		}
+		for i := x; i <= y; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, nil
+}

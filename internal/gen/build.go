@@ -1,0 +1,146 @@
+package gen
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Build is one compiler and its options.
+type Build struct {
+	Name string // gcc-O2, gcc-O3, clang-O2, go, rust-O3, zig-fast
+	Lang Lang
+}
+
+// Builds are every build the harness knows.
+var Builds = []Build{
+	{"gcc-O2", C}, {"gcc-O3", C}, {"clang-O2", C}, {"go", Go}, {"rust-O3", Rust}, {"zig-fast", Zig},
+}
+
+// BuildNamed returns the build called name.
+func BuildNamed(name string) (Build, bool) {
+	for _, b := range Builds {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Build{}, false
+}
+
+// Tool is the program a build needs.
+func (b Build) Tool() string {
+	switch b.Name {
+	case "gcc-O2", "gcc-O3":
+		return "gcc"
+	case "clang-O2":
+		return "clang"
+	case "go":
+		return "go"
+	case "rust-O3":
+		return "rustc"
+	}
+	return "zig"
+}
+
+// Make writes p's source into dir and builds it there; it returns the
+// program's path.
+func (b Build) Make(p *Program, dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err = os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "prog")
+	src := p.Source(b.Lang)
+	var cmd *exec.Cmd
+	switch b.Lang {
+	case C:
+		file := filepath.Join(dir, "prog.c")
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			return "", err
+		}
+		opt := "-O2"
+		if b.Name == "gcc-O3" {
+			opt = "-O3"
+		}
+		cmd = exec.Command(b.Tool(), opt, "-g", "-o", bin, file)
+	case Go:
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.22\n"), 0o644); err != nil {
+			return "", err
+		}
+		cmd = exec.Command("go", "build", "-o", bin, ".")
+		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off", "CGO_ENABLED=0")
+	case Rust:
+		file := filepath.Join(dir, "prog.rs")
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			return "", err
+		}
+		cmd = exec.Command("rustc", "--edition=2021", "--crate-name", "prog", "-C", "opt-level=3", "-g", "-o", bin, file)
+	case Zig:
+		file := filepath.Join(dir, "prog.zig")
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			return "", err
+		}
+		cmd = exec.Command("zig", "build-exe", "-O", "ReleaseFast", "-fno-strip", "-femit-bin="+bin, file)
+		cmd.Env = append(os.Environ(), "ZIG_GLOBAL_CACHE_DIR="+filepath.Join(os.TempDir(), "binscope-gen-zig-cache"))
+	}
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", b.Name, err, out)
+	}
+	return bin, nil
+}
+
+// Record is what a program wrote about its own calls.
+type Record struct {
+	Calls  map[string]int                // calls per function
+	Values map[string]map[string][]int64 // per function and parameter, each call's value
+}
+
+// ReadRecord reads the record a program wrote to path.
+func ReadRecord(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &Record{Calls: map[string]int{}, Values: map[string]map[string][]int64{}}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	n := 0
+	for _, l := range lines {
+		fs := strings.Fields(l)
+		if len(fs) == 0 {
+			continue
+		}
+		if fs[0] == "end" {
+			total, _ := strconv.Atoi(fs[1])
+			if total != n {
+				return nil, fmt.Errorf("%s: %d calls, %d recorded (the ring holds %d)", path, total, n, RingSize)
+			}
+			return r, nil
+		}
+		n++
+		r.Calls[fs[0]]++
+		vs := r.Values[fs[0]]
+		if vs == nil {
+			vs = map[string][]int64{}
+			r.Values[fs[0]] = vs
+		}
+		for _, kv := range fs[1:] {
+			k, v, _ := strings.Cut(kv, "=")
+			x, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q: %v", path, l, err)
+			}
+			vs[k] = append(vs[k], x)
+		}
+	}
+	return nil, fmt.Errorf("%s: no end line (did the program finish?)", path)
+}

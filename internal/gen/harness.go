@@ -1,0 +1,472 @@
+package gen
+
+import (
+	"bufio"
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Tools are the probing tools a run uses: goprobe's path, and whether to
+// count with the peers.
+type Tools struct {
+	Goprobe  string
+	Perf     bool
+	Bpftrace bool
+}
+
+// FuncResult is one function of one program: what it recorded and what
+// each tool saw. A count of -1 means the tool could not probe it.
+type FuncResult struct {
+	Func   string // the source name, fn03
+	Symbol string // the probe definition's name, main.fn03
+	Kind   Kind   // the shape its source asks for
+	Shape  string // what the binary holds: entry, inline, clone, split, joined with +
+	Sites  string // goprobe's sites: kind@addr, ...
+	Want   int    // calls the program recorded
+
+	Goprobe    int    // goprobe stat's count
+	GoprobeErr string // why goprobe could not probe it
+	Trace      int    // goprobe trace's events
+	TraceWant  int    // calls recorded in the trace run
+	Values     int    // argument values printed
+	Wrong      int    // printed values that no call passed
+	Surplus    int    // printed values some call passed, more often than passed (a call seen twice)
+	Unreadable int    // values printed as ?
+	WrongEx    string // an example of a wrong value
+
+	Perf     int
+	Bpftrace int
+}
+
+// Result is one program built one way.
+type Result struct {
+	Seed  int64
+	Build string
+	Bin   string
+	Funcs []*FuncResult
+}
+
+// Run builds p with b in dir, runs it with n under each tool and compares
+// what they saw with its record.
+func Run(p *Program, b Build, dir string, n int, t Tools) (*Result, error) {
+	bin, err := b.Make(p, dir)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Seed: p.Seed, Build: b.Name, Bin: bin}
+	nargs := []string{strconv.Itoa(n)}
+	base, err := runRecord(bin, dir, "base", nargs)
+	if err != nil {
+		return nil, err
+	}
+	byDef := map[string]*FuncResult{}
+	var defs []string
+	for _, f := range p.Funcs {
+		fr := &FuncResult{Func: f.Name, Symbol: p.Symbol(b.Lang, f), Kind: f.Kind, Want: base.Calls[f.Name],
+			Goprobe: -1, Trace: -1, Perf: -1, Bpftrace: -1}
+		res.Funcs = append(res.Funcs, fr)
+		byDef[fr.Symbol] = fr
+		defs = append(defs, fr.Symbol)
+	}
+	shapes(bin, res, b.Lang)
+	defs = goprobeSites(t.Goprobe, bin, defs, byDef)
+	if len(defs) > 0 {
+		if err := goprobeStat(t.Goprobe, bin, dir, defs, nargs, byDef); err != nil {
+			return nil, err
+		}
+		if err := goprobeTrace(t.Goprobe, bin, dir, defs, nargs, byDef); err != nil {
+			return nil, err
+		}
+	}
+	if t.Perf {
+		perfCount(bin, dir, nargs, res)
+	}
+	if t.Bpftrace {
+		bpftraceCount(bin, dir, nargs, res, b.Lang)
+	}
+	return res, nil
+}
+
+// runRecord runs bin with args and the record file, and reads the record.
+func runRecord(bin, dir, name string, args []string) (*Record, error) {
+	rec := filepath.Join(dir, name+".rec")
+	cmd := exec.Command(bin, append(args, rec)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s: %v %s", bin, err, out)
+	}
+	return ReadRecord(rec)
+}
+
+var noFunction = regexp.MustCompile(`no function (\S+)`)
+
+// goprobeSites resolves the definitions with goprobe gen; a definition it
+// cannot resolve is dropped (with the reason) and the rest tried again.
+// It returns the definitions left.
+func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResult) []string {
+	for len(defs) > 0 {
+		out, err := exec.Command(goprobe, append([]string{"gen", "--format=spec", "-x", bin}, defs...)...).CombinedOutput()
+		if err != nil {
+			msg := strings.TrimSpace(string(out))
+			drop := ""
+			if m := noFunction.FindStringSubmatch(msg); m != nil {
+				drop = m[1]
+			}
+			if byDef[drop] == nil {
+				for _, d := range defs {
+					byDef[d].GoprobeErr = msg
+				}
+				return nil
+			}
+			byDef[drop].GoprobeErr = "not found"
+			defs = without(defs, drop)
+			continue
+		}
+		var spec struct {
+			Probes []struct {
+				Def   string
+				Sites []struct {
+					Kind     string
+					Function string
+					Addr     uint64
+					Note     string
+				}
+			}
+		}
+		if err := json.Unmarshal(out, &spec); err != nil {
+			for _, d := range defs {
+				byDef[d].GoprobeErr = "spec: " + err.Error()
+			}
+			return nil
+		}
+		for _, pr := range spec.Probes {
+			fr := byDef[pr.Def]
+			if fr == nil {
+				continue
+			}
+			var ss []string
+			for _, s := range pr.Sites {
+				x := fmt.Sprintf("%s@%#x", s.Kind, s.Addr)
+				if s.Function != "" && s.Kind == "inline" {
+					x += "(in " + s.Function + ")"
+				}
+				if s.Note != "" {
+					x += "[" + s.Note + "]"
+				}
+				ss = append(ss, x)
+			}
+			fr.Sites = strings.Join(ss, " ")
+		}
+		return defs
+	}
+	return nil
+}
+
+func without(ss []string, s string) []string {
+	var out []string
+	for _, x := range ss {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func goprobeStat(goprobe, bin, dir string, defs, nargs []string, byDef map[string]*FuncResult) error {
+	rec := filepath.Join(dir, "stat.rec")
+	args := append([]string{"stat", "--json"}, defs...)
+	args = append(append(append(args, "--", bin), nargs...), rec)
+	cmd := exec.Command(goprobe, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("goprobe stat: %v: %s", err, stderr.String())
+	}
+	var st struct {
+		Probes []struct {
+			Probe string
+			Count int
+		}
+	}
+	if err := json.Unmarshal(lastLine(out), &st); err != nil {
+		return fmt.Errorf("goprobe stat: %v: %s", err, out)
+	}
+	r, err := ReadRecord(rec)
+	if err != nil {
+		return err
+	}
+	for _, p := range st.Probes {
+		if fr := byDef[p.Probe]; fr != nil {
+			fr.Goprobe = p.Count
+			if w := r.Calls[fr.Func]; w != fr.Want {
+				return fmt.Errorf("%s: %d calls under goprobe stat, %d without", fr.Func, w, fr.Want)
+			}
+		}
+	}
+	return nil
+}
+
+func lastLine(b []byte) []byte {
+	b = bytes.TrimSpace(b)
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return b[i+1:]
+	}
+	return b
+}
+
+func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[string]*FuncResult) error {
+	rec := filepath.Join(dir, "trace.rec")
+	args := []string{"trace", "--json"}
+	def := map[string]string{} // "fn03 $params" -> fn03
+	for _, d := range defs {
+		args = append(args, d+" $params")
+		def[d+" $params"] = d
+	}
+	args = append(append(append(args, "--", bin), nargs...), rec)
+	cmd := exec.Command(goprobe, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("goprobe trace: %v: %s", err, stderr.String())
+	}
+	r, err := ReadRecord(rec)
+	if err != nil {
+		return err
+	}
+	// Each function's printed values, per parameter.
+	printed := map[string]map[string][]any{}
+	for _, fr := range byDef {
+		if fr.GoprobeErr == "" {
+			fr.Trace = 0
+			fr.TraceWant = r.Calls[fr.Func]
+		}
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e struct {
+			Probe string
+			Args  map[string]any
+		}
+		d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		d.UseNumber()
+		if d.Decode(&e) != nil || e.Probe == "" {
+			continue
+		}
+		fr := byDef[def[e.Probe]]
+		if fr == nil {
+			continue
+		}
+		fr.Trace++
+		pm := printed[fr.Func]
+		if pm == nil {
+			pm = map[string][]any{}
+			printed[fr.Func] = pm
+		}
+		for k, v := range e.Args {
+			pm[k] = append(pm[k], v)
+		}
+	}
+	for _, fr := range byDef {
+		compareValues(fr, printed[fr.Func], r.Values[fr.Func])
+	}
+	return nil
+}
+
+// compareValues counts, per parameter, the printed values no call passed
+// (a multiset difference) and those printed as ?.
+func compareValues(fr *FuncResult, printed map[string][]any, want map[string][]int64) {
+	names := make([]string, 0, len(printed))
+	for k := range printed {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		left := map[int64]int{}
+		for _, v := range want[name] {
+			left[v]++
+		}
+		known := want[name] != nil
+		for _, v := range printed[name] {
+			fr.Values++
+			x, ok := number(v)
+			if !ok {
+				fr.Unreadable++
+				continue
+			}
+			if !known {
+				// A parameter the program does not record (none
+				// should exist): a name goprobe made up is wrong.
+				fr.Wrong++
+				if fr.WrongEx == "" {
+					fr.WrongEx = fmt.Sprintf("%s=%v (no such parameter)", name, v)
+				}
+				continue
+			}
+			if left[x] > 0 {
+				left[x]--
+				continue
+			}
+			if slices.Contains(want[name], x) {
+				fr.Surplus++
+				continue
+			}
+			fr.Wrong++
+			if fr.WrongEx == "" {
+				fr.WrongEx = fmt.Sprintf("%s=%d (passed: %s)", name, x, sample(want[name]))
+			}
+		}
+	}
+}
+
+func sample(vs []int64) string {
+	seen := map[int64]bool{}
+	var s []string
+	for _, v := range vs {
+		if !seen[v] && len(s) < 6 {
+			seen[v] = true
+			s = append(s, strconv.FormatInt(v, 10))
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// number reads a printed value: a JSON number, or a hexadecimal string
+// (pointers); null (?) is not one.
+func number(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i, true
+		}
+		if u, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return int64(u), true
+		}
+	case string:
+		if u, err := strconv.ParseUint(x, 0, 64); err == nil {
+			return int64(u), true
+		}
+	}
+	return 0, false
+}
+
+// shapes says what the binary holds of each function: an out-of-line
+// copy (entry), clones, hot/cold or partial-inlining parts (split), from
+// the symbol table; inline expansions are added from goprobe's sites.
+func shapes(bin string, res *Result, lang Lang) {
+	f, err := elf.Open(bin)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	inl := inlined(f)
+	for _, fr := range res.Funcs {
+		var sh []string
+		add := func(s string) {
+			for _, x := range sh {
+				if x == s {
+					return
+				}
+			}
+			sh = append(sh, s)
+		}
+		for _, s := range symbolsOf(syms, fr, lang) {
+			switch {
+			case strings.Contains(s, ".constprop") || strings.Contains(s, ".isra"):
+				add("clone")
+			case strings.Contains(s, ".part") || strings.Contains(s, ".cold"):
+				add("split")
+			default:
+				add("entry")
+			}
+		}
+		if inl[fr.Func] > 0 {
+			add(fmt.Sprintf("inline%d", inl[fr.Func]))
+		}
+		if len(sh) == 0 {
+			sh = append(sh, "gone")
+		}
+		fr.Shape = strings.Join(sh, "+")
+	}
+}
+
+// inlined counts each function's inline expansions in the DWARF, by the
+// last component of its name (fn03 of main.fn03 or prog::fn03).
+func inlined(f *elf.File) map[string]int {
+	out := map[string]int{}
+	d, err := f.DWARF()
+	if err != nil {
+		return out
+	}
+	names := map[dwarf.Offset]string{}
+	origin := map[dwarf.Offset]dwarf.Offset{}
+	var refs []dwarf.Offset
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if n, ok := e.Val(dwarf.AttrName).(string); ok {
+			names[e.Offset] = n
+		}
+		if o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
+			origin[e.Offset] = o
+			if e.Tag == dwarf.TagInlinedSubroutine {
+				refs = append(refs, o)
+			}
+		}
+		if o, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
+			origin[e.Offset] = o
+		}
+	}
+	for _, o := range refs {
+		for i := 0; i < 4 && names[o] == ""; i++ {
+			o = origin[o]
+		}
+		n := names[o]
+		if i := strings.LastIndexAny(n, ".:"); i >= 0 {
+			n = n[i+1:]
+		}
+		out[n]++
+	}
+	return out
+}
+
+// symbolsOf are the symbols of fr's code: its own and its clones' and
+// parts' (fn03, fn03.constprop.0, fn03.cold), Rust's mangled name.
+func symbolsOf(syms []elf.Symbol, fr *FuncResult, lang Lang) []string {
+	var out []string
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
+			continue
+		}
+		switch lang {
+		case Rust:
+			if strings.Contains(s.Name, "4prog"+strconv.Itoa(len(fr.Func))+fr.Func) {
+				out = append(out, s.Name)
+			}
+		default:
+			if s.Name == fr.Symbol || strings.HasPrefix(s.Name, fr.Symbol+".") {
+				out = append(out, s.Name)
+			}
+		}
+	}
+	return out
+}
+
+// Env is the environment for the probed programs and peers.
+var Env = os.Environ()
