@@ -657,8 +657,9 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 			return nil, err
 		}
 		key := fn.Name
-		if exp := r.model.Expansions(a); len(exp) > 0 {
-			key = fmt.Sprintf("%s@%#x", fn.Name, exp[0].EntryPC)
+		chain := r.model.Expansions(a)
+		if len(chain) > 0 {
+			key = fmt.Sprintf("%s@%#x", fn.Name, chain[0].EntryPC)
 		}
 		if seen[key] {
 			continue
