@@ -90,6 +90,7 @@ func (m *Model) At(addr uint64) []Frame {
 	var row types.Line
 	if m.DWARF != nil {
 		row, _ = m.DWARF.LineAt(addr)
+
 	}
 	frames := make([]Frame, 0, len(exp)+1)
 	file, line, col := row.File, row.Line, row.Column

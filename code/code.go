@@ -229,5 +229,12 @@ func (m *Model) index() {
 			add(m.byName, a, fn)
 		}
 		add(m.short, naming.StripTemplates(fn.Name), fn)
+		// Code only a clone's symbol names (an LTO-private copy):
+		// findable by the function's name too.
+		if fn.Linkage != "" && len(fn.Instances) == 0 && makesClones(fn.Lang) {
+			if base, kind, ok := naming.Clone(fn.Linkage); ok && !naming.ContinuesCall(kind) {
+				add(m.short, naming.Display(base), fn)
+			}
+		}
 	}
 }

@@ -67,6 +67,9 @@ func (m *Model) settle(fns []*types.Func) {
 				m.hosts = append(m.hosts, host{lo: r[0], hi: r[1], fn: fn, inst: inst})
 			}
 		}
+		if fn.LowPC != 0 && fn.Lang == types.LangGo {
+			goWrapperName(fn, m.Syms.At(fn.LowPC))
+		}
 		if fn.LowPC != 0 {
 			for _, s := range m.Syms.At(fn.LowPC) {
 				if s.IFunc {
@@ -90,6 +93,24 @@ func (m *Model) settle(fns []*types.Func) {
 		}
 		return a.Name < b.Name
 	})
+}
+
+// goWrapperName names a Go ABI wrapper by its symbol: DWARF calls the
+// assembly-ABI wrapper of runtime.osinit runtime.osinit too, but its
+// symbol, runtime.osinit.abi0, is what Go's tools print, and the name
+// runtime.osinit belongs to the function itself.
+func goWrapperName(fn *types.Func, syms []symtab.Symbol) {
+	wrapper := false
+	for _, s := range syms {
+		if s.Name == fn.Name {
+			return
+		}
+		wrapper = wrapper || s.Name == fn.Name+".abi0"
+	}
+	if wrapper {
+		fn.Name += ".abi0"
+		fn.Linkage = fn.Name
+	}
 }
 
 // settleInstance finds where calls enter inst and what it is. The entry is

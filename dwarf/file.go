@@ -41,8 +41,9 @@ type File struct {
 	sections   map[string][]byte
 	syms       []elf.Symbol
 	lineRows   map[dwarf.Offset][]types.Line
-	convMu     sync.Mutex // held while the type index is built
-	conv       *converter // the type index and its conversions, built once
+	lineSeqs   map[dwarf.Offset][][2]uint64 // each unit's line sequences, by start
+	convMu     sync.Mutex                   // held while the type index is built
+	conv       *converter                   // the type index and its conversions, built once
 	convErr    error
 	deferred   *paramFiller // the last Functions walk with DeferParams
 	unitOnce   sync.Once

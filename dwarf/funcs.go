@@ -141,7 +141,11 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 				unit = f.newUnitCtx(e)
 			}
 		case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
-			if name := str(e, dwarf.AttrName); name != "" {
+			name := str(e, dwarf.AttrName)
+			if name == "" && e.Tag == dwarf.TagNamespace {
+				name = "(anonymous namespace)" // as the demangler spells it
+			}
+			if name != "" {
 				next.scope += name + "::"
 			}
 		case dwarf.TagSubprogram:
@@ -206,7 +210,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 				p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
 				p.result, _ = e.Val(dwarf.AttrVarParam).(bool)
 				p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
-				s.params = append(s.params, p)
+				s.params = addParam(s.params, p)
 			}
 		case dwarf.TagInlinedSubroutine:
 			o, _ := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
@@ -247,6 +251,24 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 		return fns, nil
 	}
 	return fns, f.addParams(fns, parts, order)
+}
+
+// addParam appends p to a subprogram's parameters, except a second entry
+// for the same abstract parameter (GCC repeats one, without a location,
+// after an LTO-compiled body's other children): one parameter, the entry
+// with a location kept.
+func addParam(ps []param, p param) []param {
+	if p.origin != 0 {
+		for i := range ps {
+			if ps[i].origin == p.origin {
+				if !ps[i].hasLoc && p.hasLoc {
+					ps[i] = p
+				}
+				return ps
+			}
+		}
+	}
+	return append(ps, p)
 }
 
 // unitsFor is the set of compile units a walk for the function at addr
@@ -333,7 +355,7 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		fn := get(s.off)
 		parts[fn] = append(parts[fn], s)
 		// Attributes may sit on any entry of the chain: fill the gaps.
-		if fn.Linkage == "" {
+		if fn.Linkage == "" && !cloneLinkage(s) {
 			fn.Linkage = s.linkage
 		}
 		if fn.Name == "" && s.name != "" {
@@ -388,6 +410,17 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 		return a.Name < b.Name
 	})
 	return kept, parts, nil
+}
+
+// cloneLinkage reports whether s's linkage name is a GCC clone's
+// (PyTuple_New.constprop.0, on an LTO-compiled clone's entry): the name
+// of that instance, not of the function.
+func cloneLinkage(s *subprogram) bool {
+	if s.linkage == "" || (s.lang != types.LangC && s.lang != types.LangCPlusPlus) {
+		return false
+	}
+	_, _, ok := naming.Clone(s.linkage)
+	return ok
 }
 
 // SetEntry makes inst fn's out-of-line copy: LowPC is its entry, Ranges

@@ -368,7 +368,7 @@ func stripParams(s string) string {
 		}
 		s = t
 	}
-	if !strings.HasSuffix(s, ")") {
+	if !strings.HasSuffix(s, ")") || strings.HasSuffix(s, "operator()") {
 		return s
 	}
 	depth := 0
