@@ -101,3 +101,20 @@ func (m *Model) At(addr uint64) []Frame {
 	frames = append(frames, Frame{Func: h.fn, Name: h.fn.Name, File: file, Line: line, Column: col})
 	return frames
 }
+
+// Entering are the expansions whose entry (DW_AT_entry_pc) is addr but
+// whose ranges do not hold it: GCC marks where an expansion begins with a
+// location view, at an address where none of its code is yet.
+func (m *Model) Entering(addr uint64) []*types.InlineSite {
+	h, ok := m.hostAt(addr)
+	if !ok || h.inst == nil {
+		return nil
+	}
+	var out []*types.InlineSite
+	for _, s := range h.inst.Sites {
+		if s.EntryPC == addr && !holds(s.Ranges, addr) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

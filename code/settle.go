@@ -218,7 +218,7 @@ func (m *Model) addSymbolFuncs(have []*types.Func) {
 			}
 		}
 		fn := &types.Func{Name: naming.Display(best.Name), Linkage: best.Name, LowPC: addr, Size: size,
-			External: !best.Local, Lang: langOfSymbol(best.Name)}
+			External: !best.Local, Lang: langOfSymbol(best.Name), SymbolOnly: true}
 		if size > 0 {
 			fn.Ranges = [][2]uint64{{addr, addr + size}}
 			more = append(more, host{lo: addr, hi: addr + size, fn: fn})

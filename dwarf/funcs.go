@@ -4,7 +4,9 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/types"
@@ -377,9 +379,7 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 			}
 		}
 	}
-	for _, fn := range out {
-		fn.Name = displayName(fn)
-	}
+	nameAll(out)
 	for _, in := range sites {
 		fn := get(in.origin)
 		if fn.Name == "" {
@@ -467,6 +467,31 @@ func mergeInlineOnly(fns []*types.Func) []*types.Func {
 		into.DeclaredInline = into.DeclaredInline || fn.DeclaredInline
 	}
 	return out
+}
+
+// nameAll gives every function its display name, demangling on every
+// core: demangling is most of a C++ walk's time.
+func nameAll(fns []*types.Func) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || len(fns) < 256 {
+		for _, fn := range fns {
+			fn.Name = displayName(fn)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (len(fns) + workers - 1) / workers
+	for lo := 0; lo < len(fns); lo += chunk {
+		part := fns[lo:min(lo+chunk, len(fns))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, fn := range part {
+				fn.Name = displayName(fn)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // displayName is a function's name as users write it (the naming

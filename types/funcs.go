@@ -30,6 +30,9 @@ type Func struct {
 	IFunc bool
 	// Variadic marks a C or C++ function taking ... after its Params.
 	Variadic bool
+	// SymbolOnly marks code that only a symbol table (or .gopclntab)
+	// names: no debug info describes its parameters or expansions.
+	SymbolOnly bool
 	// DeclaredInline is C/C++ inline or Rust #[inline] as DW_AT_inline
 	// records it (DW_INL_declared_*).
 	DeclaredInline bool

@@ -179,6 +179,10 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 		if f.externals && !fn.External {
 			continue
 		}
+		// Prototypes, parameter counts and types need debug info.
+		if fn.SymbolOnly && src.df != nil && (f.prototypes || f.nrParams || f.class != "") {
+			continue
+		}
 		if f.class != "" && !funcs.TakesPointerTo(fn, f.class) {
 			continue
 		}
@@ -311,6 +315,10 @@ func writeAddr(w io.Writer, path string, m *code.Model, arg string) error {
 		fmt.Fprintf(w, "%s inlined %s at %s:%d:%d entry %#x, at %s\n", strings.Repeat("  ", len(exp)-i), fr.Name,
 			s.CallFile, s.CallLine, s.CallColumn, s.EntryPC, fileLine(fr.File, fr.Line))
 	}
+	for _, s := range m.Entering(addr) {
+		fmt.Fprintf(w, "%s inlined %s at %s:%d:%d entry %#x begins here (no code of it at this address yet)\n",
+			strings.Repeat("  ", len(exp)+1), s.Callee.Name, s.CallFile, s.CallLine, s.CallColumn, s.EntryPC)
+	}
 	return nil
 }
 
@@ -402,6 +410,7 @@ type funcJSON struct {
 	File        string        `json:"file,omitempty"`
 	Line        int           `json:"line,omitempty"`
 	External    bool          `json:"external"`
+	SymbolOnly  bool          `json:"symbol_only,omitempty"`
 	Prototype   string        `json:"prototype,omitempty"`
 	Params      []paramJSON   `json:"params"`
 	InlineSites []siteJSON    `json:"inline_sites"`
@@ -431,7 +440,7 @@ func writeFuncsJSON(w io.Writer, fns []*types.Func) error {
 	out := make([]funcJSON, 0, len(fns))
 	for _, fn := range fns {
 		j := funcJSON{Name: fn.Name, LinkageName: fn.Linkage, Lang: fn.Lang.String(), LowPC: fn.LowPC, Size: fn.Size,
-			File: fn.Decl.File, Line: fn.Decl.Line, External: fn.External,
+			File: fn.Decl.File, Line: fn.Decl.Line, External: fn.External, SymbolOnly: fn.SymbolOnly,
 			Params: []paramJSON{}, InlineSites: []siteJSON{}, Clones: fn.Clones}
 		if j.Clones == nil {
 			j.Clones = []types.Clone{}

@@ -90,6 +90,9 @@ var cloneSuffix = regexp.MustCompile(`^(.+?)\.(part|cold|isra|constprop|lto_priv
 // Apply it only to code from a producer that makes such clones (GCC, and
 // LLVM's .cold): a Go function may well be called maps.clone.
 func Clone(sym string) (base, kind string, ok bool) {
+	if !strings.Contains(sym, ".") {
+		return "", "", false // the common case, without the expression
+	}
 	m := cloneSuffix.FindStringSubmatch(sym)
 	if m == nil {
 		return "", "", false

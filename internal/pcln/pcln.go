@@ -41,7 +41,7 @@ func Functions(ef *elfx.File) (fns []*types.Func, err error) {
 	for i := range tab.Funcs {
 		f := &tab.Funcs[i]
 		fn := &types.Func{Name: f.Name, Linkage: f.Name, Lang: types.LangGo, LowPC: f.Entry, Size: f.End - f.Entry,
-			Ranges: [][2]uint64{{f.Entry, f.End}}, External: true}
+			Ranges: [][2]uint64{{f.Entry, f.End}}, External: true, SymbolOnly: true}
 		if file, line, _ := tab.PCToLine(f.Entry); file != "" {
 			fn.Decl = types.Decl{File: file, Line: line}
 		}
