@@ -108,6 +108,9 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 	if opts != nil {
 		o = *opts
 	}
+	if o.Params && !o.DeferParams {
+		df.IndexTypes() // on the other core, while the walk runs
+	}
 	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.DeferParams, At: o.At})
 	if err != nil {
 		return nil, err

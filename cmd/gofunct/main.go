@@ -5,8 +5,16 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/binscope/binscope/internal/cli"
 )
 
-func main() { os.Exit(cli.Gofunct(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// A run reads a whole binary's DWARF once and exits: collect garbage
+	// less often (GOGC=400) unless the user set GOGC.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	os.Exit(cli.Gofunct(os.Args[1:], os.Stdout, os.Stderr))
+}
