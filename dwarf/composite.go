@@ -2,8 +2,8 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"github.com/binscope/binscope/internal/dwexpr"
 
+	"github.com/binscope/binscope/internal/leb128"
 	"github.com/binscope/binscope/types"
 )
 
@@ -138,7 +138,7 @@ func (c *converter) location(e *dwarf.Entry) (int64, error) {
 	case []byte:
 		const opPlusUconst, opConstu = 0x23, 0x10
 		if len(v) >= 2 && (v[0] == opPlusUconst || v[0] == opConstu) {
-			x, n := dwexpr.ULEB(v[1:])
+			x, n := leb128.Uint(v[1:])
 			if n > 0 && x <= maxTypeSize {
 				return int64(x), nil
 			}

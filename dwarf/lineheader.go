@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/binscope/binscope/internal/leb128"
 )
 
 // lineReader is debug/dwarf's LineReader for cu, after a check of the line
@@ -153,19 +155,16 @@ func (r *lineBuf) offset(size int) uint64 {
 }
 
 func (r *lineBuf) uleb() uint64 {
-	var v uint64
-	for shift := uint(0); ; shift += 7 {
-		c := r.u8()
-		if r.err != nil {
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		if c&0x80 == 0 {
-			return v
-		}
+	if r.err != nil {
+		return 0
 	}
+	v, n := leb128.Uint(r.b)
+	if n == 0 {
+		r.err = errLineHeader
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
 }
 
 // field skips one field of the given form.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/dwexpr"
+	"github.com/binscope/binscope/internal/leb128"
 	"github.com/binscope/binscope/types"
 )
 
@@ -215,7 +216,7 @@ func (f *File) locLists5(u *unitCtx, la locAttr) []locEntry {
 		return v
 	}
 	uleb := func() uint64 {
-		v, n := dwexpr.ULEB(b)
+		v, n := leb128.Uint(b)
 		if n == 0 {
 			ok = false
 		}

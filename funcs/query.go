@@ -6,38 +6,6 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-// At returns the out-of-line function whose code holds addr and the inline
-// expansions that hold it, outermost first: the inline chain at addr. fn is
-// nil when no function covers addr.
-func At(fns []*types.Func, addr uint64) (fn *types.Func, chain []Inlined) {
-	for _, f := range fns {
-		if covers(f.Ranges, addr) {
-			fn = f
-			break
-		}
-	}
-	if fn == nil {
-		return nil, nil
-	}
-	for _, in := range InlinedInto(fns, fn.Name) {
-		if covers(in.Site.Ranges, addr) || in.Site.EntryPC == addr {
-			chain = append(chain, in)
-		}
-	}
-	// An expansion nested in another covers fewer bytes.
-	sort.SliceStable(chain, func(i, j int) bool { return Span(chain[i].Site.Ranges) > Span(chain[j].Site.Ranges) })
-	return fn, chain
-}
-
-func covers(rs [][2]uint64, a uint64) bool {
-	for _, r := range rs {
-		if a >= r[0] && a < r[1] {
-			return true
-		}
-	}
-	return false
-}
-
 // Span is the number of bytes the ranges cover.
 func Span(rs [][2]uint64) uint64 {
 	var n uint64
@@ -104,6 +72,15 @@ func TakesPointerTo(fn *types.Func, name string) bool {
 			return true
 		}
 
+	}
+	return false
+}
+
+func covers(rs [][2]uint64, a uint64) bool {
+	for _, r := range rs {
+		if a >= r[0] && a < r[1] {
+			return true
+		}
 	}
 	return false
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/binscope/binscope/internal/leb128"
 )
 
 // machine is what the parser needs to know of the file.
@@ -84,40 +86,30 @@ func (r *reader) fixed(n int) uint64 {
 
 // uleb reads an unsigned LEB128 number; bits past the 64th are dropped.
 func (r *reader) uleb() uint64 {
-	var v uint64
-	for shift := uint(0); ; shift += 7 {
-		c := r.u8()
-		if r.bad {
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		if c&0x80 == 0 {
-			return v
-		}
+	if r.bad {
+		return 0
 	}
+	v, n := leb128.Uint(r.b[r.off:r.end])
+	if n == 0 {
+		r.bad = true
+		return 0
+	}
+	r.off += n
+	return v
 }
 
 // sleb reads a signed LEB128 number.
 func (r *reader) sleb() int64 {
-	var v int64
-	for shift := uint(0); ; {
-		c := r.u8()
-		if r.bad {
-			return 0
-		}
-		if shift < 64 {
-			v |= int64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v
-		}
+	if r.bad {
+		return 0
 	}
+	v, n := leb128.Int(r.b[r.off:r.end])
+	if n == 0 {
+		r.bad = true
+		return 0
+	}
+	r.off += n
+	return v
 }
 
 func (r *reader) skip(n uint64) {

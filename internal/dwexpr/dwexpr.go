@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/leb128"
 	"github.com/binscope/binscope/types"
 )
 
@@ -263,44 +264,7 @@ func constant(op byte, b []byte, o *Options) (int64, int, bool) {
 	return 0, 0, false
 }
 
-// uleb and sleb decode LEB128; they return 0 bytes read for truncated or
-// overlong input.
-func uleb(b []byte) (uint64, int) {
-	var x uint64
-	var s uint
-	for i, c := range b {
-		if s >= 64 {
-			return 0, 0
-		}
-		x |= uint64(c&0x7f) << s
-		if c&0x80 == 0 {
-			return x, i + 1
-		}
-		s += 7
-	}
-	return 0, 0
-}
-
-func sleb(b []byte) (int64, int) {
-	var x int64
-	var s uint
-	for i, c := range b {
-		if s >= 64 {
-			return 0, 0
-		}
-		x |= int64(c&0x7f) << s
-		s += 7
-		if c&0x80 == 0 {
-			if s < 64 && c&0x40 != 0 {
-				x |= -1 << s
-			}
-			return x, i + 1
-		}
-	}
-	return 0, 0
-}
-
-// ULEB and SLEB export the LEB128 decoders for the loaders' location list
-// readers.
-func ULEB(b []byte) (uint64, int) { return uleb(b) }
-func SLEB(b []byte) (int64, int)  { return sleb(b) }
+// uleb and sleb decode LEB128 (package leb128); they return 0 bytes read
+// for truncated input.
+func uleb(b []byte) (uint64, int) { return leb128.Uint(b) }
+func sleb(b []byte) (int64, int)  { return leb128.Int(b) }
