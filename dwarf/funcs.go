@@ -469,29 +469,53 @@ func mergeInlineOnly(fns []*types.Func) []*types.Func {
 	return out
 }
 
-// nameAll gives every function its display name, demangling on every
-// core: demangling is most of a C++ walk's time.
+// nameAll gives every function its display name, demangling each
+// linkage name once (a C++ inline function of a header has one root per
+// unit) and on every core: demangling is most of a C++ walk's time.
 func nameAll(fns []*types.Func) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || len(fns) < 256 {
-		for _, fn := range fns {
-			fn.Name = displayName(fn)
+	var mangled []string
+	seen := map[string]bool{}
+	for _, fn := range fns {
+		if needsDemangling(fn) && !seen[fn.Linkage] {
+			seen[fn.Linkage] = true
+			mangled = append(mangled, fn.Linkage)
 		}
-		return
+	}
+	names := make([]string, len(mangled))
+	workers := runtime.GOMAXPROCS(0)
+	if len(mangled) < 256 {
+		workers = 1
 	}
 	var wg sync.WaitGroup
-	chunk := (len(fns) + workers - 1) / workers
-	for lo := 0; lo < len(fns); lo += chunk {
-		part := fns[lo:min(lo+chunk, len(fns))]
+	chunk := (len(mangled) + workers - 1) / max(workers, 1)
+	for lo := 0; lo < len(mangled); lo += chunk {
+		hi := min(lo+chunk, len(mangled))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, fn := range part {
-				fn.Name = displayName(fn)
+			for i := lo; i < hi; i++ {
+				names[i], _ = naming.Demangle(mangled[i])
 			}
 		}()
 	}
 	wg.Wait()
+	by := make(map[string]string, len(mangled))
+	for i, m := range mangled {
+		by[m] = names[i]
+	}
+	for _, fn := range fns {
+		switch {
+		case fn.Lang == types.LangGo || fn.Linkage == "":
+		case fn.Lang == types.LangZig: // inl.work: Zig's names are already qualified
+			fn.Name = fn.Linkage
+		case by[fn.Linkage] != "":
+			fn.Name = by[fn.Linkage]
+		}
+	}
+}
+
+func needsDemangling(fn *types.Func) bool {
+	return fn.Linkage != "" && fn.Lang != types.LangGo && fn.Lang != types.LangZig
 }
 
 // displayName is a function's name as users write it (the naming
