@@ -130,10 +130,13 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 		}
 		return true
 	}
-	status, err := runOrWait(run, stdout, stderr, runOptions{every: 20 * time.Millisecond, tick: refresh, atEntry: func(pid int) {
-		target = pid
-		prof.SetRoot(pid)
-		prof.AddProcess(pid)
+	status, err := runOrWait(run, stdout, stderr, runOptions{every: 20 * time.Millisecond, tick: refresh, gate: &probe.GateHooks{
+		Exec: func(pid int) {
+			target = pid
+			prof.SetRoot(pid)
+			prof.AddProcess(pid)
+		},
+		Loaded: func(pid int) { prof.AddProcess(pid) },
 	}})
 	if err != nil {
 		return err

@@ -327,16 +327,22 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		ro.every, ro.tick = 100*time.Millisecond, func() bool { return alive(f.pid) }
 	}
 	if opts.Descendants {
-		ro.atEntry = ss.setRoot
+		// Named at the exec: the constructors of the command's libraries
+		// run before its entry point.
+		ro.gate = &probe.GateHooks{Exec: ss.setRoot}
 	}
 	if opts.Stacks != probe.NoStacks && len(run) > 0 {
-		// The unwinder follows the command's mappings: at its entry
-		// point, then as they change (a dlopen).
+		// The unwinder follows the command's mappings: at the exec, each
+		// time the loader mapped libraries (before their constructors),
+		// then as they change (a dlopen).
 		child := 0
-		ro.atEntry = func(pid int) {
-			child = pid
-			ss.setRoot(pid)
-			ss.addProcess(pid)
+		ro.gate = &probe.GateHooks{
+			Exec: func(pid int) {
+				child = pid
+				ss.setRoot(pid)
+				ss.addProcess(pid)
+			},
+			Loaded: ss.addProcess,
 		}
 		ro.every, ro.tick = 20*time.Millisecond, func() bool {
 			ss.addProcess(child)
@@ -631,10 +637,10 @@ type runOptions struct {
 	// command, its false ends the wait (the process watched is gone).
 	every time.Duration
 	tick  func() bool
-	// atEntry, when not nil, is called with the command's process id
-	// when it reaches its entry point (its libraries mapped), before any
-	// of its code runs.
-	atEntry func(pid int)
+	// gate, when not nil, starts the command under probe.StartGated: its
+	// hooks run at the exec, before any of the command's code, and each
+	// time the loader mapped libraries, before their constructors.
+	gate *probe.GateHooks
 }
 
 // runOrWait runs the command, forwarding SIGINT and SIGTERM to it, and
@@ -650,8 +656,8 @@ func runOrWait(run []string, stdout, stderr io.Writer, o runOptions) (int, error
 	if len(run) > 0 {
 		c = exec.Command(run[0], run[1:]...)
 		c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-		if o.atEntry != nil {
-			started, err := probe.StartAtEntry(c, o.atEntry)
+		if o.gate != nil {
+			started, err := probe.StartGated(c, *o.gate)
 			var ended *probe.EndedError
 			if errors.As(err, &ended) {
 				return ended.Status, nil // the loader failed: its status is the command's
