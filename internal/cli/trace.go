@@ -374,10 +374,19 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		}
 	} else if stat {
 		writeStat(out, spec, hits, misses, dropped, f.json)
-	} else if dropped > 0 || missed > 0 || !f.json {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(stderr, "goprobe: %d events, %d dropped (ring buffer full), %d missed (another BPF program was running)\n", events, dropped, missed)
+	} else {
+		note := ""
+		if f.stack {
+			note = noTableNote(ss.stackCounters())
+		}
+		if dropped > 0 || missed > 0 || !f.json || note != "" {
+			mu.Lock()
+			defer mu.Unlock()
+			if note != "" {
+				note = "; " + note
+			}
+			fmt.Fprintf(stderr, "goprobe: %d events, %d dropped (ring buffer full), %d missed (another BPF program was running)%s\n", events, dropped, missed, note)
+		}
 	}
 	out.Flush()
 	if status != 0 {
@@ -515,6 +524,23 @@ func (s *sessions) counts(n int) ([]uint64, uint64) {
 		dropped += d
 	}
 	return hits, dropped
+}
+
+// stackCounters sums the unwinders' counters (probe.UnwindStacks...).
+func (s *sessions) stackCounters() []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []uint64
+	for _, sess := range s.all {
+		c := sess.StackCounters()
+		if out == nil {
+			out = make([]uint64, len(c))
+		}
+		for i := range c {
+			out[i] += c[i]
+		}
+	}
+	return out
 }
 
 func (s *sessions) misses(n int) []uint64 {
