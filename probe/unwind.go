@@ -42,12 +42,12 @@ const (
 
 // The unwinder's counters, in the "unwind_counts" array.
 const (
-	UnwindStacks    = iota // stacks unwound
-	UnwindTruncated        // stacks longer than stack.Depth
-	UnwindFailed           // a table lookup that failed (tables being replaced)
-	UnwindNoTable          // frames in code no table covers, unwound by frame pointer
-	UnwindMapFull          // stacks the counting map had no room for
-	UnwindNoTableStacks    // stacks with a frame in code no table covers
+	UnwindStacks        = iota // stacks unwound
+	UnwindTruncated            // stacks longer than stack.Depth
+	UnwindFailed               // a table lookup that failed (tables being replaced)
+	UnwindNoTable              // frames in code no table covers, unwound by frame pointer
+	UnwindMapFull              // stacks the counting map had no room for
+	UnwindNoTableStacks        // stacks with a frame in code no table covers
 	unwindCounters
 )
 
