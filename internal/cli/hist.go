@@ -71,7 +71,7 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 		}
 		full = append(full, x)
 	}
-	target, spec, err := targetSpec(&f.traceFlags, full, run)
+	target, spec, err := targetSpec(&f.traceFlags, full, run, stderr)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 	case f.pid > 0:
 		ms, err := stack.ProcMappings(f.pid)
 		if err != nil {
-			return fmt.Errorf("process %d: %v", f.pid, err)
+			return processError(f.pid, err)
 		}
 		for _, m := range ms {
 			tables.Add(m.Path)

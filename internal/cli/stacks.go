@@ -35,7 +35,7 @@ func stackOptions(f *traceFlags, target string, run []string) (*probe.AttachOpti
 	case f.pid > 0:
 		ms, err := stack.ProcMappings(f.pid)
 		if err != nil {
-			return nil, fmt.Errorf("process %d: %v", f.pid, err)
+			return nil, processError(f.pid, err)
 		}
 		for _, m := range ms {
 			o.Tables.Add(m.Path)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -83,9 +84,24 @@ func probeTarget(f *traceFlags, run []string) (string, error) {
 		}
 		return filepath.Abs(p)
 	case f.pid > 0:
-		return os.Readlink(fmt.Sprintf("/proc/%d/exe", f.pid))
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", f.pid))
+		if err != nil {
+			return "", processError(f.pid, err)
+		}
+		return exe, nil
 	}
 	return "", usageError{errors.New("name the binary with -x, a process with -p, or a command after --")}
+}
+
+// processError says in one line why process pid cannot be read.
+func processError(pid int, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("process %d does not exist: give -p the id of a running process (pgrep NAME lists them)", pid)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("process %d cannot be read by this user: run as root or as the process's owner", pid)
+	}
+	return fmt.Errorf("process %d: %v", pid, err)
 }
 
 // loadSpec builds the spec from definitions and DWARF, or reads --spec and
@@ -149,12 +165,30 @@ func onlyCommand(target string, run []string) bool {
 // it: -x, CMD's binary, or with -p the process's executable, else the
 // first library it maps that has the functions (goprobe trace -p PID
 // 'malloc size').
-func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) {
+func targetSpec(f *traceFlags, defs, run []string, stderr io.Writer) (string, *probe.Spec, error) {
 	target, err := probeTarget(f, run)
 	if err != nil {
 		return "", nil, err
 	}
-	spec, err := loadSpec(f, defs, target)
+	// A definition of an indirect function (strlen) is aimed at the
+	// implementation the CPU runs.
+	load := func(target string) (*probe.Spec, error) {
+		ds, notes := defs, []string(nil)
+		if f.spec == "" {
+			var err error
+			if ds, notes, err = resolveIFuncs(defs, target, f.pid); err != nil {
+				return nil, err
+			}
+		}
+		s, err := loadSpec(f, ds, target)
+		if err == nil {
+			for _, n := range notes {
+				fmt.Fprintf(stderr, "goprobe: %s\n", n)
+			}
+		}
+		return s, err
+	}
+	spec, err := load(target)
 	if err == nil || !errors.Is(err, types.ErrNotFound) || f.pid == 0 || f.exe != "" || f.spec != "" {
 		return target, spec, err
 	}
@@ -195,7 +229,7 @@ func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) 
 		return ri < rj
 	})
 	for _, p := range files {
-		if s, lerr := loadSpec(f, defs, p); lerr == nil {
+		if s, lerr := load(p); lerr == nil {
 			return p, s, nil
 		}
 	}
@@ -206,7 +240,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	if f.folded != "" && !f.stacks {
 		return usageError{errors.New("--folded needs --stacks")}
 	}
-	target, spec, err := targetSpec(f, defs, run)
+	target, spec, err := targetSpec(f, defs, run, stderr)
 	if err != nil {
 		return err
 	}
