@@ -330,16 +330,21 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		fmt.Fprintf(stderr, "goprobe: %s was replaced on disk and its probes cannot follow: %s\n", target, why)
 	})
 
-	// On a terminal, a live count on stderr.
+	// On a terminal, a live count on its last row, out of the way of the
+	// events and the command's output.
 	liveDone := make(chan struct{})
-	if !f.json && isTerminal(stderr) {
+	var live *liveLine
+	if !f.json {
+		live = startLive(stderr)
+	}
+	if live != nil {
 		go func() {
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
 			for {
 				select {
 				case <-stop:
-					fmt.Fprint(stderr, "\r\033[K")
+					live.stop()
 					close(liveDone)
 					return
 				case <-t.C:
@@ -348,7 +353,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 					for _, h := range hits {
 						n += h
 					}
-					fmt.Fprintf(stderr, "\r\033[Kgoprobe: %d hits, %d dropped", n, dropped)
+					live.show(fmt.Sprintf("goprobe: %d hits, %d dropped", n, dropped))
 				}
 			}
 		}()
