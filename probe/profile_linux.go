@@ -101,7 +101,7 @@ func StartProfile(tables *stack.Tables, opts *ProfileOptions) (_ *Profile, err e
 		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 		if err != nil {
 			if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
-				return nil, fmt.Errorf("%w: perf_event_open: %v", ErrPermission, err)
+				return nil, permissionError("open a perf event")
 			}
 			return nil, fmt.Errorf("perf_event_open on CPU %d: %v", cpu, err)
 		}
@@ -143,7 +143,7 @@ func (p *Profile) SetRoot(pid int) error { return setRoot(p.coll, pid) }
 
 func loadError(err error) error {
 	if errors.Is(err, os.ErrPermission) {
-		return fmt.Errorf("%w: %v", ErrPermission, err)
+		return permissionError("load BPF programs")
 	}
 	var ve *ebpf.VerifierError
 	if errors.As(err, &ve) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -31,7 +33,60 @@ type Session struct {
 var ErrNoEvents = errors.New("no probe records events")
 
 // ErrPermission is returned when the kernel refuses to load or attach.
-var ErrPermission = errors.New("loading BPF programs needs root, or CAP_BPF and CAP_PERFMON")
+var ErrPermission = errors.New("BPF programs and uprobes need root, or CAP_BPF with CAP_PERFMON")
+
+// permissionError is ErrPermission for what the kernel refused, in one
+// line that says what to do and the kernel settings that decide it.
+func permissionError(what string) error {
+	return &permError{what}
+}
+
+type permError struct{ what string }
+
+func (e *permError) Unwrap() error { return ErrPermission }
+
+func (e *permError) Error() string {
+	setting := func(name string) string {
+		b, err := os.ReadFile("/proc/sys/kernel/" + name)
+		if err != nil {
+			return "kernel." + name + " unknown"
+		}
+		return "kernel." + name + "=" + strings.TrimSpace(string(b))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "goprobe"
+	}
+	return fmt.Sprintf("the kernel refused to %s: run as root, or grant CAP_BPF and CAP_PERFMON (setcap cap_bpf,cap_perfmon+ep %s); %s; %s, %s",
+		e.what, exe, capabilities(), setting("unprivileged_bpf_disabled"), setting("perf_event_paranoid"))
+}
+
+// capabilities says which of the capabilities BPF needs this process has.
+func capabilities() string {
+	const sysAdmin, perfmon, bpf = 21, 38, 39
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "capabilities unknown"
+	}
+	var eff uint64
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
+			eff, _ = strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	has := func(c uint) bool { return eff&(1<<c) != 0 }
+	switch {
+	case has(sysAdmin):
+		return "this process has CAP_SYS_ADMIN"
+	case has(bpf) && has(perfmon):
+		return "this process has CAP_BPF and CAP_PERFMON"
+	case has(bpf):
+		return "this process has CAP_BPF but not CAP_PERFMON"
+	case has(perfmon):
+		return "this process has CAP_PERFMON but not CAP_BPF"
+	}
+	return fmt.Sprintf("this process (uid %d) has neither", os.Geteuid())
+}
 
 // Attach loads the programs of s and attaches each at its site's file
 // offset in target (the file s was made from, or a copy with the same
@@ -82,7 +137,7 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 	coll, err := ebpf.NewCollection(cs)
 	if err != nil {
 		if errors.Is(err, os.ErrPermission) {
-			return nil, fmt.Errorf("%w: %v", ErrPermission, err)
+			return nil, permissionError("load BPF programs")
 		}
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
@@ -116,7 +171,7 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 			}
 			if err != nil {
 				if errors.Is(err, os.ErrPermission) {
-					return nil, fmt.Errorf("%w: %v", ErrPermission, err)
+					return nil, permissionError("attach a uprobe")
 				}
 				return nil, fmt.Errorf("%s: attaching %s at file offset %#x: %v", target, p.Def, site.FileOffset, err)
 			}

@@ -105,17 +105,16 @@ func (s *Session) AddProcess(int) error { return ErrNotSupported }
 // UserFrames returns nothing off Linux.
 func (s *Session) UserFrames(*stack.Symbolizer, int, []uint64) []flame.Frame { return nil }
 
-// EndedError is StartAtEntry's error for a command that ended before its
-// entry point.
-type EndedError struct{ Status int }
-
-func (e *EndedError) Error() string { return "the command ended before its entry point" }
-
-// StartAtEntry starts cmd and calls atEntry at once off Linux.
-func StartAtEntry(cmd *exec.Cmd, atEntry func(pid int)) (*exec.Cmd, error) {
+// StartGated starts cmd and calls the hooks at once off Linux.
+func StartGated(cmd *exec.Cmd, h GateHooks) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	atEntry(cmd.Process.Pid)
+	if h.Exec != nil {
+		h.Exec(cmd.Process.Pid)
+	}
+	if h.Loaded != nil {
+		h.Loaded(cmd.Process.Pid)
+	}
 	return cmd, nil
 }

@@ -42,11 +42,12 @@ const (
 
 // The unwinder's counters, in the "unwind_counts" array.
 const (
-	UnwindStacks    = iota // stacks unwound
-	UnwindTruncated        // stacks longer than stack.Depth
-	UnwindFailed           // a table lookup that failed (tables being replaced)
-	UnwindNoTable          // frames in code no table covers, unwound by frame pointer
-	UnwindMapFull          // stacks the counting map had no room for
+	UnwindStacks        = iota // stacks unwound
+	UnwindTruncated            // stacks longer than stack.Depth
+	UnwindFailed               // a table lookup that failed (tables being replaced)
+	UnwindNoTable              // frames in code no table covers, unwound by frame pointer
+	UnwindMapFull              // stacks the counting map had no room for
+	UnwindNoTableStacks        // stacks with a frame in code no table covers
 	unwindCounters
 )
 
@@ -86,6 +87,11 @@ func unwindInsns(prefix string, ipsOff int16) asm.Instructions {
 	in = append(in, addCount(UnwindFailed, 0, fail, prefix+"_c2")...)
 	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(done))
 	in = append(in, addCount(UnwindNoTable, uMisses, "", prefix+"_c3")...)
+	in = append(in,
+		asm.LoadMem(asm.R1, asm.RFP, uMisses, asm.DWord),
+		asm.JEq.Imm(asm.R1, 0, prefix+"_c5"),
+	)
+	in = append(in, addCount(UnwindNoTableStacks, 0, "", prefix+"_c5")...)
 	in = append(in, addCount(UnwindStacks, 0, "", prefix+"_c4")...)
 	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(end))
 	return in

@@ -71,7 +71,7 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 		}
 		full = append(full, x)
 	}
-	target, spec, err := targetSpec(&f.traceFlags, full, run)
+	target, spec, err := targetSpec(&f.traceFlags, full, run, stderr)
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 	}
 	ro := runOptions{every: f.interval, tick: func() bool { print(); return true }}
 	if only {
-		ro.atEntry = func(pid int) { sess.SetRoot(pid) }
+		ro.gate = &probe.GateHooks{Exec: func(pid int) { sess.SetRoot(pid) }}
 	}
 	status, err := runOrWait(run, stdout, stderr, ro)
 	if err != nil {

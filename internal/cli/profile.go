@@ -87,7 +87,7 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 	case f.pid > 0:
 		ms, err := stack.ProcMappings(f.pid)
 		if err != nil {
-			return fmt.Errorf("process %d: %v", f.pid, err)
+			return processError(f.pid, err)
 		}
 		for _, m := range ms {
 			tables.Add(m.Path)
@@ -130,10 +130,13 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 		}
 		return true
 	}
-	status, err := runOrWait(run, stdout, stderr, runOptions{every: 20 * time.Millisecond, tick: refresh, atEntry: func(pid int) {
-		target = pid
-		prof.SetRoot(pid)
-		prof.AddProcess(pid)
+	status, err := runOrWait(run, stdout, stderr, runOptions{every: 20 * time.Millisecond, tick: refresh, gate: &probe.GateHooks{
+		Exec: func(pid int) {
+			target = pid
+			prof.SetRoot(pid)
+			prof.AddProcess(pid)
+		},
+		Loaded: func(pid int) { prof.AddProcess(pid) },
 	}})
 	if err != nil {
 		return err
@@ -153,8 +156,8 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 	if samples > 0 {
 		perSample = float64(prof.BytesRead) / float64(samples)
 	}
-	fmt.Fprintf(stderr, "goprobe: %d samples in %.1fs, %d distinct stacks, %d bytes read from the kernel (%.0f per sample); %d truncated at %d frames, %d lookups failed, %d frames without a table (frame pointer), %d stacks the map had no room for\n",
-		samples, elapsed.Seconds(), len(stacks), prof.BytesRead, perSample, c[probe.UnwindTruncated], stack.Depth, c[probe.UnwindFailed], c[probe.UnwindNoTable], c[probe.UnwindMapFull])
+	fmt.Fprintf(stderr, "goprobe: %d samples in %.1fs, %d distinct stacks, %d bytes read from the kernel (%.0f per sample); %d truncated at %d frames, %d lookups failed, %d frames without a table (frame pointer) in %d stacks, %d stacks the map had no room for\n",
+		samples, elapsed.Seconds(), len(stacks), prof.BytesRead, perSample, c[probe.UnwindTruncated], stack.Depth, c[probe.UnwindFailed], c[probe.UnwindNoTable], c[probe.UnwindNoTableStacks], c[probe.UnwindMapFull])
 	if f.folded != "" {
 		if err := writeFile(f.folded, func(w io.Writer) error { return flame.WriteFolded(w, stacks) }); err != nil {
 			return err

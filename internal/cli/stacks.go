@@ -35,7 +35,7 @@ func stackOptions(f *traceFlags, target string, run []string) (*probe.AttachOpti
 	case f.pid > 0:
 		ms, err := stack.ProcMappings(f.pid)
 		if err != nil {
-			return nil, fmt.Errorf("process %d: %v", f.pid, err)
+			return nil, processError(f.pid, err)
 		}
 		for _, m := range ms {
 			o.Tables.Add(m.Path)
@@ -85,7 +85,6 @@ func withStack(b []byte, frames []flame.Frame) []byte {
 // folded stacks (each under its probe's name) to --folded.
 func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *probe.Spec, hits, misses []uint64, dropped uint64, f *traceFlags) error {
 	byProbe := map[int][]flame.Stack{}
-	counters := make([]uint64, probe.UnwindMapFull+1)
 	ss.mu.Lock()
 	for _, sess := range ss.all {
 		st, err := sess.Stacks(sym)
@@ -96,13 +95,9 @@ func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *pro
 		for i, s := range st {
 			byProbe[i] = append(byProbe[i], s...)
 		}
-		for i, c := range sess.StackCounters() {
-			if i < len(counters) {
-				counters[i] += c
-			}
-		}
 	}
 	ss.mu.Unlock()
+	counters := ss.stackCounters()
 	type jstack struct {
 		Count  uint64   `json:"count"`
 		Frames []string `json:"frames"`
@@ -139,7 +134,11 @@ func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *pro
 			Probes    []jprobe `json:"probes"`
 			Dropped   uint64   `json:"dropped"`
 			Truncated uint64   `json:"truncated"`
-		}{rows, dropped, counters[probe.UnwindTruncated]})
+			// Stacks with frames in code no unwind table covers, and
+			// those frames.
+			NoTable       uint64 `json:"no_table"`
+			NoTableFrames uint64 `json:"no_table_frames"`
+		}{rows, dropped, counters[probe.UnwindTruncated], counters[probe.UnwindNoTableStacks], counters[probe.UnwindNoTable]})
 		_, err := w.Write(append(b, '\n'))
 		return err
 	}
@@ -159,5 +158,19 @@ func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *pro
 	if counters[probe.UnwindTruncated] > 0 {
 		fmt.Fprintf(w, "%d stacks truncated at %d frames\n", counters[probe.UnwindTruncated], stack.Depth)
 	}
+	if n := noTableNote(counters); n != "" {
+		fmt.Fprintln(w, n)
+	}
 	return nil
+}
+
+// noTableNote says how many stacks went through code no unwind table
+// covered (unwound by frame pointer, so a caller may be missing), or
+// nothing when none did.
+func noTableNote(c []uint64) string {
+	if c[probe.UnwindNoTableStacks] == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d stacks had frames without an unwind table (%d frames, followed by frame pointer: callers may be missing)",
+		c[probe.UnwindNoTableStacks], c[probe.UnwindStacks], c[probe.UnwindNoTable])
 }

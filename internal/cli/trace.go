@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -83,9 +84,24 @@ func probeTarget(f *traceFlags, run []string) (string, error) {
 		}
 		return filepath.Abs(p)
 	case f.pid > 0:
-		return os.Readlink(fmt.Sprintf("/proc/%d/exe", f.pid))
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", f.pid))
+		if err != nil {
+			return "", processError(f.pid, err)
+		}
+		return exe, nil
 	}
 	return "", usageError{errors.New("name the binary with -x, a process with -p, or a command after --")}
+}
+
+// processError says in one line why process pid cannot be read.
+func processError(pid int, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("process %d does not exist: give -p the id of a running process (pgrep NAME lists them)", pid)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("process %d cannot be read by this user: run as root or as the process's owner", pid)
+	}
+	return fmt.Errorf("process %d: %v", pid, err)
 }
 
 // loadSpec builds the spec from definitions and DWARF, or reads --spec and
@@ -149,12 +165,30 @@ func onlyCommand(target string, run []string) bool {
 // it: -x, CMD's binary, or with -p the process's executable, else the
 // first library it maps that has the functions (goprobe trace -p PID
 // 'malloc size').
-func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) {
+func targetSpec(f *traceFlags, defs, run []string, stderr io.Writer) (string, *probe.Spec, error) {
 	target, err := probeTarget(f, run)
 	if err != nil {
 		return "", nil, err
 	}
-	spec, err := loadSpec(f, defs, target)
+	// A definition of an indirect function (strlen) is aimed at the
+	// implementation the CPU runs.
+	load := func(target string) (*probe.Spec, error) {
+		ds, notes := defs, []string(nil)
+		if f.spec == "" {
+			var err error
+			if ds, notes, err = resolveIFuncs(defs, target, f.pid); err != nil {
+				return nil, err
+			}
+		}
+		s, err := loadSpec(f, ds, target)
+		if err == nil {
+			for _, n := range notes {
+				fmt.Fprintf(stderr, "goprobe: %s\n", n)
+			}
+		}
+		return s, err
+	}
+	spec, err := load(target)
 	if err == nil || !errors.Is(err, types.ErrNotFound) || f.pid == 0 || f.exe != "" || f.spec != "" {
 		return target, spec, err
 	}
@@ -195,7 +229,7 @@ func targetSpec(f *traceFlags, defs, run []string) (string, *probe.Spec, error) 
 		return ri < rj
 	})
 	for _, p := range files {
-		if s, lerr := loadSpec(f, defs, p); lerr == nil {
+		if s, lerr := load(p); lerr == nil {
 			return p, s, nil
 		}
 	}
@@ -206,7 +240,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	if f.folded != "" && !f.stacks {
 		return usageError{errors.New("--folded needs --stacks")}
 	}
-	target, spec, err := targetSpec(f, defs, run)
+	target, spec, err := targetSpec(f, defs, run, stderr)
 	if err != nil {
 		return err
 	}
@@ -296,16 +330,21 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		fmt.Fprintf(stderr, "goprobe: %s was replaced on disk and its probes cannot follow: %s\n", target, why)
 	})
 
-	// On a terminal, a live count on stderr.
+	// On a terminal, a live count on its last row, out of the way of the
+	// events and the command's output.
 	liveDone := make(chan struct{})
-	if !f.json && isTerminal(stderr) {
+	var live *liveLine
+	if !f.json {
+		live = startLive(stderr)
+	}
+	if live != nil {
 		go func() {
 			t := time.NewTicker(time.Second)
 			defer t.Stop()
 			for {
 				select {
 				case <-stop:
-					fmt.Fprint(stderr, "\r\033[K")
+					live.stop()
 					close(liveDone)
 					return
 				case <-t.C:
@@ -314,7 +353,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 					for _, h := range hits {
 						n += h
 					}
-					fmt.Fprintf(stderr, "\r\033[Kgoprobe: %d hits, %d dropped", n, dropped)
+					live.show(fmt.Sprintf("goprobe: %d hits, %d dropped", n, dropped))
 				}
 			}
 		}()
@@ -327,16 +366,22 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		ro.every, ro.tick = 100*time.Millisecond, func() bool { return alive(f.pid) }
 	}
 	if opts.Descendants {
-		ro.atEntry = ss.setRoot
+		// Named at the exec: the constructors of the command's libraries
+		// run before its entry point.
+		ro.gate = &probe.GateHooks{Exec: ss.setRoot}
 	}
 	if opts.Stacks != probe.NoStacks && len(run) > 0 {
-		// The unwinder follows the command's mappings: at its entry
-		// point, then as they change (a dlopen).
+		// The unwinder follows the command's mappings: at the exec, each
+		// time the loader mapped libraries (before their constructors),
+		// then as they change (a dlopen).
 		child := 0
-		ro.atEntry = func(pid int) {
-			child = pid
-			ss.setRoot(pid)
-			ss.addProcess(pid)
+		ro.gate = &probe.GateHooks{
+			Exec: func(pid int) {
+				child = pid
+				ss.setRoot(pid)
+				ss.addProcess(pid)
+			},
+			Loaded: ss.addProcess,
 		}
 		ro.every, ro.tick = 20*time.Millisecond, func() bool {
 			ss.addProcess(child)
@@ -368,10 +413,19 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		}
 	} else if stat {
 		writeStat(out, spec, hits, misses, dropped, f.json)
-	} else if dropped > 0 || missed > 0 || !f.json {
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(stderr, "goprobe: %d events, %d dropped (ring buffer full), %d missed (another BPF program was running)\n", events, dropped, missed)
+	} else {
+		note := ""
+		if f.stack {
+			note = noTableNote(ss.stackCounters())
+		}
+		if dropped > 0 || missed > 0 || !f.json || note != "" {
+			mu.Lock()
+			defer mu.Unlock()
+			if note != "" {
+				note = "; " + note
+			}
+			fmt.Fprintf(stderr, "goprobe: %d events, %d dropped (ring buffer full), %d missed (another BPF program was running)%s\n", events, dropped, missed, note)
+		}
 	}
 	out.Flush()
 	if status != 0 {
@@ -511,6 +565,23 @@ func (s *sessions) counts(n int) ([]uint64, uint64) {
 	return hits, dropped
 }
 
+// stackCounters sums the unwinders' counters (probe.UnwindStacks...).
+func (s *sessions) stackCounters() []uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []uint64
+	for _, sess := range s.all {
+		c := sess.StackCounters()
+		if out == nil {
+			out = make([]uint64, len(c))
+		}
+		for i := range c {
+			out[i] += c[i]
+		}
+	}
+	return out
+}
+
 func (s *sessions) misses(n int) []uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -631,10 +702,10 @@ type runOptions struct {
 	// command, its false ends the wait (the process watched is gone).
 	every time.Duration
 	tick  func() bool
-	// atEntry, when not nil, is called with the command's process id
-	// when it reaches its entry point (its libraries mapped), before any
-	// of its code runs.
-	atEntry func(pid int)
+	// gate, when not nil, starts the command under probe.StartGated: its
+	// hooks run at the exec, before any of the command's code, and each
+	// time the loader mapped libraries, before their constructors.
+	gate *probe.GateHooks
 }
 
 // runOrWait runs the command, forwarding SIGINT and SIGTERM to it, and
@@ -650,8 +721,8 @@ func runOrWait(run []string, stdout, stderr io.Writer, o runOptions) (int, error
 	if len(run) > 0 {
 		c = exec.Command(run[0], run[1:]...)
 		c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-		if o.atEntry != nil {
-			started, err := probe.StartAtEntry(c, o.atEntry)
+		if o.gate != nil {
+			started, err := probe.StartGated(c, *o.gate)
 			var ended *probe.EndedError
 			if errors.As(err, &ended) {
 				return ended.Status, nil // the loader failed: its status is the command's
