@@ -239,5 +239,16 @@ func (m *Model) index() {
 				add(m.short, naming.Display(base), fn)
 			}
 		}
+		// A clone's symbol as perf, bpftrace and nm print it
+		// (f.constprop.0, and demangled: real::scale_by.constprop.0)
+		// names the function it was cloned from.
+		for _, c := range fn.Clones {
+			add(m.byName, c.Symbol, fn)
+			if base, _, ok := naming.Clone(c.Symbol); ok {
+				if d, ok := naming.Demangle(base); ok {
+					add(m.byName, d+c.Symbol[len(base):], fn)
+				}
+			}
+		}
 	}
 }

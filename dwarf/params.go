@@ -96,6 +96,7 @@ func (pf *paramFiller) fill(fn *types.Func) error {
 	if src == nil {
 		return nil
 	}
+	results := map[string]bool{}
 	for _, p := range src.params {
 		// Follow abstract_origin for the name and the type.
 		q := p
@@ -112,6 +113,15 @@ func (pf *paramFiller) fill(fn *types.Func) error {
 			}
 			q.result = q.result || o.result
 			q.origin = o.origin
+		}
+		if q.result && fn.Lang == types.LangGo && q.name != "_" {
+			// Go 1.26 writes each result's entry twice (two ~r0 of
+			// type error for a func returning error): a Go result
+			// name is unique, so a repeated one is the same result.
+			if results[q.name] {
+				continue
+			}
+			results[q.name] = true
 		}
 		tp := types.Param{Name: q.name, Type: typeOf(q.typ), Result: q.result}
 		if src == concrete && p.hasLoc && fn.LowPC != 0 && !q.result {

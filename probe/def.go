@@ -65,7 +65,7 @@ var ArgTypes = map[string]bool{"u8": true, "u16": true, "u32": true, "u64": true
 // Go names with spaces, parentheses and brackets need no quoting beyond the
 // shell's.
 func Parse(text string) (*Def, error) {
-	fields := strings.Fields(text)
+	fields := joinPoint(strings.Fields(text))
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("%w: empty", ErrBadDef)
 	}
@@ -115,6 +115,33 @@ func Parse(text string) (*Def, error) {
 		d.Args = append(d.Args, a)
 	}
 	return d, nil
+}
+
+// joinPoint rejoins a probe point that the split cut inside brackets: a
+// C++ or Rust name's template arguments are printed with spaces
+// ('real::total<int, long>%return'). Fields join while a '<', '(' or '['
+// of the point is open; a point whose brackets never close (operator<)
+// stays as it was split.
+func joinPoint(fields []string) []string {
+	depth := 0
+	for i, f := range fields {
+		for _, c := range f {
+			switch c {
+			case '<', '(', '[':
+				depth++
+			case '>', ')', ']':
+				depth--
+			}
+		}
+		if depth <= 0 {
+			if i == 0 {
+				return fields
+			}
+			point := strings.Join(fields[:i+1], " ")
+			return append([]string{point}, fields[i+1:]...)
+		}
+	}
+	return fields
 }
 
 func parseArg(s string) (Arg, error) {

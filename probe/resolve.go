@@ -181,7 +181,7 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 }
 
 // sameName reports whether fns are one function's name several times (a
-// static function of several units): the first is probed, as before.
+// static function of several units): Resolve probes them all.
 func sameName(fns []*types.Func) bool {
 	for _, fn := range fns[1:] {
 		if fn.Name != fns[0].Name {
@@ -192,6 +192,9 @@ func sameName(fns []*types.Func) bool {
 }
 
 // Resolve finds every site of d and the fetch programs of its arguments.
+// A name that several functions print alike (a static function of several
+// units; a Rust generic's instances, which legacy symbols name without
+// their arguments) gets the sites of all of them.
 func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 	if d.File != "" {
 		return r.resolveFileLine(d)
@@ -200,6 +203,40 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 	if err != nil {
 		return nil, err
 	}
+	p, err := r.resolveFunc(d, fn)
+	if err != nil {
+		return nil, err
+	}
+	for _, other := range r.sameNamed(d.Func, fn) {
+		q, err := r.resolveFunc(d, other)
+		if err != nil {
+			return nil, err
+		}
+		p.Sites = append(p.Sites, q.Sites...)
+	}
+	sort.SliceStable(p.Sites, func(i, j int) bool { return p.Sites[i].Addr < p.Sites[j].Addr })
+	return p, nil
+}
+
+// sameNamed are the functions other than fn with code that name denotes
+// and that print as fn does. Never in Go, where the second function of a
+// name is the ABI wrapper (runtime.mstart0.abi0) that calls the first.
+func (r *Resolver) sameNamed(name string, fn *types.Func) []*types.Func {
+	if r.model == nil || fn.Lang == types.LangGo {
+		return nil
+	}
+	var out []*types.Func
+	for _, o := range r.model.Lookup(name) {
+		if o != fn && o.Name == fn.Name && (o.LowPC != 0 || len(o.Inlined) > 0 || len(o.Clones) > 0) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// resolveFunc finds the sites of d in fn.
+func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
+	var err error
 	// Parameters, and so the type index, only for a probe that reads
 	// arguments or returns: a count needs neither.
 	if len(d.Args) > 0 || d.Return {
