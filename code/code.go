@@ -222,7 +222,18 @@ func (m *Model) index() {
 		}
 		to[name] = append(to[name], fn)
 	}
+	// A Go function owns its name; its assembly-ABI wrapper (linkage
+	// name NAME.abi0) is found by that linkage name.
+	goOwned := map[string]bool{}
 	for _, fn := range m.funcs {
+		if fn.Lang == types.LangGo && !isABI0(fn) {
+			goOwned[fn.Name] = true
+		}
+	}
+	for _, fn := range m.funcs {
+		if isABI0(fn) && goOwned[fn.Name] {
+			continue
+		}
 		add(m.byName, fn.Name, fn)
 	}
 	// Then other spellings, after every function's own name.
@@ -251,4 +262,9 @@ func (m *Model) index() {
 			}
 		}
 	}
+}
+
+// isABI0 reports whether fn is Go code whose symbol is NAME.abi0.
+func isABI0(fn *types.Func) bool {
+	return fn.Lang == types.LangGo && fn.Linkage == fn.Name+".abi0"
 }

@@ -95,21 +95,21 @@ func (m *Model) settle(fns []*types.Func) {
 	})
 }
 
-// goWrapperName names a Go ABI wrapper by its symbol: DWARF calls the
-// assembly-ABI wrapper of runtime.osinit runtime.osinit too, but its
-// symbol, runtime.osinit.abi0, is what Go's tools print, and the name
-// runtime.osinit belongs to the function itself.
+// goWrapperName gives a Go function whose symbol is NAME.abi0 (an
+// assembly function, or the assembly-ABI wrapper of a Go function) that
+// symbol as its linkage name. Its name stays the one Go's tracebacks and
+// pprof print (runtime.goexit); where a Go function of the same name
+// exists, that one owns the name in lookups (see index).
 func goWrapperName(fn *types.Func, syms []symtab.Symbol) {
-	wrapper := false
 	for _, s := range syms {
 		if s.Name == fn.Name {
 			return
 		}
-		wrapper = wrapper || s.Name == fn.Name+".abi0"
 	}
-	if wrapper {
-		fn.Name += ".abi0"
-		fn.Linkage = fn.Name
+	for _, s := range syms {
+		if s.Name == fn.Name+".abi0" {
+			fn.Linkage = s.Name
+		}
 	}
 }
 

@@ -227,7 +227,7 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 			}
 			fmt.Fprintf(w, "%s: %d\n", fn.Name, n)
 		case f.inline:
-			if len(fn.Inlined) == 0 {
+			if len(fn.Inlined) == 0 && len(fn.Clones) == 0 {
 				continue
 			}
 			fmt.Fprintf(w, "%s: %d inline expansions\n", fn.Name, len(fn.Inlined))
