@@ -395,6 +395,13 @@ func (h *header) structDef(s *types.Struct) {
 		fmt.Fprintf(&h.out, "%s %s;\n\n", kw(s), tag)
 		return
 	}
+	for _, m := range s.Dynamic {
+		what := m.Dynamic.String()
+		if m.Virtual {
+			what = "virtual base, " + what
+		}
+		fmt.Fprintf(&h.out, "/* not laid out here: %s (%s) */\n", m.Name, what)
+	}
 	var asserts []string
 	h.pads = newNamer()
 	body := h.body(s, "", "", &asserts)
@@ -498,6 +505,10 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			// C wants a flexible array last with nothing after it, not
 			// even padding: a zero-length array may be followed.
 			t = &types.Array{Elem: a.Elem, Count: 0}
+		}
+		if b, ok := types.Resolve(t).(*types.Base); ok && b.Encoding == types.Bool && m.BitSize > 1 {
+			// C++'s bool x : 8 is wider than C's _Bool may be.
+			t = &types.Base{Name: b.Name, ByteSize: b.ByteSize, Encoding: types.Unsigned}
 		}
 		decl := h.decl(t, name, in, 0)
 		if m.BitSize > 0 {

@@ -32,7 +32,7 @@ func wholeRoots(spec *types.Spec) []types.Type {
 
 // TestHeaderWholeBinary: the header of every type of a real program of
 // each language (Rust std and crates, Zig std, cmd/go, C++ over Boost,
-// glibc, the debug build of CPython) compiles with clang -target bpf and
+// glibc, the debug build of CPython, libstdc++) compiles with clang -target bpf and
 // every _Static_assert in it holds.
 func TestHeaderWholeBinary(t *testing.T) {
 	bins := []struct {
@@ -45,6 +45,8 @@ func TestHeaderWholeBinary(t *testing.T) {
 		{"cpp-real", func(t *testing.T) string { return testutil.Fixture(t, "cpp-real").Path }},
 		{"libc", func(t *testing.T) string { return testutil.RealBinary(t, "libc") }},
 		{"python3.11d", func(t *testing.T) string { return testutil.RealBinary(t, "python3.11d") }},
+		// iostreams' virtual bases, bool bitfields wider than a bit.
+		{"libstdc++", func(t *testing.T) string { return testutil.RealBinary(t, "libstdc++") }},
 	}
 	for _, b := range bins {
 		t.Run(b.name, func(t *testing.T) {
