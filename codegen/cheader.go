@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +39,8 @@ type header struct {
 	name    map[types.Type]string
 	state   map[types.Type]int
 	fwd     map[types.Type]bool
-	pads    *namer // padding names of the struct being written
+	pads    *namer            // padding names of the struct being written
+	floats  map[string]string // opaqueFloat's definitions by name
 	asserts bool
 	err     error
 }
@@ -62,7 +64,7 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 		o = *opts
 	}
 	h := &header{tags: newNamer(), idents: newNamer(), name: map[types.Type]string{}, state: map[types.Type]int{},
-		fwd: map[types.Type]bool{}, pads: newNamer(), asserts: !o.NoAsserts}
+		fwd: map[types.Type]bool{}, pads: newNamer(), floats: map[string]string{}, asserts: !o.NoAsserts}
 	spell := map[types.Type]string{}
 	for _, t := range roots {
 		h.define(t, 0)
@@ -90,6 +92,17 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 	b.WriteString(".\n * Names: CName's mapping (:: -> __, other non-identifier bytes -> _); originals in comments.\n")
 	b.WriteString(" * Layouts are the binary's: explicit padding and attributes, checked by _Static_assert. */\n")
 	fmt.Fprintf(&b, "#ifndef %s\n#define %s\n\n", guard, guard)
+	if len(h.floats) > 0 {
+		names := make([]string, 0, len(h.floats))
+		for n := range h.floats {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			b.WriteString(h.floats[n])
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString(h.out.String())
 	fmt.Fprintf(&b, "#endif /* %s */\n", guard)
 	_, err := io.WriteString(w, b.String())
@@ -275,7 +288,7 @@ func (h *header) typedef(td *types.Typedef, depth int) {
 // complete reports whether t has a size C knows (no function type, no
 // flexible array).
 func complete(t types.Type) bool {
-	switch v := strip(t).(type) {
+	switch v := types.Resolve(t).(type) {
 	case *types.FuncProto, *types.Void, nil:
 		return false
 	case *types.Array:
@@ -305,6 +318,21 @@ func (h *header) enum(e *types.Enum) {
 // namespace.
 func (h *header) enumBody(e *types.Enum, tag, indent string) string {
 	var b strings.Builder
+	// C sizes an enum by its values; force the binary's size when they
+	// would give another: packed when that gives the size, else clang's
+	// fixed underlying type (enum E : unsigned short).
+	fixed := e.ByteSize > 0 && e.ByteSize != 4 && packedEnumSize(e) != e.ByteSize
+	if fixed {
+		enc := types.Unsigned
+		if e.Signed {
+			enc = types.Signed
+		}
+		if base, n := cBase(&types.Base{ByteSize: e.ByteSize, Encoding: enc}); n == 0 {
+			b.WriteString(": " + base + " ")
+		} else {
+			fixed = false
+		}
+	}
 	b.WriteString("{\n")
 	for _, v := range e.Values {
 		name := v.Name
@@ -313,8 +341,11 @@ func (h *header) enumBody(e *types.Enum, tag, indent string) string {
 		}
 		id := h.idents.unique(name)
 		val := strconv.FormatInt(v.Value, 10)
-		if !e.Signed && v.Value < 0 {
+		switch {
+		case !e.Signed && v.Value < 0:
 			val = strconv.FormatUint(uint64(v.Value), 10) + "ULL"
+		case v.Value == math.MinInt64: // no literal spells it
+			val = "(-9223372036854775807LL - 1)"
 		}
 		fmt.Fprintf(&b, "%s\t%s = %s,\n", indent, id, val)
 	}
@@ -322,12 +353,37 @@ func (h *header) enumBody(e *types.Enum, tag, indent string) string {
 		fmt.Fprintf(&b, "%s\t%s__empty = 0,\n", indent, tag)
 	}
 	b.WriteString(indent + "}")
-	// C sizes an enum by its values; force the binary's size when they
-	// would give another.
-	if e.ByteSize > 0 && e.ByteSize != 4 {
+	if e.ByteSize > 0 && e.ByteSize != 4 && !fixed {
 		b.WriteString(" __attribute__((packed))")
 	}
 	return b.String()
+}
+
+// packedEnumSize is the size clang gives a packed enum with e's values: the
+// smallest of 1, 2, 4 and 8 bytes that holds them all.
+// (signed ones when a value is negative).
+func packedEnumSize(e *types.Enum) int64 {
+	neg := false
+	for _, v := range e.Values {
+		neg = neg || e.Signed && v.Value < 0
+	}
+	size := int64(1)
+	for _, v := range e.Values {
+		for size < 8 {
+			bits := uint(size * 8)
+			var fits bool
+			if neg {
+				fits = v.Value >= -(1<<(bits-1)) && v.Value < 1<<(bits-1)
+			} else {
+				fits = uint64(v.Value) < 1<<bits
+			}
+			if fits {
+				break
+			}
+			size *= 2
+		}
+	}
+	return size
 }
 
 // structDef prints a named struct or union with its asserts.
@@ -338,6 +394,13 @@ func (h *header) structDef(s *types.Struct) {
 	if s.Incomplete {
 		fmt.Fprintf(&h.out, "%s %s;\n\n", kw(s), tag)
 		return
+	}
+	for _, m := range s.Dynamic {
+		what := m.Dynamic.String()
+		if m.Virtual {
+			what = "virtual base, " + what
+		}
+		fmt.Fprintf(&h.out, "/* not laid out here: %s (%s) */\n", m.Name, what)
 	}
 	var asserts []string
 	h.pads = newNamer()
@@ -386,6 +449,12 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 	var cur types.Bits // end of the previous member, in bits
 	natural := !s.Packed
 	maxAlign := int64(1)
+	// The struct's alignment in C: the attributes below give it exactly.
+	realAlign := types.Alignof(s)
+	if s.Align > realAlign {
+		realAlign = s.Align
+	}
+	flexLast := false // the last member is a flexible array member
 	pad := func(to types.Bits) {
 		if to <= cur || union {
 			return
@@ -405,6 +474,9 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 		}
 	}
 	for i, m := range members {
+		if !union {
+			m.Type = expressible(m, members[i+1:], s.ByteSize)
+		}
 		size, _ := types.Sizeof(m.Type)
 		align := types.Alignof(m.Type)
 		if m.Align > align {
@@ -429,14 +501,23 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			name = names.unique(fieldName(name))
 		}
 		t := m.Type
-		if a, ok := strip(t).(*types.Array); ok && a.Count < 0 && i != len(members)-1 {
+		if a, ok := strip(t).(*types.Array); ok && a.Count < 0 && (i != len(members)-1 || !union && !flexFits(m.Offset, s, realAlign)) {
+			// C wants a flexible array last with nothing after it, not
+			// even padding: a zero-length array may be followed.
 			t = &types.Array{Elem: a.Elem, Count: 0}
+		}
+		if b, ok := types.Resolve(t).(*types.Base); ok && b.Encoding == types.Bool && m.BitSize > 1 {
+			// C++'s bool x : 8 is wider than C's _Bool may be.
+			t = &types.Base{Name: b.Name, ByteSize: b.ByteSize, Encoding: types.Unsigned}
 		}
 		decl := h.decl(t, name, in, 0)
 		if m.BitSize > 0 {
 			decl += fmt.Sprintf(" : %d", m.BitSize)
 		}
 		slots = append(slots, in+decl+";")
+		if a, ok := strip(t).(*types.Array); ok && a.Count < 0 {
+			flexLast = true
+		}
 		h.assertMember(asserts, prefix, name, m.Offset, m.BitSize, t, 0)
 		end := m.Offset + types.Bits(size*8)
 		if m.BitSize > 0 {
@@ -448,15 +529,11 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			cur = end
 		}
 	}
-	realAlign := types.Alignof(s)
-	if s.Align > realAlign {
-		realAlign = s.Align
-	}
 	if union {
 		if types.Bits(s.ByteSize*8) > cur {
 			slots = append(slots, fmt.Sprintf("%sunsigned char %s[%d];", in, h.pads.unique("__pad"), s.ByteSize))
 		}
-	} else {
+	} else if !flexLast || !flexFits(cur, s, realAlign) {
 		pad(types.Bits(s.ByteSize * 8))
 	}
 	if s.ByteSize%maxAlign != 0 || realAlign < maxAlign {
@@ -477,6 +554,47 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 		fmt.Fprintf(&b, " __attribute__((aligned(%d)))", realAlign)
 	}
 	return b.String()
+}
+
+// flexFits reports whether C's own rounding of a struct whose flexible
+// array member starts at off gives s its size, so that no padding needs
+// to follow the array.
+func flexFits(off types.Bits, s *types.Struct, align int64) bool {
+	end := (int64(off) + 7) / 8
+	align = max(align, 1)
+	return (end+align-1)/align*align == s.ByteSize
+}
+
+// expressible returns the type a struct member is written with in C: its
+// own, or bytes where C cannot hold it. A member that starts at the end of
+// the struct (Rust's unsized [u8] tail, a zero-size fn item described as
+// a pointer) becomes a zero-length array of its type; one whose struct is
+// only declared (a C++ base defined in another library) or that reaches
+// beyond the end, an array of bytes up to the next member.
+func expressible(m types.Member, next []types.Member, size int64) types.Type {
+	if m.BitSize != 0 {
+		return m.Type
+	}
+	off := m.Offset.Bytes()
+	if off >= size {
+		if a, ok := strip(m.Type).(*types.Array); ok && a.Count <= 0 {
+			return m.Type
+		}
+		return &types.Array{Elem: m.Type, Count: 0}
+	}
+	msize, err := types.Sizeof(m.Type)
+	st, isStruct := types.Resolve(m.Type).(*types.Struct)
+	if !(isStruct && st.Incomplete) && err == nil && off+msize <= size {
+		return m.Type
+	}
+	end := size
+	for _, n := range next {
+		if n.Offset.Bytes() > off {
+			end = min(end, n.Offset.Bytes())
+			break
+		}
+	}
+	return &types.Array{Elem: &types.Base{Name: "unsigned char", ByteSize: 1}, Count: end - off}
 }
 
 // padTo wraps a Rust enum's tag in an anonymous struct that puts it at
@@ -544,6 +662,9 @@ func (h *header) decl(t types.Type, name, indent string, depth int) string {
 		if v.ByteSize == 0 { // Rust's (), !: takes no room
 			return h.decl(&types.Array{Elem: &types.Base{ByteSize: 1}, Count: 0}, name, indent, depth+1)
 		}
+		if o := h.opaqueFloat(v); o != "" {
+			return join(o)
+		}
 		base, n := cBase(v)
 		if n > 0 {
 			return h.decl(&types.Array{Elem: &types.Base{Name: base, ByteSize: 1}, Count: n}, name, indent, depth+1)
@@ -568,6 +689,11 @@ func (h *header) decl(t types.Type, name, indent string, depth int) string {
 		return h.decl(v.Target, name, indent, depth+1) // restrict, _Atomic, type tags: layout only
 	case *types.Pointer:
 		inner := "*" + name
+		if voidLike(v.Target) {
+			// Rust's *mut (), C++'s std::nullptr_t&, Zig's *anyopaque:
+			// nothing C could name behind the pointer.
+			return "void " + inner
+		}
 		switch strip(v.Target).(type) {
 		case *types.Array, *types.FuncProto:
 			inner = "(" + inner + ")"
@@ -595,7 +721,11 @@ func (h *header) decl(t types.Type, name, indent string, depth int) string {
 			// A Go func value: a pointer-sized word pointing at a closure.
 			return join("void *")
 		}
-		return h.decl(v.Return, name+"("+strings.Join(ps, ", ")+")", indent, depth+1)
+		ret := v.Return
+		if voidLike(ret) {
+			ret = nil // Rust's -> (), ! : no value
+		}
+		return h.decl(ret, name+"("+strings.Join(ps, ", ")+")", indent, depth+1)
 	case *types.Enum:
 		if v.Name == "" {
 			return join("enum " + h.enumBody(v, "__anon_enum", indent))
@@ -611,6 +741,58 @@ func (h *header) decl(t types.Type, name, indent string, depth int) string {
 	return join("void")
 }
 
+// opaqueFloat spells a floating-point type BPF has no C type for (x86's
+// 16-byte long double, which -target bpf makes 8 bytes; f16, f80, f128) as
+// a struct of its bytes with its alignment, defined once at the top of the
+// header; "" for float, double and their complex forms.
+func (h *header) opaqueFloat(b *types.Base) string {
+	kind := "float"
+	switch {
+	case b.Encoding == types.Float && b.ByteSize != 4 && b.ByteSize != 8:
+	case b.Encoding == types.Complex && b.ByteSize != 8 && b.ByteSize != 16:
+		kind = "complex"
+	default:
+		return ""
+	}
+	// A C struct's size is a multiple of its alignment: Zig's f80 (10
+	// bytes, aligned 8 where it lies) takes 2 here, and the struct that
+	// holds it says its own alignment.
+	align := types.Alignof(b)
+	for b.ByteSize%align != 0 {
+		align /= 2
+	}
+	name := fmt.Sprintf("__binscope_%s%d", kind, b.ByteSize*8)
+	if align != b.ByteSize {
+		name += fmt.Sprintf("_a%d", align)
+	}
+	if _, ok := h.floats[name]; !ok {
+		h.floats[name] = fmt.Sprintf("/* %s (%d bytes): no C type of this size under -target bpf */\n"+
+			"struct %s { unsigned char bytes[%d]; } __attribute__((aligned(%d)));\n", b.Name, b.ByteSize, name, b.ByteSize, align)
+	}
+	return "struct " + name
+}
+
+// voidLike reports whether t, through qualifiers and typedefs, is void or a
+// base type without size (Rust's () and !, C++'s std::nullptr_t, an
+// unspecified type): a pointer to it is void *.
+func voidLike(t types.Type) bool {
+	for i := 0; i < types.MaxDepth; i++ {
+		switch v := t.(type) {
+		case nil, *types.Void:
+			return true
+		case *types.Qualifier:
+			t = v.Target
+		case *types.Typedef:
+			t = v.Target
+		case *types.Base:
+			return v.ByteSize == 0
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // cBase spells a base type with C's keywords, by encoding and size: Go's
 // 8-byte int is long long, Rust's u8 unsigned char. A size C has no type
 // for (Zig's u24) becomes an array of n unsigned chars.
@@ -623,8 +805,6 @@ func cBase(b *types.Base) (name string, n int64) {
 			return "float", 0
 		case 8:
 			return "double", 0
-		case 16:
-			return "long double", 0
 		}
 	case types.Complex:
 		switch sz {

@@ -18,8 +18,8 @@ import (
 //	                                      (github.com/x/y.T -> github_com_x_y_T,
 //	                                       main.Pair[int,string] -> main_Pair_int_string_,
 //	                                       layouts::Generic<u32> -> layouts__Generic_u32_)
-//	a leading digit gets "_", a C keyword or a compiler builtin name
-//	(__builtin_va_list) a trailing "_".
+//	a leading digit gets "_"; a C keyword, a compiler builtin name
+//	(__builtin_va_list) or a predefined identifier (__func__) a trailing "_".
 //
 // Two names that map to the same identifier are told apart by the header
 // writer with a "_2", "_3" suffix; every emitted type carries its original
@@ -45,10 +45,19 @@ func CName(name string) string {
 	if s[0] >= '0' && s[0] <= '9' {
 		s = "_" + s
 	}
-	if cKeywords[s] || strings.HasPrefix(s, "__builtin") {
+	if reserved(s) {
 		s += "_"
 	}
 	return s
+}
+
+// reserved reports whether s is an identifier the header may not declare: a
+// C keyword (C23's included), a GNU or clang keyword, a compiler builtin
+// (__builtin_va_list), or a predefined identifier or macro, which all have
+// the shape __x__ (__func__, __FUNCTION__, __LINE__, __BPF__).
+func reserved(s string) bool {
+	return cKeywords[s] || strings.HasPrefix(s, "__builtin") ||
+		len(s) > 4 && strings.HasPrefix(s, "__") && strings.HasSuffix(s, "__")
 }
 
 // cKeywords are C's reserved words and the builtin type spellings the
@@ -58,7 +67,11 @@ var cKeywords = func() map[string]bool {
 	for _, k := range strings.Fields(`auto break case char const continue default do double else enum extern
 		float for goto if inline int long register restrict return short signed sizeof static struct switch
 		typedef union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic
-		_Imaginary _Noreturn _Static_assert _Thread_local asm typeof __int128 bool true false`) {
+		_Imaginary _Noreturn _Static_assert _Thread_local asm typeof __int128 bool true false
+		alignas alignof constexpr nullptr static_assert thread_local typeof_unqual _BitInt _Decimal32
+		_Decimal64 _Decimal128 _Float16 _Float32 _Float64 _Float128 __fp16 __bf16 __float128 __ibm128
+		__int128_t __uint128_t __asm __inline __restrict __signed __const __volatile __typeof __real
+		__imag __complex __thread __auto_type __alignof __attribute __extension __label _LP64`) {
 		m[k] = true
 	}
 	return m

@@ -3,7 +3,6 @@ package dwarf
 import (
 	"debug/dwarf"
 
-	"github.com/binscope/binscope/internal/leb128"
 	"github.com/binscope/binscope/types"
 )
 
@@ -38,7 +37,10 @@ func (c *converter) composite(n *node, size int64, depth int) (types.Type, error
 			if err != nil {
 				return nil, err
 			}
-			if ok {
+			switch {
+			case ok && m.Dynamic != types.DynamicNone:
+				t.Dynamic = append(t.Dynamic, m)
+			case ok:
 				t.Members = append(t.Members, m)
 			}
 		case dwarf.TagVariantPart:
@@ -88,9 +90,19 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 	} else if emb, ok := e.Val(attrGoEmbedded).(bool); ok && emb {
 		m.Embedded = true
 	}
-	loc, err := c.location(e)
+	if v, _ := e.Val(dwarf.AttrVirtuality).(int64); v != 0 && e.Tag == dwarf.TagInheritance {
+		m.Virtual = true
+	}
+	loc, dyn, err := c.location(e)
 	if err != nil {
 		return types.Member{}, false, err
+	}
+	if dyn != types.DynamicNone {
+		// Where this member lies depends on the object: it takes no place
+		// in the type's static layout, and the rest of the type stays
+		// readable.
+		m.Dynamic = dyn
+		return m, true, nil
 	}
 	bitSize, _ := e.Val(dwarf.AttrBitSize).(int64)
 	if bitSize < 0 || bitSize > maxTypeSize {
@@ -124,28 +136,29 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 }
 
 // location reads DW_AT_data_member_location: a constant (DWARF 3+) or a
-// location expression DW_OP_plus_uconst N (DWARF 2). Absent means 0 (union
-// members).
-func (c *converter) location(e *dwarf.Entry) (int64, error) {
+// location expression (DWARF 2's DW_OP_plus_uconst N, and C++ virtual
+// bases). Absent means 0 (union members). An expression whose value does
+// not depend on the object is evaluated to its offset; one that reads
+// memory (a virtual base's offset comes from the vtable: DW_OP_dup
+// DW_OP_deref DW_OP_lit24 DW_OP_minus DW_OP_deref DW_OP_plus) yields
+// DynamicRuntime, and one this reader cannot evaluate DynamicUnknown.
+func (c *converter) location(e *dwarf.Entry) (int64, types.Dynamic, error) {
 	switch v := e.Val(dwarf.AttrDataMemberLoc).(type) {
 	case nil:
-		return 0, nil
+		return 0, types.DynamicNone, nil
 	case int64:
 		if v < 0 || v > maxTypeSize {
-			return 0, c.f.decodeError(e.Offset, "absurd member location %d", v)
+			return 0, types.DynamicNone, c.f.decodeError(e.Offset, "absurd member location %d", v)
 		}
-		return v, nil
+		return v, types.DynamicNone, nil
 	case []byte:
-		const opPlusUconst, opConstu = 0x23, 0x10
-		if len(v) >= 2 && (v[0] == opPlusUconst || v[0] == opConstu) {
-			x, n := leb128.Uint(v[1:])
-			if n > 0 && x <= maxTypeSize {
-				return int64(x), nil
-			}
+		off, dyn := memberLocation(v, c.order())
+		if dyn == types.DynamicNone && (off < 0 || off > maxTypeSize) {
+			return 0, types.DynamicNone, c.f.decodeError(e.Offset, "absurd member location %d", off)
 		}
-		return 0, c.f.decodeError(e.Offset, "member location expression % x is not a constant offset", v)
+		return off, dyn, nil
 	}
-	return 0, c.f.decodeError(e.Offset, "member location of unexpected form")
+	return 0, types.DynamicUnknown, nil
 }
 
 // variantPart converts a Rust enum body: DW_AT_discr names the member that

@@ -29,6 +29,9 @@ type converter struct {
 	void *types.Void
 	ptr  int64
 	big  bool // big-endian target
+	// defs maps a C++ class's qualified name to its first definition
+	// (see definition); built on first use.
+	defs map[string]dwarf.Offset
 	// check rejects the graphs no compiler emits (see types.Checker)
 	// before a type leaves the loader.
 	check types.Checker
@@ -54,6 +57,7 @@ func (c *converter) spec() (*types.Spec, error) {
 	}
 	s.Lang, s.Producer = mainLang(c.ix.units)
 	seen := make(map[string]types.Type)
+	added := make(map[types.Type]bool)
 	var key strings.Builder
 	for _, n := range c.ix.named {
 		switch n.e.Tag {
@@ -72,6 +76,10 @@ func (c *converter) spec() (*types.Spec, error) {
 			return nil, err
 		}
 		seen[key.String()] = t
+		if added[t] { // a declaration resolved to a definition already added
+			continue
+		}
+		added[t] = true
 		if td, ok := t.(*types.Typedef); ok && td.Target != nil && td.Target.TypeName() == td.Name {
 			// Go names each type twice (a typedef beside the struct or
 			// interface of the same name): keep one.
@@ -208,6 +216,13 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	case dwarf.TagEnumerationType:
 		return c.enum(n, size, depth)
 	case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType:
+		if def := c.definition(n); def != 0 {
+			t, err := c.typ(def, depth+1)
+			if err == nil {
+				c.memo[off] = t
+			}
+			return t, err
+		}
 		return c.composite(n, size, depth)
 	case dwarf.TagSubroutineType:
 		return c.funcProto(n, size, depth)
@@ -292,4 +307,47 @@ func qualKind(t dwarf.Tag) types.QualKind {
 		return types.Atomic
 	}
 	return types.Const
+}
+
+// definition returns the offset of the definition of the C++ struct, class
+// or union that n only declares (DW_AT_declaration: GCC declares a class in
+// the units that do not instantiate it, libstdc++'s basic_istream<char>
+// among them), or 0 when n is a definition, not C++, or defined nowhere in
+// the file. The one-definition rule makes any definition of the name the
+// right one; C has no such rule, so its declarations stay incomplete.
+func (c *converter) definition(n *node) dwarf.Offset {
+	if decl, _ := n.e.Val(dwarf.AttrDeclaration).(bool); !decl || n.lang != types.LangCPlusPlus || !hasName(n.e) {
+		return 0
+	}
+	if c.defs == nil {
+		c.defs = make(map[string]dwarf.Offset)
+		for off, d := range c.ix.nodes {
+			if d.lang != types.LangCPlusPlus || !hasName(d.e) {
+				continue
+			}
+			if decl, _ := d.e.Val(dwarf.AttrDeclaration).(bool); decl {
+				continue
+			}
+			k := defKey(d)
+			if k == "" {
+				continue
+			}
+			if prev, ok := c.defs[k]; !ok || off < prev {
+				c.defs[k] = off
+			}
+		}
+	}
+	return c.defs[defKey(n)]
+}
+
+// defKey is the name a declaration and its definition share: struct and
+// class are one kind (a class may be declared with either keyword).
+func defKey(n *node) string {
+	switch n.e.Tag {
+	case dwarf.TagStructType, dwarf.TagClassType:
+		return "s|" + n.scope + str(n.e, dwarf.AttrName)
+	case dwarf.TagUnionType:
+		return "u|" + n.scope + str(n.e, dwarf.AttrName)
+	}
+	return ""
 }

@@ -195,8 +195,23 @@ func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
 			b.WriteString(" " + m.Type.TypeName())
 		}
 	}
+	for i := range l.Type.Dynamic {
+		if m := &l.Type.Dynamic[i]; m.Embedded {
+			if first {
+				b.WriteString(" :")
+				first = false
+			} else {
+				b.WriteString(",")
+			}
+			if m.Virtual {
+				b.WriteString(" virtual")
+			}
+			b.WriteString(" " + m.Type.TypeName())
+		}
+	}
 	b.WriteString(" {\n")
 	t := tabs(c.indent)
+	p.dynamic(b, l, t, &c)
 	newline := false
 	if l.preBitHole > 0 {
 		if !newline {
@@ -525,4 +540,30 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 	}
 	fmt.Fprintf(&s, " %s */", p.num(pos.Size, sizeSpacing))
 	b.WriteString(s.String())
+}
+
+// dynamic prints the members whose place depends on the object at run time
+// (C++ virtual bases) or could not be read, before the others and without
+// an offset, as pahole prints a virtual base first (with offset -1), and a
+// blank line after them.
+func (p *printer) dynamic(b *strings.Builder, l *Layout, t string, c *conf) {
+	for i := range l.Type.Dynamic {
+		m := &l.Type.Dynamic[i]
+		size, _ := types.Sizeof(m.Type)
+		var s strings.Builder
+		if m.Embedded {
+			s.WriteString("/* " + p.typeDecl(m.Type, "<ancestor>", false, c) + "; */")
+		} else {
+			s.WriteString(p.typeDecl(m.Type, m.Name, false, c) + ";")
+		}
+		what := m.Dynamic.String()
+		if m.Virtual && m.Dynamic == types.DynamicRuntime {
+			what = "virtual base, offset read from the vtable at run time"
+		}
+		spacing := max(c.typeSpacing+c.nameSpacing-s.Len(), 0)
+		fmt.Fprintf(b, "%s%s%*s/* %s, %d byte%s */\n", t, s.String(), spacing, " ", what, size, plural(size))
+	}
+	if len(l.Type.Dynamic) > 0 {
+		b.WriteByte('\n')
+	}
 }

@@ -223,6 +223,35 @@ type Member struct {
 	Align int64
 	// Tags are BTF declaration tags (btf_decl_tag("...")) on the member.
 	Tags []string
+	// Virtual marks a C++ virtual base class (Embedded is set too).
+	Virtual bool
+	// Dynamic says the member's place depends on the object at run time
+	// (a virtual base) or could not be read; Offset is 0 and meaningless
+	// then. Such members are in Struct.Dynamic, never in Struct.Members.
+	Dynamic Dynamic
+}
+
+// Dynamic tells why a member has no offset fixed by its type.
+type Dynamic uint8
+
+const (
+	// DynamicNone: the member's offset is Member.Offset.
+	DynamicNone Dynamic = iota
+	// DynamicRuntime: the offset is read from the object at run time (a
+	// C++ virtual base: from the vtable the object points at).
+	DynamicRuntime
+	// DynamicUnknown: the location could not be read (an expression the
+	// loader does not evaluate).
+	DynamicUnknown
+)
+
+var dynamicNames = [...]string{"", "offset read from the object at run time", "location not understood"}
+
+func (d Dynamic) String() string {
+	if int(d) < len(dynamicNames) {
+		return dynamicNames[d]
+	}
+	return fmt.Sprintf("dynamic(%d)", uint8(d))
 }
 
 // ByteOffset is the member's offset in whole bytes (rounded down for bitfields).
@@ -261,8 +290,13 @@ type Struct struct {
 	Name     string
 	ByteSize int64
 	Members  []Member // in declaration order; layout sorts by offset
-	Lang     Lang
-	Decl     Decl
+	// Dynamic are the members without an offset fixed by the type (C++
+	// virtual bases, unreadable locations), in declaration order. They
+	// take no place in the static layout: Members plus holes plus padding
+	// still make ByteSize, and views that need offsets ignore them.
+	Dynamic []Member
+	Lang    Lang
+	Decl    Decl
 	// Incomplete is a forward declaration: no size, no members.
 	Incomplete bool
 	// Packed is set for Zig packed structs and where the loader knows the
