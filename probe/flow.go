@@ -24,6 +24,7 @@ type flow struct {
 	// indirect holds the indirect jumps that may stay inside the
 	// instance (a jump table's), whose targets are unknown.
 	indirect []uint64
+	neutral  map[uint64]bool // see Resolver.neutral; nil until asked
 }
 
 // flowOf decodes inst's ranges (x86-64 only) and links its instructions.
@@ -119,8 +120,12 @@ func (fl *flow) has(a uint64) bool {
 // entries are the instructions of rs that control reaches from outside
 // rs: the targets of edges whose source is not in rs, and the instance's
 // own entry when rs holds it. An instruction of rs no edge reaches (an
-// alignment pad after a jump) is not one.
-func (fl *flow) entries(rs [][2]uint64) []uint64 {
+// alignment pad after a jump) is not one. Code of no source line
+// (neutral: line 0, which LLVM gives to loop control and merged
+// instructions) between two pieces of rs does not make the second an
+// entry: only paths that come from code with a line of its own, or from
+// the instance's entry, do.
+func (fl *flow) entries(rs [][2]uint64, neutral map[uint64]bool) []uint64 {
 	var out []uint64
 	for _, a := range fl.addrs {
 		if !holds(rs, a) {
@@ -128,13 +133,35 @@ func (fl *flow) entries(rs [][2]uint64) []uint64 {
 		}
 		enter := a == fl.entry
 		for _, p := range fl.pred[a] {
-			enter = enter || !holds(rs, p)
+			enter = enter || !holds(rs, p) && fl.fromOutside(p, rs, neutral)
 		}
 		if enter {
 			out = append(out, a)
 		}
 	}
 	return out
+}
+
+// fromOutside reports whether p, outside rs, is reached from code outside
+// rs that is not neutral (or is the instance's entry), walking back through
+// neutral code only.
+func (fl *flow) fromOutside(p uint64, rs [][2]uint64, neutral map[uint64]bool) bool {
+	seen := map[uint64]bool{p: true}
+	work := []uint64{p}
+	for len(work) > 0 && len(seen) < 1<<16 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if !neutral[x] || x == fl.entry {
+			return true
+		}
+		for _, q := range fl.pred[x] {
+			if !seen[q] && !holds(rs, q) {
+				seen[q] = true
+				work = append(work, q)
+			}
+		}
+	}
+	return false
 }
 
 func holds(rs [][2]uint64, a uint64) bool {

@@ -56,7 +56,7 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	if r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC) {
 		pts = []uint64{site.EntryPC}
 	} else {
-		pts = fl.reduce(fl.entries(rs))
+		pts = fl.reduce(fl.entries(rs, r.neutral(inst, fl)))
 		if len(pts) == 0 {
 			return []start{{addr: site.EntryPC}}
 		}
@@ -70,18 +70,92 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	for _, p := range pts {
 		out = append(out, start{addr: p})
 	}
+	own := func(a uint64) bool {
+		ex := r.codeModel().Expansions(a)
+		return len(ex) > 0 && ex[0] == site
+	}
+	split := false
 	if marked && len(decl) > 1 {
+		split = true
 		for a := range decl {
 			if !contains(pts, a) {
 				out = append(out, start{addr: a})
 			}
 		}
+	} else if !marked {
+		for _, p := range pts {
+			for _, c := range fl.copies(p, own) {
+				if !contains(pts, c) {
+					out = append(out, start{addr: c})
+					split = true
+				}
+			}
+		}
+	}
+	if split {
 		for i := range out {
 			out[i].copies = true
 			out[i].note = fmt.Sprintf("copy %d of %d of an unrolled loop's body", i+1, len(out))
 		}
 	}
 	return out
+}
+
+// copies are the starts of the further copies of a body that starts at
+// e, where a loop unrolled around the call laid them end to end: the
+// instructions of e's copy, all the expansion's own, repeated right after
+// it, operation for operation, with the same lengths and the same relative
+// branches (LLVM marks the copies with no line of their own).
+func (fl *flow) copies(e uint64, own func(uint64) bool) []uint64 {
+	const minLen, maxLen = 6, 256
+	i := -1
+	for k, a := range fl.addrs {
+		if a == e {
+			i = k
+		}
+	}
+	if i < 0 {
+		return nil
+	}
+	same := func(x, y int) bool {
+		ax, ay := fl.addrs[x], fl.addrs[y]
+		ix, iy := fl.op[ax], fl.op[ay]
+		if ix.Op != iy.Op || ix.Len != iy.Len || !own(ay) {
+			return false
+		}
+		tx, okx := branchTarget(ax, ix)
+		ty, oky := branchTarget(ay, iy)
+		return okx == oky && (!okx || tx-ax == ty-ay) // the same relative branch
+	}
+	for n := 1; n <= maxLen && i+2*n <= len(fl.addrs); n++ {
+		a := fl.addrs[i+n-1]
+		if !own(a) || a+uint64(fl.op[a].Len) != fl.addrs[i+n] {
+			return nil // the copy must be the expansion's own, contiguous code
+		}
+		if n < minLen {
+			continue
+		}
+		match := func(j int) bool {
+			if j+n > len(fl.addrs) {
+				return false
+			}
+			for t := 0; t < n; t++ {
+				if !same(i+t, j+t) {
+					return false
+				}
+			}
+			return true
+		}
+		if !match(i + n) {
+			continue
+		}
+		var out []uint64
+		for j := i + n; match(j); j += n {
+			out = append(out, fl.addrs[j])
+		}
+		return out
+	}
+	return nil
 }
 
 func contains(xs []uint64, x uint64) bool {
@@ -219,6 +293,32 @@ func (r *Resolver) declRows(fn *types.Func, site *types.InlineSite, inst *types.
 		out[row.Addr] = true
 	}
 	return out
+}
+
+// neutral are the instructions of inst that the line table gives line 0
+// (no source line).
+func (r *Resolver) neutral(inst *types.Instance, fl *flow) map[uint64]bool {
+	if r.f == nil {
+		return nil
+	}
+	if fl.neutral != nil {
+		return fl.neutral
+	}
+	fl.neutral = map[uint64]bool{}
+	rows, err := r.f.Lines(&types.Func{Name: inst.Symbol, LowPC: inst.Entry, Ranges: inst.Ranges})
+	if err != nil || len(rows) == 0 {
+		return fl.neutral
+	}
+	i := 0
+	for _, a := range fl.addrs {
+		for i+1 < len(rows) && rows[i+1].Addr <= a {
+			i++
+		}
+		if rows[i].Addr <= a && rows[i].Line == 0 {
+			fl.neutral[a] = true
+		}
+	}
+	return fl.neutral
 }
 
 func sameFile(a, b string) bool {
