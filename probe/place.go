@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/types"
 )
@@ -56,7 +58,7 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	if r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC) {
 		pts = []uint64{site.EntryPC}
 	} else {
-		pts = fl.reduce(fl.entries(rs, r.neutral(inst, fl)))
+		pts = fl.reduce(fl.entries(rs, r.neutral(inst, fl)), rs)
 		if len(pts) == 0 {
 			return []start{{addr: site.EntryPC}}
 		}
@@ -173,8 +175,8 @@ func contains(xs []uint64, x uint64) bool {
 // passes b too, so one of them goes: b when every path to b passes a first
 // (a dominates b) and a does not run again before b does (an instruction
 // hoisted into the caller's loop does), else a.
-func (fl *flow) reduce(es []uint64) []uint64 {
-	set := append([]uint64{}, es...)
+func (fl *flow) reduce(es []uint64, rs [][2]uint64) []uint64 {
+	set := fl.dropHoisted(es, rs)
 	for round := 0; round < len(es)*len(es) && len(set) > 1; round++ {
 		changed := false
 		for i, a := range set {
@@ -199,6 +201,53 @@ func (fl *flow) reduce(es []uint64) []uint64 {
 		}
 	}
 	return set
+}
+
+// dropHoisted drops the entries that begin a hoisted load: a piece of at
+// most three register loads (mov, lea into a register) that runs again in
+// the caller's loop without reaching another entry, which it can reach.
+// Go puts the reload of an inlined call's argument so (a spill reloaded
+// in the loop before a conditional call); it is no call.
+func (fl *flow) dropHoisted(es []uint64, rs [][2]uint64) []uint64 {
+	if len(es) < 2 {
+		return es
+	}
+	var out []uint64
+	for _, e := range es {
+		hoisted := fl.loadsOnly(e, rs)
+		if hoisted {
+			hoisted = false
+			for _, o := range es {
+				if o != e && fl.reachAvoiding(e, o, 0) && fl.again(e, o) {
+					hoisted = true
+				}
+			}
+		}
+		if !hoisted {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return es
+	}
+	return out
+}
+
+// loadsOnly reports whether the piece of rs starting at e is at most three
+// instructions, each a mov or lea into a register.
+func (fl *flow) loadsOnly(e uint64, rs [][2]uint64) bool {
+	a := e
+	for n := 0; holds(rs, a); n++ {
+		in, ok := fl.op[a]
+		if !ok || n == 3 || in.Op != x86asm.MOV && in.Op != x86asm.LEA {
+			return false
+		}
+		if _, reg := in.Args[0].(x86asm.Reg); !reg {
+			return false
+		}
+		a += uint64(in.Len)
+	}
+	return a != e
 }
 
 // dominates reports whether every path from the instance's entry to b
