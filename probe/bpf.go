@@ -46,6 +46,9 @@ type AttachOptions struct {
 	// named with Session.SetRoot once it runs (a command started after
 	// attaching); until then nothing fires.
 	Descendants bool
+	// Events makes a site without arguments send an event for each hit
+	// too (trace prints one line per call; stat only counts).
+	Events bool
 }
 
 // ProgramOptions tune Programs. A nil *ProgramOptions means the defaults.
@@ -53,6 +56,8 @@ type ProgramOptions struct {
 	Stacks StackMode
 	// RowCapacity sizes the unwind table with Stacks (default 65536 rows).
 	RowCapacity int
+	// Events: see AttachOptions.Events.
+	Events bool
 }
 
 // Programs builds the BPF programs of a spec with cilium/ebpf's asm, no
@@ -82,7 +87,7 @@ func Programs(s *Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
 	events, captures := false, false
 	for _, p := range s.Probes {
 		for _, site := range p.Sites {
-			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks) && site.Kind != SiteCapture
+			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks || o.Events) && site.Kind != SiteCapture
 			captures = captures || site.Kind == SiteCapture
 		}
 	}
@@ -98,7 +103,7 @@ func Programs(s *Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
-			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, o.Stacks)
+			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, o.Stacks, o.Events)
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
@@ -226,7 +231,7 @@ func usesCaptures(site Site) bool {
 	return false
 }
 
-func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks StackMode) (asm.Instructions, error) {
+func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks StackMode, events bool) (asm.Instructions, error) {
 	if site.Kind == SiteCapture {
 		return captureProgram(a, i, j, site, key)
 	}
@@ -242,7 +247,7 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 	if stacks == CountStacks {
 		in = append(in, stackCount(a, i, label("stack_counted"))...)
 	}
-	if len(site.Args) == 0 && stacks != EventStacks {
+	if len(site.Args) == 0 && stacks != EventStacks && !events {
 		return append(in, asm.Mov.Imm(asm.R0, 0), asm.Return()), nil
 	}
 	size := EventHeader + ArgSlot*len(site.Args)

@@ -31,6 +31,14 @@ type Resolver struct {
 	arch     *arch.Arch
 	rows     []cfi.Row // call frame rows (see frameRows)
 	rowsRead bool
+	// near is the model of the units the quick lookup read; the rest
+	// is placement's: each instance's control flow, the instance holding
+	// each inline expansion, and which units GCC compiled.
+	near      *code.Model
+	flows     map[*types.Instance]*flow
+	hosts     map[*types.InlineSite]*types.Instance
+	hostsOf   *code.Model
+	producers map[uint64]bool
 }
 
 // NewResolver resolves against f's DWARF. Functions are read as
@@ -81,6 +89,7 @@ func (r *Resolver) quick(name string) *types.Func {
 	}
 	for _, fn := range m.Funcs() {
 		if fn.LowPC == addr {
+			r.near = m
 			return fn
 		}
 	}
@@ -360,12 +369,19 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 			p.Sites[len(p.Sites)-1].Note = note
 		}
 		for _, in := range fn.Inlined {
-			vars, err := varsAt(in.EntryPC)
-			if err != nil {
-				return nil, err
-			}
-			if err := add(SiteInline, in.Caller, in.EntryPC, inlineParams(fn, vars)); err != nil {
-				return nil, err
+			for _, st := range r.inlineStarts(fn, in) {
+				vars, err := varsAt(st.addr)
+				if err != nil {
+					return nil, err
+				}
+				if err := add(SiteInline, in.Caller, st.addr, inlineParams(fn, vars)); err != nil {
+					return nil, err
+				}
+				s := &p.Sites[len(p.Sites)-1]
+				s.Note = st.note
+				if st.copies {
+					distrustConstants(s)
+				}
 			}
 		}
 		for _, c := range fn.Clones {

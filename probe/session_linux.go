@@ -108,7 +108,7 @@ func Attach(s *Spec, target string, opts *AttachOptions) (*Session, error) {
 		if o.Tables != nil {
 			rows = len(o.Tables.Rows) + 1<<16
 		}
-		return Programs(s, &ProgramOptions{Stacks: o.Stacks, RowCapacity: rows})
+		return Programs(s, &ProgramOptions{Stacks: o.Stacks, RowCapacity: rows, Events: o.Events})
 	})
 }
 

@@ -250,6 +250,7 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 		return err
 	}
 	opts.Descendants = onlyCommand(target, run)
+	opts.Events = !stat
 	first, err := probe.Attach(spec, target, opts)
 	if err != nil {
 		return err

@@ -11,11 +11,6 @@ import (
 	"github.com/binscope/binscope/internal/testutil"
 )
 
-// ExactEnv, when "1", makes TestExact require every count to be exact.
-// goprobe is not exact yet (see TestExact); the lead turns it on when the
-// placement rules are fixed.
-const ExactEnv = "BINSCOPE_GEN_EXACT"
-
 // testSeeds are small programs that exercise loops around inline
 // expansions, clones, splits and Go methods; seed 1 holds minimal
 // reproducers (see WriteFailures' output in the log).
@@ -82,10 +77,9 @@ func TestRecordValues(t *testing.T) {
 // TestExact probes every function of a few generated programs (gcc -O2 and
 // Go) with goprobe stat and trace, and compares with each program's record.
 // A printed argument value that no call passed fails the test: a wrong
-// value is worse than a missing one. Counts are required exact only with
-// BINSCOPE_GEN_EXACT=1 (goprobe misses calls in unrolled loops and places
-// clang's and Go's inline entries at the lowest address; see the log);
-// without it the test logs each inexact function and the exact share.
+// value is worse than a missing one. Every count must be exact, stat's
+// and trace's: a probe fires once per call, inlined (in unrolled loops
+// too), cloned or not. The log holds the table and any inexact function.
 func TestExact(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testutil.Skipf(t, "probing needs root")
@@ -116,7 +110,7 @@ func TestExact(t *testing.T) {
 					t.Errorf("%s seed %d %s: %d of %d values wrong, e.g. %s; sites %s",
 						b, seed, fr.Symbol, fr.Wrong, fr.Values, fr.WrongEx, fr.Sites)
 				}
-				if c := fr.Class(); c != "" && os.Getenv(ExactEnv) == "1" {
+				if c := fr.Class(); c != "" {
 					t.Errorf("%s seed %d %s (%s, %s): %s: want %d, goprobe stat %d, trace %d; sites %s",
 						b, seed, fr.Symbol, fr.Kind, fr.Shape, c, fr.Want, fr.Goprobe, fr.Trace, fr.Sites)
 				}

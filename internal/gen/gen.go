@@ -145,6 +145,11 @@ func Generate(seed int64) *Program {
 			for c := range f.Calls {
 				if f.Calls[c].Times > 1 {
 					f.Calls[c].Times = 1
+					for a, e := range f.Calls[c].Args {
+						if e.Op == "loop" {
+							f.Calls[c].Args[a] = Expr{Op: "const"} // the loop's only i
+						}
+					}
 					goto next
 				}
 			}

@@ -1,0 +1,174 @@
+package probe
+
+import (
+	"fmt"
+	"sort"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/types"
+)
+
+// flow is the control flow of one instance of a function (its out-of-line
+// copy, a clone, a piece): every instruction of its ranges with the
+// addresses control can go to next. It is what placement reads to find
+// where calls enter an inline expansion: by the edges that come into its
+// ranges from outside them, not by address order.
+type flow struct {
+	addrs []uint64            // instruction addresses, ascending
+	succ  map[uint64][]uint64 // successors inside the instance
+	pred  map[uint64][]uint64 // predecessors inside the instance
+	op    map[uint64]x86asm.Inst
+	entry uint64 // where calls of the instance enter
+	// indirect holds the indirect jumps that may stay inside the
+	// instance (a jump table's), whose targets are unknown.
+	indirect []uint64
+	neutral  map[uint64]bool // see Resolver.neutral; nil until asked
+}
+
+// flowOf decodes inst's ranges (x86-64 only) and links its instructions.
+func (r *Resolver) flowOf(inst *types.Instance) (*flow, error) {
+	if r.arch.Name != "x86_64" {
+		return nil, fmt.Errorf("%s: %w: instruction decoding is x86-64 only", r.path, arch.ErrUnsupportedArch)
+	}
+	if r.flows == nil {
+		r.flows = map[*types.Instance]*flow{}
+	}
+	if fl, ok := r.flows[inst]; ok {
+		return fl, nil
+	}
+	fl := &flow{succ: map[uint64][]uint64{}, pred: map[uint64][]uint64{}, op: map[uint64]x86asm.Inst{}, entry: inst.Entry}
+	named := &types.Func{Name: inst.Symbol}
+	in := func(a uint64) bool {
+		for _, rg := range inst.Ranges {
+			if a >= rg[0] && a < rg[1] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, rg := range inst.Ranges {
+		if named.LowPC == 0 || rg[0] < named.LowPC {
+			named.LowPC = rg[0]
+		}
+	}
+	for _, rg := range inst.Ranges {
+		err := r.decode(named, rg[0], rg[1], func(a uint64, ins x86asm.Inst) {
+			fl.addrs = append(fl.addrs, a)
+			fl.op[a] = ins
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(fl.addrs, func(i, j int) bool { return fl.addrs[i] < fl.addrs[j] })
+	for _, a := range fl.addrs {
+		ins := fl.op[a]
+		next := a + uint64(ins.Len)
+		var to []uint64
+		target, direct := branchTarget(a, ins)
+		switch {
+		case ins.Op == x86asm.RET || ins.Op == x86asm.UD2 || ins.Op == x86asm.HLT:
+		case ins.Op == x86asm.JMP && direct:
+			to = append(to, target)
+		case ins.Op == x86asm.JMP:
+			fl.indirect = append(fl.indirect, a)
+		case isCondJump(ins.Op) && direct:
+			to = append(to, next, target)
+		default: // calls return; other instructions fall through
+			to = append(to, next)
+		}
+		for _, t := range to {
+			if in(t) {
+				fl.succ[a] = append(fl.succ[a], t)
+				fl.pred[t] = append(fl.pred[t], a)
+			}
+		}
+	}
+	r.flows[inst] = fl
+	return fl, nil
+}
+
+// branchTarget is the target of a direct (relative) jump or call.
+func branchTarget(a uint64, ins x86asm.Inst) (uint64, bool) {
+	if ins.Op != x86asm.CALL && ins.Op != x86asm.JMP && !isCondJump(ins.Op) {
+		return 0, false
+	}
+	if rel, ok := ins.Args[0].(x86asm.Rel); ok {
+		return uint64(int64(a) + int64(ins.Len) + int64(rel)), true
+	}
+	return 0, false
+}
+
+func isCondJump(op x86asm.Op) bool {
+	switch op {
+	case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JCXZ, x86asm.JE, x86asm.JECXZ, x86asm.JG,
+		x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JNE, x86asm.JNO, x86asm.JNP, x86asm.JNS, x86asm.JO,
+		x86asm.JP, x86asm.JRCXZ, x86asm.JS, x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE:
+		return true
+	}
+	return false
+}
+
+// has reports whether a starts an instruction of the instance.
+func (fl *flow) has(a uint64) bool {
+	_, ok := fl.op[a]
+	return ok
+}
+
+// entries are the instructions of rs that control reaches from outside
+// rs: the targets of edges whose source is not in rs, and the instance's
+// own entry when rs holds it. An instruction of rs no edge reaches (an
+// alignment pad after a jump) is not one. Code of no source line
+// (neutral: line 0, which LLVM gives to loop control and merged
+// instructions) between two pieces of rs does not make the second an
+// entry: only paths that come from code with a line of its own, or from
+// the instance's entry, do.
+func (fl *flow) entries(rs [][2]uint64, neutral map[uint64]bool) []uint64 {
+	var out []uint64
+	for _, a := range fl.addrs {
+		if !holds(rs, a) {
+			continue
+		}
+		enter := a == fl.entry
+		for _, p := range fl.pred[a] {
+			enter = enter || !holds(rs, p) && fl.fromOutside(p, rs, neutral)
+		}
+		if enter {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// fromOutside reports whether p, outside rs, is reached from code outside
+// rs that is not neutral (or is the instance's entry), walking back through
+// neutral code only.
+func (fl *flow) fromOutside(p uint64, rs [][2]uint64, neutral map[uint64]bool) bool {
+	seen := map[uint64]bool{p: true}
+	work := []uint64{p}
+	for len(work) > 0 && len(seen) < 1<<16 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if !neutral[x] || x == fl.entry {
+			return true
+		}
+		for _, q := range fl.pred[x] {
+			if !seen[q] && !holds(rs, q) {
+				seen[q] = true
+				work = append(work, q)
+			}
+		}
+	}
+	return false
+}
+
+func holds(rs [][2]uint64, a uint64) bool {
+	for _, r := range rs {
+		if a >= r[0] && a < r[1] {
+			return true
+		}
+	}
+	return false
+}

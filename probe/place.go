@@ -1,0 +1,437 @@
+package probe
+
+import (
+	stddwarf "debug/dwarf"
+	"fmt"
+	"strings"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/code"
+	"github.com/binscope/binscope/types"
+)
+
+// start is one place where calls of an inline expansion begin: a probe on
+// it fires once per call that enters the expansion there.
+type start struct {
+	addr uint64
+	// copies is set when the expansion's DIE holds several calls (an
+	// unrolled loop's copies of the body): one location description
+	// then speaks for all of them, and a constant in it is not to be
+	// trusted for any one call.
+	copies bool
+	note   string
+}
+
+// inlineStarts are the places where calls of fn enter the expansion site,
+// chosen from the control flow of the instance holding it so that every
+// call passes exactly one of them:
+//
+//   - The entries of the expansion are the instructions of its ranges that
+//     control reaches from outside them (not its lowest address: clang and
+//     LLVM give no DW_AT_entry_pc, and their lowest range may start with
+//     an alignment pad no call runs, or with an instruction reached only
+//     from inside). Where GCC gives DW_AT_entry_pc, that is the entry.
+//   - An entry that another entry post-dominates (every path from it
+//     reaches the other before leaving the function) is part of the same
+//     call: an instruction the compiler hoisted into the caller's loop
+//     before the body (Go), or a piece of the body the scheduler put
+//     before some of the caller's code. Only the later one is kept.
+//   - One DIE can hold several calls: a loop unrolled around the call
+//     copies the body. Where the compiler marks the entry with a row of
+//     the callee's declaration line (GCC), every such row in the
+//     expansion's own code starts a copy, and each is a start.
+//
+// Without a model of the host (no debug info, another architecture), the
+// start is the DIE's entry address, as before.
+func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start {
+	inst := r.hostOf(site)
+	if inst == nil {
+		return []start{{addr: site.EntryPC}}
+	}
+	fl, err := r.flowOf(inst)
+	if err != nil || !fl.has(site.EntryPC) && holds(site.Ranges, site.EntryPC) {
+		return []start{{addr: site.EntryPC}}
+	}
+	rs := site.Ranges
+	var pts []uint64
+	if r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC) {
+		pts = []uint64{site.EntryPC}
+	} else {
+		pts = fl.reduce(fl.entries(rs, r.neutral(inst, fl)), rs)
+		if len(pts) == 0 {
+			return []start{{addr: site.EntryPC}}
+		}
+	}
+	decl := r.declRows(fn, site, inst, fl)
+	marked := false
+	for _, p := range pts {
+		marked = marked || decl[p]
+	}
+	out := make([]start, 0, len(pts))
+	for _, p := range pts {
+		out = append(out, start{addr: p})
+	}
+	own := func(a uint64) bool {
+		ex := r.codeModel().Expansions(a)
+		return len(ex) > 0 && ex[0] == site
+	}
+	split := false
+	if marked && len(decl) > 1 {
+		split = true
+		for a := range decl {
+			if !contains(pts, a) {
+				out = append(out, start{addr: a})
+			}
+		}
+	} else if !marked {
+		for _, p := range pts {
+			for _, c := range fl.copies(p, own) {
+				if !contains(pts, c) {
+					out = append(out, start{addr: c})
+					split = true
+				}
+			}
+		}
+	}
+	if split {
+		for i := range out {
+			out[i].copies = true
+			out[i].note = fmt.Sprintf("copy %d of %d of an unrolled loop's body", i+1, len(out))
+		}
+	}
+	return out
+}
+
+// copies are the starts of the further copies of a body that starts at
+// e, where a loop unrolled around the call laid them end to end: the
+// instructions of e's copy, all the expansion's own, repeated right after
+// it, operation for operation, with the same lengths and the same relative
+// branches (LLVM marks the copies with no line of their own).
+func (fl *flow) copies(e uint64, own func(uint64) bool) []uint64 {
+	const minLen, maxLen = 6, 256
+	i := -1
+	for k, a := range fl.addrs {
+		if a == e {
+			i = k
+		}
+	}
+	if i < 0 {
+		return nil
+	}
+	same := func(x, y int) bool {
+		ax, ay := fl.addrs[x], fl.addrs[y]
+		ix, iy := fl.op[ax], fl.op[ay]
+		if ix.Op != iy.Op || ix.Len != iy.Len || !own(ay) {
+			return false
+		}
+		tx, okx := branchTarget(ax, ix)
+		ty, oky := branchTarget(ay, iy)
+		return okx == oky && (!okx || tx-ax == ty-ay) // the same relative branch
+	}
+	for n := 1; n <= maxLen && i+2*n <= len(fl.addrs); n++ {
+		a := fl.addrs[i+n-1]
+		if !own(a) || a+uint64(fl.op[a].Len) != fl.addrs[i+n] {
+			return nil // the copy must be the expansion's own, contiguous code
+		}
+		if n < minLen {
+			continue
+		}
+		match := func(j int) bool {
+			if j+n > len(fl.addrs) {
+				return false
+			}
+			for t := 0; t < n; t++ {
+				if !same(i+t, j+t) {
+					return false
+				}
+			}
+			return true
+		}
+		if !match(i + n) {
+			continue
+		}
+		var out []uint64
+		for j := i + n; match(j); j += n {
+			out = append(out, fl.addrs[j])
+		}
+		return out
+	}
+	return nil
+}
+
+func contains(xs []uint64, x uint64) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// reduce keeps, of the entries of one expansion, those that together
+// count each call once (see inlineStarts). For two entries a and b where
+// every path from a reaches b (b post-dominates a), the call that passes a
+// passes b too, so one of them goes: b when every path to b passes a first
+// (a dominates b) and a does not run again before b does (an instruction
+// hoisted into the caller's loop does), else a.
+func (fl *flow) reduce(es []uint64, rs [][2]uint64) []uint64 {
+	set := fl.dropHoisted(es, rs)
+	for round := 0; round < len(es)*len(es) && len(set) > 1; round++ {
+		changed := false
+		for i, a := range set {
+			for j, b := range set {
+				if i == j || !fl.postDominates(b, a) {
+					continue
+				}
+				drop := i
+				if fl.dominates(a, b) && !fl.again(a, b) {
+					drop = j
+				}
+				set = append(set[:drop:drop], set[drop+1:]...)
+				changed = true
+				break
+			}
+			if changed {
+				break
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return set
+}
+
+// dropHoisted drops the entries that begin a hoisted load: a piece of at
+// most three register loads (mov, lea into a register) that runs again in
+// the caller's loop without reaching another entry, which it can reach.
+// Go puts the reload of an inlined call's argument so (a spill reloaded
+// in the loop before a conditional call); it is no call.
+func (fl *flow) dropHoisted(es []uint64, rs [][2]uint64) []uint64 {
+	if len(es) < 2 {
+		return es
+	}
+	var out []uint64
+	for _, e := range es {
+		hoisted := fl.loadsOnly(e, rs)
+		if hoisted {
+			hoisted = false
+			for _, o := range es {
+				if o != e && fl.reachAvoiding(e, o, 0) && fl.again(e, o) {
+					hoisted = true
+				}
+			}
+		}
+		if !hoisted {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return es
+	}
+	return out
+}
+
+// loadsOnly reports whether the piece of rs starting at e is at most three
+// instructions, each a mov or lea into a register.
+func (fl *flow) loadsOnly(e uint64, rs [][2]uint64) bool {
+	a := e
+	for n := 0; holds(rs, a); n++ {
+		in, ok := fl.op[a]
+		if !ok || n == 3 || in.Op != x86asm.MOV && in.Op != x86asm.LEA {
+			return false
+		}
+		if _, reg := in.Args[0].(x86asm.Reg); !reg {
+			return false
+		}
+		a += uint64(in.Len)
+	}
+	return a != e
+}
+
+// dominates reports whether every path from the instance's entry to b
+// passes a.
+func (fl *flow) dominates(a, b uint64) bool {
+	if fl.entry == a {
+		return true
+	}
+	return !fl.reachAvoiding(fl.entry, b, a)
+}
+
+// again reports whether a can run again without passing b.
+func (fl *flow) again(a, b uint64) bool {
+	for _, s := range fl.succ[a] {
+		if s == a || s != b && fl.reachAvoiding(s, a, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// reachAvoiding reports whether control can go from x to y without
+// passing avoid.
+func (fl *flow) reachAvoiding(x, y, avoid uint64) bool {
+	if x == avoid {
+		return false
+	}
+	seen := map[uint64]bool{x: true}
+	work := []uint64{x}
+	for len(work) > 0 && len(seen) < 1<<18 {
+		n := work[len(work)-1]
+		work = work[:len(work)-1]
+		if n == y {
+			return true
+		}
+		for _, s := range fl.succ[n] {
+			if s != avoid && !seen[s] {
+				seen[s] = true
+				work = append(work, s)
+			}
+		}
+	}
+	return false
+}
+
+// postDominates reports whether every path from a reaches b before
+// leaving the instance (a return, a tail call, a jump no table resolves).
+func (fl *flow) postDominates(b, a uint64) bool {
+	seen := map[uint64]bool{a: true}
+	work := []uint64{a}
+	for len(work) > 0 {
+		if len(seen) > 1<<18 {
+			return false
+		}
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		succ := fl.succ[x]
+		if len(succ) == 0 {
+			return false // an exit reached without passing b
+		}
+		for _, s := range succ {
+			if s == b || seen[s] {
+				continue
+			}
+			seen[s] = true
+			work = append(work, s)
+		}
+	}
+	return true
+}
+
+// declRows are the addresses in site's own code (not in an expansion
+// nested in it) where the line table has a statement row of fn's
+// declaration line: GCC marks the start of each copy of an inlined body so.
+func (r *Resolver) declRows(fn *types.Func, site *types.InlineSite, inst *types.Instance, fl *flow) map[uint64]bool {
+	if r.f == nil || fn.Decl.Line == 0 {
+		return nil
+	}
+	rows, err := r.f.Lines(&types.Func{Name: inst.Symbol, LowPC: inst.Entry, Ranges: inst.Ranges})
+	if err != nil {
+		return nil
+	}
+	m := r.codeModel()
+	out := map[uint64]bool{}
+	for _, row := range rows {
+		if !row.Stmt || row.Line != fn.Decl.Line || !holds(site.Ranges, row.Addr) || !fl.has(row.Addr) || !sameFile(row.File, fn.Decl.File) {
+			continue
+		}
+		if ex := m.Expansions(row.Addr); len(ex) == 0 || ex[0] != site {
+			continue
+		}
+		out[row.Addr] = true
+	}
+	return out
+}
+
+// neutral are the instructions of inst that the line table gives line 0
+// (no source line).
+func (r *Resolver) neutral(inst *types.Instance, fl *flow) map[uint64]bool {
+	if r.f == nil {
+		return nil
+	}
+	if fl.neutral != nil {
+		return fl.neutral
+	}
+	fl.neutral = map[uint64]bool{}
+	rows, err := r.f.Lines(&types.Func{Name: inst.Symbol, LowPC: inst.Entry, Ranges: inst.Ranges})
+	if err != nil || len(rows) == 0 {
+		return fl.neutral
+	}
+	i := 0
+	for _, a := range fl.addrs {
+		for i+1 < len(rows) && rows[i+1].Addr <= a {
+			i++
+		}
+		if rows[i].Addr <= a && rows[i].Line == 0 {
+			fl.neutral[a] = true
+		}
+	}
+	return fl.neutral
+}
+
+func sameFile(a, b string) bool {
+	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
+}
+
+// codeModel is the model of code read so far: every function, or those
+// of the units the quick lookup read.
+func (r *Resolver) codeModel() *code.Model {
+	if r.model != nil {
+		return r.model
+	}
+	return r.near
+}
+
+// hostOf is the instance whose code holds site, or nil.
+func (r *Resolver) hostOf(site *types.InlineSite) *types.Instance {
+	m := r.codeModel()
+	if m == nil {
+		return nil
+	}
+	if r.hosts == nil || r.hostsOf != m {
+		r.hosts, r.hostsOf = map[*types.InlineSite]*types.Instance{}, m
+		for _, f := range m.Funcs() {
+			for _, inst := range f.Instances {
+				for _, s := range inst.Sites {
+					r.hosts[s] = inst
+				}
+			}
+		}
+	}
+	return r.hosts[site]
+}
+
+// gnuAt reports whether GCC compiled the unit holding addr: its inline
+// expansions carry DW_AT_entry_pc, the address where each call enters.
+func (r *Resolver) gnuAt(addr uint64) bool {
+	if r.f == nil {
+		return false
+	}
+	if p, ok := r.producers[addr]; ok {
+		return p
+	}
+	cu, err := r.f.Data.Reader().SeekPC(addr)
+	gnu := err == nil && cu != nil && strings.HasPrefix(fmt.Sprint(cu.Val(stddwarf.AttrProducer)), "GNU")
+	if r.producers == nil {
+		r.producers = map[uint64]bool{}
+	}
+	r.producers[addr] = gnu
+	return gnu
+}
+
+// distrustConstants turns the constants a site would print into ?: at a
+// start of one of several copies of a body that one DIE describes, a
+// constant location (DW_OP_lit2; DW_OP_stack_value) was made for one of
+// them, and the other calls passed other values.
+func distrustConstants(s *Site) {
+	for i := range s.Args {
+		f := &s.Args[i]
+		for _, c := range f.Chains {
+			if c.Const != nil {
+				f.Chains, f.Unavailable = nil, "the compiler gives one constant for several calls here (an unrolled loop's copies of the body); it is not this call's"
+				break
+			}
+		}
+	}
+}
