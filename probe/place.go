@@ -58,9 +58,33 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	if r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC) {
 		pts = []uint64{site.EntryPC}
 	} else {
-		pts = fl.reduce(fl.entries(rs, r.neutral(inst, fl)), rs)
+		neutral := r.neutral(inst, fl)
+		pts = fl.reduce(fl.entries(rs, neutral), rs)
 		if len(pts) == 0 {
 			return []start{{addr: site.EntryPC}}
+		}
+		if a, b, ok := fl.twice(pts, rs, neutral); ok || len(pts) > 1 {
+			if !ok {
+				// Entries that no path inside the expansion joins may
+				// still both run in one call, through the caller's
+				// code LLVM interleaves: not proven, so one is kept.
+				a, b = pts[0], pts[1]
+			}
+			// One call may pass two of the entries: never count it
+			// twice. Keep one, the entry that dominates the others
+			// where one does, and say that calls entering elsewhere
+			// are not seen.
+			keep := pts[0]
+			for _, p := range pts {
+				all := true
+				for _, q := range pts {
+					all = all && (p == q || fl.dominates(p, q))
+				}
+				if all {
+					keep = p
+				}
+			}
+			return []start{{addr: keep, note: fmt.Sprintf("entries %#x and %#x can both run in one call; probed at %#x only, so calls entering elsewhere are missed", a, b, keep)}}
 		}
 	}
 	decl := r.declRows(fn, site, inst, fl)
@@ -434,4 +458,30 @@ func distrustConstants(s *Site) {
 			}
 		}
 	}
+}
+
+// twice reports two entries of es such that control can go from the first
+// to the second through the expansion's own code (its ranges, and code
+// the line table gives no line) alone: one call may pass both.
+func (fl *flow) twice(es []uint64, rs [][2]uint64, neutral map[uint64]bool) (a, b uint64, ok bool) {
+	inside := func(x uint64) bool { return holds(rs, x) || neutral[x] }
+	for _, x := range es {
+		seen := map[uint64]bool{x: true}
+		work := []uint64{x}
+		for len(work) > 0 && len(seen) < 1<<16 {
+			n := work[len(work)-1]
+			work = work[:len(work)-1]
+			for _, s := range fl.succ[n] {
+				if seen[s] || !inside(s) {
+					continue
+				}
+				if s != x && contains(es, s) {
+					return x, s, true
+				}
+				seen[s] = true
+				work = append(work, s)
+			}
+		}
+	}
+	return 0, 0, false
 }
