@@ -206,6 +206,7 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	}
 	if !streamed {
 		specPath = spec.Path
+		popts.ForcePadding = spec.Format == "dwarf" // pahole guesses tail bitfields where the format records alignment
 		picked, err := selectTypes(spec, sel)
 		if err != nil {
 			pl.abort()
