@@ -99,3 +99,21 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestLookupParity: -C reads only the units that define the type (the
+// first one, as pahole does) and prints what pahole prints for glibc's
+// link_map and python3.11d's _typeobject, and what the full load prints.
+func TestLookupParity(t *testing.T) {
+	for _, tc := range []struct{ bin, name string }{{"libc", "link_map"}, {"python3.11d", "_typeobject"}} {
+		path := testutil.DebugFile(testutil.RealBinary(t, tc.bin))
+		want := paholeOut(t, "-C", tc.name, path)
+		code, got, errs := run("-C", tc.name, path)
+		if code != 0 || got != want {
+			t.Errorf("%s -C %s: exit %d %s\ngopahole:\n%s\npahole:\n%s", tc.bin, tc.name, code, errs, got, want)
+		}
+		code, all, _ := run("-F", "dwarf", path)
+		if code != 0 || !strings.Contains(all, got) {
+			t.Errorf("%s -C %s: not the full load's text", tc.bin, tc.name)
+		}
+	}
+}
