@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Times gopahole against pahole, side by side and alternating, dumping every
 # struct of (1) a 20 MB Go binary with DWARF (cmd/go built from the local Go
-# toolchain) and (2) the running kernel's BTF. Prints medians, the ratio
-# gopahole/pahole and peak memory (max RSS) of each.
+# toolchain), (2) the running kernel's BTF, (3) glibc's and (4) python3.11d's
+# DWARF (C), and looking up one type with -C: task_struct in the kernel's
+# BTF, link_map and timex in glibc's debug file, _typeobject in
+# python3.11d. Prints medians, the ratio gopahole/pahole and peak memory
+# (max RSS) of each. Rows whose input is missing (libc6-dbg,
+# python3.11-dbg) are skipped with a note.
 #
 #   bash bench/pahole.sh [RUNS]     (default 11 runs each)
 set -euo pipefail
@@ -16,3 +20,21 @@ gocmd
 echo "median of $runs alternating runs, stdout to /dev/null ($(nproc) cores, pahole $(pahole --version))"
 compare go-cmd "$out/gopahole" pahole "$runs" "$out/gocmd"
 compare vmlinux "$out/gopahole" pahole "$runs" /sys/kernel/btf/vmlinux
+compare task_struct "$out/gopahole -C task_struct" "pahole -C task_struct" "$runs" /sys/kernel/btf/vmlinux
+
+libc=/lib/x86_64-linux-gnu/libc.so.6
+id=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
+glibc=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+if [ -f "$glibc" ]; then
+	compare glibc "$out/gopahole" pahole "$runs" "$glibc"
+	compare link_map "$out/gopahole -C link_map" "pahole -C link_map" "$runs" "$glibc"
+	compare timex "$out/gopahole -C timex" "pahole -C timex" "$runs" "$glibc"
+else
+	echo "glibc: no debug file $glibc (apt-get install libc6-dbg)"
+fi
+if [ -f /usr/bin/python3.11d ]; then
+	compare python3.11d "$out/gopahole" pahole "$runs" /usr/bin/python3.11d
+	compare _typeobject "$out/gopahole -C _typeobject" "pahole -C _typeobject" "$runs" /usr/bin/python3.11d
+else
+	echo "python3.11d: missing (apt-get install python3.11-dbg)"
+fi

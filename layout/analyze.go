@@ -321,9 +321,15 @@ func (l *Layout) variants(cl int64, depth int) error {
 		tag[0].Member = vp.Tag
 		l.Tag = &tag[0]
 	}
+	bits := 0
+	if vp.Tag != nil {
+		if b, ok := types.Resolve(vp.Tag.Type).(*types.Base); ok && (b.Encoding == types.Unsigned || b.Encoding == types.UnsignedChar) && b.ByteSize > 0 && b.ByteSize <= 8 {
+			bits = int(b.ByteSize * 8)
+		}
+	}
 	for i := range vp.Variants {
 		v := &vp.Variants[i]
-		vl := VariantLayout{Name: v.Member.Name, Discr: v.Discr, Default: v.Default, Member: &v.Member}
+		vl := VariantLayout{Name: v.Member.Name, Discr: v.Discr, DiscrBits: bits, Default: v.Default, Member: &v.Member}
 		if st, ok := types.Resolve(v.Member.Type).(*types.Struct); ok && !st.Incomplete {
 			ms, err := makeSlots(st.Members, v.Member.Offset, cl, depth+1)
 			if err != nil {

@@ -75,5 +75,5 @@ func discrText(v *VariantLayout) string {
 	if v.Default {
 		return "default"
 	}
-	return fmt.Sprintf("discr: %d", v.Discr)
+	return "discr: " + v.DiscrString()
 }

@@ -25,6 +25,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/binscope/binscope/types"
 )
@@ -204,6 +205,11 @@ type VariantLayout struct {
 	// marks the variant taken when no other matches.
 	Discr   int64
 	Default bool
+	// DiscrBits, when not 0, says the tag is an unsigned integer of that
+	// many bits: Discr is then the low DiscrBits of its bits read as
+	// unsigned (DiscrString; a u64 niche 0x8000000000000000 is not
+	// negative).
+	DiscrBits int
 	// Member is the variant's member of the enum (its type the variant's
 	// struct); Members are the variant's fields at offsets from the start
 	// of the enum, in memory order.
@@ -230,4 +236,16 @@ func (l *Layout) Invariant() error {
 			l.Size, l.SumMembers, l.SumBits, l.SumHoles, l.SumBitHoles, l.Padding, l.BitPadding, want-got)
 	}
 	return nil
+}
+
+// DiscrString spells the discriminant value in its tag's signedness.
+func (v *VariantLayout) DiscrString() string {
+	if v.DiscrBits > 0 {
+		u := uint64(v.Discr)
+		if v.DiscrBits < 64 {
+			u &= 1<<v.DiscrBits - 1
+		}
+		return strconv.FormatUint(u, 10)
+	}
+	return strconv.FormatInt(v.Discr, 10)
 }

@@ -105,7 +105,7 @@ type jsonMember struct {
 
 type jsonVariant struct {
 	Name    string       `json:"name"`
-	Discr   *int64       `json:"discr,omitempty"`
+	Discr   *json.Number `json:"discr,omitempty"`
 	Default bool         `json:"default,omitempty"`
 	Members []jsonMember `json:"members"`
 }
@@ -181,7 +181,7 @@ func toJSON(l *Layout) jsonType {
 		v := &l.Variants[i]
 		jv := jsonVariant{Name: v.Name, Default: v.Default, Members: jsonMembers(v.Members, 0, l.Lang)}
 		if !v.Default {
-			d := v.Discr
+			d := json.Number(v.DiscrString())
 			jv.Discr = &d
 		}
 		j.Variants = append(j.Variants, jv)

@@ -25,6 +25,10 @@ type PrintOptions struct {
 	// Native makes WriteText and WriteReorganized print each type in its
 	// own language's syntax, as WriteNative does (--syntax=native).
 	Native bool
+	// ForcePadding prints pahole's "Force padding:" guess at the anonymous
+	// bitfields in a struct's tail padding, which pahole makes for formats
+	// that record alignment (DWARF, not BTF).
+	ForcePadding bool
 }
 
 const (
@@ -75,10 +79,8 @@ func tabs(n int) string { return strings.Repeat("\t", n) }
 // WriteText prints l as pahole prints a struct, union or class: members in
 // memory order with "/* offset size */" comments, holes, bit holes,
 // cacheline boundaries and the statistics trailer, then a newline. For C
-// the output is pahole 1.24's, byte for byte, with one exception: pahole's
-// "Force padding:" guess for types whose debug info records no alignment
-// is not printed (the model does not say whether the format could record
-// it). C++ base classes print as pahole's "<ancestor>" lines but count in
+// the output is pahole 1.24's, byte for byte (with opts.ForcePadding for
+// DWARF, pahole's "Force padding:" guess too). C++ base classes print as pahole's "<ancestor>" lines but count in
 // the sums, so no false alarm follows. Go, Rust and Zig types use the same
 // skeleton with their languages' type names (Go types add a "pointer
 // bytes" line; alignment attributes equal to the natural alignment, which
@@ -304,6 +306,7 @@ func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
 		}
 		last = pos
 	}
+	p.forcePadding(b, l, t, &c)
 	if c.emitStats {
 		p.stats(b, l, t, c.baseOffset, tr)
 	}
@@ -316,6 +319,29 @@ func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
 	}
 	if a := typeAlign(l); a != 0 && !l.Packed {
 		fmt.Fprintf(b, " __attribute__((__aligned__(%d)))", a)
+	}
+}
+
+// forcePadding prints pahole's guess at the anonymous bitfields that fill
+// a struct's tail padding (glibc's struct timex ends in eleven "int :32;",
+// which DWARF does not record): when the format records alignment
+// (PrintOptions.ForcePadding), the type has no alignment attribute, the
+// last declared member's type has a power-of-two size and the padding is
+// more than a pointer, one anonymous bitfield of that type per its size
+// of padding (dwarves' class__fprintf).
+func (p *printer) forcePadding(b *strings.Builder, l *Layout, t string, c *conf) {
+	if !p.opts.ForcePadding || !c.emitStats || l.Padding == 0 || l.Type.Align != 0 || len(l.Type.Members) == 0 {
+		return
+	}
+	last := l.Type.Members[len(l.Type.Members)-1].Type
+	size, err := types.Sizeof(last)
+	if err != nil || size <= 0 || size&(size-1) != 0 || l.Padding <= 8 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s/* Force padding: */\n", t)
+	decl := p.typeDecl(last, "", false, c)
+	for added := int64(0); added < l.Padding; added += size {
+		fmt.Fprintf(b, "%s%s:%d;\n", t, decl, size*8)
 	}
 }
 

@@ -3,12 +3,15 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"sync/atomic"
 
+	"github.com/binscope/binscope/btf"
 	"github.com/binscope/binscope/codegen"
+	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
@@ -199,13 +202,17 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	spec, streamed, err := loadTypes(path, f.format, f.btfBase, each)
+	spec, streamed, err := loadNamed(path, f.format, sel.classes)
+	if spec == nil && err == nil {
+		spec, streamed, err = loadTypes(path, f.format, f.btfBase, each)
+	}
 	if err != nil {
 		pl.abort()
 		return err
 	}
 	if !streamed {
 		specPath = spec.Path
+		popts.ForcePadding = spec.Format == "dwarf" // pahole guesses tail bitfields where the format records alignment
 		picked, err := selectTypes(spec, sel)
 		if err != nil {
 			pl.abort()
@@ -358,4 +365,22 @@ func writeCHeader(w io.Writer, path string, f *paholeFlags, sel *selection) erro
 	}
 	_, err = codegen.WriteHeader(w, roots, opts)
 	return err
+}
+
+// loadNamed reads only the types -C names and what they refer to, from a
+// file with DWARF (see dwarf.LoadNamed); it returns a nil spec and no
+// error when it does not apply (no -C, BTF, no DWARF) and loadTypes is to
+// read the file.
+func loadNamed(path, format string, classes []string) (*types.Spec, bool, error) {
+	if len(classes) == 0 || path == "" || (format != "" && format != "dwarf") {
+		return nil, false, nil
+	}
+	if magic, err := readMagic(path); err != nil || btf.IsRaw(magic) {
+		return nil, false, nil
+	}
+	spec, err := dwarf.LoadNamed(path, classes, nil)
+	if errors.Is(err, types.ErrNoDebugInfo) && format == "" {
+		return nil, false, nil // maybe .BTF
+	}
+	return spec, false, err
 }

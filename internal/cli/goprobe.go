@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"debug/elf"
 	"fmt"
 	"io"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/symtab"
 )
 
 // Goprobe runs goprobe with args (without the program name) and returns
@@ -106,16 +108,50 @@ func sameBuild(target, buildID string) error {
 }
 
 // bpftraceTarget says where a bpftrace script attaches: a target without a
-// symbol table (stripped) takes file offsets.
+// symbol table (stripped) takes file offsets; one with a symbol table,
+// symbols as bpftrace reads them from that file (not its debug file).
 func bpftraceTarget(bin, target string) *codegen.BpftraceOptions {
 	o := &codegen.BpftraceOptions{Target: target}
 	path := bin
 	if target != "" {
 		path = target
 	}
-	if ef, err := elfx.Open(path); err == nil {
-		o.FileOffsets = ef.Section(".symtab") == nil
-		ef.Close()
+	ef, err := elfx.Open(path)
+	if err != nil {
+		return o
+	}
+	defer ef.Close()
+	o.Library = isLibrary(ef)
+	if ef.Section(".symtab") == nil && target != "" {
+		o.FileOffsets = true
+		return o
+	}
+	tab := symtab.Read(ef)
+	o.Symbol = func(addr uint64) (codegen.Symbol, bool) {
+		s, ok := tab.Covering(addr)
+		if !ok {
+			return codegen.Symbol{}, false
+		}
+		if at := tab.At(s.Addr); len(at) > 1 {
+			s = symtab.Plainest(at)
+		}
+		return codegen.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size, Unique: len(tab.Named(s.Name)) == 1}, true
+	}
+	for _, name := range []string{"runtime.morestack.abi0", "runtime.morestack"} {
+		if ms := tab.Named(name); len(ms) == 1 {
+			o.Morestack = &codegen.Symbol{Name: name, Addr: ms[0].Addr, Size: ms[0].Size, Unique: true}
+			break
+		}
 	}
 	return o
+}
+
+// isLibrary reports whether ef is a shared library (it names itself with
+// DT_SONAME), whose probes fire in every process that maps it.
+func isLibrary(ef *elfx.File) bool {
+	if ef.Type != elf.ET_DYN {
+		return false
+	}
+	sonames, _ := ef.DynString(elf.DT_SONAME)
+	return len(sonames) > 0
 }

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -38,6 +40,12 @@ func selectTypes(spec *types.Spec, sel *selection) ([]named, error) {
 			if err != nil {
 				if sel.skipMiss {
 					continue
+				}
+				if insts := instantiations(spec, name); errors.Is(err, types.ErrNotFound) && len(insts) > 0 {
+					if len(insts) > 8 {
+						insts = append(insts[:8:8], "...")
+					}
+					return nil, fmt.Errorf("%s: type %q is generic: name an instantiation: %s", spec.Path, name, strings.Join(insts, ", "))
 				}
 				return nil, fmt.Errorf("%s: %w", spec.Path, err)
 			}
@@ -207,4 +215,34 @@ func refersTo(t types.Type, name string, ptr bool) bool {
 
 func matchesName(full, want string) bool {
 	return full == want || types.ShortName(full) == want
+}
+
+// instantiations lists the structs that instantiate a generic type or
+// template called name, by its full or short name (main.Pair or Pair:
+// main.Pair[int,string], main.Pair[int8,bool]; Generic: layouts::Generic<u32>),
+// sorted.
+func instantiations(spec *types.Spec, name string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range spec.Types() {
+		st, ok := t.(*types.Struct)
+		if !ok || st.Incomplete {
+			continue
+		}
+		full := st.Name
+		i := strings.IndexAny(full, "[<")
+		if i <= 0 || seen[full] {
+			continue
+		}
+		base := full[:i]
+		if strings.ContainsAny(base, " *&()") {
+			continue
+		}
+		if base == name || strings.HasSuffix(base, "."+name) || strings.HasSuffix(base, "::"+name) || strings.HasSuffix(base, "/"+name) {
+			seen[full] = true
+			out = append(out, full)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

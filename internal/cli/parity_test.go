@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// paholeOut runs pahole 1.24 with args, skipping the test without it.
+func paholeOut(t *testing.T, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("pahole"); err != nil {
+		testutil.Skipf(t, "pahole not installed: %v", err)
+	}
+	out, err := exec.Command("pahole", args...).Output()
+	if err != nil {
+		t.Fatalf("pahole %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// TestPaholeParityGlibc: glibc's struct timex ends in anonymous bitfields
+// (int :32), which DWARF does not record and pahole prints as its "Force
+// padding:" guess; gopahole prints the same, and glibc's whole dump is
+// pahole's byte for byte.
+func TestPaholeParityGlibc(t *testing.T) {
+	debug := testutil.DebugFile(testutil.RealBinary(t, "libc"))
+	want := paholeOut(t, "-C", "timex", debug)
+	if !strings.Contains(want, "int                        :32;") {
+		t.Fatalf("pahole printed no forced padding:\n%s", want)
+	}
+	code, got, errs := run("-C", "timex", debug)
+	if code != 0 || got != want {
+		t.Errorf("exit %d %s\ngopahole:\n%s\npahole:\n%s", code, errs, got, want)
+	}
+	want = paholeOut(t, debug)
+	code, got, errs = run(debug)
+	if code != 0 || got != want {
+		t.Errorf("glibc's dump differs from pahole's (exit %d %s): %d against %d bytes", code, errs, len(got), len(want))
+	}
+}
+
+// TestForcePaddingNotBTF: pahole makes no forced-padding guess for BTF,
+// which records no alignment; gopahole neither.
+func TestForcePaddingNotBTF(t *testing.T) {
+	code, got, errs := run("-C", "timex")
+	if code != 0 {
+		testutil.Skipf(t, "no kernel BTF: %s", errs)
+	}
+	if strings.Contains(got, "Force padding") {
+		t.Errorf("forced padding from BTF:\n%s", got)
+	}
+}
+
+// TestRustNicheUnsigned: a niche discriminant in a u64 tag prints as the
+// unsigned value Rust compares it with, not as a negative number.
+func TestRustNicheUnsigned(t *testing.T) {
+	bin := testutil.Fixture(t, "rust-real").Path
+	code, out, errs := run(bin)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, "discr: -") || !strings.Contains(out, "discr: 9223372036854775808") {
+		t.Errorf("want u64 niche values unsigned:\n%s", grepLines(out, "discr:"))
+	}
+	code, js, _ := run("--json", bin)
+	if code != 0 || strings.Contains(js, `"discr": -`) || !strings.Contains(js, `"discr": 9223372036854775808`) {
+		t.Errorf("JSON: want u64 niche values unsigned:\n%s", grepLines(js, "discr"))
+	}
+}
+
+// TestGenericSuggestsInstantiations: -C with a generic type's name (Go's
+// main.Pair, its short name, a Rust generic) lists the instantiations the
+// binary holds, where pahole finds nothing.
+func TestGenericSuggestsInstantiations(t *testing.T) {
+	for _, tc := range []struct{ fixture, name, want string }{
+		{"go-layouts", "main.Pair", "main.Pair[int,string], main.Pair[int8,bool]"},
+		{"go-layouts", "Pair", "main.Pair[int,string]"},
+		{"rust-layouts", "Generic", "layouts::Generic<u32>, layouts::Generic<u8>"},
+	} {
+		code, out, errs := run("-C", tc.name, testutil.Fixture(t, tc.fixture).Path)
+		if code != 1 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "name an instantiation: ") || !strings.Contains(errs, tc.want) {
+			t.Errorf("-C %s: exit %d, %q; want one line listing %s", tc.name, code, errs, tc.want)
+		}
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	if len(out) > 20 {
+		out = out[:20]
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestLookupParity: -C reads only the units that define the type (the
+// first one, as pahole does) and prints what pahole prints for glibc's
+// link_map and python3.11d's _typeobject, and what the full load prints.
+func TestLookupParity(t *testing.T) {
+	for _, tc := range []struct{ bin, name string }{{"libc", "link_map"}, {"python3.11d", "_typeobject"}} {
+		path := testutil.DebugFile(testutil.RealBinary(t, tc.bin))
+		want := paholeOut(t, "-C", tc.name, path)
+		code, got, errs := run("-C", tc.name, path)
+		if code != 0 || got != want {
+			t.Errorf("%s -C %s: exit %d %s\ngopahole:\n%s\npahole:\n%s", tc.bin, tc.name, code, errs, got, want)
+		}
+		code, all, _ := run("-F", "dwarf", path)
+		if code != 0 || !strings.Contains(all, got) {
+			t.Errorf("%s -C %s: not the full load's text", tc.bin, tc.name)
+		}
+	}
+}
