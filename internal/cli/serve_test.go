@@ -230,3 +230,100 @@ func TestPrometheus(t *testing.T) {
 		}
 	}
 }
+
+// scrape returns the value of the sample named series (with its labels,
+// as the exposition spells them) at addr's /metrics, or "".
+func scrape(t *testing.T, addr, series string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// TestServe: goprobe serve attaches a probes file's probes to a binary
+// named by path before any process runs it, counts every process that
+// runs it, follows the file when it is replaced (a deploy: a new inode)
+// with the counts carried over, and keeps them across SIGHUP.
+func TestServe(t *testing.T) {
+	needBPF(t)
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	src := testutil.Fixture(t, "go-prom").Path
+	cp := func() {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(app+".new", b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(app+".new", app); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp()
+	cfg := filepath.Join(dir, "probes.json")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`{"listen": "127.0.0.1:0", "probes": [
+ {"binary": %q, "probe": "github.com/prometheus/client_golang/prometheus.(*counter).Inc", "key": "c->desc->fqName", "label": "name", "metric": "app_requests_incs_total"}]}`, app)), 0o644)
+	goprobe := buildGoprobe(t, t.TempDir())
+	addr, stderr := startAgent(t, goprobe, "serve", cfg)
+	want := 0
+	run := func() {
+		out, err := exec.Command(app, "updates").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += strings.Count(string(out), "update requests_total Inc ") + 1
+	}
+	wait := func(what string) {
+		t.Helper()
+		got := ""
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+			if got = scrape(t, addr, `app_requests_incs_total{name="requests_total"}`); got == fmt.Sprint(want) {
+				return
+			}
+		}
+		t.Fatalf("%s: app_requests_incs_total = %q, want %d\n%s", what, got, want, stderr())
+	}
+	run()
+	run()
+	wait("two runs")
+	cp()
+	for end := time.Now().Add(20 * time.Second); !strings.Contains(stderr(), "replaced on disk") && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	run()
+	wait("a run of the replaced file")
+	syscall.Kill(agentPid(t, goprobe), syscall.SIGHUP)
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(stderr(), "read again") && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	run()
+	wait("after SIGHUP")
+}
+
+// agentPid finds the process running bin (started by this test).
+func agentPid(t *testing.T, bin string) int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == bin {
+			return pid
+		}
+	}
+	t.Fatalf("no process runs %s", bin)
+	return 0
+}
