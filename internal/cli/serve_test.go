@@ -327,3 +327,25 @@ func agentPid(t *testing.T, bin string) int {
 	t.Fatalf("no process runs %s", bin)
 	return 0
 }
+
+// TestSoak runs bench/soak.sh for 20 s (its default is 30 minutes): the
+// soak server's own request count equals goprobe serve's
+// soak_requests_total while a load generator runs (the script fails
+// otherwise). Skipped with -short.
+func TestSoak(t *testing.T) {
+	needBPF(t)
+	if testing.Short() {
+		t.Skip("a 30 s soak")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		testutil.Skipf(t, "curl not installed: %v", err)
+	}
+	cmd := exec.Command("bash", "bench/soak.sh", "20", "200", "2")
+	cmd.Dir = testutil.Root(t)
+	cmd.Env = append(os.Environ(), "BENCH_OUT="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "(equal)") {
+		t.Errorf("bench/soak.sh: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
