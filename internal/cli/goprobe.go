@@ -31,7 +31,7 @@ Definitions: FUNC[%return] | FUNC:LINE | FUNC+OFFSET, then arguments
 x8..x64, f32, f64, string, bytes.`,
 		Args: cobra.NoArgs,
 	}
-	root.AddCommand(genCommand(stdout), traceCommand(stdout, stderr, false), traceCommand(stdout, stderr, true), histCommand(stdout, stderr), profileCommand(stdout, stderr))
+	root.AddCommand(genCommand(stdout), traceCommand(stdout, stderr, false), traceCommand(stdout, stderr, true), histCommand(stdout, stderr), profileCommand(stdout, stderr), serveCommand(stderr))
 	addCompletion(root)
 	return execute(root, args, stdout, stderr)
 }

@@ -49,6 +49,7 @@ table is printed at exit, and every --interval.`,
 	fl.StringVar(&f.value, "value", "", "an expression to sum and histogram per key")
 	fl.DurationVar(&f.interval, "interval", 0, "also print the table at this interval")
 	fl.BoolVar(&f.json, "json", false, "print a JSON object")
+	addMetricFlags(fl, &f.metrics, true)
 	return cmd
 }
 
@@ -58,6 +59,9 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 	}
 	if len(defs) == 0 {
 		return usageError{fmt.Errorf("no probe definitions")}
+	}
+	if err := f.metrics.check(len(defs)); err != nil {
+		return err
 	}
 	// The key and the value are the arguments of every definition.
 	var full []string
@@ -92,6 +96,13 @@ func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
 	}
 	defer sess.Close()
 	fmt.Fprintf(stderr, "goprobe: %d probes attached in %s\n", len(spec.Probes), target)
+	if f.metrics.listen != "" {
+		stopMetrics, err := f.metrics.serveHist(sess, spec, target, f.key, f.value, stderr)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	if _, isFile := stdout.(*os.File); !isFile { // the command writes there too
 		stdout = &lockedWriter{w: stdout}
 	}

@@ -24,6 +24,7 @@ type profileFlags struct {
 	all    bool
 	folded string
 	svg    string
+	pprof  string
 	top    int
 	color  string
 	title  string
@@ -32,7 +33,7 @@ type profileFlags struct {
 func profileCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f profileFlags
 	cmd := &cobra.Command{
-		Use:   "profile [-F HZ] [-p PID | -a | -- CMD ARGS...] [--folded FILE] [--svg FILE]",
+		Use:   "profile [-F HZ] [-p PID | -a | -- CMD ARGS...] [--folded FILE] [--svg FILE] [--pprof FILE]",
 		Short: "Sample CPU stacks, unwound in the kernel from each binary's call frame information, into a flame graph",
 		Long: `profile samples the CPUs HZ times a second and, in the BPF program, unwinds
 the sampled process's user stack with tables compiled from each mapped file's
@@ -63,6 +64,7 @@ folded file (--folded) and an interactive SVG flame graph (--svg).`,
 	fl.BoolVarP(&f.all, "all", "a", false, "profile every process (frame pointers only for processes not named)")
 	fl.StringVar(&f.folded, "folded", "", "write the stacks in the folded format (main;outer;inner 123) to FILE")
 	fl.StringVar(&f.svg, "svg", "", "write an interactive flame graph to FILE")
+	fl.StringVar(&f.pprof, "pprof", "", "write the profile as pprof's protobuf to FILE (go tool pprof FILE)")
 	fl.IntVar(&f.top, "top", 15, "functions to list by samples (0: none)")
 	fl.StringVar(&f.color, "color", "lang", "flame graph colours by lang or module")
 	fl.StringVar(&f.title, "title", "", "flame graph title")
@@ -143,7 +145,8 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 	}
 	prof.Stop()
 	elapsed := time.Since(start)
-	stacks, err := prof.Stacks(stack.NewSymbolizer())
+	sym := stack.NewSymbolizer()
+	stacks, err := prof.Stacks(sym)
 	if err != nil {
 		return err
 	}
@@ -160,6 +163,11 @@ func runProfile(f *profileFlags, run []string, stdout, stderr io.Writer) error {
 		samples, elapsed.Seconds(), len(stacks), prof.BytesRead, perSample, c[probe.UnwindTruncated], stack.Depth, c[probe.UnwindFailed], c[probe.UnwindNoTable], c[probe.UnwindNoTableStacks], c[probe.UnwindMapFull])
 	if f.folded != "" {
 		if err := writeFile(f.folded, func(w io.Writer) error { return flame.WriteFolded(w, stacks) }); err != nil {
+			return err
+		}
+	}
+	if f.pprof != "" {
+		if err := writePprof(f.pprof, prof, sym, f.hz, start, elapsed); err != nil {
 			return err
 		}
 	}

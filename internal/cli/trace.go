@@ -27,13 +27,14 @@ import (
 )
 
 type traceFlags struct {
-	exe    string
-	pid    int
-	spec   string
-	json   bool
-	stack  bool   // trace --stack
-	stacks bool   // stat --stacks
-	folded string // stat --stacks --folded FILE
+	exe     string
+	pid     int
+	spec    string
+	json    bool
+	stack   bool        // trace --stack
+	stacks  bool        // stat --stacks
+	folded  string      // stat --stacks --folded FILE
+	metrics metricFlags // stat and hist --listen
 }
 
 func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
@@ -66,6 +67,7 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 	if stat {
 		fl.BoolVar(&f.stacks, "stacks", false, "count the hits per distinct user stack, unwound in the kernel")
 		fl.StringVar(&f.folded, "folded", "", "with --stacks: write the stacks in the folded format to FILE")
+		addMetricFlags(fl, &f.metrics, false)
 	} else {
 		fl.BoolVar(&f.stack, "stack", false, "add the user stack, unwound in the kernel, to each event")
 	}
@@ -240,6 +242,9 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	if f.folded != "" && !f.stacks {
 		return usageError{errors.New("--folded needs --stacks")}
 	}
+	if err := f.metrics.check(max(len(defs), 1)); err != nil {
+		return err
+	}
 	target, spec, err := targetSpec(f, defs, run, stderr)
 	if err != nil {
 		return err
@@ -308,6 +313,15 @@ func runTrace(f *traceFlags, defs, run []string, stdout, stderr io.Writer, stat 
 	ss := newSessions(stop, printEvent)
 	defer ss.close()
 	ss.add(first)
+	if f.metrics.listen != "" {
+		stopMetrics, err := f.metrics.serveStat(ss, spec, target, stderr)
+		if err != nil {
+			close(stop)
+			ss.wait()
+			return err
+		}
+		defer stopMetrics()
+	}
 	watchDone := make(chan struct{})
 	go watchReplaced(stop, watchDone, target, func(old, cur fileID) {
 		// The file on disk was replaced (a package upgrade, a deploy):
