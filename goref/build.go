@@ -258,7 +258,7 @@ func (b *Origin) build(o *Options, ref *Ref, dir string, kept []string) error {
 		}
 	}
 	if err != nil {
-		return b.buildError(stderr.String(), err, src)
+		return b.buildError(stderr.String(), err, src, ref.Modules)
 	}
 	if err := os.Rename(filepath.Join(dir, "ref.tmp"), ref.Path); err != nil {
 		return fmt.Errorf("reference build: %v", err)
@@ -433,12 +433,23 @@ func mainGo(ref *Ref, kept []string) string {
 
 // buildError turns the go command's complaint into one line that says
 // what to do.
-func (b *Origin) buildError(out string, err error, src string) error {
-	line := firstLine(out, err)
+func (b *Origin) buildError(out string, err error, src string, needed []string) error {
+	unavailable := []string{"GOPROXY=off", "404", "410", "not found", "unknown revision", "terminal prompts disabled",
+		"dial tcp", "no such host", "i/o timeout", "connection refused", "cannot find module", "missing go.sum entry", "invalid version"}
+	var lines []string
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "go: ") || strings.Contains(l, "cannot find") || strings.Contains(l, "verifying") {
-			line = strings.TrimSpace(l)
-			break
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "go: downloading") && !strings.HasPrefix(l, "go: finding") {
+			lines = append(lines, l)
+		}
+	}
+	line := firstLine(strings.Join(lines, "\n"), err)
+pick:
+	for _, l := range lines {
+		for _, u := range append(unavailable, "checksum mismatch", "SECURITY ERROR") {
+			if strings.Contains(l, u) {
+				line = l
+				break pick
+			}
 		}
 	}
 	mod := ""
@@ -449,8 +460,20 @@ func (b *Origin) buildError(out string, err error, src string) error {
 			}
 		}
 	}
-	unavailable := []string{"GOPROXY=off", "404", "410", "not found", "unknown revision", "terminal prompts disabled",
-		"dial tcp", "no such host", "i/o timeout", "connection refused", "cannot find module", "missing go.sum entry", "invalid version"}
+	if mod == "" {
+		// "main.go:11:2: module lookup disabled": the import of a needed
+		// package's module.
+		for _, l := range lines {
+			for _, n := range needed {
+				if p, _, _ := strings.Cut(n, "@"); strings.Contains(l, p) {
+					mod = n
+				}
+			}
+		}
+		if mod == "" && len(needed) == 1 {
+			mod = needed[0]
+		}
+	}
 	for _, u := range unavailable {
 		if strings.Contains(line, u) {
 			what := "a module"
