@@ -135,8 +135,15 @@ func NewFromELF(ef *elfx.File) (*Model, error) {
 		if fns, err = pcln.Functions(ef); err != nil {
 			return nil, err
 		}
+		fns = pclnInlines(ef, fns)
 		for _, fn := range fns {
-			m.hosts = append(m.hosts, host{lo: fn.LowPC, hi: fn.LowPC + fn.Size, fn: fn})
+			if fn.Size > 0 {
+				var inst *types.Instance
+				if len(fn.Instances) > 0 {
+					inst = fn.Instances[0]
+				}
+				m.hosts = append(m.hosts, host{lo: fn.LowPC, hi: fn.LowPC + fn.Size, fn: fn, inst: inst})
+			}
 		}
 		sort.SliceStable(m.hosts, func(i, j int) bool { return m.hosts[i].lo < m.hosts[j].lo })
 	}

@@ -93,11 +93,15 @@ type functSource struct {
 	model *code.Model
 	df    *dwarf.File // nil without DWARF
 	fns   []*types.Func
+	ref   bool // a Go binary without DWARF: parameters from a reference build
 }
 
 // loadFuncs reads the model of path's code: DWARF joined with the symbol
 // tables, or, without debug info, .gopclntab or the symbol tables alone.
-func loadFuncs(path string, params bool) (*functSource, error) {
+//
+// names, with params, are the functions whose parameters a Go binary
+// without DWARF gets from a reference build (goRefFuncs).
+func loadFuncs(path string, params bool, names ...string) (*functSource, error) {
 	m, err := code.Open(path, &code.Options{Params: params})
 	if err != nil {
 		return nil, err
@@ -110,7 +114,14 @@ func loadFuncs(path string, params bool) (*functSource, error) {
 		}
 		return nil, err
 	}
-	return &functSource{model: m, df: m.DWARF, fns: m.Funcs()}, nil
+	src := &functSource{model: m, df: m.DWARF, fns: m.Funcs()}
+	if params && m.DWARF == nil {
+		if src.ref, err = goRefFuncs(m, names); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	return src, nil
 }
 
 func (s *functSource) Close() { s.model.Close() }
@@ -127,7 +138,7 @@ func needDWARF(path, what string) error {
 
 func runFunct(f *functFlags, path string, stdout io.Writer) error {
 	params := f.prototypes || f.json || f.nrParams || f.class != "" || f.vars != ""
-	src, err := loadFuncs(path, params)
+	src, err := loadFuncs(path, params, splitList(f.names)...)
 	if err != nil {
 		return err
 	}
@@ -206,7 +217,7 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 	for _, fn := range picked {
 		switch {
 		case f.prototypes:
-			if src.df == nil {
+			if src.df == nil && !src.ref {
 				return needDWARF(path, "-P")
 			}
 			p := funcs.Prototype(fn)

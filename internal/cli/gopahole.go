@@ -204,7 +204,7 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	}
 	spec, streamed, err := loadNamed(path, f.format, sel.classes)
 	if spec == nil && err == nil {
-		spec, streamed, err = loadTypes(path, f.format, f.btfBase, each)
+		spec, streamed, err = loadTypes(path, f.format, f.btfBase, sel.classes, each)
 	}
 	if err != nil {
 		pl.abort()
@@ -338,7 +338,7 @@ func (p *pipeline) close() ([]*layout.Layout, error) {
 // writeCHeader answers --format=c: the selected types and what they need,
 // as one C header.
 func writeCHeader(w io.Writer, path string, f *paholeFlags, sel *selection) error {
-	spec, _, err := loadTypes(path, f.format, f.btfBase, nil)
+	spec, _, err := loadTypes(path, f.format, f.btfBase, sel.classes, nil)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func genCommand(stdout io.Writer) *cobra.Command {
 				}
 				defs = append(defs, d)
 			}
-			r, done, err := resolver(bin)
+			r, done, err := resolver(bin, defs)
 			if err != nil {
 				return err
 			}

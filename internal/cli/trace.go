@@ -138,7 +138,7 @@ func loadSpec(f *traceFlags, defs []string, target string) (*probe.Spec, error) 
 		}
 		ds = append(ds, d)
 	}
-	r, done, err := resolver(target)
+	r, done, err := resolver(target, ds)
 	if err != nil {
 		return nil, err
 	}
@@ -802,7 +802,7 @@ func reportUnavailable(w io.Writer, spec *probe.Spec) {
 
 // resolver resolves against target's DWARF or, when it has none (a
 // stripped binary, a distribution's library), its .gopclntab or symbols.
-func resolver(target string) (*probe.Resolver, func(), error) {
+func resolver(target string, defs []*probe.Def) (*probe.Resolver, func(), error) {
 	df, err := dwarf.Open(target, nil)
 	if err == nil {
 		r, err := probe.NewResolver(df)
@@ -819,7 +819,7 @@ func resolver(target string) (*probe.Resolver, func(), error) {
 	if oerr != nil {
 		return nil, nil, err
 	}
-	r, rerr := probe.NewSymbolResolver(ef)
+	r, rerr := symbolResolver(ef, defs)
 	if rerr != nil {
 		ef.Close()
 		return nil, nil, rerr

@@ -125,7 +125,14 @@ func TestStatExitStatus(t *testing.T) {
 // the program's output is what it prints untraced.
 func TestTraceClientGolang(t *testing.T) {
 	needBPF(t)
-	b := testutil.Fixture(t, "go-prom")
+	traceClientGolang(t, testutil.Fixture(t, "go-prom").Path)
+}
+
+// traceClientGolang probes bin, a build of go-prom's program, on every
+// update method and requires the values the program reports.
+func traceClientGolang(t *testing.T, bin string) {
+	t.Helper()
+	b := struct{ Path string }{bin}
 	const p = "github.com/prometheus/client_golang/prometheus."
 	var defs []string
 	for _, m := range []string{"Inc", "Add"} {
