@@ -84,7 +84,10 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 					keep = p
 				}
 			}
-			return []start{{addr: keep, note: fmt.Sprintf("entries %#x and %#x can both run in one call; probed at %#x only, so calls entering elsewhere are missed", a, b, keep)}}
+			// Several entries may also be several calls one DIE
+			// describes (an unrolled loop): a constant location is
+			// then not to be trusted for the call probed.
+			return []start{{addr: keep, copies: true, note: fmt.Sprintf("entries %#x and %#x can both run in one call; probed at %#x only, so calls entering elsewhere are missed", a, b, keep)}}
 		}
 	}
 	decl := r.declRows(fn, site, inst, fl)
