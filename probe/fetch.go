@@ -344,7 +344,7 @@ func typeSize(typ string) int64 {
 func defaultType(t types.Type) string {
 	switch v := t.(type) {
 	case *types.Base:
-		if v.ByteSize <= 0 || v.ByteSize > 8 {
+		if v.ByteSize <= 0 {
 			return "x64" // a type the debug info does not give: the register in hex
 		}
 		w := fmt.Sprint(v.ByteSize * 8)
