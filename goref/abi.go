@@ -33,7 +33,7 @@ func EntryLocs(params []types.Param, a *arch.Arch) []types.Loc {
 		}
 		var pieces []types.Piece
 		i, f := ints, floats
-		ok := parts(p.Type, 0, func(size int64, float bool) bool {
+		ok := types.ScalarParts(p.Type, 0, func(size int64, float bool) bool {
 			if float {
 				if f >= len(a.GoFloatRegs) {
 					return false
@@ -71,45 +71,4 @@ func EntryLocs(params []types.Param, a *arch.Arch) []types.Loc {
 		stack += size
 	}
 	return out
-}
-
-// parts calls take for each scalar part of t in memory order; it stops and
-// returns false when take does, or at an array of more than one element.
-func parts(t types.Type, depth int, take func(size int64, float bool) bool) bool {
-	if depth > types.MaxDepth {
-		return false
-	}
-	switch v := types.Resolve(t).(type) {
-	case *types.Base:
-		switch v.Encoding {
-		case types.Float:
-			return take(v.ByteSize, true)
-		case types.Complex:
-			return take(v.ByteSize/2, true) && take(v.ByteSize/2, true)
-		}
-		if v.ByteSize == 0 {
-			return true
-		}
-		return take(v.ByteSize, false)
-	case *types.Pointer, *types.FuncProto:
-		return take(8, false)
-	case *types.Enum:
-		return take(v.ByteSize, false)
-	case *types.Struct:
-		for _, m := range v.Members {
-			if !parts(m.Type, depth+1, take) {
-				return false
-			}
-		}
-		return true
-	case *types.Array:
-		switch v.Count {
-		case 0:
-			return true
-		case 1:
-			return parts(v.Elem, depth+1, take)
-		}
-		return false
-	}
-	return false
 }

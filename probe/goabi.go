@@ -30,7 +30,7 @@ func goAssign(rs []types.Param, r *Resolver) ([]types.Loc, string) {
 	for _, p := range rs {
 		var pieces []types.Piece
 		i, f := ints, floats
-		ok := goParts(p.Type, 0, func(size int64, float bool) bool {
+		ok := types.ScalarParts(p.Type, 0, func(size int64, float bool) bool {
 			if float {
 				if f >= len(r.arch.GoFloatRegs) {
 					return false
@@ -66,48 +66,6 @@ func goName(n string) string {
 		return "(unnamed)"
 	}
 	return n
-}
-
-// goParts calls take for each scalar part of t, in memory order; it stops
-// and returns false when take does, or for an array of more than one
-// element (which the ABI passes on the stack).
-func goParts(t types.Type, depth int, take func(size int64, float bool) bool) bool {
-	if depth > types.MaxDepth {
-		return false
-	}
-	switch v := types.Resolve(t).(type) {
-	case *types.Base:
-		switch v.Encoding {
-		case types.Float:
-			return take(v.ByteSize, true)
-		case types.Complex:
-			return take(v.ByteSize/2, true) && take(v.ByteSize/2, true)
-		}
-		if v.ByteSize == 0 {
-			return true
-		}
-		return take(v.ByteSize, false)
-	case *types.Pointer, *types.FuncProto:
-		return take(8, false)
-	case *types.Enum:
-		return take(v.ByteSize, false)
-	case *types.Struct:
-		for _, m := range v.Members {
-			if !goParts(m.Type, depth+1, take) {
-				return false
-			}
-		}
-		return true
-	case *types.Array:
-		switch v.Count {
-		case 0:
-			return true
-		case 1:
-			return goParts(v.Elem, depth+1, take)
-		}
-		return false
-	}
-	return false
 }
 
 // goResult is where result i of the Go function fn is at a RET.
