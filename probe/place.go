@@ -55,14 +55,20 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	}
 	rs := site.Ranges
 	var pts []uint64
+	merged := false
 	if r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC) {
 		pts = []uint64{site.EntryPC}
 	} else {
 		neutral := r.neutral(inst, fl)
-		pts = fl.reduce(fl.entries(rs, neutral), rs)
+		raw := fl.entries(rs, neutral)
+		pts = fl.reduce(raw, rs)
 		if len(pts) == 0 {
 			return []start{{addr: site.EntryPC}}
 		}
+		// Several ways in, merged as one call's: they may as well be
+		// several calls the DIE describes at once (LLVM's unrolled
+		// copies), whose constant location holds for one of them only.
+		merged = len(raw) > 1
 		if a, b, ok := fl.twice(pts, rs, neutral); ok || len(pts) > 1 {
 			if !ok {
 				// Entries that no path inside the expansion joins may
@@ -125,6 +131,11 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		for i := range out {
 			out[i].copies = true
 			out[i].note = fmt.Sprintf("copy %d of %d of an unrolled loop's body", i+1, len(out))
+		}
+	}
+	if merged {
+		for i := range out {
+			out[i].copies = true
 		}
 	}
 	return out
