@@ -345,7 +345,7 @@ func defaultType(t types.Type) string {
 	switch v := t.(type) {
 	case *types.Base:
 		if v.ByteSize <= 0 {
-			return "x64" // a type the debug info does not give: the register in hex
+			return "u64" // a type the debug info does not give: the whole register
 		}
 		w := fmt.Sprint(v.ByteSize * 8)
 		switch v.Encoding {
