@@ -52,19 +52,13 @@ func (m *Model) Expansions(addr uint64) []*types.InlineSite {
 	return out
 }
 
-// siteDepth is how many expansions hold s.
+// siteDepth is how many expansions hold s (a walk up its parents: no
+// state, so a model may be asked from several goroutines).
 func (m *Model) siteDepth(s *types.InlineSite) int {
-	if m.depth == nil {
-		m.depth = map[*types.InlineSite]int{}
-	}
-	if d, ok := m.depth[s]; ok {
-		return d
-	}
 	d := 0
 	for p := s.Parent; p != nil && d < 1<<16; p = p.Parent {
 		d++
 	}
-	m.depth[s] = d
 	return d
 }
 

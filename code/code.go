@@ -59,8 +59,7 @@ type Model struct {
 	hosts  []host
 	byName map[string][]*types.Func // names, linkage names, aliases
 	short  map[string][]*types.Func // names without template arguments
-	depth  map[*types.InlineSite]int
-	owned  bool // Close closes the files
+	owned  bool                     // Close closes the files
 }
 
 // host is one address range of code: a range of an instance (the
