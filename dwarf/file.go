@@ -10,7 +10,6 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +38,6 @@ type File struct {
 	opts       Options
 	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
 	sections   map[string][]byte
-	syms       []elf.Symbol
 	lineRows   map[dwarf.Offset][]types.Line
 	lineSeqs   map[dwarf.Offset][][2]uint64 // each unit's line sequences, by start
 	convMu     sync.Mutex                   // held while the type index is built

@@ -543,18 +543,3 @@ func lowest(rs [][2]uint64) uint64 {
 	}
 	return lo
 }
-
-// Symbols is the named file's ELF symbol table, read once: .symtab, or
-// .dynsym for a shared library without one; empty when it has neither.
-func (f *File) Symbols() []elf.Symbol {
-	if f.syms == nil {
-		f.syms, _ = f.ELF.Symbols()
-		if len(f.syms) == 0 {
-			f.syms, _ = f.ELF.DynamicSymbols()
-		}
-		if f.syms == nil {
-			f.syms = []elf.Symbol{}
-		}
-	}
-	return f.syms
-}

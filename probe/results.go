@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/binscope/binscope/symtab"
 	"github.com/binscope/binscope/types"
 )
 
@@ -82,13 +83,13 @@ func (r *Resolver) itabs(t types.Type) []Dynamic {
 		return nil
 	}
 	var out []Dynamic
-	for _, sy := range r.f.Symbols() {
+	for _, sy := range symtab.Objects(r.f.ELF) {
 		rest, ok := strings.CutPrefix(sy.Name, "go:itab.")
 		if !ok {
 			continue
 		}
-		if dyn, ok := strings.CutSuffix(rest, ","+name); ok && sy.Value != 0 {
-			out = append(out, Dynamic{Itab: sy.Value, Name: dyn})
+		if dyn, ok := strings.CutSuffix(rest, ","+name); ok {
+			out = append(out, Dynamic{Itab: sy.Addr, Name: dyn})
 		}
 	}
 	return out

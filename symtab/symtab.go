@@ -153,3 +153,27 @@ func Plainest(syms []Symbol) Symbol {
 	}
 	return best
 }
+
+// Objects are the named data symbols (STT_OBJECT) of files' .symtab, or
+// .dynsym where a file has no .symtab, without versions: what the linker
+// names in data, such as Go's go:itab.TYPE,IFACE tables.
+func Objects(files ...*elfx.File) []Symbol {
+	var out []Symbol
+	for _, ef := range files {
+		if ef == nil {
+			continue
+		}
+		syms, _ := ef.Symbols()
+		if len(syms) == 0 {
+			syms, _ = ef.DynamicSymbols()
+		}
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) != elf.STT_OBJECT || s.Value == 0 || s.Section == elf.SHN_UNDEF {
+				continue
+			}
+			out = append(out, Symbol{Name: naming.StripVersion(s.Name), Addr: s.Value, Size: s.Size,
+				Local: elf.ST_BIND(s.Info) == elf.STB_LOCAL})
+		}
+	}
+	return out
+}
