@@ -1,4 +1,4 @@
-package cli
+package layout
 
 import (
 	"errors"
@@ -9,36 +9,40 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-// selection says which composite types a gopahole run prints.
-type selection struct {
-	classes    []string // -C: exact or unique short names
-	prefix     string   // -y
-	exclude    string   // -x
-	contains   string   // -i: types with a member of this type
-	pointersTo string   // -f: types with a member pointing to this type
-	structs    bool     // --structs
-	unions     bool     // --unions
-	langs      []types.Lang
-	skipMiss   bool
-	anon       bool // -a: include anonymous types (named by a typedef)
+// Selection says which composite types a run prints, with pahole's
+// filters. The zero Selection picks every named struct, union and class.
+type Selection struct {
+	Classes     []string // -C: exact or unique short names; empty means all
+	Prefix      string   // -y: names starting with this
+	Exclude     string   // -x: not names starting with this
+	Contains    string   // -i: types with a member of this type
+	PointersTo  string   // -f: types with a member pointing to this type
+	Structs     bool     // --structs: structs and classes only
+	Unions      bool     // --unions: unions only
+	Langs       []types.Lang
+	SkipMissing bool // --skip_missing: a name in Classes that is not found is no error
+	Anon        bool // -a: include anonymous types named by a typedef
 }
 
-// named is a composite type with the name it is shown under (a typedef's
+// Named is a composite type with the name it is shown under (a typedef's
 // name for typedef struct { ... } name).
-type named struct {
+type Named struct {
 	Name   string
 	Struct *types.Struct
 }
 
-// selectTypes returns the composites of spec that sel picks, in load order.
-func selectTypes(spec *types.Spec, sel *selection) ([]named, error) {
-	var out []named
-	if len(sel.classes) > 0 {
+// Select returns the composites of spec that sel picks, in load order.
+// A name in sel.Classes that is not found is an error wrapping
+// types.ErrNotFound (for a generic type, one naming its instantiations);
+// one that names no composite says what it names.
+func Select(spec *types.Spec, sel *Selection) ([]Named, error) {
+	var out []Named
+	if len(sel.Classes) > 0 {
 		seen := map[*types.Struct]bool{}
-		for _, name := range sel.classes {
+		for _, name := range sel.Classes {
 			ts, err := spec.Find(name)
 			if err != nil {
-				if sel.skipMiss {
+				if sel.SkipMissing {
 					continue
 				}
 				if insts := instantiations(spec, name); errors.Is(err, types.ErrNotFound) && len(insts) > 0 {
@@ -57,61 +61,63 @@ func selectTypes(spec *types.Spec, sel *selection) ([]named, error) {
 					found = true
 				}
 			}
-			if !found && !sel.skipMiss {
+			if !found && !sel.SkipMissing {
 				return nil, fmt.Errorf("%s: %q is a %s, not a struct, union or class", spec.Path, name, kindWord(ts[0]))
 			}
 		}
 		return filter(out, sel), nil
 	}
-	pk := newPicker(sel)
+	pk := NewPicker(sel)
 	for _, t := range spec.Types() {
-		if n, ok := pk.take(t); ok {
+		if n, ok := pk.Take(t); ok {
 			out = append(out, n)
 		}
 	}
 	return out, nil
 }
 
-// picker picks the types a run without -C shows, one at a time, so that a
-// loader can hand them over as it converts them.
-type picker struct {
-	sel  *selection
+// Picker picks the types a selection without Classes shows, one at a
+// time, so that a loader can hand them over as it converts them.
+type Picker struct {
+	sel  *Selection
 	seen map[*types.Struct]bool
 }
 
-func newPicker(sel *selection) *picker {
-	return &picker{sel: sel, seen: map[*types.Struct]bool{}}
+// NewPicker starts picking for sel.
+func NewPicker(sel *Selection) *Picker {
+	return &Picker{sel: sel, seen: map[*types.Struct]bool{}}
 }
 
-// take reports whether t is shown, and under which name.
-func (pk *picker) take(t types.Type) (named, bool) {
+// Take reports whether t is shown, and under which name; a composite is
+// taken once, under the first name it is met by.
+func (pk *Picker) Take(t types.Type) (Named, bool) {
 	n, ok := composite(t)
 	if !ok || pk.seen[n.Struct] {
 		return n, false
 	}
-	if _, isTypedef := t.(*types.Typedef); isTypedef && !pk.sel.anon {
+	if _, isTypedef := t.(*types.Typedef); isTypedef && !pk.sel.Anon {
 		return n, false
 	}
 	pk.seen[n.Struct] = true
-	if len(filter([]named{n}, pk.sel)) == 0 {
+	if len(filter([]Named{n}, pk.sel)) == 0 {
 		return n, false
 	}
 	return n, true
 }
 
-func composite(t types.Type) (named, bool) {
+func composite(t types.Type) (Named, bool) {
 	switch v := t.(type) {
 	case *types.Struct:
 		if v.Incomplete {
-			return named{}, false
+			return Named{}, false
 		}
-		return named{v.Name, v}, true
+		return Named{v.Name, v}, true
 	case *types.Typedef:
 		if s, ok := types.Resolve(v).(*types.Struct); ok && !s.Incomplete && s.Name == "" {
-			return named{v.Name, s}, true
+			return Named{v.Name, s}, true
 		}
 	}
-	return named{}, false
+	return Named{}, false
 }
 
 func kindWord(t types.Type) string {
@@ -128,29 +134,29 @@ func kindWord(t types.Type) string {
 	return "type"
 }
 
-func filter(in []named, sel *selection) []named {
-	var out []named
+func filter(in []Named, sel *Selection) []Named {
+	var out []Named
 	for _, n := range in {
 		s := n.Struct
-		if sel.structs && !sel.unions && s.Kind == types.KindUnion {
+		if sel.Structs && !sel.Unions && s.Kind == types.KindUnion {
 			continue
 		}
-		if sel.unions && !sel.structs && s.Kind != types.KindUnion {
+		if sel.Unions && !sel.Structs && s.Kind != types.KindUnion {
 			continue
 		}
-		if sel.prefix != "" && !strings.HasPrefix(n.Name, sel.prefix) {
+		if sel.Prefix != "" && !strings.HasPrefix(n.Name, sel.Prefix) {
 			continue
 		}
-		if sel.exclude != "" && strings.HasPrefix(n.Name, sel.exclude) {
+		if sel.Exclude != "" && strings.HasPrefix(n.Name, sel.Exclude) {
 			continue
 		}
-		if len(sel.langs) > 0 && !langIn(s.Lang, sel.langs) {
+		if len(sel.Langs) > 0 && !langIn(s.Lang, sel.Langs) {
 			continue
 		}
-		if sel.contains != "" && !hasMember(s, sel.contains, false) {
+		if sel.Contains != "" && !hasMember(s, sel.Contains, false) {
 			continue
 		}
-		if sel.pointersTo != "" && !hasMember(s, sel.pointersTo, true) {
+		if sel.PointersTo != "" && !hasMember(s, sel.PointersTo, true) {
 			continue
 		}
 		out = append(out, n)
@@ -245,4 +251,22 @@ func instantiations(spec *types.Spec, name string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Roots are the picked types as a C header declares them: each composite,
+// or the typedef that names an anonymous one (typedef struct { ... } name).
+func Roots(spec *types.Spec, picked []Named) []types.Type {
+	roots := make([]types.Type, 0, len(picked))
+	for _, n := range picked {
+		var t types.Type = n.Struct
+		if n.Struct.Name == "" {
+			for _, c := range spec.Lookup(n.Name) {
+				if _, ok := c.(*types.Typedef); ok {
+					t = c
+				}
+			}
+		}
+		roots = append(roots, t)
+	}
+	return roots
 }

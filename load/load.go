@@ -1,59 +1,94 @@
-package cli
+// Package load reads a file into the models: its types (types.Spec) from
+// DWARF, from BTF (a raw BTF file, an ELF file's .BTF section, the running
+// kernel's), or, for a Go binary built without DWARF, from a reference
+// build of its packages (package goref); and its code (code.Model), whose
+// functions a Go binary without DWARF gets their parameters for from a
+// reference build too. It picks the loader by the file's content; the
+// views never know which one ran.
+//
+// BINSCOPE_GOREF=off turns reference builds off.
+package load
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/binscope/binscope/btf"
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/goref"
 	"github.com/binscope/binscope/internal/elfx"
-	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/types"
 )
 
 // KernelBTF is what the tools read when no file is named, as pahole does.
 const KernelBTF = "/sys/kernel/btf/vmlinux"
 
-// loadTypes reads the types of path in the given format: "dwarf", "btf", or
-// "" to choose by content (an ELF file's DWARF, else its .BTF section; a raw
-// BTF file). An empty path means the running kernel's BTF; btfBase is the
-// base of split BTF.
-//
-// names are the types asked for (-C): a Go binary without DWARF gets the
-// types of their packages from a reference build (goRefTypes).
-//
-// each, when not nil, receives every named type as soon as it is converted,
-// in the spec's order; streamed reports whether it did (the BTF loader
-// streams, the DWARF loader does not).
-func loadTypes(path, format, btfBase string, names []string, each func(types.Type)) (spec *types.Spec, streamed bool, err error) {
-	bopts := &btf.Options{Base: btfBase, Each: each}
-	loadBTF := func() (*types.Spec, bool, error) {
-		spec, err := btf.Load(path, bopts)
-		return spec, each != nil && err == nil, err
+// PathOrKernel is the file Types reads for path: path, or KernelBTF.
+func PathOrKernel(path string) string {
+	if path == "" {
+		return KernelBTF
 	}
-	loadDWARF := func() (*types.Spec, bool, error) {
-		spec, err := dwarf.Load(path, nil)
-		return spec, false, err
+	return path
+}
+
+// TypesOptions tune Types. A nil *TypesOptions means the defaults.
+type TypesOptions struct {
+	// Format is "dwarf", "btf", or "" to choose by content (an ELF file's
+	// DWARF, else its .BTF section; a raw BTF file).
+	Format string
+	// BTFBase is the base of split BTF (kernel modules); "" means the
+	// running kernel's.
+	BTFBase string
+	// Names are the types asked for (gopahole -C): a file with DWARF
+	// converts only them and what they refer to (dwarf.LoadNamed), and a
+	// Go binary without DWARF gets the types of their packages from a
+	// reference build.
+	Names []string
+	// Each, when not nil, receives every named type as soon as it is
+	// converted, in the spec's order, when the loader streams (BTF does,
+	// DWARF does not); Types reports whether it did.
+	Each func(types.Type)
+	// Log receives what reference builds fetch and where types came from;
+	// nil means nothing is said.
+	Log io.Writer
+}
+
+// Types reads the types of path; an empty path means the running kernel's
+// BTF. streamed reports whether o.Each received them as they were
+// converted. Errors: types.ErrNoDebugInfo when the file has neither DWARF
+// nor BTF (wrapped with the file's name), goref.ErrUnavailable when a
+// reference build cannot get a module's source.
+func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err error) {
+	if o == nil {
+		o = &TypesOptions{}
 	}
+	format := o.Format
 	if path == "" {
 		path = KernelBTF
 		if format == "" {
 			format = "btf"
 		}
 	}
+	loadBTF := func() (*types.Spec, bool, error) {
+		spec, err := btf.Load(path, &btf.Options{Base: o.BTFBase, Each: o.Each})
+		return spec, o.Each != nil && err == nil, err
+	}
 	switch format {
 	case "dwarf":
-		return loadDWARF()
+		if len(o.Names) > 0 {
+			spec, err := dwarf.LoadNamed(path, o.Names, nil)
+			return spec, false, err
+		}
+		spec, err := dwarf.Load(path, nil)
+		return spec, false, err
 	case "btf":
 		return loadBTF()
 	case "":
 	default:
-		return nil, false, usageError{fmt.Errorf("-F %q: unknown format (want dwarf or btf)", format)}
+		return nil, false, fmt.Errorf("format %q: want dwarf or btf", format)
 	}
 	magic, err := readMagic(path)
 	if err != nil {
@@ -62,7 +97,11 @@ func loadTypes(path, format, btfBase string, names []string, each func(types.Typ
 	if btf.IsRaw(magic) {
 		return loadBTF()
 	}
-	spec, err = dwarf.Load(path, nil)
+	if len(o.Names) > 0 {
+		spec, err = dwarf.LoadNamed(path, o.Names, nil)
+	} else {
+		spec, err = dwarf.Load(path, nil)
+	}
 	if err == nil || !errors.Is(err, types.ErrNoDebugInfo) {
 		return spec, false, err
 	}
@@ -71,18 +110,10 @@ func loadTypes(path, format, btfBase string, names []string, each func(types.Typ
 	if bspec, streamed, berr := loadBTF(); berr == nil {
 		return bspec, streamed, nil
 	}
-	if rspec, ok, rerr := goRefTypes(path, names); ok {
+	if rspec, ok, rerr := refTypes(path, o.Names, o.Log); ok {
 		return rspec, false, rerr
 	}
 	return nil, false, err
-}
-
-// pathOrKernel is the file loadTypes reads for path.
-func pathOrKernel(path string) string {
-	if path == "" {
-		return KernelBTF
-	}
-	return path
 }
 
 func readMagic(path string) ([]byte, error) {
@@ -102,85 +133,116 @@ func readMagic(path string) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// Go binaries without DWARF (-ldflags='-s -w'): types and signatures from
-// a reference build of the packages they were built from (package goref).
-// BINSCOPE_GOREF=off turns this off.
+// RefOff reports whether the user turned reference builds off
+// (BINSCOPE_GOREF=off).
+func RefOff() bool { return os.Getenv("BINSCOPE_GOREF") == "off" }
 
-// refLog receives what reference builds fetch and where types came from.
-var refLog io.Writer = os.Stderr
-
-func goRefOff() bool { return os.Getenv("BINSCOPE_GOREF") == "off" }
-
-// goRefTypes loads the types named (qualified by import path) from a
+// refTypes loads the types named (qualified by import path) from a
 // reference build when path is a Go binary without DWARF; ok is false
 // when it is not one, or no name is qualified.
-func goRefTypes(path string, names []string) (spec *types.Spec, ok bool, err error) {
-	if goRefOff() || len(names) == 0 {
+func refTypes(path string, names []string, log io.Writer) (spec *types.Spec, ok bool, err error) {
+	if RefOff() || len(names) == 0 {
 		return nil, false, nil
 	}
 	if _, err := goref.ReadOrigin(path); err != nil {
 		return nil, false, nil
 	}
-	spec, ref, err := goref.Types(path, names, goref.OptionsFromEnv(refLog))
+	spec, ref, err := goref.Types(path, names, goref.OptionsFromEnv(log))
 	if err != nil {
 		return nil, true, err
 	}
-	fmt.Fprintf(refLog, "%s has no DWARF: %s\n", path, ref.Note())
+	say(log, "%s has no DWARF: %s\n", path, ref.Note())
 	return spec, true, nil
 }
 
-// symbolResolver resolves against ef, which has no debug info. When ef
-// is a Go binary and a definition reads arguments, the functions the
-// definitions name get their parameters from a reference build.
-func symbolResolver(ef *elfx.File, defs []*probe.Def) (*probe.Resolver, error) {
-	var names []string
-	for _, d := range defs {
-		if d.Func != "" && readsArgs(d) {
-			names = append(names, d.Func)
-		}
-	}
-	if len(names) == 0 || goRefOff() {
-		return probe.NewSymbolResolver(ef)
-	}
-	m, err := code.NewFromELF(ef)
-	if err != nil {
-		return nil, err
-	}
-	if !goref.Applies(m) {
-		return probe.NewSymbolResolver(ef)
-	}
-	ref, err := goref.Attach(m, names, goref.OptionsFromEnv(refLog))
-	if err != nil {
-		return nil, err
-	}
-	if ref != nil {
-		fmt.Fprintf(refLog, "goprobe: %s has no DWARF: %s\n", ef.Path, ref.Note())
-	}
-	return probe.NewModelResolver(m)
-}
-
-// readsArgs reports whether d reads a parameter, a result or a field:
-// anything but a register.
-func readsArgs(d *probe.Def) bool {
-	for _, a := range d.Args {
-		if !strings.HasPrefix(a.Base, "%") {
-			return true
-		}
-	}
-	return false
-}
-
-// goRefFuncs gives the functions names denote in m, a Go binary without
-// DWARF, their parameters from a reference build; false when m is not
-// one.
-func goRefFuncs(m *code.Model, names []string) (bool, error) {
-	if goRefOff() || len(names) == 0 || !goref.Applies(m) {
+// AttachRef gives the functions names denote in m, a Go binary without
+// DWARF, their parameters from a reference build, and says so to log;
+// false when m is not one, no name is given or reference builds are off.
+func AttachRef(m *code.Model, names []string, log io.Writer) (bool, error) {
+	if RefOff() || len(names) == 0 || !goref.Applies(m) {
 		return false, nil
 	}
-	ref, err := goref.Attach(m, names, goref.OptionsFromEnv(refLog))
+	ref, err := goref.Attach(m, names, goref.OptionsFromEnv(log))
 	if err != nil || ref == nil {
 		return false, err
 	}
-	fmt.Fprintf(refLog, "%s has no DWARF: %s\n", m.Path, ref.Note())
+	say(log, "%s has no DWARF: %s\n", m.Path, ref.Note())
 	return true, nil
+}
+
+func say(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format, args...)
+	}
+}
+
+// Code is the model of a file's code, and where its parameters came from.
+type Code struct {
+	*code.Model
+	// Ref reports that a Go binary without DWARF got the parameters of
+	// the functions asked for from a reference build.
+	Ref bool
+}
+
+// CodeOptions tune OpenCode. A nil *CodeOptions means the defaults.
+type CodeOptions struct {
+	// Params reads every function's parameters and their locations.
+	Params bool
+	// Names, with Params, are the functions whose parameters a Go binary
+	// without DWARF gets from a reference build.
+	Names []string
+	// Log receives what reference builds fetch.
+	Log io.Writer
+}
+
+// OpenCode reads the model of path's code: DWARF joined with the symbol
+// tables, or, without debug info, .gopclntab or the symbol tables alone.
+// A file with no function at all is the error dwarf.Open gives (which
+// says how to get debug info), or types.ErrNotFound.
+func OpenCode(path string, o *CodeOptions) (*Code, error) {
+	if o == nil {
+		o = &CodeOptions{}
+	}
+	m, err := code.Open(path, &code.Options{Params: o.Params})
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Funcs()) == 0 {
+		m.Close()
+		_, err := dwarf.Open(path, nil) // the error that says how to get debug info
+		if err == nil {
+			err = fmt.Errorf("%s: %w: no functions", path, types.ErrNotFound)
+		}
+		return nil, err
+	}
+	c := &Code{Model: m}
+	if o.Params && m.DWARF == nil {
+		if c.Ref, err = AttachRef(m, o.Names, o.Log); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// NeedDWARF is the error for a query (what) the symbol tables or
+// .gopclntab cannot answer: why path has no DWARF, wrapping
+// types.ErrNoDebugInfo.
+func NeedDWARF(path, what string) error {
+	_, err := dwarf.Open(path, nil)
+	if err == nil {
+		err = fmt.Errorf("%s: %w", path, types.ErrNoDebugInfo)
+	}
+	return fmt.Errorf("%s needs DWARF: %w", what, err)
+}
+
+// BuildID is the ELF file's build-id in hex, or "" when it has none or is
+// not an ELF file.
+func BuildID(path string) string {
+	ef, err := elfx.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer ef.Close()
+	return ef.BuildID
 }

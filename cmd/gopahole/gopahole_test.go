@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"bytes"
@@ -10,14 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/binscope/binscope/btf"
 	"github.com/binscope/binscope/internal/testutil"
-	"github.com/binscope/binscope/layout"
+	"github.com/binscope/binscope/load"
 )
 
 func run(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = Gopahole(args, &out, &errb)
+	code = gopahole(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -84,7 +83,7 @@ func TestErrors(t *testing.T) {
 
 // TestKernelDefault: with no file, gopahole reads the running kernel's BTF.
 func TestKernelDefault(t *testing.T) {
-	if _, err := os.Stat(KernelBTF); err != nil {
+	if _, err := os.Stat(load.KernelBTF); err != nil {
 		testutil.Skipf(t, "no kernel BTF: %v", err)
 	}
 	code, stdout, stderr := run("-C", "list_head,task_struct")
@@ -195,41 +194,5 @@ func TestCompletion(t *testing.T) {
 		if code != 0 || !strings.Contains(stdout, "gopahole") {
 			t.Errorf("%s: exit %d, %d bytes, %s", sh, code, len(stdout), stderr)
 		}
-	}
-}
-
-// TestStreamOrder: a run without -C prints while the loader converts and
-// on every CPU; its output must be what printing the loaded types one by
-// one in load order gives.
-func TestStreamOrder(t *testing.T) {
-	path := KernelBTF
-	if _, err := os.Stat(path); err != nil {
-		testutil.Skipf(t, "no kernel BTF: %v", err)
-	}
-	code, stdout, stderr := run("--structs", path)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	spec, err := btf.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	picked, err := selectTypes(spec, &selection{structs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want bytes.Buffer
-	for _, n := range picked {
-		l, err := layout.Analyze(n.Struct, nil)
-		if err != nil {
-			continue
-		}
-		l.Name = n.Name
-		if err := layout.WriteText(&want, l, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(picked) < 1000 || stdout != want.String() {
-		t.Errorf("streamed output (%d bytes) differs from serial (%d bytes, %d types)", len(stdout), want.Len(), len(picked))
 	}
 }

@@ -2,10 +2,6 @@
 // and C++ binaries and of kernel BTF, with pahole's flags and habits.
 package main
 
-import (
-	"os"
+import "os"
 
-	"github.com/binscope/binscope/internal/cli"
-)
-
-func main() { os.Exit(cli.Gopahole(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(gopahole(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/load"
 )
 
 // paholeOut runs pahole 1.24 with args, skipping the test without it.
@@ -48,7 +49,7 @@ func TestPaholeParityGlibc(t *testing.T) {
 // The kernel's __kernel_timex has the same anonymous int :32 members as
 // glibc's timex (BTF records none of them: 44 bytes of tail padding).
 func TestForcePaddingNotBTF(t *testing.T) {
-	if _, err := os.Stat(KernelBTF); err != nil {
+	if _, err := os.Stat(load.KernelBTF); err != nil {
 		testutil.Skipf(t, "no kernel BTF: %v", err)
 	}
 	code, got, errs := run("-C", "__kernel_timex")

@@ -1,7 +1,7 @@
-// Package cli holds the command trees of gopahole, gofunct and goprobe. The
-// mains in cmd/ are one call each; everything a command does beyond parsing
-// flags lives in the model's packages.
-package cli
+// Package command holds what the command trees of gopahole, gofunct and
+// goprobe share: running a cobra tree with the tools' exit statuses and
+// one-line errors, usage errors, --completion, and comma lists.
+package command
 
 import (
 	"errors"
@@ -13,18 +13,18 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// errSilent marks an error already reported to the user.
-var errSilent = errors.New("reported")
-
-// execute runs a cobra command tree and turns its error into the one-line
-// message and exit status the tools promise: 0 on success, 1 on any error,
-// 2 on a usage error.
-func execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code int) {
+// Execute runs a cobra command tree with args and turns its error into the
+// one-line message and exit status the tools promise: 0 on success, 1 on
+// any error, 2 on a usage error, or the status an ExitStatus carries.
+func Execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code int) {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SilenceUsage = true
 	root.SilenceErrors = true
+	// Flag errors (unknown flags, bad values, missing values) are usage
+	// errors; subcommands inherit this.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
 	defer func() {
 		// A bug must not show the user a goroutine dump: one line, exit 1.
 		if r := recover(); r != nil {
@@ -39,10 +39,7 @@ func execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code
 	if err == nil {
 		return 0
 	}
-	if errors.Is(err, errSilent) {
-		return 1
-	}
-	var st exitStatus
+	var st ExitStatus
 	if errors.As(err, &st) {
 		return int(st)
 	}
@@ -51,34 +48,59 @@ func execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code
 		msg = msg[:i]
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", root.Name(), msg)
-	if isUsage(err) {
+	if IsUsage(err) {
 		return 2
 	}
 	return 1
 }
 
+// usageError marks a command line the tool cannot run.
 type usageError struct{ error }
 
-// exitStatus ends a command with a status and no message: goprobe exits
-// with the status of the command it ran.
-type exitStatus int
+func (u usageError) Unwrap() error { return u.error }
+func (usageError) Usage() bool     { return true }
 
-func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+// Usage marks err as a usage error (exit status 2).
+func Usage(err error) error { return usageError{err} }
 
-func isUsage(err error) bool {
-	var u usageError
-	if errors.As(err, &u) {
-		return true
-	}
-	s := err.Error()
-	return strings.HasPrefix(s, "unknown flag") || strings.HasPrefix(s, "unknown shorthand flag") ||
-		strings.HasPrefix(s, "invalid argument") || strings.Contains(s, "flag needs an argument") ||
-		strings.HasPrefix(s, "accepts at most") || strings.HasPrefix(s, "accepts ") || strings.HasPrefix(s, "unknown command")
+// Usagef is Usage(fmt.Errorf(format, args...)).
+func Usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// IsUsage reports whether err is a usage error: one made by Usage, or a
+// library's error with a Usage() bool method that says so.
+func IsUsage(err error) bool {
+	var u interface{ Usage() bool }
+	return errors.As(err, &u) && u.Usage()
 }
 
-// splitList splits repeatable, comma-separated flag values, keeping commas
+// Args makes the errors of a cobra argument check (too many arguments,
+// an unknown command) usage errors.
+func Args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return Usage(err)
+		}
+		return nil
+	}
+}
+
+// ExitStatus ends a command with a status and no message: goprobe exits
+// with the status of the command it ran.
+type ExitStatus int
+
+func (e ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// Exit is nil for status 0, else the ExitStatus.
+func Exit(status int) error {
+	if status == 0 {
+		return nil
+	}
+	return ExitStatus(status)
+}
+
+// SplitList splits repeatable, comma-separated flag values, keeping commas
 // inside generic arguments (main.Pair[int,string], Generic<u32, u8>).
-func splitList(vals []string) []string {
+func SplitList(vals []string) []string {
 	var out []string
 	for _, v := range vals {
 		depth, start := 0, 0
@@ -104,10 +126,10 @@ func splitList(vals []string) []string {
 	return out
 }
 
-// addCompletion gives a command without subcommands the --completion SHELL
+// AddCompletion gives a command without subcommands the --completion SHELL
 // flag, printing a completion script for bash, zsh, fish or powershell
 // (a completion subcommand would take a file of that name for itself).
-func addCompletion(cmd *cobra.Command) {
+func AddCompletion(cmd *cobra.Command) {
 	var shell string
 	cmd.Flags().StringVar(&shell, "completion", "", "print a shell completion script: bash, zsh, fish or powershell")
 	_ = cmd.RegisterFlagCompletionFunc("completion", cobra.FixedCompletions([]string{"bash", "zsh", "fish", "powershell"}, cobra.ShellCompDirectiveNoFileComp))
@@ -126,6 +148,23 @@ func addCompletion(cmd *cobra.Command) {
 		case "powershell":
 			return c.Root().GenPowerShellCompletionWithDesc(out)
 		}
-		return usageError{fmt.Errorf("--completion %q: want bash, zsh, fish or powershell", shell)}
+		return Usagef("--completion %q: want bash, zsh, fish or powershell", shell)
 	}
+}
+
+// OneOf refuses a flag value outside want, as a usage error naming them.
+func OneOf(flag, value string, want ...string) error {
+	for _, w := range want {
+		if value == w {
+			return nil
+		}
+	}
+	return Usagef("%s %q: want %s", flag, value, orList(want))
+}
+
+func orList(ws []string) string {
+	if len(ws) == 1 {
+		return ws[0]
+	}
+	return strings.Join(ws[:len(ws)-1], ", ") + " or " + ws[len(ws)-1]
 }

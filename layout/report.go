@@ -1,0 +1,236 @@
+package layout
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/binscope/binscope/types"
+)
+
+// Report says what a pahole-style run prints of each selected type, and
+// which types it leaves out. A nil *Report prints every type as WriteText
+// does.
+type Report struct {
+	Holes    int  // -H: only types with at least this many holes
+	BitHoles int  // -B: only types with at least this many bit holes
+	Sizes    bool // -s: WriteSizes
+	Packable bool // -P: only types the suggested order makes smaller, as WritePackable
+	// Reorganize (-R) prints WriteReorganized.
+	Reorganize bool
+	// JSON collects the layouts and prints them as one WriteJSON array.
+	JSON bool
+	// Analyze and Print are the analysis's and the printers' options.
+	Analyze *Options
+	Print   *PrintOptions
+	// Tool starts each warning line ("gopahole").
+	Tool string
+}
+
+// Source hands a run its types: it loads them and calls each with every
+// named type as it is converted when it can (streamed), or returns them
+// all in a spec.
+type Source func(each func(types.Type)) (spec *types.Spec, streamed bool, err error)
+
+// Run prints the types sel picks from load to w, as r says, analysed and
+// printed in batches on every CPU but written in the order of the types,
+// so the output is a serial run's. A type the analysis refuses, or one it
+// warns about, is a line "TOOL: FILE: TYPE: why" on warn, and the rest
+// are printed; file names the source in those lines until its spec says.
+// The error is the loader's, the selection's or the writer's.
+func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source) error {
+	var rc Report
+	if r != nil {
+		rc = *r
+	}
+	var po PrintOptions
+	if rc.Print != nil {
+		po = *rc.Print
+	}
+	r, rc.Print = &rc, &po // ForcePadding is set below
+	pl := newPipeline(r, w, warn)
+	var each func(types.Type)
+	if len(sel.Classes) == 0 {
+		// Types are analysed and printed while the loader is still
+		// converting the rest (BTF hands them over one by one).
+		pl.file = file
+		pk := NewPicker(sel)
+		each = func(t types.Type) {
+			if n, ok := pk.Take(t); ok {
+				pl.add(n)
+			}
+		}
+	}
+	spec, streamed, err := load(each)
+	if err != nil {
+		pl.abort()
+		return err
+	}
+	if !streamed {
+		pl.file = spec.Path
+		// pahole guesses tail bitfields where the format records alignment
+		r.Print.ForcePadding = spec.Format == "dwarf"
+		picked, err := Select(spec, sel)
+		if err != nil {
+			pl.abort()
+			return err
+		}
+		for _, n := range picked {
+			pl.add(n)
+		}
+	}
+	results, err := pl.close()
+	if err != nil {
+		return err
+	}
+	if r.JSON {
+		return WriteJSON(w, results, r.Print)
+	}
+	return nil
+}
+
+// render analyses one type and prints it to out (warnings to warn), or
+// returns its layout for JSON; nil when the report leaves it out.
+func (r *Report) render(n Named, file string, out, warn *bytes.Buffer) (*Layout, error) {
+	l, err := Analyze(n.Struct, r.Analyze)
+	if err != nil {
+		fmt.Fprintf(warn, "%s: %s: %s: %v\n", r.Tool, file, n.Name, err)
+		return nil, nil
+	}
+	l.Name = n.Name
+	if l.Warning != "" {
+		fmt.Fprintf(warn, "%s: %s: %s: %s\n", r.Tool, file, n.Name, l.Warning)
+	}
+	if len(l.Holes) < r.Holes || len(l.BitHoles) < r.BitHoles {
+		return nil, nil
+	}
+	var reorg *Reorganized
+	if r.Packable || r.Reorganize {
+		reorg = Reorganize(l, r.Analyze)
+		if r.Packable && (reorg == nil || reorg.Saved() <= 0) {
+			return nil, nil
+		}
+	}
+	switch {
+	case r.JSON:
+		return l, nil
+	case r.Sizes:
+		return nil, WriteSizes(out, l)
+	case r.Packable && !r.Reorganize:
+		return nil, WritePackable(out, reorg)
+	case r.Reorganize:
+		return nil, WriteReorganized(out, reorg, r.Print)
+	}
+	return nil, WriteText(out, l, r.Print)
+}
+
+// pipeline analyses and prints types in batches on every CPU and writes
+// the batches in the order the types were added.
+type pipeline struct {
+	r       *Report
+	file    string // set before the first add
+	cur     *batch
+	work    chan *batch
+	order   chan *batch
+	done    chan struct{}
+	results []*Layout
+	err     error
+	discard atomic.Bool
+}
+
+type batch struct {
+	types     []Named
+	out, warn bytes.Buffer
+	layouts   []*Layout
+	err       error
+	done      chan struct{}
+}
+
+const batchSize = 128
+
+func newPipeline(r *Report, w, warn io.Writer) *pipeline {
+	p := &pipeline{
+		r:     r,
+		work:  make(chan *batch, 64),
+		order: make(chan *batch, 1<<16),
+		done:  make(chan struct{}),
+	}
+	for range runtime.GOMAXPROCS(0) {
+		go p.worker()
+	}
+	go p.writer(w, warn)
+	return p
+}
+
+func (p *pipeline) worker() {
+	for b := range p.work {
+		for _, n := range b.types {
+			l, err := p.r.render(n, p.file, &b.out, &b.warn)
+			if err != nil {
+				b.err = err
+				break
+			}
+			if l != nil {
+				b.layouts = append(b.layouts, l)
+			}
+		}
+		close(b.done)
+	}
+}
+
+// writer writes the batches in order, keeps their layouts, and stops
+// writing at the first error.
+func (p *pipeline) writer(w, warn io.Writer) {
+	defer close(p.done)
+	for b := range p.order {
+		<-b.done
+		if p.err != nil || p.discard.Load() {
+			continue
+		}
+		if b.err != nil {
+			p.err = b.err
+			continue
+		}
+		warn.Write(b.warn.Bytes())
+		if _, err := w.Write(b.out.Bytes()); err != nil {
+			p.err = err
+		}
+		p.results = append(p.results, b.layouts...)
+	}
+}
+
+func (p *pipeline) add(n Named) {
+	if p.cur == nil {
+		p.cur = &batch{done: make(chan struct{}), types: make([]Named, 0, batchSize)}
+	}
+	p.cur.types = append(p.cur.types, n)
+	if len(p.cur.types) == batchSize {
+		p.flush()
+	}
+}
+
+func (p *pipeline) flush() {
+	if p.cur != nil {
+		p.order <- p.cur
+		p.work <- p.cur
+		p.cur = nil
+	}
+}
+
+// abort drops whatever is not written yet and waits for the workers.
+func (p *pipeline) abort() {
+	p.discard.Store(true)
+	p.close()
+}
+
+// close waits for every batch and returns the layouts kept for JSON and
+// the first error.
+func (p *pipeline) close() ([]*Layout, error) {
+	p.flush()
+	close(p.work)
+	close(p.order)
+	<-p.done
+	return p.results, p.err
+}
