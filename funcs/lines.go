@@ -8,8 +8,8 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/binscope/binscope/internal/table"
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
@@ -178,23 +178,23 @@ func readSource(path string) []string {
 //	        param  x      int    RCX     (inlined main.twice)
 func WriteVars(w io.Writer, fn *types.Func, where string, pc uint64, vars []types.Var) error {
 	fmt.Fprintf(w, "Available variables at %s (%#x, %s+%#x)\n", where, pc, fn.Name, pc-fn.LowPC)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	t := table.New(w, table.Left(""), table.Left(""), table.Left(""), table.Left(""), table.Left(""), table.Left(""))
 	for _, v := range vars {
 		kind := "local"
 		if v.Param {
 			kind = "param"
 		}
-		t := layout.TypeString(v.Type, fn.Lang)
+		ty := layout.TypeString(v.Type, fn.Lang)
 		if fn.Lang == types.LangGo {
 			if pkg := GoPackage(fn.Name); pkg != "" {
-				t = strings.ReplaceAll(t, pkg+".", "")
+				ty = strings.ReplaceAll(ty, pkg+".", "")
 			}
 		}
+		inlined := ""
 		if v.Inline != "" {
-			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\t(inlined %s)\n", kind, v.Name, t, v.Loc, v.Inline)
-		} else {
-			fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", kind, v.Name, t, v.Loc)
+			inlined = "(inlined " + v.Inline + ")"
 		}
+		t.Row("", kind, v.Name, ty, v.Loc.String(), inlined)
 	}
-	return tw.Flush()
+	return t.Flush()
 }

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 
 func runGofunct(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	code := Gofunct(args, &out, &errb)
+	code := gofunct(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

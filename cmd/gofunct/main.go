@@ -6,8 +6,6 @@ package main
 import (
 	"os"
 	"runtime/debug"
-
-	"github.com/binscope/binscope/internal/cli"
 )
 
 func main() {
@@ -16,5 +14,5 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	os.Exit(cli.Gofunct(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(gofunct(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"bufio"
@@ -6,13 +6,12 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/binscope/binscope/cmd/internal/cmdtest"
 	"github.com/binscope/binscope/internal/testutil"
 )
 
@@ -196,7 +195,7 @@ func TestGofunctAgainstPfunct(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads all of libc's DWARF twice")
 	}
-	cprog := buildCloneC(t, true)
+	cprog := cmdtest.BuildCloneC(t, true)
 	for _, tc := range []struct {
 		name      string
 		bin       func() string
@@ -267,67 +266,6 @@ func TestGofunctAgainstPfunct(t *testing.T) {
 		})
 	}
 }
-
-// buildCloneC builds a C program whose static noinline function f is
-// always called with the same second argument, so that GCC -O2 keeps it
-// only as f.constprop.0; it prints how many calls f received.
-func buildCloneC(t *testing.T, debug bool) string {
-	t.Helper()
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		testutil.Skipf(t, "gcc not installed: %v", err)
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "clone.c")
-	if err := os.WriteFile(src, []byte(cloneC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "clone")
-	args := []string{"-O2", "-o", bin, src}
-	if debug {
-		args = append([]string{"-g"}, args...)
-	}
-	if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, _ := f.Symbols()
-	var names []string
-	for _, s := range syms {
-		if s.Name == "f" {
-			t.Fatalf("gcc kept f itself; the test needs a program where only f.constprop.0 exists")
-		}
-		names = append(names, s.Name)
-	}
-	if !strings.Contains(strings.Join(names, " "), "f.constprop.0") {
-		t.Fatalf("no f.constprop.0 among %v", names)
-	}
-	return bin
-}
-
-const cloneC = `#include <stdio.h>
-#include <stdlib.h>
-static int calls;
-/* Always called with k = 7: GCC -O2 keeps only f.constprop.0. */
-static __attribute__((noinline)) long f(long x, long k) {
-	calls++;
-	long r = 0;
-	for (long i = 0; i < k; i++)
-		r += x ^ (i * 5);
-	return r;
-}
-int main(int argc, char **argv) {
-	long n = argc > 1 ? atol(argv[1]) : 10, s = 0;
-	for (long i = 0; i < n; i++)
-		s += f(i, 7);
-	printf("f calls: %d sum=%ld\n", calls, s);
-	return 0;
-}
-`
 
 // lastComponent is a qualified C++ name's last component, template
 // arguments and parameter lists kept: real::total<int, long> → total<int, long>.
