@@ -156,18 +156,15 @@ func refTypes(path string, names []string, log io.Writer) (spec *types.Spec, ok 
 }
 
 // AttachRef gives the functions names denote in m, a Go binary without
-// DWARF, their parameters from a reference build, and says so to log;
-// false when m is not one, no name is given or reference builds are off.
-func AttachRef(m *code.Model, names []string, log io.Writer) (bool, error) {
+// DWARF, their parameters from a reference build (goref.Attach, which
+// reports on log what it fetches and builds); a nil Ref when m is not
+// one, no name denotes a Go function of it, or reference builds are off.
+// Ref.Note says where the parameters came from.
+func AttachRef(m *code.Model, names []string, log io.Writer) (*goref.Ref, error) {
 	if RefOff() || len(names) == 0 || !goref.Applies(m) {
-		return false, nil
+		return nil, nil
 	}
-	ref, err := goref.Attach(m, names, goref.OptionsFromEnv(log))
-	if err != nil || ref == nil {
-		return false, err
-	}
-	say(log, "%s has no DWARF: %s\n", m.Path, ref.Note())
-	return true, nil
+	return goref.Attach(m, names, goref.OptionsFromEnv(log))
 }
 
 func say(w io.Writer, format string, args ...any) {
@@ -217,9 +214,14 @@ func OpenCode(path string, o *CodeOptions) (*Code, error) {
 	}
 	c := &Code{Model: m}
 	if o.Params && m.DWARF == nil {
-		if c.Ref, err = AttachRef(m, o.Names, o.Log); err != nil {
+		ref, err := AttachRef(m, o.Names, o.Log)
+		if err != nil {
 			m.Close()
 			return nil, err
+		}
+		if ref != nil {
+			c.Ref = true
+			say(o.Log, "%s has no DWARF: %s\n", m.Path, ref.Note())
 		}
 	}
 	return c, nil

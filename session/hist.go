@@ -1,134 +1,122 @@
-package cli
+package session
 
 import (
 	"bufio"
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/spf13/cobra"
-
 	"github.com/binscope/binscope/internal/jsonx"
+	"github.com/binscope/binscope/internal/table"
 	"github.com/binscope/binscope/probe"
 )
 
-type histFlags struct {
-	traceFlags
-	key, value string
-	interval   time.Duration
+// HistOptions say what goprobe hist aggregates and prints.
+type HistOptions struct {
+	Options
+	// Key is the expression each hit is counted under; Value, when not
+	// "", an expression summed and put in a log2 histogram per key. Both
+	// are read at the hit, as arguments of every definition.
+	Key, Value string
+	// Interval, when > 0, prints the table at that interval too.
+	Interval time.Duration
+	// JSON prints one JSON object.
+	JSON bool
+	// Metrics serves the aggregates while the run lasts (hist --listen).
+	Metrics *MetricOptions
 }
 
-func histCommand(stdout, stderr io.Writer) *cobra.Command {
-	var f histFlags
-	cmd := &cobra.Command{
-		Use:   "hist --key EXPR [--value EXPR] [flags] 'PROBE'... [-- CMD ARGS...]",
-		Short: "Count hits per key in the kernel, with the sum and log2 histogram of a value",
-		Long: `goprobe hist aggregates in the kernel, as ftrace's hist triggers do: each hit of a
-probe adds one to the count of its key (--key, an argument expression read at
-the hit) and, with --value, the value to the key's sum and log2 histogram. The
-table is printed at exit, and every --interval.`,
-		Example: `  goprobe hist --key n --value i maybe_alloc -- ./prog 10
-  goprobe hist --key c->desc->fqName 'github.com/prometheus/client_golang/prometheus.(*counter).Inc' -- ./app`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			defs, run := args, []string(nil)
-			if d := cmd.ArgsLenAtDash(); d >= 0 {
-				defs, run = args[:d], args[d:]
-			}
-			return runHist(&f, defs, run, stdout, stderr)
-		},
+// Hist aggregates in the kernel, as ftrace's hist triggers do: each hit
+// of a probe adds one to the count of its key and the value to the key's
+// sum and histogram; the table is printed at exit (and every Interval).
+// It returns the command's exit status. Errors: a usage error without a
+// key or definitions, or for a definition with arguments; a value that is
+// text; the resolver's and the kernel's.
+func Hist(o *HistOptions) (int, error) {
+	if o.Key == "" {
+		return 0, usage("--key is required")
 	}
-	fl := cmd.Flags()
-	fl.StringVarP(&f.exe, "exe", "x", "", "the binary to probe (default: CMD's, or /proc/PID/exe)")
-	fl.IntVarP(&f.pid, "pid", "p", 0, "probe only this process")
-	fl.StringVar(&f.key, "key", "", "the expression to group hits by (required)")
-	fl.StringVar(&f.value, "value", "", "an expression to sum and histogram per key")
-	fl.DurationVar(&f.interval, "interval", 0, "also print the table at this interval")
-	fl.BoolVar(&f.json, "json", false, "print a JSON object")
-	addMetricFlags(fl, &f.metrics, true)
-	return cmd
-}
-
-func runHist(f *histFlags, defs, run []string, stdout, stderr io.Writer) error {
-	if f.key == "" {
-		return usageError{fmt.Errorf("--key is required")}
+	if len(o.Defs) == 0 {
+		return 0, usage("no probe definitions")
 	}
-	if len(defs) == 0 {
-		return usageError{fmt.Errorf("no probe definitions")}
+	if err := o.Metrics.check(len(o.Defs)); err != nil {
+		return 0, err
 	}
-	if err := f.metrics.check(len(defs)); err != nil {
-		return err
+	target, spec, err := o.histSpec()
+	if err != nil {
+		return 0, err
 	}
-	// The key and the value are the arguments of every definition.
-	var full []string
-	for _, d := range defs {
-		if len(strings.Fields(d)) > 1 {
-			return usageError{fmt.Errorf("%q: hist takes --key and --value, not arguments", d)}
+	only := onlyCommand(target, o.Run)
+	sess, err := o.kernel().AttachHist(spec, target, &probe.AttachOptions{PID: o.PID, Descendants: only})
+	if err != nil {
+		return 0, err
+	}
+	defer sess.Close()
+	o.note("%d probes attached in %s", len(spec.Probes), target)
+	if o.Metrics.serving() {
+		stopMetrics, err := o.Metrics.serveHist(sess, spec, target, o.Key, o.Value, o.Stderr)
+		if err != nil {
+			return 0, err
 		}
-		x := d + " key=" + f.key
-		if f.value != "" {
-			x += " value=" + f.value
+		defer stopMetrics()
+	}
+	o.Stdout = locked(o.Stdout) // the command writes there too
+	out := bufio.NewWriter(o.Stdout)
+	print := func() {
+		es, err := sess.Hist()
+		if err != nil {
+			o.note("%v", err)
+			return
+		}
+		writeHist(out, spec, es, o.Value != "", o.JSON)
+		out.Flush()
+	}
+	ro := runOptions{every: o.Interval, tick: func() bool { print(); return true }}
+	if only {
+		ro.gate = &probe.GateHooks{Exec: func(pid int) { sess.SetRoot(pid) }}
+	}
+	status, err := o.runOrWait(ro)
+	if err != nil {
+		return 0, err
+	}
+	print()
+	return status, nil
+}
+
+// histSpec resolves the definitions with the key and the value as their
+// arguments, and refuses a value that is text.
+func (o *HistOptions) histSpec() (string, *probe.Spec, error) {
+	var full []string
+	for _, d := range o.Defs {
+		if len(strings.Fields(d)) > 1 {
+			return "", nil, usageError{fmt.Errorf("%q: hist takes --key and --value, not arguments", d)}
+		}
+		x := d + " key=" + o.Key
+		if o.Value != "" {
+			x += " value=" + o.Value
 		}
 		full = append(full, x)
 	}
-	target, spec, err := targetSpec(&f.traceFlags, full, run, stderr)
+	ro := o.Options
+	ro.Defs = full
+	target, spec, err := ro.targetSpec()
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	reportUnavailable(stderr, spec)
+	reportUnavailable(o.Stderr, spec)
 	for _, p := range spec.Probes {
 		for _, s := range p.Sites {
 			for _, a := range s.Args {
 				if a.Name == "value" && a.Unavailable == "" && (a.Type == "string" || a.Type == "cstring" || a.Type == "bytes" || a.Type == "iface") {
-					return fmt.Errorf("--value %s is text: it must be a number", f.value)
+					return "", nil, fmt.Errorf("--value %s is text: it must be a number", o.Value)
 				}
 			}
 		}
 	}
-	only := onlyCommand(target, run)
-	sess, err := probe.AttachHist(spec, target, &probe.AttachOptions{PID: f.pid, Descendants: only})
-	if err != nil {
-		return err
-	}
-	defer sess.Close()
-	fmt.Fprintf(stderr, "goprobe: %d probes attached in %s\n", len(spec.Probes), target)
-	if f.metrics.listen != "" {
-		stopMetrics, err := f.metrics.serveHist(sess, spec, target, f.key, f.value, stderr)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
-	}
-	if _, isFile := stdout.(*os.File); !isFile { // the command writes there too
-		stdout = &lockedWriter{w: stdout}
-	}
-	out := bufio.NewWriter(stdout)
-	print := func() {
-		es, err := sess.Hist()
-		if err != nil {
-			fmt.Fprintf(stderr, "goprobe: %v\n", err)
-			return
-		}
-		writeHist(out, spec, es, f.value != "", f.json)
-		out.Flush()
-	}
-	ro := runOptions{every: f.interval, tick: func() bool { print(); return true }}
-	if only {
-		ro.gate = &probe.GateHooks{Exec: func(pid int) { sess.SetRoot(pid) }}
-	}
-	status, err := runOrWait(run, stdout, stderr, ro)
-	if err != nil {
-		return err
-	}
-	print()
-	if status != 0 {
-		return exitStatus(status)
-	}
-	return nil
+	return target, spec, nil
 }
 
 // bucketRange is the values log2 bucket b counts: [lo, hi).
@@ -198,24 +186,19 @@ func writeHist(w io.Writer, spec *probe.Spec, es []*probe.HistEntry, value, asJS
 	}
 	for i, p := range spec.Probes {
 		fmt.Fprintf(w, "%s\n", p.Def)
-		t := tablewriter.NewWriter(w)
+		cols := []table.Column{table.Left("KEY"), table.Right("COUNT")}
 		if value {
-			t.Header("KEY", "COUNT", "SUM", "AVG")
-		} else {
-			t.Header("KEY", "COUNT")
+			cols = append(cols, table.Right("SUM"), table.Right("AVG"))
 		}
+		t := table.New(w, cols...)
 		for _, e := range es {
 			if e.Probe != i {
 				continue
 			}
-			if value {
-				avg := float64(e.Sum) / float64(max(e.Count, 1))
-				t.Append(e.Key.String(), fmt.Sprint(e.Count), fmt.Sprint(e.Sum), fmt.Sprintf("%.1f", avg))
-			} else {
-				t.Append(e.Key.String(), fmt.Sprint(e.Count))
-			}
+			avg := float64(e.Sum) / float64(max(e.Count, 1))
+			t.Row(e.Key.String(), fmt.Sprint(e.Count), fmt.Sprint(e.Sum), fmt.Sprintf("%.1f", avg))
 		}
-		t.Render()
+		t.Flush()
 		if !value {
 			continue
 		}

@@ -1,4 +1,4 @@
-package cli
+package session
 
 import (
 	"debug/elf"
@@ -22,9 +22,10 @@ import (
 // to the implementation processes on this machine run, with a note for each.
 // The pick is read where the loader wrote it, in the file's own
 // IRELATIVE slot for the function: in process pid, or else in a short
-// helper process (/bin/true) that maps target. When no pick can be read,
-// the error names the implementations the symbol table lists.
-func resolveIFuncs(defs []string, target string, pid int) (_ []string, notes []string, _ error) {
+// helper process (/bin/true, started through k) that maps target. When
+// no pick can be read, the error names the implementations the symbol
+// table lists.
+func resolveIFuncs(defs []string, target string, pid int, k Kernel) (_ []string, notes []string, _ error) {
 	ef, err := elfx.Open(target)
 	if err != nil {
 		return defs, nil, nil // the resolver says what is wrong
@@ -56,7 +57,7 @@ func resolveIFuncs(defs []string, target string, pid int) (_ []string, notes []s
 			if pid > 0 {
 				addr = readSlot(pid, target, slot)
 			} else {
-				addr = helperSlot(target, slot)
+				addr = helperSlot(target, slot, k)
 			}
 			if addr != 0 {
 				for _, s := range syms.At(addr) {
@@ -157,7 +158,7 @@ func readSlot(pid int, target string, slot uint64) uint64 {
 
 // helperSlot runs /bin/true, when it maps target, up to its entry point
 // (every relocation done) and reads the slot there.
-func helperSlot(target string, slot uint64) uint64 {
+func helperSlot(target string, slot uint64, k Kernel) uint64 {
 	const helper = "/bin/true"
 	real, _ := filepath.EvalSymlinks(target)
 	maps := false
@@ -171,7 +172,7 @@ func helperSlot(target string, slot uint64) uint64 {
 	}
 	var addr uint64
 	cmd := exec.Command(helper)
-	started, err := probe.StartGated(cmd, probe.GateHooks{Loaded: func(pid int) {
+	started, err := k.Start(cmd, probe.GateHooks{Loaded: func(pid int) {
 		// The last call, at the entry point, sees the relocated slot.
 		addr = readSlot(pid, target, slot)
 	}})

@@ -1,8 +1,7 @@
-package cli
+package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,49 +10,42 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/binscope/binscope/metric"
 	"github.com/binscope/binscope/probe"
 )
 
-// metricFlags are the flags of stat and hist that expose their counts as
-// Prometheus metrics.
-type metricFlags struct {
-	listen  string
-	names   []string
-	helps   []string
-	label   string
-	maxSets int
+// MetricOptions expose a stat or hist run's counts as Prometheus metrics
+// (--listen and its companions).
+type MetricOptions struct {
+	Listen       string   // serve at http://ADDR/metrics; PORT or :PORT listen on 127.0.0.1 only
+	Names        []string // the metrics' names, one per probe in order
+	Helps        []string // their help texts
+	Label        string   // hist: the key's label name
+	MaxLabelSets int      // at most this many keys per probe; the rest count as dropped
 }
 
-func addMetricFlags(fl *pflag.FlagSet, m *metricFlags, hist bool) {
-	fl.StringVar(&m.listen, "listen", "", "serve Prometheus metrics at http://ADDR/metrics (PORT or :PORT listen on 127.0.0.1 only)")
-	fl.StringArrayVar(&m.names, "metric", nil, "the metric's name, one per probe in order (default goprobe_FUNC_calls_total)")
-	fl.StringArrayVar(&m.helps, "metric-help", nil, "the metric's help text, one per probe in order")
-	fl.IntVar(&m.maxSets, "max-label-sets", metric.DefaultMaxLabelSets, "with --listen: expose at most this many keys per probe; the rest are counted as dropped")
-	if hist {
-		fl.StringVar(&m.label, "label", "", "the key's label name (default: the key expression's last field in snake_case)")
+func (m *MetricOptions) serving() bool { return m != nil && m.Listen != "" }
+
+// check refuses metric options without Listen, and more names than probes.
+func (m *MetricOptions) check(probes int) error {
+	if m == nil {
+		return nil
 	}
-}
-
-// check refuses metric flags without --listen, and more names than probes.
-func (m *metricFlags) check(probes int) error {
-	if m.listen == "" {
-		if len(m.names) > 0 || len(m.helps) > 0 || m.label != "" {
-			return usageError{errors.New("--metric, --metric-help and --label name what --listen serves: add --listen ADDR")}
+	if m.Listen == "" {
+		if len(m.Names) > 0 || len(m.Helps) > 0 || m.Label != "" {
+			return usage("--metric, --metric-help and --label name what --listen serves: add --listen ADDR")
 		}
 		return nil
 	}
-	if len(m.names) > probes || len(m.helps) > probes {
-		return usageError{fmt.Errorf("%d --metric and %d --metric-help for %d probes: give at most one each per probe, in order", len(m.names), len(m.helps), probes)}
+	if len(m.Names) > probes || len(m.Helps) > probes {
+		return usageError{fmt.Errorf("%d --metric and %d --metric-help for %d probes: give at most one each per probe, in order", len(m.Names), len(m.Helps), probes)}
 	}
 	return nil
 }
 
 // families are the spec's probes as metric families: a counter each, or
 // with a key a counter (no value) or histogram (value) per key.
-func (m *metricFlags) families(spec *probe.Spec, target, key, value string) ([]metric.Family, error) {
+func (m *MetricOptions) families(spec *probe.Spec, target, key, value string) ([]metric.Family, error) {
 	if abs, err := filepath.Abs(target); err == nil {
 		target = abs
 	}
@@ -76,17 +68,17 @@ func (m *metricFlags) families(spec *probe.Spec, target, key, value string) ([]m
 			f.Help = fmt.Sprintf("Hits of %s, counted in the kernel by goprobe at every call, inlined or not (%d sites).", def, sites)
 		}
 		if key != "" {
-			f.Label = m.label
+			f.Label = m.Label
 			if f.Label == "" {
 				f.Label = metric.LabelName(key)
 			}
 		}
 		f.Name = metric.DefaultName(def, f.Kind, value)
-		if i < len(m.names) {
-			f.Name, named[i] = m.names[i], true
+		if i < len(m.Names) {
+			f.Name, named[i] = m.Names[i], true
 		}
-		if i < len(m.helps) {
-			f.Help = m.helps[i]
+		if i < len(m.Helps) {
+			f.Help = m.Helps[i]
 		}
 		fs = append(fs, f)
 	}
@@ -184,7 +176,7 @@ func statReading(ss *sessions, spec *probe.Spec) func() (*metric.Reading, error)
 }
 
 // histReading reads a hist session's aggregates.
-func histReading(sess *probe.Session, spec *probe.Spec) func() (*metric.Reading, error) {
+func histReading(sess Probes, spec *probe.Spec) func() (*metric.Reading, error) {
 	n := len(spec.Probes)
 	return func() (*metric.Reading, error) {
 		// The hits first: a hit between the two reads then counts under
@@ -214,7 +206,7 @@ func histReading(sess *probe.Session, spec *probe.Spec) func() (*metric.Reading,
 }
 
 // serveStat serves a stat run's counts.
-func (m *metricFlags) serveStat(ss *sessions, spec *probe.Spec, target string, stderr io.Writer) (func(), error) {
+func (m *MetricOptions) serveStat(ss *sessions, spec *probe.Spec, target string, stderr io.Writer) (func(), error) {
 	fams, err := m.families(spec, target, "", "")
 	if err != nil {
 		return nil, err
@@ -223,7 +215,7 @@ func (m *metricFlags) serveStat(ss *sessions, spec *probe.Spec, target string, s
 }
 
 // serveHist serves a hist run's aggregates.
-func (m *metricFlags) serveHist(sess *probe.Session, spec *probe.Spec, target, key, value string, stderr io.Writer) (func(), error) {
+func (m *MetricOptions) serveHist(sess Probes, spec *probe.Spec, target, key, value string, stderr io.Writer) (func(), error) {
 	fams, err := m.families(spec, target, key, value)
 	if err != nil {
 		return nil, err
@@ -231,12 +223,12 @@ func (m *metricFlags) serveHist(sess *probe.Session, spec *probe.Spec, target, k
 	return m.serve(fams, histReading(sess, spec), stderr)
 }
 
-func (m *metricFlags) serve(fams []metric.Family, read func() (*metric.Reading, error), stderr io.Writer) (func(), error) {
-	exp, err := metric.NewExporter(fams, read, &metric.Options{MaxLabelSets: m.maxSets, Warn: func(msg string) {
+func (m *MetricOptions) serve(fams []metric.Family, read func() (*metric.Reading, error), stderr io.Writer) (func(), error) {
+	exp, err := metric.NewExporter(fams, read, &metric.Options{MaxLabelSets: m.MaxLabelSets, Warn: func(msg string) {
 		fmt.Fprintf(stderr, "goprobe: %s\n", msg)
 	}})
 	if err != nil {
 		return nil, err
 	}
-	return serveMetrics(m.listen, exp, stderr)
+	return serveMetrics(m.Listen, exp, stderr)
 }

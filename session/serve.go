@@ -1,4 +1,4 @@
-package cli
+package session
 
 import (
 	"encoding/json"
@@ -11,8 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/metric"
 	"github.com/binscope/binscope/probe"
@@ -63,42 +61,12 @@ func readProbesFile(path string) (*probesFile, error) {
 	return &pf, nil
 }
 
-func serveCommand(stderr io.Writer) *cobra.Command {
-	var listen string
-	var maxSets int
-	cmd := &cobra.Command{
-		Use:   "serve [--listen ADDR] FILE",
-		Short: "Run as an agent: attach the probes a file names to every process running their binaries, now and later, and serve their metrics",
-		Long: `serve reads FILE, a JSON object:
-
-  {"listen": "127.0.0.1:9464", "max_label_sets": 500, "probes": [
-    {"binary": "/usr/local/bin/app", "probe": "main.(*server).handle", "metric": "app_requests_total"},
-    {"binary": "/usr/local/bin/app", "key": "c->desc->fqName", "label": "name",
-     "probe": "github.com/prometheus/client_golang/prometheus.(*counter).Inc", "metric": "app_counter_incs_total"},
-    {"binary": "/usr/local/bin/app", "probe": "main.write", "key": "fd", "value": "n", "metric": "app_write_bytes"}]}
-
-and serves the probes' counts, keyed counts and log2 histograms at
-http://ADDR/metrics. Probes sit on the binary's file, so every process
-running it is counted, including those started later; a binary that is not
-there yet is attached when it appears, and one replaced on disk (a deploy)
-is probed again, its counts carried over. SIGHUP reads FILE again: probes
-whose entry did not change keep their counts.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(args[0], listen, maxSets, stderr)
-		},
-	}
-	cmd.Flags().StringVar(&listen, "listen", "", "serve metrics at http://ADDR/metrics (default: the file's listen, else 127.0.0.1:9464)")
-	cmd.Flags().IntVar(&maxSets, "max-label-sets", 0, "expose at most this many keys per probe (default: the file's, else 500)")
-	return cmd
-}
-
 // unit is one probe of the file at run time.
 type unit struct {
 	item probeItem
 	fam  metric.Family
 
-	cur  *probe.Session
+	cur  Probes
 	spec *probe.Spec
 	id   fileID
 	old  []retired // sessions on replaced files, while processes run them
@@ -110,7 +78,7 @@ type unit struct {
 }
 
 type retired struct {
-	sess *probe.Session
+	sess Probes
 	id   fileID
 }
 
@@ -119,9 +87,32 @@ type server struct {
 	mu     sync.Mutex
 	units  []*unit
 	stderr io.Writer
+	kernel Kernel
 }
 
-func runServe(path, listen string, maxSets int, stderr io.Writer) error {
+// ServeOptions say what goprobe serve reads and where it serves.
+type ServeOptions struct {
+	// File is the probes file (see goprobe serve --help), read again on
+	// SIGHUP.
+	File string
+	// Listen and MaxLabelSets override the file's; "" and 0 keep them
+	// (127.0.0.1:9464 and 500 when the file says nothing).
+	Listen       string
+	MaxLabelSets int
+	// Kernel attaches; nil means Host.
+	Kernel Kernel
+	// Stderr receives what the agent says.
+	Stderr io.Writer
+}
+
+// Serve runs as an agent until SIGINT or SIGTERM: it attaches the probes
+// the file names to every process running their binaries, now and later
+// (a binary that appears, one replaced on disk, its counts carried over),
+// and serves their counts, keyed counts and log2 histograms as
+// Prometheus metrics. Errors: the file's (one line naming it and the
+// entry), the listener's.
+func Serve(o *ServeOptions) error {
+	path, listen, maxSets, stderr := o.File, o.Listen, o.MaxLabelSets, locked(o.Stderr)
 	pf, err := readProbesFile(path)
 	if err != nil {
 		return err
@@ -135,10 +126,10 @@ func runServe(path, listen string, maxSets int, stderr io.Writer) error {
 	if maxSets == 0 {
 		maxSets = pf.MaxLabelSets
 	}
-	if _, isFile := stderr.(*os.File); !isFile {
-		stderr = &lockedWriter{w: stderr}
+	s := &server{stderr: stderr, kernel: o.Kernel}
+	if s.kernel == nil {
+		s.kernel = Host
 	}
-	s := &server{stderr: stderr}
 	fams, err := s.load(pf)
 	if err != nil {
 		return err
@@ -256,7 +247,7 @@ func (s *server) tick() {
 	for _, u := range s.units {
 		id, ok := statID(u.item.Binary)
 		if ok && (u.cur == nil || id != u.id) {
-			u.attach(id, s.stderr)
+			u.attach(id, s.kernel, s.stderr)
 		}
 		if len(u.old) > 0 {
 			if running == nil {
@@ -275,14 +266,14 @@ func (s *server) tick() {
 	}
 }
 
-func (u *unit) attach(id fileID, stderr io.Writer) {
-	spec, err := loadSpec(&traceFlags{}, []string{u.defs()}, u.item.Binary)
-	var sess *probe.Session
+func (u *unit) attach(id fileID, k Kernel, stderr io.Writer) {
+	spec, err := Resolve(u.item.Binary, []string{u.defs()}, stderr)
+	var sess Probes
 	if err == nil {
 		if u.item.Key != "" {
-			sess, err = probe.AttachHist(spec, u.item.Binary, nil)
+			sess, err = k.AttachHist(spec, u.item.Binary, nil)
 		} else {
-			sess, err = probe.Attach(spec, u.item.Binary, nil)
+			sess, err = k.Attach(spec, u.item.Binary, nil)
 		}
 	}
 	if err != nil {
@@ -304,7 +295,7 @@ func (u *unit) attach(id fileID, stderr io.Writer) {
 }
 
 // retire closes a session, keeping its counts in the base.
-func (u *unit) retire(sess *probe.Session) {
+func (u *unit) retire(sess Probes) {
 	hits, _, _ := sess.Counts()
 	if len(hits) > 0 && u.item.Key == "" {
 		u.baseHits += hits[0]
@@ -361,7 +352,7 @@ func (s *server) reading() (*metric.Reading, error) {
 	r := &metric.Reading{}
 	var errs []error
 	for i, u := range s.units {
-		sessions := []*probe.Session{}
+		sessions := []Probes{}
 		for _, o := range u.old {
 			sessions = append(sessions, o.sess)
 		}
@@ -416,23 +407,4 @@ func (s *server) reading() (*metric.Reading, error) {
 		fmt.Fprintf(s.stderr, "goprobe: reading the kernel's maps: %v\n", err)
 	}
 	return r, nil
-}
-
-// runningExes are the files every process runs now (/proc/PID/exe).
-func runningExes() map[fileID]bool {
-	out := map[fileID]bool{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		st, err := os.Stat("/proc/" + e.Name() + "/exe")
-		if err != nil {
-			continue
-		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			out[fileID{dev: uint64(sys.Dev), ino: sys.Ino, size: st.Size(), mtime: st.ModTime()}] = true
-		}
-	}
-	return out
 }

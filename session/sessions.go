@@ -1,4 +1,4 @@
-package cli
+package session
 
 import (
 	"errors"
@@ -6,167 +6,173 @@ import (
 	"sync"
 	"time"
 
+	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/stack"
 )
 
-// sessions are the probe sessions of one run: the first, and one more each
-// time the probed file is replaced on disk. Each has a reader goroutine.
-type sessions struct {
-	mu    sync.Mutex
-	all   []*probe.Session
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	print func(*probe.Session, *probe.Event)
-	root  int // the command's process, for sessions that see only it and its descendants
+// attached is one attachment and the spec its events decode with.
+type attached struct {
+	spec *probe.Spec
+	p    Probes
 }
 
-func newSessions(stop chan struct{}, print func(*probe.Session, *probe.Event)) *sessions {
+// sessions are the attachments of one run: the first, and one more each
+// time the probed file is replaced on disk. Each has a reader goroutine
+// that hands its events to print.
+type sessions struct {
+	mu    sync.Mutex
+	all   []attached
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	print func(*probe.Spec, Probes, *probe.Event)
+	root  int // the command's process, for attachments that see only it and its descendants
+}
+
+func newSessions(stop chan struct{}, print func(*probe.Spec, Probes, *probe.Event)) *sessions {
 	return &sessions{stop: stop, print: print}
 }
 
-// add starts reading a session's events.
-func (s *sessions) add(sess *probe.Session) {
+// add starts reading an attachment's events.
+func (s *sessions) add(spec *probe.Spec, p Probes) {
 	s.mu.Lock()
-	s.all = append(s.all, sess)
+	s.all = append(s.all, attached{spec, p})
 	if s.root > 0 {
-		sess.SetRoot(s.root)
+		p.SetRoot(s.root)
 	}
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		for {
-			select {
-			case <-s.stop:
-				// Drain what the programs wrote before the end.
-				for {
-					e, err := sess.Read(time.Now().Add(time.Millisecond))
-					if err != nil {
-						return
-					}
-					s.print(sess, e)
-				}
-			default:
-			}
-			e, err := sess.Read(time.Now().Add(20 * time.Millisecond))
-			if err != nil {
-				if errors.Is(err, os.ErrDeadlineExceeded) {
-					continue
-				}
-				return
-			}
-			s.print(sess, e)
-		}
+		s.read(spec, p)
 	}()
+}
+
+func (s *sessions) read(spec *probe.Spec, p Probes) {
+	for {
+		select {
+		case <-s.stop:
+			// Drain what the programs wrote before the end.
+			for {
+				e, err := p.Read(time.Now().Add(time.Millisecond))
+				if err != nil {
+					return
+				}
+				s.print(spec, p, e)
+			}
+		default:
+		}
+		e, err := p.Read(time.Now().Add(20 * time.Millisecond))
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			return
+		}
+		s.print(spec, p, e)
+	}
+}
+
+// each calls f with every attachment, holding the lock.
+func (s *sessions) each(f func(Probes)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, a := range s.all {
+		f(a.p)
+	}
 }
 
 // wait wakes the readers (stop is closed) and waits until they drained.
 func (s *sessions) wait() {
-	s.mu.Lock()
-	for _, sess := range s.all {
-		sess.Wake()
-	}
-	s.mu.Unlock()
+	s.each(Probes.Wake)
 	s.wg.Wait()
 }
 
-// counts sums the hits of each of n probes, and the drops, over sessions.
+// counts sums the hits of each of n probes, and the drops, over the
+// attachments.
 func (s *sessions) counts(n int) ([]uint64, uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	hits := make([]uint64, n)
 	var dropped uint64
-	for _, sess := range s.all {
-		h, d, err := sess.Counts()
+	s.each(func(p Probes) {
+		h, d, err := p.Counts()
 		if err != nil {
-			continue
+			return
 		}
-		for i := range h {
-			if i < n {
-				hits[i] += h[i]
-			}
-		}
+		addTo(hits, h)
 		dropped += d
-	}
+	})
 	return hits, dropped
 }
 
-// stackCounters sums the unwinders' counters (probe.UnwindStacks...).
-func (s *sessions) stackCounters() []uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []uint64
-	for _, sess := range s.all {
-		c := sess.StackCounters()
-		if out == nil {
-			out = make([]uint64, len(c))
-		}
-		for i := range c {
-			out[i] += c[i]
+// addTo adds v to sum, element by element, as far as sum goes.
+func addTo(sum, v []uint64) {
+	for i := range v {
+		if i < len(sum) {
+			sum[i] += v[i]
 		}
 	}
-	return out
 }
 
+// misses sums the kernel's recursion misses of each of n probes.
 func (s *sessions) misses(n int) []uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := make([]uint64, n)
-	for _, sess := range s.all {
-		for i, m := range sess.Misses() {
-			if i < n {
-				out[i] += m
-			}
-		}
-	}
+	s.each(func(p Probes) { addTo(out, p.Misses()) })
 	return out
 }
 
-// setRoot names the command's process to every session (see
+// stackCounters sums the unwinders' counters (probe.UnwindStacks...):
+// every one, zero without stacks.
+func (s *sessions) stackCounters() []uint64 {
+	out := make([]uint64, probe.UnwindNoTableStacks+1)
+	s.each(func(p Probes) {
+		c := p.StackCounters()
+		if len(c) > len(out) {
+			out = append(out, make([]uint64, len(c)-len(out))...)
+		}
+		addTo(out, c)
+	})
+	return out
+}
+
+// stacks are the stacks each probe was hit with, over the attachments.
+func (s *sessions) stacks(sym *stack.Symbolizer) (map[int][]flame.Stack, error) {
+	byProbe := map[int][]flame.Stack{}
+	var err error
+	s.each(func(p Probes) {
+		st, serr := p.Stacks(sym)
+		if serr != nil {
+			err = serr
+			return
+		}
+		for i, s := range st {
+			byProbe[i] = append(byProbe[i], s...)
+		}
+	})
+	return byProbe, err
+}
+
+// setRoot names the command's process to every attachment (see
 // probe.AttachOptions.Descendants), and to those added later.
 func (s *sessions) setRoot(pid int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.root = pid
-	for _, sess := range s.all {
-		sess.SetRoot(pid)
-	}
+	s.mu.Unlock()
+	s.each(func(p Probes) { p.SetRoot(pid) })
 }
 
-// addProcess gives every session's unwinder process pid's mappings.
+// addProcess gives every attachment's unwinder process pid's mappings.
 func (s *sessions) addProcess(pid int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sess := range s.all {
-		sess.AddProcess(pid)
-	}
+	s.each(func(p Probes) { p.AddProcess(pid) })
 }
 
 // addDescendants gives the unwinders the mappings of the command's
 // descendants the programs found (and again when they change).
 func (s *sessions) addDescendants() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sess := range s.all {
-		for _, pid := range sess.Descendants() {
-			for _, each := range s.all {
-				each.AddProcess(pid)
-			}
-		}
+	var pids []int
+	s.each(func(p Probes) { pids = append(pids, p.Descendants()...) })
+	for _, pid := range pids {
+		s.addProcess(pid)
 	}
 }
 
-func (s *sessions) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sess := range s.all {
-		sess.Close()
-	}
-}
-
-// fileID tells one file from another at the same path.
-type fileID struct {
-	dev, ino uint64
-	size     int64
-	mtime    time.Time
-}
+func (s *sessions) close() { s.each(Probes.Close) }

@@ -1,4 +1,4 @@
-package cli
+package session
 
 import (
 	"encoding/json"
@@ -13,47 +13,40 @@ import (
 	"github.com/binscope/binscope/stack"
 )
 
-// stackOptions are the attach options of trace --stack and stat --stacks:
-// unwind tables for the files the probed process maps (-p), or will map
-// (-- CMD); other processes unwind by frame pointer.
-func stackOptions(f *traceFlags, target string, run []string) (*probe.AttachOptions, error) {
-	o := &probe.AttachOptions{PID: f.pid}
-	switch {
-	case f.stack:
-		o.Stacks = probe.EventStacks
-	case f.stacks:
-		o.Stacks = probe.CountStacks
-	default:
-		return o, nil
-	}
+// unwindTables compiles, before the probes or the profiler start (the
+// kernel's table is sized once), the unwind tables of the files process
+// pid maps, or else of those the command run will map (its binary and
+// the libraries it loads), or else of target and its libraries when it
+// is not "". Other processes unwind by frame pointer.
+func unwindTables(pid int, run []string, target string) (*stack.Tables, error) {
 	a, err := probe.HostArch()
 	if err != nil {
 		return nil, err
 	}
-	o.Tables = stack.NewTables(a)
+	tables := stack.NewTables(a)
 	switch {
-	case f.pid > 0:
-		ms, err := stack.ProcMappings(f.pid)
+	case pid > 0:
+		ms, err := stack.ProcMappings(pid)
 		if err != nil {
-			return nil, processError(f.pid, err)
+			return nil, processError(pid, err)
 		}
 		for _, m := range ms {
-			o.Tables.Add(m.Path)
+			tables.Add(m.Path)
 		}
+		return tables, nil
 	case len(run) > 0:
 		path, err := exec.LookPath(run[0])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", run[0], err)
 		}
-		for _, p := range stack.LoadedFiles(path) {
-			o.Tables.Add(p)
-		}
-	default:
+		target = path
+	}
+	if target != "" {
 		for _, p := range stack.LoadedFiles(target) {
-			o.Tables.Add(p)
+			tables.Add(p)
 		}
 	}
-	return o, nil
+	return tables, nil
 }
 
 // frameNames lists frames innermost first, as stack traces read.
@@ -80,56 +73,43 @@ func withStack(b []byte, frames []flame.Frame) []byte {
 	return out
 }
 
+type jstack struct {
+	Count  uint64   `json:"count"`
+	Frames []string `json:"frames"`
+}
+
+type jprobe struct {
+	statRow
+	Stacks []jstack `json:"stacks"`
+}
+
 // writeStatStacks prints stat --stacks: each probe's count, then its
 // stacks by count, innermost frame first; or the same as JSON; and the
 // folded stacks (each under its probe's name) to --folded.
-func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *probe.Spec, hits, misses []uint64, dropped uint64, f *traceFlags) error {
-	byProbe := map[int][]flame.Stack{}
-	ss.mu.Lock()
-	for _, sess := range ss.all {
-		st, err := sess.Stacks(sym)
-		if err != nil {
-			ss.mu.Unlock()
-			return err
-		}
-		for i, s := range st {
-			byProbe[i] = append(byProbe[i], s...)
-		}
+func (t *tracer) writeStatStacks(hits, misses []uint64, dropped uint64) error {
+	byProbe, err := t.ss.stacks(t.sym)
+	if err != nil {
+		return err
 	}
-	ss.mu.Unlock()
-	counters := ss.stackCounters()
-	type jstack struct {
-		Count  uint64   `json:"count"`
-		Frames []string `json:"frames"`
-	}
-	type jprobe struct {
-		Probe  string   `json:"probe"`
-		Count  uint64   `json:"count"`
-		Sites  int      `json:"sites"`
-		Missed uint64   `json:"missed"`
-		Stacks []jstack `json:"stacks"`
-	}
+	counters := t.ss.stackCounters()
 	var rows []jprobe
 	var all []flame.Stack
-	for i, p := range spec.Probes {
+	for i, r := range statRows(t.spec, hits, misses) {
 		st := byProbe[i]
 		sort.SliceStable(st, func(a, b int) bool { return st[a].Count > st[b].Count })
-		r := jprobe{Probe: p.Def, Count: hits[i], Sites: len(p.Sites), Stacks: []jstack{}}
-		if i < len(misses) {
-			r.Missed = misses[i]
-		}
+		row := jprobe{statRow: r, Stacks: []jstack{}}
 		for _, s := range st {
-			r.Stacks = append(r.Stacks, jstack{s.Count, frameNames(s.Frames)})
-			all = append(all, flame.Stack{Frames: append([]flame.Frame{{Name: p.Def}}, s.Frames...), Count: s.Count})
+			row.Stacks = append(row.Stacks, jstack{s.Count, frameNames(s.Frames)})
+			all = append(all, flame.Stack{Frames: append([]flame.Frame{{Name: r.Probe}}, s.Frames...), Count: s.Count})
 		}
-		rows = append(rows, r)
+		rows = append(rows, row)
 	}
-	if f.folded != "" {
-		if err := writeFile(f.folded, func(w io.Writer) error { return flame.WriteFolded(w, all) }); err != nil {
+	if t.o.Folded != "" {
+		if err := writeFile(t.o.Folded, func(w io.Writer) error { return flame.WriteFolded(w, all) }); err != nil {
 			return err
 		}
 	}
-	if f.json {
+	if t.o.JSON {
 		b, _ := jsonx.Marshal(struct {
 			Probes    []jprobe `json:"probes"`
 			Dropped   uint64   `json:"dropped"`
@@ -139,9 +119,14 @@ func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *pro
 			NoTable       uint64 `json:"no_table"`
 			NoTableFrames uint64 `json:"no_table_frames"`
 		}{rows, dropped, counters[probe.UnwindTruncated], counters[probe.UnwindNoTableStacks], counters[probe.UnwindNoTable]})
-		_, err := w.Write(append(b, '\n'))
+		_, err := t.out.Write(append(b, '\n'))
 		return err
 	}
+	writeStacks(t.out, rows, counters)
+	return nil
+}
+
+func writeStacks(w io.Writer, rows []jprobe, counters []uint64) {
 	for _, r := range rows {
 		fmt.Fprintf(w, "%s: %d hits, %d stacks\n", r.Probe, r.Count, len(r.Stacks))
 		for _, s := range r.Stacks {
@@ -161,14 +146,13 @@ func writeStatStacks(w io.Writer, ss *sessions, sym *stack.Symbolizer, spec *pro
 	if n := noTableNote(counters); n != "" {
 		fmt.Fprintln(w, n)
 	}
-	return nil
 }
 
 // noTableNote says how many stacks went through code no unwind table
 // covered (unwound by frame pointer, so a caller may be missing), or
 // nothing when none did.
 func noTableNote(c []uint64) string {
-	if c[probe.UnwindNoTableStacks] == 0 {
+	if len(c) <= probe.UnwindNoTableStacks || c[probe.UnwindNoTableStacks] == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d stacks had frames without an unwind table (%d frames, followed by frame pointer: callers may be missing)",

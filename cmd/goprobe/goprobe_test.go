@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 
 func runGoprobe(args ...string) (int, string, string) {
 	var out, errb strings.Builder
-	code := Goprobe(args, &out, &errb)
+	code := goprobe(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 

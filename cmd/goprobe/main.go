@@ -1,12 +1,11 @@
-// Command goprobe turns probe definitions for Go, Rust, Zig and C programs
-// into artifacts other tools run: bpftrace scripts, perf probe commands and
-// portable build-id-keyed probe specs.
+// Command goprobe probes Go, Rust, Zig and C programs with uprobes: every
+// call of a function, inlined or not, with its arguments (trace, stat,
+// hist), CPU profiles with stacks unwound in the kernel (profile), a
+// metrics agent (serve), and the same probes as artifacts other tools
+// run: bpftrace scripts, perf probe commands, libbpf-style programs and
+// portable build-id-keyed specs (gen).
 package main
 
-import (
-	"os"
+import "os"
 
-	"github.com/binscope/binscope/internal/cli"
-)
-
-func main() { os.Exit(cli.Goprobe(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(goprobe(os.Args[1:], os.Stdout, os.Stderr)) }

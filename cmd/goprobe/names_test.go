@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/binscope/binscope/cmd/internal/cmdtest"
 	"github.com/binscope/binscope/internal/testutil"
 )
 
@@ -110,7 +111,8 @@ int main(void) {
 // TestStatLibcAliases: glibc's _IO_puts counts the program's 100 calls
 // by its DWARF name and by its alias puts; free, fopen and realloc, which
 // glibc defines as __libc_free, _IO_new_fopen and __libc_realloc, resolve
-// in gofunct and goprobe by the names programs call them by.
+// by the names programs call them by (gofunct's TestLibcAliases finds
+// them so).
 func TestStatLibcAliases(t *testing.T) {
 	needBPF(t)
 	libc := testutil.RealBinary(t, "libc")
@@ -121,10 +123,6 @@ func TestStatLibcAliases(t *testing.T) {
 		}
 	}
 	for def, min := range map[string]int{"free": 1, "fopen": 1, "realloc": 1, "malloc": 1} {
-		code, out, errs := runGofunct("-f", def, libc)
-		if code != 0 || strings.TrimSpace(out) == "" {
-			t.Errorf("gofunct -f %s: exit %d %q %s", def, code, out, errs)
-		}
 		if n, out := statCount(t, def, "-x", libc, "--", prog); n < min {
 			t.Errorf("%s: %d calls, want at least %d\n%s", def, n, min, out)
 		}
@@ -132,20 +130,12 @@ func TestStatLibcAliases(t *testing.T) {
 }
 
 // TestStatRustStrippedDemangled: in rust-real without DWARF, functions
-// are probed by the demangled names gofunct prints, and count what the
-// program's header says: parse_line and Stats::record N times, checksum
-// (two instances of a generic, printed alike) 2*N.
+// are probed by the demangled names gofunct prints (gofunct's
+// TestRustStrippedDemangled), and count what the program's header says:
+// parse_line and Stats::record N times, checksum (two instances of a
+// generic, printed alike) 2*N.
 func TestStatRustStrippedDemangled(t *testing.T) {
 	b := testutil.Fixture(t, "rust-real-stripped")
-	code, out, errs := runGofunct(b.Path)
-	if code != 0 {
-		t.Fatalf("gofunct: exit %d: %s", code, errs)
-	}
-	for _, want := range []string{"real::parse_line", "real::Stats::record", "real::checksum", "real::main"} {
-		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(want) + `$`).MatchString(out) {
-			t.Errorf("gofunct does not list %s", want)
-		}
-	}
 	needBPF(t)
 	const n = 40
 	for def, want := range map[string]int{"real::parse_line": n, "real::Stats::record": n, "real::checksum": 2 * n} {
@@ -179,19 +169,14 @@ func TestStatCppTemplates(t *testing.T) {
 	}
 }
 
-// TestStatCloneOnly: functions GCC kept only as clones are listed and
-// probed by their own name and by the clone's symbol, raw or demangled:
-// cpp-real's scale_by (scale_by.constprop.0) and weigh
-// (weigh.constprop.0.isra.0), and a C program's f (f.constprop.0).
+// TestStatCloneOnly: functions GCC kept only as clones (which gofunct's
+// TestCloneOnly lists) are probed by their own name and by the clone's
+// symbol, raw or demangled: cpp-real's scale_by (scale_by.constprop.0)
+// and weigh (weigh.constprop.0.isra.0), and a C program's f
+// (f.constprop.0).
 func TestStatCloneOnly(t *testing.T) {
 	b := testutil.Fixture(t, "cpp-real")
-	cprog := buildCloneC(t, true)
-	for bin, names := range map[string][]string{b.Path: {"real::scale_by", "real::weigh"}, cprog: {"f"}} {
-		code, out, errs := runGofunct("-f", strings.Join(names, ","), bin)
-		if code != 0 || strings.Count(out, "\n") != len(names) {
-			t.Errorf("gofunct -f %v: exit %d %q %s", names, code, out, errs)
-		}
-	}
+	cprog := cmdtest.BuildCloneC(t, true)
 	needBPF(t)
 	const n = 9
 	for def, want := range map[string]int{
@@ -213,83 +198,24 @@ func TestStatCloneOnly(t *testing.T) {
 	}
 }
 
-// TestGofunctWithoutDWARF: a C program built with -O2 and no -g lists its
-// functions from the symbol table (f under its clone's symbol), and goprobe
-// counts that symbol.
-func TestGofunctWithoutDWARF(t *testing.T) {
-	bin := buildCloneC(t, false)
-	code, out, errs := runGofunct(bin)
-	if code != 0 {
-		t.Fatalf("gofunct: exit %d: %s", code, errs)
-	}
-	for _, want := range []string{"main", "f.constprop.0", "_start"} {
-		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(want) + `$`).MatchString(out) {
-			t.Errorf("gofunct does not list %s:\n%s", want, out)
-		}
-	}
+// TestStatWithoutDWARF: a C program built with -O2 and no -g has f only
+// as its clone's symbol (gofunct's TestGofunctWithoutDWARF lists it), and
+// goprobe counts that symbol.
+func TestStatWithoutDWARF(t *testing.T) {
+	bin := cmdtest.BuildCloneC(t, false)
 	needBPF(t)
 	if got, out := statCount(t, "f.constprop.0", "--", bin, "6"); got != 6 {
 		t.Errorf("f.constprop.0: %d calls\n%s", got, out)
 	}
 }
 
-// goCloneNames is a Go program whose function and method names end like
-// GCC's clone suffixes, which only a GCC-style producer's code may carry.
-const goCloneNames = `package main
-
-import (
-	"fmt"
-	"os"
-	"strconv"
-)
-
-type T struct{ n int }
-
-//go:noinline
-func clone(x int) int { return x*3 + 1 }
-
-//go:noinline
-func (t *T) part(x int) int { t.n += x; return t.n }
-
-type cold struct{}
-
-//go:noinline
-func (cold) isra(x int) int { return x ^ 5 }
-
-func main() {
-	n, _ := strconv.Atoi(os.Args[1])
-	t := &T{}
-	s := 0
-	for i := 0; i < n; i++ {
-		s += clone(i) + t.part(i) + cold{}.isra(i)
-	}
-	fmt.Println("calls:", n, "sum:", s)
-}
-`
-
-// TestGoCloneNames: Go functions called clone, part and isra are listed
-// and probed as themselves, never taken for GCC clones.
-func TestGoCloneNames(t *testing.T) {
-	dir := t.TempDir()
-	for name, text := range map[string]string{"main.go": goCloneNames, "go.mod": "module clonenames\n\ngo 1.21\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "clonenames")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	names := []string{"main.clone", "main.(*T).part", "main.cold.isra"}
-	code, out, errs := runGofunct("-f", strings.Join(names, ","), bin)
-	if code != 0 || strings.Count(out, "\n") != len(names) {
-		t.Errorf("gofunct -f %v: exit %d %q %s", names, code, out, errs)
-	}
+// TestStatGoCloneNames: Go functions called clone, part and isra are
+// probed as themselves, never taken for GCC clones (gofunct's
+// TestGoCloneNames lists them so).
+func TestStatGoCloneNames(t *testing.T) {
+	bin := cmdtest.BuildGoCloneNames(t)
 	needBPF(t)
-	for _, def := range names {
+	for _, def := range cmdtest.GoCloneNames {
 		if got, out := statCount(t, def, "--", bin, "7"); got != 7 {
 			t.Errorf("%s: %d calls, the program made 7\n%s", def, got, out)
 		}

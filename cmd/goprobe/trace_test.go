@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/binscope/binscope/cmd/internal/cmdtest"
 	"github.com/binscope/binscope/internal/testutil"
 )
 
@@ -42,9 +43,7 @@ func traced(t *testing.T, args ...string) ([]string, string) {
 
 func needBPF(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		testutil.Skipf(t, "probing needs root")
-	}
+	cmdtest.NeedRoot(t)
 }
 
 // TestTraceSpecStripped: a spec made from the fixture traces a stripped

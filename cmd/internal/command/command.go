@@ -90,10 +90,11 @@ type ExitStatus int
 
 func (e ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-// Exit is nil for status 0, else the ExitStatus.
-func Exit(status int) error {
-	if status == 0 {
-		return nil
+// Exit ends a command that ran another: with err when it failed, else
+// with the other's status (nil for 0).
+func Exit(status int, err error) error {
+	if err != nil || status == 0 {
+		return err
 	}
 	return ExitStatus(status)
 }

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"fmt"
@@ -162,7 +162,7 @@ func TestLiveLineOnTerminal(t *testing.T) {
 	}()
 	bin := buildAlloc(t)
 	// 40 events over two seconds and more: the live count shows twice.
-	code := Goprobe([]string{"trace", "here n", "--", bin, "40", "60"}, s, s)
+	code := goprobe([]string{"trace", "here n", "--", bin, "40", "60"}, s, s)
 	s.Close()
 	out := <-raw
 	if code != 0 {

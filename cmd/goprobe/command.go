@@ -1,0 +1,120 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/metric"
+	"github.com/binscope/binscope/session"
+)
+
+// goprobe runs goprobe with args (without the program name) and returns
+// the exit status.
+func goprobe(args []string, stdout, stderr io.Writer) int {
+	root := &cobra.Command{
+		Use:   "goprobe",
+		Short: "Probe Go, Rust, Zig and C programs: every call, inlined or not, with its arguments",
+		Long: `goprobe resolves probe definitions against a binary's DWARF: a definition
+fires once per call, so it becomes a uprobe site at the function's out-of-line
+copy, at every inline expansion and at every full compiler clone (every RET
+for %return), each with its own programs to read the arguments.
+
+Definitions: FUNC[%return] | FUNC:LINE | FUNC+OFFSET, then arguments
+[NAME=]EXPR[:TYPE], EXPR being a parameter or variable, $params, $retval or
+%REG followed by ->field, .field and [N]; TYPE one of u8..u64, s8..s64,
+x8..x64, f32, f64, string, bytes.`,
+		Args: command.Args(cobra.NoArgs),
+	}
+	root.AddCommand(genCommand(stdout, stderr), traceCommand(stdout, stderr, false), traceCommand(stdout, stderr, true),
+		histCommand(stdout, stderr), profileCommand(stdout, stderr), serveCommand(stderr))
+	command.AddCompletion(root)
+	return command.Execute(root, args, stdout, stderr)
+}
+
+// split separates the definitions from the command after "--".
+func split(cmd *cobra.Command, args []string) (defs, run []string) {
+	if d := cmd.ArgsLenAtDash(); d >= 0 {
+		return args[:d], args[d:]
+	}
+	return args, nil
+}
+
+// addTarget adds the flags that name what to probe.
+func addTarget(fl *pflag.FlagSet, o *session.Options) {
+	fl.StringVarP(&o.Exe, "exe", "x", "", "the binary to probe (default: CMD's, or /proc/PID/exe)")
+	fl.IntVarP(&o.PID, "pid", "p", 0, "probe only this process")
+}
+
+func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
+	o := &session.TraceOptions{Options: session.Options{Stdout: stdout, Stderr: stderr}, Stat: stat, Metrics: &session.MetricOptions{}}
+	use, short := "trace [flags] 'PROBE [ARG...]'... [-- CMD ARGS...]", "Print one line per hit with the probe's arguments"
+	example := `  goprobe trace -x ./app 'main.(*acc).add v a->n'
+  goprobe trace --json 'maybe_alloc n' -- ./prog 10
+  goprobe trace --spec app.spec.json -x ./app.stripped -- ./app.stripped`
+	if stat {
+		use, short = "stat [flags] 'PROBE'... [-- CMD ARGS...]", "Count the hits of each probe and print the counts at exit"
+		example = `  goprobe stat 'main.work' 'main.twice' -- ./app`
+	}
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: example,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Defs, o.Run = split(cmd, args)
+			return command.Exit(session.Trace(o))
+		},
+	}
+	fl := cmd.Flags()
+	addTarget(fl, &o.Options)
+	fl.StringVar(&o.SpecFile, "spec", "", "take the probes from a spec made by goprobe gen --format=spec (no debug info needed)")
+	fl.BoolVar(&o.JSON, "json", false, "print JSON lines (trace) or a JSON object (stat)")
+	if stat {
+		fl.BoolVar(&o.Stacks, "stacks", false, "count the hits per distinct user stack, unwound in the kernel")
+		fl.StringVar(&o.Folded, "folded", "", "with --stacks: write the stacks in the folded format to FILE")
+		addMetricFlags(fl, o.Metrics, false)
+	} else {
+		fl.BoolVar(&o.Stack, "stack", false, "add the user stack, unwound in the kernel, to each event")
+	}
+	return cmd
+}
+
+// addMetricFlags adds the flags of stat and hist that expose their counts
+// as Prometheus metrics.
+func addMetricFlags(fl *pflag.FlagSet, m *session.MetricOptions, hist bool) {
+	fl.StringVar(&m.Listen, "listen", "", "serve Prometheus metrics at http://ADDR/metrics (PORT or :PORT listen on 127.0.0.1 only)")
+	fl.StringArrayVar(&m.Names, "metric", nil, "the metric's name, one per probe in order (default goprobe_FUNC_calls_total)")
+	fl.StringArrayVar(&m.Helps, "metric-help", nil, "the metric's help text, one per probe in order")
+	fl.IntVar(&m.MaxLabelSets, "max-label-sets", metric.DefaultMaxLabelSets, "with --listen: expose at most this many keys per probe; the rest are counted as dropped")
+	if hist {
+		fl.StringVar(&m.Label, "label", "", "the key's label name (default: the key expression's last field in snake_case)")
+	}
+}
+
+func histCommand(stdout, stderr io.Writer) *cobra.Command {
+	o := &session.HistOptions{Options: session.Options{Stdout: stdout, Stderr: stderr}, Metrics: &session.MetricOptions{}}
+	cmd := &cobra.Command{
+		Use:   "hist --key EXPR [--value EXPR] [flags] 'PROBE'... [-- CMD ARGS...]",
+		Short: "Count hits per key in the kernel, with the sum and log2 histogram of a value",
+		Long: `goprobe hist aggregates in the kernel, as ftrace's hist triggers do: each hit of a
+probe adds one to the count of its key (--key, an argument expression read at
+the hit) and, with --value, the value to the key's sum and log2 histogram. The
+table is printed at exit, and every --interval.`,
+		Example: `  goprobe hist --key n --value i maybe_alloc -- ./prog 10
+  goprobe hist --key c->desc->fqName 'github.com/prometheus/client_golang/prometheus.(*counter).Inc' -- ./app`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Defs, o.Run = split(cmd, args)
+			return command.Exit(session.Hist(o))
+		},
+	}
+	fl := cmd.Flags()
+	addTarget(fl, &o.Options)
+	fl.StringVar(&o.Key, "key", "", "the expression to group hits by (required)")
+	fl.StringVar(&o.Value, "value", "", "an expression to sum and histogram per key")
+	fl.DurationVar(&o.Interval, "interval", 0, "also print the table at this interval")
+	fl.BoolVar(&o.JSON, "json", false, "print a JSON object")
+	addMetricFlags(fl, o.Metrics, true)
+	return cmd
+}

@@ -1,0 +1,108 @@
+package session
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/binscope/binscope/codegen"
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/symtab"
+)
+
+// GenOptions say which artifact Gen writes.
+type GenOptions struct {
+	// Format is "spec" (portable JSON), "bpf-c" (a libbpf-style
+	// program), "bpftrace" or "perf" (perf probe commands).
+	Format string
+	// Exe is the binary whose debug info defines the probes; Target, when
+	// not "", the file the artifact attaches to (a stripped copy with
+	// the same build-id).
+	Exe, Target string
+	Defs        []string
+	// Log receives what reference builds say.
+	Log io.Writer
+}
+
+// Gen writes the probes the definitions make in Exe as an artifact other
+// tools run. Errors: a usage error for an unknown format or without
+// definitions; the resolver's; a Target of another build.
+func Gen(w io.Writer, o *GenOptions) error {
+	switch o.Format {
+	case "spec", "bpftrace", "perf", "bpf-c":
+	default:
+		return usageError{fmt.Errorf("--format %q: want spec, bpf-c, bpftrace or perf", o.Format)}
+	}
+	if len(o.Defs) == 0 {
+		return usage("no probe definitions")
+	}
+	defs, err := parseDefs(o.Defs)
+	if err != nil {
+		return err
+	}
+	r, done, err := NewResolver(o.Exe, defs, o.Log)
+	if err != nil {
+		return err
+	}
+	defer done()
+	spec, err := r.Spec(defs)
+	if err != nil {
+		return err
+	}
+	if o.Target != "" {
+		if err := SameBuild(o.Target, spec.BuildID); err != nil {
+			return err
+		}
+	}
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	switch o.Format {
+	case "bpftrace":
+		return codegen.WriteBpftrace(bw, spec, bpftraceTarget(o.Exe, o.Target))
+	case "perf":
+		return codegen.WritePerf(bw, spec)
+	case "bpf-c":
+		return codegen.WriteBPFC(bw, spec, &codegen.BPFCOptions{Types: r.Types(defs)})
+	}
+	return probe.WriteSpec(bw, spec)
+}
+
+// bpftraceTarget says where a bpftrace script attaches: a target without a
+// symbol table (stripped) takes file offsets; one with a symbol table,
+// symbols as bpftrace reads them from that file (not its debug file).
+func bpftraceTarget(bin, target string) *codegen.BpftraceOptions {
+	o := &codegen.BpftraceOptions{Target: target}
+	path := bin
+	if target != "" {
+		path = target
+	}
+	ef, err := elfx.Open(path)
+	if err != nil {
+		return o
+	}
+	defer ef.Close()
+	o.Library = isLibrary(ef)
+	if ef.Section(".symtab") == nil && target != "" {
+		o.FileOffsets = true
+		return o
+	}
+	tab := symtab.Read(ef)
+	o.Symbol = func(addr uint64) (codegen.Symbol, bool) {
+		s, ok := tab.Covering(addr)
+		if !ok {
+			return codegen.Symbol{}, false
+		}
+		if at := tab.At(s.Addr); len(at) > 1 {
+			s = symtab.Plainest(at)
+		}
+		return codegen.Symbol{Name: s.Name, Addr: s.Addr, Size: s.Size, Unique: len(tab.Named(s.Name)) == 1}, true
+	}
+	for _, name := range []string{"runtime.morestack.abi0", "runtime.morestack"} {
+		if ms := tab.Named(name); len(ms) == 1 {
+			o.Morestack = &codegen.Symbol{Name: name, Addr: ms[0].Addr, Size: ms[0].Size, Unique: true}
+			break
+		}
+	}
+	return o
+}

@@ -1,0 +1,342 @@
+package session
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/binscope/binscope/code"
+	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/goref"
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/types"
+)
+
+// Options say what a run probes, where, and where it writes.
+type Options struct {
+	Exe      string   // -x: the file to probe; "" means Run's binary or PID's executable
+	PID      int      // -p: only this process (and its executable, or a library it maps)
+	SpecFile string   // --spec: the probes, from goprobe gen --format=spec, instead of Defs
+	Defs     []string // probe definitions
+	Run      []string // the command to run and its arguments; none means wait for PID or SIGINT
+	// Kernel attaches and starts the command; nil means Host.
+	Kernel Kernel
+	// Stdout and Stderr are the command's, shared with what the run
+	// prints (events, tables) and its notes ("goprobe: ...").
+	Stdout, Stderr io.Writer
+}
+
+func (o *Options) kernel() Kernel {
+	if o.Kernel == nil {
+		return Host
+	}
+	return o.Kernel
+}
+
+func (o *Options) note(format string, args ...any) {
+	fmt.Fprintf(o.Stderr, "goprobe: "+format+"\n", args...)
+}
+
+// probeTarget is the file to attach to: -x, CMD's binary, or the process's.
+func (o *Options) probeTarget() (string, error) {
+	switch {
+	case o.Exe != "":
+		return o.Exe, nil
+	case len(o.Run) > 0:
+		p, err := exec.LookPath(o.Run[0])
+		if err != nil {
+			return "", fmt.Errorf("%s: %v", o.Run[0], err)
+		}
+		return filepath.Abs(p)
+	case o.PID > 0:
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", o.PID))
+		if err != nil {
+			return "", processError(o.PID, err)
+		}
+		return exe, nil
+	}
+	return "", usage("name the binary with -x, a process with -p, or a command after --")
+}
+
+// processError says in one line why process pid cannot be read.
+func processError(pid int, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("process %d does not exist: give -p the id of a running process (pgrep NAME lists them)", pid)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("process %d cannot be read by this user: run as root or as the process's owner", pid)
+	}
+	return fmt.Errorf("process %d: %v", pid, err)
+}
+
+// onlyCommand reports whether probes on target should see only the
+// command and its descendants: target is not the command's own binary (a
+// library, or a program the command runs), so other processes use it too.
+// Probes on the command's binary see every process running it.
+func onlyCommand(target string, run []string) bool {
+	if len(run) == 0 {
+		return false
+	}
+	bin, err := exec.LookPath(run[0])
+	if err != nil {
+		return false
+	}
+	a, err1 := filepath.EvalSymlinks(bin)
+	b, err2 := filepath.EvalSymlinks(target)
+	return err1 != nil || err2 != nil || a != b
+}
+
+// loadSpec builds the spec from defs and target's debug info, or reads
+// the spec file and checks that it was made for target.
+func (o *Options) loadSpec(defs []string, target string) (*probe.Spec, error) {
+	if o.SpecFile != "" {
+		if len(defs) > 0 {
+			return nil, usage("--spec holds the probes: give no definitions")
+		}
+		r, err := os.Open(o.SpecFile)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		s, err := probe.ReadSpec(r, o.SpecFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := SameBuild(target, s.BuildID); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	return Resolve(target, defs, o.Stderr)
+}
+
+// Resolve parses defs and resolves them against target's DWARF or, when
+// it has none (a stripped binary, a distribution's library), its
+// .gopclntab or symbols; a Go binary without DWARF gets the parameters of
+// the functions the definitions read from a reference build, said on log.
+// Errors: a usage error without definitions; the resolver's
+// (types.ErrNotFound for a function the file does not have).
+func Resolve(target string, defs []string, log io.Writer) (*probe.Spec, error) {
+	if len(defs) == 0 {
+		return nil, usage("no probe definitions")
+	}
+	ds, err := parseDefs(defs)
+	if err != nil {
+		return nil, err
+	}
+	r, done, err := NewResolver(target, ds, log)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return r.Spec(ds)
+}
+
+func parseDefs(defs []string) ([]*probe.Def, error) {
+	var ds []*probe.Def
+	for _, a := range defs {
+		d, err := probe.Parse(a)
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}
+
+// NewResolver resolves against target's DWARF or, without it, its
+// .gopclntab or symbols (see Resolve); done releases the file.
+func NewResolver(target string, defs []*probe.Def, log io.Writer) (r *probe.Resolver, done func(), err error) {
+	df, err := dwarf.Open(target, nil)
+	if err == nil {
+		r, err := probe.NewResolver(df)
+		if err != nil {
+			df.Close()
+			return nil, nil, err
+		}
+		return r, func() { df.Close() }, nil
+	}
+	if !errors.Is(err, types.ErrNoDebugInfo) {
+		return nil, nil, err
+	}
+	ef, oerr := elfx.Open(target)
+	if oerr != nil {
+		return nil, nil, err
+	}
+	r, rerr := symbolResolver(ef, defs, log)
+	if rerr != nil {
+		ef.Close()
+		return nil, nil, rerr
+	}
+	return r, func() { ef.Close() }, nil
+}
+
+// symbolResolver resolves against ef, which has no debug info. When ef
+// is a Go binary and a definition reads arguments, the functions the
+// definitions name get their parameters from a reference build.
+func symbolResolver(ef *elfx.File, defs []*probe.Def, log io.Writer) (*probe.Resolver, error) {
+	var names []string
+	for _, d := range defs {
+		if d.Func != "" && readsArgs(d) {
+			names = append(names, d.Func)
+		}
+	}
+	if len(names) == 0 || load.RefOff() {
+		return probe.NewSymbolResolver(ef)
+	}
+	m, err := code.NewFromELF(ef)
+	if err != nil {
+		return nil, err
+	}
+	if !goref.Applies(m) {
+		return probe.NewSymbolResolver(ef)
+	}
+	ref, err := load.AttachRef(m, names, log)
+	if err != nil {
+		return nil, err
+	}
+	if ref != nil && log != nil {
+		fmt.Fprintf(log, "goprobe: %s has no DWARF: %s\n", ef.Path, ref.Note())
+	}
+	return probe.NewModelResolver(m)
+}
+
+// readsArgs reports whether d reads a parameter, a result or a field:
+// anything but a register.
+func readsArgs(d *probe.Def) bool {
+	for _, a := range d.Args {
+		if !strings.HasPrefix(a.Base, "%") {
+			return true
+		}
+	}
+	return false
+}
+
+// SameBuild refuses a target whose build-id is not the spec's.
+func SameBuild(target, buildID string) error {
+	ef, err := elfx.Open(target)
+	if err != nil {
+		return err
+	}
+	defer ef.Close()
+	if ef.BuildID != buildID || buildID == "" {
+		return fmt.Errorf("%s: build-id %q is not the probed binary's %q: the probes would land at wrong addresses", target, ef.BuildID, buildID)
+	}
+	return nil
+}
+
+// targetSpec picks the file to probe and resolves the definitions against
+// it: -x, CMD's binary, or with -p the process's executable, else the
+// first library it maps that has the functions (goprobe trace -p PID
+// 'malloc size').
+func (o *Options) targetSpec() (string, *probe.Spec, error) {
+	target, err := o.probeTarget()
+	if err != nil {
+		return "", nil, err
+	}
+	spec, err := o.specFor(target)
+	if err == nil || !errors.Is(err, types.ErrNotFound) || o.PID == 0 || o.Exe != "" || o.SpecFile != "" {
+		return target, spec, err
+	}
+	for _, p := range mappedFiles(o.PID, target) {
+		if s, lerr := o.specFor(p); lerr == nil {
+			return p, s, nil
+		}
+	}
+	return "", nil, fmt.Errorf("%v; no library process %d maps has them all either (name the file with -x)", err, o.PID)
+}
+
+// specFor resolves the definitions against target; a definition of an
+// indirect function (strlen) is aimed at the implementation the CPU runs.
+func (o *Options) specFor(target string) (*probe.Spec, error) {
+	ds, notes := o.Defs, []string(nil)
+	if o.SpecFile == "" {
+		var err error
+		if ds, notes, err = resolveIFuncs(o.Defs, target, o.PID, o.kernel()); err != nil {
+			return nil, err
+		}
+	}
+	s, err := o.loadSpec(ds, target)
+	if err == nil {
+		for _, n := range notes {
+			o.note("%s", n)
+		}
+	}
+	return s, err
+}
+
+// mappedFiles are the files process pid maps besides target, in the
+// dynamic loader's order (the C library before the loader and its own
+// malloc), then the files loaded later (dlopen); none when its mappings
+// cannot be read.
+func mappedFiles(pid int, target string) []string {
+	ms, err := stack.ProcMappings(pid)
+	if err != nil {
+		return nil
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	loaded := stack.LoadedFiles(target)
+	rank := map[string]int{}
+	for i, p := range loaded {
+		rank[real(p)] = i + 1
+	}
+	later := len(loaded) + 1
+	var files []string
+	seen := map[string]bool{real(target): true}
+	for _, m := range ms {
+		if p := real(m.Path); !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	order := func(p string) int {
+		if r := rank[p]; r > 0 {
+			return r
+		}
+		return later
+	}
+	sort.SliceStable(files, func(i, j int) bool { return order(files[i]) < order(files[j]) })
+	return files
+}
+
+// reportUnavailable says, before attaching, which sites cannot read which
+// arguments.
+func reportUnavailable(w io.Writer, spec *probe.Spec) {
+	for _, p := range spec.Probes {
+		for _, s := range p.Sites {
+			if s.Note != "" {
+				fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, s.Note)
+			}
+			for _, a := range s.Args {
+				if a.Unavailable != "" {
+					fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, a.Name, a.Unavailable)
+				}
+			}
+		}
+	}
+}
+
+// isLibrary reports whether ef is a shared library (it names itself with
+// DT_SONAME), whose probes fire in every process that maps it.
+func isLibrary(ef *elfx.File) bool {
+	if ef.Type != elf.ET_DYN {
+		return false
+	}
+	sonames, _ := ef.DynString(elf.DT_SONAME)
+	return len(sonames) > 0
+}
