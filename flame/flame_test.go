@@ -217,12 +217,13 @@ func TestWriteTop(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Ties in self samples go to the larger total, then by name.
-	want := `  SELF%  SELF  TOTAL% TOTAL  FUNCTION
- 70.00%    70  80.00%    80  main.inner [app]
- 10.00%    10  20.00%    20  main.other [app]
- 10.00%    10  10.00%    10  main.helper [app]
-  5.00%     5   5.00%     5  ksys_write [kernel]
-  5.00%     5   5.00%     5  libcxx.so+0x1f2c [libcxx.so]
+	// Counts right-aligned, two spaces apart (internal/table).
+	want := ` SELF%  SELF  TOTAL%  TOTAL  FUNCTION
+70.00%    70  80.00%     80  main.inner [app]
+10.00%    10  20.00%     20  main.other [app]
+10.00%    10  10.00%     10  main.helper [app]
+ 5.00%     5   5.00%      5  ksys_write [kernel]
+ 5.00%     5   5.00%      5  libcxx.so+0x1f2c [libcxx.so]
 `
 	if b.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
@@ -231,7 +232,7 @@ func TestWriteTop(t *testing.T) {
 
 	b.Reset()
 	WriteTop(&b, []TopRow{{Name: "f", Self: 12345678, Total: 12345678}}, 0)
-	if want := "  SELF%     SELF  TOTAL%    TOTAL  FUNCTION\n      - 12345678       - 12345678  f\n"; b.String() != want {
+	if want := "SELF%      SELF  TOTAL%     TOTAL  FUNCTION\n    -  12345678       -  12345678  f\n"; b.String() != want {
 		t.Errorf("no samples, wide counts:\n%q\nwant\n%q", b.String(), want)
 	}
 }

@@ -1,12 +1,13 @@
 package flame
 
 import (
-	"bufio"
 	"cmp"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/binscope/binscope/internal/table"
 )
 
 // TopRow is one function's share of the samples. Self counts the samples
@@ -74,46 +75,19 @@ func Top(stacks []Stack, n int) []TopRow {
 	return rows
 }
 
-// WriteTop prints rows as a table: self and total samples, each also as
-// a percentage of samples (the profile's total; 0 prints "-"), then the
-// function and its module. Columns are right-aligned to the widest count.
+// WriteTop prints rows as a table (internal/table): self and total
+// samples, each also as a percentage of samples (the profile's total; 0
+// prints "-"), then the function and its module.
 //
 //	 SELF%  SELF  TOTAL%  TOTAL  FUNCTION
 //	80.00%    80 100.00%    100  main.inner [app]
 func WriteTop(w io.Writer, rows []TopRow, samples uint64) error {
-	cw := len("TOTAL")
+	t := table.New(w, table.Right("SELF%"), table.Right("SELF"), table.Right("TOTAL%"), table.Right("TOTAL"), table.Left("FUNCTION"))
 	for _, r := range rows {
-		cw = max(cw, digits(r.Self), digits(r.Total))
+		t.Row(percent(r.Self, samples), strconv.FormatUint(r.Self, 10), percent(r.Total, samples), strconv.FormatUint(r.Total, 10),
+			string(appendModule([]byte(cleanName(r.Name)), r.Module)))
 	}
-	const pw = len("100.00%")
-	bw := bufio.NewWriter(w)
-	var line []byte
-	line = pad(line, "SELF%", pw)
-	line = append(line, ' ')
-	line = pad(line, "SELF", cw)
-	line = append(line, ' ')
-	line = pad(line, "TOTAL%", pw)
-	line = append(line, ' ')
-	line = pad(line, "TOTAL", cw)
-	line = append(line, "  FUNCTION\n"...)
-	bw.Write(line)
-	for _, r := range rows {
-		line = pad(line[:0], percent(r.Self, samples), pw)
-		line = append(line, ' ')
-		line = pad(line, strconv.FormatUint(r.Self, 10), cw)
-		line = append(line, ' ')
-		line = pad(line, percent(r.Total, samples), pw)
-		line = append(line, ' ')
-		line = pad(line, strconv.FormatUint(r.Total, 10), cw)
-		line = append(line, "  "...)
-		line = append(line, cleanName(r.Name)...)
-		line = appendModule(line, r.Module)
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
+	return t.Flush()
 }
 
 // percent is v as a percentage of total with two decimals, "-" when there
@@ -123,16 +97,6 @@ func percent(v, total uint64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(100*float64(v)/float64(total), 'f', 2, 64) + "%"
-}
-
-func digits(v uint64) int { return len(strconv.FormatUint(v, 10)) }
-
-// pad appends s right-aligned in width columns.
-func pad(b []byte, s string, width int) []byte {
-	for range width - len(s) {
-		b = append(b, ' ')
-	}
-	return append(b, s...)
 }
 
 // appendModule appends " [module]", or " [kernel]" for "[kernel]"; nothing
