@@ -245,7 +245,10 @@ func (o *Options) targetSpec() (string, *probe.Spec, error) {
 		return "", nil, err
 	}
 	spec, err := o.specFor(target)
-	if err == nil || !errors.Is(err, types.ErrNotFound) || o.PID == 0 || o.Exe != "" || o.SpecFile != "" {
+	// The executable lacks the functions, or has nothing to probe by (a
+	// stripped program whose symbols are only the ones it imports).
+	missing := errors.Is(err, types.ErrNotFound) || errors.Is(err, types.ErrNoDebugInfo)
+	if err == nil || !missing || o.PID == 0 || o.Exe != "" || o.SpecFile != "" {
 		return target, spec, err
 	}
 	for _, p := range mappedFiles(o.PID, target) {
