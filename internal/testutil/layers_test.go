@@ -1,0 +1,89 @@
+package testutil_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// layers places every package of the module in the pipeline of
+// CONVENTIONS.md: leaf helpers and the model's data vocabulary (types,
+// standard library only), loaders, models, views, runtime, commands. A
+// package may import its own layer and those below it, never one above.
+var layers = map[string]int{
+	"types": 0, "internal/arch": 0, "internal/leb128": 0, "internal/elfx": 0, "internal/naming": 0,
+	"internal/jsonx": 0, "internal/table": 0, "internal/dwexpr": 0, "internal/testutil": 0, "internal/gen": 0,
+
+	"dwarf": 1, "btf": 1, "symtab": 1, "internal/pcln": 1, "internal/cfi": 1,
+
+	"code": 2, "goref": 2, "load": 2,
+
+	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "probe": 3, "metric": 3, "pprof": 3,
+
+	"session": 4,
+
+	"cmd/gopahole": 5, "cmd/gofunct": 5, "cmd/goprobe": 5, "cmd/internal/command": 5, "cmd/internal/cmdtest": 5,
+	"bench/exact": 5, "bench/soak": 5,
+}
+
+var layerNames = []string{"leaf", "loader", "model", "view", "runtime", "command"}
+
+// TestLayers: every package has a layer, and imports (tests' imports
+// aside) point down the pipeline or stay in their layer.
+func TestLayers(t *testing.T) {
+	const module = "github.com/binscope/binscope"
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
+	cmd.Dir = testutil.Root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fs := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fs[0], module), "/")
+		from, ok := layers[pkg]
+		if !ok {
+			t.Errorf("%s: no layer: place it in layers (internal/testutil/layers_test.go)", pkg)
+			continue
+		}
+		for _, imp := range fs[1:] {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			to, ok := layers[dep]
+			if ok && to > from {
+				t.Errorf("%s (%s) imports %s (%s), a layer above it", pkg, layerNames[from], dep, layerNames[to])
+			}
+			checked++
+		}
+	}
+	if checked < 80 {
+		t.Errorf("only %d imports checked", checked)
+	}
+}
+
+// TestGopaholeLinks: gopahole reads types and prints them; it links no
+// runtime (attaching, the agent's metrics and profiles).
+func TestGopaholeLinks(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./cmd/gopahole")
+	cmd.Dir = testutil.Root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("only %d packages listed", len(deps))
+	}
+	for _, d := range deps {
+		for _, bad := range []string{"/binscope/session", "/binscope/metric", "/binscope/pprof", "github.com/prometheus/", "github.com/google/pprof"} {
+			if strings.Contains(d, bad) {
+				t.Errorf("gopahole links %s", d)
+			}
+		}
+	}
+}
