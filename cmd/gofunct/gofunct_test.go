@@ -212,7 +212,7 @@ func TestGofunctStripped(t *testing.T) {
 }
 
 // TestGofunctGolden keeps gofunct's printed views of the C inline fixture
-// (go test ./internal/cli -update rewrites them); each is printed twice
+// (go test ./cmd/gofunct -update rewrites them); each is printed twice
 // and must not change between runs.
 func TestGofunctGolden(t *testing.T) {
 	bin, _ := buildInlC(t)

@@ -153,7 +153,7 @@ func TestJSONTruth(t *testing.T) {
 var headerFrom = regexp.MustCompile(`from \S+?(?: \(build-id [0-9a-f]+\))?\.\n`)
 
 // TestGolden keeps gopahole's text, native and JSON output for a few types
-// of each language (go test ./internal/cli -update rewrites the files).
+// of each language (go test ./cmd/gopahole -update rewrites the files).
 func TestGolden(t *testing.T) {
 	cases := []struct {
 		fixture, file string

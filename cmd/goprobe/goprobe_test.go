@@ -103,7 +103,7 @@ func TestBpftraceCount(t *testing.T) {
 }
 
 // TestGenGolden keeps each artifact format for the C fixture (go test
-// ./internal/cli -update rewrites them).
+// ./cmd/goprobe -update rewrites them).
 func TestGenGolden(t *testing.T) {
 	bin := buildCount(t, "c")
 	defs := []string{"maybe_alloc i n", "first%return $retval", "third i", "main argc argv"}
