@@ -368,14 +368,25 @@ func writeCHeader(w io.Writer, path string, f *paholeFlags, sel *selection) erro
 }
 
 // loadNamed reads only the types -C names and what they refer to, from a
-// file with DWARF (see dwarf.LoadNamed); it returns a nil spec and no
-// error when it does not apply (no -C, BTF, no DWARF) and loadTypes is to
-// read the file.
+// file with DWARF (see dwarf.LoadNamed) or raw BTF (btf.LoadNamed); it
+// returns a nil spec and no error when it does not apply (no -C, split BTF,
+// a name no type has, no DWARF) and loadTypes is to read the file.
 func loadNamed(path, format string, classes []string) (*types.Spec, bool, error) {
-	if len(classes) == 0 || path == "" || (format != "" && format != "dwarf") {
+	if len(classes) == 0 {
+		return nil, false, nil
+	}
+	if path == "" || format == "btf" {
+		spec, _, err := btf.LoadNamed(pathOrKernel(path), classes, nil)
+		return spec, false, err
+	}
+	if format != "" && format != "dwarf" {
 		return nil, false, nil
 	}
 	if magic, err := readMagic(path); err != nil || btf.IsRaw(magic) {
+		if err == nil && format == "" {
+			spec, _, err := btf.LoadNamed(path, classes, nil)
+			return spec, false, err
+		}
 		return nil, false, nil
 	}
 	spec, err := dwarf.LoadNamed(path, classes, nil)
