@@ -66,6 +66,28 @@ func program(t *testing.T, lang, file string) (bin string, recs []byte, truth ma
 	return bin, recs, truth
 }
 
+// prettifyJSON prints data's records as JSON and flattens them to
+// "INDEX PATH" -> value.
+func prettifyJSON(t *testing.T, data []byte, s *pretty.Stream) map[string]string {
+	t.Helper()
+	s.JSON = true
+	var out bytes.Buffer
+	if err := pretty.Prettify(&out, data, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	dec := json.NewDecoder(&out)
+	dec.UseNumber()
+	for i := 0; dec.More(); i++ {
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		flatten(strconv.Itoa(i)+" ", v, got)
+	}
+	return got
+}
+
 // flatten turns one decoded record (as JSON) into "INDEX PATH" -> value.
 func flatten(prefix string, v any, out map[string]string) {
 	switch x := v.(type) {
@@ -126,21 +148,7 @@ func TestPrettifyAgainstPrograms(t *testing.T) {
 			if err != nil || len(ts) != 1 {
 				t.Fatalf("%s: %v %v", tc.typ, ts, err)
 			}
-			var out bytes.Buffer
-			s := &pretty.Stream{Type: ts[0], JSON: true, Lookup: lookup(spec)}
-			if err := pretty.Prettify(&out, recs, s, nil); err != nil {
-				t.Fatal(err)
-			}
-			got := map[string]string{}
-			dec := json.NewDecoder(&out)
-			dec.UseNumber()
-			for i := 0; dec.More(); i++ {
-				var v any
-				if err := dec.Decode(&v); err != nil {
-					t.Fatal(err)
-				}
-				flatten(strconv.Itoa(i)+" ", v, got)
-			}
+			got := prettifyJSON(t, recs, &pretty.Stream{Type: ts[0], Lookup: lookup(spec)})
 			keys := make([]string, 0, len(truth))
 			for k := range truth {
 				keys = append(keys, k)
@@ -231,22 +239,8 @@ func TestPrettifyStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	decode := func(s *pretty.Stream) map[string]string {
-		s.Type, s.Class, s.Header, s.Lookup, s.JSON = find(class.Name), class, find("file_header"), find, true
-		var out bytes.Buffer
-		if err := pretty.Prettify(&out, data, s, nil); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]string{}
-		dec := json.NewDecoder(&out)
-		dec.UseNumber()
-		for i := 0; dec.More(); i++ {
-			var v any
-			if err := dec.Decode(&v); err != nil {
-				t.Fatal(err)
-			}
-			flatten(strconv.Itoa(i)+" ", v, got)
-		}
-		return got
+		s.Type, s.Class, s.Header, s.Lookup = find(class.Name), class, find("file_header"), find
+		return prettifyJSON(t, data, s)
 	}
 	compare := func(name string, got map[string]string, shift, n int) {
 		compared := 0
