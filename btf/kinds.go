@@ -28,8 +28,15 @@ const (
 // the input (a layout this walk does not know) returns an error so that the
 // caller decodes every type instead.
 func namedComposites(raw []byte) ([]uint32, error) {
+	ids, _, err := namedCompositeNames(raw)
+	return ids, err
+}
+
+// namedCompositeNames is namedComposites with each type's name offset in
+// the string section.
+func namedCompositeNames(raw []byte) (ids, nameOffs []uint32, err error) {
 	if len(raw) < 24 {
-		return nil, errShort
+		return nil, nil, errShort
 	}
 	var bo binary.ByteOrder = binary.LittleEndian
 	if raw[0] == 0xeb && raw[1] == 0x9f {
@@ -40,13 +47,12 @@ func namedComposites(raw []byte) ([]uint32, error) {
 	start := uint64(hdrLen) + uint64(typeOff)
 	end := start + uint64(typeLen)
 	if hdrLen < 24 || end > uint64(len(raw)) {
-		return nil, errShort
+		return nil, nil, errShort
 	}
 	types := raw[start:end]
-	var ids []uint32
 	for id, off := uint32(1), 0; off < len(types); id++ {
 		if off+12 > len(types) {
-			return nil, errShort
+			return nil, nil, errShort
 		}
 		nameOff := bo.Uint32(types[off:])
 		info := bo.Uint32(types[off+4:])
@@ -61,18 +67,19 @@ func namedComposites(raw []byte) ([]uint32, error) {
 			off += 12 * vlen
 		case kindEnum, kindFuncProto:
 			off += 8 * vlen
-		case 2, 7, 9, 10, 11, 12, 16, 18: // PTR FWD VOLATILE CONST RESTRICT FUNC FLOAT TYPE_TAG
+		case kindTypedef, 2, 7, 9, 10, 11, 12, 16, 18: // TYPEDEF PTR FWD VOLATILE CONST RESTRICT FUNC FLOAT TYPE_TAG
 		default:
-			return nil, errUnknownKind
+			return nil, nil, errUnknownKind
 		}
 		switch kind {
 		case kindStruct, kindUnion, kindEnum, kindEnum64, kindTypedef:
 			if nameOff != 0 {
 				ids = append(ids, id)
+				nameOffs = append(nameOffs, nameOff)
 			}
 		}
 	}
-	return ids, nil
+	return ids, nameOffs, nil
 }
 
 var (

@@ -42,10 +42,10 @@ type TypesOptions struct {
 	// BTFBase is the base of split BTF (kernel modules); "" means the
 	// running kernel's.
 	BTFBase string
-	// Names are the types asked for (gopahole -C): a file with DWARF
-	// converts only them and what they refer to (dwarf.LoadNamed), and a
-	// Go binary without DWARF gets the types of their packages from a
-	// reference build.
+	// Names are the types asked for (gopahole -C): a file with DWARF, or
+	// raw BTF, converts only them and what they refer to (dwarf.LoadNamed,
+	// btf.LoadNamed), and a Go binary without DWARF gets the types of
+	// their packages from a reference build.
 	Names []string
 	// Each, when not nil, receives every named type as soon as it is
 	// converted, in the spec's order, when the loader streams (BTF does,
@@ -76,6 +76,16 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 		spec, err := btf.Load(path, &btf.Options{Base: o.BTFBase, Each: o.Each})
 		return spec, o.Each != nil && err == nil, err
 	}
+	// With names, raw BTF (the kernel's) converts only their graphs
+	// when it can answer exactly (btf.LoadNamed), else everything.
+	loadBTFNamed := func() (*types.Spec, bool, error) {
+		if len(o.Names) > 0 {
+			if spec, ok, err := btf.LoadNamed(path, o.Names, nil); ok || err != nil {
+				return spec, false, err
+			}
+		}
+		return loadBTF()
+	}
 	switch format {
 	case "dwarf":
 		if len(o.Names) > 0 {
@@ -85,7 +95,7 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 		spec, err := dwarf.Load(path, nil)
 		return spec, false, err
 	case "btf":
-		return loadBTF()
+		return loadBTFNamed()
 	case "":
 	default:
 		return nil, false, fmt.Errorf("format %q: want dwarf or btf", format)
@@ -95,7 +105,7 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 		return nil, false, err
 	}
 	if btf.IsRaw(magic) {
-		return loadBTF()
+		return loadBTFNamed()
 	}
 	if len(o.Names) > 0 {
 		spec, err = dwarf.LoadNamed(path, o.Names, nil)

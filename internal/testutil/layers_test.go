@@ -17,11 +17,11 @@ var layers = map[string]int{
 	"internal/jsonx": 0, "internal/table": 0, "internal/dwexpr": 0, "internal/testutil": 0, "internal/gen": 0,
 	"internal/pcln": 0, "internal/cfi": 0,
 
-	"dwarf": 1, "btf": 1, "symtab": 1,
+	"dwarf": 1, "btf": 1, "symtab": 1, "tracepoint": 1,
 
 	"code": 2, "goref": 2, "load": 2,
 
-	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "probe": 3, "metric": 3, "pprof": 3,
+	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "probe": 3, "metric": 3, "pprof": 3, "pretty": 3,
 
 	"session": 4,
 
