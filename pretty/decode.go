@@ -166,6 +166,9 @@ func signExtend(v uint64, bits int) int64 {
 func (d *decoder) hex() bool { return d.o != nil && d.o.Hex }
 
 func (d *decoder) scalarHex(v uint64) *Node {
+	if v == 0 {
+		return &Node{Kind: Scalar, Text: "0", JSON: v} // as pahole --hex prints it
+	}
 	return &Node{Kind: Scalar, Text: "0x" + strconv.FormatUint(v, 16), JSON: v}
 }
 

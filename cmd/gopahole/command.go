@@ -45,6 +45,7 @@ type paholeFlags struct {
 	skipMiss   bool
 	anon       bool
 	btfBase    string
+	prettify   prettifyFlags
 }
 
 func gopaholeCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -61,7 +62,8 @@ kernel modules, .BTF sections, raw BTF files).`,
   gopahole -C github.com/prometheus/client_golang/prometheus.counter ./app
   gopahole --syntax=native -C 'layouts::Holey' ./rustbin
   gopahole --json -C main.Pair[int,string] ./gobin
-  gopahole -H 2 --structs ./prog`,
+  gopahole -H 2 --structs ./prog
+  gopahole -C 'perf_event_header(sizeof,type,type_enum=perf_event_type)' --header perf_file_header --range data --prettify perf.data ./perf`,
 		Args: command.Args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""
@@ -72,6 +74,7 @@ kernel modules, .BTF sections, raw BTF files).`,
 		},
 	}
 	addFlags(cmd, &f)
+	addPrettifyFlags(cmd, &f.prettify)
 	command.AddCompletion(cmd)
 	for flag, values := range map[string][]string{
 		"format_path": {"dwarf", "btf"}, "format": {"text", "c"}, "syntax": {"c", "native"}, "lang": {"c", "c++", "go", "rust", "zig"},
@@ -150,6 +153,9 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
+	if f.prettify.file != "" {
+		return runPrettify(f, path, w, stderr)
+	}
 	lo := &load.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: sel.Classes, Log: stderr}
 	if f.output == "c" {
 		return writeHeader(w, path, lo, sel)
