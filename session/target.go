@@ -96,8 +96,10 @@ func onlyCommand(target string, run []string) bool {
 	return err1 != nil || err2 != nil || a != b
 }
 
-// loadSpec builds the spec from defs and target's debug info, or reads
-// the spec file and checks that it was made for target.
+// loadSpec reads the spec file and checks that it was made for target,
+// or takes the probes cached for target's build, or builds the spec from
+// defs and target's debug info. Without defs and a spec file, the cache
+// must hold the build's probes.
 func (o *Options) loadSpec(defs []string, target string) (*probe.Spec, error) {
 	if o.SpecFile != "" {
 		if len(defs) > 0 {
@@ -116,6 +118,11 @@ func (o *Options) loadSpec(defs []string, target string) (*probe.Spec, error) {
 			return nil, err
 		}
 		return s, nil
+	}
+	// Probes cached for this build (goprobe gen --cache) were resolved
+	// where the debug info was: they serve a stripped copy.
+	if s, ok, err := o.cachedSpec(target, defs); ok || err != nil {
+		return s, err
 	}
 	return Resolve(target, defs, o.Stderr)
 }

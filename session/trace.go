@@ -174,7 +174,7 @@ func (t *tracer) replaced() {
 	s2, why := t.spec, ""
 	if t.o.SpecFile == "" {
 		var err error
-		if s2, err = Resolve(t.target, t.o.Defs, t.o.Stderr); err != nil {
+		if s2, err = t.o.loadSpec(t.o.Defs, t.target); err != nil {
 			why = err.Error()
 		}
 	} else if err := SameBuild(t.target, t.spec.BuildID); err != nil {

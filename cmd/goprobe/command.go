@@ -29,7 +29,7 @@ x8..x64, f32, f64, string, bytes.`,
 		Args: command.Args(cobra.NoArgs),
 	}
 	root.AddCommand(genCommand(stdout, stderr), traceCommand(stdout, stderr, false), traceCommand(stdout, stderr, true),
-		histCommand(stdout, stderr), profileCommand(stdout, stderr), serveCommand(stderr))
+		histCommand(stdout, stderr), profileCommand(stdout, stderr), serveCommand(stderr), cacheCommand(stdout))
 	command.AddCompletion(root)
 	return command.Execute(root, args, stdout, stderr)
 }

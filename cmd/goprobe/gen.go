@@ -11,23 +11,32 @@ import (
 
 func genCommand(stdout, stderr io.Writer) *cobra.Command {
 	o := &session.GenOptions{Log: stderr}
+	cache := false
 	cmd := &cobra.Command{
 		Use:   "gen --format=FMT -x BINARY 'PROBE [ARG...]'...",
 		Short: "Write the probes as a portable JSON spec, a libbpf-style BPF C program, a bpftrace script or perf probe commands",
 		Example: `  goprobe gen --format=bpftrace -x ./app 'main.work' > work.bt && bpftrace work.bt -c ./app
   goprobe gen --format=spec -x ./app 'github.com/prometheus/client_golang/prometheus.(*counter).Add v:f64 c->valInt'
-  goprobe gen --format=perf -x ./prog 'maybe_alloc n'`,
+  goprobe gen --format=perf -x ./prog 'maybe_alloc n'
+  goprobe gen --cache -x ./app.debug 'main.work n' && goprobe stat -- ./app.stripped`,
 		Args: command.Args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Exe == "" {
 				return command.Usagef("-x BINARY is required")
 			}
 			o.Defs = args
+			if cache {
+				if cmd.Flags().Changed("format") || o.Target != "" {
+					return command.Usagef("--cache keeps the spec in the probe cache: give no --format or --target")
+				}
+				return session.CachePut(o.Exe, o.Defs, nil, stderr)
+			}
 			return session.Gen(stdout, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "spec", "artifact: spec (portable JSON), bpf-c (libbpf-style program), bpftrace or perf")
 	cmd.Flags().StringVarP(&o.Exe, "exe", "x", "", "the binary whose debug info defines the probes")
+	cmd.Flags().BoolVar(&cache, "cache", false, "keep the probes in the probe cache under BINARY's build-id (trace, stat and hist on any copy of that build find them; goprobe cache lists them)")
 	cmd.Flags().StringVar(&o.Target, "target", "", "the file to attach to, when not BINARY: a stripped copy with the same build-id")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"spec", "bpf-c", "bpftrace", "perf"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
