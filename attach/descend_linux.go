@@ -1,23 +1,25 @@
-package probe
+package attach
 
 import (
 	"fmt"
 
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/binscope/binscope/bpfprog"
 )
 
 // KernelTaskOffsets reads struct task_struct's real_parent and tgid
 // offsets from the running kernel's BTF (/sys/kernel/btf/vmlinux).
-func KernelTaskOffsets() (TaskOffsets, error) {
+func KernelTaskOffsets() (bpfprog.TaskOffsets, error) {
 	spec, err := btf.LoadKernelSpec()
 	if err != nil {
-		return TaskOffsets{}, fmt.Errorf("the kernel's BTF: %v", err)
+		return bpfprog.TaskOffsets{}, fmt.Errorf("the kernel's BTF: %v", err)
 	}
 	var task *btf.Struct
 	if err := spec.TypeByName("task_struct", &task); err != nil {
-		return TaskOffsets{}, fmt.Errorf("the kernel's BTF: task_struct: %v", err)
+		return bpfprog.TaskOffsets{}, fmt.Errorf("the kernel's BTF: task_struct: %v", err)
 	}
-	var off TaskOffsets
+	var off bpfprog.TaskOffsets
 	found := 0
 	// Members may sit in anonymous structs (randomized layouts).
 	var walk func(ms []btf.Member, base uint32, depth int)
@@ -43,7 +45,7 @@ func KernelTaskOffsets() (TaskOffsets, error) {
 	}
 	walk(task.Members, 0, 0)
 	if found != 2 {
-		return TaskOffsets{}, fmt.Errorf("the kernel's BTF: task_struct has no real_parent or tgid")
+		return bpfprog.TaskOffsets{}, fmt.Errorf("the kernel's BTF: task_struct has no real_parent or tgid")
 	}
 	return off, nil
 }

@@ -1,4 +1,4 @@
-package probe
+package attach
 
 import (
 	"bufio"
@@ -171,11 +171,11 @@ func (g *gate) run() error {
 		if err := syscall.PtraceGetRegs(g.pid, &regs); err != nil {
 			return err
 		}
-		at := regs.Rip - 1
+		at := pc(&regs) - 1
 		switch {
 		case at == g.entry:
 			g.restoreAll()
-			regs.Rip = at
+			setPC(&regs, at)
 			if err := syscall.PtraceSetRegs(g.pid, &regs); err != nil {
 				return err
 			}
@@ -234,7 +234,7 @@ func (g *gate) stepOver(a uint64, regs *syscall.PtraceRegs) error {
 	if _, err := syscall.PtracePokeData(g.pid, uintptr(a), []byte{g.bps[a]}); err != nil {
 		return err
 	}
-	regs.Rip = a
+	setPC(regs, a)
 	if err := syscall.PtraceSetRegs(g.pid, regs); err != nil {
 		return err
 	}

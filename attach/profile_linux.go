@@ -1,13 +1,11 @@
-package probe
+package attach
 
 import (
 	"bytes"
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +16,7 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
 
-	"github.com/binscope/binscope/flame"
-	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/stack"
 )
 
@@ -34,12 +31,14 @@ type Profile struct {
 	all    bool
 	// newProcs reports the descendants the program finds; followNew
 	// reads it until done.
-	newProcs *ringbuf.Reader
-	done     chan struct{}
-	// BytesRead counts what Stacks copied out of the kernel: the
-	// profile's whole transfer to user space.
-	BytesRead uint64
+	newProcs  *ringbuf.Reader
+	done      chan struct{}
+	bytesRead uint64
 }
+
+// BytesRead counts what Stacks copied out of the kernel: the profile's
+// whole transfer to user space.
+func (p *Profile) BytesRead() uint64 { return p.bytesRead }
 
 // unwinder is the user-space side of the stack unwinder: it keeps the
 // kernel's rows and processes in step with the processes' mappings.
@@ -66,10 +65,10 @@ func newUnwinder(coll *ebpf.Collection, tables *stack.Tables) (*unwinder, error)
 // StartProfile loads the sampling program with tables (holding the rows
 // of the files the processes will map, for the table's size) and starts
 // sampling every CPU.
-func StartProfile(tables *stack.Tables, opts *ProfileOptions) (_ *Profile, err error) {
-	o := opts.withDefaults()
+func StartProfile(tables *stack.Tables, opts *bpfprog.ProfileOptions) (_ *Profile, err error) {
+	o := opts.WithDefaults()
 	o.RowCapacity = len(tables.Rows) + 1<<16
-	cs, err := ProfileCollection(tables.Arch(), o)
+	cs, err := bpfprog.ProfileCollection(tables.Arch(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -249,23 +248,23 @@ func (u *unwinder) mappings(pid int) []stack.Mapping {
 
 // UserFrames names a user stack (innermost first) of process pid,
 // outermost frame first.
-func (u *unwinder) UserFrames(sym *stack.Symbolizer, pid int, ips []uint64) []flame.Frame {
+func (u *unwinder) UserFrames(sym *stack.Symbolizer, pid int, ips []uint64) []stack.Frame {
 	if u == nil {
 		return nil
 	}
 	ms := u.mappings(pid)
-	var frames []flame.Frame
+	var frames []stack.Frame
 	for i := len(ips) - 1; i >= 0; i-- {
 		frames = append(frames, sym.User(ms, ips[i], i > 0)...)
 	}
 	return frames
 }
 
-// Counters returns the unwinder's counters (UnwindStacks...).
+// Counters returns the unwinder's counters (stack.UnwindStacks...).
 func (p *Profile) Counters() []uint64 { return unwindCounts(p.coll) }
 
 func unwindCounts(coll *ebpf.Collection) []uint64 {
-	out := make([]uint64, unwindCounters)
+	out := make([]uint64, stack.UnwindCounters)
 	if m := coll.Maps["unwind_counts"]; m != nil {
 		for i := range out {
 			m.Lookup(uint32(i), &out[i])
@@ -303,8 +302,8 @@ func (p *Profile) Close() {
 // first: user frames with their inline expansions, then kernel frames.
 // Processes are named by their first frame when every process is
 // profiled.
-func (p *Profile) Stacks(sym *stack.Symbolizer) ([]flame.Stack, error) {
-	var out []flame.Stack
+func (p *Profile) Stacks(sym *stack.Symbolizer) ([]stack.Stack, error) {
+	var out []stack.Stack
 	key, kips := make([]byte, stack.KeySize), make([]uint64, 127)
 	var n uint64
 	it := p.coll.Maps["stacks"].Iterate()
@@ -313,15 +312,15 @@ func (p *Profile) Stacks(sym *stack.Symbolizer) ([]flame.Stack, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.BytesRead += stack.KeySize + 8
-		var frames []flame.Frame
+		p.bytesRead += stack.KeySize + 8
+		var frames []stack.Frame
 		if p.all {
-			frames = append(frames, flame.Frame{Name: procName(int(k.Pid))})
+			frames = append(frames, stack.Frame{Name: procName(int(k.Pid))})
 		}
 		frames = append(frames, p.UserFrames(sym, int(k.Pid), k.IPs)...)
 		if k.Aux >= 0 && p.coll.Maps["kstacks"].Lookup(uint32(k.Aux), &kips) == nil {
-			p.BytesRead += 8 * uint64(len(kips))
-			var ks []flame.Frame
+			p.bytesRead += 8 * uint64(len(kips))
+			var ks []stack.Frame
 			for _, ip := range kips {
 				if ip == 0 {
 					break
@@ -332,7 +331,7 @@ func (p *Profile) Stacks(sym *stack.Symbolizer) ([]flame.Stack, error) {
 				frames = append(frames, ks[i])
 			}
 		}
-		out = append(out, flame.Stack{Frames: frames, Count: n})
+		out = append(out, stack.Stack{Frames: frames, Count: n})
 	}
 	return out, it.Err()
 }
@@ -369,16 +368,4 @@ func onlineCPUs() ([]int, error) {
 		}
 	}
 	return cpus, nil
-}
-
-// HostArch is the running machine's architecture tables: profiles sample
-// this machine's processes.
-func HostArch() (*arch.Arch, error) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return arch.ForMachine(elf.EM_X86_64)
-	case "arm64":
-		return arch.ForMachine(elf.EM_AARCH64)
-	}
-	return nil, arch.ErrUnsupportedArch
 }

@@ -1,24 +1,15 @@
-package probe
+package attach
 
 import (
 	"github.com/binscope/binscope/stack"
 )
 
-// RawStack is a counted stack as the kernel holds it: the process, its
-// user return addresses and its kernel addresses, innermost first.
-type RawStack struct {
-	Pid    int
-	User   []uint64
-	Kernel []uint64
-	Count  uint64
-}
-
 // RawStacks reads the counted stacks without naming them (for encoders
 // that keep addresses, such as pprof's); Mappings(pid) places the user
 // addresses. It reads what Stacks reads, and does not count it again in
 // BytesRead.
-func (p *Profile) RawStacks() ([]RawStack, error) {
-	var out []RawStack
+func (p *Profile) RawStacks() ([]stack.Raw, error) {
+	var out []stack.Raw
 	key, kips := make([]byte, stack.KeySize), make([]uint64, 127)
 	var n uint64
 	it := p.coll.Maps["stacks"].Iterate()
@@ -27,7 +18,7 @@ func (p *Profile) RawStacks() ([]RawStack, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := RawStack{Pid: int(k.Pid), User: k.IPs, Count: n}
+		r := stack.Raw{Pid: int(k.Pid), User: k.IPs, Count: n}
 		if k.Aux >= 0 && p.coll.Maps["kstacks"].Lookup(uint32(k.Aux), &kips) == nil {
 			for _, ip := range kips {
 				if ip == 0 {

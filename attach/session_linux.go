@@ -1,4 +1,4 @@
-package probe
+package attach
 
 import (
 	"errors"
@@ -13,27 +13,22 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 
-	"github.com/binscope/binscope/flame"
+	"github.com/binscope/binscope/bpfprog"
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
 )
 
 // Session is a spec's programs loaded and attached to a file. Close
 // detaches everything; nothing stays attached after it.
 type Session struct {
-	Spec *Spec
+	Spec *spec.Spec
 	// unwinder keeps the stack unwinder's tables, with stacks.
 	*unwinder
 	coll  *ebpf.Collection
 	links []link.Link
 	rd    *ringbuf.Reader
 }
-
-// ErrNoEvents is what Read returns when no probe has arguments: there is
-// nothing to read, only counts.
-var ErrNoEvents = errors.New("no probe records events")
-
-// ErrPermission is returned when the kernel refuses to load or attach.
-var ErrPermission = errors.New("BPF programs and uprobes need root, or CAP_BPF with CAP_PERFMON")
 
 // permissionError is ErrPermission for what the kernel refused, in one
 // line that says what to do and the kernel settings that decide it.
@@ -88,31 +83,31 @@ func capabilities() string {
 	return fmt.Sprintf("this process (uid %d) has neither", os.Geteuid())
 }
 
-// Attach loads the programs of s and attaches each at its site's file
+// Probes loads the programs of s and attaches each at its site's file
 // offset in target (the file s was made from, or a copy with the same
 // build-id).
-func Attach(s *Spec, target string, opts *AttachOptions) (*Session, error) {
-	var o AttachOptions
+func Probes(s *spec.Spec, target string, opts *Options) (*Session, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	if o.Stacks != NoStacks && o.Tables == nil {
-		a, err := archByName(s.Arch)
+	if o.Stacks != bpfprog.NoStacks && o.Tables == nil {
+		a, err := arch.ByName(s.Arch)
 		if err != nil {
 			return nil, err
 		}
 		o.Tables = stack.NewTables(a)
 	}
-	return attach(s, target, o, func(s *Spec) (*ebpf.CollectionSpec, error) {
+	return attach(s, target, o, func(s *spec.Spec) (*ebpf.CollectionSpec, error) {
 		rows := 0
 		if o.Tables != nil {
 			rows = len(o.Tables.Rows) + 1<<16
 		}
-		return Programs(s, &ProgramOptions{Stacks: o.Stacks, RowCapacity: rows, Events: o.Events})
+		return bpfprog.Programs(s, &bpfprog.ProgramOptions{Stacks: o.Stacks, RowCapacity: rows, Events: o.Events})
 	})
 }
 
-func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.CollectionSpec, error)) (_ *Session, err error) {
+func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebpf.CollectionSpec, error)) (_ *Session, err error) {
 	pid := o.PID
 	cs, err := build(s)
 	if err != nil {
@@ -123,7 +118,7 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 		if err != nil {
 			return nil, err
 		}
-		withDescendantFilter(cs, off)
+		bpfprog.DescendantFilter(cs, off)
 	}
 	// A uprobe_multi link (Linux 6.6) detaches in a few milliseconds; a
 	// perf-event uprobe waits tens of milliseconds for the kernel's grace
@@ -136,14 +131,7 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 	}
 	coll, err := ebpf.NewCollection(cs)
 	if err != nil {
-		if errors.Is(err, os.ErrPermission) {
-			return nil, permissionError("load BPF programs")
-		}
-		var ve *ebpf.VerifierError
-		if errors.As(err, &ve) {
-			return nil, fmt.Errorf("the kernel refused a generated program: %v", ve)
-		}
-		return nil, err
+		return nil, loadError(err)
 	}
 	ss := &Session{Spec: s, coll: coll}
 	defer func() {
@@ -151,7 +139,7 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 			ss.Close()
 		}
 	}()
-	if o.Stacks != NoStacks {
+	if o.Stacks != bpfprog.NoStacks {
 		if ss.unwinder, err = newUnwinder(coll, o.Tables); err != nil {
 			return nil, err
 		}
@@ -162,7 +150,7 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
-			prog := coll.Programs[ProgramName(i, j)]
+			prog := coll.Programs[spec.ProgramName(i, j)]
 			var l link.Link
 			if multi {
 				l, err = ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: []uint64{site.FileOffset}, PID: uint32(pid)})
@@ -188,7 +176,7 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 
 // Read returns the next event, waiting until deadline; it returns
 // os.ErrDeadlineExceeded when none came.
-func (s *Session) Read(deadline time.Time) (*Event, error) {
+func (s *Session) Read(deadline time.Time) (*spec.Event, error) {
 	if s.rd == nil {
 		return nil, ErrNoEvents
 	}
@@ -228,7 +216,7 @@ func (s *Session) Misses() []uint64 {
 	out := make([]uint64, len(s.Spec.Probes))
 	for i, p := range s.Spec.Probes {
 		for j := range p.Sites {
-			if prog := s.coll.Programs[ProgramName(i, j)]; prog != nil {
+			if prog := s.coll.Programs[spec.ProgramName(i, j)]; prog != nil {
 				if st, err := prog.Stats(); err == nil {
 					out[i] += st.RecursionMisses
 				}
@@ -252,18 +240,18 @@ func (s *Session) Close() {
 	}
 }
 
-// AttachHist is Attach for aggregation: the spec's probes (a key and an
+// Hist is Probes for aggregation: the spec's probes (a key and an
 // optional value each) fill the "hist" map instead of sending events.
-func AttachHist(s *Spec, target string, opts *AttachOptions) (*Session, error) {
-	var o AttachOptions
+func Hist(s *spec.Spec, target string, opts *Options) (*Session, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	return attach(s, target, o, HistPrograms)
+	return attach(s, target, o, bpfprog.HistPrograms)
 }
 
 // Descendants lists the processes the programs found to descend from the
-// root so far (see AttachOptions.Descendants).
+// root so far (see Options.Descendants).
 func (s *Session) Descendants() []int {
 	m := s.coll.Maps["desc_seen"]
 	if m == nil {
@@ -284,14 +272,28 @@ func (s *Session) Descendants() []int {
 // a session attached with Descendants see.
 func (s *Session) SetRoot(pid int) error { return setRoot(s.coll, pid) }
 
+// rootKey is the "desc_root" map's one key.
+var rootKey = uint32(0)
+
+func setRoot(coll *ebpf.Collection, pid int) error {
+	m := coll.Maps["desc_root"]
+	if m == nil {
+		return nil
+	}
+	if err := m.Put(rootKey, uint32(pid)); err != nil {
+		return fmt.Errorf("setting the command's process: %v", err)
+	}
+	return nil
+}
+
 // Stacks reads the hits counted per stack (CountStacks), by probe, with
 // their frames named outermost first.
-func (s *Session) Stacks(sym *stack.Symbolizer) (map[int][]flame.Stack, error) {
+func (s *Session) Stacks(sym *stack.Symbolizer) (map[int][]stack.Stack, error) {
 	m := s.coll.Maps["stacks"]
 	if m == nil || s.unwinder == nil {
 		return nil, errors.New("not a session that counts stacks")
 	}
-	out := map[int][]flame.Stack{}
+	out := map[int][]stack.Stack{}
 	key := make([]byte, stack.KeySize)
 	var n uint64
 	it := m.Iterate()
@@ -300,22 +302,22 @@ func (s *Session) Stacks(sym *stack.Symbolizer) (map[int][]flame.Stack, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[int(k.Aux)] = append(out[int(k.Aux)], flame.Stack{Frames: s.UserFrames(sym, int(k.Pid), k.IPs), Count: n})
+		out[int(k.Aux)] = append(out[int(k.Aux)], stack.Stack{Frames: s.UserFrames(sym, int(k.Pid), k.IPs), Count: n})
 	}
 	return out, it.Err()
 }
 
-// StackCounters returns the unwinder's counters (UnwindStacks...).
+// StackCounters returns the unwinder's counters (stack.UnwindStacks...).
 func (s *Session) StackCounters() []uint64 { return unwindCounts(s.coll) }
 
 // Hist reads the aggregates so far.
-func (s *Session) Hist() ([]*HistEntry, error) {
+func (s *Session) Hist() ([]*spec.HistEntry, error) {
 	m := s.coll.Maps["hist"]
 	if m == nil {
 		return nil, errors.New("not an aggregation session")
 	}
-	var out []*HistEntry
-	key, val := make([]byte, HistKeySize), make([]byte, HistValueSize)
+	var out []*spec.HistEntry
+	key, val := make([]byte, spec.HistKeySize), make([]byte, spec.HistValueSize)
 	it := m.Iterate()
 	for it.Next(&key, &val) {
 		e, err := s.Spec.DecodeHist(key, val)

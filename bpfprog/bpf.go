@@ -1,4 +1,12 @@
-package probe
+// Package bpfprog compiles specs into BPF programs with cilium/ebpf's asm,
+// no compiler involved: per site, a program that counts the hit and reads
+// its arguments along the spec's fetch chains into the record package
+// spec lays out (Programs); the in-kernel histograms (HistPrograms); the
+// filter that keeps a command's processes (DescendantFilter); the CPU
+// profiler's sampling program (ProfileCollection). Programs that take
+// stacks include package stack's unwinder. Loading and attaching is
+// package attach's.
+package bpfprog
 
 import (
 	"fmt"
@@ -7,22 +15,9 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/bpfasm"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
-)
-
-// The ring buffer record every probe with arguments writes (the bpf-c
-// generator's struct event_pN has the same layout):
-//
-//	u32 probe, u32 site, u64 pid_tgid, u64 time_ns, u64 ok (bit k: argument k read)
-//	then per argument: u64 value (a number, or a string's length), StringMax bytes of text
-const (
-	StringMax   = 64
-	EventHeader = 32
-	ArgSlot     = 8 + StringMax
-	MaxArgs     = 16
-	// RingBytes is the ring buffer's size: 1 MiB holds about 5,000
-	// records of two arguments between two reads.
-	RingBytes = 1 << 20
 )
 
 // StackMode says what the programs do with the user stack at each hit.
@@ -34,29 +29,13 @@ const (
 	EventStacks           // append the stack to every event
 )
 
-// AttachOptions tune Attach. A nil *AttachOptions means the defaults.
-type AttachOptions struct {
-	// PID, when > 0, limits the probes to that process.
-	PID int
-	// Stacks adds the user stack to each hit; Tables holds the unwind
-	// rows of the files the probed processes map (nil: frame pointers).
-	Stacks StackMode
-	Tables *stack.Tables
-	// Descendants limits the probes to one process and its descendants,
-	// named with Session.SetRoot once it runs (a command started after
-	// attaching); until then nothing fires.
-	Descendants bool
-	// Events makes a site without arguments send an event for each hit
-	// too (trace prints one line per call; stat only counts).
-	Events bool
-}
-
 // ProgramOptions tune Programs. A nil *ProgramOptions means the defaults.
 type ProgramOptions struct {
 	Stacks StackMode
 	// RowCapacity sizes the unwind table with Stacks (default 65536 rows).
 	RowCapacity int
-	// Events: see AttachOptions.Events.
+	// Events makes a site without arguments send an event for each hit
+	// too (trace prints one line per call; stat only counts).
 	Events bool
 }
 
@@ -64,42 +43,42 @@ type ProgramOptions struct {
 // compiler involved: program pI_sJ for site J of probe I, a "counts" array
 // (one u64 per probe, then one for records the ring buffer had no room
 // for) and an "events" ring buffer; with stacks, the unwinder's maps.
-func Programs(s *Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
+func Programs(s *spec.Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
 	var o ProgramOptions
 	if opts != nil {
 		o = *opts
-	}
-	if o.Stacks != NoStacks && s.Arch != "x86_64" {
-		return nil, fmt.Errorf("stacks: %w: %s (the unwinder is for x86_64)", arch.ErrUnsupportedArch, s.Arch)
 	}
 	a, cs, err := baseCollection(s)
 	if err != nil {
 		return nil, err
 	}
 	if o.Stacks != NoStacks {
+		if err := stack.CheckArch(a); err != nil {
+			return nil, err
+		}
 		if o.RowCapacity <= 0 {
 			o.RowCapacity = 1 << 16
 		}
-		unwindMaps(cs, o.RowCapacity, 1<<14)
+		stack.UnwindMaps(cs, o.RowCapacity, 1<<14)
 	}
 	// Maps cost time to create (the kernel allocates them whole): only
 	// those the probes use.
 	events, captures := false, false
 	for _, p := range s.Probes {
 		for _, site := range p.Sites {
-			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks || o.Events) && site.Kind != SiteCapture
-			captures = captures || site.Kind == SiteCapture
+			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks || o.Events) && site.Kind != spec.SiteCapture
+			captures = captures || site.Kind == spec.SiteCapture
 		}
 	}
 	if events {
-		cs.Maps["events"] = &ebpf.MapSpec{Name: "events", Type: ebpf.RingBuf, MaxEntries: RingBytes}
+		cs.Maps["events"] = &ebpf.MapSpec{Name: "events", Type: ebpf.RingBuf, MaxEntries: spec.RingBytes}
 	}
 	if captures {
 		// Values saved at entry for return sites, keyed by {goroutine or
 		// thread, probe}; LRU, so that calls that never return (a panic,
 		// a goroutine that exits) cannot fill it.
-		cs.Maps["captures"] = &ebpf.MapSpec{Name: "captures", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8 * MaxArgs, MaxEntries: 1 << 12}
-		cs.Maps["scratch"] = &ebpf.MapSpec{Name: "scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8 * MaxArgs, MaxEntries: 1}
+		cs.Maps["captures"] = &ebpf.MapSpec{Name: "captures", Type: ebpf.LRUHash, KeySize: 16, ValueSize: 8 * spec.MaxArgs, MaxEntries: 1 << 12}
+		cs.Maps["scratch"] = &ebpf.MapSpec{Name: "scratch", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 8 * spec.MaxArgs, MaxEntries: 1}
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
@@ -107,7 +86,7 @@ func Programs(s *Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
-			name := ProgramName(i, j)
+			name := spec.ProgramName(i, j)
 			cs.Programs[name] = &ebpf.ProgramSpec{Name: name, Type: ebpf.Kprobe, License: "GPL", Instructions: insns}
 		}
 	}
@@ -116,8 +95,8 @@ func Programs(s *Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
 
 // baseCollection is the architecture of s and a collection with the
 // "counts" array every kind of session has.
-func baseCollection(s *Spec) (*arch.Arch, *ebpf.CollectionSpec, error) {
-	a, err := archByName(s.Arch)
+func baseCollection(s *spec.Spec) (*arch.Arch, *ebpf.CollectionSpec, error) {
+	a, err := arch.ByName(s.Arch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,19 +108,6 @@ func baseCollection(s *Spec) (*arch.Arch, *ebpf.CollectionSpec, error) {
 	}, nil
 }
 
-// ProgramName names site j of probe i's program.
-func ProgramName(i, j int) string { return fmt.Sprintf("p%d_s%d", i, j) }
-
-func archByName(name string) (*arch.Arch, error) {
-	switch name {
-	case "x86_64":
-		return arch.ForMachine(62)
-	case "aarch64":
-		return arch.ForMachine(183)
-	}
-	return nil, fmt.Errorf("%w: %s", arch.ErrUnsupportedArch, name)
-}
-
 // Registers the programs use: R6 the context (pt_regs), R7 the record, R8
 // the ok bits, R9 the values captured at entry (return sites).
 const (
@@ -151,7 +117,8 @@ const (
 	rCap = asm.R9
 )
 
-// Stack slots.
+// Stack slots of the site programs (offsets from R10). Below them, from
+// -72 to stack.SlotsEnd, the unwinder's; below that, the expressions'.
 const (
 	slotKey    = -8
 	slotTmp    = -16
@@ -177,12 +144,12 @@ func captureKey(a *arch.Arch, reg string, i int) (asm.Instructions, error) {
 	}
 	return append(in,
 		asm.StoreMem(asm.RFP, slotCapKey, asm.R1, asm.DWord),
-		storeImm64(asm.RFP, slotCapKey+8, int32(i)),
+		bpfasm.StoreImm64(asm.RFP, slotCapKey+8, int32(i)),
 	), nil
 }
 
 // captureProgram saves each capture chain's value at a function's entry.
-func captureProgram(a *arch.Arch, i, j int, site Site, key string) (asm.Instructions, error) {
+func captureProgram(a *arch.Arch, i, j int, site spec.Site, key string) (asm.Instructions, error) {
 	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
 	g, err := guarded(a, site.Guard, fmt.Sprintf("capture_guard_%d_%d", i, j))
 	if err != nil {
@@ -196,10 +163,10 @@ func captureProgram(a *arch.Arch, i, j int, site Site, key string) (asm.Instruct
 	in = append(in, k...)
 	done := fmt.Sprintf("capture_done_%d_%d", i, j)
 	in = append(in, asm.StoreImm(asm.RFP, slotKey, 0, asm.Word))
-	in = append(in, lookup("scratch", slotKey, done)...)
+	in = append(in, bpfasm.Lookup("scratch", slotKey, done)...)
 	in = append(in, asm.Mov.Reg(rRec, asm.R0))
 	for n, f := range site.Args {
-		in = append(in, storeImm64(rRec, int16(8*n), 0))
+		in = append(in, bpfasm.StoreImm64(rRec, int16(8*n), 0))
 		code, err := fetchProgram(a, f, rRec, int16(8*n), fmt.Sprintf("cap_%d_%d_%d", i, j, n), 0, true)
 		if err != nil {
 			return nil, err
@@ -220,7 +187,7 @@ func captureProgram(a *arch.Arch, i, j int, site Site, key string) (asm.Instruct
 }
 
 // usesCaptures reports whether a site reads values captured at entry.
-func usesCaptures(site Site) bool {
+func usesCaptures(site spec.Site) bool {
 	for _, f := range site.Args {
 		for _, c := range f.Chains {
 			if len(c.Reg) > 0 && c.Reg[0] == '@' {
@@ -231,8 +198,8 @@ func usesCaptures(site Site) bool {
 	return false
 }
 
-func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks StackMode, events bool) (asm.Instructions, error) {
-	if site.Kind == SiteCapture {
+func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, stacks StackMode, events bool) (asm.Instructions, error) {
+	if site.Kind == spec.SiteCapture {
 		return captureProgram(a, i, j, site, key)
 	}
 	var in asm.Instructions
@@ -250,7 +217,7 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 	if len(site.Args) == 0 && stacks != EventStacks && !events {
 		return append(in, asm.Mov.Imm(asm.R0, 0), asm.Return()), nil
 	}
-	size := EventHeader + ArgSlot*len(site.Args)
+	size := spec.EventHeader + spec.ArgSlot*len(site.Args)
 	if stacks == EventStacks {
 		size += 8 * stack.Depth
 	}
@@ -265,12 +232,12 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 	in = append(in, asm.Mov.Imm(asm.R0, 0), asm.Return())
 	in = append(in,
 		asm.Mov.Reg(rRec, asm.R0).WithSymbol(label("reserved")),
-		asm.StoreImm(rRec, 0, int64(i), asm.Word),
-		asm.StoreImm(rRec, 4, int64(j), asm.Word),
+		asm.StoreImm(rRec, spec.EventProbe, int64(i), asm.Word),
+		asm.StoreImm(rRec, spec.EventSite, int64(j), asm.Word),
 		asm.FnGetCurrentPidTgid.Call(),
-		asm.StoreMem(rRec, 8, asm.R0, asm.DWord),
+		asm.StoreMem(rRec, spec.EventPidTgid, asm.R0, asm.DWord),
 		asm.FnKtimeGetNs.Call(),
-		asm.StoreMem(rRec, 16, asm.R0, asm.DWord),
+		asm.StoreMem(rRec, spec.EventTime, asm.R0, asm.DWord),
 		asm.Mov.Imm(rOK, 0),
 	)
 	caps := usesCaptures(site)
@@ -280,15 +247,15 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 			return nil, err
 		}
 		in = append(in, k...)
-		in = append(in, lookup("captures", slotCapKey, "")...)
+		in = append(in, bpfasm.Lookup("captures", slotCapKey, "")...)
 		in = append(in, asm.Mov.Reg(rCap, asm.R0))
 	}
-	if len(site.Args) > MaxArgs {
-		return nil, fmt.Errorf("%d arguments: at most %d", len(site.Args), MaxArgs)
+	if len(site.Args) > spec.MaxArgs {
+		return nil, fmt.Errorf("%d arguments: at most %d", len(site.Args), spec.MaxArgs)
 	}
 	for k, f := range site.Args {
-		off := int16(EventHeader + ArgSlot*k)
-		in = append(in, storeImm64(rRec, off, 0))
+		off := int16(spec.EventHeader + spec.ArgSlot*k)
+		in = append(in, bpfasm.StoreImm64(rRec, off, 0))
 		if f.Unavailable != "" {
 			continue
 		}
@@ -307,10 +274,10 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 		)
 	}
 	if stacks == EventStacks {
-		in = append(in, stackEvent(a, int16(EventHeader+ArgSlot*len(site.Args)), label("stacked"))...)
+		in = append(in, stackEvent(a, int16(spec.EventHeader+spec.ArgSlot*len(site.Args)), label("stacked"))...)
 	}
 	in = append(in,
-		asm.StoreMem(rRec, 24, rOK, asm.DWord),
+		asm.StoreMem(rRec, spec.EventOK, rOK, asm.DWord),
 		asm.Mov.Reg(asm.R1, rRec),
 		asm.Mov.Imm(asm.R2, 0),
 		asm.FnRingbufSubmit.Call(),
@@ -318,18 +285,6 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 		asm.Return(),
 	)
 	return in, nil
-}
-
-// userRegs loads the unwinder's inputs from the uprobe's pt_regs (R6):
-// the instruction pointer in R8, the stack pointer in R9, the frame
-// pointer in uFP.
-func userRegs(a *arch.Arch) asm.Instructions {
-	return asm.Instructions{
-		asm.LoadMem(asm.R8, rCtx, a.PtRegs["RIP"], asm.DWord),
-		asm.LoadMem(asm.R9, rCtx, a.PtRegs["RSP"], asm.DWord),
-		asm.LoadMem(asm.R1, rCtx, a.PtRegs["RBP"], asm.DWord),
-		asm.StoreMem(asm.RFP, uFP, asm.R1, asm.DWord),
-	}
 }
 
 // processTable leaves the current process's unwind table in R7 (the
@@ -340,7 +295,7 @@ func processTable(out string) asm.Instructions {
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(asm.RFP, pTgid, asm.R0, asm.Word),
 	}
-	return append(in, procLookup(pTgid, false, out)...)
+	return append(in, stack.ProcTable(pTgid, false, out, nil)...)
 }
 
 // stackCount counts probe i's hit under the current user stack; R6 is the
@@ -348,15 +303,15 @@ func processTable(out string) asm.Instructions {
 func stackCount(a *arch.Arch, i int, done string) asm.Instructions {
 	in := asm.Instructions{asm.StoreMem(asm.RFP, sCtx, rCtx, asm.DWord)}
 	in = append(in, processTable(done)...)
-	in = append(in, userRegs(a)...)
-	in = append(in, bufLookup(done)...)
+	in = append(in, stack.CtxRegs(a, rCtx)...)
+	in = append(in, stack.KeyBuffer(done)...)
 	in = append(in,
 		asm.LoadMem(asm.R1, asm.RFP, pTgid, asm.Word),
 		asm.StoreMem(asm.R6, 0, asm.R1, asm.Word),
 		asm.StoreImm(asm.R6, 4, int64(i), asm.Word),
 	)
-	in = append(in, unwindInsns(done+"_u", 8)...)
-	in = append(in, countStack(done)...)
+	in = append(in, stack.Unwind(done+"_u", 8)...)
+	in = append(in, stack.CountStack(done)...)
 	return append(in, asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done))
 }
 
@@ -369,12 +324,12 @@ func stackEvent(a *arch.Arch, off int16, done string) asm.Instructions {
 		asm.StoreMem(asm.RFP, sOK, rOK, asm.DWord),
 	}
 	for k := 0; k < stack.Depth; k++ {
-		in = append(in, storeImm64(rRec, off+int16(8*k), 0))
+		in = append(in, bpfasm.StoreImm64(rRec, off+int16(8*k), 0))
 	}
 	in = append(in, processTable(done)...)
-	in = append(in, userRegs(a)...)
+	in = append(in, stack.CtxRegs(a, rCtx)...)
 	in = append(in, asm.LoadMem(asm.R6, asm.RFP, sRec, asm.DWord))
-	in = append(in, unwindInsns(done+"_u", off)...)
+	in = append(in, stack.Unwind(done+"_u", off)...)
 	return append(in,
 		asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done),
 		asm.LoadMem(rRec, asm.RFP, sRec, asm.DWord),
@@ -382,26 +337,11 @@ func stackEvent(a *arch.Arch, off int16, done string) asm.Instructions {
 	)
 }
 
-// lookup leaves in R0 map m's value for the key in stack slot key, or
-// jumps to miss when there is none (miss "": goes on with R0 = 0).
-func lookup(m string, key int16, miss string) asm.Instructions {
-	in := asm.Instructions{
-		asm.LoadMapPtr(asm.R1, 0).WithReference(m),
-		asm.Mov.Reg(asm.R2, asm.RFP),
-		asm.Add.Imm(asm.R2, int32(key)),
-		asm.FnMapLookupElem.Call(),
-	}
-	if miss != "" {
-		in = append(in, asm.JEq.Imm(asm.R0, 0, miss))
-	}
-	return in
-}
-
 // count adds one to counts[key].
 func count(key int32) asm.Instructions {
 	skip := fmt.Sprintf("counted_%d", key) // one count per key in a program
 	in := asm.Instructions{asm.StoreImm(asm.RFP, slotKey, int64(key), asm.Word)}
-	in = append(in, lookup("counts", slotKey, skip)...)
+	in = append(in, bpfasm.Lookup("counts", slotKey, skip)...)
 	return append(in,
 		asm.Mov.Imm(asm.R1, 1),
 		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
@@ -412,14 +352,14 @@ func count(key int32) asm.Instructions {
 // value leaves in R1 the value of a chain's start and all its reads but
 // the last, and returns the last read's offset (deref false: R1 is the
 // value itself).
-func chainStart(a *arch.Arch, c Chain, fail string) (asm.Instructions, int64, bool, error) {
+func chainStart(a *arch.Arch, c spec.Chain, fail string) (asm.Instructions, int64, bool, error) {
 	var in asm.Instructions
 	if c.Const != nil {
 		return asm.Instructions{asm.LoadImm(asm.R1, *c.Const, asm.DWord)}, 0, false, nil
 	}
 	if len(c.Reg) > 1 && c.Reg[0] == '@' {
 		var n int
-		if _, err := fmt.Sscanf(c.Reg, "@%d", &n); err != nil || n < 0 || n >= MaxArgs {
+		if _, err := fmt.Sscanf(c.Reg, "@%d", &n); err != nil || n < 0 || n >= spec.MaxArgs {
 			return nil, 0, false, fmt.Errorf("bad captured value %s", c.Reg)
 		}
 		// No entry seen for this call (attached mid-call): unreadable.
@@ -457,9 +397,9 @@ func readUser(d int64, n int32, dst asm.Register, off int16, fail string) asm.In
 
 // fetchProgram reads argument k into the record's slot at off and sets
 // its ok bit; a fault jumps past the bit.
-func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail string, k int, noOK bool) (asm.Instructions, error) {
+func fetchProgram(a *arch.Arch, f spec.Fetch, rRec asm.Register, off int16, fail string, k int, noOK bool) (asm.Instructions, error) {
 	var in asm.Instructions
-	value := func(c Chain, size int64, dst asm.Register, dstOff int16) error {
+	value := func(c spec.Chain, size int64, dst asm.Register, dstOff int16) error {
 		code, last, deref, err := chainStart(a, c, fail)
 		if err != nil {
 			return err
@@ -470,7 +410,7 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 			return nil
 		}
 		if dst == asm.RFP {
-			in = append(in, storeImm64(dst, dstOff, 0))
+			in = append(in, bpfasm.StoreImm64(dst, dstOff, 0))
 		}
 		in = append(in, readUser(last, int32(size), dst, dstOff, fail)...)
 		return nil
@@ -486,8 +426,8 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 		}
 		in = append(in,
 			asm.LoadMem(asm.R2, rRec, off, asm.DWord),
-			asm.JLE.Imm(asm.R2, StringMax, fail+"_len"),
-			asm.Mov.Imm(asm.R2, StringMax),
+			asm.JLE.Imm(asm.R2, spec.StringMax, fail+"_len"),
+			asm.Mov.Imm(asm.R2, spec.StringMax),
 			asm.Mov.Reg(asm.R1, rRec).WithSymbol(fail+"_len"),
 			asm.Add.Imm(asm.R1, int32(off)+8),
 			asm.LoadMem(asm.R3, asm.RFP, slotPtr, asm.DWord),
@@ -509,7 +449,7 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 			asm.LoadMem(asm.R3, asm.RFP, slotTmp, asm.DWord),
 			asm.Mov.Reg(asm.R1, rRec),
 			asm.Add.Imm(asm.R1, int32(off)+8),
-			asm.Mov.Imm(asm.R2, StringMax),
+			asm.Mov.Imm(asm.R2, spec.StringMax),
 			asm.FnProbeReadUserStr.Call(),
 			asm.StoreMem(rRec, off, asm.R0, asm.DWord),
 			asm.JSLT.Imm(asm.R0, 0, fail),
@@ -522,10 +462,10 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 		if !deref {
 			return nil, fmt.Errorf("bytes need an address")
 		}
-		n := min(f.Size, StringMax)
+		n := min(f.Size, spec.StringMax)
 		in = append(in, code...)
 		in = append(in, readUser(last, int32(n), rRec, off+8, fail)...)
-		in = append(in, storeImm64(rRec, off, int32(n)))
+		in = append(in, bpfasm.StoreImm64(rRec, off, int32(n)))
 	default:
 		if err := value(f.Chains[0], f.Size, rRec, off); err != nil {
 			return nil, err
@@ -537,10 +477,4 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 	// The fault label: the next instruction (or the submit) carries it.
 	in = append(in, asm.Mov.Reg(rOK, rOK).WithSymbol(fail))
 	return in, nil
-}
-
-// storeImm64 is *(u64 *)(dst + off) = v (sign-extended), the BPF_ST
-// double word store that asm.StoreImm does not emit.
-func storeImm64(dst asm.Register, off int16, v int32) asm.Instruction {
-	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: dst, Offset: off, Constant: int64(v)}
 }

@@ -1,10 +1,10 @@
-package probe
+package bpfprog
 
 import (
-	"fmt"
-
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+
+	"github.com/binscope/binscope/internal/bpfasm"
 )
 
 // TaskOffsets are where struct task_struct keeps a task's parent and its
@@ -16,13 +16,13 @@ type TaskOffsets struct {
 // descendMaxDepth bounds the walk up a process's ancestors.
 const descendMaxDepth = 16
 
-// withDescendantFilter makes every program of cs return at once unless
+// DescendantFilter makes every program of cs return at once unless
 // the current process is the one in "desc_root" or descends from it: a
 // command's probes on a library see the command and its children, not
 // every process using the library. Until the root is set (the command is
 // not started yet) nothing passes. Verdicts are kept per process in
 // "desc_seen".
-func withDescendantFilter(cs *ebpf.CollectionSpec, off TaskOffsets) {
+func DescendantFilter(cs *ebpf.CollectionSpec, off TaskOffsets) {
 	descendantMaps(cs)
 	for _, p := range cs.Programs {
 		pro := descendantPrologue(off)
@@ -69,14 +69,14 @@ func descendantPrologue(off TaskOffsets) asm.Instructions {
 func descendantCheck(off TaskOffsets, pass, drop string, first asm.Instructions) asm.Instructions {
 	const yes, no, walk = "desc_yes", "desc_no", "desc_walk"
 	in := asm.Instructions{asm.StoreImm(asm.RFP, dKey, 0, asm.Word)}
-	in = append(in, lookup("desc_root", dKey, drop)...)
+	in = append(in, bpfasm.Lookup("desc_root", dKey, drop)...)
 	in = append(in,
 		asm.LoadMem(asm.R6, asm.R0, 0, asm.Word), // the root
 		asm.JEq.Imm(asm.R6, 0, drop),             // no command yet
 		asm.LoadMem(asm.R1, asm.RFP, dTgid, asm.Word),
 		asm.JEq.Reg(asm.R1, asm.R6, pass),
 	)
-	in = append(in, lookup("desc_seen", dTgid, "")...)
+	in = append(in, bpfasm.Lookup("desc_seen", dTgid, "")...)
 	in = append(in,
 		asm.JEq.Imm(asm.R0, 0, walk),
 		asm.LoadMem(asm.R1, asm.R0, 0, asm.Word),
@@ -87,7 +87,7 @@ func descendantCheck(off TaskOffsets, pass, drop string, first asm.Instructions)
 	)
 	read := func(ptrOff int32, size int32) asm.Instructions {
 		return asm.Instructions{
-			storeImm64(asm.RFP, dTmp, 0),
+			bpfasm.StoreImm64(asm.RFP, dTmp, 0),
 			asm.Mov.Reg(asm.R1, asm.RFP),
 			asm.Add.Imm(asm.R1, dTmp),
 			asm.Mov.Imm(asm.R2, size),
@@ -133,18 +133,4 @@ func descendantCheck(off TaskOffsets, pass, drop string, first asm.Instructions)
 func descendantMaps(cs *ebpf.CollectionSpec) {
 	cs.Maps["desc_root"] = &ebpf.MapSpec{Name: "desc_root", Type: ebpf.Array, KeySize: 4, ValueSize: 4, MaxEntries: 1}
 	cs.Maps["desc_seen"] = &ebpf.MapSpec{Name: "desc_seen", Type: ebpf.LRUHash, KeySize: 4, ValueSize: 4, MaxEntries: 1 << 12}
-}
-
-// rootKey is the "desc_root" map's one key.
-var rootKey = uint32(0)
-
-func setRoot(coll *ebpf.Collection, pid int) error {
-	m := coll.Maps["desc_root"]
-	if m == nil {
-		return nil
-	}
-	if err := m.Put(rootKey, uint32(pid)); err != nil {
-		return fmt.Errorf("setting the command's process: %v", err)
-	}
-	return nil
 }

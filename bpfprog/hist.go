@@ -1,13 +1,14 @@
-package probe
+package bpfprog
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/bpfasm"
+	"github.com/binscope/binscope/spec"
 )
 
 // In-kernel aggregation (the ftrace hist-trigger idea): a probe's first
@@ -15,30 +16,23 @@ import (
 // to the key's count, the value to its sum, and one to the value's log2
 // bucket, in a hash map that user space reads at the end.
 const (
-	// HistKeySize: u32 probe, u32 ok bits, u64 number, StringMax bytes of text.
-	HistKeySize = 16 + StringMax
-	// HistBuckets log2 buckets: bucket 0 counts zeros, bucket k values in
-	// [2^(k-1), 2^k), the last one everything above.
-	HistBuckets = 64
-	// HistValueSize: u64 count, u64 sum, then the buckets.
-	HistValueSize = 16 + 8*HistBuckets
-	histKeySlot   = -40 - HistKeySize // below the other stack slots
-	histValSlot   = histKeySlot - 8
+	histKeySlot = -40 - spec.HistKeySize // below the other stack slots
+	histValSlot = histKeySlot - 8
 )
 
 // HistPrograms builds aggregation programs for s: like Programs, with a
 // "hist" map in place of the ring buffer.
-func HistPrograms(s *Spec) (*ebpf.CollectionSpec, error) {
+func HistPrograms(s *spec.Spec) (*ebpf.CollectionSpec, error) {
 	a, cs, err := baseCollection(s)
 	if err != nil {
 		return nil, err
 	}
-	cs.Maps["hist"] = &ebpf.MapSpec{Name: "hist", Type: ebpf.Hash, KeySize: HistKeySize, ValueSize: HistValueSize, MaxEntries: 1 << 14}
+	cs.Maps["hist"] = &ebpf.MapSpec{Name: "hist", Type: ebpf.Hash, KeySize: spec.HistKeySize, ValueSize: spec.HistValueSize, MaxEntries: 1 << 14}
 	// A zeroed value to create keys from.
-	cs.Maps["zero"] = &ebpf.MapSpec{Name: "zero", Type: ebpf.Array, KeySize: 4, ValueSize: HistValueSize, MaxEntries: 1}
+	cs.Maps["zero"] = &ebpf.MapSpec{Name: "zero", Type: ebpf.Array, KeySize: 4, ValueSize: spec.HistValueSize, MaxEntries: 1}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
-			if site.Kind == SiteCapture {
+			if site.Kind == spec.SiteCapture {
 				return nil, fmt.Errorf("%s: hist does not keep entry values for %%return", p.Def)
 			}
 			if len(site.Args) == 0 || len(site.Args) > 2 {
@@ -48,14 +42,14 @@ func HistPrograms(s *Spec) (*ebpf.CollectionSpec, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
-			name := ProgramName(i, j)
+			name := spec.ProgramName(i, j)
 			cs.Programs[name] = &ebpf.ProgramSpec{Name: name, Type: ebpf.Kprobe, License: "GPL", Instructions: insns}
 		}
 	}
 	return cs, nil
 }
 
-func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
+func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, error) {
 	label := func(s string) string { return fmt.Sprintf("h_%s_%d_%d", s, i, j) }
 	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
 	g, err := guarded(a, site.Guard, label("guard"))
@@ -64,8 +58,8 @@ func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 	}
 	in = append(in, g...)
 	in = append(in, count(int32(i))...)
-	for off := int16(0); off < HistKeySize; off += 8 {
-		in = append(in, storeImm64(asm.RFP, histKeySlot+off, 0))
+	for off := int16(0); off < spec.HistKeySize; off += 8 {
+		in = append(in, bpfasm.StoreImm64(asm.RFP, histKeySlot+off, 0))
 	}
 	in = append(in, asm.StoreImm(asm.RFP, histKeySlot, int64(i), asm.Word))
 	k := site.Args[0]
@@ -78,7 +72,7 @@ func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 	}
 	hasValue := len(site.Args) == 2 && site.Args[1].Unavailable == ""
 	if hasValue {
-		in = append(in, storeImm64(asm.RFP, histValSlot, 0))
+		in = append(in, bpfasm.StoreImm64(asm.RFP, histValSlot, 0))
 		code, err := fetchProgram(a, site.Args[1], asm.RFP, histValSlot, label("val"), 1, false)
 		if err != nil {
 			return nil, err
@@ -86,11 +80,11 @@ func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 		in = append(in, code...)
 	}
 	in = append(in, asm.StoreMem(asm.RFP, histKeySlot+4, rOK, asm.Word))
-	in = append(in, lookup("hist", histKeySlot, "")...)
+	in = append(in, bpfasm.Lookup("hist", histKeySlot, "")...)
 	in = append(in, asm.JNE.Imm(asm.R0, 0, label("have")))
 	// A new key: insert it with the zeroed value, then look it up.
 	in = append(in, asm.StoreImm(asm.RFP, slotKey, 0, asm.Word))
-	in = append(in, lookup("zero", slotKey, label("out"))...)
+	in = append(in, bpfasm.Lookup("zero", slotKey, label("out"))...)
 	in = append(in,
 		asm.Mov.Reg(asm.R3, asm.R0),
 		asm.LoadMapPtr(asm.R1, 0).WithReference("hist"),
@@ -99,7 +93,7 @@ func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST: another CPU may have made it
 		asm.FnMapUpdateElem.Call(),
 	)
-	in = append(in, lookup("hist", histKeySlot, label("out"))...)
+	in = append(in, bpfasm.Lookup("hist", histKeySlot, label("out"))...)
 	in = append(in,
 		asm.Mov.Imm(asm.R1, 1).WithSymbol(label("have")),
 		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
@@ -130,8 +124,8 @@ func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 		}
 		in = append(in,
 			asm.Add.Reg(asm.R2, asm.R3), // the last bit: 1 unless the value was 0
-			asm.JLE.Imm(asm.R2, HistBuckets-1, label("inrange")),
-			asm.Mov.Imm(asm.R2, HistBuckets-1),
+			asm.JLE.Imm(asm.R2, spec.HistBuckets-1, label("inrange")),
+			asm.Mov.Imm(asm.R2, spec.HistBuckets-1),
 			asm.LSh.Imm(asm.R2, 3).WithSymbol(label("inrange")),
 			asm.Mov.Reg(asm.R1, asm.R0),
 			asm.Add.Imm(asm.R1, 16), // the buckets follow count and sum
@@ -142,42 +136,4 @@ func histProgram(a *arch.Arch, i, j int, site Site) (asm.Instructions, error) {
 	}
 	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(label("out")), asm.Return())
 	return in, nil
-}
-
-// HistEntry is one key's aggregate.
-type HistEntry struct {
-	Probe   int
-	Key     Value
-	Count   uint64
-	Sum     uint64
-	Buckets [HistBuckets]uint64
-}
-
-// DecodeHist reads one entry of the "hist" map.
-func (s *Spec) DecodeHist(key, val []byte) (*HistEntry, error) {
-	if len(key) != HistKeySize || len(val) != HistValueSize {
-		return nil, fmt.Errorf("hist entry of %d and %d bytes", len(key), len(val))
-	}
-	le := binary.LittleEndian
-	e := &HistEntry{Probe: int(le.Uint32(key))}
-	if e.Probe >= len(s.Probes) || len(s.Probes[e.Probe].Sites) == 0 {
-		return nil, fmt.Errorf("hist entry for probe %d", e.Probe)
-	}
-	ok := le.Uint32(key[4:])
-	// Decode the key as an event's first argument.
-	rec := make([]byte, EventHeader+ArgSlot)
-	le.PutUint64(rec[24:], uint64(ok&1))
-	copy(rec[EventHeader:], key[8:])
-	site := s.Probes[e.Probe].Sites[0]
-	one := Spec{Probes: []Probe{{Sites: []Site{{Args: site.Args[:1]}}}}}
-	ev, err := one.Decode(rec)
-	if err != nil {
-		return nil, err
-	}
-	e.Key = ev.Args[0]
-	e.Count, e.Sum = le.Uint64(val), le.Uint64(val[8:])
-	for b := range e.Buckets {
-		e.Buckets[b] = le.Uint64(val[16+8*b:])
-	}
-	return e, nil
 }

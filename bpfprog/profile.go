@@ -1,4 +1,4 @@
-package probe
+package bpfprog
 
 import (
 	"github.com/cilium/ebpf"
@@ -28,7 +28,9 @@ type ProfileOptions struct {
 	Descendants *TaskOffsets
 }
 
-func (o *ProfileOptions) withDefaults() ProfileOptions {
+// WithDefaults is o (nil: the defaults) with every unset field at its
+// default.
+func (o *ProfileOptions) WithDefaults() ProfileOptions {
 	var r ProfileOptions
 	if o != nil {
 		r = *o
@@ -45,35 +47,26 @@ func (o *ProfileOptions) withDefaults() ProfileOptions {
 	return r
 }
 
-// Stack slots of the profile program, above the unwinder's.
+// Stack slots of the profile program, above the unwinder's (which also
+// uses -4 and -32: see package stack); the site programs' processTable
+// keeps the process in pTgid too.
 const (
-	pKey    = -4  // u32 map key
 	pTgid   = -8  // u32 process
 	pKStack = -16 // the kernel stack's id
 	pRegs   = -24 // pt_regs pointer
-	pOne    = -32 // the value 1
 )
-
-// unwindMaps are the maps every stack-taking program uses.
-func unwindMaps(cs *ebpf.CollectionSpec, rows, stacks int) {
-	cs.Maps["unwind_rows"] = &ebpf.MapSpec{Name: "unwind_rows", Type: ebpf.Array, KeySize: 4, ValueSize: stack.RowSize, MaxEntries: uint32(rows)}
-	cs.Maps["unwind_procs"] = &ebpf.MapSpec{Name: "unwind_procs", Type: ebpf.Hash, KeySize: 4, ValueSize: stack.ProcValueSize, MaxEntries: 1024}
-	cs.Maps["unwind_counts"] = &ebpf.MapSpec{Name: "unwind_counts", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: unwindCounters}
-	cs.Maps["stacks"] = &ebpf.MapSpec{Name: "stacks", Type: ebpf.Hash, KeySize: stack.KeySize, ValueSize: 8, MaxEntries: uint32(stacks)}
-	cs.Maps["stack_buf"] = &ebpf.MapSpec{Name: "stack_buf", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: stack.KeySize, MaxEntries: 1}
-}
 
 // ProfileCollection is the sampling program "profile" (a perf event
 // program) and its maps: "kstacks" (kernel stacks by id), "stacks" (a
 // count per distinct {process, kernel stack, user stack}) and the unwind
 // tables.
 func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, error) {
-	if a.Name != "x86_64" {
-		return nil, arch.ErrUnsupportedArch
+	if err := stack.CheckArch(a); err != nil {
+		return nil, err
 	}
-	o = o.withDefaults()
+	o = o.WithDefaults()
 	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
-	unwindMaps(cs, o.RowCapacity, o.Stacks)
+	stack.UnwindMaps(cs, o.RowCapacity, o.Stacks)
 	cs.Maps["kstacks"] = &ebpf.MapSpec{Name: "kstacks", Type: ebpf.StackTrace, KeySize: 4, ValueSize: 8 * 127, MaxEntries: uint32(o.Stacks)}
 	in := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
@@ -101,16 +94,13 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 			asm.Mov.Imm(asm.R4, 0),
 			asm.FnRingbufOutput.Call(),
 		}
-		in = append(in, lookup("unwind_procs", pTgid, "")...)
-		in = append(in, asm.JNE.Imm(asm.R0, 0, "have_proc"))
-		in = append(in, descendantCheck(*o.Descendants, "proc_fp", "out", notify)...)
-		in = append(in, asm.StoreImm(asm.RFP, pKey, 0, asm.Word).WithSymbol("proc_fp"))
-		in = append(in, lookup("unwind_procs", pKey, "out")...)
-		in = append(in, asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("have_proc"))
+		in = append(in, stack.ProcTable(pTgid, false, "out", func(fallback string) asm.Instructions {
+			return descendantCheck(*o.Descendants, fallback, "out", notify)
+		})...)
 	} else {
-		in = append(in, procLookup(pTgid, !o.All, "out")...)
+		in = append(in, stack.ProcTable(pTgid, !o.All, "out", nil)...)
 	}
-	in = append(in, bufLookup("out")...)
+	in = append(in, stack.KeyBuffer("out")...)
 	in = append(in,
 		asm.LoadMem(asm.R1, asm.RFP, pTgid, asm.Word),
 		asm.StoreMem(asm.R6, 0, asm.R1, asm.Word),
@@ -122,70 +112,10 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 		asm.FnTaskPtRegs.Call(),
 		asm.StoreMem(asm.RFP, pRegs, asm.R0, asm.DWord),
 	)
-	for _, r := range []struct {
-		reg  string
-		slot int16
-	}{{"RIP", uTmp}, {"RSP", uSP}, {"RBP", uFP}} {
-		in = append(in,
-			storeImm64(asm.RFP, r.slot, 0),
-			asm.Mov.Reg(asm.R1, asm.RFP),
-			asm.Add.Imm(asm.R1, int32(r.slot)),
-			asm.Mov.Imm(asm.R2, 8),
-			asm.LoadMem(asm.R3, asm.RFP, pRegs, asm.DWord),
-			asm.Add.Imm(asm.R3, int32(a.PtRegs[r.reg])),
-			asm.FnProbeReadKernel.Call(),
-		)
-	}
-	in = append(in,
-		asm.LoadMem(asm.R8, asm.RFP, uTmp, asm.DWord),
-		asm.LoadMem(asm.R9, asm.RFP, uSP, asm.DWord),
-	)
-	in = append(in, unwindInsns("u", 8)...)
-	in = append(in, countStack("out")...)
+	in = append(in, stack.TaskRegs(a, pRegs)...)
+	in = append(in, stack.Unwind("u", 8)...)
+	in = append(in, stack.CountStack("out")...)
 	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol("out"), asm.Return())
 	cs.Programs["profile"] = &ebpf.ProgramSpec{Name: "profile", Type: ebpf.PerfEvent, License: "GPL", Instructions: in}
 	return cs, nil
-}
-
-// procLookup leaves in R7 the "unwind_procs" value of the process whose
-// u32 id is in slot; a process without one jumps to out when only listed
-// processes count, else uses the value of process 0 (no modules: frame
-// pointers only).
-func procLookup(slot int16, listed bool, out string) asm.Instructions {
-	if listed {
-		return append(lookup("unwind_procs", slot, out), asm.Mov.Reg(asm.R7, asm.R0))
-	}
-	in := lookup("unwind_procs", slot, "")
-	in = append(in, asm.JNE.Imm(asm.R0, 0, "have_proc"), asm.StoreImm(asm.RFP, pKey, 0, asm.Word))
-	in = append(in, lookup("unwind_procs", pKey, out)...)
-	return append(in, asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("have_proc"))
-}
-
-// bufLookup leaves in R6 the per-CPU buffer a stack key is built in.
-func bufLookup(out string) asm.Instructions {
-	in := asm.Instructions{asm.StoreImm(asm.RFP, pKey, 0, asm.Word)}
-	in = append(in, lookup("stack_buf", pKey, out)...)
-	return append(in, asm.Mov.Reg(asm.R6, asm.R0))
-}
-
-// countStack adds one to the "stacks" count of the key R6 points to.
-func countStack(out string) asm.Instructions {
-	in := asm.Instructions{
-		asm.LoadMapPtr(asm.R1, 0).WithReference("stacks"),
-		asm.Mov.Reg(asm.R2, asm.R6),
-		asm.FnMapLookupElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, "stack_new"),
-		asm.Mov.Imm(asm.R1, 1),
-		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
-		asm.Ja.Label(out),
-		storeImm64(asm.RFP, pOne, 1).WithSymbol("stack_new"),
-		asm.LoadMapPtr(asm.R1, 0).WithReference("stacks"),
-		asm.Mov.Reg(asm.R2, asm.R6),
-		asm.Mov.Reg(asm.R3, asm.RFP),
-		asm.Add.Imm(asm.R3, pOne),
-		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST
-		asm.FnMapUpdateElem.Call(),
-		asm.JEq.Imm(asm.R0, 0, out),
-	}
-	return append(in, addCount(UnwindMapFull, 0, "", "stack_full")...)
 }

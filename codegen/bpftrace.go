@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 )
 
 // ErrInsideFunction is returned by WriteBpftrace for a site inside a
@@ -78,7 +78,10 @@ type bpftraceProbe struct {
 // BpftraceOptions.Symbol) and the script needs no --unsafe; a site inside
 // a function is an error wrapping ErrInsideFunction that says to aim the
 // script at a stripped copy.
-func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
+func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
+	if err := forX86("bpftrace", s); err != nil {
+		return err
+	}
 	var o BpftraceOptions
 	if opts != nil {
 		o = *opts
@@ -93,7 +96,7 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 	for i, p := range s.Probes {
 		key := "tid" // values saved at entry for %return: per thread, or per goroutine for Go
 		if p.CaptureKey != "" {
-			key = fmt.Sprintf("reg(\"%s\")", bpftraceReg(p.CaptureKey))
+			key = fmt.Sprintf("reg(\"%s\")", regC(p.CaptureKey))
 		}
 		capVar := func(n string) string { return fmt.Sprintf("@cap%d_%s[%s]", i, strings.TrimPrefix(n, "@"), key) }
 		for _, site := range p.Sites {
@@ -121,7 +124,7 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 				fmt.Fprintf(&body, "/ %s /\n", bp.pred)
 			}
 			body.WriteString("{\n")
-			if site.Kind == probe.SiteCapture {
+			if site.Kind == spec.SiteCapture {
 				for _, a := range site.Args {
 					fmt.Fprintf(&body, "\t%s = %s;\n", capVar(a.Name), bpftraceChain(a.Chains[0], 8, false))
 				}
@@ -148,7 +151,7 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 				f, v := bpftraceArg(a)
 				for _, c := range a.Chains {
 					if strings.HasPrefix(c.Reg, "@") {
-						v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", bpftraceReg(c.Reg)), capVar(c.Reg))
+						v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", regC(c.Reg)), capVar(c.Reg))
 					}
 				}
 				format = append(format, escape(a.Name)+"="+f)
@@ -199,7 +202,7 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 
 // bpftraceWhere says where site attaches in target, and under which
 // predicate; an empty attach means the site is covered by another probe.
-func bpftraceWhere(target string, p probe.Probe, site probe.Site, o BpftraceOptions) (bpftraceProbe, error) {
+func bpftraceWhere(target string, p spec.Probe, site spec.Site, o BpftraceOptions) (bpftraceProbe, error) {
 	guard := bpftraceGuard(site.Guard)
 	if o.FileOffsets {
 		return bpftraceProbe{attach: fmt.Sprintf("uprobe:%s:%#x", target, site.FileOffset), pred: guard}, nil
@@ -219,7 +222,7 @@ func bpftraceWhere(target string, p probe.Probe, site probe.Site, o BpftraceOpti
 	switch {
 	case site.Addr == sym.Addr:
 		return bpftraceProbe{attach: "uprobe:" + at, pred: guard}, nil
-	case site.Guard != nil && site.Guard.Flags && (site.Kind == probe.SiteEntry || site.Kind == probe.SiteCapture) && !readsScratch(site):
+	case site.Guard != nil && site.Guard.Flags && (site.Kind == spec.SiteEntry || site.Kind == spec.SiteCapture) && !readsScratch(site):
 		// The check's JBE: attach at the function's first instruction
 		// instead and evaluate the check's comparison there, before it
 		// runs. Every call passes the first instruction once, and again
@@ -227,7 +230,7 @@ func bpftraceWhere(target string, p probe.Probe, site probe.Site, o BpftraceOpti
 		if len(site.Args) == 0 && o.Morestack != nil && sym.Size > 0 {
 			return bpftraceProbe{attach: "uprobe:" + at,
 				undo:     "uprobe:" + bpftraceSymbol(target, *o.Morestack),
-				undoPred: fmt.Sprintf("*(uint64 *)reg(\"sp\") > %#x && *(uint64 *)reg(\"sp\") <= %#x", sym.Addr, sym.Addr+sym.Size),
+				undoPred: fmt.Sprintf("*(uint64 *)reg(\"%s\") > %#x && *(uint64 *)reg(\"%s\") <= %#x", regC(x86.SP), sym.Addr, regC(x86.SP), sym.Addr+sym.Size),
 				note: "A Go function's count adds its first instruction's passes and takes back each call of\n" +
 					"runtime.morestack returning into it: after morestack (a stack growth, a preemption request)\n" +
 					"the function starts again from its first instruction. Exact."}, nil
@@ -239,9 +242,9 @@ func bpftraceWhere(target string, p probe.Probe, site probe.Site, o BpftraceOpti
 				"which its stack check will not branch to morestack (which starts the function again): the\n" +
 				"guard compares the stack pointer with g.stackguard0 as the check will; a preemption request\n" +
 				"that lands between the probe and the check can print one call twice."}, nil
-	case site.Kind == probe.SiteReturn && p.Lang != "go":
+	case site.Kind == spec.SiteReturn && p.Lang != "go":
 		return bpftraceProbe{attach: "uretprobe:" + at}, nil
-	case site.Kind == probe.SiteReturn:
+	case site.Kind == spec.SiteReturn:
 		return bpftraceProbe{}, inside("a Go function's RET: a uretprobe would break stack growth")
 	}
 	return bpftraceProbe{}, inside(fmt.Sprintf("%s+%#x", sym.Name, site.Addr-sym.Addr))
@@ -265,7 +268,7 @@ func bpftraceSymbol(target string, sym Symbol) string {
 // readsScratch reports whether a site's arguments read a register the
 // stack check writes (R12), whose value at the function's first
 // instruction is not the one at the check's branch.
-func readsScratch(site probe.Site) bool {
+func readsScratch(site spec.Site) bool {
 	for _, a := range site.Args {
 		for _, c := range a.Chains {
 			if strings.EqualFold(c.Reg, "r12") || strings.EqualFold(c.Reg, "flags") {
@@ -277,17 +280,18 @@ func readsScratch(site probe.Site) bool {
 }
 
 // bpftraceGuard is the predicate of a site in a Go stack check (see
-// probe.Guard): the pass that goes on into the body.
-func bpftraceGuard(g *probe.Guard) string {
+// spec.Guard): the pass that goes on into the body.
+func bpftraceGuard(g *spec.Guard) string {
 	switch {
 	case g == nil:
 		return ""
 	case g.Flags:
-		return "(reg(\"flags\") & 0x41) == 0"
+		return fmt.Sprintf("(reg(\"%s\") & %#x) == 0", regC(x86.Flags), x86.BelowEq)
 	case g.SPSub == 0:
-		return fmt.Sprintf("reg(\"sp\") > *(uint64 *)(reg(\"%s\") + %d)", bpftraceReg(g.G), g.Off)
+		return fmt.Sprintf("reg(\"%s\") > *(uint64 *)(reg(\"%s\") + %d)", regC(x86.SP), regC(g.G), g.Off)
 	}
-	return fmt.Sprintf("reg(\"sp\") >= %d && reg(\"sp\") - %d > *(uint64 *)(reg(\"%s\") + %d)", g.SPSub, g.SPSub, bpftraceReg(g.G), g.Off)
+	sp := regC(x86.SP)
+	return fmt.Sprintf("reg(\"%s\") >= %d && reg(\"%s\") - %d > *(uint64 *)(reg(\"%s\") + %d)", sp, g.SPSub, sp, g.SPSub, regC(g.G), g.Off)
 }
 
 func joinPred(a, b string) string {

@@ -3,6 +3,7 @@ package flame
 import (
 	"math"
 
+	"github.com/binscope/binscope/stack"
 	"github.com/binscope/binscope/types"
 )
 
@@ -61,7 +62,7 @@ func langLabel(l types.Lang) string {
 
 // framePalette is the family a frame is coloured from under ColorBy
 // "lang".
-func framePalette(f *Frame) palette {
+func framePalette(f *stack.Frame) palette {
 	if f.Kernel {
 		return kernelPalette
 	}
@@ -74,7 +75,7 @@ func framePalette(f *Frame) palette {
 // frameColor is f's fill, "#rrggbb". byModule takes the hue from the
 // module's name (every frame of one library in one hue) and only the
 // shade from the function's.
-func frameColor(f *Frame, byModule bool) string {
+func frameColor(f *stack.Frame, byModule bool) string {
 	h := hash32(f.Name)
 	// Three independent-looking fractions from one hash.
 	a := float64(h&0x3ff) / 0x3ff

@@ -3,43 +3,17 @@
 // profile viewers read), a self-contained interactive SVG flame graph, and a
 // table of the functions with the most samples.
 //
-// A stack is a list of frames, outermost (root) first, with the number of
-// samples or hits that carried it. The same frame list may appear in several
-// Stacks (one per process, say); every printer merges them.
+// A stack (stack.Stack) is a list of frames, outermost (root) first, with
+// the number of samples or hits that carried it. The same frame list may
+// appear in several Stacks (one per process, say); every printer merges them.
 package flame
 
 import (
 	"cmp"
 	"strings"
 
-	"github.com/binscope/binscope/types"
+	"github.com/binscope/binscope/stack"
 )
-
-// Frame is one function on a stack.
-type Frame struct {
-	// Name is the symbolized, demangled name, or "module+0x1234" when no
-	// symbol covers the address.
-	Name string
-	// Module is the binary's or library's base name ("app", "libc.so.6"),
-	// "[kernel]" for kernel frames; "" when unknown (as after ReadFolded).
-	Module string
-	// Lang is the language of the function's compile unit.
-	Lang types.Lang
-	// Inlined marks an inline expansion: a call the compiler expanded at
-	// the same address as the frame before it (its caller).
-	Inlined bool
-	// Kernel marks a kernel frame.
-	Kernel bool
-}
-
-// Stack is a distinct stack, root first, and how many samples (or probe
-// hits) carried it. A Stack with no frames carries samples no function
-// can be named for: WriteFolded and Top leave it out, WriteSVG counts it
-// in the root frame only.
-type Stack struct {
-	Frames []Frame
-	Count  uint64
-}
 
 // Annotations the usual stack collapsers append to frame names in the
 // folded format.
@@ -64,7 +38,7 @@ func cleanName(name string) string {
 // compareFrames orders frames by name first (the flame graph's sibling
 // order), then by every other field, so that frames compare equal only
 // when they are equal.
-func compareFrames(a, b *Frame) int {
+func compareFrames(a, b *stack.Frame) int {
 	if a.Name != b.Name {
 		return strings.Compare(a.Name, b.Name)
 	}
@@ -93,7 +67,7 @@ func compareBool(a, b bool) int {
 // compareStacks orders frame lists lexicographically, a list before the
 // lists it is a prefix of: sorted this way, all stacks that share a prefix
 // are adjacent, which is what merging frames along the path needs.
-func compareStacks(a, b []Frame) int {
+func compareStacks(a, b []stack.Frame) int {
 	for i := range min(len(a), len(b)) {
 		if c := compareFrames(&a[i], &b[i]); c != 0 {
 			return c
@@ -103,7 +77,7 @@ func compareStacks(a, b []Frame) int {
 }
 
 // commonPrefix is how many leading frames a and b share.
-func commonPrefix(a, b []Frame) int {
+func commonPrefix(a, b []stack.Frame) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if a[i] != b[i] {

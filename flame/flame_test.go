@@ -9,14 +9,15 @@ import (
 	"unsafe"
 
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/stack"
 	"github.com/binscope/binscope/types"
 )
 
 // goFrames are frames of Go functions in module "app".
-func goFrames(names ...string) []Frame {
-	fs := make([]Frame, len(names))
+func goFrames(names ...string) []stack.Frame {
+	fs := make([]stack.Frame, len(names))
 	for i, n := range names {
-		fs[i] = Frame{Name: n, Module: "app", Lang: types.LangGo}
+		fs[i] = stack.Frame{Name: n, Module: "app", Lang: types.LangGo}
 	}
 	return fs
 }
@@ -26,17 +27,17 @@ const cxxName = `std::vector<std::pair<int, char const*>, std::allocator<std::pa
 // small is a profile with every kind of frame: 80 samples in main.inner
 // (10 of them in an inline expansion), 20 in main.other (5 in the kernel),
 // and a Rust, a C++, a C and an unsymbolized frame.
-func small() []Stack {
-	inl := append(goFrames("main.main", "main.outer", "main.inner"), Frame{Name: "main.helper", Module: "app", Lang: types.LangGo, Inlined: true})
+func small() []stack.Stack {
+	inl := append(goFrames("main.main", "main.outer", "main.inner"), stack.Frame{Name: "main.helper", Module: "app", Lang: types.LangGo, Inlined: true})
 	sys := append(goFrames("main.main", "main.other"),
-		Frame{Name: "write", Module: "libc.so.6", Lang: types.LangC},
-		Frame{Name: "entry_SYSCALL_64", Module: "[kernel]", Kernel: true},
-		Frame{Name: "ksys_write", Module: "[kernel]", Kernel: true})
+		stack.Frame{Name: "write", Module: "libc.so.6", Lang: types.LangC},
+		stack.Frame{Name: "entry_SYSCALL_64", Module: "[kernel]", Kernel: true},
+		stack.Frame{Name: "ksys_write", Module: "[kernel]", Kernel: true})
 	rust := append(goFrames("main.main", "main.other"),
-		Frame{Name: "<alloc::vec::Vec<T> as core::ops::Drop>::drop", Module: "librs.so", Lang: types.LangRust},
-		Frame{Name: cxxName, Module: "libcxx.so", Lang: types.LangCPlusPlus},
-		Frame{Name: "libcxx.so+0x1f2c", Module: "libcxx.so"})
-	return []Stack{
+		stack.Frame{Name: "<alloc::vec::Vec<T> as core::ops::Drop>::drop", Module: "librs.so", Lang: types.LangRust},
+		stack.Frame{Name: cxxName, Module: "libcxx.so", Lang: types.LangCPlusPlus},
+		stack.Frame{Name: "libcxx.so+0x1f2c", Module: "libcxx.so"})
+	return []stack.Stack{
 		{Frames: goFrames("main.main", "main.outer", "main.inner"), Count: 70},
 		{Frames: inl, Count: 10},
 		{Frames: goFrames("main.main", "main.other"), Count: 10},
@@ -47,9 +48,9 @@ func small() []Stack {
 
 func TestFoldedRoundTrip(t *testing.T) {
 	in := append(small(),
-		Stack{Frames: goFrames("main.main", "main.outer", "main.inner"), Count: 1}, // merged with the first
-		Stack{Frames: goFrames("main.main", "main.never"), Count: 0},               // no samples: left out
-		Stack{Count: 3}) // no frames: left out
+		stack.Stack{Frames: goFrames("main.main", "main.outer", "main.inner"), Count: 1}, // merged with the first
+		stack.Stack{Frames: goFrames("main.main", "main.never"), Count: 0},               // no samples: left out
+		stack.Stack{Count: 3}) // no frames: left out
 	var b bytes.Buffer
 	if err := WriteFolded(&b, in); err != nil {
 		t.Fatal(err)
@@ -69,10 +70,10 @@ func TestFoldedRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The format keeps names and kinds; modules survive only as [kernel].
-	strip := func(fs []Frame) []Frame {
-		out := make([]Frame, len(fs))
+	strip := func(fs []stack.Frame) []stack.Frame {
+		out := make([]stack.Frame, len(fs))
 		for i, f := range fs {
-			out[i] = Frame{Name: f.Name, Kernel: f.Kernel, Inlined: f.Inlined}
+			out[i] = stack.Frame{Name: f.Name, Kernel: f.Kernel, Inlined: f.Inlined}
 			if f.Kernel {
 				out[i].Module = "[kernel]"
 			}
@@ -80,7 +81,7 @@ func TestFoldedRoundTrip(t *testing.T) {
 		return out
 	}
 	s := small()
-	wantStacks := []Stack{
+	wantStacks := []stack.Stack{
 		{Frames: strip(s[2].Frames), Count: 10},
 		{Frames: strip(s[4].Frames), Count: 5},
 		{Frames: strip(s[3].Frames), Count: 5},
@@ -101,7 +102,7 @@ func TestFoldedRoundTrip(t *testing.T) {
 
 func TestFoldedCleansNames(t *testing.T) {
 	var b bytes.Buffer
-	err := WriteFolded(&b, []Stack{{Frames: []Frame{{Name: "a;b"}, {Name: "two\nlines\r"}, {Name: "tab\there"}}, Count: 2}})
+	err := WriteFolded(&b, []stack.Stack{{Frames: []stack.Frame{{Name: "a;b"}, {Name: "two\nlines\r"}, {Name: "tab\there"}}, Count: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestFoldedCleansNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Stack{{Frames: []Frame{{Name: "a:b"}, {Name: "two lines "}, {Name: "tab here"}}, Count: 2}}
+	want := []stack.Stack{{Frames: []stack.Frame{{Name: "a:b"}, {Name: "two lines "}, {Name: "tab here"}}, Count: 2}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("read back %+v, want %+v", got, want)
 	}
@@ -132,12 +133,12 @@ func TestReadFoldedCollapsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := func(n string) Frame { return Frame{Name: n, Module: "[kernel]", Kernel: true} }
-	want := []Stack{
-		{Frames: []Frame{{Name: "app"}, {Name: "_start"}, {Name: "main"}, {Name: "compute"}}, Count: 150},
-		{Frames: []Frame{{Name: "app"}, {Name: "_start"}, {Name: "main"}, {Name: "[unknown]"}}, Count: 3},
-		{Frames: []Frame{{Name: "swapper"}, k("secondary_startup_64"), k("do_idle")}, Count: 40},
-		{Frames: []Frame{{Name: "app"}, {Name: "std::map<int, int>::find(int const&) const"}}, Count: 1<<64 - 1},
+	k := func(n string) stack.Frame { return stack.Frame{Name: n, Module: "[kernel]", Kernel: true} }
+	want := []stack.Stack{
+		{Frames: []stack.Frame{{Name: "app"}, {Name: "_start"}, {Name: "main"}, {Name: "compute"}}, Count: 150},
+		{Frames: []stack.Frame{{Name: "app"}, {Name: "_start"}, {Name: "main"}, {Name: "[unknown]"}}, Count: 3},
+		{Frames: []stack.Frame{{Name: "swapper"}, k("secondary_startup_64"), k("do_idle")}, Count: 40},
+		{Frames: []stack.Frame{{Name: "app"}, {Name: "std::map<int, int>::find(int const&) const"}}, Count: 1<<64 - 1},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", got, want)
@@ -168,17 +169,17 @@ func TestReadFoldedErrors(t *testing.T) {
 }
 
 func TestTop(t *testing.T) {
-	f := func(name, module string) Frame { return Frame{Name: name, Module: module} }
+	f := func(name, module string) stack.Frame { return stack.Frame{Name: name, Module: module} }
 	main, a, b := f("main", "app"), f("a", "app"), f("b", "app")
 	aLib := f("a", "lib.so") // the same name in another module is another function
-	stacks := []Stack{
-		{Frames: []Frame{main, a, b, a, b, a}, Count: 10}, // recursion: a and b count once
-		{Frames: []Frame{main, a}, Count: 5},
-		{Frames: []Frame{main, b, aLib}, Count: 3},
-		{Frames: []Frame{main}, Count: 2},
-		{Frames: []Frame{main, a, b}, Count: 4},
-		{Frames: []Frame{main, b}, Count: 0}, // no samples, no row
-		{Count: 7},                           // no frames, no row
+	stacks := []stack.Stack{
+		{Frames: []stack.Frame{main, a, b, a, b, a}, Count: 10}, // recursion: a and b count once
+		{Frames: []stack.Frame{main, a}, Count: 5},
+		{Frames: []stack.Frame{main, b, aLib}, Count: 3},
+		{Frames: []stack.Frame{main}, Count: 2},
+		{Frames: []stack.Frame{main, a, b}, Count: 4},
+		{Frames: []stack.Frame{main, b}, Count: 0}, // no samples, no row
+		{Count: 7}, // no frames, no row
 	}
 	got := Top(stacks, 0)
 	want := []TopRow{

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/binscope/binscope/stack"
 )
 
 // ErrSyntax is wrapped by ReadFolded's errors for a line that is not
@@ -22,7 +24,7 @@ const maxFoldedLine = 64 << 20
 // appendFolded appends f's name in the folded format: a ';' becomes ':'
 // and line breaks and tabs become spaces (as cleanName does), "_[k]" marks
 // a kernel frame and "_[i]" an inline expansion.
-func appendFolded(b []byte, f *Frame) []byte {
+func appendFolded(b []byte, f *stack.Frame) []byte {
 	name := f.Name
 	for {
 		i := 0
@@ -63,7 +65,7 @@ var foldedSpecial = [256]bool{';': true, '\n': true, '\r': true, '\t': true}
 // becomes ':' and line breaks and tabs become spaces, so the output always
 // parses. Modules and languages are not part of the format. Stacks with no
 // frames or no samples are left out.
-func WriteFolded(w io.Writer, stacks []Stack) error {
+func WriteFolded(w io.Writer, stacks []stack.Stack) error {
 	// Every stack's text in one buffer, sized in a first pass.
 	size := 0
 	for i := range stacks {
@@ -124,12 +126,12 @@ func WriteFolded(w io.Writer, stacks []Stack) error {
 // suffixes are removed); other frames have no module and LangUnknown.
 //
 // A malformed line is an error wrapping ErrSyntax and naming the line.
-func ReadFolded(r io.Reader) ([]Stack, error) {
+func ReadFolded(r io.Reader) ([]stack.Stack, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxFoldedLine)
 	index := map[string]int{}     // stack text → its Stack
 	intern := map[string]string{} // frame text → one shared copy
-	var out []Stack
+	var out []stack.Stack
 	line := 0
 	for sc.Scan() {
 		line++
@@ -154,7 +156,7 @@ func ReadFolded(r io.Reader) ([]Stack, error) {
 			continue
 		}
 		key = strings.Clone(key) // the scanner reuses its buffer
-		frames := make([]Frame, 0, strings.Count(key, ";")+1)
+		frames := make([]stack.Frame, 0, strings.Count(key, ";")+1)
 		for part := range strings.SplitSeq(key, ";") {
 			name, ok := intern[part]
 			if !ok {
@@ -164,7 +166,7 @@ func ReadFolded(r io.Reader) ([]Stack, error) {
 			frames = append(frames, parseFoldedName(name))
 		}
 		index[key] = len(out)
-		out = append(out, Stack{Frames: frames, Count: count})
+		out = append(out, stack.Stack{Frames: frames, Count: count})
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -177,12 +179,12 @@ func ReadFolded(r io.Reader) ([]Stack, error) {
 
 // parseFoldedName turns one frame of a folded line into a Frame, reading
 // the collapsers' kernel and inline annotations.
-func parseFoldedName(s string) Frame {
+func parseFoldedName(s string) stack.Frame {
 	if n, ok := strings.CutSuffix(s, kernelSuffix); ok {
-		return Frame{Name: n, Module: kernelModule, Kernel: true}
+		return stack.Frame{Name: n, Module: kernelModule, Kernel: true}
 	}
 	if n, ok := strings.CutSuffix(s, inlineSuffix); ok {
-		return Frame{Name: n, Inlined: true}
+		return stack.Frame{Name: n, Inlined: true}
 	}
-	return Frame{Name: s}
+	return stack.Frame{Name: s}
 }

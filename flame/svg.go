@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/binscope/binscope/stack"
 )
 
 // SVGOptions tune WriteSVG; a nil *SVGOptions means every default.
@@ -40,9 +42,9 @@ const (
 // module, language and kind) under the same parent are one node, as wide
 // as their samples together.
 type node struct {
-	frame *Frame // nil for the root
-	depth int    // the root's is 0
-	start uint64 // samples left of the frame
+	frame *stack.Frame // nil for the root
+	depth int          // the root's is 0
+	start uint64       // samples left of the frame
 	count uint64
 }
 
@@ -56,8 +58,8 @@ type node struct {
 // own. A closed node's samples are final and go to its parent, so nodes
 // keep does not want are never stored. A stack without frames widens the
 // root alone, right of every frame.
-func merge(stacks []Stack, keep func(samples uint64) bool) []node {
-	sorted := make([]*Stack, 0, len(stacks))
+func merge(stacks []stack.Stack, keep func(samples uint64) bool) []node {
+	sorted := make([]*stack.Stack, 0, len(stacks))
 	var empty uint64
 	for i := range stacks {
 		switch s := &stacks[i]; {
@@ -68,7 +70,7 @@ func merge(stacks []Stack, keep func(samples uint64) bool) []node {
 			sorted = append(sorted, s)
 		}
 	}
-	slices.SortFunc(sorted, func(a, b *Stack) int { return compareStacks(a.Frames, b.Frames) })
+	slices.SortFunc(sorted, func(a, b *stack.Stack) int { return compareStacks(a.Frames, b.Frames) })
 
 	var out []node
 	open := []node{{}} // open[d] is the node at depth d on the current path
@@ -82,7 +84,7 @@ func merge(stacks []Stack, keep func(samples uint64) bool) []node {
 			}
 		}
 	}
-	var prev []Frame
+	var prev []stack.Frame
 	var offset uint64
 	for _, s := range sorted {
 		p := commonPrefix(prev, s.Frames)
@@ -120,7 +122,7 @@ func merge(stacks []Stack, keep func(samples uint64) bool) []node {
 // details under the graph, and Escape resets both.
 //
 // Output is deterministic: the same stacks in any order give the same bytes.
-func WriteSVG(w io.Writer, stacks []Stack, opts *SVGOptions) error {
+func WriteSVG(w io.Writer, stacks []stack.Stack, opts *SVGOptions) error {
 	var o SVGOptions
 	if opts != nil {
 		o = *opts
@@ -202,7 +204,7 @@ func WriteSVG(w io.Writer, stacks []Stack, opts *SVGOptions) error {
 	b = appendNum(b, charWidth)
 	b = append(b, "\">\n"...)
 
-	root := Frame{Name: "all"}
+	root := stack.Frame{Name: "all"}
 	for i := range nodes {
 		n := &nodes[i]
 		f, fill := n.frame, rootColor
@@ -270,7 +272,7 @@ const style = `#frames g { cursor: pointer; }
 
 // appendMeta appends a frame's tooltip line after its name: module,
 // language, kind, then samples and their share of all samples.
-func appendMeta(b []byte, f *Frame, root bool, count, total uint64) []byte {
+func appendMeta(b []byte, f *stack.Frame, root bool, count, total uint64) []byte {
 	if !root {
 		if f.Module != "" {
 			b = appendEscaped(b, f.Module)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/stack"
 	"github.com/binscope/binscope/types"
 )
 
@@ -55,7 +56,7 @@ type svgFrame struct {
 func (f *svgFrame) name() string { n, _, _ := strings.Cut(f.Title, "\n"); return n }
 
 // render writes stacks as SVG, parses it back and returns the frames.
-func render(t *testing.T, stacks []Stack, opts *SVGOptions) ([]byte, *svgDoc, []svgFrame) {
+func render(t *testing.T, stacks []stack.Stack, opts *SVGOptions) ([]byte, *svgDoc, []svgFrame) {
 	t.Helper()
 	var b bytes.Buffer
 	if err := WriteSVG(&b, stacks, opts); err != nil {
@@ -140,7 +141,7 @@ func checkNesting(t *testing.T, frames []svgFrame, total uint64) {
 }
 
 func TestSVGWidths(t *testing.T) {
-	stacks := []Stack{
+	stacks := []stack.Stack{
 		{Frames: goFrames("main", "outer", "inner"), Count: 80},
 		{Frames: goFrames("main", "other"), Count: 20},
 	}
@@ -194,9 +195,9 @@ func TestSVGMerge(t *testing.T) {
 		t.Errorf("%d frames, want 12 (all and 11 distinct paths)", len(frames))
 	}
 	// Split counts into duplicate stacks, shuffle: same bytes.
-	var split []Stack
+	var split []stack.Stack
 	for _, s := range stacks {
-		split = append(split, Stack{Frames: slices.Clone(s.Frames), Count: s.Count - 1}, Stack{Frames: s.Frames, Count: 1})
+		split = append(split, stack.Stack{Frames: slices.Clone(s.Frames), Count: s.Count - 1}, stack.Stack{Frames: s.Frames, Count: 1})
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	r.Shuffle(len(split), func(i, j int) { split[i], split[j] = split[j], split[i] })
@@ -238,9 +239,9 @@ func TestSVGGolden(t *testing.T) {
 
 func TestSVGEscapes(t *testing.T) {
 	odd := "bad\x00utf8\xff<&>\"'\tend"
-	stacks := []Stack{
-		{Frames: []Frame{{Name: "main", Lang: types.LangCPlusPlus}, {Name: cxxName, Module: "lib<x>&.so", Lang: types.LangCPlusPlus}}, Count: 3},
-		{Frames: []Frame{{Name: "main", Lang: types.LangCPlusPlus}, {Name: odd}}, Count: 1},
+	stacks := []stack.Stack{
+		{Frames: []stack.Frame{{Name: "main", Lang: types.LangCPlusPlus}, {Name: cxxName, Module: "lib<x>&.so", Lang: types.LangCPlusPlus}}, Count: 3},
+		{Frames: []stack.Frame{{Name: "main", Lang: types.LangCPlusPlus}, {Name: odd}}, Count: 1},
 	}
 	out, _, frames := render(t, stacks, &SVGOptions{Title: "<script>alert(1)</script>", Width: 3000})
 	if bytes.Contains(out, []byte("<script>alert")) || bytes.Contains(out, []byte("<std::")) {
@@ -266,7 +267,7 @@ func TestSVGEscapes(t *testing.T) {
 }
 
 func TestSVGMinWidth(t *testing.T) {
-	stacks := []Stack{
+	stacks := []stack.Stack{
 		{Frames: goFrames("main", "big"), Count: 100000},
 		{Frames: goFrames("main", "tiny", "tinier"), Count: 1}, // 0.0118 px of 1180
 		{Frames: goFrames("main", "deep", "deeper", "deepest"), Count: 10},
@@ -292,7 +293,7 @@ func TestSVGMinWidth(t *testing.T) {
 }
 
 func TestSVGEmpty(t *testing.T) {
-	for _, stacks := range [][]Stack{nil, {{Count: 0, Frames: goFrames("main")}}} {
+	for _, stacks := range [][]stack.Stack{nil, {{Count: 0, Frames: goFrames("main")}}} {
 		_, doc, frames := render(t, stacks, nil)
 		if len(frames) != 0 {
 			t.Errorf("frames %v", frames)
@@ -306,7 +307,7 @@ func TestSVGEmpty(t *testing.T) {
 		}
 	}
 	// Samples without frames widen the root only.
-	_, _, frames := render(t, []Stack{{Count: 1}, {Frames: goFrames("main"), Count: 3}}, nil)
+	_, _, frames := render(t, []stack.Stack{{Count: 1}, {Frames: goFrames("main"), Count: 3}}, nil)
 	if frames[0].Count != 4 || frames[1].Count != 3 || frames[1].Start != 0 {
 		t.Errorf("frames %+v", frames)
 	}
@@ -346,7 +347,7 @@ func TestColors(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		name := fmt.Sprintf("pkg.Func%d", i)
 		for l, p := range langPalettes {
-			f := Frame{Name: name, Lang: l, Module: "app"}
+			f := stack.Frame{Name: name, Lang: l, Module: "app"}
 			c := frameColor(&f, false)
 			if !inFamily(hue(t, c), p) {
 				t.Fatalf("%s in %s is %s, hue %.0f, outside its family %+v", name, l, c, hue(t, c), p)
@@ -360,20 +361,20 @@ func TestColors(t *testing.T) {
 				t.Fatal("colours are not deterministic")
 			}
 		}
-		k := Frame{Name: name, Module: "[kernel]", Kernel: true, Lang: types.LangC}
+		k := stack.Frame{Name: name, Module: "[kernel]", Kernel: true, Lang: types.LangC}
 		if c := frameColor(&k, false); !inFamily(hue(t, c), kernelPalette) {
 			t.Fatalf("kernel frame %s is %s", name, c)
 		}
 	}
 	// Shades differ between functions of one language.
-	a, b := Frame{Name: "main.a", Lang: types.LangGo}, Frame{Name: "main.b", Lang: types.LangGo}
+	a, b := stack.Frame{Name: "main.a", Lang: types.LangGo}, stack.Frame{Name: "main.b", Lang: types.LangGo}
 	if frameColor(&a, false) == frameColor(&b, false) {
 		t.Error("two functions, one colour")
 	}
 	// By module: one hue per module whatever the language.
-	x := Frame{Name: "f", Module: "libx.so", Lang: types.LangRust}
-	y := Frame{Name: "g", Module: "libx.so", Lang: types.LangC}
-	z := Frame{Name: "f", Module: "liby.so", Lang: types.LangRust}
+	x := stack.Frame{Name: "f", Module: "libx.so", Lang: types.LangRust}
+	y := stack.Frame{Name: "g", Module: "libx.so", Lang: types.LangC}
+	z := stack.Frame{Name: "f", Module: "liby.so", Lang: types.LangRust}
 	if hx, hy := hue(t, frameColor(&x, true)), hue(t, frameColor(&y, true)); math.Abs(hx-hy) > 1.5 {
 		t.Errorf("one module, hues %g and %g", hx, hy)
 	}
@@ -411,22 +412,22 @@ func TestLabel(t *testing.T) {
 // synthetic is n distinct stacks 8 to 40 frames deep, drawn from a few
 // hundred functions in several languages, as a busy program's profile,
 // each with 1 to 1000 samples.
-func synthetic(n int) []Stack { return syntheticSkew(n, false) }
+func synthetic(n int) []stack.Stack { return syntheticSkew(n, false) }
 
 // syntheticSkew is synthetic with, if skewed, samples falling off as
 // 1/rank, as real profiles' do: far more frames are wide enough to draw.
-func syntheticSkew(n int, skewed bool) []Stack {
+func syntheticSkew(n int, skewed bool) []stack.Stack {
 	r := rand.New(rand.NewPCG(7, 11))
 	langs := []types.Lang{types.LangGo, types.LangRust, types.LangC, types.LangCPlusPlus, types.LangZig}
-	fns := make([]Frame, 400)
+	fns := make([]stack.Frame, 400)
 	for i := range fns {
-		fns[i] = Frame{Name: fmt.Sprintf("pkg%d.Function%d[go.shape.int]", i%17, i), Module: fmt.Sprintf("mod%d.so", i%5), Lang: langs[i%5]}
+		fns[i] = stack.Frame{Name: fmt.Sprintf("pkg%d.Function%d[go.shape.int]", i%17, i), Module: fmt.Sprintf("mod%d.so", i%5), Lang: langs[i%5]}
 	}
 	seen := map[string]bool{}
-	var out []Stack
+	var out []stack.Stack
 	for len(out) < n {
 		depth := 8 + r.IntN(33)
-		fs := make([]Frame, depth)
+		fs := make([]stack.Frame, depth)
 		key := make([]byte, 0, 2*depth)
 		for d := range fs {
 			// Narrow near the root, wide at the leaves.
@@ -443,7 +444,7 @@ func syntheticSkew(n int, skewed bool) []Stack {
 		if skewed {
 			c = 1 + uint64(1e7/float64(1+r.IntN(n)))
 		}
-		out = append(out, Stack{Frames: fs, Count: c})
+		out = append(out, stack.Stack{Frames: fs, Count: c})
 	}
 	return out
 }

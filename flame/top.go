@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/internal/table"
+	"github.com/binscope/binscope/stack"
 )
 
 // TopRow is one function's share of the samples. Self counts the samples
@@ -25,7 +26,7 @@ type TopRow struct {
 // total samples, then name and module; n <= 0 returns every function. A
 // function is a name in a module: an inline expansion counts as the
 // function it expands, wherever it was expanded.
-func Top(stacks []Stack, n int) []TopRow {
+func Top(stacks []stack.Stack, n int) []TopRow {
 	type fn struct{ name, module string }
 	type acc struct {
 		row  TopRow

@@ -2,8 +2,10 @@
 // uprobe must go so that a definition fires once per call (the out-of-line
 // copy, every inline expansion, every full compiler clone; every RET for a
 // return probe) and, at each, the fetch programs that read its arguments
-// from registers and memory. The portable Spec it produces is what the
-// generators (bpftrace, perf probe) and the tracer consume.
+// from registers and memory (package spec's Spec, which bpfprog compiles to
+// BPF and codegen to bpf-c, bpftrace and perf probe). Instructions are
+// decoded (x86asm) to find returns, instruction boundaries, Go's stack
+// check and the control flow that places inline sites.
 package probe
 
 import (

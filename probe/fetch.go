@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
 )
 
@@ -13,7 +14,7 @@ type place struct {
 	konst *int64 // a constant (DW_OP_const + stack_value)
 	regs  []types.Piece
 	mem   bool
-	addr  Chain
+	addr  spec.Chain
 	off   int64
 	t     types.Type
 	fault string
@@ -22,12 +23,12 @@ type place struct {
 // fetch builds the program that reads a at a site whose variables are vars;
 // an access path the variable's type does not allow is an error (see
 // checkPath).
-func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) (Fetch, error) {
+func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) (spec.Fetch, error) {
 	f, err := r.fetchArg(fn, a, vars, kind)
 	if err != nil {
 		return f, err
 	}
-	if strings.Contains(f.Unavailable, "a vector register") && kind != SiteReturn && len(a.Path) == 0 {
+	if strings.Contains(f.Unavailable, "a vector register") && kind != spec.SiteReturn && len(a.Path) == 0 {
 		if hint := floatHint(fn, a.Base); hint != "" {
 			f.Unavailable = strings.Replace(f.Unavailable, vectorAdvice, "", 1) + hint
 		}
@@ -75,12 +76,12 @@ func floatHint(fn *types.Func, name string) string {
 	return "; where the function stores it, a return probe can read it: " + strings.Join(hints[:min(len(hints), 3)], " or ")
 }
 
-func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string) (Fetch, error) {
-	f := Fetch{Name: a.Name}
+func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string) (spec.Fetch, error) {
+	f := spec.Fetch{Name: a.Name}
 	var pl place
 	switch {
 	case strings.HasPrefix(a.Base, "$retval"):
-		if kind != SiteReturn {
+		if kind != spec.SiteReturn {
 			f.Unavailable = "$retval exists only at %return"
 			return f, nil
 		}
@@ -113,7 +114,7 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 			return f, nil
 		}
 		pl = fromLoc(v.Loc, v.Type, r)
-		if kind == SiteReturn && pl.fault == "" {
+		if kind == spec.SiteReturn && pl.fault == "" {
 			pl = r.capture(pl)
 		}
 	}
@@ -156,7 +157,7 @@ func fromLoc(l types.Loc, t types.Type, r *Resolver) place {
 		v := l.Pieces[0].Offset
 		pl.konst = &v
 	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocMem:
-		pl.mem, pl.addr, pl.off = true, Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
+		pl.mem, pl.addr, pl.off = true, spec.Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
 	default:
 		pl.fault = "at " + l.String() + ", which a uprobe cannot read here"
 	}
@@ -236,7 +237,7 @@ func member(s *types.Struct, name string) *types.Member {
 // load reads the pointer the place holds: what follows is in memory at it.
 func (r *Resolver) load(pl place) place {
 	if pl.mem {
-		pl.addr = Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+		pl.addr = spec.Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
 		pl.off = 0
 		return pl
 	}
@@ -245,7 +246,7 @@ func (r *Resolver) load(pl place) place {
 		pl.fault = "the pointer is not in one register"
 		return pl
 	}
-	return place{mem: true, addr: Chain{Reg: reg.Reg}, t: pl.t}
+	return place{mem: true, addr: spec.Chain{Reg: reg.Reg}, t: pl.t}
 }
 
 // pieceAt is the register piece that holds exactly bytes [off, off+n).
@@ -266,7 +267,7 @@ func pieceAt(ps []types.Piece, off, n int64) (types.Piece, bool) {
 
 // finish reads the value the place holds as typ (or the type the model
 // gives it).
-func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
+func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 	t := types.Resolve(pl.t)
 	if typ == "" {
 		typ = defaultType(t)
@@ -276,26 +277,26 @@ func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
 		return f
 	}
 	f.Type = typ
-	read := func(off, n int64) (Chain, string) {
+	read := func(off, n int64) (spec.Chain, string) {
 		if pl.konst != nil {
 			if off != 0 {
-				return Chain{}, "a constant has no fields"
+				return spec.Chain{}, "a constant has no fields"
 			}
-			return Chain{Const: pl.konst}, ""
+			return spec.Chain{Const: pl.konst}, ""
 		}
 		if pl.mem {
-			return Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off+off)}, ""
+			return spec.Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off+off)}, ""
 		}
 		p, ok := pieceAt(pl.regs, pl.off+off, n)
 		if !ok {
 			for _, q := range pl.regs {
 				if q.Vector {
-					return Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read%s", q.Reg, vectorAdvice)
+					return spec.Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read%s", q.Reg, vectorAdvice)
 				}
 			}
-			return Chain{}, "not in one general register"
+			return spec.Chain{}, "not in one general register"
 		}
-		return Chain{Reg: p.Reg}, ""
+		return spec.Chain{Reg: p.Reg}, ""
 	}
 	switch typ {
 	case "string", "iface":
@@ -305,7 +306,7 @@ func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
 			f.Unavailable = why + why2
 			return f
 		}
-		f.Size, f.Chains = 8, []Chain{ptr, n}
+		f.Size, f.Chains = 8, []spec.Chain{ptr, n}
 		if typ == "iface" {
 			f.Dynamic = r.itabs(pl.t)
 		}
@@ -319,7 +320,7 @@ func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
 			f.Unavailable = why
 			return f
 		}
-		f.Size, f.Chains = size, []Chain{c}
+		f.Size, f.Chains = size, []spec.Chain{c}
 		if typ == "bytes" {
 			f.Size, _ = types.Sizeof(pl.t)
 		}
@@ -408,8 +409,9 @@ func kindOf(t types.Type) string {
 	return "value"
 }
 
-// retval is where fn's result is at a RET: RAX for a C, Rust or Zig integer
-// or pointer, the Go register ABI's result registers for Go.
+// retval is where fn's result is at a RET: the C ABI's return register
+// (RAX on amd64) for a C, Rust or Zig integer or pointer, the Go register
+// ABI's result registers for Go.
 func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
 	if fn.Lang == types.LangGo && fn.Decl.File != "" && len(fn.Params) > 0 {
 		var res []types.Param
@@ -424,33 +426,33 @@ func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
 		return goResults(res, r)
 	}
 	if fn.Return == nil && fn.Decl.File == "" && len(fn.Params) == 0 { // no debug info: the ABI's return register
-		return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: "RAX", Size: 8}}}, &types.Pointer{ByteSize: 8}, ""
+		return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: r.arch.Ret, Size: 8}}}, &types.Pointer{ByteSize: 8}, ""
 	}
 	if fn.Return == nil {
 		return types.Loc{}, nil, fn.Name + " returns nothing"
 	}
 	size, _ := types.Sizeof(fn.Return)
 	if b, ok := types.Resolve(fn.Return).(*types.Base); ok && b.Encoding == types.Float {
-		return types.Loc{}, nil, "a floating-point result is in XMM0, which a uprobe cannot read"
+		return types.Loc{}, nil, fmt.Sprintf("a floating-point result is in %s, a vector register, which a uprobe cannot read", r.arch.FloatRet)
 	}
 	if size > 8 {
 		return types.Loc{}, nil, "a result larger than 8 bytes is returned in memory or in two registers"
 	}
-	return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: "RAX", Size: size}}}, fn.Return, ""
+	return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: r.arch.Ret, Size: size}}}, fn.Return, ""
 }
 
 // capture turns a parameter's place at entry into the place "captured
 // value N": the entry program saves the parameter's 8-byte value, and the
 // return site's chain continues from it.
 func (r *Resolver) capture(pl place) place {
-	var c Chain
+	var c spec.Chain
 	switch {
 	case pl.konst != nil:
 		return pl
 	case pl.mem:
-		c = Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+		c = spec.Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
 	case len(pl.regs) == 1 && !pl.regs[0].Vector:
-		c = Chain{Reg: pl.regs[0].Reg}
+		c = spec.Chain{Reg: pl.regs[0].Reg}
 	default:
 		pl.fault = "only a parameter of one register can be kept until %return (" + types.Loc{Pieces: pl.regs}.String() + ")"
 		return pl

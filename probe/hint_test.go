@@ -7,6 +7,7 @@ import (
 
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/spec"
 )
 
 // TestFloatHint: client_golang's (*gauge).Set receives its float64 in X0,
@@ -47,7 +48,7 @@ func TestFloatHint(t *testing.T) {
 	}
 	returns := 0
 	for _, s := range p2.Sites {
-		if s.Kind != SiteReturn {
+		if s.Kind != spec.SiteReturn {
 			continue
 		}
 		returns++

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/binscope/binscope/code"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
 )
 
@@ -462,7 +463,7 @@ func (r *Resolver) gnuAt(addr uint64) bool {
 // start of one of several copies of a body that one DIE describes, a
 // constant location (DW_OP_lit2; DW_OP_stack_value) was made for one of
 // them, and the other calls passed other values.
-func distrustConstants(s *Site) {
+func distrustConstants(s *spec.Site) {
 	for i := range s.Args {
 		f := &s.Args[i]
 		for _, c := range f.Chains {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/spec"
 )
 
 // TestQuickEqualsFull: a definition resolved by its symbol, reading only
@@ -103,7 +104,7 @@ func TestQuickEqualsFull(t *testing.T) {
 						t.Errorf("%s:\nquick %s\nfull  %s", text, jq, jf)
 					}
 					for _, s := range pf.Sites {
-						if s.Kind == SiteInline {
+						if s.Kind == spec.SiteInline {
 							inlined++
 						}
 					}

@@ -14,6 +14,7 @@ import (
 	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/naming"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/symtab"
 	"github.com/binscope/binscope/types"
 )
@@ -22,7 +23,7 @@ import (
 type Resolver struct {
 	// captures collects, while a %return probe is resolved, the chains
 	// whose entry values its return sites read.
-	captures []Chain
+	captures []spec.Chain
 	f        *dwarf.File // nil: symbols only (no debug info)
 	ef       *elfx.File
 	path     string
@@ -123,8 +124,8 @@ func (r *Resolver) varsAt(pc uint64) ([]types.Var, error) {
 }
 
 // Spec resolves every definition.
-func (r *Resolver) Spec(defs []*Def) (*Spec, error) {
-	s := &Spec{Version: SpecVersion, Binary: r.path, BuildID: r.ef.BuildID, Arch: r.arch.Name}
+func (r *Resolver) Spec(defs []*Def) (*spec.Spec, error) {
+	s := &spec.Spec{Version: spec.SpecVersion, Binary: r.path, BuildID: r.ef.BuildID, Arch: r.arch.Name}
 	for _, d := range defs {
 		p, err := r.Resolve(d)
 		if err != nil {
@@ -204,7 +205,7 @@ func sameName(fns []*types.Func) bool {
 // A name that several functions print alike (a static function of several
 // units; a Rust generic's instances, which legacy symbols name without
 // their arguments) gets the sites of all of them.
-func (r *Resolver) Resolve(d *Def) (*Probe, error) {
+func (r *Resolver) Resolve(d *Def) (*spec.Probe, error) {
 	if d.File != "" {
 		return r.resolveFileLine(d)
 	}
@@ -244,7 +245,7 @@ func (r *Resolver) sameNamed(name string, fn *types.Func) []*types.Func {
 }
 
 // resolveFunc finds the sites of d in fn.
-func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
+func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 	var err error
 	// Parameters, and so the type index, only for a probe that reads
 	// arguments or returns: a count needs neither.
@@ -264,17 +265,17 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 		}
 		return r.varsAt(pc)
 	}
-	p := &Probe{Def: d.Text, Function: fn.Name, Lang: fn.Lang.String()}
+	p := &spec.Probe{Def: d.Text, Function: fn.Name, Lang: fn.Lang.String()}
 	add := func(kind, where string, addr uint64, vars []types.Var) error {
 		off, err := r.ef.FileOffset(addr)
 		if err != nil {
 			return err
 		}
-		site := Site{Kind: kind, Function: where, Addr: addr, FileOffset: off}
-		if kind != SiteReturn {
+		site := spec.Site{Kind: kind, Function: where, Addr: addr, FileOffset: off}
+		if kind != spec.SiteReturn {
 			vars = r.inFrame(addr, vars)
 		}
-		if kind == SiteEntry || kind == SiteLine || kind == SiteOffset {
+		if kind == spec.SiteEntry || kind == spec.SiteLine || kind == spec.SiteOffset {
 			site.Guard = r.guard(fn, addr)
 		}
 		for _, a := range args {
@@ -298,7 +299,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 		}
 		r.captures = nil
 		for _, a := range rets {
-			if err := add(SiteReturn, fn.Name, a, paramVars(fn, fn.LowPC)); err != nil {
+			if err := add(spec.SiteReturn, fn.Name, a, paramVars(fn, fn.LowPC)); err != nil {
 				return nil, err
 			}
 		}
@@ -311,9 +312,9 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 			if off, err = r.ef.FileOffset(at); err != nil {
 				return nil, err
 			}
-			site := Site{Kind: SiteCapture, Function: fn.Name, Addr: at, FileOffset: off, Guard: r.guard(fn, at)}
+			site := spec.Site{Kind: spec.SiteCapture, Function: fn.Name, Addr: at, FileOffset: off, Guard: r.guard(fn, at)}
 			for k, c := range r.captures {
-				site.Args = append(site.Args, Fetch{Name: fmt.Sprintf("@%d", k), Type: "x64", Size: 8, Chains: []Chain{c}})
+				site.Args = append(site.Args, spec.Fetch{Name: fmt.Sprintf("@%d", k), Type: "x64", Size: 8, Chains: []spec.Chain{c}})
 			}
 			p.Sites = append(p.Sites, site)
 			if fn.Lang == types.LangGo {
@@ -330,7 +331,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := add(SiteLine, fn.Name, addr, vars); err != nil {
+		if err := add(spec.SiteLine, fn.Name, addr, vars); err != nil {
 			return nil, err
 		}
 	case d.Offset > 0:
@@ -344,7 +345,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := add(SiteOffset, fn.Name, fn.LowPC+d.Offset, vars); err != nil {
+		if err := add(spec.SiteOffset, fn.Name, fn.LowPC+d.Offset, vars); err != nil {
 			return nil, err
 		}
 	default:
@@ -363,7 +364,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 			if at, lv, n, ok := r.later(fn, args, vars); ok {
 				addr, vars, note = at, lv, n
 			}
-			if err := add(SiteEntry, fn.Name, addr, vars); err != nil {
+			if err := add(spec.SiteEntry, fn.Name, addr, vars); err != nil {
 				return nil, err
 			}
 			p.Sites[len(p.Sites)-1].Note = note
@@ -374,7 +375,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 				if err != nil {
 					return nil, err
 				}
-				if err := add(SiteInline, in.Caller, st.addr, inlineParams(fn, vars)); err != nil {
+				if err := add(spec.SiteInline, in.Caller, st.addr, inlineParams(fn, vars)); err != nil {
 					return nil, err
 				}
 				s := &p.Sites[len(p.Sites)-1]
@@ -392,7 +393,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := add(SiteClone, c.Symbol, c.Address, vars); err != nil {
+			if err := add(spec.SiteClone, c.Symbol, c.Address, vars); err != nil {
 				return nil, err
 			}
 		}
@@ -603,7 +604,7 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 					names = append(names, p.Name)
 				}
 				if !found && len(fn.Params) == 0 && fn.Decl.File == "" {
-					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%%rdi, %%rsi, %%rdx, %%rcx, %%r8, %%r9 for C; %%rax, %%rbx, %%rcx, %%rdi, %%rsi for Go) or $retval", d.Text, r.path, fn.Name)
+					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%s for C; %s for Go) or $retval", d.Text, r.path, fn.Name, regList(r.arch.CIntRegs), regList(r.arch.GoIntRegs[:min(5, len(r.arch.GoIntRegs))]))
 				}
 				if !found {
 					return nil, r.noParam(d, fn, a.Base, names, results)
@@ -688,7 +689,7 @@ func (r *Resolver) placement(fn *types.Func) uint64 {
 // resolveFileLine finds every place the code of FILE:LINE starts: one site
 // per function that holds it, and per inline expansion when the line is in
 // an inlined body (a header's inline function), as perf probe does.
-func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
+func (r *Resolver) resolveFileLine(d *Def) (*spec.Probe, error) {
 	if r.f == nil {
 		return nil, fmt.Errorf("%s: %s has no debug info: FILE:LINE needs DWARF", d.Text, r.path)
 	}
@@ -699,7 +700,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 	if err := r.all(); err != nil {
 		return nil, err
 	}
-	p := &Probe{Def: d.Text, Function: fmt.Sprintf("%s:%d", d.File, d.Line)}
+	p := &spec.Probe{Def: d.Text, Function: fmt.Sprintf("%s:%d", d.File, d.Line)}
 	seen := map[string]bool{}
 	for _, a := range addrs {
 		fn := r.model.Func(a)
@@ -733,12 +734,12 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 			return nil, err
 		}
 		vars = r.inFrame(a, vars)
-		site := Site{Kind: SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
+		site := spec.Site{Kind: spec.SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
 		if len(chain) == 0 {
 			site.Guard = r.guard(fn, a)
 		}
 		for _, arg := range d.Args {
-			f, err := r.fetch(fn, arg, vars, SiteLine)
+			f, err := r.fetch(fn, arg, vars, spec.SiteLine)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Text, err)
 			}
@@ -750,4 +751,13 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 		return nil, fmt.Errorf("%s: %w: no code for %s:%d in %s", d.Text, types.ErrNotFound, d.File, d.Line, r.path)
 	}
 	return p, nil
+}
+
+// regList spells registers as definitions name them: "%rdi, %rsi".
+func regList(regs []string) string {
+	var out []string
+	for _, r := range regs {
+		out = append(out, "%"+strings.ToLower(r))
+	}
+	return strings.Join(out, ", ")
 }

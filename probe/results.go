@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/symtab"
 	"github.com/binscope/binscope/types"
 )
@@ -77,19 +78,19 @@ func (r *Resolver) noParam(d *Def, fn *types.Func, name string, params []string,
 
 // itabs are the dynamic types of the Go interface type t that the symbol
 // table names (the linker's go:itab.TYPE,IFACE symbols), by itab address.
-func (r *Resolver) itabs(t types.Type) []Dynamic {
+func (r *Resolver) itabs(t types.Type) []spec.Dynamic {
 	name := types.TypeString(t)
 	if r.f == nil || name == "" {
 		return nil
 	}
-	var out []Dynamic
+	var out []spec.Dynamic
 	for _, sy := range symtab.Objects(r.f.ELF) {
 		rest, ok := strings.CutPrefix(sy.Name, "go:itab.")
 		if !ok {
 			continue
 		}
 		if dyn, ok := strings.CutSuffix(rest, ","+name); ok {
-			out = append(out, Dynamic{Itab: sy.Addr, Name: dyn})
+			out = append(out, spec.Dynamic{Itab: sy.Addr, Name: dyn})
 		}
 	}
 	return out

@@ -1,57 +1,13 @@
 package probe
 
 import (
-	"fmt"
 	"strings"
 
-	"github.com/cilium/ebpf/asm"
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
 )
-
-// Guard makes a site in a Go function's stack check fire only on the pass
-// that goes on into the body. The check's branch calls morestack, which
-// grows the stack (or lets the scheduler preempt the goroutine: a
-// preemption request sets g.stackguard0 to a value above every stack
-// pointer) and then starts the function again from its first instruction:
-// a call that grows its stack passes every site between the entry and the
-// branch twice.
-//
-// The three shapes the Go compiler emits on amd64 (cmd/internal/obj/x86
-// stacksplit), with framesize the frame's size and StackSmall 128:
-//
-//	cmp 0x10(%r14),%rsp                      framesize <= StackSmall
-//	jbe morestack
-//
-//	lea -0x190(%rsp),%r12                    framesize < StackBig (4096)
-//	cmp 0x10(%r14),%r12
-//	jbe morestack
-//
-//	mov %rsp,%r12                            larger frames: the subtraction
-//	sub $0x1f98,%r12                         may wrap, and that branches too
-//	jb morestack
-//	cmp 0x10(%r14),%r12
-//	jbe morestack
-//
-// 0x10 is g.stackguard0's offset in the goroutine, which R14 holds; the
-// guard takes register and offset from the CMP, and the subtracted
-// amount from the LEA or SUB.
-type Guard struct {
-	// Flags is set at the JBE itself: the CMP has run, and the branch is
-	// taken when the carry or zero flag it left is set (read from the
-	// probe's saved registers: exactly what the CPU decides on, even when
-	// another thread writes stackguard0 meanwhile).
-	Flags bool `json:"flags,omitempty"`
-	// Before the CMP, the branch will be taken when RSP < SPSub or
-	// RSP - SPSub <= the 8 bytes at G + Off (unsigned). A preemption
-	// request that lands between the probe and the CMP can still make
-	// this pass differ from the CPU's.
-	G     string `json:"g"`
-	Off   int64  `json:"off"`
-	SPSub int64  `json:"sp_sub,omitempty"`
-}
 
 // stackCheck is a decoded Go stack check: the guard's operands and the
 // address of the branch to morestack that ends it.
@@ -202,7 +158,7 @@ func (r *Resolver) readsScratch(fn *types.Func, args []Arg) bool {
 
 // guard is the Guard of a site at addr in fn's own code: nil unless addr
 // is in fn's stack check, before its branch to morestack or on it.
-func (r *Resolver) guard(fn *types.Func, addr uint64) *Guard {
+func (r *Resolver) guard(fn *types.Func, addr uint64) *spec.Guard {
 	if addr < fn.LowPC {
 		return nil
 	}
@@ -210,65 +166,5 @@ func (r *Resolver) guard(fn *types.Func, addr uint64) *Guard {
 	if !ok || addr > sc.branch {
 		return nil
 	}
-	return &Guard{Flags: addr == sc.branch, G: sc.g, Off: sc.off, SPSub: sc.spSub}
-}
-
-// eflagsBranch is the JBE's condition: the carry flag (bit 0) or the zero
-// flag (bit 6).
-const eflagsBranch = 1<<0 | 1<<6
-
-// guardInsns jumps to skip when the site's pass is the one that branches
-// to morestack (see Guard); the context is in R6. Without a guard it is
-// empty.
-func guardInsns(a *arch.Arch, g *Guard, skip string) (asm.Instructions, error) {
-	if g == nil {
-		return nil, nil
-	}
-	if g.Flags {
-		off, ok := a.PtRegs["EFLAGS"]
-		if !ok {
-			return nil, fmt.Errorf("guard: %s has no flags register in pt_regs", a.Name)
-		}
-		return asm.Instructions{
-			asm.LoadMem(asm.R1, rCtx, off, asm.DWord),
-			asm.And.Imm(asm.R1, eflagsBranch),
-			asm.JNE.Imm(asm.R1, 0, skip),
-		}, nil
-	}
-	gOff, ok := a.PtRegs[g.G]
-	sp, ok2 := a.PtRegs[a.SP]
-	if !ok || !ok2 || g.SPSub < 0 || g.SPSub > 1<<31-1 || g.Off < -1<<31 || g.Off > 1<<31-1 {
-		return nil, fmt.Errorf("guard: cannot compare %s+%d with the stack pointer", g.G, g.Off)
-	}
-	// The guard's value cannot be read (not a goroutine after all): the
-	// pass goes on, as without a guard.
-	read := skip + "_read"
-	in := asm.Instructions{
-		asm.LoadMem(asm.R1, rCtx, gOff, asm.DWord),
-		storeImm64(asm.RFP, slotTmp, 0),
-	}
-	in = append(in, readUser(g.Off, 8, asm.RFP, slotTmp, read)...)
-	return append(in,
-		asm.LoadMem(asm.R2, asm.RFP, slotTmp, asm.DWord),
-		asm.LoadMem(asm.R1, rCtx, sp, asm.DWord),
-		asm.JLT.Imm(asm.R1, int32(g.SPSub), skip),
-		asm.Sub.Imm(asm.R1, int32(g.SPSub)),
-		asm.JLE.Reg(asm.R1, asm.R2, skip),
-		asm.Mov.Imm(asm.R0, 0).WithSymbol(read),
-	), nil
-}
-
-// guarded is guardInsns followed by the return of the pass it skips; the
-// program goes on after it.
-func guarded(a *arch.Arch, g *Guard, label string) (asm.Instructions, error) {
-	in, err := guardInsns(a, g, label)
-	if err != nil || len(in) == 0 {
-		return in, err
-	}
-	return append(in,
-		asm.Ja.Label(label+"_on"),
-		asm.Mov.Imm(asm.R0, 0).WithSymbol(label),
-		asm.Return(),
-		asm.Mov.Reg(rCtx, rCtx).WithSymbol(label+"_on"),
-	), nil
+	return &spec.Guard{Flags: addr == sc.branch, G: sc.g, Off: sc.off, SPSub: sc.spSub}
 }

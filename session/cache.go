@@ -6,20 +6,20 @@ import (
 	"io"
 
 	"github.com/binscope/binscope/load"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 )
 
 // CacheOptions say which cache the probe-cache commands use.
 type CacheOptions struct {
-	// Cache is where specs are kept; nil means probe.DefaultCache.
-	Cache *probe.Cache
+	// Cache is where specs are kept; nil means spec.DefaultCache.
+	Cache *spec.Cache
 }
 
-func (o *CacheOptions) cache() (*probe.Cache, error) {
+func (o *CacheOptions) cache() (*spec.Cache, error) {
 	if o != nil && o.Cache != nil {
 		return o.Cache, nil
 	}
-	return probe.DefaultCache()
+	return spec.DefaultCache()
 }
 
 // CachePut resolves defs against exe's debug info and keeps the spec in
@@ -75,8 +75,8 @@ func CacheRemove(buildIDOrFile string, defs []string, o *CacheOptions) error {
 // cachedSpec is the spec the cache holds for target's build with exactly
 // defs (every cached probe when defs is empty); ok is false when the cache
 // has none, or not all of defs.
-func (o *Options) cachedSpec(target string, defs []string) (*probe.Spec, bool, error) {
-	c, err := probe.DefaultCache()
+func (o *Options) cachedSpec(target string, defs []string) (*spec.Spec, bool, error) {
+	c, err := spec.DefaultCache()
 	if err != nil {
 		return nil, false, nil
 	}
@@ -85,7 +85,7 @@ func (o *Options) cachedSpec(target string, defs []string) (*probe.Spec, bool, e
 		return nil, false, nil
 	}
 	s, err := c.Get(id)
-	if errors.Is(err, probe.ErrNotCached) {
+	if errors.Is(err, spec.ErrNotCached) {
 		if len(defs) == 0 {
 			return nil, false, err
 		}

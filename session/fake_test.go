@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/binscope/binscope/flame"
+	"github.com/binscope/binscope/attach"
+	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/internal/testutil"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
 )
 
@@ -21,12 +22,12 @@ import (
 type fakeKernel struct {
 	mu       sync.Mutex
 	attached []*fakeProbes
-	specs    []*probe.Spec
+	specs    []*spec.Spec
 	targets  []string
-	opts     []probe.AttachOptions
+	opts     []attach.Options
 	started  []int
 	// events are handed out by the attachment of the same index.
-	events [][]*probe.Event
+	events [][]*spec.Event
 	// hits is each attachment's count of every probe.
 	hits []uint64
 	// descendants is what every attachment's Descendants says.
@@ -34,9 +35,59 @@ type fakeKernel struct {
 	// ended, when not 0, makes Start fail as a command whose loader
 	// failed with that status.
 	ended int
+	// profile is what StartProfile hands out, with the options it got.
+	profile     *fakeProfiler
+	profileOpts []bpfprog.ProfileOptions
 }
 
-func (k *fakeKernel) Attach(s *probe.Spec, target string, o *probe.AttachOptions) (Probes, error) {
+// StartProfile hands out k.profile.
+func (k *fakeKernel) StartProfile(_ *stack.Tables, o *bpfprog.ProfileOptions) (Profiler, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.profileOpts = append(k.profileOpts, *o)
+	return k.profile, nil
+}
+
+// TaskOffsets are made up: the fakes read no task_struct.
+func (k *fakeKernel) TaskOffsets() (bpfprog.TaskOffsets, error) {
+	return bpfprog.TaskOffsets{RealParent: 1, Tgid: 2}, nil
+}
+
+// fakeProfiler counts its stacks once and records the processes it was
+// told about.
+type fakeProfiler struct {
+	mu      sync.Mutex
+	stacks  []stack.Stack
+	roots   []int
+	added   []int
+	stopped bool
+	closed  bool
+}
+
+func (p *fakeProfiler) AddProcess(pid int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.added = append(p.added, pid)
+	return nil
+}
+
+func (p *fakeProfiler) SetRoot(pid int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.roots = append(p.roots, pid)
+	return nil
+}
+
+func (p *fakeProfiler) Refresh()                                        {}
+func (p *fakeProfiler) Stop()                                           { p.stopped = true }
+func (p *fakeProfiler) Close()                                          { p.closed = true }
+func (p *fakeProfiler) Stacks(*stack.Symbolizer) ([]stack.Stack, error) { return p.stacks, nil }
+func (p *fakeProfiler) RawStacks() ([]stack.Raw, error)                 { return nil, nil }
+func (p *fakeProfiler) Mappings(int) []stack.Mapping                    { return nil }
+func (p *fakeProfiler) Counters() []uint64                              { return make([]uint64, stack.UnwindCounters) }
+func (p *fakeProfiler) BytesRead() uint64                               { return 0 }
+
+func (k *fakeKernel) Attach(s *spec.Spec, target string, o *attach.Options) (Probes, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	p := &fakeProbes{hits: k.hits, desc: k.descendants}
@@ -50,15 +101,15 @@ func (k *fakeKernel) Attach(s *probe.Spec, target string, o *probe.AttachOptions
 	return p, nil
 }
 
-func (k *fakeKernel) AttachHist(s *probe.Spec, target string, o *probe.AttachOptions) (Probes, error) {
+func (k *fakeKernel) AttachHist(s *spec.Spec, target string, o *attach.Options) (Probes, error) {
 	return k.Attach(s, target, o)
 }
 
 // Start starts c and calls the hooks once it runs (the real gate calls
 // them before its first instruction).
-func (k *fakeKernel) Start(c *exec.Cmd, h probe.GateHooks) (*exec.Cmd, error) {
+func (k *fakeKernel) Start(c *exec.Cmd, h attach.GateHooks) (*exec.Cmd, error) {
 	if k.ended != 0 {
-		return nil, &probe.EndedError{Status: k.ended}
+		return nil, &attach.EndedError{Status: k.ended}
 	}
 	if err := c.Start(); err != nil {
 		return nil, err
@@ -85,7 +136,7 @@ func (k *fakeKernel) attachments() []*fakeProbes {
 // processes it was told about.
 type fakeProbes struct {
 	mu     sync.Mutex
-	events []*probe.Event
+	events []*spec.Event
 	hits   []uint64
 	desc   []int
 	roots  []int
@@ -93,7 +144,7 @@ type fakeProbes struct {
 	closed bool
 }
 
-func (p *fakeProbes) Read(deadline time.Time) (*probe.Event, error) {
+func (p *fakeProbes) Read(deadline time.Time) (*spec.Event, error) {
 	p.mu.Lock()
 	if len(p.events) > 0 {
 		e := p.events[0]
@@ -109,14 +160,14 @@ func (p *fakeProbes) Read(deadline time.Time) (*probe.Event, error) {
 func (p *fakeProbes) Wake()                                                   {}
 func (p *fakeProbes) Counts() ([]uint64, uint64, error)                       { return p.hits, 0, nil }
 func (p *fakeProbes) Misses() []uint64                                        { return nil }
-func (p *fakeProbes) Hist() ([]*probe.HistEntry, error)                       { return nil, nil }
+func (p *fakeProbes) Hist() ([]*spec.HistEntry, error)                        { return nil, nil }
 func (p *fakeProbes) StackCounters() []uint64                                 { return nil }
-func (p *fakeProbes) Stacks(*stack.Symbolizer) (map[int][]flame.Stack, error) { return nil, nil }
+func (p *fakeProbes) Stacks(*stack.Symbolizer) (map[int][]stack.Stack, error) { return nil, nil }
 
-func (p *fakeProbes) UserFrames(_ *stack.Symbolizer, _ int, ips []uint64) []flame.Frame {
-	var fs []flame.Frame
+func (p *fakeProbes) UserFrames(_ *stack.Symbolizer, _ int, ips []uint64) []stack.Frame {
+	var fs []stack.Frame
 	for _, ip := range ips {
-		fs = append(fs, flame.Frame{Name: "fn" + string(rune('A'+ip)), Module: "prog"})
+		fs = append(fs, stack.Frame{Name: "fn" + string(rune('A'+ip)), Module: "prog"})
 	}
 	return fs
 }
@@ -209,7 +260,7 @@ func symbolAddr(t *testing.T, bin, name string) uint64 {
 }
 
 // entrySites are the addresses of spec's entry sites of its first probe.
-func entrySites(spec *probe.Spec) []uint64 {
+func entrySites(spec *spec.Spec) []uint64 {
 	var out []uint64
 	for _, s := range spec.Probes[0].Sites {
 		out = append(out, s.Addr)

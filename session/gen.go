@@ -7,7 +7,7 @@ import (
 
 	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/elfx"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/symtab"
 )
 
@@ -46,12 +46,12 @@ func Gen(w io.Writer, o *GenOptions) error {
 		return err
 	}
 	defer done()
-	spec, err := r.Spec(defs)
+	ps, err := r.Spec(defs)
 	if err != nil {
 		return err
 	}
 	if o.Target != "" {
-		if err := SameBuild(o.Target, spec.BuildID); err != nil {
+		if err := SameBuild(o.Target, ps.BuildID); err != nil {
 			return err
 		}
 	}
@@ -59,13 +59,13 @@ func Gen(w io.Writer, o *GenOptions) error {
 	defer bw.Flush()
 	switch o.Format {
 	case "bpftrace":
-		return codegen.WriteBpftrace(bw, spec, bpftraceTarget(o.Exe, o.Target))
+		return codegen.WriteBpftrace(bw, ps, bpftraceTarget(o.Exe, o.Target))
 	case "perf":
-		return codegen.WritePerf(bw, spec)
+		return codegen.WritePerf(bw, ps)
 	case "bpf-c":
-		return codegen.WriteBPFC(bw, spec, &codegen.BPFCOptions{Types: r.Types(defs)})
+		return codegen.WriteBPFC(bw, ps, &codegen.BPFCOptions{Types: r.Types(defs)})
 	}
-	return probe.WriteSpec(bw, spec)
+	return spec.WriteSpec(bw, ps)
 }
 
 // bpftraceTarget says where a bpftrace script attaches: a target without a

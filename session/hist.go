@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/binscope/binscope/attach"
 	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/internal/table"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 )
 
 // HistOptions say what goprobe hist aggregates and prints.
@@ -50,7 +51,7 @@ func Hist(o *HistOptions) (int, error) {
 		return 0, err
 	}
 	only := onlyCommand(target, o.Run)
-	sess, err := o.kernel().AttachHist(spec, target, &probe.AttachOptions{PID: o.PID, Descendants: only})
+	sess, err := o.kernel().AttachHist(spec, target, &attach.Options{PID: o.PID, Descendants: only})
 	if err != nil {
 		return 0, err
 	}
@@ -76,7 +77,7 @@ func Hist(o *HistOptions) (int, error) {
 	}
 	ro := runOptions{every: o.Interval, tick: func() bool { print(); return true }}
 	if only {
-		ro.gate = &probe.GateHooks{Exec: func(pid int) { sess.SetRoot(pid) }}
+		ro.gate = &attach.GateHooks{Exec: func(pid int) { sess.SetRoot(pid) }}
 	}
 	status, err := o.runOrWait(ro)
 	if err != nil {
@@ -88,7 +89,7 @@ func Hist(o *HistOptions) (int, error) {
 
 // histSpec resolves the definitions with the key and the value as their
 // arguments, and refuses a value that is text.
-func (o *HistOptions) histSpec() (string, *probe.Spec, error) {
+func (o *HistOptions) histSpec() (string, *spec.Spec, error) {
 	var full []string
 	for _, d := range o.Defs {
 		if len(strings.Fields(d)) > 1 {
@@ -124,13 +125,13 @@ func bucketRange(b int) (lo, hi uint64) {
 	if b == 0 {
 		return 0, 1
 	}
-	if b >= probe.HistBuckets-1 {
+	if b >= spec.HistBuckets-1 {
 		return 1 << (b - 1), 0 // and above
 	}
 	return 1 << (b - 1), 1 << b
 }
 
-func writeHist(w io.Writer, spec *probe.Spec, es []*probe.HistEntry, value, asJSON bool) {
+func writeHist(w io.Writer, spec *spec.Spec, es []*spec.HistEntry, value, asJSON bool) {
 	sort.SliceStable(es, func(i, j int) bool {
 		if es[i].Probe != es[j].Probe {
 			return es[i].Probe < es[j].Probe
@@ -211,7 +212,7 @@ func writeHist(w io.Writer, spec *probe.Spec, es []*probe.HistEntry, value, asJS
 }
 
 // writeBars draws one key's log2 histogram as bpftrace's hist() does.
-func writeBars(w io.Writer, e *probe.HistEntry) {
+func writeBars(w io.Writer, e *spec.HistEntry) {
 	first, last := -1, -1
 	var top uint64
 	for b, n := range e.Buckets {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/binscope/binscope/attach"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/stack"
@@ -172,7 +173,7 @@ func helperSlot(target string, slot uint64, k Kernel) uint64 {
 	}
 	var addr uint64
 	cmd := exec.Command(helper)
-	started, err := k.Start(cmd, probe.GateHooks{Loaded: func(pid int) {
+	started, err := k.Start(cmd, attach.GateHooks{Loaded: func(pid int) {
 		// The last call, at the entry point, sees the relocated slot.
 		addr = readSlot(pid, target, slot)
 	}})

@@ -18,32 +18,39 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/binscope/binscope/flame"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/attach"
+	"github.com/binscope/binscope/bpfprog"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
 )
 
 // Kernel is what a run needs of the kernel.
 type Kernel interface {
 	// Attach loads the programs of spec and attaches them to target
-	// (probe.Attach); AttachHist the in-kernel aggregation's
-	// (probe.AttachHist).
-	Attach(spec *probe.Spec, target string, o *probe.AttachOptions) (Probes, error)
-	AttachHist(spec *probe.Spec, target string, o *probe.AttachOptions) (Probes, error)
+	// (attach.Probes); AttachHist the in-kernel aggregation's
+	// (attach.Hist).
+	Attach(spec *spec.Spec, target string, o *attach.Options) (Probes, error)
+	AttachHist(spec *spec.Spec, target string, o *attach.Options) (Probes, error)
 	// Start starts c stopped at its exec and calls the hooks as
-	// probe.StartGated does; an *probe.EndedError says the command ended
-	// before its entry point.
-	Start(c *exec.Cmd, h probe.GateHooks) (*exec.Cmd, error)
+	// attach.StartGated does; an *attach.EndedError says the command
+	// ended before its entry point.
+	Start(c *exec.Cmd, h attach.GateHooks) (*exec.Cmd, error)
+	// StartProfile starts sampling every CPU with the unwinder's tables
+	// (attach.StartProfile).
+	StartProfile(tables *stack.Tables, o *bpfprog.ProfileOptions) (Profiler, error)
+	// TaskOffsets are the running kernel's task_struct offsets the
+	// descendant filter reads (attach.KernelTaskOffsets).
+	TaskOffsets() (bpfprog.TaskOffsets, error)
 }
 
 // Probes is one attachment: its programs' events and counters
-// (*probe.Session).
+// (*attach.Session).
 type Probes interface {
-	Read(deadline time.Time) (*probe.Event, error)
+	Read(deadline time.Time) (*spec.Event, error)
 	Wake()
 	Counts() (hits []uint64, dropped uint64, err error)
 	Misses() []uint64
-	Hist() ([]*probe.HistEntry, error)
+	Hist() ([]*spec.HistEntry, error)
 	// SetRoot names the process whose descendants the programs see.
 	SetRoot(pid int) error
 	// Descendants are the processes under the root the programs met.
@@ -51,36 +58,36 @@ type Probes interface {
 	// AddProcess gives the unwinder process pid's mappings.
 	AddProcess(pid int) error
 	StackCounters() []uint64
-	Stacks(sym *stack.Symbolizer) (map[int][]flame.Stack, error)
-	UserFrames(sym *stack.Symbolizer, pid int, ips []uint64) []flame.Frame
+	Stacks(sym *stack.Symbolizer) (map[int][]stack.Stack, error)
+	UserFrames(sym *stack.Symbolizer, pid int, ips []uint64) []stack.Frame
 	Close()
 }
 
-// Host is the running kernel (probe's attach and exec gate; off Linux,
-// probe.ErrNotSupported).
+// Profiler is a CPU profile being sampled (*attach.Profile).
+type Profiler interface {
+	// AddProcess samples process pid with its mappings' tables (again
+	// after an exec or a dlopen); Refresh re-reads every process's.
+	AddProcess(pid int) error
+	Refresh()
+	// SetRoot names the command whose descendants are sampled too.
+	SetRoot(pid int) error
+	// Stop ends sampling; the counts stay readable until Close.
+	Stop()
+	Close()
+	// Stacks are the counted stacks named, RawStacks as the kernel
+	// holds them, to be placed in Mappings(pid); Counters the
+	// unwinder's (stack.UnwindStacks...); BytesRead what Stacks copied
+	// out of the kernel.
+	Stacks(sym *stack.Symbolizer) ([]stack.Stack, error)
+	RawStacks() ([]stack.Raw, error)
+	Mappings(pid int) []stack.Mapping
+	Counters() []uint64
+	BytesRead() uint64
+}
+
+// Host is the running kernel: package attach on Linux, elsewhere a kernel
+// that returns attach.ErrNotSupported.
 var Host Kernel = host{}
-
-type host struct{}
-
-func (host) Attach(s *probe.Spec, target string, o *probe.AttachOptions) (Probes, error) {
-	sess, err := probe.Attach(s, target, o)
-	if err != nil {
-		return nil, err
-	}
-	return sess, nil
-}
-
-func (host) AttachHist(s *probe.Spec, target string, o *probe.AttachOptions) (Probes, error) {
-	sess, err := probe.AttachHist(s, target, o)
-	if err != nil {
-		return nil, err
-	}
-	return sess, nil
-}
-
-func (host) Start(c *exec.Cmd, h probe.GateHooks) (*exec.Cmd, error) {
-	return probe.StartGated(c, h)
-}
 
 // usageError is a command line a run cannot serve: exit status 2.
 type usageError struct{ error }

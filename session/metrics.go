@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/binscope/binscope/metric"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 )
 
 // MetricOptions expose a stat or hist run's counts as Prometheus metrics
@@ -45,7 +45,7 @@ func (m *MetricOptions) check(probes int) error {
 
 // families are the spec's probes as metric families: a counter each, or
 // with a key a counter (no value) or histogram (value) per key.
-func (m *MetricOptions) families(spec *probe.Spec, target, key, value string) ([]metric.Family, error) {
+func (m *MetricOptions) families(spec *spec.Spec, target, key, value string) ([]metric.Family, error) {
 	if abs, err := filepath.Abs(target); err == nil {
 		target = abs
 	}
@@ -151,7 +151,7 @@ func serveMetrics(addr string, exp *metric.Exporter, stderr io.Writer) (stop fun
 
 // labelValue is a key as a label's value: text as it is, numbers in
 // decimal (or hex for x types), "?" when the key could not be read.
-func labelValue(v probe.Value) string {
+func labelValue(v spec.Value) string {
 	if v.OK && (v.Type == "string" || v.Type == "cstring") {
 		if v.Truncated {
 			return v.Text + "..."
@@ -162,7 +162,7 @@ func labelValue(v probe.Value) string {
 }
 
 // statReading reads the counts of a stat run's sessions.
-func statReading(ss *sessions, spec *probe.Spec) func() (*metric.Reading, error) {
+func statReading(ss *sessions, spec *spec.Spec) func() (*metric.Reading, error) {
 	n := len(spec.Probes)
 	return func() (*metric.Reading, error) {
 		hits, dropped := ss.counts(n)
@@ -176,7 +176,7 @@ func statReading(ss *sessions, spec *probe.Spec) func() (*metric.Reading, error)
 }
 
 // histReading reads a hist session's aggregates.
-func histReading(sess Probes, spec *probe.Spec) func() (*metric.Reading, error) {
+func histReading(sess Probes, spec *spec.Spec) func() (*metric.Reading, error) {
 	n := len(spec.Probes)
 	return func() (*metric.Reading, error) {
 		// The hits first: a hit between the two reads then counts under
@@ -206,7 +206,7 @@ func histReading(sess Probes, spec *probe.Spec) func() (*metric.Reading, error) 
 }
 
 // serveStat serves a stat run's counts.
-func (m *MetricOptions) serveStat(ss *sessions, spec *probe.Spec, target string, stderr io.Writer) (func(), error) {
+func (m *MetricOptions) serveStat(ss *sessions, spec *spec.Spec, target string, stderr io.Writer) (func(), error) {
 	fams, err := m.families(spec, target, "", "")
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (m *MetricOptions) serveStat(ss *sessions, spec *probe.Spec, target string,
 }
 
 // serveHist serves a hist run's aggregates.
-func (m *MetricOptions) serveHist(sess Probes, spec *probe.Spec, target, key, value string, stderr io.Writer) (func(), error) {
+func (m *MetricOptions) serveHist(sess Probes, spec *spec.Spec, target, key, value string, stderr io.Writer) (func(), error) {
 	fams, err := m.families(spec, target, key, value)
 	if err != nil {
 		return nil, err

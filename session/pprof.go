@@ -5,14 +5,13 @@ import (
 	"time"
 
 	"github.com/binscope/binscope/pprof"
-	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/stack"
 )
 
 // writePprof writes the profile's stacks to path as a pprof protobuf:
 // user frames placed in their mappings with their inline expansions as
 // the Lines of one Location, kernel frames in the [kernel] mapping.
-func writePprof(path string, prof *probe.Profile, sym *stack.Symbolizer, hz int, start time.Time, d time.Duration) error {
+func writePprof(path string, prof Profiler, sym *stack.Symbolizer, hz int, start time.Time, d time.Duration) error {
 	raw, err := prof.RawStacks()
 	if err != nil {
 		return err

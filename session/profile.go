@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/binscope/binscope/attach"
+	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/flame"
-	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/stack"
 )
 
@@ -32,6 +33,8 @@ type ProfileOptions struct {
 	Color, Title string
 	// Stdout and Stderr are the command's, and the run's.
 	Stdout, Stderr io.Writer
+	// Kernel samples and starts the command; nil means Host.
+	Kernel Kernel
 }
 
 // Profile samples the CPUs Hz times a second and unwinds each sample's
@@ -51,14 +54,14 @@ func Profile(o *ProfileOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	po := &probe.ProfileOptions{Hz: o.Hz, All: o.All && o.PID == 0 && len(o.Run) == 0}
+	po := &bpfprog.ProfileOptions{Hz: o.Hz, All: o.All && o.PID == 0 && len(o.Run) == 0}
 	if len(o.Run) > 0 {
 		// A command's children (a shell's, a build's) are its work too.
-		if off, err := probe.KernelTaskOffsets(); err == nil {
+		if off, err := o.kernel().TaskOffsets(); err == nil {
 			po.Descendants = &off
 		}
 	}
-	prof, err := probe.StartProfile(tables, po)
+	prof, err := o.kernel().StartProfile(tables, po)
 	if err != nil {
 		return 0, err
 	}
@@ -80,10 +83,17 @@ func Profile(o *ProfileOptions) (int, error) {
 	return status, o.write(prof, start, time.Since(start))
 }
 
+func (o *ProfileOptions) kernel() Kernel {
+	if o.Kernel == nil {
+		return Host
+	}
+	return o.Kernel
+}
+
 // sample runs the command or waits for the process (or SIGINT), keeping
 // the unwinder's view of the mappings current: an exec or a dlopen
 // changes them.
-func (o *ProfileOptions) sample(prof *probe.Profile) (int, error) {
+func (o *ProfileOptions) sample(prof Profiler) (int, error) {
 	target := o.PID
 	refresh := func() bool {
 		prof.Refresh()
@@ -92,8 +102,8 @@ func (o *ProfileOptions) sample(prof *probe.Profile) (int, error) {
 		}
 		return true
 	}
-	ro := &Options{Run: o.Run, Stdout: o.Stdout, Stderr: o.Stderr}
-	return ro.runOrWait(runOptions{every: 20 * time.Millisecond, tick: refresh, gate: &probe.GateHooks{
+	ro := &Options{Run: o.Run, Stdout: o.Stdout, Stderr: o.Stderr, Kernel: o.Kernel}
+	return ro.runOrWait(runOptions{every: 20 * time.Millisecond, tick: refresh, gate: &attach.GateHooks{
 		Exec: func(pid int) {
 			target = pid
 			prof.SetRoot(pid)
@@ -105,7 +115,7 @@ func (o *ProfileOptions) sample(prof *probe.Profile) (int, error) {
 
 // write names the sampled stacks and writes the summary, the files and
 // the top table.
-func (o *ProfileOptions) write(prof *probe.Profile, start time.Time, elapsed time.Duration) error {
+func (o *ProfileOptions) write(prof Profiler, start time.Time, elapsed time.Duration) error {
 	sym := stack.NewSymbolizer()
 	stacks, err := prof.Stacks(sym)
 	if err != nil {
@@ -118,10 +128,10 @@ func (o *ProfileOptions) write(prof *probe.Profile, start time.Time, elapsed tim
 	}
 	perSample := 0.0
 	if samples > 0 {
-		perSample = float64(prof.BytesRead) / float64(samples)
+		perSample = float64(prof.BytesRead()) / float64(samples)
 	}
 	fmt.Fprintf(o.Stderr, "goprobe: %d samples in %.1fs, %d distinct stacks, %d bytes read from the kernel (%.0f per sample); %d truncated at %d frames, %d lookups failed, %d frames without a table (frame pointer) in %d stacks, %d stacks the map had no room for\n",
-		samples, elapsed.Seconds(), len(stacks), prof.BytesRead, perSample, c[probe.UnwindTruncated], stack.Depth, c[probe.UnwindFailed], c[probe.UnwindNoTable], c[probe.UnwindNoTableStacks], c[probe.UnwindMapFull])
+		samples, elapsed.Seconds(), len(stacks), prof.BytesRead(), perSample, c[stack.UnwindTruncated], stack.Depth, c[stack.UnwindFailed], c[stack.UnwindNoTable], c[stack.UnwindNoTableStacks], c[stack.UnwindMapFull])
 	if o.Folded != "" {
 		if err := writeFile(o.Folded, func(w io.Writer) error { return flame.WriteFolded(w, stacks) }); err != nil {
 			return err

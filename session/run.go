@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/attach"
 )
 
 // runOptions tune runOrWait.
@@ -25,7 +25,7 @@ type runOptions struct {
 	// gate: its hooks run at the exec, before any of the command's code,
 	// and each time the loader mapped libraries, before their
 	// constructors.
-	gate *probe.GateHooks
+	gate *attach.GateHooks
 }
 
 // runOrWait runs the command, forwarding SIGINT and SIGTERM to it, and
@@ -73,7 +73,7 @@ func (o *Options) runOrWait(ro runOptions) (int, error) {
 // start starts the command, under the exec gate when gate is not nil; a
 // nil command comes with the status of one that ended before its entry
 // point (the loader failed), or the error.
-func (o *Options) start(gate *probe.GateHooks) (*exec.Cmd, int, error) {
+func (o *Options) start(gate *attach.GateHooks) (*exec.Cmd, int, error) {
 	c := exec.Command(o.Run[0], o.Run[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, o.Stdout, o.Stderr
 	if gate == nil {
@@ -83,7 +83,7 @@ func (o *Options) start(gate *probe.GateHooks) (*exec.Cmd, int, error) {
 		return c, 0, nil
 	}
 	started, err := o.kernel().Start(c, *gate)
-	var ended *probe.EndedError
+	var ended *attach.EndedError
 	if errors.As(err, &ended) {
 		return nil, ended.Status, nil // the loader failed: its status is the command's
 	}

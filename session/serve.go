@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/binscope/binscope/metric"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 )
 
 // probesFile is goprobe serve's configuration: probes on binaries named by
@@ -67,7 +67,7 @@ type unit struct {
 	fam  metric.Family
 
 	cur  Probes
-	spec *probe.Spec
+	spec *spec.Spec
 	id   fileID
 	old  []retired // sessions on replaced files, while processes run them
 	// base holds the counts of closed sessions: counters never go back.
@@ -312,7 +312,7 @@ func (u *unit) retire(sess Probes) {
 	sess.Close()
 }
 
-func addEntry(to map[string]*metric.Series, e *probe.HistEntry) {
+func addEntry(to map[string]*metric.Series, e *spec.HistEntry) {
 	k := labelValue(e.Key)
 	s := to[k]
 	if s == nil {

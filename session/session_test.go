@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/bpfprog"
+	"github.com/binscope/binscope/spec"
+	"github.com/binscope/binscope/stack"
 )
 
 // shellPid is the pid a shell printed first ("echo $$"): the command's
@@ -43,7 +45,7 @@ func TestReattachOnReplacement(t *testing.T) {
 	if oldAddr == newAddr {
 		t.Fatalf("work is at %#x in both builds: the test cannot tell them apart", oldAddr)
 	}
-	k := &fakeKernel{events: [][]*probe.Event{
+	k := &fakeKernel{events: [][]*spec.Event{
 		{{Pid: 1, Tid: 1}, {Pid: 1, Tid: 2}},
 		{{Pid: 2, Tid: 1}, {Pid: 2, Tid: 2}, {Pid: 2, Tid: 3}},
 	}}
@@ -96,7 +98,7 @@ func TestDescendantsUnwound(t *testing.T) {
 	dir := t.TempDir()
 	prog := buildC(t, dir, "prog", workC(""))
 	const child = 424242
-	k := &fakeKernel{descendants: []int{child}, events: [][]*probe.Event{{{Pid: 7, Tid: 7, Stack: []uint64{1, 2}}}}}
+	k := &fakeKernel{descendants: []int{child}, events: [][]*spec.Event{{{Pid: 7, Tid: 7, Stack: []uint64{1, 2}}}}}
 	var stdout, stderr bytes.Buffer
 	o := &TraceOptions{Stack: true, Options: Options{Exe: prog, Defs: []string{"work"}, Kernel: k,
 		Run: []string{"sh", "-c", "echo $$; sleep 0.3"}, Stdout: &stdout, Stderr: &stderr}}
@@ -108,7 +110,7 @@ func TestDescendantsUnwound(t *testing.T) {
 	if !slices.Equal(roots, []int{pid}) || !slices.Contains(added, pid) || !slices.Contains(added, child) {
 		t.Errorf("roots %v, processes given to the unwinder %v: want root %d, and %d and its descendant %d", roots, added, pid, pid, child)
 	}
-	if k.opts[0].Stacks != probe.EventStacks || k.opts[0].Tables == nil {
+	if k.opts[0].Stacks != bpfprog.EventStacks || k.opts[0].Tables == nil {
 		t.Errorf("attached with stacks %v, tables %v", k.opts[0].Stacks, k.opts[0].Tables)
 	}
 	if want := "7/7 work site=entry\n\tfnC [prog]\n\tfnB [prog]\n"; !strings.Contains(stdout.String(), want) {
@@ -259,4 +261,39 @@ func defines(t *testing.T, path, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestProfileFollowsCommand: a profile of a command names the command's
+// process to the sampler (its descendants, its mappings) as it starts,
+// writes the stacks the sampler counted, and ends with the command's
+// status.
+func TestProfileFollowsCommand(t *testing.T) {
+	p := &fakeProfiler{stacks: []stack.Stack{
+		{Frames: []stack.Frame{{Name: "main"}, {Name: "work"}}, Count: 3},
+		{Frames: []stack.Frame{{Name: "main"}}, Count: 2},
+	}}
+	k := &fakeKernel{profile: p}
+	folded := filepath.Join(t.TempDir(), "out.folded")
+	var stdout, stderr bytes.Buffer
+	status, err := Profile(&ProfileOptions{Hz: 49, Run: []string{"sh", "-c", "exit 5"}, Folded: folded, Color: "lang",
+		Kernel: k, Stdout: &stdout, Stderr: &stderr})
+	if err != nil || status != 5 {
+		t.Fatalf("status %d, %v; want 5 (%s)", status, err, stderr.String())
+	}
+	if len(k.started) != 1 || len(p.roots) != 1 || p.roots[0] != k.started[0] || !slices.Contains(p.added, k.started[0]) {
+		t.Errorf("started %v; the sampler's root %v, processes %v", k.started, p.roots, p.added)
+	}
+	if len(k.profileOpts) != 1 || k.profileOpts[0].Hz != 49 || k.profileOpts[0].Descendants == nil || k.profileOpts[0].All {
+		t.Errorf("profile options %+v: want 49 Hz, the command's descendants", k.profileOpts)
+	}
+	if !p.stopped || !p.closed {
+		t.Errorf("sampler stopped %v, closed %v", p.stopped, p.closed)
+	}
+	b, err := os.ReadFile(folded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); got != "main 2\nmain;work 3\n" {
+		t.Errorf("folded: %q", got)
+	}
 }

@@ -6,14 +6,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/binscope/binscope/flame"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
 )
 
 // attached is one attachment and the spec its events decode with.
 type attached struct {
-	spec *probe.Spec
+	spec *spec.Spec
 	p    Probes
 }
 
@@ -25,16 +24,16 @@ type sessions struct {
 	all   []attached
 	stop  chan struct{}
 	wg    sync.WaitGroup
-	print func(*probe.Spec, Probes, *probe.Event)
+	print func(*spec.Spec, Probes, *spec.Event)
 	root  int // the command's process, for attachments that see only it and its descendants
 }
 
-func newSessions(stop chan struct{}, print func(*probe.Spec, Probes, *probe.Event)) *sessions {
+func newSessions(stop chan struct{}, print func(*spec.Spec, Probes, *spec.Event)) *sessions {
 	return &sessions{stop: stop, print: print}
 }
 
 // add starts reading an attachment's events.
-func (s *sessions) add(spec *probe.Spec, p Probes) {
+func (s *sessions) add(spec *spec.Spec, p Probes) {
 	s.mu.Lock()
 	s.all = append(s.all, attached{spec, p})
 	if s.root > 0 {
@@ -48,7 +47,7 @@ func (s *sessions) add(spec *probe.Spec, p Probes) {
 	}()
 }
 
-func (s *sessions) read(spec *probe.Spec, p Probes) {
+func (s *sessions) read(spec *spec.Spec, p Probes) {
 	for {
 		select {
 		case <-s.stop:
@@ -120,10 +119,10 @@ func (s *sessions) misses(n int) []uint64 {
 	return out
 }
 
-// stackCounters sums the unwinders' counters (probe.UnwindStacks...):
+// stackCounters sums the unwinders' counters (stack.UnwindStacks...):
 // every one, zero without stacks.
 func (s *sessions) stackCounters() []uint64 {
-	out := make([]uint64, probe.UnwindNoTableStacks+1)
+	out := make([]uint64, stack.UnwindNoTableStacks+1)
 	s.each(func(p Probes) {
 		c := p.StackCounters()
 		if len(c) > len(out) {
@@ -135,8 +134,8 @@ func (s *sessions) stackCounters() []uint64 {
 }
 
 // stacks are the stacks each probe was hit with, over the attachments.
-func (s *sessions) stacks(sym *stack.Symbolizer) (map[int][]flame.Stack, error) {
-	byProbe := map[int][]flame.Stack{}
+func (s *sessions) stacks(sym *stack.Symbolizer) (map[int][]stack.Stack, error) {
+	byProbe := map[int][]stack.Stack{}
 	var err error
 	s.each(func(p Probes) {
 		st, serr := p.Stacks(sym)
@@ -152,7 +151,7 @@ func (s *sessions) stacks(sym *stack.Symbolizer) (map[int][]flame.Stack, error) 
 }
 
 // setRoot names the command's process to every attachment (see
-// probe.AttachOptions.Descendants), and to those added later.
+// attach.Options.Descendants), and to those added later.
 func (s *sessions) setRoot(pid int) {
 	s.mu.Lock()
 	s.root = pid

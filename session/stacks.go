@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	"github.com/binscope/binscope/flame"
+	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/jsonx"
-	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/stack"
 )
 
@@ -19,7 +19,7 @@ import (
 // the libraries it loads), or else of target and its libraries when it
 // is not "". Other processes unwind by frame pointer.
 func unwindTables(pid int, run []string, target string) (*stack.Tables, error) {
-	a, err := probe.HostArch()
+	a, err := arch.Host()
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func unwindTables(pid int, run []string, target string) (*stack.Tables, error) {
 }
 
 // frameNames lists frames innermost first, as stack traces read.
-func frameNames(frames []flame.Frame) []string {
+func frameNames(frames []stack.Frame) []string {
 	out := make([]string, 0, len(frames))
 	for i := len(frames) - 1; i >= 0; i-- {
 		out = append(out, frames[i].Name)
@@ -59,7 +59,7 @@ func frameNames(frames []flame.Frame) []string {
 }
 
 // withStack adds "stack" (innermost first) to an event's JSON object.
-func withStack(b []byte, frames []flame.Frame) []byte {
+func withStack(b []byte, frames []stack.Frame) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b, &m) != nil {
 		return b
@@ -93,14 +93,14 @@ func (t *tracer) writeStatStacks(hits, misses []uint64, dropped uint64) error {
 	}
 	counters := t.ss.stackCounters()
 	var rows []jprobe
-	var all []flame.Stack
+	var all []stack.Stack
 	for i, r := range statRows(t.spec, hits, misses) {
 		st := byProbe[i]
 		sort.SliceStable(st, func(a, b int) bool { return st[a].Count > st[b].Count })
 		row := jprobe{statRow: r, Stacks: []jstack{}}
 		for _, s := range st {
 			row.Stacks = append(row.Stacks, jstack{s.Count, frameNames(s.Frames)})
-			all = append(all, flame.Stack{Frames: append([]flame.Frame{{Name: r.Probe}}, s.Frames...), Count: s.Count})
+			all = append(all, stack.Stack{Frames: append([]stack.Frame{{Name: r.Probe}}, s.Frames...), Count: s.Count})
 		}
 		rows = append(rows, row)
 	}
@@ -118,7 +118,7 @@ func (t *tracer) writeStatStacks(hits, misses []uint64, dropped uint64) error {
 			// those frames.
 			NoTable       uint64 `json:"no_table"`
 			NoTableFrames uint64 `json:"no_table_frames"`
-		}{rows, dropped, counters[probe.UnwindTruncated], counters[probe.UnwindNoTableStacks], counters[probe.UnwindNoTable]})
+		}{rows, dropped, counters[stack.UnwindTruncated], counters[stack.UnwindNoTableStacks], counters[stack.UnwindNoTable]})
 		_, err := t.out.Write(append(b, '\n'))
 		return err
 	}
@@ -140,8 +140,8 @@ func writeStacks(w io.Writer, rows []jprobe, counters []uint64) {
 			}
 		}
 	}
-	if counters[probe.UnwindTruncated] > 0 {
-		fmt.Fprintf(w, "%d stacks truncated at %d frames\n", counters[probe.UnwindTruncated], stack.Depth)
+	if counters[stack.UnwindTruncated] > 0 {
+		fmt.Fprintf(w, "%d stacks truncated at %d frames\n", counters[stack.UnwindTruncated], stack.Depth)
 	}
 	if n := noTableNote(counters); n != "" {
 		fmt.Fprintln(w, n)
@@ -152,9 +152,9 @@ func writeStacks(w io.Writer, rows []jprobe, counters []uint64) {
 // covered (unwound by frame pointer, so a caller may be missing), or
 // nothing when none did.
 func noTableNote(c []uint64) string {
-	if len(c) <= probe.UnwindNoTableStacks || c[probe.UnwindNoTableStacks] == 0 {
+	if len(c) <= stack.UnwindNoTableStacks || c[stack.UnwindNoTableStacks] == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d stacks had frames without an unwind table (%d frames, followed by frame pointer: callers may be missing)",
-		c[probe.UnwindNoTableStacks], c[probe.UnwindStacks], c[probe.UnwindNoTable])
+		c[stack.UnwindNoTableStacks], c[stack.UnwindStacks], c[stack.UnwindNoTable])
 }

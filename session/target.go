@@ -18,6 +18,7 @@ import (
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/load"
 	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
 	"github.com/binscope/binscope/types"
 )
@@ -100,7 +101,7 @@ func onlyCommand(target string, run []string) bool {
 // or takes the probes cached for target's build, or builds the spec from
 // defs and target's debug info. Without defs and a spec file, the cache
 // must hold the build's probes.
-func (o *Options) loadSpec(defs []string, target string) (*probe.Spec, error) {
+func (o *Options) loadSpec(defs []string, target string) (*spec.Spec, error) {
 	if o.SpecFile != "" {
 		if len(defs) > 0 {
 			return nil, usage("--spec holds the probes: give no definitions")
@@ -110,7 +111,7 @@ func (o *Options) loadSpec(defs []string, target string) (*probe.Spec, error) {
 			return nil, err
 		}
 		defer r.Close()
-		s, err := probe.ReadSpec(r, o.SpecFile)
+		s, err := spec.ReadSpec(r, o.SpecFile)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +134,7 @@ func (o *Options) loadSpec(defs []string, target string) (*probe.Spec, error) {
 // the functions the definitions read from a reference build, said on log.
 // Errors: a usage error without definitions; the resolver's
 // (types.ErrNotFound for a function the file does not have).
-func Resolve(target string, defs []string, log io.Writer) (*probe.Spec, error) {
+func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
 	if len(defs) == 0 {
 		return nil, usage("no probe definitions")
 	}
@@ -246,7 +247,7 @@ func SameBuild(target, buildID string) error {
 // it: -x, CMD's binary, or with -p the process's executable, else the
 // first library it maps that has the functions (goprobe trace -p PID
 // 'malloc size').
-func (o *Options) targetSpec() (string, *probe.Spec, error) {
+func (o *Options) targetSpec() (string, *spec.Spec, error) {
 	target, err := o.probeTarget()
 	if err != nil {
 		return "", nil, err
@@ -268,7 +269,7 @@ func (o *Options) targetSpec() (string, *probe.Spec, error) {
 
 // specFor resolves the definitions against target; a definition of an
 // indirect function (strlen) is aimed at the implementation the CPU runs.
-func (o *Options) specFor(target string) (*probe.Spec, error) {
+func (o *Options) specFor(target string) (*spec.Spec, error) {
 	ds, notes := o.Defs, []string(nil)
 	if o.SpecFile == "" {
 		var err error
@@ -326,7 +327,7 @@ func mappedFiles(pid int, target string) []string {
 
 // reportUnavailable says, before attaching, which sites cannot read which
 // arguments.
-func reportUnavailable(w io.Writer, spec *probe.Spec) {
+func reportUnavailable(w io.Writer, spec *spec.Spec) {
 	for _, p := range spec.Probes {
 		for _, s := range p.Sites {
 			if s.Note != "" {

@@ -7,10 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/binscope/binscope/flame"
+	"github.com/binscope/binscope/attach"
+	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/internal/table"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
 )
 
@@ -37,7 +38,7 @@ type TraceOptions struct {
 // or for SIGINT or SIGTERM), re-attaches when the probed file is replaced
 // on disk, prints each event or, at the end, the counts, and returns the
 // command's exit status. Errors: a usage error for options that do not go
-// together, the resolver's, the kernel's (probe.ErrPermission).
+// together, the resolver's, the kernel's (attach.ErrPermission).
 func Trace(o *TraceOptions) (status int, err error) {
 	if o.Folded != "" && !o.Stacks {
 		return 0, usage("--folded needs --stacks")
@@ -80,8 +81,8 @@ func Trace(o *TraceOptions) (status int, err error) {
 type tracer struct {
 	o      *TraceOptions
 	target string
-	spec   *probe.Spec
-	aopts  *probe.AttachOptions
+	spec   *spec.Spec
+	aopts  *attach.Options
 	first  Probes
 	ss     *sessions
 	sym    *stack.Symbolizer
@@ -105,7 +106,7 @@ func (o *TraceOptions) attach() (*tracer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if aopts.Stacks != probe.NoStacks && o.PID > 0 {
+	if aopts.Stacks != bpfprog.NoStacks && o.PID > 0 {
 		first.AddProcess(o.PID)
 	}
 	sites := 0
@@ -123,13 +124,13 @@ func (o *TraceOptions) attach() (*tracer, error) {
 // attachOptions are the attach options of the run: only the command and
 // its descendants when the target is not its binary; stacks with the
 // unwind tables of the files the probed process maps.
-func (o *TraceOptions) attachOptions(target string) (*probe.AttachOptions, error) {
-	a := &probe.AttachOptions{PID: o.PID, Descendants: onlyCommand(target, o.Run), Events: !o.Stat}
+func (o *TraceOptions) attachOptions(target string) (*attach.Options, error) {
+	a := &attach.Options{PID: o.PID, Descendants: onlyCommand(target, o.Run), Events: !o.Stat}
 	switch {
 	case o.Stack:
-		a.Stacks = probe.EventStacks
+		a.Stacks = bpfprog.EventStacks
 	case o.Stacks:
-		a.Stacks = probe.CountStacks
+		a.Stacks = bpfprog.CountStacks
 	default:
 		return a, nil
 	}
@@ -139,14 +140,14 @@ func (o *TraceOptions) attachOptions(target string) (*probe.AttachOptions, error
 }
 
 // print prints one event (trace), or counts it (stat).
-func (t *tracer) print(spec *probe.Spec, p Probes, e *probe.Event) {
+func (t *tracer) print(spec *spec.Spec, p Probes, e *spec.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.events++
 	if t.o.Stat {
 		return
 	}
-	var frames []flame.Frame
+	var frames []stack.Frame
 	if e.Stack != nil {
 		frames = p.UserFrames(t.sym, int(e.Pid), e.Stack)
 	}
@@ -239,11 +240,11 @@ func (t *tracer) runOptions() runOptions {
 		ro.every, ro.tick = 100*time.Millisecond, func() bool { return alive(t.o.PID) }
 	}
 	if t.aopts.Descendants {
-		ro.gate = &probe.GateHooks{Exec: t.ss.setRoot}
+		ro.gate = &attach.GateHooks{Exec: t.ss.setRoot}
 	}
-	if t.aopts.Stacks != probe.NoStacks && len(t.o.Run) > 0 {
+	if t.aopts.Stacks != bpfprog.NoStacks && len(t.o.Run) > 0 {
 		var child int
-		ro.gate = &probe.GateHooks{
+		ro.gate = &attach.GateHooks{
 			Exec: func(pid int) {
 				child = pid
 				t.ss.setRoot(pid)
@@ -300,7 +301,7 @@ type statRow struct {
 	Missed uint64 `json:"missed"`
 }
 
-func statRows(spec *probe.Spec, hits, misses []uint64) []statRow {
+func statRows(spec *spec.Spec, hits, misses []uint64) []statRow {
 	var rows []statRow
 	for i, p := range spec.Probes {
 		r := statRow{Probe: p.Def, Count: hits[i], Sites: len(p.Sites)}
@@ -312,7 +313,7 @@ func statRows(spec *probe.Spec, hits, misses []uint64) []statRow {
 	return rows
 }
 
-func writeStat(w io.Writer, spec *probe.Spec, hits, misses []uint64, dropped uint64, asJSON bool) {
+func writeStat(w io.Writer, spec *spec.Spec, hits, misses []uint64, dropped uint64, asJSON bool) {
 	rows := statRows(spec, hits, misses)
 	if asJSON {
 		b, _ := jsonx.Marshal(struct {

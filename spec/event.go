@@ -1,14 +1,14 @@
-package probe
+package spec
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/binscope/binscope/internal/jsonx"
-	"github.com/binscope/binscope/stack"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/binscope/binscope/internal/jsonx"
 )
 
 // Event is one hit of a probe, decoded from the ring buffer.
@@ -20,7 +20,7 @@ type Event struct {
 	TimeNS uint64
 	Args   []Value
 	// Stack is the user stack, innermost first, when the session takes
-	// stacks (EventStacks).
+	// stacks.
 	Stack []uint64
 }
 
@@ -45,11 +45,11 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 		return nil, fmt.Errorf("record of %d bytes", len(rec))
 	}
 	le := binary.LittleEndian
-	e := &Event{Probe: int(le.Uint32(rec)), Site: int(le.Uint32(rec[4:]))}
-	pt := le.Uint64(rec[8:])
+	e := &Event{Probe: int(le.Uint32(rec[EventProbe:])), Site: int(le.Uint32(rec[EventSite:]))}
+	pt := le.Uint64(rec[EventPidTgid:])
 	e.Pid, e.Tid = uint32(pt>>32), uint32(pt)
-	e.TimeNS = le.Uint64(rec[16:])
-	ok := le.Uint64(rec[24:])
+	e.TimeNS = le.Uint64(rec[EventTime:])
+	ok := le.Uint64(rec[EventOK:])
 	if e.Probe >= len(s.Probes) || e.Site >= len(s.Probes[e.Probe].Sites) {
 		return nil, fmt.Errorf("record for probe %d site %d, which the spec does not have", e.Probe, e.Site)
 	}
@@ -83,8 +83,12 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 		}
 		e.Args = append(e.Args, v)
 	}
-	if end := EventHeader + ArgSlot*len(site.Args); len(rec) >= end+8*stack.Depth {
-		e.Stack = stack.DecodeIPs(rec[end:])
+	for b := rec[EventHeader+ArgSlot*len(site.Args):]; len(b) >= 8; b = b[8:] {
+		ip := le.Uint64(b)
+		if ip == 0 {
+			break
+		}
+		e.Stack = append(e.Stack, ip)
 	}
 	return e, nil
 }

@@ -1,4 +1,13 @@
-package probe
+// Package spec is the portable form of resolved probes and of what their
+// programs write: the Spec (every site of every probe, with the fetch
+// chains that read its arguments there), its JSON file (WriteSpec,
+// ReadSpec), the build-id cache of specs (Cache), and the layout of the
+// records and aggregates the BPF programs leave for user space, with
+// Decode and DecodeHist to read them. Package probe makes specs from
+// definitions and debug info; bpfprog compiles them to BPF, codegen to
+// bpf-c, bpftrace and perf probe; attach loads and attaches them. It links
+// no BPF library and no instruction decoder.
+package spec
 
 import (
 	"encoding/json"
@@ -128,4 +137,46 @@ func ReadSpec(r io.Reader, name string) (*Spec, error) {
 		return nil, fmt.Errorf("%s: probe spec version %d; this goprobe reads version %d", name, s.Version, SpecVersion)
 	}
 	return &s, nil
+}
+
+// Guard makes a site in a Go function's stack check fire only on the pass
+// that goes on into the body. The check's branch calls morestack, which
+// grows the stack (or lets the scheduler preempt the goroutine: a
+// preemption request sets g.stackguard0 to a value above every stack
+// pointer) and then starts the function again from its first instruction:
+// a call that grows its stack passes every site between the entry and the
+// branch twice.
+//
+// The three shapes the Go compiler emits on amd64 (cmd/internal/obj/x86
+// stacksplit), with framesize the frame's size and StackSmall 128:
+//
+//	cmp 0x10(%r14),%rsp                      framesize <= StackSmall
+//	jbe morestack
+//
+//	lea -0x190(%rsp),%r12                    framesize < StackBig (4096)
+//	cmp 0x10(%r14),%r12
+//	jbe morestack
+//
+//	mov %rsp,%r12                            larger frames: the subtraction
+//	sub $0x1f98,%r12                         may wrap, and that branches too
+//	jb morestack
+//	cmp 0x10(%r14),%r12
+//	jbe morestack
+//
+// 0x10 is g.stackguard0's offset in the goroutine, which R14 holds; the
+// guard takes register and offset from the CMP, and the subtracted
+// amount from the LEA or SUB.
+type Guard struct {
+	// Flags is set at the JBE itself: the CMP has run, and the branch is
+	// taken when the carry or zero flag it left is set (read from the
+	// probe's saved registers: exactly what the CPU decides on, even when
+	// another thread writes stackguard0 meanwhile).
+	Flags bool `json:"flags,omitempty"`
+	// Before the CMP, the branch will be taken when RSP < SPSub or
+	// RSP - SPSub <= the 8 bytes at G + Off (unsigned). A preemption
+	// request that lands between the probe and the CMP can still make
+	// this pass differ from the CPU's.
+	G     string `json:"g"`
+	Off   int64  `json:"off"`
+	SPSub int64  `json:"sp_sub,omitempty"`
 }

@@ -41,3 +41,12 @@ func DecodeIPs(b []byte) []uint64 {
 	}
 	return ips
 }
+
+// Raw is a counted stack as the kernel holds it: the process, its user
+// return addresses and its kernel addresses, innermost first.
+type Raw struct {
+	Pid    int
+	User   []uint64
+	Kernel []uint64
+	Count  uint64
+}

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/code"
-	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/types"
 )
@@ -61,7 +60,7 @@ func displayName(fn *types.Func) string {
 // frame first: the function, then the inline expansions holding addr.
 // A return address (not the innermost frame) is looked up one byte back,
 // inside its call.
-func (s *Symbolizer) User(ms []Mapping, addr uint64, ret bool) []flame.Frame {
+func (s *Symbolizer) User(ms []Mapping, addr uint64, ret bool) []Frame {
 	look := addr
 	if ret {
 		look--
@@ -78,17 +77,17 @@ func (s *Symbolizer) User(ms []Mapping, addr uint64, ret bool) []flame.Frame {
 			fn = m.Func(va)
 		}
 		if fn == nil {
-			return []flame.Frame{{Name: fmt.Sprintf("%s+%#x", mod, va), Module: mod}}
+			return []Frame{{Name: fmt.Sprintf("%s+%#x", mod, va), Module: mod}}
 		}
-		out := []flame.Frame{{Name: displayName(fn), Module: mod, Lang: fn.Lang}}
+		out := []Frame{{Name: displayName(fn), Module: mod, Lang: fn.Lang}}
 		exp := m.Expansions(va)
 		for i := len(exp) - 1; i >= 0; i-- {
 			c := exp[i].Callee
-			out = append(out, flame.Frame{Name: c.Name, Module: mod, Lang: c.Lang, Inlined: true})
+			out = append(out, Frame{Name: c.Name, Module: mod, Lang: c.Lang, Inlined: true})
 		}
 		return out
 	}
-	return []flame.Frame{{Name: fmt.Sprintf("%#x", addr), Module: "?"}}
+	return []Frame{{Name: fmt.Sprintf("%#x", addr), Module: "?"}}
 }
 
 type ksym struct {
@@ -97,15 +96,15 @@ type ksym struct {
 }
 
 // Kernel names a kernel address from /proc/kallsyms.
-func (s *Symbolizer) Kernel(addr uint64) flame.Frame {
+func (s *Symbolizer) Kernel(addr uint64) Frame {
 	if s.kernel == nil {
 		s.kernel = readKallsyms()
 	}
 	i := sort.Search(len(s.kernel), func(i int) bool { return s.kernel[i].addr > addr }) - 1
 	if i < 0 {
-		return flame.Frame{Name: fmt.Sprintf("%#x", addr), Module: "[kernel]", Kernel: true}
+		return Frame{Name: fmt.Sprintf("%#x", addr), Module: "[kernel]", Kernel: true}
 	}
-	return flame.Frame{Name: s.kernel[i].name, Module: "[kernel]", Kernel: true}
+	return Frame{Name: s.kernel[i].name, Module: "[kernel]", Kernel: true}
 }
 
 func readKallsyms() []ksym {

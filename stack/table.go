@@ -1,8 +1,9 @@
-// Package stack is the user-space side of stacks: the unwind tables the
-// BPF unwinder reads (compiled from each file's call frame information),
-// the mappings of a process they are keyed by, and the names of the
-// addresses a stack holds (functions with their inline expansions, from
-// the model). The unwinder itself is BPF code in package probe.
+// Package stack owns stacks: the BPF unwinder that walks a user stack in
+// the kernel (unwind.go), the unwind tables it reads in their row format
+// (compiled from each file's call frame information), the mappings of a
+// process they are keyed by, the keys of counted stacks, and the names of
+// the addresses a stack holds (functions with their inline expansions,
+// from the model) as Frames of a Stack, which package flame prints.
 package stack
 
 import (
@@ -67,7 +68,7 @@ var FPRow = Row{CFAOff: 16, FPOff: -16, Flags: FlagFPSaved}
 // code keeps frame pointers. The result starts with a frame-pointer row at
 // address 0, for addresses before the first FDE.
 func Rows(rows []cfi.Row, a *arch.Arch) []Row {
-	fp, _ := a.RegNumber("RBP")
+	fp, _ := a.RegNumber(a.FP)
 	out := []Row{FPRow}
 	for _, r := range rows {
 		u := FPRow

@@ -1,9 +1,13 @@
-package probe
+package stack
 
 import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 
-	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/bpfasm"
 )
 
 // User stacks are unwound inside the BPF program, as a debugger would, from
@@ -17,6 +21,25 @@ import (
 // step, with no branch but the exits: the verifier checks it once, whatever
 // the tables hold. Where no table covers an address (a JIT, a file without
 // CFI) it follows the frame pointer.
+
+// The unwinder is BPF code that the programs of package bpfprog include:
+// UnwindMaps adds its maps to a collection; in a program, CtxRegs or
+// TaskRegs load the registers a stack starts from, ProcTable finds the
+// process's modules, and Unwind walks the frames into a key that
+// KeyBuffer provides and CountStack counts, or into an event's record.
+// Its code keeps what it needs in the stack slots from -72 down to
+// SlotsEnd, and in -4 (a map key) and -32 (a new count's value); a
+// program that includes it keeps nothing there across it.
+
+// CheckArch says whether the unwinder follows a's stacks: it is written
+// for x86-64's calls, which push the return address (the CFA is 8 above
+// it), and its PLT entries.
+func CheckArch(a *arch.Arch) error {
+	if a.Name != "x86_64" {
+		return fmt.Errorf("stacks: %w: %s (the unwinder is for x86_64)", arch.ErrUnsupportedArch, a.Name)
+	}
+	return nil
+}
 
 // searchSteps is the binary search's length: tables of up to 2^22 rows
 // per file.
@@ -38,35 +61,39 @@ const (
 	uFPOff  = -160 // the row's frame pointer offset
 	uSP     = -168 // the stack pointer of the frame being unwound
 	uMisses = -176 // frames unwound by frame pointer for want of a table
+	// SlotsEnd is the lowest stack slot the unwinder uses.
+	SlotsEnd = uMisses
+	uKey32   = -4  // u32 map key of the process and key buffer lookups
+	uOne     = -32 // the value 1, a new stack's count
 )
 
 // The unwinder's counters, in the "unwind_counts" array.
 const (
 	UnwindStacks        = iota // stacks unwound
-	UnwindTruncated            // stacks longer than stack.Depth
+	UnwindTruncated            // stacks longer than Depth
 	UnwindFailed               // a table lookup that failed (tables being replaced)
 	UnwindNoTable              // frames in code no table covers, unwound by frame pointer
 	UnwindMapFull              // stacks the counting map had no room for
 	UnwindNoTableStacks        // stacks with a frame in code no table covers
-	unwindCounters
+	UnwindCounters             // the number of counters
 )
 
-// unwindInsns unwinds the user stack into the stack.Depth u64 slots at
+// Unwind unwinds the user stack into the Depth u64 slots at
 // R6+ipsOff, zeroing the slots it does not fill. On entry R7 points to the
 // process's "unwind_procs" value, R8 holds the instruction pointer, R9 the
 // stack pointer and the slot uFP the frame pointer. It ends at label
 // prefix+"_end" with R6 and R7 intact.
-func unwindInsns(prefix string, ipsOff int16) asm.Instructions {
+func Unwind(prefix string, ipsOff int16) asm.Instructions {
 	done, fail, end := prefix+"_done", prefix+"_fail", prefix+"_end"
 	var in asm.Instructions
-	for k := 0; k < stack.Depth; k++ {
-		in = append(in, storeImm64(asm.R6, ipsOff+int16(8*k), 0))
+	for k := 0; k < Depth; k++ {
+		in = append(in, bpfasm.StoreImm64(asm.R6, ipsOff+int16(8*k), 0))
 	}
 	in = append(in,
-		storeImm64(asm.RFP, uMisses, 0),
+		bpfasm.StoreImm64(asm.RFP, uMisses, 0),
 		asm.StoreMem(asm.RFP, uSP, asm.R9, asm.DWord),
 	)
-	for k := 0; k < stack.Depth; k++ {
+	for k := 0; k < Depth; k++ {
 		in = append(in,
 			asm.StoreMem(asm.R6, ipsOff+int16(8*k), asm.R8, asm.DWord),
 			asm.JEq.Imm(asm.R8, 0, done),
@@ -103,11 +130,11 @@ func unwindInsns(prefix string, ipsOff int16) asm.Instructions {
 // frame-pointer row, and uMisses counts one.
 func findModule() asm.Instructions {
 	in := asm.Instructions{
-		storeImm64(asm.RFP, uLoHi, 0),
-		storeImm64(asm.RFP, uBias, 0),
+		bpfasm.StoreImm64(asm.RFP, uLoHi, 0),
+		bpfasm.StoreImm64(asm.RFP, uBias, 0),
 	}
-	for m := int16(0); m < stack.MaxModules; m++ {
-		o := m * stack.ModuleSize
+	for m := int16(0); m < MaxModules; m++ {
+		o := m * ModuleSize
 		in = append(in,
 			asm.LoadMem(asm.R2, asm.R7, o, asm.DWord),   // start
 			asm.LoadMem(asm.R3, asm.R7, o+8, asm.DWord), // end
@@ -178,7 +205,7 @@ func search(fail string) asm.Instructions {
 			asm.Add.Reg(asm.R3, asm.R2), // mid
 			asm.StoreMem(asm.RFP, uKey, asm.R3, asm.Word),
 		)
-		in = append(in, lookup("unwind_rows", uKey, fail)...)
+		in = append(in, bpfasm.Lookup("unwind_rows", uKey, fail)...)
 		in = append(in,
 			asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord),
 			asm.LoadMem(asm.R2, asm.RFP, uPC, asm.DWord),
@@ -196,7 +223,7 @@ func search(fail string) asm.Instructions {
 		asm.LoadMem(asm.R3, asm.RFP, uBase, asm.DWord),
 		asm.StoreMem(asm.RFP, uKey, asm.R3, asm.Word),
 	)
-	return append(in, lookup("unwind_rows", uKey, fail)...)
+	return append(in, bpfasm.Lookup("unwind_rows", uKey, fail)...)
 }
 
 // step applies the row R0 points to: the caller's stack pointer is the
@@ -207,7 +234,7 @@ func step() asm.Instructions {
 	read := func(addr asm.Register) asm.Instructions { // R3 = address; uTmp = *(u64 *)R3 or 0
 		return asm.Instructions{
 			asm.Mov.Reg(asm.R3, addr),
-			storeImm64(asm.RFP, uTmp, 0),
+			bpfasm.StoreImm64(asm.RFP, uTmp, 0),
 			asm.Mov.Reg(asm.R1, asm.RFP),
 			asm.Add.Imm(asm.R1, uTmp),
 			asm.Mov.Imm(asm.R2, 8),
@@ -224,9 +251,9 @@ func step() asm.Instructions {
 		asm.StoreMem(asm.RFP, uFPOff, asm.R3, asm.DWord),
 		asm.LoadMem(asm.R4, asm.R0, 14, asm.Byte),
 		asm.StoreMem(asm.RFP, uFlags, asm.R4, asm.DWord),
-		// base = FP + ((SP - FP) & -(flags & stack.FlagCFASP))
+		// base = FP + ((SP - FP) & -(flags & FlagCFASP))
 		asm.Mov.Reg(asm.R5, asm.R4),
-		asm.And.Imm(asm.R5, stack.FlagCFASP),
+		asm.And.Imm(asm.R5, FlagCFASP),
 		neg(asm.R5),
 		asm.LoadMem(asm.R1, asm.RFP, uFP, asm.DWord),
 		asm.LoadMem(asm.R0, asm.RFP, uSP, asm.DWord),
@@ -271,7 +298,7 @@ func step() asm.Instructions {
 		asm.And.Reg(asm.R1, asm.R5),
 		asm.Add.Reg(asm.R2, asm.R1),
 		asm.StoreMem(asm.RFP, uFP, asm.R2, asm.DWord),
-		// No caller (stack.FlagStop): IP = 0.
+		// No caller (FlagStop): IP = 0.
 		asm.RSh.Imm(asm.R4, 3),
 		asm.And.Imm(asm.R4, 1),
 		asm.Sub.Imm(asm.R4, 1), // 0 to stop, all ones to go on
@@ -301,7 +328,7 @@ func addCount(i int, slot int16, sym, skip string) asm.Instructions {
 		)
 	}
 	in = append(in, asm.StoreImm(asm.RFP, uKey, int64(i), asm.Word))
-	in = append(in, lookup("unwind_counts", uKey, skip)...)
+	in = append(in, bpfasm.Lookup("unwind_counts", uKey, skip)...)
 	in = append(in, asm.Mov.Imm(asm.R1, 1))
 	if slot != 0 {
 		in[len(in)-1] = asm.LoadMem(asm.R1, asm.RFP, uTmp, asm.DWord)
@@ -314,4 +341,106 @@ func addCount(i int, slot int16, sym, skip string) asm.Instructions {
 		in[0] = in[0].WithSymbol(sym)
 	}
 	return in
+}
+
+// UnwindMaps adds the maps of a program that takes stacks to cs: the
+// rows of the unwind tables (rows of them), the processes' modules, the
+// counters, and the distinct stacks counted (up to stacks of them) with
+// the per-CPU buffer their keys are built in.
+func UnwindMaps(cs *ebpf.CollectionSpec, rows, stacks int) {
+	cs.Maps["unwind_rows"] = &ebpf.MapSpec{Name: "unwind_rows", Type: ebpf.Array, KeySize: 4, ValueSize: RowSize, MaxEntries: uint32(rows)}
+	cs.Maps["unwind_procs"] = &ebpf.MapSpec{Name: "unwind_procs", Type: ebpf.Hash, KeySize: 4, ValueSize: ProcValueSize, MaxEntries: 1024}
+	cs.Maps["unwind_counts"] = &ebpf.MapSpec{Name: "unwind_counts", Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: UnwindCounters}
+	cs.Maps["stacks"] = &ebpf.MapSpec{Name: "stacks", Type: ebpf.Hash, KeySize: KeySize, ValueSize: 8, MaxEntries: uint32(stacks)}
+	cs.Maps["stack_buf"] = &ebpf.MapSpec{Name: "stack_buf", Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: KeySize, MaxEntries: 1}
+}
+
+// CtxRegs loads the unwinder's inputs from the pt_regs that ctx points
+// to (a uprobe's context): the instruction pointer into R8, the stack
+// pointer into R9, the frame pointer into its slot.
+func CtxRegs(a *arch.Arch, ctx asm.Register) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R8, ctx, a.PtRegs[a.PC], asm.DWord),
+		asm.LoadMem(asm.R9, ctx, a.PtRegs[a.SP], asm.DWord),
+		asm.LoadMem(asm.R1, ctx, a.PtRegs[a.FP], asm.DWord),
+		asm.StoreMem(asm.RFP, uFP, asm.R1, asm.DWord),
+	}
+}
+
+// TaskRegs loads the unwinder's inputs, as CtxRegs does, from the
+// kernel's pt_regs of the current task, whose address is in stack slot
+// regs (a perf event's sample may land in the kernel: the task's user
+// registers are what its user stack starts from).
+func TaskRegs(a *arch.Arch, regs int16) asm.Instructions {
+	var in asm.Instructions
+	for _, r := range []struct {
+		reg  string
+		slot int16
+	}{{a.PC, uTmp}, {a.SP, uSP}, {a.FP, uFP}} {
+		in = append(in,
+			bpfasm.StoreImm64(asm.RFP, r.slot, 0),
+			asm.Mov.Reg(asm.R1, asm.RFP),
+			asm.Add.Imm(asm.R1, int32(r.slot)),
+			asm.Mov.Imm(asm.R2, 8),
+			asm.LoadMem(asm.R3, asm.RFP, regs, asm.DWord),
+			asm.Add.Imm(asm.R3, int32(a.PtRegs[r.reg])),
+			asm.FnProbeReadKernel.Call(),
+		)
+	}
+	return append(in,
+		asm.LoadMem(asm.R8, asm.RFP, uTmp, asm.DWord),
+		asm.LoadMem(asm.R9, asm.RFP, uSP, asm.DWord),
+	)
+}
+
+// ProcTable leaves in R7 the "unwind_procs" value of the process whose
+// u32 id is in stack slot, the modules Unwind reads. A process without
+// one jumps to out when listed; otherwise miss, when not nil, runs first
+// (it may jump to out, or on to the label it is given) and the process
+// unwinds with process 0's value (no modules: frame pointers only).
+func ProcTable(slot int16, listed bool, out string, miss func(fallback string) asm.Instructions) asm.Instructions {
+	if listed {
+		return append(bpfasm.Lookup("unwind_procs", slot, out), asm.Mov.Reg(asm.R7, asm.R0))
+	}
+	in := bpfasm.Lookup("unwind_procs", slot, "")
+	in = append(in, asm.JNE.Imm(asm.R0, 0, "have_proc"))
+	fallback := asm.StoreImm(asm.RFP, uKey32, 0, asm.Word)
+	if miss != nil {
+		in = append(in, miss("proc_fp")...)
+		fallback = fallback.WithSymbol("proc_fp")
+	}
+	in = append(in, fallback)
+	in = append(in, bpfasm.Lookup("unwind_procs", uKey32, out)...)
+	return append(in, asm.Mov.Reg(asm.R7, asm.R0).WithSymbol("have_proc"))
+}
+
+// KeyBuffer leaves in R6 the per-CPU buffer a stack's key is built in:
+// u32 process, s32 aux, then Unwind's addresses at offset 8 (see KeySize).
+func KeyBuffer(out string) asm.Instructions {
+	in := asm.Instructions{asm.StoreImm(asm.RFP, uKey32, 0, asm.Word)}
+	in = append(in, bpfasm.Lookup("stack_buf", uKey32, out)...)
+	return append(in, asm.Mov.Reg(asm.R6, asm.R0))
+}
+
+// CountStack adds one to the "stacks" count of the key R6 points to, and
+// goes on at out.
+func CountStack(out string) asm.Instructions {
+	in := asm.Instructions{
+		asm.LoadMapPtr(asm.R1, 0).WithReference("stacks"),
+		asm.Mov.Reg(asm.R2, asm.R6),
+		asm.FnMapLookupElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, "stack_new"),
+		asm.Mov.Imm(asm.R1, 1),
+		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
+		asm.Ja.Label(out),
+		bpfasm.StoreImm64(asm.RFP, uOne, 1).WithSymbol("stack_new"),
+		asm.LoadMapPtr(asm.R1, 0).WithReference("stacks"),
+		asm.Mov.Reg(asm.R2, asm.R6),
+		asm.Mov.Reg(asm.R3, asm.RFP),
+		asm.Add.Imm(asm.R3, uOne),
+		asm.Mov.Imm(asm.R4, 1), // BPF_NOEXIST
+		asm.FnMapUpdateElem.Call(),
+		asm.JEq.Imm(asm.R0, 0, out),
+	}
+	return append(in, addCount(UnwindMapFull, 0, "", "stack_full")...)
 }

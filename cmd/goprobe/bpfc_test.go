@@ -18,12 +18,12 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/binscope/binscope/internal/testutil"
-	"github.com/binscope/binscope/probe"
+	"github.com/binscope/binscope/spec"
 )
 
 // genBPF generates the bpf-c program and the spec for defs, compiles the
 // program with clang -target bpf and returns the object and the spec.
-func genBPF(t *testing.T, bin string, defs ...string) (string, *probe.Spec) {
+func genBPF(t *testing.T, bin string, defs ...string) (string, *spec.Spec) {
 	t.Helper()
 	clang, err := exec.LookPath("clang")
 	if err != nil {
@@ -37,7 +37,7 @@ func genBPF(t *testing.T, bin string, defs ...string) (string, *probe.Spec) {
 	if code != 0 {
 		t.Fatalf("spec: exit %d: %s", code, errs)
 	}
-	spec, err := probe.ReadSpec(strings.NewReader(js), "spec")
+	spec, err := spec.ReadSpec(strings.NewReader(js), "spec")
 	if err != nil {
 		t.Fatal(err)
 	}

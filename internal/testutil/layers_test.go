@@ -15,15 +15,16 @@ import (
 var layers = map[string]int{
 	"types": 0, "internal/arch": 0, "internal/leb128": 0, "internal/elfx": 0, "internal/naming": 0,
 	"internal/jsonx": 0, "internal/table": 0, "internal/dwexpr": 0, "internal/testutil": 0, "internal/gen": 0,
-	"internal/pcln": 0, "internal/cfi": 0,
+	"internal/pcln": 0, "internal/cfi": 0, "internal/bpfasm": 0,
 
 	"dwarf": 1, "btf": 1, "symtab": 1, "tracepoint": 1,
 
 	"code": 2, "goref": 2, "load": 2,
 
-	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "probe": 3, "metric": 3, "pprof": 3, "pretty": 3,
+	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "probe": 3, "spec": 3, "bpfprog": 3, "metric": 3,
+	"pprof": 3, "pretty": 3,
 
-	"session": 4,
+	"session": 4, "attach": 4,
 
 	"cmd/gopahole": 5, "cmd/gofunct": 5, "cmd/goprobe": 5, "cmd/internal/command": 5, "cmd/internal/cmdtest": 5,
 	"bench/exact": 5, "bench/soak": 5,
@@ -72,23 +73,47 @@ func TestLayers(t *testing.T) {
 }
 
 // TestGopaholeLinks: gopahole reads types and prints them; it links no
-// runtime (attaching, the agent's metrics and profiles).
+// runtime (attaching, the agent's metrics and profiles), no BPF program
+// generation and no instruction decoder. cilium's asm comes with its btf
+// package (BTF's line and function infos); no package of ours asks for it.
 func TestGopaholeLinks(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "./cmd/gopahole")
+	const module = "github.com/binscope/binscope/"
+	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./cmd/gopahole")
 	cmd.Dir = testutil.Root(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 50 {
-		t.Fatalf("only %d packages listed", len(deps))
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 50 {
+		t.Fatalf("only %d packages listed", len(lines))
 	}
-	for _, d := range deps {
-		for _, bad := range []string{"/binscope/session", "/binscope/metric", "/binscope/pprof", "github.com/prometheus/", "github.com/google/pprof"} {
-			if strings.Contains(d, bad) {
-				t.Errorf("gopahole links %s", d)
+	bad := []string{module + "session", module + "attach", module + "bpfprog", module + "probe", module + "stack",
+		module + "flame", module + "metric", module + "pprof", "github.com/prometheus/", "github.com/google/pprof",
+		"github.com/cilium/ebpf/link", "github.com/cilium/ebpf/ringbuf", "github.com/cilium/ebpf/features",
+		"golang.org/x/arch/x86/x86asm"}
+	ours := 0
+	for _, l := range lines {
+		fs := strings.Fields(l)
+		for _, b := range bad {
+			if strings.HasPrefix(fs[0], b) {
+				t.Errorf("gopahole links %s", fs[0])
 			}
 		}
+		if fs[0] == "github.com/cilium/ebpf" {
+			t.Errorf("gopahole links %s (programs and maps)", fs[0])
+		}
+		if !strings.HasPrefix(fs[0], module) {
+			continue
+		}
+		ours++
+		for _, imp := range fs[1:] {
+			if imp == "github.com/cilium/ebpf/asm" || imp == "github.com/cilium/ebpf" {
+				t.Errorf("%s, which gopahole links, imports %s", fs[0], imp)
+			}
+		}
+	}
+	if ours < 15 {
+		t.Errorf("only %d of our packages listed", ours)
 	}
 }
