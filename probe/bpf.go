@@ -46,6 +46,10 @@ type AttachOptions struct {
 	// named with Session.SetRoot once it runs (a command started after
 	// attaching); until then nothing fires.
 	Descendants bool
+	// KernelDescendants limits tracepoint sites (which fire for every
+	// process) to the root and its descendants, as Descendants does for
+	// every site.
+	KernelDescendants bool
 	// Events makes a site without arguments send an event for each hit
 	// too (trace prints one line per call; stat only counts).
 	Events bool
@@ -103,12 +107,18 @@ func Programs(s *Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
-			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, o.Stacks, o.Events)
+			typ, stacks := ebpf.Kprobe, o.Stacks
+			if site.Kind == SiteTracepoint {
+				// A tracepoint's context is its record, not the user's
+				// registers: no user stack to unwind from it.
+				typ, stacks = ebpf.TracePoint, NoStacks
+			}
+			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, stacks, o.Events || o.Stacks == EventStacks)
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
 			name := ProgramName(i, j)
-			cs.Programs[name] = &ebpf.ProgramSpec{Name: name, Type: ebpf.Kprobe, License: "GPL", Instructions: insns}
+			cs.Programs[name] = &ebpf.ProgramSpec{Name: name, Type: typ, License: "GPL", Instructions: insns}
 		}
 	}
 	return cs, nil
@@ -424,6 +434,12 @@ func chainStart(a *arch.Arch, c Chain, fail string) (asm.Instructions, int64, bo
 		}
 		// No entry seen for this call (attached mid-call): unreadable.
 		in = append(in, asm.JEq.Imm(rCap, 0, fail), asm.LoadMem(asm.R1, rCap, int16(8*n), asm.DWord))
+	} else if c.Field != nil {
+		size, ok := loadSizes[c.Field.Size]
+		if !ok || c.Field.Text {
+			return nil, 0, false, fmt.Errorf("record field of %d bytes is not a scalar", c.Field.Size)
+		}
+		in = append(in, asm.LoadMem(asm.R1, rCtx, c.Field.Offset, size))
 	} else {
 		off, ok := a.PtRegs[c.Reg]
 		if !ok {
@@ -502,6 +518,15 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 			return nil, err
 		}
 	case "cstring":
+		if c := f.Chains[0]; c.Field != nil && c.Field.DataLoc {
+			in = append(in, copyDataLoc(c.Field, rRec, off, fail)...)
+			break
+		}
+		if c := f.Chains[0]; c.Field != nil && c.Field.Text {
+			in = append(in, copyField(c.Field, rRec, off+8)...)
+			in = append(in, storeImm64(rRec, off, int32(c.Field.Size)))
+			break
+		}
 		if err := value(f.Chains[0], 8, asm.RFP, slotTmp); err != nil {
 			return nil, err
 		}
@@ -543,4 +568,74 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 // double word store that asm.StoreImm does not emit.
 func storeImm64(dst asm.Register, off int16, v int32) asm.Instruction {
 	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: dst, Offset: off, Constant: int64(v)}
+}
+
+// loadSizes are the widths a load from the context takes.
+var loadSizes = map[int]asm.Size{1: asm.Byte, 2: asm.Half, 4: asm.Word, 8: asm.DWord}
+
+// copyField copies a tracepoint record's character array into the record
+// at dst+off, in the widest loads its alignment allows (the verifier
+// checks each load from the context against the event's size).
+func copyField(f *CtxField, dst asm.Register, off int16) asm.Instructions {
+	var in asm.Instructions
+	for done := 0; done < f.Size; {
+		n := 8
+		for n > 1 && ((int(f.Offset)+done)%n != 0 || f.Size-done < n) {
+			n /= 2
+		}
+		in = append(in,
+			asm.LoadMem(asm.R1, rCtx, f.Offset+int16(done), loadSizes[n]),
+			asm.StoreMem(dst, off+int16(done), asm.R1, loadSizes[n]))
+		done += n
+	}
+	return in
+}
+
+// kernelSites makes the programs of tracepoint sites tracepoint programs
+// and, with pid, has them return at once for other processes: a
+// tracepoint fires for every process, a uprobe's link filters by itself.
+func kernelSites(cs *ebpf.CollectionSpec, s *Spec, pid int) {
+	for i, p := range s.Probes {
+		for j, site := range p.Sites {
+			prog := cs.Programs[ProgramName(i, j)]
+			if site.Kind != SiteTracepoint || prog == nil {
+				continue
+			}
+			prog.Type = ebpf.TracePoint
+			if pid > 0 {
+				prog.Instructions = append(onlyProcess(pid), prog.Instructions...)
+			}
+		}
+	}
+}
+
+func onlyProcess(pid int) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R6, asm.R1),
+		asm.FnGetCurrentPidTgid.Call(),
+		asm.RSh.Imm(asm.R0, 32),
+		asm.JEq.Imm(asm.R0, int32(pid), "only_process"),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+		asm.Mov.Reg(asm.R1, asm.R6).WithSymbol("only_process"),
+	}
+}
+
+// copyDataLoc copies a tracepoint record's __data_loc text (at most
+// StringMax bytes) into the record at dst+off+8, its length at dst+off.
+func copyDataLoc(f *CtxField, dst asm.Register, off int16, fail string) asm.Instructions {
+	return asm.Instructions{
+		asm.LoadMem(asm.R3, rCtx, f.Offset, asm.Word),
+		asm.Mov.Reg(asm.R2, asm.R3),
+		asm.RSh.Imm(asm.R2, 16), // the length
+		asm.And.Imm(asm.R3, 0xffff),
+		asm.JLE.Imm(asm.R2, StringMax, fail+"_dl"),
+		asm.Mov.Imm(asm.R2, StringMax),
+		asm.StoreMem(dst, off, asm.R2, asm.DWord).WithSymbol(fail + "_dl"),
+		asm.Add.Reg(asm.R3, rCtx), // where the text is
+		asm.Mov.Reg(asm.R1, dst),
+		asm.Add.Imm(asm.R1, int32(off)+8),
+		asm.FnProbeReadKernel.Call(),
+		asm.JNE.Imm(asm.R0, 0, fail),
+	}
 }

@@ -118,12 +118,17 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 	if err != nil {
 		return nil, err
 	}
-	if o.Descendants {
+	kernelSites(cs, s, pid)
+	if o.Descendants || o.KernelDescendants {
 		off, err := KernelTaskOffsets()
 		if err != nil {
 			return nil, err
 		}
-		withDescendantFilter(cs, off)
+		var only func(*ebpf.ProgramSpec) bool
+		if !o.Descendants {
+			only = func(p *ebpf.ProgramSpec) bool { return p.Type == ebpf.TracePoint }
+		}
+		withDescendantFilter(cs, off, only)
 	}
 	// A uprobe_multi link (Linux 6.6) detaches in a few milliseconds; a
 	// perf-event uprobe waits tens of milliseconds for the kernel's grace
@@ -131,7 +136,9 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 	multi := features.HaveBPFLinkUprobeMulti() == nil
 	if multi {
 		for _, p := range cs.Programs {
-			p.AttachType = ebpf.AttachTraceUprobeMulti
+			if p.Type == ebpf.Kprobe {
+				p.AttachType = ebpf.AttachTraceUprobeMulti
+			}
 		}
 	}
 	coll, err := ebpf.NewCollection(cs)
@@ -156,14 +163,24 @@ func attach(s *Spec, target string, o AttachOptions, build func(*Spec) (*ebpf.Co
 			return nil, err
 		}
 	}
-	ex, err := link.OpenExecutable(target)
-	if err != nil {
-		return nil, err
-	}
+	var ex *link.Executable
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
 			prog := coll.Programs[ProgramName(i, j)]
 			var l link.Link
+			if site.Kind == SiteTracepoint {
+				group, name, _ := strings.Cut(site.Function, ":")
+				if l, err = link.Tracepoint(group, name, prog, nil); err != nil {
+					return nil, fmt.Errorf("attaching tracepoint %s: %v", site.Function, err)
+				}
+				ss.links = append(ss.links, l)
+				continue
+			}
+			if ex == nil {
+				if ex, err = link.OpenExecutable(target); err != nil {
+					return nil, err
+				}
+			}
 			if multi {
 				l, err = ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: []uint64{site.FileOffset}, PID: uint32(pid)})
 			} else {

@@ -104,9 +104,10 @@ type Dynamic struct {
 // c->valInt at %return reads the field when the function returns, through
 // the pointer it was called with.
 type Chain struct {
-	Reg    string  `json:"reg,omitempty"`
-	Derefs []int64 `json:"derefs,omitempty"`
-	Const  *int64  `json:"const,omitempty"`
+	Reg    string    `json:"reg,omitempty"`
+	Field  *CtxField `json:"field,omitempty"`
+	Derefs []int64   `json:"derefs,omitempty"`
+	Const  *int64    `json:"const,omitempty"`
 }
 
 // WriteSpec writes s as indented JSON.

@@ -97,7 +97,7 @@ func (o *TraceOptions) attach() (*tracer, error) {
 		return nil, err
 	}
 	reportUnavailable(o.Stderr, spec)
-	aopts, err := o.attachOptions(target)
+	aopts, err := o.attachOptions(target, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +123,11 @@ func (o *TraceOptions) attach() (*tracer, error) {
 // attachOptions are the attach options of the run: only the command and
 // its descendants when the target is not its binary; stacks with the
 // unwind tables of the files the probed process maps.
-func (o *TraceOptions) attachOptions(target string) (*probe.AttachOptions, error) {
+func (o *TraceOptions) attachOptions(target string, spec *probe.Spec) (*probe.AttachOptions, error) {
 	a := &probe.AttachOptions{PID: o.PID, Descendants: onlyCommand(target, o.Run), Events: !o.Stat}
+	// Tracepoints fire for every process: with a command, they see it and
+	// its descendants.
+	a.KernelDescendants = len(o.Run) > 0 && hasTracepoints(spec)
 	switch {
 	case o.Stack:
 		a.Stacks = probe.EventStacks
@@ -171,6 +174,9 @@ func (t *tracer) print(spec *probe.Spec, p Probes, e *probe.Event) {
 // a deploy): processes started from now on run the new one. Probes stay
 // on the old file for processes still running it, and go on the new one.
 func (t *tracer) replaced() {
+	if len(t.o.Defs) == 0 && t.o.SpecFile == "" && hasTracepoints(t.spec) {
+		return // only kernel events: nothing in the file
+	}
 	s2, why := t.spec, ""
 	if t.o.SpecFile == "" {
 		var err error
@@ -238,7 +244,7 @@ func (t *tracer) runOptions() runOptions {
 	if t.o.PID > 0 && len(t.o.Run) == 0 {
 		ro.every, ro.tick = 100*time.Millisecond, func() bool { return alive(t.o.PID) }
 	}
-	if t.aopts.Descendants {
+	if t.aopts.Descendants || t.aopts.KernelDescendants {
 		ro.gate = &probe.GateHooks{Exec: t.ss.setRoot}
 	}
 	if t.aopts.Stacks != probe.NoStacks && len(t.o.Run) > 0 {
@@ -330,4 +336,16 @@ func writeStat(w io.Writer, spec *probe.Spec, hits, misses []uint64, dropped uin
 	if dropped > 0 {
 		fmt.Fprintf(w, "%d records dropped (ring buffer full)\n", dropped)
 	}
+}
+
+// hasTracepoints reports whether spec has kernel tracepoint probes.
+func hasTracepoints(spec *probe.Spec) bool {
+	for _, p := range spec.Probes {
+		for _, site := range p.Sites {
+			if site.Kind == probe.SiteTracepoint {
+				return true
+			}
+		}
+	}
+	return false
 }
