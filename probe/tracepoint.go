@@ -3,9 +3,9 @@ package probe
 import (
 	"fmt"
 	"regexp"
-	"runtime"
 	"strings"
 
+	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/tracepoint"
 )
 
@@ -175,19 +175,8 @@ func fieldFetch(name string, f tracepoint.Field, typ, group string) Fetch {
 	return out
 }
 
-// hostArch names the architecture tracepoint-only specs are for.
-func hostArch() string {
-	switch runtime.GOARCH {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
-	}
-	return runtime.GOARCH
-}
-
 // TracepointSpec is a spec holding only tracepoint probes: for a run with
 // no function probes.
 func TracepointSpec() *Spec {
-	return &Spec{Version: SpecVersion, Arch: hostArch()}
+	return &Spec{Version: SpecVersion, Arch: arch.HostName()}
 }

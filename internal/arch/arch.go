@@ -8,6 +8,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"runtime"
 )
 
 // ErrUnsupportedArch is returned for machines without tables.
@@ -117,3 +118,16 @@ var arm64 = func() *Arch {
 	}
 	return a
 }()
+
+// HostName names the architecture this program runs on as ELF tools and
+// the models do (x86_64, aarch64): the running kernel's, whose BTF and
+// tracepoints do not say it.
+func HostName() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return runtime.GOARCH
+}
