@@ -298,6 +298,9 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 	}
 	for k, f := range site.Args {
 		off := int16(EventHeader + ArgSlot*k)
+		if f.Part != nil && f.Part.Offset < 0 {
+			continue // a struct's bytes fill a continuation slot
+		}
 		in = append(in, storeImm64(rRec, off, 0))
 		if f.Unavailable != "" {
 			continue
@@ -539,7 +542,7 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 			asm.StoreMem(rRec, off, asm.R0, asm.DWord),
 			asm.JSLT.Imm(asm.R0, 0, fail),
 		)
-	case "bytes":
+	case "bytes", "struct":
 		code, last, deref, err := chainStart(a, f.Chains[0], fail)
 		if err != nil {
 			return nil, err
@@ -548,6 +551,9 @@ func fetchProgram(a *arch.Arch, f Fetch, rRec asm.Register, off int16, fail stri
 			return nil, fmt.Errorf("bytes need an address")
 		}
 		n := min(f.Size, StringMax)
+		if f.Type == "struct" { // its bytes go on into the slots of its parts
+			n = min(f.Size, structSlots*ArgSlot-8)
+		}
 		in = append(in, code...)
 		in = append(in, readUser(last, int32(n), rRec, off+8, fail)...)
 		in = append(in, storeImm64(rRec, off, int32(n)))

@@ -272,6 +272,9 @@ func (r *Resolver) finish(f Fetch, pl place, typ string) Fetch {
 		typ = defaultType(t)
 	}
 	if typ == "" {
+		if st, ok := t.(*types.Struct); ok && pl.mem && pl.konst == nil && st.Variants == nil {
+			return wholeStruct(f, Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}, pl.t)
+		}
 		f.Unavailable = fmt.Sprintf("%s is a %s: name a field, or give a type (:u64, :bytes)", types.TypeString(pl.t), kindOf(t))
 		return f
 	}

@@ -282,7 +282,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 			if err != nil {
 				return fmt.Errorf("%s: %w", d.Text, err)
 			}
-			site.Args = append(site.Args, f)
+			site.Args = append(site.Args, expandStruct(f, len(site.Args))...)
 		}
 		p.Sites = append(p.Sites, site)
 		return nil
@@ -742,7 +742,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*Probe, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Text, err)
 			}
-			site.Args = append(site.Args, f)
+			site.Args = append(site.Args, expandStruct(f, len(site.Args))...)
 		}
 		p.Sites = append(p.Sites, site)
 	}
