@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -70,7 +69,7 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 		if h.err != nil {
 			return nil, h.err
 		}
-		spell[t] = h.decl(t, "", "", 0)
+		spell[t] = h.decl(t, "", "")
 	}
 	guard := o.Guard
 	if guard == "" {
@@ -275,7 +274,7 @@ func (h *header) typedef(td *types.Typedef, depth int) {
 	if td.Name != n {
 		fmt.Fprintf(&h.out, "/* %s */\n", td.Name)
 	}
-	fmt.Fprintf(&h.out, "typedef %s;\n", h.decl(td.Target, n, "", 0))
+	fmt.Fprintf(&h.out, "typedef %s;\n", h.decl(td.Target, n, ""))
 	_, ofStruct := strip(td.Target).(*types.Struct) // the struct asserts its own size
 	if size, err := types.Sizeof(td); err == nil && size > 0 && h.asserts && complete(td.Target) && !ofStruct {
 		fmt.Fprintf(&h.out, "_Static_assert(sizeof(%s) == %d, \"%s: size\");\n", n, size, n)
@@ -422,7 +421,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			// C++'s bool x : 8 is wider than C's _Bool may be.
 			t = &types.Base{Name: b.Name, ByteSize: b.ByteSize, Encoding: types.Unsigned}
 		}
-		decl := h.decl(t, name, in, 0)
+		decl := h.decl(t, name, in)
 		if m.BitSize > 0 {
 			decl += fmt.Sprintf(" : %d", m.BitSize)
 		}
@@ -556,121 +555,69 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 }
 
 // decl spells a C declaration of name with type t ("" for an abstract
-// declarator); anonymous structs, unions and enums are written inline.
-func (h *header) decl(t types.Type, name, indent string, depth int) string {
-	join := func(base string) string {
-		if name == "" {
-			return base
-		}
-		return base + " " + name
-	}
-	if depth > types.MaxDepth {
-		return join("void")
-	}
+// declarator) with types.CSpeller: base types in C's keywords, types by
+// their C names, anonymous structs, unions and enums written inline.
+func (h *header) decl(t types.Type, name, indent string) string {
+	c := types.CSpeller{Unprototyped: true, Word: func(t types.Type, inner string) (string, types.Type) {
+		return h.word(t, inner, indent)
+	}}
+	return c.Declare(t, name)
+}
+
+// word gives the C words for t, or a type to write in its place (see
+// types.CSpeller.Word).
+func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 	switch v := t.(type) {
-	case nil, *types.Void:
-		return join("void")
 	case *types.Base:
 		if v.ByteSize == 0 { // Rust's (), !: takes no room
-			return h.decl(&types.Array{Elem: &types.Base{ByteSize: 1}, Count: 0}, name, indent, depth+1)
+			return "", &types.Array{Elem: &types.Base{ByteSize: 1}, Count: 0}
 		}
 		if o := h.opaqueFloat(v); o != "" {
-			return join(o)
+			return o, nil
 		}
 		base, n := cBase(v)
 		if n > 0 {
-			return h.decl(&types.Array{Elem: &types.Base{Name: base, ByteSize: 1}, Count: n}, name, indent, depth+1)
+			return "", &types.Array{Elem: &types.Base{Name: base, ByteSize: 1}, Count: n}
 		}
-		return join(base)
+		return base, nil
 	case *types.Typedef:
 		if n, ok := h.name[v]; ok {
-			return join(n)
+			return n, nil
 		}
-		return h.decl(v.Target, name, indent, depth+1)
+		return "", v.Target
 	case *types.Qualifier:
-		if qualified(v.Target, v.Kind) {
-			return h.decl(v.Target, name, indent, depth+1) // const const (const arrays of const)
+		if v.Kind != types.Const && v.Kind != types.Volatile {
+			return "", v.Target // restrict, _Atomic, type tags: layout only
 		}
-		switch v.Kind {
-		case types.Const, types.Volatile:
-			if _, isPtr := strip(v.Target).(*types.Pointer); isPtr {
-				return h.decl(v.Target, v.Kind.String()+" "+name, indent, depth+1)
-			}
-			return v.Kind.String() + " " + h.decl(v.Target, name, indent, depth+1)
-		}
-		return h.decl(v.Target, name, indent, depth+1) // restrict, _Atomic, type tags: layout only
 	case *types.Pointer:
-		inner := "*" + name
-		if voidLike(v.Target) {
+		if voidLike(v.Target) && v.Target != nil {
 			// Rust's *mut (), C++'s std::nullptr_t&, Zig's *anyopaque:
 			// nothing C could name behind the pointer.
-			return "void " + inner
+			return "", &types.Pointer{ByteSize: v.ByteSize}
 		}
-		switch strip(v.Target).(type) {
-		case *types.Array, *types.FuncProto:
-			inner = "(" + inner + ")"
-		}
-		return h.decl(v.Target, inner, indent, depth+1)
-	case *types.Array:
-		dim := ""
-		if v.Count >= 0 {
-			dim = strconv.FormatInt(v.Count, 10)
-		}
-		return h.decl(v.Elem, name+"["+dim+"]", indent, depth+1)
 	case *types.FuncProto:
-		var ps []string
-		for _, p := range v.Params {
-			ps = append(ps, h.decl(p.Type, "", indent, depth+1))
-		}
-		switch {
-		case v.Variadic && len(ps) > 0:
-			ps = append(ps, "...")
-		case v.Variadic: // f(...): C before C23 spells unspecified parameters ()
-		case len(ps) == 0:
-			ps = []string{"void"}
-		}
-		if v.ByteSize > 0 && name != "" && !strings.HasPrefix(name, "(") && !strings.HasPrefix(name, "*") {
+		if v.ByteSize > 0 && inner != "" && !strings.HasPrefix(inner, "(") && !strings.HasPrefix(inner, "*") {
 			// A Go func value: a pointer-sized word pointing at a closure.
-			return join("void *")
+			return "void *", nil
 		}
-		ret := v.Return
-		if voidLike(ret) {
-			ret = nil // Rust's -> (), ! : no value
+		if v.Return != nil && voidLike(v.Return) {
+			f := *v
+			f.Return = nil // Rust's -> (), ! : no value
+			return "", &f
 		}
-		return h.decl(ret, name+"("+strings.Join(ps, ", ")+")", indent, depth+1)
 	case *types.Enum:
 		if v.Name == "" {
-			return join("enum " + h.enumBody(v, "__anon_enum", indent))
+			return "enum " + h.enumBody(v, "__anon_enum", indent), nil
 		}
-		return join("enum " + h.tagOf(v))
+		return "enum " + h.tagOf(v), nil
 	case *types.Struct:
 		if v.Name == "" {
 			var discard []string
-			return join(kw(v) + " " + h.body(v, indent, "", &discard))
+			return kw(v) + " " + h.body(v, indent, "", &discard), nil
 		}
-		return join(kw(v) + " " + h.tagOf(v))
+		return kw(v) + " " + h.tagOf(v), nil
 	}
-	return join("void")
-}
-
-// qualified reports whether t, or the element of the array t is, already
-// carries the qualifier k (C applies an array's qualifiers to its
-// elements).
-func qualified(t types.Type, k types.QualKind) bool {
-	for i := 0; i < types.MaxDepth; i++ {
-		switch v := t.(type) {
-		case *types.Qualifier:
-			if v.Kind == k {
-				return true
-			}
-			t = v.Target
-		case *types.Array:
-			t = v.Elem
-		default:
-			return false
-		}
-	}
-	return false
+	return "", nil
 }
 
 // flattenOverlaps replaces a C++ base class whose tail padding holds the

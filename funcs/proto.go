@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
 
@@ -24,7 +23,7 @@ import (
 // written in its source.
 func Prototype(fn *types.Func) string {
 	ts := func(t types.Type) string {
-		s := layout.TypeString(t, fn.Lang)
+		s := types.Spell(t, fn.Lang, types.SyntaxNative)
 		if fn.Lang == types.LangGo {
 			if pkg := GoPackage(fn.Name); pkg != "" {
 				s = strings.ReplaceAll(s, pkg+".", "")
