@@ -23,41 +23,55 @@ package types
 // at a link met before. The zero Walk is ready to use; a Walk is not safe
 // for concurrent use.
 type Walk struct {
-	path []Type
-	buf  [16]Type // the path's first types, without an allocation
+	n    int     // the path's length
+	buf  [8]Type // the path's first types, without an allocation
+	more []Type  // the rest of the path
 }
 
 // Enter reports whether the walk may go into t, and if so puts t on the
 // path. It returns false when the path is MaxDepth long or already holds
 // t. A nil t is never on the path: the walk may always enter it.
 func (w *Walk) Enter(t Type) bool {
-	if len(w.path) >= MaxDepth {
+	if w.n >= MaxDepth {
 		return false
 	}
 	if t != nil {
-		for _, p := range w.path {
+		for _, p := range w.buf[:min(w.n, len(w.buf))] {
+			if p == t {
+				return false
+			}
+		}
+		for _, p := range w.more {
 			if p == t {
 				return false
 			}
 		}
 	}
-	if w.path == nil {
-		w.path = w.buf[:0]
+	if w.n < len(w.buf) {
+		w.buf[w.n] = t
+	} else {
+		w.more = append(w.more, t)
 	}
-	w.path = append(w.path, t)
+	w.n++
 	return true
 }
 
 // Leave takes the last type entered off the path.
 func (w *Walk) Leave() {
-	if n := len(w.path); n > 0 {
-		w.path[n-1] = nil
-		w.path = w.path[:n-1]
+	switch {
+	case w.n == 0:
+		return
+	case w.n <= len(w.buf):
+		w.buf[w.n-1] = nil
+	default:
+		w.more[len(w.more)-1] = nil
+		w.more = w.more[:len(w.more)-1]
 	}
+	w.n--
 }
 
 // Depth is the length of the path: 0 at the root before it is entered.
-func (w *Walk) Depth() int { return len(w.path) }
+func (w *Walk) Depth() int { return w.n }
 
 // Unqualified strips qualifiers (const, volatile, restrict, _Atomic, type
 // tags), not typedefs. A qualifier of nothing is returned as it is.
