@@ -43,7 +43,8 @@ type File struct {
 	convMu     sync.Mutex                   // held while the type index is built
 	conv       *converter                   // the type index and its conversions, built once
 	convErr    error
-	deferred   *paramFiller // the last Functions walk with DeferParams
+	paramsMu   sync.Mutex
+	fillers    []*paramFiller // one per Functions walk with Params (see FillParams)
 	unitOnce   sync.Once
 	unitRanges []unitRange // every unit's address ranges, sorted (see unitAt)
 }
