@@ -5,7 +5,8 @@
 // the line at an address, and one symbol table with one naming policy.
 // It is read once per file from every source the file has (DWARF, .symtab
 // and .dynsym, .gopclntab) and every view asks it: gofunct's listings,
-// goprobe's resolution, the stack symbolizer and codegen's prototypes.
+// goprobe's resolution, the stack symbolizer and goref's functions of
+// stripped Go binaries.
 package code
 
 import (

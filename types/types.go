@@ -1,8 +1,15 @@
-// Package types is the language- and format-neutral model of a binary's types.
+// Package types is the language- and format-neutral model of a binary's
+// types: structs, unions, classes, enums, Rust enums with their variants,
+// typedefs, pointers, arrays, function types and qualifiers (types.go),
+// their sizes, alignments and Go pointer bytes (size.go), the named types of
+// one file (Spec), and the records the model of code hands out (Func with
+// its instances, inline expansions and clones, Param with its location at
+// entry, Line, Var; funcs.go).
 //
 // Loaders (package dwarf for ELF+DWARF, package btf for BTF) build values of
-// this package; views (layout, codegen, probe) read them and never learn which
-// format a type came from. The package depends on the standard library only.
+// this package; views (layout, funcs, codegen, probe) read them and never
+// learn which format a type came from. The package depends on the standard
+// library only.
 //
 // Types form a graph: a Go struct may hold a pointer to itself, so every walk
 // over Type values goes through a Walk, which remembers the types on its path

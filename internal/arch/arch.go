@@ -1,7 +1,10 @@
 // Package arch holds the per-architecture tables the views need: DWARF
-// register numbers and their names, which registers a uprobe can read, the
-// canonical frame address at a function's entry, and Go's register ABI. The
-// architecture comes from the binary (elf.File.Machine), never from the host.
+// register numbers and their names, the layout of the struct pt_regs a
+// uprobe program receives (which registers it can read, at which offsets,
+// under which member names in C, bpftrace and perf probe), the canonical
+// frame address at a function's entry, and Go's register ABI. The
+// architecture comes from the binary (elf.File.Machine) or from a spec that
+// names it, never from the host.
 package arch
 
 import (
