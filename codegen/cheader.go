@@ -283,15 +283,22 @@ func (h *header) typedef(td *types.Typedef) {
 // complete reports whether t has a size C knows (no function type, no
 // flexible array).
 func complete(t types.Type) bool {
-	switch v := types.Resolve(t).(type) {
-	case *types.FuncProto, *types.Void, nil:
-		return false
-	case *types.Array:
-		return v.Count >= 0 && complete(v.Elem)
-	case *types.Struct:
-		return !v.Incomplete
+	for w := (types.Walk{}); w.Enter(t); {
+		switch v := types.Resolve(t).(type) {
+		case *types.FuncProto, *types.Void, nil:
+			return false
+		case *types.Array:
+			if v.Count < 0 {
+				return false
+			}
+			t = v.Elem
+			continue
+		case *types.Struct:
+			return !v.Incomplete
+		}
+		return true
 	}
-	return true
+	return false
 }
 
 // structDef prints a named struct or union with its asserts.
