@@ -7,7 +7,7 @@ import (
 
 // ErrCycle is returned when a walk over a type graph meets a type on its own
 // path or goes deeper than MaxDepth (see Walk).
-var ErrCycle = errors.New("type graph nests deeper than MaxDepth (cycle?)")
+var ErrCycle = errors.New("type graph holds a cycle or nests deeper than MaxDepth")
 
 // Resolve strips typedefs and qualifiers and returns the underlying type.
 // It returns t itself when t is neither, and nil for a nil Type.
