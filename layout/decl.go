@@ -47,7 +47,12 @@ func (p *printer) typeDecl(t types.Type, name string, noName bool, c *conf) stri
 	if !p.walk.Enter(t) {
 		return "/* too deep */ " + name
 	}
-	defer p.walk.Leave()
+	s := p.typeDeclEntered(t, name, noName, c)
+	p.walk.Leave()
+	return s
+}
+
+func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *conf) string {
 	var b strings.Builder
 	tc := *c
 	if p.opts.Expand {

@@ -12,6 +12,11 @@ var ErrCycle = errors.New("type graph holds a cycle or nests deeper than MaxDept
 // Resolve strips typedefs and qualifiers and returns the underlying type.
 // It returns t itself when t is neither, and nil for a nil Type.
 func Resolve(t Type) Type {
+	switch t.(type) {
+	case *Typedef, *Qualifier:
+	default:
+		return t
+	}
 	for w := (Walk{}); t != nil && w.Enter(t); {
 		switch v := t.(type) {
 		case *Typedef:
@@ -33,10 +38,20 @@ func Sizeof(t Type) (int64, error) {
 }
 
 func sizeof(t Type, w *Walk) (int64, error) {
+	switch t.(type) {
+	case *Typedef, *Qualifier, *Array: // the others end the walk
+	default:
+		return sizeofEntered(t, w)
+	}
 	if !w.Enter(t) {
 		return 0, ErrCycle
 	}
-	defer w.Leave()
+	n, err := sizeofEntered(t, w)
+	w.Leave()
+	return n, err
+}
+
+func sizeofEntered(t Type, w *Walk) (int64, error) {
 	switch v := t.(type) {
 	case nil, *Void:
 		return 0, nil
@@ -87,10 +102,20 @@ func Alignof(t Type) int64 {
 }
 
 func alignof(t Type, w *Walk) int64 {
+	switch t.(type) {
+	case *Typedef, *Qualifier, *Array, *Struct:
+	default:
+		return alignofEntered(t, w)
+	}
 	if !w.Enter(t) {
 		return 1
 	}
-	defer w.Leave()
+	a := alignofEntered(t, w)
+	w.Leave()
+	return a
+}
+
+func alignofEntered(t Type, w *Walk) int64 {
 	switch v := t.(type) {
 	case *Base:
 		n := v.ByteSize
@@ -178,10 +203,20 @@ func PointerBytes(t Type) int64 {
 }
 
 func ptrBytes(t Type, w *Walk) int64 {
+	switch t.(type) {
+	case *Typedef, *Qualifier, *Array, *Struct:
+	default:
+		return ptrBytesEntered(t, w)
+	}
 	if !w.Enter(t) {
 		return 0
 	}
-	defer w.Leave()
+	n := ptrBytesEntered(t, w)
+	w.Leave()
+	return n
+}
+
+func ptrBytesEntered(t Type, w *Walk) int64 {
 	switch v := t.(type) {
 	case *Pointer:
 		return v.ByteSize

@@ -116,9 +116,14 @@ func join(words, inner string) string {
 
 func (c *CSpeller) declare(t Type, inner string, w *Walk) string {
 	if !w.Enter(t) {
-		return join("/* cycle */", inner)
+		return join(cycleWord, inner)
 	}
-	defer w.Leave()
+	s := c.declareEntered(t, inner, w)
+	w.Leave()
+	return s
+}
+
+func (c *CSpeller) declareEntered(t Type, inner string, w *Walk) string {
 	if c.Word != nil {
 		word, instead := c.Word(t, inner)
 		if word != "" {

@@ -36,11 +36,6 @@ type pahole struct {
 const cycleWord = "/* cycle */"
 
 func (p *pahole) name(t Type) string {
-	if !p.w.Enter(t) {
-		return cycleWord
-	}
-	defer p.w.Leave()
-	native := !p.lang.CLike()
 	switch v := t.(type) {
 	case nil, *Void:
 		return "void"
@@ -48,6 +43,19 @@ func (p *pahole) name(t Type) string {
 		return v.Name
 	case *Typedef:
 		return v.Name
+	}
+	if !p.w.Enter(t) {
+		return cycleWord
+	}
+	s := p.nameEntered(t)
+	p.w.Leave()
+	return s
+}
+
+// nameEntered spells the types name does not end the walk with.
+func (p *pahole) nameEntered(t Type) string {
+	native := !p.lang.CLike()
+	switch v := t.(type) {
 	case *Pointer:
 		if v.Name != "" && native {
 			return v.Name
