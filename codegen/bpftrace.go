@@ -79,6 +79,10 @@ type bpftraceProbe struct {
 // a function is an error wrapping ErrInsideFunction that says to aim the
 // script at a stripped copy.
 func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
+	r, err := regsOf(s)
+	if err != nil {
+		return fmt.Errorf("bpftrace: %w", err)
+	}
 	var o BpftraceOptions
 	if opts != nil {
 		o = *opts
@@ -93,11 +97,11 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 	for i, p := range s.Probes {
 		key := "tid" // values saved at entry for %return: per thread, or per goroutine for Go
 		if p.CaptureKey != "" {
-			key = fmt.Sprintf("reg(\"%s\")", bpftraceReg(p.CaptureKey))
+			key = fmt.Sprintf("reg(\"%s\")", r.name(p.CaptureKey))
 		}
 		capVar := func(n string) string { return fmt.Sprintf("@cap%d_%s[%s]", i, strings.TrimPrefix(n, "@"), key) }
 		for _, site := range p.Sites {
-			bp, err := bpftraceWhere(target, p, site, o)
+			bp, err := r.bpftraceWhere(target, p, site, o)
 			if err != nil {
 				return err
 			}
@@ -123,7 +127,7 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 			body.WriteString("{\n")
 			if site.Kind == probe.SiteCapture {
 				for _, a := range site.Args {
-					fmt.Fprintf(&body, "\t%s = %s;\n", capVar(a.Name), bpftraceChain(a.Chains[0], 8, false))
+					fmt.Fprintf(&body, "\t%s = %s;\n", capVar(a.Name), r.bpftraceChain(a.Chains[0], 8, false))
 				}
 				body.WriteString("}\n")
 				continue
@@ -145,10 +149,10 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 					fmt.Fprintf(&body, "\t// %s: %s\n", a.Name, a.Unavailable)
 					continue
 				}
-				f, v := bpftraceArg(a)
+				f, v := r.bpftraceArg(a)
 				for _, c := range a.Chains {
 					if strings.HasPrefix(c.Reg, "@") {
-						v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", bpftraceReg(c.Reg)), capVar(c.Reg))
+						v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", r.name(c.Reg)), capVar(c.Reg))
 					}
 				}
 				format = append(format, escape(a.Name)+"="+f)
@@ -193,14 +197,14 @@ func WriteBpftrace(w io.Writer, s *probe.Spec, opts *BpftraceOptions) error {
 		b.WriteString("// " + strings.ReplaceAll(n, "\n", "\n// ") + "\n")
 	}
 	b.WriteString(body.String())
-	_, err := io.WriteString(w, b.String())
+	_, err = io.WriteString(w, b.String())
 	return err
 }
 
 // bpftraceWhere says where site attaches in target, and under which
 // predicate; an empty attach means the site is covered by another probe.
-func bpftraceWhere(target string, p probe.Probe, site probe.Site, o BpftraceOptions) (bpftraceProbe, error) {
-	guard := bpftraceGuard(site.Guard)
+func (r regs) bpftraceWhere(target string, p probe.Probe, site probe.Site, o BpftraceOptions) (bpftraceProbe, error) {
+	guard := r.bpftraceGuard(site.Guard)
 	if o.FileOffsets {
 		return bpftraceProbe{attach: fmt.Sprintf("uprobe:%s:%#x", target, site.FileOffset), pred: guard}, nil
 	}
@@ -227,14 +231,14 @@ func bpftraceWhere(target string, p probe.Probe, site probe.Site, o BpftraceOpti
 		if len(site.Args) == 0 && o.Morestack != nil && sym.Size > 0 {
 			return bpftraceProbe{attach: "uprobe:" + at,
 				undo:     "uprobe:" + bpftraceSymbol(target, *o.Morestack),
-				undoPred: fmt.Sprintf("*(uint64 *)reg(\"sp\") > %#x && *(uint64 *)reg(\"sp\") <= %#x", sym.Addr, sym.Addr+sym.Size),
+				undoPred: fmt.Sprintf("*(uint64 *)reg(\"%s\") > %#x && *(uint64 *)reg(\"%s\") <= %#x", r.name(r.a.SP), sym.Addr, r.name(r.a.SP), sym.Addr+sym.Size),
 				note: "A Go function's count adds its first instruction's passes and takes back each call of\n" +
 					"runtime.morestack returning into it: after morestack (a stack growth, a preemption request)\n" +
 					"the function starts again from its first instruction. Exact."}, nil
 		}
 		g := *site.Guard
 		g.Flags = false
-		return bpftraceProbe{attach: "uprobe:" + at, pred: bpftraceGuard(&g),
+		return bpftraceProbe{attach: "uprobe:" + at, pred: r.bpftraceGuard(&g),
 			note: "A Go function's probe with arguments prints at the pass through its first instruction on\n" +
 				"which its stack check will not branch to morestack (which starts the function again): the\n" +
 				"guard compares the stack pointer with g.stackguard0 as the check will; a preemption request\n" +
@@ -278,16 +282,17 @@ func readsScratch(site probe.Site) bool {
 
 // bpftraceGuard is the predicate of a site in a Go stack check (see
 // probe.Guard): the pass that goes on into the body.
-func bpftraceGuard(g *probe.Guard) string {
+func (r regs) bpftraceGuard(g *probe.Guard) string {
 	switch {
 	case g == nil:
 		return ""
 	case g.Flags:
-		return "(reg(\"flags\") & 0x41) == 0"
+		return "(reg(\"" + r.name("EFLAGS") + "\") & 0x41) == 0"
 	case g.SPSub == 0:
-		return fmt.Sprintf("reg(\"sp\") > *(uint64 *)(reg(\"%s\") + %d)", bpftraceReg(g.G), g.Off)
+		return fmt.Sprintf("reg(\"%s\") > *(uint64 *)(reg(\"%s\") + %d)", r.name(r.a.SP), r.name(g.G), g.Off)
 	}
-	return fmt.Sprintf("reg(\"sp\") >= %d && reg(\"sp\") - %d > *(uint64 *)(reg(\"%s\") + %d)", g.SPSub, g.SPSub, bpftraceReg(g.G), g.Off)
+	sp := r.name(r.a.SP)
+	return fmt.Sprintf("reg(\"%s\") >= %d && reg(\"%s\") - %d > *(uint64 *)(reg(\"%s\") + %d)", sp, g.SPSub, sp, g.SPSub, r.name(g.G), g.Off)
 }
 
 func joinPred(a, b string) string {

@@ -1,8 +1,10 @@
 // Package stack is the user-space side of stacks: the unwind tables the
-// BPF unwinder reads (compiled from each file's call frame information),
-// the mappings of a process they are keyed by, and the names of the
-// addresses a stack holds (functions with their inline expansions, from
-// the model). The unwinder itself is BPF code in package probe.
+// BPF unwinder reads (Tables, Rows: compiled from each file's call frame
+// information by internal/cfi), the mappings of a process they are keyed by
+// (ProcMappings), the key of a counted stack as the BPF programs write it
+// (Key), and the names of the addresses a stack holds (Symbolizer:
+// functions with their inline expansions, from the model of code). The
+// unwinder itself is BPF code in package probe.
 package stack
 
 import (

@@ -1,7 +1,10 @@
 // Package arch holds the per-architecture tables the views need: DWARF
-// register numbers and their names, which registers a uprobe can read, the
-// canonical frame address at a function's entry, and Go's register ABI. The
-// architecture comes from the binary (elf.File.Machine), never from the host.
+// register numbers and their names, the layout of the struct pt_regs a
+// uprobe program receives (which registers it can read, at which offsets,
+// under which member names in C, bpftrace and perf probe), the canonical
+// frame address at a function's entry, and Go's register ABI. The
+// architecture comes from the binary (elf.File.Machine) or from a spec that
+// names it, never from the host.
 package arch
 
 import (
@@ -9,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 )
 
 // ErrUnsupportedArch is returned for machines without tables.
@@ -34,6 +38,9 @@ type Arch struct {
 	// PtRegs is the offset of each general register in the struct
 	// pt_regs a uprobe program receives (the kernel's user ABI).
 	PtRegs map[string]int16
+	// ptRegsMembers are the names the kernel's headers give pt_regs'
+	// members, by register (none yet for arm64).
+	ptRegsMembers map[string]string
 	// GoG is the register that holds the current goroutine (R14 on amd64,
 	// R28 on arm64), which keys per-goroutine state.
 	GoG string
@@ -63,6 +70,41 @@ func (a *Arch) RegNumber(name string) (int, bool) {
 	return 0, false
 }
 
+// PtRegsMember returns the name the kernel's headers give register reg's
+// member of struct pt_regs ("ax" for RAX, "flags" for EFLAGS, "r8" for
+// R8), which BPF programs in C, bpftrace's reg() and perf probe's %REG
+// use, or "" when pt_regs has no such member.
+func (a *Arch) PtRegsMember(reg string) string { return a.ptRegsMembers[reg] }
+
+// PtReg is one member of struct pt_regs.
+type PtReg struct {
+	Reg    string // the register, as RegName spells it
+	Member string // the member's name in the kernel's headers
+	Offset int16
+}
+
+// PtRegsLayout returns the members of struct pt_regs in memory order; each
+// is 8 bytes.
+func (a *Arch) PtRegsLayout() []PtReg {
+	var out []PtReg
+	for reg, off := range a.PtRegs {
+		out = append(out, PtReg{Reg: reg, Member: a.ptRegsMembers[reg], Offset: off})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
+	return out
+}
+
+// ForName returns the tables of the machine called name, as Arch.Name
+// spells it (x86_64, aarch64).
+func ForName(name string) (*Arch, error) {
+	for _, a := range []*Arch{amd64, arm64} {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnsupportedArch, name)
+}
+
 // ForMachine returns the tables of m.
 func ForMachine(m elf.Machine) (*Arch, error) {
 	switch m {
@@ -84,10 +126,15 @@ var amd64 = func() *Arch {
 		PtRegs:      map[string]int16{},
 		GoG:         "R14",
 	}
-	// arch/x86/include/uapi/asm/ptrace.h, 8 bytes each in this order.
-	for i, n := range []string{"R15", "R14", "R13", "R12", "RBP", "RBX", "R11", "R10", "R9", "R8",
-		"RAX", "RCX", "RDX", "RSI", "RDI", "ORIG_RAX", "RIP", "CS", "EFLAGS", "RSP", "SS"} {
-		a.PtRegs[n] = int16(8 * i)
+	// arch/x86/include/asm/ptrace.h (uapi's, with other member names),
+	// 8 bytes each in this order.
+	a.ptRegsMembers = map[string]string{}
+	for i, r := range [][2]string{{"R15", "r15"}, {"R14", "r14"}, {"R13", "r13"}, {"R12", "r12"}, {"RBP", "bp"},
+		{"RBX", "bx"}, {"R11", "r11"}, {"R10", "r10"}, {"R9", "r9"}, {"R8", "r8"}, {"RAX", "ax"}, {"RCX", "cx"},
+		{"RDX", "dx"}, {"RSI", "si"}, {"RDI", "di"}, {"ORIG_RAX", "orig_ax"}, {"RIP", "ip"}, {"CS", "cs"},
+		{"EFLAGS", "flags"}, {"RSP", "sp"}, {"SS", "ss"}} {
+		a.PtRegs[r[0]] = int16(8 * i)
+		a.ptRegsMembers[r[0]] = r[1]
 	}
 	for i, n := range names {
 		a.regs[i] = Reg{Name: n}
@@ -99,8 +146,9 @@ var amd64 = func() *Arch {
 }()
 
 var arm64 = func() *Arch {
+	// struct user_pt_regs: x0..x30, sp, pc, pstate. The generators of C,
+	// bpftrace and perf probe text do not know arm64 yet: no member names.
 	a := &Arch{Name: "aarch64", regs: map[int]Reg{}, SP: "SP", SPReg: 31, EntryCFA: 0, PtRegs: map[string]int16{}, GoG: "X28"}
-	// struct user_pt_regs: x0..x30, sp, pc, pstate.
 	for i := 0; i <= 30; i++ {
 		a.PtRegs[fmt.Sprintf("X%d", i)] = int16(8 * i)
 	}
