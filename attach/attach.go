@@ -28,6 +28,10 @@ type Options struct {
 	// named with Session.SetRoot once it runs (a command started after
 	// attaching); until then nothing fires.
 	Descendants bool
+	// KernelDescendants limits tracepoint sites (which fire for every
+	// process) to the root and its descendants, as Descendants does for
+	// every site.
+	KernelDescendants bool
 	// Events makes a site without arguments send an event for each hit
 	// too (trace prints one line per call; stat only counts).
 	Events bool

@@ -92,7 +92,7 @@ func Probes(s *spec.Spec, target string, opts *Options) (*Session, error) {
 		o = *opts
 	}
 	if o.Stacks != bpfprog.NoStacks && o.Tables == nil {
-		a, err := arch.ByName(s.Arch)
+		a, err := arch.ForName(s.Arch)
 		if err != nil {
 			return nil, err
 		}
@@ -113,12 +113,17 @@ func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebp
 	if err != nil {
 		return nil, err
 	}
-	if o.Descendants {
+	bpfprog.KernelSites(cs, s, pid)
+	if o.Descendants || o.KernelDescendants {
 		off, err := KernelTaskOffsets()
 		if err != nil {
 			return nil, err
 		}
-		bpfprog.DescendantFilter(cs, off)
+		var only func(*ebpf.ProgramSpec) bool
+		if !o.Descendants {
+			only = func(p *ebpf.ProgramSpec) bool { return p.Type == ebpf.TracePoint }
+		}
+		bpfprog.DescendantFilter(cs, off, only)
 	}
 	// A uprobe_multi link (Linux 6.6) detaches in a few milliseconds; a
 	// perf-event uprobe waits tens of milliseconds for the kernel's grace
@@ -126,7 +131,9 @@ func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebp
 	multi := features.HaveBPFLinkUprobeMulti() == nil
 	if multi {
 		for _, p := range cs.Programs {
-			p.AttachType = ebpf.AttachTraceUprobeMulti
+			if p.Type == ebpf.Kprobe {
+				p.AttachType = ebpf.AttachTraceUprobeMulti
+			}
 		}
 	}
 	coll, err := ebpf.NewCollection(cs)
@@ -144,14 +151,24 @@ func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebp
 			return nil, err
 		}
 	}
-	ex, err := link.OpenExecutable(target)
-	if err != nil {
-		return nil, err
-	}
+	var ex *link.Executable
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
 			prog := coll.Programs[spec.ProgramName(i, j)]
 			var l link.Link
+			if site.Kind == spec.SiteTracepoint {
+				group, name, _ := strings.Cut(site.Function, ":")
+				if l, err = link.Tracepoint(group, name, prog, nil); err != nil {
+					return nil, fmt.Errorf("attaching tracepoint %s: %v", site.Function, err)
+				}
+				ss.links = append(ss.links, l)
+				continue
+			}
+			if ex == nil {
+				if ex, err = link.OpenExecutable(target); err != nil {
+					return nil, err
+				}
+			}
 			if multi {
 				l, err = ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: []uint64{site.FileOffset}, PID: uint32(pid)})
 			} else {

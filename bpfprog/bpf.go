@@ -82,12 +82,18 @@ func Programs(s *spec.Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) 
 	}
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
-			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, o.Stacks, o.Events)
+			typ, stacks := ebpf.Kprobe, o.Stacks
+			if site.Kind == spec.SiteTracepoint {
+				// A tracepoint's context is its record, not the user's
+				// registers: no user stack to unwind from it.
+				typ, stacks = ebpf.TracePoint, NoStacks
+			}
+			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, stacks, o.Events || o.Stacks == EventStacks)
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
 			name := spec.ProgramName(i, j)
-			cs.Programs[name] = &ebpf.ProgramSpec{Name: name, Type: ebpf.Kprobe, License: "GPL", Instructions: insns}
+			cs.Programs[name] = &ebpf.ProgramSpec{Name: name, Type: typ, License: "GPL", Instructions: insns}
 		}
 	}
 	return cs, nil
@@ -96,7 +102,7 @@ func Programs(s *spec.Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) 
 // baseCollection is the architecture of s and a collection with the
 // "counts" array every kind of session has.
 func baseCollection(s *spec.Spec) (*arch.Arch, *ebpf.CollectionSpec, error) {
-	a, err := arch.ByName(s.Arch)
+	a, err := arch.ForName(s.Arch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -255,6 +261,9 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	}
 	for k, f := range site.Args {
 		off := int16(spec.EventHeader + spec.ArgSlot*k)
+		if f.Part != nil && f.Part.Offset < 0 {
+			continue // a struct's bytes fill a continuation slot
+		}
 		in = append(in, bpfasm.StoreImm64(rRec, off, 0))
 		if f.Unavailable != "" {
 			continue
@@ -364,6 +373,12 @@ func chainStart(a *arch.Arch, c spec.Chain, fail string) (asm.Instructions, int6
 		}
 		// No entry seen for this call (attached mid-call): unreadable.
 		in = append(in, asm.JEq.Imm(rCap, 0, fail), asm.LoadMem(asm.R1, rCap, int16(8*n), asm.DWord))
+	} else if c.Field != nil {
+		size, ok := loadSizes[c.Field.Size]
+		if !ok || c.Field.Text {
+			return nil, 0, false, fmt.Errorf("record field of %d bytes is not a scalar", c.Field.Size)
+		}
+		in = append(in, asm.LoadMem(asm.R1, rCtx, c.Field.Offset, size))
 	} else {
 		off, ok := a.PtRegs[c.Reg]
 		if !ok {
@@ -442,6 +457,15 @@ func fetchProgram(a *arch.Arch, f spec.Fetch, rRec asm.Register, off int16, fail
 			return nil, err
 		}
 	case "cstring":
+		if c := f.Chains[0]; c.Field != nil && c.Field.DataLoc {
+			in = append(in, copyDataLoc(c.Field, rRec, off, fail)...)
+			break
+		}
+		if c := f.Chains[0]; c.Field != nil && c.Field.Text {
+			in = append(in, copyField(c.Field, rRec, off+8)...)
+			in = append(in, bpfasm.StoreImm64(rRec, off, int32(c.Field.Size)))
+			break
+		}
 		if err := value(f.Chains[0], 8, asm.RFP, slotTmp); err != nil {
 			return nil, err
 		}
@@ -454,7 +478,7 @@ func fetchProgram(a *arch.Arch, f spec.Fetch, rRec asm.Register, off int16, fail
 			asm.StoreMem(rRec, off, asm.R0, asm.DWord),
 			asm.JSLT.Imm(asm.R0, 0, fail),
 		)
-	case "bytes":
+	case "bytes", "struct":
 		code, last, deref, err := chainStart(a, f.Chains[0], fail)
 		if err != nil {
 			return nil, err
@@ -463,6 +487,9 @@ func fetchProgram(a *arch.Arch, f spec.Fetch, rRec asm.Register, off int16, fail
 			return nil, fmt.Errorf("bytes need an address")
 		}
 		n := min(f.Size, spec.StringMax)
+		if f.Type == "struct" { // its bytes go on into the slots of its parts
+			n = min(f.Size, spec.StructSlots*spec.ArgSlot-8)
+		}
 		in = append(in, code...)
 		in = append(in, readUser(last, int32(n), rRec, off+8, fail)...)
 		in = append(in, bpfasm.StoreImm64(rRec, off, int32(n)))

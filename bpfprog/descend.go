@@ -22,9 +22,14 @@ const descendMaxDepth = 16
 // every process using the library. Until the root is set (the command is
 // not started yet) nothing passes. Verdicts are kept per process in
 // "desc_seen".
-func DescendantFilter(cs *ebpf.CollectionSpec, off TaskOffsets) {
+//
+// only, when not nil, picks the programs that get the check.
+func DescendantFilter(cs *ebpf.CollectionSpec, off TaskOffsets, only func(*ebpf.ProgramSpec) bool) {
 	descendantMaps(cs)
 	for _, p := range cs.Programs {
+		if only != nil && !only(p) {
+			continue
+		}
 		pro := descendantPrologue(off)
 		first := p.Instructions[0]
 		if sym := first.Symbol(); sym != "" {

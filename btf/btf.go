@@ -17,11 +17,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	cbtf "github.com/cilium/ebpf/btf"
 
+	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/types"
 )
@@ -251,15 +251,7 @@ func readError(path string, err error) error {
 }
 
 // kernelArch names the architecture of kernel BTF, which does not say it.
-func kernelArch() string {
-	switch runtime.GOARCH {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
-	}
-	return runtime.GOARCH
-}
+func kernelArch() string { return arch.HostName() }
 
 // converter turns cilium/ebpf types into model types. Each BTF type is
 // converted once; the model value is recorded before its parts are, so

@@ -5,7 +5,8 @@
 // the line at an address, and one symbol table with one naming policy.
 // It is read once per file from every source the file has (DWARF, .symtab
 // and .dynsym, .gopclntab) and every view asks it: gofunct's listings,
-// goprobe's resolution, the stack symbolizer and codegen's prototypes.
+// goprobe's resolution, the stack symbolizer and goref's functions of
+// stripped Go binaries.
 package code
 
 import (
@@ -40,7 +41,7 @@ type Frame struct {
 // Options tune Open and New. A nil *Options means the defaults.
 type Options struct {
 	// Params fills each function's parameters and their locations;
-	// with DeferParams, only when Model.FillParams asks.
+	// with DeferParams, only when Model.FillParams asks for a function.
 	Params      bool
 	DeferParams bool
 	// At, when not zero, reads only the DWARF that can hold the function
@@ -175,8 +176,13 @@ func (m *Model) Close() error {
 // symbols name.
 func (m *Model) Funcs() []*types.Func { return m.funcs }
 
-// FillParams fills fn's parameters when the model was opened with
-// Options.DeferParams; it does nothing without DWARF.
+// FillParams fills the parameters of fn, a function of this model or of
+// another model of the same DWARF, when its model was opened with
+// Options.DeferParams (see dwarf.File.FillParams), whenever it is called.
+// It does nothing for a function whose parameters are filled already, for
+// code only a symbol names, and without DWARF; it returns an error wrapping
+// types.ErrNotFound for a function of a model opened without
+// Options.Params.
 func (m *Model) FillParams(fn *types.Func) error {
 	if m.DWARF == nil {
 		return nil

@@ -79,8 +79,9 @@ type bpftraceProbe struct {
 // a function is an error wrapping ErrInsideFunction that says to aim the
 // script at a stripped copy.
 func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
-	if err := forX86("bpftrace", s); err != nil {
-		return err
+	r, err := regsOf(s)
+	if err != nil {
+		return fmt.Errorf("bpftrace: %w", err)
 	}
 	var o BpftraceOptions
 	if opts != nil {
@@ -96,11 +97,11 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 	for i, p := range s.Probes {
 		key := "tid" // values saved at entry for %return: per thread, or per goroutine for Go
 		if p.CaptureKey != "" {
-			key = fmt.Sprintf("reg(\"%s\")", regC(p.CaptureKey))
+			key = fmt.Sprintf("reg(\"%s\")", r.name(p.CaptureKey))
 		}
 		capVar := func(n string) string { return fmt.Sprintf("@cap%d_%s[%s]", i, strings.TrimPrefix(n, "@"), key) }
 		for _, site := range p.Sites {
-			bp, err := bpftraceWhere(target, p, site, o)
+			bp, err := r.bpftraceWhere(target, p, site, o)
 			if err != nil {
 				return err
 			}
@@ -126,7 +127,7 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 			body.WriteString("{\n")
 			if site.Kind == spec.SiteCapture {
 				for _, a := range site.Args {
-					fmt.Fprintf(&body, "\t%s = %s;\n", capVar(a.Name), bpftraceChain(a.Chains[0], 8, false))
+					fmt.Fprintf(&body, "\t%s = %s;\n", capVar(a.Name), r.bpftraceChain(a.Chains[0], 8, false))
 				}
 				body.WriteString("}\n")
 				continue
@@ -148,10 +149,10 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 					fmt.Fprintf(&body, "\t// %s: %s\n", a.Name, a.Unavailable)
 					continue
 				}
-				f, v := bpftraceArg(a)
+				f, v := r.bpftraceArg(a)
 				for _, c := range a.Chains {
 					if strings.HasPrefix(c.Reg, "@") {
-						v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", regC(c.Reg)), capVar(c.Reg))
+						v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", r.name(c.Reg)), capVar(c.Reg))
 					}
 				}
 				format = append(format, escape(a.Name)+"="+f)
@@ -196,14 +197,14 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 		b.WriteString("// " + strings.ReplaceAll(n, "\n", "\n// ") + "\n")
 	}
 	b.WriteString(body.String())
-	_, err := io.WriteString(w, b.String())
+	_, err = io.WriteString(w, b.String())
 	return err
 }
 
 // bpftraceWhere says where site attaches in target, and under which
 // predicate; an empty attach means the site is covered by another probe.
-func bpftraceWhere(target string, p spec.Probe, site spec.Site, o BpftraceOptions) (bpftraceProbe, error) {
-	guard := bpftraceGuard(site.Guard)
+func (r regs) bpftraceWhere(target string, p spec.Probe, site spec.Site, o BpftraceOptions) (bpftraceProbe, error) {
+	guard := r.bpftraceGuard(site.Guard)
 	if o.FileOffsets {
 		return bpftraceProbe{attach: fmt.Sprintf("uprobe:%s:%#x", target, site.FileOffset), pred: guard}, nil
 	}
@@ -230,14 +231,14 @@ func bpftraceWhere(target string, p spec.Probe, site spec.Site, o BpftraceOption
 		if len(site.Args) == 0 && o.Morestack != nil && sym.Size > 0 {
 			return bpftraceProbe{attach: "uprobe:" + at,
 				undo:     "uprobe:" + bpftraceSymbol(target, *o.Morestack),
-				undoPred: fmt.Sprintf("*(uint64 *)reg(\"%s\") > %#x && *(uint64 *)reg(\"%s\") <= %#x", regC(x86.SP), sym.Addr, regC(x86.SP), sym.Addr+sym.Size),
+				undoPred: fmt.Sprintf("*(uint64 *)reg(\"%s\") > %#x && *(uint64 *)reg(\"%s\") <= %#x", r.name(r.a.SP), sym.Addr, r.name(r.a.SP), sym.Addr+sym.Size),
 				note: "A Go function's count adds its first instruction's passes and takes back each call of\n" +
 					"runtime.morestack returning into it: after morestack (a stack growth, a preemption request)\n" +
 					"the function starts again from its first instruction. Exact."}, nil
 		}
 		g := *site.Guard
 		g.Flags = false
-		return bpftraceProbe{attach: "uprobe:" + at, pred: bpftraceGuard(&g),
+		return bpftraceProbe{attach: "uprobe:" + at, pred: r.bpftraceGuard(&g),
 			note: "A Go function's probe with arguments prints at the pass through its first instruction on\n" +
 				"which its stack check will not branch to morestack (which starts the function again): the\n" +
 				"guard compares the stack pointer with g.stackguard0 as the check will; a preemption request\n" +
@@ -281,17 +282,17 @@ func readsScratch(site spec.Site) bool {
 
 // bpftraceGuard is the predicate of a site in a Go stack check (see
 // spec.Guard): the pass that goes on into the body.
-func bpftraceGuard(g *spec.Guard) string {
+func (r regs) bpftraceGuard(g *spec.Guard) string {
 	switch {
 	case g == nil:
 		return ""
 	case g.Flags:
-		return fmt.Sprintf("(reg(\"%s\") & %#x) == 0", regC(x86.Flags), x86.BelowEq)
+		return fmt.Sprintf("(reg(\"%s\") & %#x) == 0", r.name(r.a.Flags), r.a.BelowEq)
 	case g.SPSub == 0:
-		return fmt.Sprintf("reg(\"%s\") > *(uint64 *)(reg(\"%s\") + %d)", regC(x86.SP), regC(g.G), g.Off)
+		return fmt.Sprintf("reg(\"%s\") > *(uint64 *)(reg(\"%s\") + %d)", r.name(r.a.SP), r.name(g.G), g.Off)
 	}
-	sp := regC(x86.SP)
-	return fmt.Sprintf("reg(\"%s\") >= %d && reg(\"%s\") - %d > *(uint64 *)(reg(\"%s\") + %d)", sp, g.SPSub, sp, g.SPSub, regC(g.G), g.Off)
+	sp := r.name(r.a.SP)
+	return fmt.Sprintf("reg(\"%s\") >= %d && reg(\"%s\") - %d > *(uint64 *)(reg(\"%s\") + %d)", sp, g.SPSub, sp, g.SPSub, r.name(g.G), g.Off)
 }
 
 func joinPred(a, b string) string {

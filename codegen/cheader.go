@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -38,6 +37,7 @@ type header struct {
 	name    map[types.Type]string
 	state   map[types.Type]int
 	fwd     map[types.Type]bool
+	walk    types.Walk        // the path of define and declare
 	pads    *namer            // padding names of the struct being written
 	floats  map[string]string // opaqueFloat's definitions by name
 	asserts bool
@@ -66,11 +66,11 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 		fwd: map[types.Type]bool{}, pads: newNamer(), floats: map[string]string{}, asserts: !o.NoAsserts}
 	spell := map[types.Type]string{}
 	for _, t := range roots {
-		h.define(t, 0)
+		h.define(t)
 		if h.err != nil {
 			return nil, h.err
 		}
-		spell[t] = h.decl(t, "", "", 0)
+		spell[t] = h.decl(t, "", "")
 	}
 	guard := o.Guard
 	if guard == "" {
@@ -110,53 +110,44 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 
 var errDepth = errors.New("type graph too deep to emit (cycle?)")
 
-// strip removes qualifiers.
-func strip(t types.Type) types.Type {
-	for i := 0; i < types.MaxDepth; i++ {
-		q, ok := t.(*types.Qualifier)
-		if !ok {
-			return t
-		}
-		t = q.Target
-	}
-	return t
-}
-
-// enter reports whether a walk may go on at depth: no error so far, and
-// not deeper than any real type graph.
-func (h *header) enter(depth int) bool {
-	if h.err == nil && depth > types.MaxDepth {
+// enter puts t on the path of the walk over what the header needs: false,
+// with h.err set, when t is on it already (a cycle no loader broke) or the
+// path is too deep; false too after an error. The caller leaves t when
+// enter returned true.
+func (h *header) enter(t types.Type) bool {
+	if h.err == nil && !h.walk.Enter(t) {
 		h.err = errDepth
 	}
 	return h.err == nil
 }
 
 // define makes t usable by value: every type it embeds is defined first.
-func (h *header) define(t types.Type, depth int) {
-	if !h.enter(depth) {
+func (h *header) define(t types.Type) {
+	if !h.enter(t) {
 		return
 	}
+	defer h.walk.Leave()
 	switch v := t.(type) {
 	case *types.Qualifier:
-		h.define(v.Target, depth+1)
+		h.define(v.Target)
 	case *types.Array:
-		h.define(v.Elem, depth+1)
+		h.define(v.Elem)
 	case *types.Pointer:
-		h.declare(v.Target, depth+1)
+		h.declare(v.Target)
 	case *types.FuncProto:
 		if v.ByteSize == 0 { // a Go func value is spelled void *
-			h.declareProto(v, depth)
+			h.declareProto(v)
 		}
 	case *types.Typedef:
-		h.typedef(v, depth)
-		h.define(v.Target, depth+1) // by value: the struct it names too
+		h.typedef(v)
+		h.define(v.Target) // by value: the struct it names too
 	case *types.Enum:
 		if v.Name != "" {
 			h.enum(v)
 		}
 	case *types.Struct:
 		if v.Name == "" { // defined inline where it is used
-			h.members(v, depth)
+			h.members(v)
 			return
 		}
 		switch h.state[v] {
@@ -168,7 +159,7 @@ func (h *header) define(t types.Type, depth int) {
 		}
 		h.tagOf(v)
 		h.state[v] = stBusy
-		h.members(v, depth)
+		h.members(v)
 		if h.err != nil {
 			return
 		}
@@ -178,22 +169,27 @@ func (h *header) define(t types.Type, depth int) {
 }
 
 // declare makes t nameable behind a pointer: a forward declaration is
-// enough for a struct or union.
-func (h *header) declare(t types.Type, depth int) {
-	if !h.enter(depth) {
-		return
-	}
+// enough for a struct or union. A named struct and a typedef do not go on
+// the walk's path here: a pointer only refers to them, also from inside
+// their own definitions (their states guard them).
+func (h *header) declare(t types.Type) {
 	switch v := t.(type) {
 	case *types.Qualifier:
-		h.declare(v.Target, depth+1)
+		if h.enter(v) {
+			h.declare(v.Target)
+			h.walk.Leave()
+		}
 	case *types.Struct:
 		if v.Name == "" {
-			h.members(v, depth)
+			if h.enter(v) {
+				h.members(v)
+				h.walk.Leave()
+			}
 			return
 		}
 		// Also while v is being defined: a function pointer among its
 		// members may name it in a parameter list.
-		if h.state[v] != stDone && !h.fwd[v] {
+		if h.err == nil && h.state[v] != stDone && !h.fwd[v] {
 			h.fwd[v] = true
 			if h.state[v] == stNone {
 				h.state[v] = stForward
@@ -201,32 +197,32 @@ func (h *header) declare(t types.Type, depth int) {
 			fmt.Fprintf(&h.out, "%s %s;\n", kw(v), h.tagOf(v))
 		}
 	case *types.Typedef:
-		h.typedef(v, depth)
+		h.typedef(v)
 	default:
-		h.define(t, depth)
+		h.define(t)
 	}
 }
 
-func (h *header) declareProto(p *types.FuncProto, depth int) {
+func (h *header) declareProto(p *types.FuncProto) {
 	if p.Return != nil {
-		h.declare(p.Return, depth+1)
+		h.declare(p.Return)
 	}
 	for _, a := range p.Params {
-		h.declare(a.Type, depth+1)
+		h.declare(a.Type)
 	}
 }
 
 // members defines what a struct's members need.
-func (h *header) members(s *types.Struct, depth int) {
+func (h *header) members(s *types.Struct) {
 	for _, m := range s.Members {
-		h.define(m.Type, depth+1)
+		h.define(m.Type)
 	}
 	if s.Variants != nil {
 		if s.Variants.Tag != nil {
-			h.define(s.Variants.Tag.Type, depth+1)
+			h.define(s.Variants.Tag.Type)
 		}
 		for _, v := range s.Variants.Variants {
-			h.define(v.Member.Type, depth+1)
+			h.define(v.Member.Type)
 		}
 	}
 }
@@ -247,25 +243,25 @@ func (h *header) tagOf(t types.Type) string {
 	return n
 }
 
-func (h *header) typedef(td *types.Typedef, depth int) {
+func (h *header) typedef(td *types.Typedef) {
 	if h.state[td] == stDone || h.state[td] == stBusy {
 		return
 	}
 	h.state[td] = stBusy
 	// Go names some types twice (a typedef of a typedef of the same name):
 	// one C name serves both.
-	if inner, ok := strip(td.Target).(*types.Typedef); ok && inner.Name == td.Name {
-		h.typedef(inner, depth+1)
+	if inner, ok := types.Unqualified(td.Target).(*types.Typedef); ok && inner.Name == td.Name {
+		h.typedef(inner)
 		h.name[td] = h.name[inner]
 		h.state[td] = stDone
 		return
 	}
 	// A typedef of a struct needs only its declaration; anything else is
 	// spelled in full.
-	if s, ok := strip(td.Target).(*types.Struct); ok && s.Name != "" {
-		h.declare(td.Target, depth+1)
+	if s, ok := types.Unqualified(td.Target).(*types.Struct); ok && s.Name != "" {
+		h.declare(td.Target)
 	} else {
-		h.define(td.Target, depth+1)
+		h.define(td.Target)
 	}
 	if h.err != nil {
 		return
@@ -275,8 +271,8 @@ func (h *header) typedef(td *types.Typedef, depth int) {
 	if td.Name != n {
 		fmt.Fprintf(&h.out, "/* %s */\n", td.Name)
 	}
-	fmt.Fprintf(&h.out, "typedef %s;\n", h.decl(td.Target, n, "", 0))
-	_, ofStruct := strip(td.Target).(*types.Struct) // the struct asserts its own size
+	fmt.Fprintf(&h.out, "typedef %s;\n", h.decl(td.Target, n, ""))
+	_, ofStruct := types.Unqualified(td.Target).(*types.Struct) // the struct asserts its own size
 	if size, err := types.Sizeof(td); err == nil && size > 0 && h.asserts && complete(td.Target) && !ofStruct {
 		fmt.Fprintf(&h.out, "_Static_assert(sizeof(%s) == %d, \"%s: size\");\n", n, size, n)
 	}
@@ -287,15 +283,22 @@ func (h *header) typedef(td *types.Typedef, depth int) {
 // complete reports whether t has a size C knows (no function type, no
 // flexible array).
 func complete(t types.Type) bool {
-	switch v := types.Resolve(t).(type) {
-	case *types.FuncProto, *types.Void, nil:
-		return false
-	case *types.Array:
-		return v.Count >= 0 && complete(v.Elem)
-	case *types.Struct:
-		return !v.Incomplete
+	for w := (types.Walk{}); w.Enter(t); {
+		switch v := types.Resolve(t).(type) {
+		case *types.FuncProto, *types.Void, nil:
+			return false
+		case *types.Array:
+			if v.Count < 0 {
+				return false
+			}
+			t = v.Elem
+			continue
+		case *types.Struct:
+			return !v.Incomplete
+		}
+		return true
 	}
-	return true
+	return false
 }
 
 // structDef prints a named struct or union with its asserts.
@@ -353,7 +356,8 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 	}
 	sort.SliceStable(members, func(i, j int) bool { return members[i].Offset < members[j].Offset })
 	if !union {
-		members = flattenOverlaps(members, 0)
+		var w types.Walk
+		members = flattenOverlaps(members, &w)
 	}
 	in := indent + "\t"
 	names := newNamer()
@@ -413,7 +417,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			name = names.unique(fieldName(name))
 		}
 		t := m.Type
-		if a, ok := strip(t).(*types.Array); ok && a.Count < 0 && (i != len(members)-1 || !union && !flexFits(m.Offset, s, realAlign)) {
+		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 && (i != len(members)-1 || !union && !flexFits(m.Offset, s, realAlign)) {
 			// C wants a flexible array last with nothing after it, not
 			// even padding: a zero-length array may be followed.
 			t = &types.Array{Elem: a.Elem, Count: 0}
@@ -422,15 +426,16 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			// C++'s bool x : 8 is wider than C's _Bool may be.
 			t = &types.Base{Name: b.Name, ByteSize: b.ByteSize, Encoding: types.Unsigned}
 		}
-		decl := h.decl(t, name, in, 0)
+		decl := h.decl(t, name, in)
 		if m.BitSize > 0 {
 			decl += fmt.Sprintf(" : %d", m.BitSize)
 		}
 		slots = append(slots, in+decl+";")
-		if a, ok := strip(t).(*types.Array); ok && a.Count < 0 {
+		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 {
 			flexLast = true
 		}
-		h.assertMember(asserts, prefix, name, m.Offset, m.BitSize, t, 0)
+		var w types.Walk
+		h.assertMember(asserts, prefix, name, m.Offset, m.BitSize, t, &w)
 		end := m.Offset + types.Bits(size*8)
 		if m.BitSize > 0 {
 			end = m.Offset + m.BitSize
@@ -489,7 +494,7 @@ func expressible(m types.Member, next []types.Member, size int64) types.Type {
 	}
 	off := m.Offset.Bytes()
 	if off >= size {
-		if a, ok := strip(m.Type).(*types.Array); ok && a.Count <= 0 {
+		if a, ok := types.Unqualified(m.Type).(*types.Array); ok && a.Count <= 0 {
 			return m.Type
 		}
 		return &types.Array{Elem: m.Type, Count: 0}
@@ -520,24 +525,25 @@ func padTo(tag types.Member) types.Type {
 // anonymous reports whether t is an unnamed struct or union, which C lets
 // a struct hold as an unnamed member whose fields are the parent's.
 func anonymous(t types.Type) bool {
-	s, ok := strip(t).(*types.Struct)
+	s, ok := types.Unqualified(t).(*types.Struct)
 	return ok && s.Name == ""
 }
 
 // assertMember adds "path) == offset" for a member, and for the fields of
 // an unnamed struct member (whose fields belong to the parent) or of an
 // inline anonymous struct. Bitfields have no offsetof.
-func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits types.Bits, t types.Type, depth int) {
-	if bits > 0 || off%8 != 0 || depth > types.MaxDepth {
+func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits types.Bits, t types.Type, w *types.Walk) {
+	if bits > 0 || off%8 != 0 {
 		return
 	}
 	if name != "" {
 		*asserts = append(*asserts, fmt.Sprintf("%s%s) == %d", prefix, name, off.Bytes()))
 	}
-	s, ok := strip(t).(*types.Struct)
-	if !ok || s.Name != "" || s.Variants != nil {
+	s, ok := types.Unqualified(t).(*types.Struct)
+	if !ok || s.Name != "" || s.Variants != nil || !w.Enter(s) {
 		return
 	}
+	defer w.Leave()
 	inner := prefix
 	if name != "" {
 		inner = prefix + name + "."
@@ -551,146 +557,92 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 		if n != "" {
 			n = names.unique(fieldName(n))
 		}
-		h.assertMember(asserts, inner, n, off+m.Offset, m.BitSize, m.Type, depth+1)
+		h.assertMember(asserts, inner, n, off+m.Offset, m.BitSize, m.Type, w)
 	}
 }
 
 // decl spells a C declaration of name with type t ("" for an abstract
-// declarator); anonymous structs, unions and enums are written inline.
-func (h *header) decl(t types.Type, name, indent string, depth int) string {
-	join := func(base string) string {
-		if name == "" {
-			return base
-		}
-		return base + " " + name
-	}
-	if depth > types.MaxDepth {
-		return join("void")
-	}
+// declarator) with types.CSpeller: base types in C's keywords, types by
+// their C names, anonymous structs, unions and enums written inline.
+func (h *header) decl(t types.Type, name, indent string) string {
+	c := types.CSpeller{Unprototyped: true, Word: func(t types.Type, inner string) (string, types.Type) {
+		return h.word(t, inner, indent)
+	}}
+	return c.Declare(t, name)
+}
+
+// word gives the C words for t, or a type to write in its place (see
+// types.CSpeller.Word).
+func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 	switch v := t.(type) {
-	case nil, *types.Void:
-		return join("void")
 	case *types.Base:
 		if v.ByteSize == 0 { // Rust's (), !: takes no room
-			return h.decl(&types.Array{Elem: &types.Base{ByteSize: 1}, Count: 0}, name, indent, depth+1)
+			return "", &types.Array{Elem: &types.Base{ByteSize: 1}, Count: 0}
 		}
 		if o := h.opaqueFloat(v); o != "" {
-			return join(o)
+			return o, nil
 		}
 		base, n := cBase(v)
 		if n > 0 {
-			return h.decl(&types.Array{Elem: &types.Base{Name: base, ByteSize: 1}, Count: n}, name, indent, depth+1)
+			return "", &types.Array{Elem: &types.Base{Name: base, ByteSize: 1}, Count: n}
 		}
-		return join(base)
+		return base, nil
 	case *types.Typedef:
 		if n, ok := h.name[v]; ok {
-			return join(n)
+			return n, nil
 		}
-		return h.decl(v.Target, name, indent, depth+1)
+		return "", v.Target
 	case *types.Qualifier:
-		if qualified(v.Target, v.Kind) {
-			return h.decl(v.Target, name, indent, depth+1) // const const (const arrays of const)
+		if v.Kind != types.Const && v.Kind != types.Volatile {
+			return "", v.Target // restrict, _Atomic, type tags: layout only
 		}
-		switch v.Kind {
-		case types.Const, types.Volatile:
-			if _, isPtr := strip(v.Target).(*types.Pointer); isPtr {
-				return h.decl(v.Target, v.Kind.String()+" "+name, indent, depth+1)
-			}
-			return v.Kind.String() + " " + h.decl(v.Target, name, indent, depth+1)
-		}
-		return h.decl(v.Target, name, indent, depth+1) // restrict, _Atomic, type tags: layout only
 	case *types.Pointer:
-		inner := "*" + name
-		if voidLike(v.Target) {
+		if voidLike(v.Target) && v.Target != nil {
 			// Rust's *mut (), C++'s std::nullptr_t&, Zig's *anyopaque:
 			// nothing C could name behind the pointer.
-			return "void " + inner
+			return "", &types.Pointer{ByteSize: v.ByteSize}
 		}
-		switch strip(v.Target).(type) {
-		case *types.Array, *types.FuncProto:
-			inner = "(" + inner + ")"
-		}
-		return h.decl(v.Target, inner, indent, depth+1)
-	case *types.Array:
-		dim := ""
-		if v.Count >= 0 {
-			dim = strconv.FormatInt(v.Count, 10)
-		}
-		return h.decl(v.Elem, name+"["+dim+"]", indent, depth+1)
 	case *types.FuncProto:
-		var ps []string
-		for _, p := range v.Params {
-			ps = append(ps, h.decl(p.Type, "", indent, depth+1))
-		}
-		switch {
-		case v.Variadic && len(ps) > 0:
-			ps = append(ps, "...")
-		case v.Variadic: // f(...): C before C23 spells unspecified parameters ()
-		case len(ps) == 0:
-			ps = []string{"void"}
-		}
-		if v.ByteSize > 0 && name != "" && !strings.HasPrefix(name, "(") && !strings.HasPrefix(name, "*") {
+		if v.ByteSize > 0 && inner != "" && !strings.HasPrefix(inner, "(") && !strings.HasPrefix(inner, "*") {
 			// A Go func value: a pointer-sized word pointing at a closure.
-			return join("void *")
+			return "void *", nil
 		}
-		ret := v.Return
-		if voidLike(ret) {
-			ret = nil // Rust's -> (), ! : no value
+		if v.Return != nil && voidLike(v.Return) {
+			f := *v
+			f.Return = nil // Rust's -> (), ! : no value
+			return "", &f
 		}
-		return h.decl(ret, name+"("+strings.Join(ps, ", ")+")", indent, depth+1)
 	case *types.Enum:
 		if v.Name == "" {
-			return join("enum " + h.enumBody(v, "__anon_enum", indent))
+			return "enum " + h.enumBody(v, "__anon_enum", indent), nil
 		}
-		return join("enum " + h.tagOf(v))
+		return "enum " + h.tagOf(v), nil
 	case *types.Struct:
 		if v.Name == "" {
 			var discard []string
-			return join(kw(v) + " " + h.body(v, indent, "", &discard))
+			return kw(v) + " " + h.body(v, indent, "", &discard), nil
 		}
-		return join(kw(v) + " " + h.tagOf(v))
+		return kw(v) + " " + h.tagOf(v), nil
 	}
-	return join("void")
-}
-
-// qualified reports whether t, or the element of the array t is, already
-// carries the qualifier k (C applies an array's qualifiers to its
-// elements).
-func qualified(t types.Type, k types.QualKind) bool {
-	for i := 0; i < types.MaxDepth; i++ {
-		switch v := t.(type) {
-		case *types.Qualifier:
-			if v.Kind == k {
-				return true
-			}
-			t = v.Target
-		case *types.Array:
-			t = v.Elem
-		default:
-			return false
-		}
-	}
-	return false
+	return "", nil
 }
 
 // flattenOverlaps replaces a C++ base class whose tail padding holds the
 // next member (the Itanium ABI reuses it: Derived::extra at 6 inside an
 // 8-byte Base) by the base's own members, which C can lay out so.
-func flattenOverlaps(ms []types.Member, depth int) []types.Member {
-	if depth > types.MaxDepth {
-		return ms
-	}
+func flattenOverlaps(ms []types.Member, w *types.Walk) []types.Member {
 	var out []types.Member
 	for i, m := range ms {
 		size, _ := types.Sizeof(m.Type)
 		base, isStruct := types.Resolve(m.Type).(*types.Struct)
-		if isStruct && i+1 < len(ms) && ms[i+1].Offset < m.Offset+types.Bits(size*8) && base.Kind != types.KindUnion && base.Variants == nil {
+		if isStruct && i+1 < len(ms) && ms[i+1].Offset < m.Offset+types.Bits(size*8) && base.Kind != types.KindUnion && base.Variants == nil && w.Enter(base) {
 			inner := append([]types.Member(nil), base.Members...)
 			sort.SliceStable(inner, func(a, b int) bool { return inner[a].Offset < inner[b].Offset })
-			for _, im := range flattenOverlaps(inner, depth+1) {
+			for _, im := range flattenOverlaps(inner, w) {
 				im.Offset += m.Offset
 				out = append(out, im)
 			}
+			w.Leave()
 			continue
 		}
 		out = append(out, m)

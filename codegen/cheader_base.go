@@ -44,7 +44,7 @@ func (h *header) opaqueFloat(b *types.Base) string {
 // base type without size (Rust's () and !, C++'s std::nullptr_t, an
 // unspecified type): a pointer to it is void *.
 func voidLike(t types.Type) bool {
-	for i := 0; i < types.MaxDepth; i++ {
+	for w := (types.Walk{}); w.Enter(t); {
 		switch v := t.(type) {
 		case nil, *types.Void:
 			return true

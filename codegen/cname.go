@@ -2,7 +2,10 @@
 // run. WriteHeader writes a self-contained C header for chosen types of any
 // language, their dependencies first, with a _Static_assert for every size
 // and member offset so that the C compiler checks the layout each time the
-// header is compiled.
+// header is compiled; CName maps any language's names to C identifiers. From
+// a probe spec, WriteBPFC writes a libbpf-style BPF program in C,
+// WriteBpftrace a bpftrace script and WritePerf perf probe commands, with
+// registers named from internal/arch's table.
 package codegen
 
 import (

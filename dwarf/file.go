@@ -1,11 +1,15 @@
-// Package dwarf loads the types of ELF binaries from their DWARF (versions 2
-// to 5, compressed sections, separate debug files found by build-id or
-// .gnu_debuglink) into the neutral model of package types, for Go, Rust, Zig,
-// C and C++.
+// Package dwarf loads ELF binaries' DWARF (versions 2 to 5, compressed
+// sections, separate debug files found by build-id or .gnu_debuglink) into
+// the neutral model of package types, for Go, Rust, Zig, C and C++: the
+// types (Types, LoadNamed), the functions with their instances and inline
+// expansions (Functions), each function's parameters with their locations
+// at entry (FuncOptions.Params, FillParams), the line table (Lines, LineAt,
+// LineAddrs) and the variables available at an address (VarsAt). Symbol
+// tables are package symtab's; the model of code (package code) joins both.
 //
 // A File is the one DWARF reader of the project: it opens the ELF file once,
 // indexes the type entries of every compile unit once, and converts them to
-// types values on demand; later views (functions, inline sites) reuse it.
+// types values on demand, for every walk that needs them.
 package dwarf
 
 import (
@@ -43,7 +47,8 @@ type File struct {
 	convMu     sync.Mutex                   // held while the type index is built
 	conv       *converter                   // the type index and its conversions, built once
 	convErr    error
-	deferred   *paramFiller // the last Functions walk with DeferParams
+	paramsMu   sync.Mutex
+	fillers    []*paramFiller // one per Functions walk with Params (see FillParams)
 	unitOnce   sync.Once
 	unitRanges []unitRange // every unit's address ranges, sorted (see unitAt)
 }

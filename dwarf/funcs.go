@@ -52,8 +52,9 @@ type FuncOptions struct {
 	// the type index) and their locations at the function's entry.
 	Params bool
 	// DeferParams, with Params, records the parameter entries during the
-	// walk but fills a function's Params and Return only when FillParams
-	// asks: a probe needs a few functions' parameter types, not all.
+	// walk but fills a function's Params and Return only when File.FillParams
+	// asks, at any time later: a probe needs a few functions' parameter
+	// types, not all.
 	DeferParams bool
 	// At, when not zero, is the entry address of the one function the
 	// caller needs. The walk then reads only the compile unit holding At
@@ -248,11 +249,16 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 	if err != nil || !o.Params {
 		return fns, err
 	}
-	if o.DeferParams {
-		f.deferred = newParamFiller(f, parts, order)
-		return fns, nil
+	pf := newParamFiller(f, parts, order)
+	if !o.DeferParams {
+		if err := pf.fillAll(fns); err != nil {
+			return nil, err
+		}
 	}
-	return fns, f.addParams(fns, parts, order)
+	f.paramsMu.Lock()
+	f.fillers = append(f.fillers, pf)
+	f.paramsMu.Unlock()
+	return fns, nil
 }
 
 // addParam appends p to a subprogram's parameters, except a second entry

@@ -30,22 +30,27 @@ func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subpr
 	return &paramFiller{f: f, parts: parts, byOff: byOff, done: map[*types.Func]bool{}}
 }
 
-// addParams fills the parameters of every function.
-func (f *File) addParams(fns []*types.Func, parts map[*types.Func][]*subprogram, order []*subprogram) error {
-	pf := newParamFiller(f, parts, order)
+// fillAll fills the parameters of every function of the walk, and keeps
+// only what FillParams needs to know it did.
+func (pf *paramFiller) fillAll(fns []*types.Func) error {
 	for _, fn := range fns {
 		if err := pf.fill(fn); err != nil {
 			return err
 		}
 	}
+	pf.parts, pf.byOff = nil, nil
 	return nil
 }
 
-// FillParams fills fn's Params and Return when Functions ran with
-// FuncOptions.DeferParams; it does nothing for a function it filled
-// before, or that the last such walk did not return.
+// FillParams fills fn's Params and Return from the entries recorded by the
+// walk that returned fn (Functions with FuncOptions.Params and
+// DeferParams), whichever walk of the file that was and whenever it ran;
+// once per function. It does nothing for a function whose parameters its
+// walk filled already, or for code only a symbol names (SymbolOnly). A
+// function no walk with FuncOptions.Params returned is an error: its
+// parameters were never read.
 func (f *File) FillParams(fn *types.Func) (err error) {
-	if f.deferred == nil {
+	if fn.SymbolOnly {
 		return nil
 	}
 	defer func() {
@@ -53,7 +58,17 @@ func (f *File) FillParams(fn *types.Func) (err error) {
 			err = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
 		}
 	}()
-	return f.deferred.fill(fn)
+	f.paramsMu.Lock()
+	defer f.paramsMu.Unlock()
+	for _, pf := range f.fillers {
+		if pf.done[fn] {
+			return nil
+		}
+		if _, ok := pf.parts[fn]; ok {
+			return pf.fill(fn)
+		}
+	}
+	return fmt.Errorf("%s: parameters of %s: %w: not a function of a walk that read parameters (FuncOptions.Params)", f.Path, fn.Name, types.ErrNotFound)
 }
 
 func (pf *paramFiller) fill(fn *types.Func) error {

@@ -1,6 +1,7 @@
 package dwarf_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -238,4 +239,76 @@ func withParams(t *testing.T, bin string) (*dwarf.File, []*types.Func) {
 		t.Fatal(err)
 	}
 	return f, fns
+}
+
+// TestFillParamsAnyWalk: deferred parameters fill for a function of any
+// walk that recorded them, whatever walks ran after it (a probe's quick
+// walk of one function, then the walk of all), and agree with the walk
+// that fills every function at once; a function of a walk that did not
+// read parameters is an error, not a silent nothing.
+func TestFillParamsAnyWalk(t *testing.T) {
+	b := testutil.Fixture(t, "c-layouts")
+	f, eager := withParams(t, b.Path)
+	want := map[uint64]*types.Func{}
+	var first *types.Func
+	for _, fn := range eager {
+		if fn.LowPC != 0 && len(fn.Params) > 0 {
+			want[fn.LowPC] = fn
+			if first == nil {
+				first = fn
+			}
+		}
+	}
+	if first == nil {
+		t.Fatal("no function with parameters")
+	}
+	quick, err := f.Functions(&dwarf.FuncOptions{Params: true, DeferParams: true, At: first.LowPC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.Functions(&dwarf.FuncOptions{Params: true, DeferParams: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(got, want *types.Func) {
+		t.Helper()
+		if err := f.FillParams(got); err != nil {
+			t.Fatalf("%s: %v", got.Name, err)
+		}
+		if g, w := fmt.Sprint(paramStrings(got)), fmt.Sprint(paramStrings(want)); g != w {
+			t.Errorf("%s: deferred %s, at once %s", got.Name, g, w)
+		}
+	}
+	compared := 0
+	for _, fn := range quick {
+		if fn.LowPC == first.LowPC {
+			same(fn, first)
+			compared++
+		}
+	}
+	for _, fn := range all {
+		if w := want[fn.LowPC]; w != nil && w.Name == fn.Name {
+			same(fn, w)
+			compared++
+		}
+	}
+	if compared < 5 || compared < len(want)/2 {
+		t.Errorf("compared %d functions of %d with parameters", compared, len(want))
+	}
+	plain, err := f.Functions(nil)
+	if err != nil || len(plain) == 0 {
+		t.Fatal(err)
+	}
+	if err := f.FillParams(plain[0]); !errors.Is(err, types.ErrNotFound) {
+		t.Errorf("FillParams of a walk without parameters = %v, want ErrNotFound", err)
+	}
+}
+
+// paramStrings spells a function's parameters: name, type, location.
+func paramStrings(fn *types.Func) []string {
+	out := []string{types.TypeString(fn.Return)}
+	for _, p := range fn.Params {
+		out = append(out, p.Name+" "+types.TypeString(p.Type)+" "+p.Loc.String())
+	}
+	return out
 }

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/internal/table"
-	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
 
@@ -184,7 +183,7 @@ func WriteVars(w io.Writer, fn *types.Func, where string, pc uint64, vars []type
 		if v.Param {
 			kind = "param"
 		}
-		ty := layout.TypeString(v.Type, fn.Lang)
+		ty := types.Spell(v.Type, fn.Lang, types.SyntaxPahole)
 		if fn.Lang == types.LangGo {
 			if pkg := GoPackage(fn.Name); pkg != "" {
 				ty = strings.ReplaceAll(ty, pkg+".", "")

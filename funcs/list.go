@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/code"
-	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
 
@@ -204,7 +203,7 @@ func WriteJSON(w io.Writer, fns []*types.Func) error {
 			j.Prototype = Prototype(fn)
 		}
 		for _, p := range fn.Params {
-			pj := paramJSON{Name: p.Name, Type: layout.TypeString(p.Type, fn.Lang), Result: p.Result}
+			pj := paramJSON{Name: p.Name, Type: types.Spell(p.Type, fn.Lang, types.SyntaxPahole), Result: p.Result}
 			if !p.Result && fn.LowPC != 0 {
 				pj.Location, pj.Readable, pj.PC = p.Loc.String(), p.Loc.Readable(), p.PC
 			}

@@ -1,15 +1,17 @@
-// Package funcs is the functions view of the model: prototypes in each
-// language's own syntax with parameter locations, the source lines of a
-// function with the addresses that carry them (perf probe -L), the
-// variables available at an address (perf probe -V), the inline chain at
-// an address, and pfunct's statistics.
+// Package funcs is the functions view of the model of code: prototypes in
+// each language's own syntax (Prototype, spelled by package types) with
+// each parameter's location at entry (Locations), the source lines of a
+// function with the addresses that carry them (WriteLines, as perf probe
+// -L), the variables available at an address (WriteVars, as perf probe -V),
+// and pfunct's queries and statistics (InlineStats, HasInlineDecl,
+// TakesPointerTo). It reads only package types: the functions come from
+// package code.
 package funcs
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
 
@@ -24,7 +26,7 @@ import (
 // written in its source.
 func Prototype(fn *types.Func) string {
 	ts := func(t types.Type) string {
-		s := layout.TypeString(t, fn.Lang)
+		s := types.Spell(t, fn.Lang, types.SyntaxNative)
 		if fn.Lang == types.LangGo {
 			if pkg := GoPackage(fn.Name); pkg != "" {
 				s = strings.ReplaceAll(s, pkg+".", "")

@@ -33,7 +33,7 @@ func EntryLocs(params []types.Param, a *arch.Arch) []types.Loc {
 		}
 		var pieces []types.Piece
 		i, f := ints, floats
-		ok := types.ScalarParts(p.Type, 0, func(size int64, float bool) bool {
+		ok := types.ScalarParts(p.Type, func(size int64, float bool) bool {
 			if float {
 				if f >= len(a.GoFloatRegs) {
 					return false

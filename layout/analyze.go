@@ -20,20 +20,23 @@ const maxSize = 1 << 40
 // layouts (members beyond the size, sums that do not add up) are not errors
 // but set Layout.Warning.
 func Analyze(s *types.Struct, opts *Options) (*Layout, error) {
-	l, err := analyze(s, opts.cacheline(), 0)
+	var w types.Walk
+	l, err := analyze(s, opts.cacheline(), &w)
 	if errors.Is(err, types.ErrCycle) {
 		return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, types.ErrCycle)
 	}
 	return l, err
 }
 
-func analyze(s *types.Struct, cl int64, depth int) (*Layout, error) {
+// analyze analyses s; w guards the recursion into anonymous members.
+func analyze(s *types.Struct, cl int64, w *types.Walk) (*Layout, error) {
 	if s == nil {
 		return nil, errors.New("layout: nil struct")
 	}
-	if depth > types.MaxDepth {
+	if !w.Enter(s) {
 		return nil, types.ErrCycle
 	}
+	defer w.Leave()
 	if s.Incomplete {
 		return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, ErrIncomplete)
 	}
@@ -53,7 +56,7 @@ func analyze(s *types.Struct, cl int64, depth int) (*Layout, error) {
 		l.PointerBytes = types.PointerBytes(s)
 	}
 	var err error
-	l.Members, err = makeSlots(s.Members, 0, cl, depth)
+	l.Members, err = makeSlots(s.Members, 0, cl, w)
 	if errors.Is(err, types.ErrCycle) {
 		return nil, err
 	}
@@ -62,7 +65,7 @@ func analyze(s *types.Struct, cl int64, depth int) (*Layout, error) {
 	}
 	switch {
 	case s.Variants != nil:
-		if err := l.variants(cl, depth); err != nil {
+		if err := l.variants(cl, w); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, err)
 		}
 		l.coverage()
@@ -86,7 +89,7 @@ func analyze(s *types.Struct, cl int64, depth int) (*Layout, error) {
 
 // makeSlots returns slots for members, their offsets moved by base bits,
 // sorted into memory order.
-func makeSlots(members []types.Member, base types.Bits, cl int64, depth int) ([]Slot, error) {
+func makeSlots(members []types.Member, base types.Bits, cl int64, w *types.Walk) ([]Slot, error) {
 	slots := make([]Slot, len(members))
 	for i := range members {
 		m := &members[i]
@@ -107,9 +110,9 @@ func makeSlots(members []types.Member, base types.Bits, cl int64, depth int) ([]
 		if sl.Align <= 0 {
 			sl.Align = types.Alignof(m.Type)
 		}
-		if st, ok := unqualified(m.Type).(*types.Struct); ok && !st.Incomplete {
+		if st, ok := types.Unqualified(m.Type).(*types.Struct); ok && !st.Incomplete {
 			if st.Name == "" {
-				inner, err := analyze(st, cl, depth+1)
+				inner, err := analyze(st, cl, w)
 				if errors.Is(err, types.ErrCycle) {
 					return nil, err
 				}
@@ -311,10 +314,10 @@ func (l *Layout) coverage() {
 }
 
 // variants fills Tag and Variants of a Rust enum.
-func (l *Layout) variants(cl int64, depth int) error {
+func (l *Layout) variants(cl int64, w *types.Walk) error {
 	vp := l.Type.Variants
 	if vp.Tag != nil {
-		tag, err := makeSlots([]types.Member{*vp.Tag}, 0, cl, depth)
+		tag, err := makeSlots([]types.Member{*vp.Tag}, 0, cl, w)
 		if err != nil {
 			return err
 		}
@@ -331,13 +334,13 @@ func (l *Layout) variants(cl int64, depth int) error {
 		v := &vp.Variants[i]
 		vl := VariantLayout{Name: v.Member.Name, Discr: v.Discr, DiscrBits: bits, Default: v.Default, Member: &v.Member}
 		if st, ok := types.Resolve(v.Member.Type).(*types.Struct); ok && !st.Incomplete {
-			ms, err := makeSlots(st.Members, v.Member.Offset, cl, depth+1)
+			ms, err := makeSlots(st.Members, v.Member.Offset, cl, w)
 			if err != nil {
 				return fmt.Errorf("variant %s: %w", v.Member.Name, err)
 			}
 			vl.Members = ms
 		} else if v.Member.Type != nil {
-			ms, err := makeSlots([]types.Member{v.Member}, 0, cl, depth+1)
+			ms, err := makeSlots([]types.Member{v.Member}, 0, cl, w)
 			if err != nil {
 				return fmt.Errorf("variant %s: %w", v.Member.Name, err)
 			}
@@ -379,7 +382,8 @@ func (l *Layout) inferPacked() bool {
 	maxAlign := int64(1)
 	for i := range l.Members {
 		s := &l.Members[i]
-		a := naturalAlign(s.Member.Type, 0)
+		var w types.Walk
+		a := naturalAlign(s.Member.Type, &w)
 		if a <= 1 {
 			continue
 		}
@@ -394,10 +398,11 @@ func (l *Layout) inferPacked() bool {
 // naturalAlign is pahole's natural alignment: that of the type without
 // explicit alignment attributes (a struct aligns to its most aligned
 // member).
-func naturalAlign(t types.Type, depth int) int64 {
-	if depth > types.MaxDepth {
+func naturalAlign(t types.Type, w *types.Walk) int64 {
+	if !w.Enter(t) {
 		return 1
 	}
+	defer w.Leave()
 	var a int64
 	switch v := types.Resolve(t).(type) {
 	case *types.Pointer:
@@ -407,24 +412,11 @@ func naturalAlign(t types.Type, depth int) int64 {
 	case *types.Enum:
 		a = v.ByteSize
 	case *types.Array:
-		a = naturalAlign(v.Elem, depth+1)
+		a = naturalAlign(v.Elem, w)
 	case *types.Struct:
 		for i := range v.Members {
-			a = max(a, naturalAlign(v.Members[i].Type, depth+1))
+			a = max(a, naturalAlign(v.Members[i].Type, w))
 		}
 	}
 	return max(a, 1)
-}
-
-// unqualified strips const, volatile and other qualifiers (not typedefs):
-// a const anonymous struct member is laid out like a plain one.
-func unqualified(t types.Type) types.Type {
-	for i := 0; i < types.MaxDepth; i++ {
-		q, ok := t.(*types.Qualifier)
-		if !ok || q.Target == nil {
-			return t
-		}
-		t = q.Target
-	}
-	return t
 }

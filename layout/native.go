@@ -100,7 +100,7 @@ type native struct {
 // field is the declaration of a member without its comment.
 func (n *native) field(s *Slot) string {
 	m := s.Member
-	t := typeString(m.Type, n.l.Lang)
+	t := TypeString(m.Type, n.l.Lang)
 	switch n.l.Lang {
 	case types.LangGo:
 		if m.Embedded {
@@ -152,7 +152,7 @@ func (n *native) lines(b *strings.Builder, indent string, slots []Slot, holes bo
 	for i := range slots {
 		fields[i] = n.field(&slots[i])
 		if m := slots[i].Member; n.l.Lang == types.LangGo && !m.Embedded {
-			fields[i] = fmt.Sprintf("%-*s %s", nameW, m.Name, typeString(m.Type, n.l.Lang))
+			fields[i] = fmt.Sprintf("%-*s %s", nameW, m.Name, TypeString(m.Type, n.l.Lang))
 		}
 		width = max(width, len(fields[i]))
 	}
@@ -230,7 +230,7 @@ func (n *native) enum(b *strings.Builder) {
 		if name != "" {
 			name = " " + name
 		}
-		n.comment(b, in, fmt.Sprintf("discriminant%s: %s, %s", name, typeString(l.Tag.Member.Type, l.Lang), n.where(l.Tag)))
+		n.comment(b, in, fmt.Sprintf("discriminant%s: %s, %s", name, TypeString(l.Tag.Member.Type, l.Lang), n.where(l.Tag)))
 	}
 	n.lines(b, in, l.Members, false)
 	initial := n.cacheline

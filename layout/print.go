@@ -231,5 +231,5 @@ func memberType(t types.Type, lang types.Lang) string {
 	if st, ok := t.(*types.Struct); ok && st.Name == "" {
 		return st.Kind.String() + " {...}"
 	}
-	return typeString(t, lang)
+	return TypeString(t, lang)
 }

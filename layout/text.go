@@ -52,7 +52,6 @@ type conf struct {
 	unionMember bool
 	firstMember bool
 	lastMember  bool
-	depth       int
 }
 
 // printer formats layouts as pahole does.
@@ -61,6 +60,9 @@ type printer struct {
 	cl   int64
 	lang types.Lang
 	memo map[*types.Struct]*Layout
+	// walk guards the recursion of member types into the bodies
+	// they expand (typeDecl).
+	walk types.Walk
 }
 
 func newPrinter(l *Layout, opts *PrintOptions) *printer {
@@ -125,11 +127,11 @@ func (p *printer) top(b *strings.Builder, l *Layout) {
 }
 
 // layoutOf analyses a nested type that -E expands, once per print.
-func (p *printer) layoutOf(st *types.Struct, depth int) *Layout {
+func (p *printer) layoutOf(st *types.Struct) *Layout {
 	if l, ok := p.memo[st]; ok {
 		return l
 	}
-	l, err := analyze(st, p.cl, depth)
+	l, err := Analyze(st, &Options{CachelineSize: p.cl})
 	if err != nil {
 		l = nil
 	}
@@ -350,7 +352,7 @@ func (p *printer) forcePadding(b *strings.Builder, l *Layout, t string, c *conf)
 // the natural alignment of the member's type is worth printing there. C and
 // C++ print what DW_AT_alignment says, as pahole does.
 func explicitAlign(l *Layout, m *types.Member) int64 {
-	if m.Align == 0 || cLike(l.Lang) {
+	if m.Align == 0 || l.Lang.CLike() {
 		return m.Align
 	}
 	if m.Align == types.Alignof(m.Type) {
@@ -362,7 +364,7 @@ func explicitAlign(l *Layout, m *types.Member) int64 {
 // typeAlign is explicitAlign for the type itself.
 func typeAlign(l *Layout) int64 {
 	a := l.Type.Align
-	if a == 0 || cLike(l.Lang) {
+	if a == 0 || l.Lang.CLike() {
 		return a
 	}
 	natural := *l.Type
@@ -512,7 +514,7 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 		s.WriteString("/* ")
 	}
 	composite := false
-	switch unqualified(m.Type).(type) {
+	switch types.Unqualified(m.Type).(type) {
 	case *types.Struct, *types.Enum:
 		composite = true
 	}

@@ -357,6 +357,9 @@ func (d *decoder) pointer(t *types.Pointer, b []byte) *Node {
 	if d.o != nil && d.o.Mem != nil && isCString(t.Target) && (d.syntax == types.LangC || d.syntax == types.LangCPlusPlus) {
 		if s, ok := d.cstring(v); ok {
 			n.Text += " " + s
+			if u, err := strconv.Unquote(strings.TrimSuffix(s, "...")); err == nil {
+				n.JSON = u // the text, which is what a reader of JSON wants
+			}
 		}
 	}
 	return n

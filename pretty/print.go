@@ -220,3 +220,50 @@ func (o object) MarshalJSON() ([]byte, error) {
 	b.WriteByte('}')
 	return b.Bytes(), nil
 }
+
+// Text is n on one line, as the syntax of t (or o.Syntax) writes a value:
+// {a: 1, b: "x"} in Go and Rust, {.a = 1, .b = "x"} in C and Zig.
+func Text(t types.Type, n *Node, o *Options) string {
+	var b bytes.Buffer
+	l := syntaxOf(t, o)
+	p := printer{sp: spellingOf(l), b: &b}
+	p.line(n, variantPrefix(n, l))
+	return b.String()
+}
+
+func (p *printer) line(n *Node, prefix string) {
+	p.b.WriteString(prefix)
+	switch n.Kind {
+	case Scalar:
+		p.b.WriteString(n.Text)
+	case List:
+		p.b.WriteString(strings.TrimSpace(p.sp.listOpen))
+		for i, e := range n.Elems {
+			if i > 0 {
+				p.b.WriteString(", ")
+			}
+			p.line(e, variantPrefix(e, types.LangUnknown))
+		}
+		p.b.WriteString(p.sp.listClose)
+	case Record:
+		if n.Variant != "" && len(n.Fields) == 0 {
+			return
+		}
+		open, close := p.sp.open, p.sp.close
+		if tuple(n) && p.sp.listOpen == "[" {
+			open, close = "(", ")"
+		}
+		p.b.WriteString(open)
+		for i, f := range n.Fields {
+			if i > 0 {
+				p.b.WriteString(", ")
+			}
+			name := p.sp.field(f.Name)
+			if open == "(" {
+				name = ""
+			}
+			p.line(f.Value, name+variantPrefix(f.Value, types.LangUnknown))
+		}
+		p.b.WriteString(close)
+	}
+}

@@ -162,6 +162,12 @@ func parseArg(s string) (Arg, error) {
 	if a.Name == "" {
 		a.Name = s
 	}
+	// *EXPR: what the pointer EXPR points to (a whole struct), as EXPR[0].
+	whole := strings.HasPrefix(s, "*")
+	if whole {
+		s = s[1:]
+	}
+
 	// The base: up to the first '.', '-' of '->', or '['.
 	end := len(s)
 	for i := 0; i < len(s); i++ {
@@ -206,6 +212,9 @@ func parseArg(s string) (Arg, error) {
 		default:
 			return a, fmt.Errorf("unexpected %q", rest)
 		}
+	}
+	if whole {
+		a.Path = append(a.Path, Step{Kind: Index, Index: 0})
 	}
 	return a, nil
 }

@@ -273,6 +273,9 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 		typ = defaultType(t)
 	}
 	if typ == "" {
+		if st, ok := t.(*types.Struct); ok && pl.mem && pl.konst == nil && st.Variants == nil {
+			return wholeStruct(f, spec.Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}, pl.t)
+		}
 		f.Unavailable = fmt.Sprintf("%s is a %s: name a field, or give a type (:u64, :bytes)", types.TypeString(pl.t), kindOf(t))
 		return f
 	}

@@ -30,7 +30,7 @@ func goAssign(rs []types.Param, r *Resolver) ([]types.Loc, string) {
 	for _, p := range rs {
 		var pieces []types.Piece
 		i, f := ints, floats
-		ok := types.ScalarParts(p.Type, 0, func(size int64, float bool) bool {
+		ok := types.ScalarParts(p.Type, func(size int64, float bool) bool {
 			if float {
 				if f >= len(r.arch.GoFloatRegs) {
 					return false

@@ -283,7 +283,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 			if err != nil {
 				return fmt.Errorf("%s: %w", d.Text, err)
 			}
-			site.Args = append(site.Args, f)
+			site.Args = append(site.Args, expandStruct(f, len(site.Args))...)
 		}
 		p.Sites = append(p.Sites, site)
 		return nil
@@ -743,7 +743,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*spec.Probe, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Text, err)
 			}
-			site.Args = append(site.Args, f)
+			site.Args = append(site.Args, expandStruct(f, len(site.Args))...)
 		}
 		p.Sites = append(p.Sites, site)
 	}

@@ -51,7 +51,8 @@ func Hist(o *HistOptions) (int, error) {
 		return 0, err
 	}
 	only := onlyCommand(target, o.Run)
-	sess, err := o.kernel().AttachHist(spec, target, &attach.Options{PID: o.PID, Descendants: only})
+	kernelOnly := len(o.Run) > 0 && hasTracepoints(spec)
+	sess, err := o.kernel().AttachHist(spec, target, &attach.Options{PID: o.PID, Descendants: only, KernelDescendants: kernelOnly})
 	if err != nil {
 		return 0, err
 	}
@@ -76,7 +77,7 @@ func Hist(o *HistOptions) (int, error) {
 		out.Flush()
 	}
 	ro := runOptions{every: o.Interval, tick: func() bool { print(); return true }}
-	if only {
+	if only || kernelOnly {
 		ro.gate = &attach.GateHooks{Exec: func(pid int) { sess.SetRoot(pid) }}
 	}
 	status, err := o.runOrWait(ro)

@@ -19,7 +19,7 @@ import (
 // the libraries it loads), or else of target and its libraries when it
 // is not "". Other processes unwind by frame pointer.
 func unwindTables(pid int, run []string, target string) (*stack.Tables, error) {
-	a, err := arch.Host()
+	a, err := arch.ForName(arch.HostName())
 	if err != nil {
 		return nil, err
 	}

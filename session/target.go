@@ -248,10 +248,63 @@ func SameBuild(target, buildID string) error {
 // first library it maps that has the functions (goprobe trace -p PID
 // 'malloc size').
 func (o *Options) targetSpec() (string, *spec.Spec, error) {
-	target, err := o.probeTarget()
+	kernel, err := o.kernelEvents()
 	if err != nil {
 		return "", nil, err
 	}
+	target, err := o.probeTarget()
+	if err != nil {
+		if len(kernel) > 0 && len(o.Defs) == 0 {
+			return "", withKernelEvents(probe.TracepointSpec(), kernel), nil
+		}
+		return "", nil, err
+	}
+	if len(kernel) > 0 && len(o.Defs) == 0 && o.SpecFile == "" {
+		return target, withKernelEvents(probe.TracepointSpec(), kernel), nil
+	}
+	target, spec, err := o.functionSpec(target)
+	if err != nil {
+		return "", nil, err
+	}
+	return target, withKernelEvents(spec, kernel), nil
+}
+
+// kernelEvents takes the definitions of kernel events (tracepoints) out
+// of o.Defs and resolves them; the rest are functions.
+func (o *Options) kernelEvents() ([]spec.Probe, error) {
+	var funcs []string
+	var out []spec.Probe
+	for _, d := range o.Defs {
+		isEvent, err := probe.KernelEvent(d)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if !isEvent {
+			funcs = append(funcs, d)
+			continue
+		}
+		p, err := probe.TracepointProbe(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	o.Defs = funcs
+	return out, nil
+}
+
+// withKernelEvents appends the tracepoint probes to spec.
+func withKernelEvents(fs *spec.Spec, kernel []spec.Probe) *spec.Spec {
+	if len(kernel) == 0 {
+		return fs
+	}
+	s := *fs
+	s.Probes = append(append([]spec.Probe(nil), fs.Probes...), kernel...)
+	return &s
+}
+
+// functionSpec is targetSpec for the function probes.
+func (o *Options) functionSpec(target string) (string, *spec.Spec, error) {
 	spec, err := o.specFor(target)
 	// The executable lacks the functions, or has nothing to probe by (a
 	// stripped program whose symbols are only the ones it imports).

@@ -98,7 +98,7 @@ func (o *TraceOptions) attach() (*tracer, error) {
 		return nil, err
 	}
 	reportUnavailable(o.Stderr, spec)
-	aopts, err := o.attachOptions(target)
+	aopts, err := o.attachOptions(target, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +124,11 @@ func (o *TraceOptions) attach() (*tracer, error) {
 // attachOptions are the attach options of the run: only the command and
 // its descendants when the target is not its binary; stacks with the
 // unwind tables of the files the probed process maps.
-func (o *TraceOptions) attachOptions(target string) (*attach.Options, error) {
+func (o *TraceOptions) attachOptions(target string, spec *spec.Spec) (*attach.Options, error) {
 	a := &attach.Options{PID: o.PID, Descendants: onlyCommand(target, o.Run), Events: !o.Stat}
+	// Tracepoints fire for every process: with a command, they see it and
+	// its descendants.
+	a.KernelDescendants = len(o.Run) > 0 && hasTracepoints(spec)
 	switch {
 	case o.Stack:
 		a.Stacks = bpfprog.EventStacks
@@ -172,6 +175,9 @@ func (t *tracer) print(spec *spec.Spec, p Probes, e *spec.Event) {
 // a deploy): processes started from now on run the new one. Probes stay
 // on the old file for processes still running it, and go on the new one.
 func (t *tracer) replaced() {
+	if len(t.o.Defs) == 0 && t.o.SpecFile == "" && hasTracepoints(t.spec) {
+		return // only kernel events: nothing in the file
+	}
 	s2, why := t.spec, ""
 	if t.o.SpecFile == "" {
 		var err error
@@ -239,7 +245,7 @@ func (t *tracer) runOptions() runOptions {
 	if t.o.PID > 0 && len(t.o.Run) == 0 {
 		ro.every, ro.tick = 100*time.Millisecond, func() bool { return alive(t.o.PID) }
 	}
-	if t.aopts.Descendants {
+	if t.aopts.Descendants || t.aopts.KernelDescendants {
 		ro.gate = &attach.GateHooks{Exec: t.ss.setRoot}
 	}
 	if t.aopts.Stacks != bpfprog.NoStacks && len(t.o.Run) > 0 {
@@ -331,4 +337,16 @@ func writeStat(w io.Writer, spec *spec.Spec, hits, misses []uint64, dropped uint
 	if dropped > 0 {
 		fmt.Fprintf(w, "%d records dropped (ring buffer full)\n", dropped)
 	}
+}
+
+// hasTracepoints reports whether spec has kernel tracepoint probes.
+func hasTracepoints(s *spec.Spec) bool {
+	for _, p := range s.Probes {
+		for _, site := range p.Sites {
+			if site.Kind == spec.SiteTracepoint {
+				return true
+			}
+		}
+	}
+	return false
 }

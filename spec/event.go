@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/internal/jsonx"
+	"github.com/binscope/binscope/types"
 )
 
 // Event is one hit of a probe, decoded from the ring buffer.
@@ -24,6 +25,23 @@ type Event struct {
 	Stack []uint64
 }
 
+// addText records the text a struct argument's part read.
+func (v *Value) addText(f Fetch, slot []byte) {
+	if v.Texts == nil {
+		v.Texts = map[int64]string{}
+	}
+	data := slot[8 : 8+StringMax]
+	switch f.Type {
+	case "string":
+		v.Texts[f.Part.Offset] = string(data[:min(binary.LittleEndian.Uint64(slot), StringMax)])
+	case "cstring":
+		if i := bytes.IndexByte(data, 0); i >= 0 {
+			data = data[:i+1]
+		}
+		v.Texts[f.Part.Offset] = string(data)
+	}
+}
+
 // Value is one argument's value: Text for strings and bytes, Num (its
 // bits) for numbers; OK is false when it could not be read at this site.
 type Value struct {
@@ -37,6 +55,12 @@ type Value struct {
 	// Data is an interface's data word (Num is its type word), and Text
 	// its dynamic type's name when the spec knows the itab.
 	Data uint64
+	// Raw, Layout and Texts are a "struct" argument's bytes, its type
+	// (nil when the spec came from a file) and the text its members point
+	// to, by member offset.
+	Raw    []byte
+	Layout types.Type
+	Texts  map[int64]string
 }
 
 // Decode reads a record written by the programs of s.
@@ -57,8 +81,16 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 	if len(rec) < EventHeader+ArgSlot*len(site.Args) {
 		return nil, fmt.Errorf("record of %d bytes for %d arguments", len(rec), len(site.Args))
 	}
+	whole := map[int]int{} // a struct argument's index in site.Args -> in e.Args
 	for k, f := range site.Args {
 		slot := rec[EventHeader+ArgSlot*k:]
+		if f.Part != nil {
+			i, found := whole[f.Part.Of]
+			if found && f.Part.Offset >= 0 && ok&(1<<k) != 0 {
+				e.Args[i].addText(f, slot)
+			}
+			continue
+		}
 		v := Value{Name: f.Name, Type: f.Type, OK: ok&(1<<k) != 0 && f.Unavailable == ""}
 		v.Num = le.Uint64(slot)
 		data := slot[8 : 8+StringMax]
@@ -78,6 +110,9 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 				data = data[:i]
 			}
 			v.Text = string(data)
+		case "struct":
+			whole[k] = len(e.Args)
+			structValue(&v, f, rec, EventHeader+ArgSlot*k)
 		default:
 			v.Num = extend(v.Num, f.Type, f.Size)
 		}
@@ -122,6 +157,9 @@ func (v Value) String() string {
 		return s
 	case "bytes":
 		return fmt.Sprintf("%x", v.Text)
+	case "struct":
+		text, _ := v.structText(true)
+		return text
 	case "iface":
 		switch {
 		case v.Num == 0:
@@ -154,6 +192,9 @@ func (v Value) JSONValue() any {
 		return v.Text
 	case "bytes", "iface":
 		return v.String()
+	case "struct":
+		_, j := v.structText(true)
+		return j
 	case "f64", "f32":
 		f, _ := strconv.ParseFloat(v.String(), 64)
 		return f

@@ -33,6 +33,8 @@ const (
 	ArgSlot   = 8 + StringMax
 	// MaxArgs bounds a site's arguments (the ok bits, the capture slots).
 	MaxArgs = 16
+	// StructSlots bounds the slots one whole struct's bytes take.
+	StructSlots = 8
 	// RingBytes is the ring buffer's size: 1 MiB holds about 5,000
 	// records of two arguments between two reads.
 	RingBytes = 1 << 20

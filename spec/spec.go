@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/binscope/binscope/types"
 )
 
 // SpecVersion is the format version of Spec files.
@@ -90,6 +92,22 @@ type Fetch struct {
 	Chains      []Chain   `json:"chains,omitempty"`
 	Unavailable string    `json:"unavailable,omitempty"`
 	Dynamic     []Dynamic `json:"dynamic,omitempty"`
+	// Part makes this fetch part of a whole-struct argument ("struct",
+	// see wholeStruct).
+	Part *Part `json:"part,omitempty"`
+	// Layout is a "struct" argument's type, for printing it with its
+	// members' names; a spec read from a file has none (its bytes print
+	// in hex).
+	Layout types.Type `json:"-"`
+}
+
+// Part is a fetch that belongs to a whole-struct argument: Of is that
+// argument's index among the site's Args. Offset is the struct member
+// whose text (a Go string's data, a C char *'s string) this fetch reads,
+// or -1 for a slot that only holds more of the struct's bytes.
+type Part struct {
+	Of     int   `json:"of"`
+	Offset int64 `json:"offset"`
 }
 
 // Dynamic is an interface's dynamic type: the address of its itab (the
@@ -113,9 +131,10 @@ type Dynamic struct {
 // c->valInt at %return reads the field when the function returns, through
 // the pointer it was called with.
 type Chain struct {
-	Reg    string  `json:"reg,omitempty"`
-	Derefs []int64 `json:"derefs,omitempty"`
-	Const  *int64  `json:"const,omitempty"`
+	Reg    string    `json:"reg,omitempty"`
+	Field  *CtxField `json:"field,omitempty"`
+	Derefs []int64   `json:"derefs,omitempty"`
+	Const  *int64    `json:"const,omitempty"`
 }
 
 // WriteSpec writes s as indented JSON.

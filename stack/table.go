@@ -1,9 +1,11 @@
 // Package stack owns stacks: the BPF unwinder that walks a user stack in
-// the kernel (unwind.go), the unwind tables it reads in their row format
-// (compiled from each file's call frame information), the mappings of a
-// process they are keyed by, the keys of counted stacks, and the names of
-// the addresses a stack holds (functions with their inline expansions,
-// from the model) as Frames of a Stack, which package flame prints.
+// the kernel (unwind.go: its code, maps and counters), the unwind tables it
+// reads in their row format (Tables, Rows: compiled from each file's call
+// frame information by internal/cfi), the mappings of a process they are
+// keyed by (ProcMappings), the key of a counted stack as the programs write
+// it (Key), and the names of the addresses a stack holds (Symbolizer:
+// functions with their inline expansions, from the model of code) as the
+// Frames of a Stack, which package flame prints.
 package stack
 
 import (

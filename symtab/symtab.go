@@ -2,7 +2,8 @@
 // function symbols of .symtab and .dynsym of a file and of its separate
 // debug file, merged, without symbol versions (malloc@@GLIBC_2.2.5 is
 // malloc), with every alias of an address kept (free and __libc_free) and
-// GNU indirect functions marked.
+// GNU indirect functions marked (Read); and the data symbols (Objects), such
+// as the go:itab tables that name a Go interface value's dynamic type.
 package symtab
 
 import (

@@ -249,3 +249,22 @@ func (f Field) Width() (size int, signed, ok bool) {
 	}
 	return 0, false, false
 }
+
+// Field returns the event's field called name.
+func (e *Event) Field(name string) (Field, bool) {
+	for _, f := range e.Fields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// FieldNames are the event's fields' names, in record order.
+func (e *Event) FieldNames() []string {
+	var out []string
+	for _, f := range e.Fields {
+		out = append(out, f.Name)
+	}
+	return out
+}

@@ -3,11 +3,17 @@ package types
 // ScalarParts calls take for each scalar part of t, in memory order, as
 // Go's register ABI assigns a value to registers; it stops and returns
 // false when take does, or for an array of more than one element (which
-// the ABI passes on the stack).
-func ScalarParts(t Type, depth int, take func(size int64, float bool) bool) bool {
-	if depth > MaxDepth {
+// the ABI passes on the stack). A cycle (see Walk) gives false too.
+func ScalarParts(t Type, take func(size int64, float bool) bool) bool {
+	var w Walk
+	return scalarParts(t, &w, take)
+}
+
+func scalarParts(t Type, w *Walk, take func(size int64, float bool) bool) bool {
+	if !w.Enter(t) {
 		return false
 	}
+	defer w.Leave()
 	switch v := Resolve(t).(type) {
 	case *Base:
 		switch v.Encoding {
@@ -26,7 +32,7 @@ func ScalarParts(t Type, depth int, take func(size int64, float bool) bool) bool
 		return take(v.ByteSize, false)
 	case *Struct:
 		for _, m := range v.Members {
-			if !ScalarParts(m.Type, depth+1, take) {
+			if !scalarParts(m.Type, w, take) {
 				return false
 			}
 		}
@@ -36,7 +42,7 @@ func ScalarParts(t Type, depth int, take func(size int64, float bool) bool) bool
 		case 0:
 			return true
 		case 1:
-			return ScalarParts(v.Elem, depth+1, take)
+			return scalarParts(v.Elem, w, take)
 		}
 		return false
 	}

@@ -5,13 +5,19 @@ import (
 	"fmt"
 )
 
-// ErrCycle is returned when a walk over a type graph exceeds MaxDepth.
-var ErrCycle = errors.New("type graph nests deeper than MaxDepth (cycle?)")
+// ErrCycle is returned when a walk over a type graph meets a type on its own
+// path or goes deeper than MaxDepth (see Walk).
+var ErrCycle = errors.New("type graph holds a cycle or nests deeper than MaxDepth")
 
 // Resolve strips typedefs and qualifiers and returns the underlying type.
 // It returns t itself when t is neither, and nil for a nil Type.
 func Resolve(t Type) Type {
-	for i := 0; i < MaxDepth && t != nil; i++ {
+	switch t.(type) {
+	case *Typedef, *Qualifier:
+	default:
+		return t
+	}
+	for w := (Walk{}); t != nil && w.Enter(t); {
 		switch v := t.(type) {
 		case *Typedef:
 			t = v.Target
@@ -27,13 +33,25 @@ func Resolve(t Type) Type {
 // Sizeof returns the size of t in bytes. Incomplete structs, void and
 // flexible arrays have size 0. It returns ErrCycle for a graph without end.
 func Sizeof(t Type) (int64, error) {
-	return sizeof(t, 0)
+	var w Walk
+	return sizeof(t, &w)
 }
 
-func sizeof(t Type, depth int) (int64, error) {
-	if depth > MaxDepth {
+func sizeof(t Type, w *Walk) (int64, error) {
+	switch t.(type) {
+	case *Typedef, *Qualifier, *Array: // the others end the walk
+	default:
+		return sizeofEntered(t, w)
+	}
+	if !w.Enter(t) {
 		return 0, ErrCycle
 	}
+	n, err := sizeofEntered(t, w)
+	w.Leave()
+	return n, err
+}
+
+func sizeofEntered(t Type, w *Walk) (int64, error) {
 	switch v := t.(type) {
 	case nil, *Void:
 		return 0, nil
@@ -42,14 +60,14 @@ func sizeof(t Type, depth int) (int64, error) {
 	case *Pointer:
 		return v.ByteSize, nil
 	case *Typedef:
-		return sizeof(v.Target, depth+1)
+		return sizeof(v.Target, w)
 	case *Qualifier:
-		return sizeof(v.Target, depth+1)
+		return sizeof(v.Target, w)
 	case *Array:
 		if v.Count <= 0 {
 			return 0, nil
 		}
-		n, err := sizeof(v.Elem, depth+1)
+		n, err := sizeof(v.Elem, w)
 		if err != nil {
 			return 0, err
 		}
@@ -79,13 +97,25 @@ const MaxAlign = 16
 // struct to its largest member unless it is packed, and an explicit
 // DW_AT_alignment wins. It never returns less than 1.
 func Alignof(t Type) int64 {
-	return alignof(t, 0)
+	var w Walk
+	return alignof(t, &w)
 }
 
-func alignof(t Type, depth int) int64 {
-	if depth > MaxDepth {
+func alignof(t Type, w *Walk) int64 {
+	switch t.(type) {
+	case *Typedef, *Qualifier, *Array, *Struct:
+	default:
+		return alignofEntered(t, w)
+	}
+	if !w.Enter(t) {
 		return 1
 	}
+	a := alignofEntered(t, w)
+	w.Leave()
+	return a
+}
+
+func alignofEntered(t Type, w *Walk) int64 {
 	switch v := t.(type) {
 	case *Base:
 		n := v.ByteSize
@@ -96,11 +126,11 @@ func alignof(t Type, depth int) int64 {
 	case *Pointer:
 		return clampAlign(v.ByteSize)
 	case *Typedef:
-		return alignof(v.Target, depth+1)
+		return alignof(v.Target, w)
 	case *Qualifier:
-		return alignof(v.Target, depth+1)
+		return alignof(v.Target, w)
 	case *Array:
-		return alignof(v.Elem, depth+1)
+		return alignof(v.Elem, w)
 	case *Enum:
 		return clampAlign(v.ByteSize)
 	case *FuncProto:
@@ -117,7 +147,7 @@ func alignof(t Type, depth int) int64 {
 			m := &v.Members[i]
 			ma := m.Align
 			if ma == 0 {
-				ma = alignof(m.Type, depth+1)
+				ma = alignof(m.Type, w)
 			}
 			if m.BitSize == 0 && ma > 1 && m.Offset.Bytes()%ma != 0 {
 				// A member off its natural alignment: the type is packed.
@@ -129,12 +159,12 @@ func alignof(t Type, depth int) int64 {
 		}
 		if v.Variants != nil {
 			for _, vr := range v.Variants.Variants {
-				if va := alignof(vr.Member.Type, depth+1); va > a {
+				if va := alignof(vr.Member.Type, w); va > a {
 					a = va
 				}
 			}
 			if v.Variants.Tag != nil {
-				if ta := alignof(v.Variants.Tag.Type, depth+1); ta > a {
+				if ta := alignof(v.Variants.Tag.Type, w); ta > a {
 					a = ta
 				}
 			}
@@ -168,37 +198,49 @@ func clampAlign(n int64) int64 {
 // Go strings, slices, interfaces, maps, channels and funcs hold pointers
 // where their in-memory structs do.
 func PointerBytes(t Type) int64 {
-	return ptrBytes(t, 0)
+	var w Walk
+	return ptrBytes(t, &w)
 }
 
-func ptrBytes(t Type, depth int) int64 {
-	if depth > MaxDepth {
+func ptrBytes(t Type, w *Walk) int64 {
+	switch t.(type) {
+	case *Typedef, *Qualifier, *Array, *Struct:
+	default:
+		return ptrBytesEntered(t, w)
+	}
+	if !w.Enter(t) {
 		return 0
 	}
+	n := ptrBytesEntered(t, w)
+	w.Leave()
+	return n
+}
+
+func ptrBytesEntered(t Type, w *Walk) int64 {
 	switch v := t.(type) {
 	case *Pointer:
 		return v.ByteSize
 	case *FuncProto:
 		return v.ByteSize
 	case *Typedef:
-		return ptrBytes(v.Target, depth+1)
+		return ptrBytes(v.Target, w)
 	case *Qualifier:
-		return ptrBytes(v.Target, depth+1)
+		return ptrBytes(v.Target, w)
 	case *Array:
 		if v.Count <= 0 {
 			return 0
 		}
-		e := ptrBytes(v.Elem, depth+1)
+		e := ptrBytes(v.Elem, w)
 		if e == 0 {
 			return 0
 		}
-		es, _ := sizeof(v.Elem, depth+1)
+		es, _ := sizeof(v.Elem, w)
 		return es*(v.Count-1) + e
 	case *Struct:
 		var end int64
 		for i := range v.Members {
 			m := &v.Members[i]
-			if p := ptrBytes(m.Type, depth+1); p > 0 {
+			if p := ptrBytes(m.Type, w); p > 0 {
 				if e := m.Offset.Bytes() + p; e > end {
 					end = e
 				}

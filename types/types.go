@@ -1,18 +1,28 @@
-// Package types is the language- and format-neutral model of a binary's types.
+// Package types is the language- and format-neutral model of a binary's
+// types: structs, unions, classes, enums, Rust enums with their variants,
+// typedefs, pointers, arrays, function types and qualifiers (types.go),
+// their sizes, alignments and Go pointer bytes (size.go), the named types of
+// one file (Spec), and the records the model of code hands out (Func with
+// its instances, inline expansions and clones, Param with its location at
+// entry, Line, Var; funcs.go).
 //
 // Loaders (package dwarf for ELF+DWARF, package btf for BTF) build values of
-// this package; views (layout, codegen, probe) read them and never learn which
-// format a type came from. The package depends on the standard library only.
+// this package; views (layout, funcs, codegen, probe) read them and never
+// learn which format a type came from. The package depends on the standard
+// library only.
 //
 // Types form a graph: a Go struct may hold a pointer to itself, so every walk
-// over Type values must bound its depth or remember what it has visited (see
-// MaxDepth).
+// over Type values goes through a Walk, which remembers the types on its path
+// and bounds its depth (MaxDepth). Checker rejects, as the loaders hand types
+// out, the graphs no compiler emits. Spell, Declare and CSpeller write types in
+// C, in each language's own syntax, and as pahole does.
 package types
 
 import "fmt"
 
-// MaxDepth bounds every recursive walk over a type graph. No real type nests
-// deeper; a walk that reaches it has met a cycle that a loader did not break.
+// MaxDepth bounds the path of every Walk over a type graph. No real type
+// nests deeper; a walk that reaches it has met a cycle that a loader did not
+// break.
 const MaxDepth = 64
 
 // Bits is a length or an offset in bits. Byte quantities are plain int64.

@@ -1,11 +1,13 @@
 // Package arch holds the per-architecture tables the rest of the tree reads
 // its machine facts from: DWARF register numbers and their names, the
-// struct pt_regs a uprobe program receives (each register's offset and
-// the kernel's name for it), the stack, frame and instruction pointers,
-// the C and Go register ABIs, the canonical frame address at a function's
-// entry, and the flags a Go stack check branches on. The architecture
-// comes from the binary (elf.File.Machine) or a spec (ByName); only a
-// profile of this machine asks for the host's (Host).
+// layout of the struct pt_regs a uprobe program receives (which registers
+// it can read, at which offsets, under which member names in C, bpftrace
+// and perf probe), the stack, frame and instruction pointers, the C and Go
+// register ABIs, the canonical frame address at a function's entry, and
+// the flags a Go stack check branches on. The architecture comes from the
+// binary (elf.File.Machine) or from a spec that names it; only what runs
+// on this machine (a CPU profile, the kernel's BTF) asks for the host's
+// (HostName).
 package arch
 
 import (
@@ -13,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sort"
 )
 
 // ErrUnsupportedArch is returned for machines without tables.
@@ -41,11 +44,9 @@ type Arch struct {
 	// PtRegs is the offset of each general register in the struct
 	// pt_regs a uprobe program receives (the kernel's user ABI).
 	PtRegs map[string]int16
-	// PtRegsC names each register of PtRegs as the kernel's C struct
-	// does (ax, bp, flags on amd64: also bpftrace's reg() and perf
-	// probe's %REG names there); PtRegsSize is the struct's size in bytes.
-	PtRegsC    map[string]string
-	PtRegsSize int
+	// ptRegsMembers are the names the kernel's headers give pt_regs'
+	// members, by register (none yet for arm64).
+	ptRegsMembers map[string]string
 	// GoG is the register that holds the current goroutine (R14 on amd64,
 	// R28 on arm64), which keys per-goroutine state.
 	GoG string
@@ -87,6 +88,41 @@ func (a *Arch) RegNumber(name string) (int, bool) {
 	return 0, false
 }
 
+// PtRegsMember returns the name the kernel's headers give register reg's
+// member of struct pt_regs ("ax" for RAX, "flags" for EFLAGS, "r8" for
+// R8), which BPF programs in C, bpftrace's reg() and perf probe's %REG
+// use, or "" when pt_regs has no such member.
+func (a *Arch) PtRegsMember(reg string) string { return a.ptRegsMembers[reg] }
+
+// PtReg is one member of struct pt_regs.
+type PtReg struct {
+	Reg    string // the register, as RegName spells it
+	Member string // the member's name in the kernel's headers
+	Offset int16
+}
+
+// PtRegsLayout returns the members of struct pt_regs in memory order; each
+// is 8 bytes.
+func (a *Arch) PtRegsLayout() []PtReg {
+	var out []PtReg
+	for reg, off := range a.PtRegs {
+		out = append(out, PtReg{Reg: reg, Member: a.ptRegsMembers[reg], Offset: off})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
+	return out
+}
+
+// ForName returns the tables of the machine called name, as Arch.Name
+// spells it (x86_64, aarch64).
+func ForName(name string) (*Arch, error) {
+	for _, a := range []*Arch{amd64, arm64} {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %s", ErrUnsupportedArch, name)
+}
+
 // ForMachine returns the tables of m.
 func ForMachine(m elf.Machine) (*Arch, error) {
 	switch m {
@@ -98,52 +134,32 @@ func ForMachine(m elf.Machine) (*Arch, error) {
 	return nil, fmt.Errorf("%w: %v", ErrUnsupportedArch, m)
 }
 
-// ByName returns the tables of the machine a spec names (Name: "x86_64",
-// "aarch64").
-func ByName(name string) (*Arch, error) {
-	for _, a := range []*Arch{amd64, arm64} {
-		if a.Name == name {
-			return a, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: %s", ErrUnsupportedArch, name)
-}
-
-// Host returns the running machine's tables: what a profile of this
-// machine's processes, or its kernel's pt_regs, needs.
-func Host() (*Arch, error) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return amd64, nil
-	case "arm64":
-		return arm64, nil
-	}
-	return nil, fmt.Errorf("%w: %s", ErrUnsupportedArch, runtime.GOARCH)
-}
-
 var amd64 = func() *Arch {
 	// System V psABI DWARF numbering.
 	names := []string{"RAX", "RDX", "RCX", "RBX", "RSI", "RDI", "RBP", "RSP",
 		"R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15", "RIP"}
-	a := &Arch{Name: "x86_64", regs: map[int]Reg{}, SP: "RSP", SPReg: 7, PC: "RIP", FP: "RBP", EntryCFA: 8,
+	a := &Arch{Name: "x86_64", regs: map[int]Reg{}, SP: "RSP", SPReg: 7, EntryCFA: 8,
 		GoIntRegs:   []string{"RAX", "RBX", "RCX", "RDI", "RSI", "R8", "R9", "R10", "R11"},
 		GoFloatRegs: []string{"X0", "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8", "X9", "X10", "X11", "X12", "X13", "X14"},
 		PtRegs:      map[string]int16{},
-		PtRegsC:     map[string]string{},
 		GoG:         "R14",
+		PC:          "RIP",
+		FP:          "RBP",
 		CIntRegs:    []string{"RDI", "RSI", "RDX", "RCX", "R8", "R9"},
 		Ret:         "RAX",
 		FloatRet:    "X0",
 		Flags:       "EFLAGS",
 		BelowEq:     1<<0 | 1<<6,
 	}
-	// arch/x86/include/uapi/asm/ptrace.h, 8 bytes each in this order.
-	for i, n := range [][2]string{{"R15", "r15"}, {"R14", "r14"}, {"R13", "r13"}, {"R12", "r12"}, {"RBP", "bp"},
+	// arch/x86/include/asm/ptrace.h (uapi's, with other member names),
+	// 8 bytes each in this order.
+	a.ptRegsMembers = map[string]string{}
+	for i, r := range [][2]string{{"R15", "r15"}, {"R14", "r14"}, {"R13", "r13"}, {"R12", "r12"}, {"RBP", "bp"},
 		{"RBX", "bx"}, {"R11", "r11"}, {"R10", "r10"}, {"R9", "r9"}, {"R8", "r8"}, {"RAX", "ax"}, {"RCX", "cx"},
 		{"RDX", "dx"}, {"RSI", "si"}, {"RDI", "di"}, {"ORIG_RAX", "orig_ax"}, {"RIP", "ip"}, {"CS", "cs"},
 		{"EFLAGS", "flags"}, {"RSP", "sp"}, {"SS", "ss"}} {
-		a.PtRegs[n[0]], a.PtRegsC[n[0]] = int16(8*i), n[1]
-		a.PtRegsSize = 8 * (i + 1)
+		a.PtRegs[r[0]] = int16(8 * i)
+		a.ptRegsMembers[r[0]] = r[1]
 	}
 	for i, n := range names {
 		a.regs[i] = Reg{Name: n}
@@ -155,19 +171,17 @@ var amd64 = func() *Arch {
 }()
 
 var arm64 = func() *Arch {
+	// struct user_pt_regs: x0..x30, sp, pc, pstate. The generators of C,
+	// bpftrace and perf probe text do not know arm64 yet: no member names.
 	a := &Arch{Name: "aarch64", regs: map[int]Reg{}, SP: "SP", SPReg: 31, PC: "PC", FP: "X29", EntryCFA: 0,
-		PtRegs: map[string]int16{}, PtRegsC: map[string]string{}, PtRegsSize: 8 * 34, GoG: "X28",
-		Ret: "X0", FloatRet: "V0"}
-	// struct user_pt_regs: x0..x30, sp, pc, pstate.
-	for i := 0; i <= 30; i++ {
-		a.PtRegs[fmt.Sprintf("X%d", i)] = int16(8 * i)
-		a.PtRegsC[fmt.Sprintf("X%d", i)] = fmt.Sprintf("regs[%d]", i)
-	}
-	a.PtRegs["SP"], a.PtRegs["PC"], a.PtRegs["PSTATE"] = 8*31, 8*32, 8*33
-	a.PtRegsC["SP"], a.PtRegsC["PC"], a.PtRegsC["PSTATE"] = "sp", "pc", "pstate"
+		PtRegs: map[string]int16{}, GoG: "X28", Ret: "X0", FloatRet: "V0"}
 	for i := 0; i <= 7; i++ {
 		a.CIntRegs = append(a.CIntRegs, fmt.Sprintf("X%d", i))
 	}
+	for i := 0; i <= 30; i++ {
+		a.PtRegs[fmt.Sprintf("X%d", i)] = int16(8 * i)
+	}
+	a.PtRegs["SP"], a.PtRegs["PC"] = 8*31, 8*32
 	for i := 0; i <= 30; i++ {
 		a.regs[i] = Reg{Name: fmt.Sprintf("X%d", i)}
 	}
@@ -181,3 +195,16 @@ var arm64 = func() *Arch {
 	}
 	return a
 }()
+
+// HostName names the architecture this program runs on as ELF tools and
+// the models do (x86_64, aarch64): the running kernel's, whose BTF and
+// tracepoints do not say it.
+func HostName() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return runtime.GOARCH
+}

@@ -12,11 +12,59 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cilium/ebpf/btf"
-
+	"github.com/binscope/binscope/btf"
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/types"
 )
+
+// TestPtRegsKernel: the table's struct pt_regs is the running kernel's, as
+// its BTF describes it: the same members, names and offsets, in order.
+func TestPtRegsKernel(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the kernel's BTF describes the host's pt_regs; the table is checked on amd64")
+	}
+	const vmlinux = "/sys/kernel/btf/vmlinux"
+	if _, err := os.Stat(vmlinux); err != nil {
+		testutil.Skipf(t, "no kernel BTF: %v", err)
+	}
+	spec, err := btf.Load(vmlinux, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := spec.Find("pt_regs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := found[0].(*types.Struct)
+	if !ok {
+		t.Fatalf("pt_regs is a %T", found[0])
+	}
+	a, err := arch.ForMachine(elf.EM_X86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := a.PtRegsLayout()
+	if len(got) != len(s.Members) || len(got) < 21 {
+		t.Fatalf("table has %d members, the kernel %d", len(got), len(s.Members))
+	}
+	for i, m := range s.Members {
+		g := got[i]
+		name := m.Name
+		if u, ok := m.Type.(*types.Struct); ok && name == "" && len(u.Members) > 0 {
+			name = u.Members[0].Name // kernels with FRED: union { u16 cs; u64 csx; ... }
+		}
+		if g.Member != name || int64(g.Offset) != m.ByteOffset() || a.PtRegsMember(g.Reg) != name || a.PtRegs[g.Reg] != g.Offset {
+			t.Errorf("member %d: table %+v, kernel %s at %d", i, g, name, m.ByteOffset())
+		}
+	}
+	if b, _ := types.Sizeof(s); b != int64(got[len(got)-1].Offset)+8 {
+		t.Errorf("kernel's pt_regs is %d bytes, the table's %d", b, got[len(got)-1].Offset+8)
+	}
+	if x, err := arch.ForName("x86_64"); x != a || err != nil {
+		t.Errorf("ForName(x86_64) = %v, %v", x, err)
+	}
+}
 
 // TestPtRegsHeader: amd64's pt_regs offsets and size are those of the
 // system's uapi header (asm/ptrace.h, where each register is named as
@@ -62,8 +110,8 @@ func TestPtRegsHeader(t *testing.T) {
 		name, n, _ := strings.Cut(l, " ")
 		got[name], _ = strconv.Atoi(n)
 	}
-	if got["size"] != a.PtRegsSize {
-		t.Errorf("sizeof(struct pt_regs) %d, table %d", got["size"], a.PtRegsSize)
+	if l := a.PtRegsLayout(); got["size"] != int(l[len(l)-1].Offset)+8 {
+		t.Errorf("sizeof(struct pt_regs) %d, table %d", got["size"], l[len(l)-1].Offset+8)
 	}
 	for _, r := range regs {
 		if got[r] != int(a.PtRegs[r]) {
@@ -72,61 +120,5 @@ func TestPtRegsHeader(t *testing.T) {
 	}
 	if len(regs) < 21 {
 		t.Errorf("only %d registers compared", len(regs))
-	}
-}
-
-// TestPtRegsKernel: the kernel's names of the registers (PtRegsC, which
-// generated C and bpftrace use) are the running kernel's struct pt_regs
-// members at the table's offsets, as its BTF says.
-func TestPtRegsKernel(t *testing.T) {
-	a, err := arch.Host()
-	if err != nil {
-		testutil.Skipf(t, "%v", err)
-	}
-	if a.Name != "x86_64" {
-		testutil.Skipf(t, "the kernel's pt_regs names are compared on x86_64")
-	}
-	spec, err := btf.LoadKernelSpec()
-	if err != nil {
-		testutil.Skipf(t, "the kernel's BTF: %v", err)
-	}
-	var regs *btf.Struct
-	if err := spec.TypeByName("pt_regs", &regs); err != nil {
-		t.Fatal(err)
-	}
-	// Newer kernels put cs and ss in anonymous unions (with FRED's
-	// views of them): their members count at the union's offset.
-	at := map[string]int{}
-	var walk func(ms []btf.Member, base int)
-	walk = func(ms []btf.Member, base int) {
-		for _, m := range ms {
-			off := base + int(m.Offset.Bytes())
-			switch u := btf.UnderlyingType(m.Type).(type) {
-			case *btf.Union:
-				if m.Name == "" {
-					walk(u.Members, off)
-					continue
-				}
-			case *btf.Struct:
-				if m.Name == "" {
-					walk(u.Members, off)
-					continue
-				}
-			}
-			at[m.Name] = off
-		}
-	}
-	walk(regs.Members, 0)
-	if int(regs.Size) != a.PtRegsSize {
-		t.Errorf("the kernel's pt_regs has %d bytes, the table %d", regs.Size, a.PtRegsSize)
-	}
-	for r, c := range a.PtRegsC {
-		off, ok := at[c]
-		if !ok || off != int(a.PtRegs[r]) {
-			t.Errorf("%s: the kernel's member %s at %d (found %v), the table's offset %d", r, c, off, ok, a.PtRegs[r])
-		}
-	}
-	if len(a.PtRegsC) < 21 {
-		t.Errorf("only %d registers compared", len(a.PtRegsC))
 	}
 }

@@ -1,7 +1,9 @@
 // Package pcln reads the functions of a Go binary from its .gopclntab, the
 // table the Go runtime itself uses for stack traces. It is there even when
 // the binary was stripped of DWARF (-ldflags='-s -w' or strip): names,
-// entry addresses, sizes and the source file and line of each function.
+// entry addresses, sizes and the source file and line of each function
+// (Functions), and the inline tree the runtime keeps for each of them
+// (Inlines).
 package pcln
 
 import (

@@ -1,6 +1,9 @@
 // Package testutil holds what every package's tests share: the -update flag
-// for golden files, fixtures built from source on demand, and the rule that
-// turns a skip into a failure in CI.
+// for golden files, fixtures built from source on demand with the layouts
+// their languages report (truth.go), the real binaries of the distribution
+// with their debug files (realworld.go), the outside oracles for inline
+// chains (addr2line, llvm-symbolizer; oracle.go), and the rule that turns a
+// skip into a failure in CI.
 package testutil
 
 import (

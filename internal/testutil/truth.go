@@ -44,15 +44,16 @@ type flatMember struct {
 	used   bool
 }
 
-func flatten(s *types.Struct, base types.Bits, depth int, out *[]*flatMember) {
-	if depth > types.MaxDepth {
+func flatten(s *types.Struct, base types.Bits, w *types.Walk, out *[]*flatMember) {
+	if !w.Enter(s) {
 		return
 	}
+	defer w.Leave()
 	for i := range s.Members {
 		m := &s.Members[i]
 		if m.Name == "" && !m.Embedded {
 			if in, ok := types.Resolve(m.Type).(*types.Struct); ok && in.Name == "" {
-				flatten(in, base+m.Offset, depth+1, out)
+				flatten(in, base+m.Offset, w, out)
 				continue
 			}
 		}
@@ -79,7 +80,8 @@ func compare(got types.Type, tt TruthType, checkAlign bool) []string {
 		return append(p, fmt.Sprintf("is %T, want a struct with %d members", got, len(tt.Members)))
 	}
 	var flat []*flatMember
-	flatten(s, 0, 0, &flat)
+	var w types.Walk
+	flatten(s, 0, &w, &flat)
 	for _, tm := range tt.Members {
 		fm, off := lookupMember(s, flat, tm.Name)
 		if fm == nil {

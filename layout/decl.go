@@ -1,0 +1,237 @@
+package layout
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/binscope/binscope/types"
+)
+
+// cHex formats v as C's "%#*x" does: 0 stays "0", others get "0x".
+func cHex(v int64, width int) string {
+	s := "0"
+	if v != 0 {
+		s = "0x" + strconv.FormatInt(v, 16)
+	}
+	return fmt.Sprintf("%*s", width, s)
+}
+
+func plural(n int64) string {
+	if n != 1 {
+		return "s"
+	}
+	return ""
+}
+
+// typeDeclSlot is typeDecl for a member whose anonymous type was analysed
+// with the layout (Slot.Inner).
+func (p *printer) typeDeclSlot(t types.Type, name string, noName bool, c *conf, pos *Slot) string {
+	if st, ok := types.Unqualified(t).(*types.Struct); ok && pos.Inner != nil && st.Name == "" {
+		prefix := ""
+		var w types.Walk
+		for q, ok := t.(*types.Qualifier); ok && q.Target != nil && w.Enter(q); q, ok = q.Target.(*types.Qualifier) {
+			if q.Kind == types.Const || q.Kind == types.Volatile {
+				prefix += q.Kind.String() + " "
+			}
+		}
+		return prefix + p.composite(pos.Inner, name, noName, c)
+	}
+	return p.typeDecl(t, name, noName, c)
+}
+
+// typeDecl prints a declaration of name with type t, the type padded to
+// the type column (pahole's type__fprintf). noName marks the member of a
+// struct, union or enum type whose name the caller prints.
+func (p *printer) typeDecl(t types.Type, name string, noName bool, c *conf) string {
+	if !p.walk.Enter(t) {
+		return "/* too deep */ " + name
+	}
+	s := p.typeDeclEntered(t, name, noName, c)
+	p.walk.Leave()
+	return s
+}
+
+func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *conf) string {
+	var b strings.Builder
+	tc := *c
+	if p.opts.Expand {
+		expanded := false
+		for w := (types.Walk{}); w.Enter(t); {
+			td, ok := t.(*types.Typedef)
+			if !ok {
+				break
+			}
+			if expanded {
+				b.WriteString(" -> " + td.Name)
+			} else {
+				b.WriteString("/* typedef " + td.Name)
+				expanded = true
+			}
+			t = td.Target
+		}
+		if expanded {
+			b.WriteString(" */ ")
+		}
+	}
+	lang := p.lang
+	for w := (types.Walk{}); w.Enter(t); {
+		switch v := t.(type) {
+		case *types.Qualifier:
+			if v.Kind == types.Const && v.Target != nil {
+				b.WriteString("const ")
+				tc.typeSpacing -= 6
+				t = v.Target
+				continue
+			}
+		case *types.Pointer:
+			if v.Name == "" || lang.CLike() {
+				if fp, ok := v.Target.(*types.FuncProto); ok && v.Ref == 0 && (fp.Name == "" || lang.CLike()) {
+					b.WriteString(types.PaholeFunc(fp, name, true, tc.typeSpacing, lang))
+					return b.String()
+				}
+				if st, ok := v.Target.(*types.Struct); ok && st.Name == "" && v.Ref == 0 {
+					if l := p.layoutOf(st); l != nil {
+						tc.typeSpacing -= 8
+						b.WriteString(p.composite(l, "* "+name, false, &tc))
+						return b.String()
+					}
+				}
+			}
+		case *types.FuncProto:
+			if v.Name == "" || lang.CLike() {
+				b.WriteString(types.PaholeFunc(v, name, false, tc.typeSpacing, lang))
+				return b.String()
+			}
+		case *types.Array:
+			if lang.CLike() {
+				b.WriteString(p.array(v, name, &tc))
+				return b.String()
+			}
+		case *types.Struct:
+			if p.inlineType(v) {
+				if l := p.layoutOf(v); l != nil {
+					b.WriteString(p.composite(l, name, noName, &tc))
+					return b.String()
+				}
+			}
+			if lang.CLike() {
+				kw, w := "struct", tc.typeSpacing-7
+				switch v.Kind {
+				case types.KindUnion:
+					kw, w = "union", tc.typeSpacing-6
+				case types.KindClass:
+					kw = "class"
+				}
+				fmt.Fprintf(&b, "%s %-*s %s", kw, w, v.Name, name)
+				return b.String()
+			}
+		case *types.Enum:
+			if v.Name == "" {
+				b.WriteString(p.enumBody(v, name, noName, &tc))
+				return b.String()
+			}
+			if lang.CLike() {
+				fmt.Fprintf(&b, "enum %-*s %s", tc.typeSpacing-5, v.Name, name)
+				return b.String()
+			}
+		}
+		break
+	}
+	fmt.Fprintf(&b, "%-*s %s", tc.typeSpacing, types.PaholeName(t, lang), name)
+	return b.String()
+}
+
+// composite prints an inline struct or union body; name, unless noName,
+// follows the closing brace.
+func (p *printer) composite(l *Layout, name string, noName bool, c *conf) string {
+	var b strings.Builder
+	tc := *c
+	tc.prefix = ""
+	tc.suffix, tc.hasSuffix = name, !noName
+	tc.emitStats = false
+	if l.Kind == types.KindUnion {
+		tc.typeSpacing -= 8
+		p.union(&b, l, &tc)
+	} else {
+		tc.typeSpacing -= 8
+		p.class(&b, l, &tc)
+	}
+	return b.String()
+}
+
+// array prints an array member: its element's declaration, then the
+// dimensions (pahole's array_type__fprintf). A flexible or zero-length
+// last member prints "[]".
+func (p *printer) array(a *types.Array, name string, c *conf) string {
+	var dims []int64
+	var elem types.Type = a
+	for w := (types.Walk{}); w.Enter(elem); {
+		v, ok := elem.(*types.Array)
+		if !ok || (v.Name != "" && !p.lang.CLike()) {
+			break
+		}
+		dims = append(dims, max(v.Count, 0))
+		elem = v.Elem
+	}
+	if len(dims) > 0 && dims[0] == 0 {
+		if q, ok := elem.(*types.Qualifier); ok && q.Kind == types.Const {
+			elem = q.Target
+		}
+	}
+	s := p.typeDecl(elem, name, false, c)
+	single := c.lastMember && c.firstMember
+	for _, n := range dims {
+		if n != 0 || !c.lastMember || single || c.unionMember {
+			s += fmt.Sprintf("[%d]", n)
+		} else {
+			s += "[]"
+		}
+	}
+	return s
+}
+
+// enumBody prints an anonymous enum inline (pahole's enumeration__fprintf).
+func (p *printer) enumBody(e *types.Enum, name string, noName bool, c *conf) string {
+	var b strings.Builder
+	b.WriteString("enum")
+	if e.Name != "" {
+		b.WriteString(" " + e.Name)
+	}
+	if len(e.Values) == 0 {
+		return b.String()
+	}
+	b.WriteString(" {\n")
+	width := 0
+	for _, v := range e.Values {
+		width = max(width, len(v.Name))
+	}
+	for _, v := range e.Values {
+		fmt.Fprintf(&b, "%s\t%-*s = ", tabs(c.indent), width, v.Name)
+		switch {
+		case p.opts.Hex:
+			b.WriteString(cHex(v.Value, 0))
+		case e.Signed:
+			fmt.Fprintf(&b, "%d", v.Value)
+		default:
+			fmt.Fprintf(&b, "%d", uint64(v.Value))
+		}
+		b.WriteString(",\n")
+	}
+	b.WriteString(tabs(c.indent) + "}")
+	if e.ByteSize != 4 {
+		b.WriteString(" __attribute__((__packed__))")
+	}
+	if !noName && name != "" {
+		b.WriteString(" " + name)
+	}
+	return b.String()
+}
+
+// TypeString spells t as pahole's printers do (types.SyntaxPahole):
+// "string", "[]uint8", "*main.acc" for Go, "&str" or "u32" for Rust,
+// "[]const u8" for Zig, pahole's abstract declarator ("const char  *",
+// "int[4]") for C and C++.
+func TypeString(t types.Type, lang types.Lang) string {
+	return types.Spell(t, lang, types.SyntaxPahole)
+}

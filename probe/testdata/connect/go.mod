@@ -1,0 +1,3 @@
+module connect
+
+go 1.22
