@@ -303,7 +303,7 @@ func setRoot(coll *ebpf.Collection, pid int) error {
 	return nil
 }
 
-// Stacks reads the hits counted per stack (CountStacks), by probe, with
+// Stacks reads the hits counted per stack (bpfprog.CountStacks), by probe, with
 // their frames named outermost first.
 func (s *Session) Stacks(sym *stack.Symbolizer) (map[int][]stack.Stack, error) {
 	m := s.coll.Maps["stacks"]

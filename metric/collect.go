@@ -15,7 +15,7 @@ import (
 
 // Buckets is the number of log2 buckets of a Series: bucket 0 counts
 // zeros, bucket b in 1..Buckets-2 the values in [2^(b-1), 2^b), the last
-// one everything above (probe.HistBuckets).
+// one everything above (spec.HistBuckets).
 const Buckets = 64
 
 // Series is one key's aggregate, or a probe's hits.

@@ -8,9 +8,12 @@
 // descendants, and ends with the command's exit status. It also runs the
 // in-kernel histograms, the CPU profiler and the metrics agent.
 //
-// The kernel side (attaching programs, starting the command under the
-// exec gate) is behind Kernel, so the orchestration runs with fakes in
-// tests without root; Host is the real one.
+// The kernel side (package attach: attaching programs, sampling the CPUs,
+// starting the command under the exec gate) is behind Kernel, so the
+// orchestration of traces, histograms and profiles runs with fakes in
+// tests without root; Host is the real one, and the only code here built
+// for Linux alone (host_linux.go; elsewhere it returns
+// attach.ErrNotSupported).
 package session
 
 import (
