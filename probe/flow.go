@@ -29,7 +29,7 @@ type flow struct {
 
 // flowOf decodes inst's ranges (x86-64 only) and links its instructions.
 func (r *Resolver) flowOf(inst *types.Instance) (*flow, error) {
-	if r.arch.Name != "x86_64" {
+	if !r.decodes() {
 		return nil, fmt.Errorf("%s: %w: instruction decoding is x86-64 only", r.path, arch.ErrUnsupportedArch)
 	}
 	if r.flows == nil {

@@ -102,7 +102,7 @@ func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr ui
 			}
 		}
 	}
-	if moved == "" || r.f == nil || r.arch.Name != "x86_64" || fn.Size == 0 {
+	if moved == "" || r.f == nil || !r.decodes() || fn.Size == 0 {
 		return 0, nil, "", false
 	}
 	type insn struct {

@@ -476,11 +476,16 @@ func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
 	return 0, fmt.Errorf("line %d has no code in %s (lines with code: %s)", line, fn.Name, strings.Join(have, " "))
 }
 
+// decodes reports whether the binary's instructions can be decoded, for
+// returns, instruction boundaries, Go's stack check and the control flow
+// that places inline sites: x86asm reads x86-64 only.
+func (r *Resolver) decodes() bool { return r.arch.Name == "x86_64" }
+
 // insns decodes fn's out-of-line code: the range holding its entry from
 // the entry on, then its other ranges (a split function's cold part) in
 // address order.
 func (r *Resolver) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst)) error {
-	if r.arch.Name != "x86_64" {
+	if !r.decodes() {
 		return fmt.Errorf("%s: %w: instruction decoding is x86-64 only", r.path, arch.ErrUnsupportedArch)
 	}
 	ranges := fn.Ranges
@@ -660,7 +665,7 @@ func (r *Resolver) Types(defs []*Def) []types.Type {
 // Guard) puts the probe on the jbe; the check's scratch register (R12) is
 // no argument register.
 func (r *Resolver) placement(fn *types.Func) uint64 {
-	if r.arch.Name != "x86_64" || fn.Size == 0 {
+	if !r.decodes() || fn.Size == 0 {
 		return fn.LowPC
 	}
 	if sc, ok := r.stackCheck(fn); ok {

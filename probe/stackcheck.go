@@ -28,7 +28,7 @@ const maxMorestack = 64
 // does not start with one (a NOSPLIT function, C code, another
 // architecture).
 func (r *Resolver) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
-	if r.arch.Name != "x86_64" || fn.LowPC == 0 || fn.Size == 0 || r.arch.GoG == "" {
+	if !r.decodes() || fn.LowPC == 0 || fn.Size == 0 || r.arch.GoG == "" {
 		return sc, false
 	}
 	code, err := r.ef.Code(fn.LowPC, min(fn.Size, 64))
