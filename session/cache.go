@@ -85,14 +85,14 @@ func (o *Options) cachedSpec(target string, defs []string) (*spec.Spec, bool, er
 		return nil, false, nil
 	}
 	s, err := c.Get(id)
-	if errors.Is(err, spec.ErrNotCached) {
+	if err != nil {
+		// Definitions resolve without the cache: one it does not hold,
+		// or one this user cannot read (root's, for an unprivileged
+		// run), is no error then.
 		if len(defs) == 0 {
 			return nil, false, err
 		}
 		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
 	}
 	sel, err := s.Select(defs)
 	if err != nil {
