@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/binscope/binscope/load"
 	"github.com/binscope/binscope/probe"
@@ -92,7 +93,14 @@ func (o *Options) cachedSpec(target string, defs []string) (*probe.Spec, bool, e
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		if len(defs) == 0 {
+			return nil, false, err
+		}
+		// The cache only saves work: resolve the definitions instead.
+		if !errors.Is(err, fs.ErrPermission) {
+			o.note("%v: resolving the probes from the file instead", err)
+		}
+		return nil, false, nil
 	}
 	sel, err := s.Select(defs)
 	if err != nil {
