@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/binscope/binscope/load"
 	"github.com/binscope/binscope/spec"
@@ -85,12 +86,19 @@ func (o *Options) cachedSpec(target string, defs []string) (*spec.Spec, bool, er
 		return nil, false, nil
 	}
 	s, err := c.Get(id)
-	if err != nil {
-		// Definitions resolve without the cache: one it does not hold,
-		// or one this user cannot read (root's, for an unprivileged
-		// run), is no error then.
+	if errors.Is(err, spec.ErrNotCached) {
 		if len(defs) == 0 {
 			return nil, false, err
+		}
+		return nil, false, nil
+	}
+	if err != nil {
+		if len(defs) == 0 {
+			return nil, false, err
+		}
+		// The cache only saves work: resolve the definitions instead.
+		if !errors.Is(err, fs.ErrPermission) {
+			o.note("%v: resolving the probes from the file instead", err)
 		}
 		return nil, false, nil
 	}

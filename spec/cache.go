@@ -104,7 +104,7 @@ func (c *Cache) Get(buildID string) (*Spec, error) {
 		return nil, fmt.Errorf("build-id %s: %w in %s (make them with goprobe gen --cache on a build with debug info)", buildID, ErrNotCached, c.Dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("probe cache: %v", err)
+		return nil, fmt.Errorf("probe cache: %w", err)
 	}
 	defer f.Close()
 	s, err := ReadSpec(f, p)
