@@ -14,6 +14,7 @@ import (
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
@@ -39,6 +40,8 @@ type functFlags struct {
 	lines      string
 	vars       string
 	json       bool
+	noCache    bool
+	verbose    bool
 }
 
 func gofunctCommand(stdout io.Writer) *cobra.Command {
@@ -54,7 +57,13 @@ function was inlined (caller, entry address, ranges, call file, line and
 column), the compiler clones cut from it (.part, .cold, .isra, .constprop),
 the source lines of a function with their addresses (perf probe -L) and the
 variables available at a line (perf probe -V). A Go binary stripped of DWARF
-still lists its functions from .gopclntab.`,
+still lists its functions from .gopclntab.
+
+The plain listings (alone or with -P, -E, -s) of a file with DWARF are kept
+in an index cache (os.UserCacheDir()/binscope/index, keyed by the file's
+build-id, size and mtime and its debug file's): the next run on the same
+file prints them without reading the DWARF. --no-cache bypasses it;
+BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
 		Example: `  gofunct ./app
   gofunct -P -f 'main.(*acc).add' ./app
   gofunct --inline -f maybe_alloc ./prog
@@ -64,7 +73,7 @@ still lists its functions from .gopclntab.`,
   gofunct --json ./prog`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runFunct(&f, args[0], stdout)
+			return runFunct(&f, args[0], stdout, cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
@@ -83,6 +92,8 @@ still lists its functions from .gopclntab.`,
 	fl.StringVarP(&f.lines, "lines", "L", "", "show the source lines of FUNC with the addresses that carry them (perf probe -L)")
 	fl.StringVarP(&f.vars, "vars", "V", "", "show the variables available at FUNC, FUNC:LINE or FUNC:+OFFSET with their locations (perf probe -V)")
 	fl.BoolVar(&f.json, "json", false, "print a JSON array, one object per function, with parameters and locations")
+	fl.BoolVar(&f.noCache, "no-cache", false, "read the binary even when the index cache holds its listing (also: "+cache.Env+"=off)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "say on stderr whether the listing came from the index cache, and why an entry was not used")
 	addCompletion(cmd)
 	return cmd
 }
@@ -136,7 +147,16 @@ func needDWARF(path, what string) error {
 	return fmt.Errorf("%s needs DWARF: %w", what, err)
 }
 
-func runFunct(f *functFlags, path string, stdout io.Writer) error {
+func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	defer w.Flush()
+	lc := openListCache(f, path, stderr)
+	if lc != nil {
+		if rows, ok := lc.load(); ok {
+			writeRows(w, f, rows)
+			return nil
+		}
+	}
 	params := f.prototypes || f.json || f.nrParams || f.class != "" || f.vars != ""
 	src, err := loadFuncs(path, params, splitList(f.names)...)
 	if err != nil {
@@ -144,8 +164,9 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 	}
 	defer src.Close()
 	fns := src.fns
-	w := bufio.NewWriterSize(stdout, 64<<10)
-	defer w.Flush()
+	if lc != nil && src.df != nil {
+		lc.store(fns)
+	}
 	switch {
 	case f.addr != "":
 		return writeAddr(w, path, src.model, f.addr)
@@ -220,11 +241,7 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 			if src.df == nil && !src.ref {
 				return needDWARF(path, "-P")
 			}
-			p := funcs.Prototype(fn)
-			if l := funcs.Locations(fn); l != "" && fn.LowPC != 0 {
-				p += commentFor(fn.Lang, l)
-			}
-			fmt.Fprintln(w, p)
+			fmt.Fprintln(w, protoLine(fn))
 		case f.sizes:
 			if fn.LowPC != 0 {
 				fmt.Fprintf(w, "%s: %d\n", fn.Name, fn.Size)
@@ -257,6 +274,16 @@ func runFunct(f *functFlags, path string, stdout io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// protoLine is fn's line in gofunct -P: its prototype and where each
+// parameter is at entry.
+func protoLine(fn *types.Func) string {
+	p := funcs.Prototype(fn)
+	if l := funcs.Locations(fn); l != "" && fn.LowPC != 0 {
+		p += commentFor(fn.Lang, l)
+	}
+	return p
 }
 
 // commentFor puts the parameter locations after a prototype as a comment
