@@ -41,7 +41,7 @@ func newConverter(f *File, ix *index) *converter {
 	return &converter{
 		f:    f,
 		ix:   ix,
-		memo: make(map[dwarf.Offset]types.Type, len(ix.nodes)/2),
+		memo: make(map[dwarf.Offset]types.Type, ix.nodes.size()/2),
 		void: &types.Void{},
 		ptr:  f.ELF.PointerSize(),
 		big:  f.ELF.Data == elf.ELFDATA2MSB,
@@ -124,7 +124,7 @@ func (c *converter) dedupKey(b *strings.Builder, n *node) {
 	fmt.Fprintf(b, "%d|%s%s|%v|%v", e.Tag, n.scope, str(e, dwarf.AttrName), e.Val(dwarf.AttrByteSize), e.Val(dwarf.AttrDeclaration))
 	if e.Tag == dwarf.TagTypedef {
 		if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
-			if t := c.ix.nodes[off]; t != nil {
+			if t := c.ix.nodes.get(off); t != nil {
 				fmt.Fprintf(b, "|%d|%s|%v", t.e.Tag, str(t.e, dwarf.AttrName), t.e.Val(dwarf.AttrByteSize))
 				if str(t.e, dwarf.AttrName) == "" {
 					// typedef struct { ... } name: the body tells apart.
@@ -166,7 +166,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	if depth > maxNesting {
 		return nil, c.f.decodeError(off, "%v", errTooDeep)
 	}
-	n := c.ix.nodes[off]
+	n := c.ix.nodes.get(off)
 	if n == nil {
 		var err error
 		if n, err = c.f.local(c.ix, off); err != nil {
@@ -321,21 +321,21 @@ func (c *converter) definition(n *node) dwarf.Offset {
 	}
 	if c.defs == nil {
 		c.defs = make(map[string]dwarf.Offset)
-		for off, d := range c.ix.nodes {
+		c.ix.nodes.each(func(off dwarf.Offset, d *node) {
 			if d.lang != types.LangCPlusPlus || !hasName(d.e) {
-				continue
+				return
 			}
 			if decl, _ := d.e.Val(dwarf.AttrDeclaration).(bool); decl {
-				continue
+				return
 			}
 			k := defKey(d)
 			if k == "" {
-				continue
+				return
 			}
 			if prev, ok := c.defs[k]; !ok || off < prev {
 				c.defs[k] = off
 			}
-		}
+		})
 	}
 	return c.defs[defKey(n)]
 }

@@ -30,9 +30,57 @@ type unit struct {
 
 // index is the result of one pass over .debug_info.
 type index struct {
-	nodes map[dwarf.Offset]*node
+	nodes nodeTable
 	named []*node // named types at namespace level, in DIE order
 	units []unit
+}
+
+// nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
+// them in increasing order, kept in slices searched by bisection (a map of
+// every type DIE of a large file costs more to fill than all lookups
+// save); DIEs indexed later, out of order (local types), go to a map.
+type nodeTable struct {
+	offs  []dwarf.Offset
+	list  []*node
+	extra map[dwarf.Offset]*node
+}
+
+func (t *nodeTable) put(off dwarf.Offset, n *node) {
+	if k := len(t.offs); k == 0 || off > t.offs[k-1] {
+		t.offs = append(t.offs, off)
+		t.list = append(t.list, n)
+		return
+	}
+	i := sort.Search(len(t.offs), func(i int) bool { return t.offs[i] >= off })
+	if i < len(t.offs) && t.offs[i] == off {
+		t.list[i] = n
+		return
+	}
+	if t.extra == nil {
+		t.extra = map[dwarf.Offset]*node{}
+	}
+	t.extra[off] = n
+}
+
+func (t *nodeTable) get(off dwarf.Offset) *node {
+	i := sort.Search(len(t.offs), func(i int) bool { return t.offs[i] >= off })
+	if i < len(t.offs) && t.offs[i] == off {
+		return t.list[i]
+	}
+	return t.extra[off]
+}
+
+// size is the number of nodes.
+func (t *nodeTable) size() int { return len(t.list) + len(t.extra) }
+
+// each calls fn with every node and its offset.
+func (t *nodeTable) each(fn func(off dwarf.Offset, n *node)) {
+	for i, n := range t.list {
+		fn(t.offs[i], n)
+	}
+	for off, n := range t.extra {
+		fn(off, n)
+	}
 }
 
 // maxNesting bounds the depth of DIE trees the index follows.
@@ -71,7 +119,7 @@ type frame struct {
 }
 
 func (f *File) index() (*index, error) {
-	b := &indexer{f: f, ix: &index{nodes: make(map[dwarf.Offset]*node, 1<<14)}}
+	b := &indexer{f: f, ix: &index{}}
 	r := f.entries()
 	for {
 		e, err := r.next()
@@ -150,7 +198,7 @@ func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
 		push(frame{scope: cur.scope + name + "::", lang: cur.lang})
 	case isTypeTag(e.Tag):
 		n := &node{e: e, scope: cur.scope, lang: cur.lang, top: cur.n == nil, unit: b.unit}
-		ix.nodes[e.Offset] = n
+		ix.nodes.put(e.Offset, n)
 		if cur.n != nil {
 			cur.n.kids = append(cur.n.kids, n)
 		} else if hasName(e) && !b.local {
@@ -163,7 +211,7 @@ func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
 		push(frame{n: n, scope: scope, lang: cur.lang})
 	case isPartTag(e.Tag) && cur.n != nil:
 		n := &node{e: e, scope: cur.scope, lang: cur.lang, unit: b.unit}
-		ix.nodes[e.Offset] = n
+		ix.nodes.put(e.Offset, n)
 		cur.n.kids = append(cur.n.kids, n)
 		push(frame{n: n, scope: cur.scope, lang: cur.lang})
 	default:
@@ -204,7 +252,7 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 			r.SkipChildren()
 		}
 	}
-	return ix.nodes[off], nil
+	return ix.nodes.get(off), nil
 }
 
 func (f *File) wantLang(l types.Lang) bool {

@@ -55,7 +55,7 @@ func (f *File) typesNamed(names []string) (spec *types.Spec, ok bool, err error)
 			return nil, false, nil
 		}
 	}
-	ix := &index{nodes: make(map[dwarf.Offset]*node, 1<<12)}
+	ix := &index{}
 	for _, u := range units {
 		lang := langOf(u.entry, str(u.entry, dwarf.AttrProducer))
 		ix.units = append(ix.units, unit{name: str(u.entry, dwarf.AttrName), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
