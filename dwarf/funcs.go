@@ -89,7 +89,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 }
 
 // functions is Functions, walking the DIEs with a scan when fast (see
-// funcEntries): errScan when the scan falls out of step.
+// dieEntries): errScan when the scan falls out of step.
 func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -105,7 +105,11 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 	subs := map[dwarf.Offset]*subprogram{}
 	var order []*subprogram
 	var sites []inlined
-	r := f.funcEntries(fast)
+	w := readerWalk
+	if fast {
+		w = funcWalk
+	}
+	r := f.dieEntries(w)
 	type frame struct {
 		sub    dwarf.Offset // enclosing out-of-line subprogram, or 0
 		scope  string

@@ -2,9 +2,11 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/binscope/binscope/types"
 )
@@ -12,7 +14,12 @@ import (
 // node is an indexed DIE: a type or a part of one (member, enumerator,
 // subrange, parameter, variant part, variant), with its children.
 type node struct {
-	e     *dwarf.Entry
+	off dwarf.Offset
+	tag dwarf.Tag
+	// ent is the DIE, decoded by the pass that built the index or, in an
+	// index built over a scan, on first use (see entry).
+	ent   *dwarf.Entry
+	lazy  *lazyEntries
 	kids  []*node
 	scope string // qualifier of the enclosing namespaces and types: "layouts::inner::"
 	lang  types.Lang
@@ -118,32 +125,78 @@ type frame struct {
 	skip  bool // a unit filtered out by language
 }
 
+// index indexes the file's types in one pass over .debug_info: over a
+// scan that decodes each type's DIE when a conversion first needs it where
+// the section's bytes are at hand, else (or when the scan falls out of
+// step) over debug/dwarf's Reader.
 func (f *File) index() (*index, error) {
+	ix, err := f.indexWith(f.dieEntries(typeWalk))
+	if errors.Is(err, errScan) {
+		ix, err = f.indexWith(f.dieEntries(readerWalk))
+	}
+	return ix, err
+}
+
+func (f *File) indexWith(r *dieEntries) (*index, error) {
 	b := &indexer{f: f, ix: &index{}}
-	r := f.entries()
+	if r.sc != nil {
+		b.lazy = &lazyEntries{f: f, r: f.Data.Reader()}
+	}
 	for {
-		e, err := r.next()
+		e, err := r.next(false)
 		if err != nil {
 			return nil, err
 		}
 		if e == nil {
 			break
 		}
-		skip, err := b.add(e)
+		skip, err := b.add(e, r.scratch(e))
 		if err != nil {
 			return nil, err
 		}
 		if skip && e.Children {
-			r.r.SkipChildren()
+			if err := r.skipChildren(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return b.ix, nil
+}
+
+// lazyEntries decodes the DIEs of an index built over a scan, one at a
+// time, when a conversion first reads one.
+type lazyEntries struct {
+	f  *File
+	mu sync.Mutex
+	r  *dwarf.Reader
+}
+
+// entry is n's DIE. A DIE debug/dwarf cannot decode, or that is not the
+// one the scan saw, panics with an error naming the offset: the entry
+// points of the package turn it into an error.
+func (n *node) entry() *dwarf.Entry {
+	if n.lazy == nil {
+		return n.ent
+	}
+	l := n.lazy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n.ent == nil {
+		l.r.Seek(n.off)
+		e, err := l.r.Next()
+		if err != nil || e == nil || e.Offset != n.off || e.Tag != n.tag {
+			panic(l.f.decodeError(n.off, "cannot decode the %v entry: %v", n.tag, err))
+		}
+		n.ent = e
+	}
+	return n.ent
 }
 
 // indexer builds an index from DIEs in .debug_info order.
 type indexer struct {
 	f     *File
 	ix    *index
+	lazy  *lazyEntries // set when the entries come from a scan
 	stack []frame
 	cur   frame
 	unit  int32 // the unit the DIEs belong to
@@ -153,7 +206,7 @@ type indexer struct {
 // add records e, and reports whether its children are to be skipped: those
 // of subprograms, variables, lexical blocks and call sites, and of units
 // filtered out by language. A null entry ends the current parent.
-func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
+func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 	ix := b.ix
 	if e.Tag == 0 {
 		if len(b.stack) > 0 {
@@ -197,7 +250,8 @@ func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
 		}
 		push(frame{scope: cur.scope + name + "::", lang: cur.lang})
 	case isTypeTag(e.Tag):
-		n := &node{e: e, scope: cur.scope, lang: cur.lang, top: cur.n == nil, unit: b.unit}
+		n := b.node(e, scratch)
+		n.scope, n.lang, n.top, n.unit = cur.scope, cur.lang, cur.n == nil, b.unit
 		ix.nodes.put(e.Offset, n)
 		if cur.n != nil {
 			cur.n.kids = append(cur.n.kids, n)
@@ -210,7 +264,8 @@ func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
 		}
 		push(frame{n: n, scope: scope, lang: cur.lang})
 	case isPartTag(e.Tag) && cur.n != nil:
-		n := &node{e: e, scope: cur.scope, lang: cur.lang, unit: b.unit}
+		n := b.node(e, scratch)
+		n.scope, n.lang, n.unit = cur.scope, cur.lang, b.unit
 		ix.nodes.put(e.Offset, n)
 		cur.n.kids = append(cur.n.kids, n)
 		push(frame{n: n, scope: cur.scope, lang: cur.lang})
@@ -221,6 +276,17 @@ func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// node is a new node for e; a scratch entry of a scan is decoded later.
+func (b *indexer) node(e *dwarf.Entry, scratch bool) *node {
+	n := &node{off: e.Offset, tag: e.Tag}
+	if scratch {
+		n.lazy = b.lazy
+	} else {
+		n.ent = e
+	}
+	return n
 }
 
 // local indexes the type DIE at off, which the index passed over: a type
@@ -244,7 +310,7 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 		if first && (e.Offset != off || !isTypeTag(e.Tag)) {
 			return nil, nil
 		}
-		skip, err := b.add(e)
+		skip, err := b.add(e, false)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"github.com/binscope/binscope/internal/leb128"
 )
@@ -20,7 +21,7 @@ type scan struct {
 	info   []byte
 	abbrev []byte
 	order  binary.ByteOrder
-	tables map[tableKey]*abbrevTable
+	tables *abbrevTables
 
 	pos int // offset in info of the next DIE
 	u   scanHeader
@@ -35,6 +36,14 @@ type scanHeader struct {
 	addrSize   int
 	offSize    int
 	table      *abbrevTable
+}
+
+// abbrevTables are the abbreviation tables a file's scans parsed, shared
+// by the scans of the file (the functions walk and the type index run at
+// once).
+type abbrevTables struct {
+	mu sync.Mutex
+	m  map[tableKey]*abbrevTable
 }
 
 type tableKey struct {
@@ -127,7 +136,8 @@ func (f *File) newScan() *scan {
 	if info == nil || abbrev == nil {
 		return nil
 	}
-	return &scan{info: info, abbrev: abbrev, order: f.Debug.ByteOrder, tables: map[tableKey]*abbrevTable{}}
+	f.scanOnce.Do(func() { f.abbrevs = &abbrevTables{m: map[tableKey]*abbrevTable{}} })
+	return &scan{info: info, abbrev: abbrev, order: f.Debug.ByteOrder, tables: f.abbrevs}
 }
 
 // formSize is the size of a form's value in a unit format: 0 or more
@@ -168,14 +178,25 @@ func formSize(form uint64, u *scanHeader) int {
 // table parses (once per unit format) the abbreviation table at off.
 func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 	k := tableKey{off, u.version, u.addrSize, u.offSize}
-	if t := s.tables[k]; t != nil {
+	s.tables.mu.Lock()
+	defer s.tables.mu.Unlock()
+	if t := s.tables.m[k]; t != nil {
 		return t, nil
 	}
 	if off >= uint64(len(s.abbrev)) {
 		return nil, errScan
 	}
+	// The declarations and their attributes go to two slices, sliced
+	// once the table is read: two allocations a table, not two a
+	// declaration.
+	type parsed struct {
+		code       uint64
+		decl       abbrevDecl
+		start, end int
+	}
+	var decls []parsed
+	var specs []attrSpec
 	b := s.abbrev[off:]
-	t := &abbrevTable{}
 	for {
 		code, n := leb128.Uint(b)
 		if n <= 0 {
@@ -190,7 +211,7 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			return nil, errScan
 		}
 		b = b[n:]
-		d := &abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1}
+		p := parsed{code: code, decl: abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1}, start: len(specs)}
 		b = b[1:]
 		for {
 			attr, n := leb128.Uint(b)
@@ -217,11 +238,19 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 				return nil, errScan
 			}
 			if dwarf.Attr(attr) == dwarf.AttrName {
-				d.name = len(d.specs)
+				p.decl.name = len(specs) - p.start
 			}
-			d.specs = append(d.specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size})
+			specs = append(specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size})
 		}
-		d.fixed = 0
+		p.end = len(specs)
+		decls = append(decls, p)
+	}
+	t := &abbrevTable{}
+	all := make([]abbrevDecl, len(decls))
+	for i := range decls {
+		d := &all[i]
+		*d = decls[i].decl
+		d.specs = specs[decls[i].start:decls[i].end:decls[i].end]
 		for _, sp := range d.specs {
 			if sp.size < 0 {
 				d.fixed = -1
@@ -229,16 +258,20 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			}
 			d.fixed += sp.size
 		}
+		code := decls[i].code
+		if t.get(code) != nil {
+			return nil, errScan // a code twice: leave such a table to debug/dwarf
+		}
 		if code == uint64(len(t.dense)+1) && t.sparse == nil {
 			t.dense = append(t.dense, d)
-			continue
+		} else {
+			if t.sparse == nil {
+				t.sparse = map[uint64]*abbrevDecl{}
+			}
+			t.sparse[code] = d
 		}
-		if t.sparse == nil {
-			t.sparse = map[uint64]*abbrevDecl{}
-		}
-		t.sparse[code] = d
 	}
-	s.tables[k] = t
+	s.tables.m[k] = t
 	return t, nil
 }
 
@@ -249,30 +282,45 @@ func (t *abbrevTable) get(code uint64) *abbrevDecl {
 	return t.sparse[code]
 }
 
-// unit reads the unit header at s.pos.
+// unit reads the unit header at s.pos and its abbreviations.
 func (s *scan) unit() error {
+	abbrevOff, err := s.header()
+	if err != nil {
+		return err
+	}
+	t, err := s.table(abbrevOff, &s.u)
+	if err != nil {
+		return err
+	}
+	s.u.table = t
+	return nil
+}
+
+// header reads the unit header at s.pos into s.u and moves to the unit's
+// first entry; it returns the offset of the unit's abbreviations.
+func (s *scan) header() (uint64, error) {
 	b := s.info[s.pos:]
 	if len(b) < 4 {
-		return errScan
+		return 0, errScan
 	}
 	u := scanHeader{start: s.pos, offSize: 4}
 	length := uint64(s.order.Uint32(b))
 	hdr := 4
 	if length == 0xffffffff {
 		if len(b) < 12 {
-			return errScan
+			return 0, errScan
 		}
 		length, u.offSize, hdr = s.order.Uint64(b[4:]), 8, 12
 	} else if length >= 0xfffffff0 {
-		return errScan
+		return 0, errScan
 	}
 	if length > uint64(len(b)-hdr) {
-		return errScan
+		return 0, errScan
 	}
 	u.end = s.pos + hdr + int(length)
 	b = b[hdr : hdr+int(length)]
 	if len(b) < 2 {
-		return errScan
+		return 0, errScan
 	}
 	u.version = int(s.order.Uint16(b))
 	b = b[2:]
@@ -290,14 +338,14 @@ func (s *scan) unit() error {
 	switch {
 	case u.version >= 2 && u.version <= 4:
 		if len(b) < u.offSize+1 {
-			return errScan
+			return 0, errScan
 		}
 		abbrevOff = off()
 		u.addrSize = int(b[0])
 		b = b[1:]
 	case u.version == 5:
 		if len(b) < 2+u.offSize {
-			return errScan
+			return 0, errScan
 		}
 		utype := b[0]
 		u.addrSize = int(b[1])
@@ -307,28 +355,23 @@ func (s *scan) unit() error {
 		case 1, 3: // compile, partial
 		case 4, 5: // skeleton, split compile: a DWO id
 			if len(b) < 8 {
-				return errScan
+				return 0, errScan
 			}
 			b = b[8:]
 		case 2, 6: // type units: signature and type offset
 			if len(b) < 8+u.offSize {
-				return errScan
+				return 0, errScan
 			}
 			b = b[8+u.offSize:]
 		default:
-			return errScan
+			return 0, errScan
 		}
 	default:
-		return errScan
+		return 0, errScan
 	}
-	t, err := s.table(abbrevOff, &u)
-	if err != nil {
-		return err
-	}
-	u.table = t
 	s.u = u
 	s.pos = u.end - len(b)
-	return nil
+	return abbrevOff, nil
 }
 
 // next returns the next DIE, ok false at the end of the section.
@@ -373,6 +416,77 @@ func (s *scan) next() (d die, ok bool, err error) {
 // skipUnit moves to the end of the current unit: past the children of
 // its unit DIE.
 func (s *scan) skipUnit() { s.pos = s.u.end }
+
+// skipChildren moves past the children of d, the DIE just returned: to
+// its DW_AT_sibling as debug/dwarf's Reader does, else past the DIEs up
+// to the null entry that ends them.
+func (s *scan) skipChildren(d die) error {
+	if !d.children {
+		return nil
+	}
+	if to, ok := s.sibling(d); ok {
+		if to < s.pos || to > s.u.end {
+			return errScan
+		}
+		s.pos = to
+		return nil
+	}
+	start := s.u.start
+	for depth := 1; depth > 0; {
+		c, ok, err := s.next()
+		if err != nil {
+			return err
+		}
+		if !ok || s.u.start != start {
+			return errScan // the unit ended inside the children
+		}
+		switch {
+		case c.tag == 0:
+			depth--
+		case c.children:
+			depth++
+		}
+	}
+	return nil
+}
+
+// sibling is d's DW_AT_sibling as an offset in .debug_info.
+func (s *scan) sibling(d die) (int, bool) {
+	pos := d.attrs
+	var err error
+	for _, sp := range d.decl.specs {
+		if sp.attr != dwarf.AttrSibling {
+			if pos, err = s.skip(pos, sp); err != nil {
+				return 0, false
+			}
+			continue
+		}
+		b := s.info[pos:s.u.end]
+		var v uint64
+		switch {
+		case sp.form == fRef1 && len(b) >= 1:
+			v = uint64(b[0])
+		case sp.form == fRef2 && len(b) >= 2:
+			v = uint64(s.order.Uint16(b))
+		case sp.form == fRef4 && len(b) >= 4:
+			v = uint64(s.order.Uint32(b))
+		case sp.form == fRef8 && len(b) >= 8:
+			v = s.order.Uint64(b)
+		case sp.form == fRefUdata:
+			var n int
+			if v, n = leb128.Uint(b); n == 0 {
+				return 0, false
+			}
+		default:
+			return 0, false
+		}
+		if v > uint64(len(s.info)) {
+			return 0, false
+		}
+		return s.u.start + int(v), true
+	}
+	return 0, false
+}
 
 // skip returns the offset after the value of one attribute at pos.
 func (s *scan) skip(pos int, sp attrSpec) (int, error) {
@@ -489,78 +603,103 @@ func (s *scan) name(d die, str, lineStr []byte) (name string, ok bool) {
 	return "", false
 }
 
-// funcEntries yields the DIEs of .debug_info to the functions walk: from
-// a scan where the section's bytes are at hand, decoding through
-// debug/dwarf only the DIEs the walk reads attributes of; else from
-// debug/dwarf's Reader. A DIE the walk does not read comes as a scratch
-// entry (offset, tag, children; the name of a scope) that the next call
-// reuses.
-type funcEntries struct {
-	f       *File
-	sc      *scan
-	slow    *entryReader
-	r       *dwarf.Reader
-	scratch dwarf.Entry
-	field   [1]dwarf.Field
-	str     []byte
-	lineStr []byte
+// walk says which DIEs a walk over .debug_info reads attributes of.
+type walk int
+
+const (
+	// readerWalk reads every DIE through debug/dwarf's Reader.
+	readerWalk walk = iota
+	// funcWalk scans, decoding units, subprograms, inline sites and
+	// (when asked) formal parameters; scopes carry their names.
+	funcWalk
+	// typeWalk scans, decoding units; scopes and types carry their names.
+	typeWalk
+)
+
+// dieEntries yields the DIEs of .debug_info to a walk: from a scan where
+// the section's bytes are at hand, decoding through debug/dwarf only the
+// DIEs the walk reads attributes of; else from debug/dwarf's Reader. A DIE
+// the walk does not read comes as a scratch entry (offset, tag, children;
+// the name of a scope or type) that the next call reuses.
+type dieEntries struct {
+	f        *File
+	w        walk
+	sc       *scan
+	slow     *entryReader
+	r        *dwarf.Reader
+	last     die
+	scratchE dwarf.Entry
+	field    [1]dwarf.Field
+	str      []byte
+	lineStr  []byte
 }
 
-// funcEntries starts a walk: with the scan when fast and possible.
-func (f *File) funcEntries(fast bool) *funcEntries {
-	fe := &funcEntries{f: f}
-	if fast {
-		fe.sc = f.newScan()
+// dieEntries starts a walk of kind w, over debug/dwarf's Reader when the
+// section's bytes are not at hand.
+func (f *File) dieEntries(w walk) *dieEntries {
+	de := &dieEntries{f: f, w: w}
+	if w != readerWalk {
+		de.sc = f.newScan()
 	}
-	if fe.sc == nil {
-		fe.slow = f.entries()
-		return fe
+	if de.sc == nil {
+		de.slow = f.entries()
+		return de
 	}
-	fe.r = f.Data.Reader()
-	fe.str, fe.lineStr = f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
-	return fe
+	de.r = f.Data.Reader()
+	de.str, de.lineStr = f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
+	return de
 }
 
 // next returns the next entry, nil at the end. params asks for a formal
 // parameter's attributes.
-func (fe *funcEntries) next(params bool) (*dwarf.Entry, error) {
-	if fe.sc == nil {
-		return fe.slow.next()
+func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
+	if de.sc == nil {
+		return de.slow.next()
 	}
-	d, ok, err := fe.sc.next()
+	d, ok, err := de.sc.next()
 	if err != nil || !ok {
 		return nil, err
 	}
+	de.last = d
+	full, named := false, false
 	switch d.tag {
 	case 0:
-		fe.scratch = dwarf.Entry{}
-		return &fe.scratch, nil
-	case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
-		return fe.full(d)
+		de.scratchE = dwarf.Entry{}
+		return &de.scratchE, nil
+	case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+		full = true
+	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+		full = de.w == funcWalk
 	case dwarf.TagFormalParameter:
-		if params {
-			return fe.full(d)
-		}
+		full = de.w == funcWalk && params
 	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
-		if d.decl.name >= 0 {
-			name, ok := fe.sc.name(d, fe.str, fe.lineStr)
-			if !ok {
-				return fe.full(d)
-			}
-			fe.field[0] = dwarf.Field{Attr: dwarf.AttrName, Val: name, Class: dwarf.ClassString}
-			fe.scratch = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children, Field: fe.field[:]}
-			return &fe.scratch, nil
-		}
+		named = true
+	default:
+		named = de.w == typeWalk && isTypeTag(d.tag)
 	}
-	fe.scratch = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children}
-	return &fe.scratch, nil
+	if full {
+		return de.full(d)
+	}
+	de.scratchE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children}
+	if named && d.decl.name >= 0 {
+		name, ok := de.sc.name(d, de.str, de.lineStr)
+		if !ok {
+			return de.full(d)
+		}
+		de.field[0] = dwarf.Field{Attr: dwarf.AttrName, Val: name, Class: dwarf.ClassString}
+		de.scratchE.Field = de.field[:]
+	}
+	return &de.scratchE, nil
 }
+
+// scratch reports whether e is the scratch entry next reuses.
+func (de *dieEntries) scratch(e *dwarf.Entry) bool { return e == &de.scratchE }
 
 // full decodes d through debug/dwarf, checking that it is the DIE the
 // scan saw.
-func (fe *funcEntries) full(d die) (*dwarf.Entry, error) {
-	fe.r.Seek(d.off)
-	e, err := fe.r.Next()
+func (de *dieEntries) full(d die) (*dwarf.Entry, error) {
+	de.r.Seek(d.off)
+	e, err := de.r.Next()
 	if err != nil || e == nil || e.Offset != d.off || e.Tag != d.tag || e.Children != d.children {
 		return nil, errScan
 	}
@@ -568,10 +707,19 @@ func (fe *funcEntries) full(d die) (*dwarf.Entry, error) {
 }
 
 // skipUnit skips the children of the unit entry just returned.
-func (fe *funcEntries) skipUnit() {
-	if fe.sc == nil {
-		fe.slow.r.SkipChildren()
+func (de *dieEntries) skipUnit() {
+	if de.sc == nil {
+		de.slow.r.SkipChildren()
 		return
 	}
-	fe.sc.skipUnit()
+	de.sc.skipUnit()
+}
+
+// skipChildren skips the children of the entry just returned.
+func (de *dieEntries) skipChildren() error {
+	if de.sc == nil {
+		de.slow.r.SkipChildren()
+		return nil
+	}
+	return de.sc.skipChildren(de.last)
 }

@@ -27,10 +27,8 @@ var scanInputs = []struct {
 	{"libstdc++", func(t *testing.T) string { return testutil.RealBinary(t, "libstdc++") }, 400000},
 }
 
-// TestScanAgreesWithReader: the scan sees every DIE debug/dwarf's Reader
-// sees, at the same offset with the same tag and children, and reads the
-// same names.
-func TestScanAgreesWithReader(t *testing.T) {
+// eachScanInput runs test on each of scanInputs, opened.
+func eachScanInput(t *testing.T, test func(t *testing.T, f *File, min int)) {
 	for _, in := range scanInputs {
 		t.Run(in.name, func(t *testing.T) {
 			f, err := Open(in.path(t), nil)
@@ -38,45 +36,54 @@ func TestScanAgreesWithReader(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			sc := f.newScan()
-			if sc == nil {
-				t.Fatal("no scan: the sections' bytes are not kept")
-			}
-			strs, lineStrs := f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
-			r := f.Data.Reader()
-			n, names := 0, 0
-			for {
-				e, err := r.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				d, ok, serr := sc.next()
-				if serr != nil {
-					t.Fatalf("scan: %v after %d DIEs (the Reader is at %#x)", serr, n, e.Offset)
-				}
-				if e == nil || !ok {
-					if e != nil || ok {
-						t.Fatalf("after %d DIEs, the Reader ends: %v, the scan ends: %v", n, e == nil, !ok)
-					}
-					break
-				}
-				n++
-				if d.tag != e.Tag || (e.Tag != 0 && (d.off != e.Offset || d.children != e.Children)) {
-					t.Fatalf("DIE %d: scan %#x %v children %v, Reader %#x %v children %v", n, d.off, d.tag, d.children, e.Offset, e.Tag, e.Children)
-				}
-				if name, ok := sc.name(d, strs, lineStrs); ok {
-					names++
-					if want := str(e, dwarf.AttrName); name != want {
-						t.Fatalf("DIE %#x: scan's name %q, Reader's %q", d.off, name, want)
-					}
-				}
-			}
-			if n < in.min {
-				t.Errorf("%d DIEs compared, want at least %d", n, in.min)
-			}
-			t.Logf("%d DIEs and %d names agree", n, names)
+			test(t, f, in.min)
 		})
 	}
+}
+
+// TestScanAgreesWithReader: the scan sees every DIE debug/dwarf's Reader
+// sees, at the same offset with the same tag and children, and reads the
+// same names.
+func TestScanAgreesWithReader(t *testing.T) {
+	eachScanInput(t, func(t *testing.T, f *File, min int) {
+		sc := f.newScan()
+		if sc == nil {
+			t.Fatal("no scan: the sections' bytes are not kept")
+		}
+		strs, lineStrs := f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
+		r := f.Data.Reader()
+		n, names := 0, 0
+		for {
+			e, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, ok, serr := sc.next()
+			if serr != nil {
+				t.Fatalf("scan: %v after %d DIEs (the Reader is at %#x)", serr, n, e.Offset)
+			}
+			if e == nil || !ok {
+				if e != nil || ok {
+					t.Fatalf("after %d DIEs, the Reader ends: %v, the scan ends: %v", n, e == nil, !ok)
+				}
+				break
+			}
+			n++
+			if d.tag != e.Tag || (e.Tag != 0 && (d.off != e.Offset || d.children != e.Children)) {
+				t.Fatalf("DIE %d: scan %#x %v children %v, Reader %#x %v children %v", n, d.off, d.tag, d.children, e.Offset, e.Tag, e.Children)
+			}
+			if name, ok := sc.name(d, strs, lineStrs); ok {
+				names++
+				if want := str(e, dwarf.AttrName); name != want {
+					t.Fatalf("DIE %#x: scan's name %q, Reader's %q", d.off, name, want)
+				}
+			}
+		}
+		if n < min {
+			t.Errorf("%d DIEs compared, want at least %d", n, min)
+		}
+		t.Logf("%d DIEs and %d names agree", n, names)
+	})
 }
 
 // TestScanWalkEqualsReaderWalk: the functions a walk over the scan finds
@@ -136,4 +143,66 @@ func describe(fn *types.Func) string {
 		s += fmt.Sprintf("|param %s %s %s %#x", p.Name, t, p.Loc.String(), p.PC)
 	}
 	return s
+}
+
+// TestScanIndexEqualsReaderIndex: the type index built over a scan, its
+// entries decoded on demand, is the index built over debug/dwarf's
+// Reader: the same nodes, scopes, units and children, and each node's
+// entry equal field for field.
+func TestScanIndexEqualsReaderIndex(t *testing.T) {
+	eachScanInput(t, func(t *testing.T, f *File, min int) {
+		lazy, err := f.indexWith(f.dieEntries(typeWalk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eager, err := f.indexWith(f.dieEntries(readerWalk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lazy.nodes.size() != eager.nodes.size() || len(lazy.named) != len(eager.named) || len(lazy.units) != len(eager.units) {
+			t.Fatalf("scan: %d nodes, %d named, %d units; Reader: %d, %d, %d", lazy.nodes.size(), len(lazy.named), len(lazy.units),
+				eager.nodes.size(), len(eager.named), len(eager.units))
+		}
+		n := 0
+		eager.nodes.each(func(off dwarf.Offset, want *node) {
+			got := lazy.nodes.get(off)
+			if got == nil {
+				t.Fatalf("node %#x missing from the scan's index", off)
+			}
+			if d := nodeDiff(got, want); d != "" {
+				t.Fatalf("node %#x: %s", off, d)
+			}
+			n++
+		})
+		for i := range eager.named {
+			if lazy.named[i].off != eager.named[i].off {
+				t.Fatalf("named[%d]: %#x, want %#x", i, lazy.named[i].off, eager.named[i].off)
+			}
+		}
+		if n < min/10 {
+			t.Errorf("%d nodes compared, want at least %d", n, min/10)
+		}
+	})
+}
+
+func nodeDiff(got, want *node) string {
+	if got.scope != want.scope || got.lang != want.lang || got.top != want.top || got.unit != want.unit || len(got.kids) != len(want.kids) {
+		return fmt.Sprintf("scope %q lang %v top %v unit %d kids %d; want %q %v %v %d %d", got.scope, got.lang, got.top, got.unit,
+			len(got.kids), want.scope, want.lang, want.top, want.unit, len(want.kids))
+	}
+	for i := range got.kids {
+		if got.kids[i].off != want.kids[i].off {
+			return fmt.Sprintf("kid %d at %#x, want %#x", i, got.kids[i].off, want.kids[i].off)
+		}
+	}
+	ge, we := got.entry(), want.entry()
+	if ge.Offset != we.Offset || ge.Tag != we.Tag || ge.Children != we.Children || len(ge.Field) != len(we.Field) {
+		return fmt.Sprintf("entry %+v, want %+v", ge, we)
+	}
+	for i := range ge.Field {
+		if fmt.Sprint(ge.Field[i]) != fmt.Sprint(we.Field[i]) {
+			return fmt.Sprintf("field %d %v, want %v", i, ge.Field[i], we.Field[i])
+		}
+	}
+	return ""
 }
