@@ -197,6 +197,7 @@ type indexer struct {
 	f     *File
 	ix    *index
 	lazy  *lazyEntries // set when the entries come from a scan
+	slab  []node       // nodes to hand out
 	stack []frame
 	cur   frame
 	unit  int32 // the unit the DIEs belong to
@@ -258,11 +259,13 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 		} else if hasName(e) && !b.local {
 			ix.named = append(ix.named, n)
 		}
-		scope := cur.scope
-		if name := str(e, dwarf.AttrName); name != "" {
-			scope += name + "::"
+		if e.Children {
+			scope := cur.scope
+			if name := str(e, dwarf.AttrName); name != "" {
+				scope += name + "::"
+			}
+			push(frame{n: n, scope: scope, lang: cur.lang})
 		}
-		push(frame{n: n, scope: scope, lang: cur.lang})
 	case isPartTag(e.Tag) && cur.n != nil:
 		n := b.node(e, scratch)
 		n.scope, n.lang, n.unit = cur.scope, cur.lang, b.unit
@@ -280,7 +283,13 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 
 // node is a new node for e; a scratch entry of a scan is decoded later.
 func (b *indexer) node(e *dwarf.Entry, scratch bool) *node {
-	n := &node{off: e.Offset, tag: e.Tag}
+	// Nodes come from slabs: a large file has a million of them.
+	if len(b.slab) == 0 {
+		b.slab = make([]node, 1024)
+	}
+	n := &b.slab[0]
+	b.slab = b.slab[1:]
+	n.off, n.tag = e.Offset, e.Tag
 	if scratch {
 		n.lazy = b.lazy
 	} else {
