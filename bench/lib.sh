@@ -9,16 +9,23 @@ need() { command -v "$1" >/dev/null || { echo "bench: $1 not found (bash scripts
 # gocmd: the 20 MB Go binary with DWARF both benches read.
 gocmd() { [ -f "$out/gocmd" ] || go build -o "$out/gocmd" cmd/go; }
 
-# one TOOL ARGS...: runs once, prints "seconds maxrss_kb".
+# one TOOL ARGS...: runs once, prints "seconds maxrss_kb cpu_seconds": wall
+# time to the millisecond from bash's clock (no process started to read it;
+# it includes starting /usr/bin/time, which reports the peak memory and the
+# CPU time, user and system, on every core).
 one() {
-	/usr/bin/time -f '%e %M' -o "$out/time.txt" "$@" >/dev/null 2>&1 || true
-	cat "$out/time.txt"
+	local t0=$EPOCHREALTIME
+	/usr/bin/time -f '%M %U %S' -o "$out/time.txt" "$@" >/dev/null 2>&1 || true
+	local t1=$EPOCHREALTIME
+	tail -1 "$out/time.txt" | awk -v a="$t0" -v b="$t1" '{ printf "%.4f %s %.2f\n", b - a, $1, $2 + $3 }'
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 
 # compare NAME OURS PEER RUNS ARGS...: runs OURS and PEER on ARGS, alternating,
-# and prints medians of time and max RSS and the time ratio. OURS and PEER
+# and prints medians of time, max RSS and CPU time, and the ratios of the
+# times (wall, and CPU: the one a loaded machine changes least); the command in
+# $before_ours, when set, runs before each run of OURS. OURS and PEER
 # may carry flags ("bench/out/gofunct -P"): they are split on spaces.
 compare() {
 	local name=$1 ours=$2 peer=$3 runs=$4
@@ -26,17 +33,21 @@ compare() {
 	: >"$out/$name.ours"
 	: >"$out/$name.theirs"
 	for ((i = 0; i < runs; i++)); do
+		${before_ours:-:} # a hook: bench/pfunct.sh empties the index cache here
 		# shellcheck disable=SC2086
 		one $ours "$@" >>"$out/$name.ours"
 		# shellcheck disable=SC2086
 		one $peer "$@" >>"$out/$name.theirs"
 	done
-	local ot om pt pm
+	local ot om oc pt pm pc
 	ot=$(cut -d' ' -f1 "$out/$name.ours" | median)
 	om=$(cut -d' ' -f2 "$out/$name.ours" | median)
+	oc=$(cut -d' ' -f3 "$out/$name.ours" | median)
 	pt=$(cut -d' ' -f1 "$out/$name.theirs" | median)
 	pm=$(cut -d' ' -f2 "$out/$name.theirs" | median)
-	awk -v n="$name" -v o="$(basename "$ours")" -v p="$peer" -v ot="$ot" -v om="$om" -v pt="$pt" -v pm="$pm" 'BEGIN {
-		printf "%-8s %s %6.3f s %7.1f MB | %s %6.3f s %7.1f MB | time ratio %.2f\n", n, o, ot, om/1024, p, pt, pm/1024, ot/pt
+	pc=$(cut -d' ' -f3 "$out/$name.theirs" | median)
+	awk -v n="$name" -v o="$(basename "$ours")" -v p="$peer" -v ot="$ot" -v om="$om" -v oc="$oc" -v pt="$pt" -v pm="$pm" -v pc="$pc" 'BEGIN {
+		printf "%-15s %s %6.3f s %7.1f MB cpu %5.2f s | %s %6.3f s %7.1f MB cpu %5.2f s | time ratio %.2f, cpu %.2f\n",
+			n, o, ot, om/1024, oc, p, pt, pm/1024, pc, ot/pt, (pc > 0 ? oc/pc : 0)
 	}'
 }

@@ -7,7 +7,7 @@ import (
 )
 
 func (c *converter) composite(n *node, size int64, depth int) (types.Type, error) {
-	e := n.e
+	e := n.entry()
 	t := &types.Struct{
 		Name:     c.qualify(n, str(e, dwarf.AttrName)),
 		ByteSize: size,
@@ -31,7 +31,7 @@ func (c *converter) composite(n *node, size int64, depth int) (types.Type, error
 	}
 	c.memo[e.Offset] = t
 	for _, k := range n.kids {
-		switch k.e.Tag {
+		switch k.entry().Tag {
 		case dwarf.TagMember, dwarf.TagInheritance:
 			m, ok, err := c.member(k, depth)
 			if err != nil {
@@ -50,15 +50,15 @@ func (c *converter) composite(n *node, size int64, depth int) (types.Type, error
 			}
 			t.Variants = vp
 		case dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter:
-			p := types.TemplateParam{Name: str(k.e, dwarf.AttrName)}
-			if off, ok := k.e.Val(dwarf.AttrType).(dwarf.Offset); ok && k.e.Tag == dwarf.TagTemplateTypeParameter {
+			p := types.TemplateParam{Name: str(k.entry(), dwarf.AttrName)}
+			if off, ok := k.entry().Val(dwarf.AttrType).(dwarf.Offset); ok && k.entry().Tag == dwarf.TagTemplateTypeParameter {
 				pt, err := c.typ(off, depth+1)
 				if err != nil {
 					return nil, err
 				}
 				p.Type = pt
 			}
-			p.Value, _ = k.e.Val(dwarf.AttrConstValue).(int64)
+			p.Value, _ = k.entry().Val(dwarf.AttrConstValue).(int64)
 			t.Template = append(t.Template, p)
 		}
 	}
@@ -68,7 +68,7 @@ func (c *converter) composite(n *node, size int64, depth int) (types.Type, error
 // member converts a DW_TAG_member or DW_TAG_inheritance. Static members
 // (declarations without a location) take no space and are left out.
 func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
-	e := n.e
+	e := n.entry()
 	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
 		return types.Member{}, false, nil
 	}
@@ -166,25 +166,25 @@ func (c *converter) location(e *dwarf.Entry) (int64, types.Dynamic, error) {
 // default variant) and one member.
 func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) {
 	vp := &types.VariantPart{}
-	discr, _ := n.e.Val(dwarf.AttrDiscr).(dwarf.Offset)
+	discr, _ := n.entry().Val(dwarf.AttrDiscr).(dwarf.Offset)
 	for _, k := range n.kids {
-		switch k.e.Tag {
+		switch k.entry().Tag {
 		case dwarf.TagMember:
 			m, ok, err := c.member(k, depth)
 			if err != nil {
 				return nil, err
 			}
-			if ok && (k.e.Offset == discr || vp.Tag == nil) {
+			if ok && (k.entry().Offset == discr || vp.Tag == nil) {
 				mm := m
 				vp.Tag = &mm
 			}
 		case dwarf.TagVariant:
 			v := types.Variant{Default: true}
-			if d, ok := k.e.Val(dwarf.AttrDiscrValue).(int64); ok {
+			if d, ok := k.entry().Val(dwarf.AttrDiscrValue).(int64); ok {
 				v.Discr, v.Default = d, false
 			}
 			for _, km := range k.kids {
-				if km.e.Tag != dwarf.TagMember {
+				if km.entry().Tag != dwarf.TagMember {
 					continue
 				}
 				m, ok, err := c.member(km, depth)
@@ -203,13 +203,13 @@ func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) 
 }
 
 func (c *converter) array(n *node, depth int) (types.Type, error) {
-	e := n.e
+	e := n.entry()
 	var dims []int64
 	for _, k := range n.kids {
-		if k.e.Tag != dwarf.TagSubrangeType {
+		if k.entry().Tag != dwarf.TagSubrangeType {
 			continue
 		}
-		dims = append(dims, count(k.e))
+		dims = append(dims, count(k.entry()))
 	}
 	if len(dims) == 0 {
 		dims = []int64{-1}
@@ -254,7 +254,7 @@ func count(e *dwarf.Entry) int64 {
 }
 
 func (c *converter) enum(n *node, size int64, depth int) (types.Type, error) {
-	e := n.e
+	e := n.entry()
 	t := &types.Enum{Name: c.qualify(n, str(e, dwarf.AttrName)), ByteSize: size, Lang: n.lang, Decl: c.decl(n)}
 	c.memo[e.Offset] = t
 	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
@@ -270,14 +270,14 @@ func (c *converter) enum(n *node, size int64, depth int) (types.Type, error) {
 		}
 	}
 	for _, k := range n.kids {
-		if k.e.Tag != dwarf.TagEnumerator {
+		if k.entry().Tag != dwarf.TagEnumerator {
 			continue
 		}
-		v, _ := k.e.Val(dwarf.AttrConstValue).(int64)
+		v, _ := k.entry().Val(dwarf.AttrConstValue).(int64)
 		if v < 0 {
 			t.Signed = true
 		}
-		t.Values = append(t.Values, types.EnumValue{Name: str(k.e, dwarf.AttrName), Value: v})
+		t.Values = append(t.Values, types.EnumValue{Name: str(k.entry(), dwarf.AttrName), Value: v})
 	}
 	return t, nil
 }
@@ -286,7 +286,7 @@ func (c *converter) enum(n *node, size int64, depth int) (types.Type, error) {
 // parameters marked DW_AT_variable_parameter; a single result becomes the
 // Return type.
 func (c *converter) funcProto(n *node, size int64, depth int) (types.Type, error) {
-	e := n.e
+	e := n.entry()
 	t := &types.FuncProto{Name: str(e, dwarf.AttrName), ByteSize: size}
 	c.memo[e.Offset] = t
 	var err error
@@ -295,17 +295,17 @@ func (c *converter) funcProto(n *node, size int64, depth int) (types.Type, error
 	}
 	var results []types.Type
 	for _, k := range n.kids {
-		switch k.e.Tag {
+		switch k.entry().Tag {
 		case dwarf.TagFormalParameter:
-			pt, err := c.ref(k.e, depth)
+			pt, err := c.ref(k.entry(), depth)
 			if err != nil {
 				return nil, err
 			}
-			if out, _ := k.e.Val(dwarf.AttrVarParam).(bool); out && n.lang == types.LangGo {
+			if out, _ := k.entry().Val(dwarf.AttrVarParam).(bool); out && n.lang == types.LangGo {
 				results = append(results, pt)
 				continue
 			}
-			t.Params = append(t.Params, types.FuncParam{Name: str(k.e, dwarf.AttrName), Type: pt})
+			t.Params = append(t.Params, types.FuncParam{Name: str(k.entry(), dwarf.AttrName), Type: pt})
 		case dwarf.TagUnspecifiedParameters:
 			t.Variadic = true
 		}

@@ -41,7 +41,7 @@ func newConverter(f *File, ix *index) *converter {
 	return &converter{
 		f:    f,
 		ix:   ix,
-		memo: make(map[dwarf.Offset]types.Type, len(ix.nodes)/2),
+		memo: make(map[dwarf.Offset]types.Type, ix.nodes.size()/2),
 		void: &types.Void{},
 		ptr:  f.ELF.PointerSize(),
 		big:  f.ELF.Data == elf.ELFDATA2MSB,
@@ -60,7 +60,7 @@ func (c *converter) spec() (*types.Spec, error) {
 	added := make(map[types.Type]bool)
 	var key strings.Builder
 	for _, n := range c.ix.named {
-		switch n.e.Tag {
+		switch n.entry().Tag {
 		case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
 		default:
 			continue
@@ -68,10 +68,10 @@ func (c *converter) spec() (*types.Spec, error) {
 		key.Reset()
 		c.dedupKey(&key, n)
 		if t, ok := seen[key.String()]; ok {
-			c.memo[n.e.Offset] = t
+			c.memo[n.entry().Offset] = t
 			continue
 		}
-		t, err := c.root(n.e.Offset)
+		t, err := c.root(n.entry().Offset)
 		if err != nil {
 			return nil, err
 		}
@@ -120,13 +120,13 @@ func mainLang(units []unit) (types.Lang, string) {
 // converting it: tag, qualified name, size, and each part's tag, name and
 // position. Identical keys in different compile units are one type.
 func (c *converter) dedupKey(b *strings.Builder, n *node) {
-	e := n.e
+	e := n.entry()
 	fmt.Fprintf(b, "%d|%s%s|%v|%v", e.Tag, n.scope, str(e, dwarf.AttrName), e.Val(dwarf.AttrByteSize), e.Val(dwarf.AttrDeclaration))
 	if e.Tag == dwarf.TagTypedef {
 		if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
-			if t := c.ix.nodes[off]; t != nil {
-				fmt.Fprintf(b, "|%d|%s|%v", t.e.Tag, str(t.e, dwarf.AttrName), t.e.Val(dwarf.AttrByteSize))
-				if str(t.e, dwarf.AttrName) == "" {
+			if t := c.ix.nodes.get(off); t != nil {
+				fmt.Fprintf(b, "|%d|%s|%v", t.entry().Tag, str(t.entry(), dwarf.AttrName), t.entry().Val(dwarf.AttrByteSize))
+				if str(t.entry(), dwarf.AttrName) == "" {
 					// typedef struct { ... } name: the body tells apart.
 					b.WriteString("{")
 					c.dedupKey(b, t)
@@ -137,8 +137,8 @@ func (c *converter) dedupKey(b *strings.Builder, n *node) {
 		return
 	}
 	for _, k := range n.kids {
-		fmt.Fprintf(b, ";%d,%s,%v,%v,%v,%v", k.e.Tag, str(k.e, dwarf.AttrName), k.e.Val(dwarf.AttrDataMemberLoc),
-			k.e.Val(dwarf.AttrDataBitOffset), k.e.Val(dwarf.AttrBitOffset), k.e.Val(dwarf.AttrConstValue))
+		fmt.Fprintf(b, ";%d,%s,%v,%v,%v,%v", k.entry().Tag, str(k.entry(), dwarf.AttrName), k.entry().Val(dwarf.AttrDataMemberLoc),
+			k.entry().Val(dwarf.AttrDataBitOffset), k.entry().Val(dwarf.AttrBitOffset), k.entry().Val(dwarf.AttrConstValue))
 	}
 }
 
@@ -166,17 +166,17 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	if depth > maxNesting {
 		return nil, c.f.decodeError(off, "%v", errTooDeep)
 	}
-	n := c.ix.nodes[off]
+	n := c.ix.nodes.get(off)
 	if n == nil {
 		var err error
 		if n, err = c.f.local(c.ix, off); err != nil {
 			return nil, err
 		}
 	}
-	if n == nil || !isTypeTag(n.e.Tag) {
+	if n == nil || !isTypeTag(n.entry().Tag) {
 		return nil, c.f.decodeError(off, "reference to a DIE that is not a type")
 	}
-	e := n.e
+	e := n.entry()
 	name := str(e, dwarf.AttrName)
 	size, err := c.byteSize(e)
 	if err != nil {
@@ -260,7 +260,7 @@ func (c *converter) qualify(n *node, name string) string {
 }
 
 func (c *converter) decl(n *node) types.Decl {
-	line, _ := n.e.Val(dwarf.AttrDeclLine).(int64)
+	line, _ := n.entry().Val(dwarf.AttrDeclLine).(int64)
 	if line == 0 {
 		return types.Decl{}
 	}
@@ -273,7 +273,7 @@ func (c *converter) fileName(n *node) string {
 	if n.unit < 0 || int(n.unit) >= len(c.ix.units) {
 		return ""
 	}
-	return fileName(c.f.unitFiles(c.ix.units[n.unit].entry), n.e.Val(dwarf.AttrDeclFile))
+	return fileName(c.f.unitFiles(c.ix.units[n.unit].entry), n.entry().Val(dwarf.AttrDeclFile))
 }
 
 func encoding(e *dwarf.Entry) types.Encoding {
@@ -316,26 +316,26 @@ func qualKind(t dwarf.Tag) types.QualKind {
 // the file. The one-definition rule makes any definition of the name the
 // right one; C has no such rule, so its declarations stay incomplete.
 func (c *converter) definition(n *node) dwarf.Offset {
-	if decl, _ := n.e.Val(dwarf.AttrDeclaration).(bool); !decl || n.lang != types.LangCPlusPlus || !hasName(n.e) {
+	if decl, _ := n.entry().Val(dwarf.AttrDeclaration).(bool); !decl || n.lang != types.LangCPlusPlus || !hasName(n.entry()) {
 		return 0
 	}
 	if c.defs == nil {
 		c.defs = make(map[string]dwarf.Offset)
-		for off, d := range c.ix.nodes {
-			if d.lang != types.LangCPlusPlus || !hasName(d.e) {
-				continue
+		c.ix.nodes.each(func(off dwarf.Offset, d *node) {
+			if d.lang != types.LangCPlusPlus || !hasName(d.entry()) {
+				return
 			}
-			if decl, _ := d.e.Val(dwarf.AttrDeclaration).(bool); decl {
-				continue
+			if decl, _ := d.entry().Val(dwarf.AttrDeclaration).(bool); decl {
+				return
 			}
 			k := defKey(d)
 			if k == "" {
-				continue
+				return
 			}
 			if prev, ok := c.defs[k]; !ok || off < prev {
 				c.defs[k] = off
 			}
-		}
+		})
 	}
 	return c.defs[defKey(n)]
 }
@@ -343,11 +343,11 @@ func (c *converter) definition(n *node) dwarf.Offset {
 // defKey is the name a declaration and its definition share: struct and
 // class are one kind (a class may be declared with either keyword).
 func defKey(n *node) string {
-	switch n.e.Tag {
+	switch n.entry().Tag {
 	case dwarf.TagStructType, dwarf.TagClassType:
-		return "s|" + n.scope + str(n.e, dwarf.AttrName)
+		return "s|" + n.scope + str(n.entry(), dwarf.AttrName)
 	case dwarf.TagUnionType:
-		return "u|" + n.scope + str(n.e, dwarf.AttrName)
+		return "u|" + n.scope + str(n.entry(), dwarf.AttrName)
 	}
 	return ""
 }

@@ -50,7 +50,9 @@ type File struct {
 	paramsMu   sync.Mutex
 	fillers    []*paramFiller // one per Functions walk with Params (see FillParams)
 	unitOnce   sync.Once
-	unitRanges []unitRange // every unit's address ranges, sorted (see unitAt)
+	scanOnce   sync.Once
+	abbrevs    *abbrevTables // parsed by the scans (see scan)
+	unitRanges []unitRange   // every unit's address ranges, sorted (see unitAt)
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
@@ -151,7 +153,38 @@ func newFile(ef *elfx.File, opts *Options) (*File, error) {
 		return nil, err
 	}
 	f.Data = d
+	f.primeUnits()
 	return f, nil
+}
+
+// primeUnits makes debug/dwarf read every DWARF 5 unit's bases
+// (DW_AT_str_offsets_base, DW_AT_addr_base, DW_AT_rnglists_base) now:
+// it records them in the unit the first time a Reader enters it, a write
+// two Readers on two goroutines (the functions walk and the type index)
+// would otherwise race on, one of them reading a base not yet filled.
+func (f *File) primeUnits() {
+	if sc := f.newScan(); sc != nil {
+		r := f.Data.Reader()
+		for sc.pos < len(sc.info) {
+			if _, err := sc.header(); err != nil {
+				break
+			}
+			r.Seek(dwarf.Offset(sc.pos)) // the unit's first entry
+			sc.skipUnit()
+		}
+		return
+	}
+	// Without the section's bytes: every unit's first entry, through
+	// the guarded reader (corrupt input can make debug/dwarf's Reader
+	// stand still).
+	r := f.entries()
+	for {
+		e, err := r.next()
+		if err != nil || e == nil {
+			return
+		}
+		r.r.SkipChildren()
+	}
 }
 
 func noDebugInfo(ef *elfx.File, tried []string) error {

@@ -3,6 +3,7 @@ package dwarf
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -81,6 +82,16 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 	if opts != nil {
 		o = *opts
 	}
+	fns, err = f.functions(o, true)
+	if errors.Is(err, errScan) {
+		fns, err = f.functions(o, false)
+	}
+	return fns, err
+}
+
+// functions is Functions, walking the DIEs with a scan when fast (see
+// dieEntries): errScan when the scan falls out of step.
+func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			fns, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
@@ -95,7 +106,11 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 	subs := map[dwarf.Offset]*subprogram{}
 	var order []*subprogram
 	var sites []inlined
-	r := f.entries()
+	w := readerWalk
+	if fast {
+		w = funcWalk
+	}
+	r := f.dieEntries(w)
 	type frame struct {
 		sub    dwarf.Offset // enclosing out-of-line subprogram, or 0
 		scope  string
@@ -110,7 +125,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 	var files []*dwarf.LineFile
 	var lang types.Lang
 	for {
-		e, err := r.next()
+		e, err := r.next(o.Params && cur.direct != nil)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +149,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 			cur, next = frame{}, frame{}
 			if units != nil && !units[e.Offset] {
 				if e.Children {
-					r.r.SkipChildren()
+					r.skipUnit()
 				}
 				continue
 			}

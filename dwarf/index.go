@@ -2,9 +2,11 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/binscope/binscope/types"
 )
@@ -12,7 +14,12 @@ import (
 // node is an indexed DIE: a type or a part of one (member, enumerator,
 // subrange, parameter, variant part, variant), with its children.
 type node struct {
-	e     *dwarf.Entry
+	off dwarf.Offset
+	tag dwarf.Tag
+	// ent is the DIE, decoded by the pass that built the index or, in an
+	// index built over a scan, on first use (see entry).
+	ent   *dwarf.Entry
+	lazy  *lazyEntries
 	kids  []*node
 	scope string // qualifier of the enclosing namespaces and types: "layouts::inner::"
 	lang  types.Lang
@@ -30,9 +37,57 @@ type unit struct {
 
 // index is the result of one pass over .debug_info.
 type index struct {
-	nodes map[dwarf.Offset]*node
+	nodes nodeTable
 	named []*node // named types at namespace level, in DIE order
 	units []unit
+}
+
+// nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
+// them in increasing order, kept in slices searched by bisection (a map of
+// every type DIE of a large file costs more to fill than all lookups
+// save); DIEs indexed later, out of order (local types), go to a map.
+type nodeTable struct {
+	offs  []dwarf.Offset
+	list  []*node
+	extra map[dwarf.Offset]*node
+}
+
+func (t *nodeTable) put(off dwarf.Offset, n *node) {
+	if k := len(t.offs); k == 0 || off > t.offs[k-1] {
+		t.offs = append(t.offs, off)
+		t.list = append(t.list, n)
+		return
+	}
+	i := sort.Search(len(t.offs), func(i int) bool { return t.offs[i] >= off })
+	if i < len(t.offs) && t.offs[i] == off {
+		t.list[i] = n
+		return
+	}
+	if t.extra == nil {
+		t.extra = map[dwarf.Offset]*node{}
+	}
+	t.extra[off] = n
+}
+
+func (t *nodeTable) get(off dwarf.Offset) *node {
+	i := sort.Search(len(t.offs), func(i int) bool { return t.offs[i] >= off })
+	if i < len(t.offs) && t.offs[i] == off {
+		return t.list[i]
+	}
+	return t.extra[off]
+}
+
+// size is the number of nodes.
+func (t *nodeTable) size() int { return len(t.list) + len(t.extra) }
+
+// each calls fn with every node and its offset.
+func (t *nodeTable) each(fn func(off dwarf.Offset, n *node)) {
+	for i, n := range t.list {
+		fn(t.offs[i], n)
+	}
+	for off, n := range t.extra {
+		fn(off, n)
+	}
 }
 
 // maxNesting bounds the depth of DIE trees the index follows.
@@ -70,32 +125,79 @@ type frame struct {
 	skip  bool // a unit filtered out by language
 }
 
+// index indexes the file's types in one pass over .debug_info: over a
+// scan that decodes each type's DIE when a conversion first needs it where
+// the section's bytes are at hand, else (or when the scan falls out of
+// step) over debug/dwarf's Reader.
 func (f *File) index() (*index, error) {
-	b := &indexer{f: f, ix: &index{nodes: make(map[dwarf.Offset]*node, 1<<14)}}
-	r := f.entries()
+	ix, err := f.indexWith(f.dieEntries(typeWalk))
+	if errors.Is(err, errScan) {
+		ix, err = f.indexWith(f.dieEntries(readerWalk))
+	}
+	return ix, err
+}
+
+func (f *File) indexWith(r *dieEntries) (*index, error) {
+	b := &indexer{f: f, ix: &index{}}
+	if r.sc != nil {
+		b.lazy = &lazyEntries{f: f, r: f.Data.Reader()}
+	}
 	for {
-		e, err := r.next()
+		e, err := r.next(false)
 		if err != nil {
 			return nil, err
 		}
 		if e == nil {
 			break
 		}
-		skip, err := b.add(e)
+		skip, err := b.add(e, r.scratch(e))
 		if err != nil {
 			return nil, err
 		}
 		if skip && e.Children {
-			r.r.SkipChildren()
+			if err := r.skipChildren(); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return b.ix, nil
+}
+
+// lazyEntries decodes the DIEs of an index built over a scan, one at a
+// time, when a conversion first reads one.
+type lazyEntries struct {
+	f  *File
+	mu sync.Mutex
+	r  *dwarf.Reader
+}
+
+// entry is n's DIE. A DIE debug/dwarf cannot decode, or that is not the
+// one the scan saw, panics with an error naming the offset: the entry
+// points of the package turn it into an error.
+func (n *node) entry() *dwarf.Entry {
+	if n.lazy == nil {
+		return n.ent
+	}
+	l := n.lazy
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n.ent == nil {
+		l.r.Seek(n.off)
+		e, err := l.r.Next()
+		if err != nil || e == nil || e.Offset != n.off || e.Tag != n.tag {
+			panic(l.f.decodeError(n.off, "cannot decode the %v entry: %v", n.tag, err))
+		}
+		n.ent = e
+	}
+	return n.ent
 }
 
 // indexer builds an index from DIEs in .debug_info order.
 type indexer struct {
 	f     *File
 	ix    *index
+	lazy  *lazyEntries // set when the entries come from a scan
+	slab  []node       // nodes to hand out
 	stack []frame
 	cur   frame
 	unit  int32 // the unit the DIEs belong to
@@ -105,7 +207,7 @@ type indexer struct {
 // add records e, and reports whether its children are to be skipped: those
 // of subprograms, variables, lexical blocks and call sites, and of units
 // filtered out by language. A null entry ends the current parent.
-func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
+func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 	ix := b.ix
 	if e.Tag == 0 {
 		if len(b.stack) > 0 {
@@ -149,21 +251,25 @@ func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
 		}
 		push(frame{scope: cur.scope + name + "::", lang: cur.lang})
 	case isTypeTag(e.Tag):
-		n := &node{e: e, scope: cur.scope, lang: cur.lang, top: cur.n == nil, unit: b.unit}
-		ix.nodes[e.Offset] = n
+		n := b.node(e, scratch)
+		n.scope, n.lang, n.top, n.unit = cur.scope, cur.lang, cur.n == nil, b.unit
+		ix.nodes.put(e.Offset, n)
 		if cur.n != nil {
 			cur.n.kids = append(cur.n.kids, n)
 		} else if hasName(e) && !b.local {
 			ix.named = append(ix.named, n)
 		}
-		scope := cur.scope
-		if name := str(e, dwarf.AttrName); name != "" {
-			scope += name + "::"
+		if e.Children {
+			scope := cur.scope
+			if name := str(e, dwarf.AttrName); name != "" {
+				scope += name + "::"
+			}
+			push(frame{n: n, scope: scope, lang: cur.lang})
 		}
-		push(frame{n: n, scope: scope, lang: cur.lang})
 	case isPartTag(e.Tag) && cur.n != nil:
-		n := &node{e: e, scope: cur.scope, lang: cur.lang, unit: b.unit}
-		ix.nodes[e.Offset] = n
+		n := b.node(e, scratch)
+		n.scope, n.lang, n.unit = cur.scope, cur.lang, b.unit
+		ix.nodes.put(e.Offset, n)
 		cur.n.kids = append(cur.n.kids, n)
 		push(frame{n: n, scope: cur.scope, lang: cur.lang})
 	default:
@@ -173,6 +279,23 @@ func (b *indexer) add(e *dwarf.Entry) (skip bool, err error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// node is a new node for e; a scratch entry of a scan is decoded later.
+func (b *indexer) node(e *dwarf.Entry, scratch bool) *node {
+	// Nodes come from slabs: a large file has a million of them.
+	if len(b.slab) == 0 {
+		b.slab = make([]node, 1024)
+	}
+	n := &b.slab[0]
+	b.slab = b.slab[1:]
+	n.off, n.tag = e.Offset, e.Tag
+	if scratch {
+		n.lazy = b.lazy
+	} else {
+		n.ent = e
+	}
+	return n
 }
 
 // local indexes the type DIE at off, which the index passed over: a type
@@ -196,7 +319,7 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 		if first && (e.Offset != off || !isTypeTag(e.Tag)) {
 			return nil, nil
 		}
-		skip, err := b.add(e)
+		skip, err := b.add(e, false)
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +327,7 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 			r.SkipChildren()
 		}
 	}
-	return ix.nodes[off], nil
+	return ix.nodes.get(off), nil
 }
 
 func (f *File) wantLang(l types.Lang) bool {

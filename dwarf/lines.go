@@ -25,7 +25,7 @@ func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
 	if fn.LowPC == 0 || len(fn.Ranges) == 0 {
 		return nil, fmt.Errorf("%s: %w: %s has no out-of-line code", f.Path, types.ErrNotFound, fn.Name)
 	}
-	cu, err := f.Data.Reader().SeekPC(fn.LowPC)
+	cu, err := f.unitAt(fn.LowPC)
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x: %v", f.Path, fn.LowPC, err)
 	}

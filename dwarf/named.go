@@ -55,7 +55,7 @@ func (f *File) typesNamed(names []string) (spec *types.Spec, ok bool, err error)
 			return nil, false, nil
 		}
 	}
-	ix := &index{nodes: make(map[dwarf.Offset]*node, 1<<12)}
+	ix := &index{}
 	for _, u := range units {
 		lang := langOf(u.entry, str(u.entry, dwarf.AttrProducer))
 		ix.units = append(ix.units, unit{name: str(u.entry, dwarf.AttrName), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
@@ -78,18 +78,18 @@ func (f *File) typesNamed(names []string) (spec *types.Spec, ok bool, err error)
 	s.Lang, s.Producer = mainLang(ix.units)
 	added := map[types.Type]bool{}
 	for _, n := range ix.named {
-		switch n.e.Tag {
+		switch n.entry().Tag {
 		case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
 		default:
 			continue
 		}
-		if decl, _ := n.e.Val(dwarf.AttrDeclaration).(bool); decl {
+		if decl, _ := n.entry().Val(dwarf.AttrDeclaration).(bool); decl {
 			continue
 		}
-		if q := n.scope + str(n.e, dwarf.AttrName); !contains(names, q) {
+		if q := n.scope + str(n.entry(), dwarf.AttrName); !contains(names, q) {
 			continue
 		}
-		t, err := c.root(n.e.Offset)
+		t, err := c.root(n.entry().Offset)
 		if err != nil {
 			return nil, false, err
 		}
@@ -251,7 +251,7 @@ func (f *File) indexUnit(ix *index, u int, span unitSpan) error {
 			}
 			continue
 		}
-		skip, err := b.add(e)
+		skip, err := b.add(e, false)
 		if err != nil {
 			return err
 		}

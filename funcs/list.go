@@ -88,11 +88,7 @@ func (l *Listing) pick(m *code.Model) []*types.Func {
 func writeFunc(w io.Writer, fn *types.Func, show Show) {
 	switch show {
 	case ShowPrototypes:
-		p := Prototype(fn)
-		if l := Locations(fn); l != "" && fn.LowPC != 0 {
-			p += commentFor(fn.Lang, l)
-		}
-		fmt.Fprintln(w, p)
+		fmt.Fprintln(w, protoLine(fn))
 	case ShowSizes:
 		if fn.LowPC != 0 {
 			fmt.Fprintf(w, "%s: %d\n", fn.Name, fn.Size)
@@ -123,6 +119,16 @@ func writeFunc(w io.Writer, fn *types.Func, show Show) {
 	default:
 		fmt.Fprintln(w, fn.Name)
 	}
+}
+
+// protoLine is fn's line in gofunct -P: its prototype and where each
+// parameter is at entry.
+func protoLine(fn *types.Func) string {
+	p := Prototype(fn)
+	if l := Locations(fn); l != "" && fn.LowPC != 0 {
+		p += commentFor(fn.Lang, l)
+	}
+	return p
 }
 
 // WriteInlineStats prints pfunct -I's lines: per function with

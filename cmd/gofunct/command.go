@@ -11,6 +11,7 @@ import (
 
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/load"
 )
 
@@ -35,6 +36,8 @@ type functFlags struct {
 	lines      string
 	vars       string
 	json       bool
+	noCache    bool
+	verbose    bool
 }
 
 func gofunctCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -50,7 +53,13 @@ function was inlined (caller, entry address, ranges, call file, line and
 column), the compiler clones cut from it (.part, .cold, .isra, .constprop),
 the source lines of a function with their addresses (perf probe -L) and the
 variables available at a line (perf probe -V). A Go binary stripped of DWARF
-still lists its functions from .gopclntab.`,
+still lists its functions from .gopclntab.
+
+The plain listings (alone or with -P, -E, -s) of a file with DWARF are kept
+in an index cache (os.UserCacheDir()/binscope/index, keyed by the file's
+build-id, size and mtime and its debug file's): the next run on the same
+file prints them without reading the DWARF. --no-cache bypasses it;
+BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
 		Example: `  gofunct ./app
   gofunct -P -f 'main.(*acc).add' ./app
   gofunct --inline -f maybe_alloc ./prog
@@ -79,6 +88,8 @@ still lists its functions from .gopclntab.`,
 	fl.StringVarP(&f.lines, "lines", "L", "", "show the source lines of FUNC with the addresses that carry them (perf probe -L)")
 	fl.StringVarP(&f.vars, "vars", "V", "", "show the variables available at FUNC, FUNC:LINE or FUNC:+OFFSET with their locations (perf probe -V)")
 	fl.BoolVar(&f.json, "json", false, "print a JSON array, one object per function, with parameters and locations")
+	fl.BoolVar(&f.noCache, "no-cache", false, "read the binary even when the index cache holds its listing (also: "+cache.Env+"=off)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "say on stderr whether the listing came from the index cache, and why an entry was not used")
 	command.AddCompletion(cmd)
 	return cmd
 }
@@ -105,11 +116,18 @@ func (f *functFlags) listing() *funcs.Listing {
 func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	params := f.prototypes || f.json || f.nrParams || f.class != "" || f.vars != ""
 	l := f.listing()
+	lc := f.listCache(path, l, stderr)
+	if lc != nil && lc.Write(stdout, l) {
+		return nil
+	}
 	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, Names: l.Names, Log: stderr})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if lc != nil && c.DWARF != nil {
+		lc.Store(c.Funcs())
+	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
 	switch {
@@ -135,4 +153,17 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 		l.NoParams = func() error { return load.NeedDWARF(path, "-P") }
 	}
 	return funcs.List(w, c.Model, l)
+}
+
+// listCache is the index cache entry of a plain listing (nil for the
+// other views, or with --no-cache).
+func (f *functFlags) listCache(path string, l *funcs.Listing, stderr io.Writer) *funcs.ListCache {
+	if f.noCache || f.stats || f.addr != "" || f.lines != "" || f.vars != "" {
+		return nil
+	}
+	var log func(string)
+	if f.verbose {
+		log = func(msg string) { fmt.Fprintf(stderr, "gofunct: %s\n", msg) }
+	}
+	return funcs.OpenListCache(path, l, log)
 }

@@ -36,7 +36,17 @@ type File struct {
 	// debugLine is .debug_line as DWARF read it (decompressed), kept for
 	// DebugLine.
 	debugLine []byte
+	// raw are the DWARF sections as DWARF read them (decompressed), when
+	// no relocation applied to them (see DWARFSection).
+	raw map[string][]byte
 }
+
+// DWARFSection returns the contents of a DWARF section (".debug_info",
+// ".debug_abbrev", ".debug_str", ...) exactly as the *dwarf.Data that
+// DWARF returned reads them, or nil when DWARF has not run, the file has
+// no such section, or debug/elf applied relocations to them (ET_REL, or
+// .zdebug sections) and their bytes are not kept.
+func (f *File) DWARFSection(name string) []byte { return f.raw[name] }
 
 // DebugLine returns the contents of .debug_line (decompressed), nil when
 // the file has none. After DWARF it costs nothing: the section read then
@@ -204,6 +214,12 @@ func (f *File) dwarfParallel() (*dwarf.Data, error) {
 		}
 	}
 	f.debugLine = data[2]
+	f.raw = map[string][]byte{}
+	for i, name := range dwarfSections {
+		if data[i] != nil {
+			f.raw[name] = data[i]
+		}
+	}
 	d, err := dwarf.New(data[0], nil, nil, data[1], data[2], nil, data[3], data[4])
 	if err != nil {
 		return nil, err

@@ -12,8 +12,21 @@ import (
 	"github.com/ianlancetaylor/demangle"
 )
 
-// rustHash is the hash suffix of legacy Rust symbol names.
-var rustHash = regexp.MustCompile(`::h[0-9a-f]{16}$`)
+// dropRustHash drops the hash suffix of a legacy Rust symbol's name
+// (::h followed by 16 hex digits), checked by hand: a regular expression
+// scans every C++ name, template arguments and all.
+func dropRustHash(d string) string {
+	const n = len("::h") + 16
+	if len(d) < n || d[len(d)-n:len(d)-16] != "::h" {
+		return d
+	}
+	for _, c := range d[len(d)-16:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return d
+		}
+	}
+	return d[:len(d)-n]
+}
 
 // Demangle returns a C++ or Rust symbol as users write the function:
 // template arguments kept (std::vector<int>::_M_realloc_insert<int const&>),
@@ -27,7 +40,7 @@ func Demangle(sym string) (name string, ok bool) {
 	if err != nil {
 		return "", false
 	}
-	return rustHash.ReplaceAllString(d, ""), true
+	return dropRustHash(d), true
 }
 
 // Display is sym demangled, or sym itself.

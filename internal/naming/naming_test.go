@@ -1,6 +1,9 @@
 package naming
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
 
 func TestStripTemplates(t *testing.T) {
 	for in, want := range map[string]string{
@@ -31,6 +34,27 @@ func TestClone(t *testing.T) {
 		base, kind, _ := Clone(in)
 		if base != want[0] || kind != want[1] {
 			t.Errorf("Clone(%q) = %q, %q; want %q, %q", in, base, kind, want[0], want[1])
+		}
+	}
+}
+
+// TestDropRustHash: the legacy hash goes, whatever else ends like it stays
+// (the regular expression ::h[0-9a-f]{16}$ decides the same).
+func TestDropRustHash(t *testing.T) {
+	re := regexp.MustCompile(`::h[0-9a-f]{16}$`)
+	for _, in := range []string{
+		"serde_json::de::from_trait::h6070383c1a1c8e22",
+		"serde_json::de::from_trait::h6070383c1a1c8e2",  // 15 digits
+		"serde_json::de::from_trait::h6070383C1A1C8E22", // upper case
+		"serde_json::de::from_trait:h6070383c1a1c8e22",
+		"a::hh6070383c1a1c8e22",
+		"::h6070383c1a1c8e22",
+		"h6070383c1a1c8e22",
+		"std::vector<int, std::allocator<int> >::push_back",
+		"",
+	} {
+		if got, want := dropRustHash(in), re.ReplaceAllString(in, ""); got != want {
+			t.Errorf("dropRustHash(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,0 +1,725 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+	"errors"
+	"sync"
+
+	"github.com/binscope/binscope/internal/leb128"
+)
+
+// scan walks the DIE tree of .debug_info reading of each DIE only its
+// abbreviation (tag, children) and skipping its attributes by their forms,
+// without allocating: most DIEs of a file are types, members and variables
+// a walk over the functions passes by. A walk decodes the DIEs it needs
+// through debug/dwarf (fullEntry), which checks that both readers agree on
+// where each DIE is; any disagreement or malformed byte is errScan, and
+// the walk starts again over debug/dwarf's Reader alone, which reports
+// the error the file deserves.
+type scan struct {
+	info   []byte
+	abbrev []byte
+	order  binary.ByteOrder
+	tables *abbrevTables
+
+	pos int // offset in info of the next DIE
+	u   scanHeader
+}
+
+var errScan = errors.New("DIE scan out of step")
+
+// scanHeader is the header of the unit being scanned.
+type scanHeader struct {
+	start, end int // the unit's header and the offset after it
+	version    int
+	addrSize   int
+	offSize    int
+	table      *abbrevTable
+}
+
+// abbrevTables are the abbreviation tables a file's scans parsed, shared
+// by the scans of the file (the functions walk and the type index run at
+// once).
+type abbrevTables struct {
+	mu sync.Mutex
+	m  map[tableKey]*abbrevTable
+}
+
+type tableKey struct {
+	off                        uint64
+	version, addrSize, offSize int
+}
+
+// abbrevTable is one abbreviation table, for one unit format.
+type abbrevTable struct {
+	dense  []*abbrevDecl // by code, for the usual codes 1..n
+	sparse map[uint64]*abbrevDecl
+}
+
+type abbrevDecl struct {
+	tag      dwarf.Tag
+	children bool
+	specs    []attrSpec
+	fixed    int // bytes of all attributes when every form has a fixed size, else -1
+	name     int // index of DW_AT_name in specs, or -1
+}
+
+type attrSpec struct {
+	attr dwarf.Attr
+	form uint64
+	size int // fixed size of the form in this unit format, or -1
+}
+
+// die is one scanned DIE. A null DIE has tag 0.
+type die struct {
+	off      dwarf.Offset
+	tag      dwarf.Tag
+	children bool
+	decl     *abbrevDecl
+	attrs    int // offset in info of its first attribute
+}
+
+// DWARF forms (DW_FORM_*).
+const (
+	fAddr          = 0x01
+	fBlock2        = 0x03
+	fBlock4        = 0x04
+	fData2         = 0x05
+	fData4         = 0x06
+	fData8         = 0x07
+	fString        = 0x08
+	fBlock         = 0x09
+	fBlock1        = 0x0a
+	fData1         = 0x0b
+	fFlag          = 0x0c
+	fSdata         = 0x0d
+	fStrp          = 0x0e
+	fUdata         = 0x0f
+	fRefAddr       = 0x10
+	fRef1          = 0x11
+	fRef2          = 0x12
+	fRef4          = 0x13
+	fRef8          = 0x14
+	fRefUdata      = 0x15
+	fIndirect      = 0x16
+	fSecOffset     = 0x17
+	fExprloc       = 0x18
+	fFlagPresent   = 0x19
+	fStrx          = 0x1a
+	fAddrx         = 0x1b
+	fRefSup4       = 0x1c
+	fStrpSup       = 0x1d
+	fData16        = 0x1e
+	fLineStrp      = 0x1f
+	fRefSig8       = 0x20
+	fImplicitConst = 0x21
+	fLoclistx      = 0x22
+	fRnglistx      = 0x23
+	fRefSup8       = 0x24
+	fStrx1         = 0x25
+	fStrx2         = 0x26
+	fStrx3         = 0x27
+	fStrx4         = 0x28
+	fAddrx1        = 0x29
+	fAddrx2        = 0x2a
+	fAddrx3        = 0x2b
+	fAddrx4        = 0x2c
+	fGNURefAlt     = 0x1f20
+	fGNUStrpAlt    = 0x1f21
+)
+
+// newScan returns a scanner over the file's .debug_info, or nil when its
+// bytes are not at hand (relocated or old-style compressed sections).
+func (f *File) newScan() *scan {
+	info, abbrev := f.Debug.DWARFSection(".debug_info"), f.Debug.DWARFSection(".debug_abbrev")
+	if info == nil || abbrev == nil {
+		return nil
+	}
+	f.scanOnce.Do(func() { f.abbrevs = &abbrevTables{m: map[tableKey]*abbrevTable{}} })
+	return &scan{info: info, abbrev: abbrev, order: f.Debug.ByteOrder, tables: f.abbrevs}
+}
+
+// formSize is the size of a form's value in a unit format: 0 or more
+// bytes, -1 for a size the value itself gives, -2 for a form the scanner
+// does not know.
+func formSize(form uint64, u *scanHeader) int {
+	switch form {
+	case fFlagPresent, fImplicitConst:
+		return 0
+	case fData1, fRef1, fFlag, fStrx1, fAddrx1:
+		return 1
+	case fData2, fRef2, fStrx2, fAddrx2:
+		return 2
+	case fStrx3, fAddrx3:
+		return 3
+	case fData4, fRef4, fStrx4, fAddrx4, fRefSup4:
+		return 4
+	case fData8, fRef8, fRefSig8, fRefSup8:
+		return 8
+	case fData16:
+		return 16
+	case fAddr:
+		return u.addrSize
+	case fRefAddr:
+		if u.version == 2 {
+			return u.addrSize
+		}
+		return u.offSize
+	case fStrp, fLineStrp, fSecOffset, fStrpSup, fGNURefAlt, fGNUStrpAlt:
+		return u.offSize
+	case fSdata, fUdata, fRefUdata, fStrx, fAddrx, fLoclistx, fRnglistx, fString,
+		fBlock, fBlock1, fBlock2, fBlock4, fExprloc, fIndirect:
+		return -1
+	}
+	return -2
+}
+
+// table parses (once per unit format) the abbreviation table at off.
+func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
+	k := tableKey{off, u.version, u.addrSize, u.offSize}
+	s.tables.mu.Lock()
+	defer s.tables.mu.Unlock()
+	if t := s.tables.m[k]; t != nil {
+		return t, nil
+	}
+	if off >= uint64(len(s.abbrev)) {
+		return nil, errScan
+	}
+	// The declarations and their attributes go to two slices, sliced
+	// once the table is read: two allocations a table, not two a
+	// declaration.
+	type parsed struct {
+		code       uint64
+		decl       abbrevDecl
+		start, end int
+	}
+	var decls []parsed
+	var specs []attrSpec
+	b := s.abbrev[off:]
+	for {
+		code, n := leb128.Uint(b)
+		if n <= 0 {
+			return nil, errScan
+		}
+		b = b[n:]
+		if code == 0 {
+			break
+		}
+		tag, n := leb128.Uint(b)
+		if n <= 0 || len(b) < n+1 {
+			return nil, errScan
+		}
+		b = b[n:]
+		p := parsed{code: code, decl: abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1}, start: len(specs)}
+		b = b[1:]
+		for {
+			attr, n := leb128.Uint(b)
+			if n <= 0 {
+				return nil, errScan
+			}
+			b = b[n:]
+			form, n := leb128.Uint(b)
+			if n <= 0 {
+				return nil, errScan
+			}
+			b = b[n:]
+			if attr == 0 && form == 0 {
+				break
+			}
+			if form == fImplicitConst {
+				if _, n = leb128.Int(b); n <= 0 {
+					return nil, errScan
+				}
+				b = b[n:]
+			}
+			size := formSize(form, u)
+			if size == -2 {
+				return nil, errScan
+			}
+			if dwarf.Attr(attr) == dwarf.AttrName {
+				p.decl.name = len(specs) - p.start
+			}
+			specs = append(specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size})
+		}
+		p.end = len(specs)
+		decls = append(decls, p)
+	}
+	t := &abbrevTable{}
+	all := make([]abbrevDecl, len(decls))
+	for i := range decls {
+		d := &all[i]
+		*d = decls[i].decl
+		d.specs = specs[decls[i].start:decls[i].end:decls[i].end]
+		for _, sp := range d.specs {
+			if sp.size < 0 {
+				d.fixed = -1
+				break
+			}
+			d.fixed += sp.size
+		}
+		code := decls[i].code
+		if t.get(code) != nil {
+			return nil, errScan // a code twice: leave such a table to debug/dwarf
+		}
+		if code == uint64(len(t.dense)+1) && t.sparse == nil {
+			t.dense = append(t.dense, d)
+		} else {
+			if t.sparse == nil {
+				t.sparse = map[uint64]*abbrevDecl{}
+			}
+			t.sparse[code] = d
+		}
+	}
+	s.tables.m[k] = t
+	return t, nil
+}
+
+func (t *abbrevTable) get(code uint64) *abbrevDecl {
+	if code >= 1 && code <= uint64(len(t.dense)) {
+		return t.dense[code-1]
+	}
+	return t.sparse[code]
+}
+
+// unit reads the unit header at s.pos and its abbreviations.
+func (s *scan) unit() error {
+	abbrevOff, err := s.header()
+	if err != nil {
+		return err
+	}
+	t, err := s.table(abbrevOff, &s.u)
+	if err != nil {
+		return err
+	}
+	s.u.table = t
+	return nil
+}
+
+// header reads the unit header at s.pos into s.u and moves to the unit's
+// first entry; it returns the offset of the unit's abbreviations.
+func (s *scan) header() (uint64, error) {
+	b := s.info[s.pos:]
+	if len(b) < 4 {
+		return 0, errScan
+	}
+	u := scanHeader{start: s.pos, offSize: 4}
+	length := uint64(s.order.Uint32(b))
+	hdr := 4
+	if length == 0xffffffff {
+		if len(b) < 12 {
+			return 0, errScan
+		}
+		length, u.offSize, hdr = s.order.Uint64(b[4:]), 8, 12
+	} else if length >= 0xfffffff0 {
+		return 0, errScan
+	}
+	if length > uint64(len(b)-hdr) {
+		return 0, errScan
+	}
+	u.end = s.pos + hdr + int(length)
+	b = b[hdr : hdr+int(length)]
+	if len(b) < 2 {
+		return 0, errScan
+	}
+	u.version = int(s.order.Uint16(b))
+	b = b[2:]
+	off := func() uint64 {
+		if u.offSize == 8 {
+			v := s.order.Uint64(b)
+			b = b[8:]
+			return v
+		}
+		v := uint64(s.order.Uint32(b))
+		b = b[4:]
+		return v
+	}
+	var abbrevOff uint64
+	switch {
+	case u.version >= 2 && u.version <= 4:
+		if len(b) < u.offSize+1 {
+			return 0, errScan
+		}
+		abbrevOff = off()
+		u.addrSize = int(b[0])
+		b = b[1:]
+	case u.version == 5:
+		if len(b) < 2+u.offSize {
+			return 0, errScan
+		}
+		utype := b[0]
+		u.addrSize = int(b[1])
+		b = b[2:]
+		abbrevOff = off()
+		switch utype {
+		case 1, 3: // compile, partial
+		case 4, 5: // skeleton, split compile: a DWO id
+			if len(b) < 8 {
+				return 0, errScan
+			}
+			b = b[8:]
+		case 2, 6: // type units: signature and type offset
+			if len(b) < 8+u.offSize {
+				return 0, errScan
+			}
+			b = b[8+u.offSize:]
+		default:
+			return 0, errScan
+		}
+	default:
+		return 0, errScan
+	}
+	s.u = u
+	s.pos = u.end - len(b)
+	return abbrevOff, nil
+}
+
+// next returns the next DIE, ok false at the end of the section.
+func (s *scan) next() (d die, ok bool, err error) {
+	for s.pos >= s.u.end {
+		if s.pos >= len(s.info) {
+			return die{}, false, nil
+		}
+		if err := s.unit(); err != nil {
+			return die{}, false, err
+		}
+	}
+	d.off = dwarf.Offset(s.pos)
+	code, n := leb128.Uint(s.info[s.pos:s.u.end])
+	if n <= 0 {
+		return die{}, false, errScan
+	}
+	s.pos += n
+	if code == 0 {
+		return d, true, nil
+	}
+	dc := s.u.table.get(code)
+	if dc == nil {
+		return die{}, false, errScan
+	}
+	d.tag, d.children, d.decl, d.attrs = dc.tag, dc.children, dc, s.pos
+	if dc.fixed >= 0 {
+		s.pos += dc.fixed
+	} else {
+		for _, sp := range dc.specs {
+			if s.pos, err = s.skip(s.pos, sp); err != nil {
+				return die{}, false, err
+			}
+		}
+	}
+	if s.pos > s.u.end {
+		return die{}, false, errScan
+	}
+	return d, true, nil
+}
+
+// skipUnit moves to the end of the current unit: past the children of
+// its unit DIE.
+func (s *scan) skipUnit() { s.pos = s.u.end }
+
+// skipChildren moves past the children of d, the DIE just returned: to
+// its DW_AT_sibling as debug/dwarf's Reader does, else past the DIEs up
+// to the null entry that ends them.
+func (s *scan) skipChildren(d die) error {
+	if !d.children {
+		return nil
+	}
+	if to, ok := s.sibling(d); ok {
+		if to < s.pos || to > s.u.end {
+			return errScan
+		}
+		s.pos = to
+		return nil
+	}
+	start := s.u.start
+	for depth := 1; depth > 0; {
+		c, ok, err := s.next()
+		if err != nil {
+			return err
+		}
+		if !ok || s.u.start != start {
+			return errScan // the unit ended inside the children
+		}
+		switch {
+		case c.tag == 0:
+			depth--
+		case c.children:
+			depth++
+		}
+	}
+	return nil
+}
+
+// sibling is d's DW_AT_sibling as an offset in .debug_info.
+func (s *scan) sibling(d die) (int, bool) {
+	pos := d.attrs
+	var err error
+	for _, sp := range d.decl.specs {
+		if sp.attr != dwarf.AttrSibling {
+			if pos, err = s.skip(pos, sp); err != nil {
+				return 0, false
+			}
+			continue
+		}
+		b := s.info[pos:s.u.end]
+		var v uint64
+		switch {
+		case sp.form == fRef1 && len(b) >= 1:
+			v = uint64(b[0])
+		case sp.form == fRef2 && len(b) >= 2:
+			v = uint64(s.order.Uint16(b))
+		case sp.form == fRef4 && len(b) >= 4:
+			v = uint64(s.order.Uint32(b))
+		case sp.form == fRef8 && len(b) >= 8:
+			v = s.order.Uint64(b)
+		case sp.form == fRefUdata:
+			var n int
+			if v, n = leb128.Uint(b); n == 0 {
+				return 0, false
+			}
+		default:
+			return 0, false
+		}
+		if v > uint64(len(s.info)) {
+			return 0, false
+		}
+		return s.u.start + int(v), true
+	}
+	return 0, false
+}
+
+// skip returns the offset after the value of one attribute at pos.
+func (s *scan) skip(pos int, sp attrSpec) (int, error) {
+	if sp.size >= 0 {
+		return pos + sp.size, nil
+	}
+	end := s.u.end
+	if pos >= end {
+		return 0, errScan
+	}
+	b := s.info[pos:end]
+	uv := func() (uint64, int, error) {
+		v, n := leb128.Uint(b)
+		if n <= 0 {
+			return 0, 0, errScan
+		}
+		return v, n, nil
+	}
+	var length uint64
+	var hdr int
+	switch sp.form {
+	case fSdata, fUdata, fRefUdata, fStrx, fAddrx, fLoclistx, fRnglistx:
+		_, n, err := uv()
+		return pos + n, err
+	case fString:
+		for i, c := range b {
+			if c == 0 {
+				return pos + i + 1, nil
+			}
+		}
+		return 0, errScan
+	case fBlock1:
+		length, hdr = uint64(b[0]), 1
+	case fBlock2:
+		if len(b) < 2 {
+			return 0, errScan
+		}
+		length, hdr = uint64(s.order.Uint16(b)), 2
+	case fBlock4:
+		if len(b) < 4 {
+			return 0, errScan
+		}
+		length, hdr = uint64(s.order.Uint32(b)), 4
+	case fBlock, fExprloc:
+		v, n, err := uv()
+		if err != nil {
+			return 0, err
+		}
+		length, hdr = v, n
+	case fIndirect:
+		form, n, err := uv()
+		if err != nil {
+			return 0, err
+		}
+		size := formSize(form, &s.u)
+		if size == -2 || form == fIndirect || form == fImplicitConst {
+			return 0, errScan
+		}
+		return s.skip(pos+n, attrSpec{form: form, size: size})
+	default:
+		return 0, errScan
+	}
+	if length > uint64(len(b)-hdr) {
+		return 0, errScan
+	}
+	return pos + hdr + int(length), nil
+}
+
+// name is d's DW_AT_name when its form is one read without the unit DIE
+// (an inline string, or an offset into .debug_str or .debug_line_str);
+// ok is false for other forms and for no name.
+func (s *scan) name(d die, str, lineStr []byte) (name string, ok bool) {
+	if d.decl == nil || d.decl.name < 0 {
+		return "", false
+	}
+	pos := d.attrs
+	var err error
+	for _, sp := range d.decl.specs[:d.decl.name] {
+		if pos, err = s.skip(pos, sp); err != nil {
+			return "", false
+		}
+	}
+	sp := d.decl.specs[d.decl.name]
+	var sec []byte
+	var off uint64
+	switch sp.form {
+	case fString:
+		sec, off = s.info[:s.u.end], uint64(pos)
+	case fStrp, fLineStrp:
+		if pos+s.u.offSize > s.u.end {
+			return "", false
+		}
+		if s.u.offSize == 8 {
+			off = s.order.Uint64(s.info[pos:])
+		} else {
+			off = uint64(s.order.Uint32(s.info[pos:]))
+		}
+		sec = str
+		if sp.form == fLineStrp {
+			sec = lineStr
+		}
+	default:
+		return "", false
+	}
+	if off >= uint64(len(sec)) {
+		return "", false
+	}
+	b := sec[off:]
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i]), true
+		}
+	}
+	return "", false
+}
+
+// walk says which DIEs a walk over .debug_info reads attributes of.
+type walk int
+
+const (
+	// readerWalk reads every DIE through debug/dwarf's Reader.
+	readerWalk walk = iota
+	// funcWalk scans, decoding units, subprograms, inline sites and
+	// (when asked) formal parameters; scopes carry their names.
+	funcWalk
+	// typeWalk scans, decoding units; scopes and types carry their names.
+	typeWalk
+)
+
+// dieEntries yields the DIEs of .debug_info to a walk: from a scan where
+// the section's bytes are at hand, decoding through debug/dwarf only the
+// DIEs the walk reads attributes of; else from debug/dwarf's Reader. A DIE
+// the walk does not read comes as a scratch entry (offset, tag, children;
+// the name of a scope or type) that the next call reuses.
+type dieEntries struct {
+	f        *File
+	w        walk
+	sc       *scan
+	slow     *entryReader
+	r        *dwarf.Reader
+	last     die
+	scratchE dwarf.Entry
+	field    [1]dwarf.Field
+	str      []byte
+	lineStr  []byte
+}
+
+// dieEntries starts a walk of kind w, over debug/dwarf's Reader when the
+// section's bytes are not at hand.
+func (f *File) dieEntries(w walk) *dieEntries {
+	de := &dieEntries{f: f, w: w}
+	if w != readerWalk {
+		de.sc = f.newScan()
+	}
+	if de.sc == nil {
+		de.slow = f.entries()
+		return de
+	}
+	de.r = f.Data.Reader()
+	de.str, de.lineStr = f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
+	return de
+}
+
+// next returns the next entry, nil at the end. params asks for a formal
+// parameter's attributes.
+func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
+	if de.sc == nil {
+		return de.slow.next()
+	}
+	d, ok, err := de.sc.next()
+	if err != nil || !ok {
+		return nil, err
+	}
+	de.last = d
+	full, named := false, false
+	switch d.tag {
+	case 0:
+		de.scratchE = dwarf.Entry{}
+		return &de.scratchE, nil
+	case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+		full = true
+	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+		full = de.w == funcWalk
+	case dwarf.TagFormalParameter:
+		full = de.w == funcWalk && params
+	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
+		named = true
+	default:
+		named = de.w == typeWalk && isTypeTag(d.tag)
+	}
+	if full {
+		return de.full(d)
+	}
+	de.scratchE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children}
+	if named && d.decl.name >= 0 {
+		name, ok := de.sc.name(d, de.str, de.lineStr)
+		if !ok {
+			return de.full(d)
+		}
+		de.field[0] = dwarf.Field{Attr: dwarf.AttrName, Val: name, Class: dwarf.ClassString}
+		de.scratchE.Field = de.field[:]
+	}
+	return &de.scratchE, nil
+}
+
+// scratch reports whether e is the scratch entry next reuses.
+func (de *dieEntries) scratch(e *dwarf.Entry) bool { return e == &de.scratchE }
+
+// full decodes d through debug/dwarf, checking that it is the DIE the
+// scan saw.
+func (de *dieEntries) full(d die) (*dwarf.Entry, error) {
+	de.r.Seek(d.off)
+	e, err := de.r.Next()
+	if err != nil || e == nil || e.Offset != d.off || e.Tag != d.tag || e.Children != d.children {
+		return nil, errScan
+	}
+	return e, nil
+}
+
+// skipUnit skips the children of the unit entry just returned.
+func (de *dieEntries) skipUnit() {
+	if de.sc == nil {
+		de.slow.r.SkipChildren()
+		return
+	}
+	de.sc.skipUnit()
+}
+
+// skipChildren skips the children of the entry just returned.
+func (de *dieEntries) skipChildren() error {
+	if de.sc == nil {
+		de.slow.r.SkipChildren()
+		return nil
+	}
+	return de.sc.skipChildren(de.last)
+}

@@ -1,0 +1,254 @@
+package funcs
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/binscope/binscope/internal/cache"
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/types"
+)
+
+// gofunct keeps its listings (every function's name, and with -P every
+// prototype line) in the index cache, keyed by the binary: a second run on
+// the same binary prints them without reading its DWARF. Only the plain
+// listings use it (names, prototypes, sizes, with or without -E: no -f,
+// -c, -H, -G), and only for files with DWARF.
+
+// listVersion is the format version of gofunct's cache entries: bump it
+// when what they hold changes.
+const listVersion = 1
+
+// listRow is one function as the plain listings print it.
+type listRow struct {
+	name       string
+	external   bool
+	symbolOnly bool
+	entry      bool // has out-of-line code (LowPC != 0)
+	size       uint64
+	proto      string // the -P line; only in "protos" entries
+}
+
+// ListCache is the cache entry a plain listing of one file reads or
+// writes; nil when the listing or the file does not use the cache.
+type ListCache struct {
+	c     *cache.Cache
+	kind  string // "names" or "protos"
+	key   string
+	ident func() (string, bool)
+}
+
+// cached reports whether l is a plain listing, the only ones the cache
+// serves.
+func (l *Listing) cached() bool {
+	return len(l.Names) == 0 && l.Class == "" && !l.CCInlined && !l.CCUninlined &&
+		(l.Show == ShowNames || l.Show == ShowPrototypes || l.Show == ShowSizes)
+}
+
+// OpenListCache finds the entry for path's listing l, or returns nil: l
+// is not a plain listing, the cache is off, or the file has no DWARF (a
+// stripped Go binary's listing is quick, and -P on it may need a
+// reference build). log, when not nil, hears whether the cache served and
+// why an entry was not used.
+func OpenListCache(path string, l *Listing, log func(string)) *ListCache {
+	if !l.cached() {
+		return nil
+	}
+	c := cache.Open(log)
+	if c == nil {
+		return nil
+	}
+	ident := func() (string, bool) { return fileIdentity(path) }
+	id, ok := ident()
+	if !ok {
+		return nil
+	}
+	kind := "names"
+	if l.Show == ShowPrototypes {
+		kind = "protos"
+	}
+	return &ListCache{c: c, kind: kind, key: cache.Key("gofunct", cache.Self(), id), ident: ident}
+}
+
+// fileIdentity is cache.FileKey of path and the file its DWARF is in;
+// false when it has no DWARF or cannot be read.
+func fileIdentity(path string) (string, bool) {
+	ef, err := elfx.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer ef.Close()
+	debug := ef
+	if !ef.HasDWARF() {
+		if debug, _ = ef.FindDebugFile(); debug == nil {
+			return "", false
+		}
+		defer debug.Close()
+	}
+	id, err := cache.FileKey(ef, debug)
+	return id, err == nil
+}
+
+// load returns the rows of the entry: a "names" listing may use a
+// "protos" entry, which holds the names too.
+func (lc *ListCache) load() ([]listRow, bool) {
+	kinds := []string{lc.kind}
+	if lc.kind == "names" {
+		kinds = append(kinds, "protos")
+	}
+	for _, k := range kinds {
+		data, ok := lc.c.Get(k, listVersion, lc.key)
+		if !ok {
+			continue
+		}
+		rows, err := decodeRows(data, k == "protos")
+		if err != nil {
+			if lc.c.Log != nil {
+				lc.c.Log(fmt.Sprintf("index cache: %s entry %s: %v; ignored, reading the binary", k, lc.key[:16], err))
+			}
+			continue
+		}
+		if lc.c.Log != nil {
+			lc.c.Log("listing from the index cache: " + lc.c.Path(k, lc.key))
+		}
+		return rows, true
+	}
+	return nil, false
+}
+
+// Store writes the rows of fns, unless the file changed while it was read.
+func (lc *ListCache) Store(fns []*types.Func) {
+	if id, ok := lc.ident(); !ok || cache.Key("gofunct", cache.Self(), id) != lc.key {
+		return
+	}
+	protos := lc.kind == "protos"
+	rows := make([]listRow, len(fns))
+	for i, fn := range fns {
+		rows[i] = listRow{name: fn.Name, external: fn.External, symbolOnly: fn.SymbolOnly, entry: fn.LowPC != 0, size: fn.Size}
+		if protos && !fn.SymbolOnly {
+			rows[i].proto = protoLine(fn)
+		}
+	}
+	lc.c.Put(lc.kind, listVersion, lc.key, encodeRows(rows, protos))
+}
+
+// Write prints l from the cache entry, exactly as List prints it from the
+// model of code of a file with DWARF; false when the entry is missing or
+// damaged (the caller reads the file).
+func (lc *ListCache) Write(w io.Writer, l *Listing) bool {
+	rows, ok := lc.load()
+	if !ok {
+		return false
+	}
+	bw := bufio.NewWriter(w)
+	defer bw.Flush()
+	for _, r := range rows {
+		if l.Externals && !r.external {
+			continue
+		}
+		switch l.Show {
+		case ShowPrototypes:
+			if !r.symbolOnly {
+				bw.WriteString(r.proto)
+				bw.WriteByte('\n')
+			}
+		case ShowSizes:
+			if r.entry {
+				fmt.Fprintf(bw, "%s: %d\n", r.name, r.size)
+			}
+		default:
+			bw.WriteString(r.name)
+			bw.WriteByte('\n')
+		}
+	}
+	return true
+}
+
+// Row flags.
+const (
+	rowExternal = 1 << iota
+	rowSymbolOnly
+	rowEntry
+)
+
+func encodeRows(rows []listRow, protos bool) []byte {
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(rows)))
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, r := range rows {
+		var fl byte
+		if r.external {
+			fl |= rowExternal
+		}
+		if r.symbolOnly {
+			fl |= rowSymbolOnly
+		}
+		if r.entry {
+			fl |= rowEntry
+		}
+		b = append(b, fl)
+		b = binary.AppendUvarint(b, r.size)
+		str(r.name)
+		if protos {
+			str(r.proto)
+		}
+	}
+	return b
+}
+
+var errRows = errors.New("malformed rows")
+
+func decodeRows(b []byte, protos bool) ([]listRow, error) {
+	uv := func() (uint64, error) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, errRows
+		}
+		b = b[n:]
+		return v, nil
+	}
+	str := func() (string, error) {
+		n, err := uv()
+		if err != nil || n > uint64(len(b)) {
+			return "", errRows
+		}
+		s := string(b[:n])
+		b = b[n:]
+		return s, nil
+	}
+	n, err := uv()
+	if err != nil || n > uint64(len(b)) { // every row takes at least one byte
+		return nil, errRows
+	}
+	rows := make([]listRow, n)
+	for i := range rows {
+		if len(b) == 0 || b[0]&^(rowExternal|rowSymbolOnly|rowEntry) != 0 {
+			return nil, errRows
+		}
+		fl := b[0]
+		b = b[1:]
+		r := &rows[i]
+		r.external, r.symbolOnly, r.entry = fl&rowExternal != 0, fl&rowSymbolOnly != 0, fl&rowEntry != 0
+		if r.size, err = uv(); err != nil {
+			return nil, err
+		}
+		if r.name, err = str(); err != nil {
+			return nil, err
+		}
+		if protos {
+			if r.proto, err = str(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(b) != 0 {
+		return nil, errRows
+	}
+	return rows, nil
+}

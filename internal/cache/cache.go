@@ -1,0 +1,268 @@
+// Package cache keeps what a cold run computed from a binary for the next
+// run on the same binary, as gdb's index-cache keeps its symbol index: one
+// file per entry under os.UserCacheDir()/binscope/index, keyed by the
+// binary's identity (its build-id, or its path; with its size and mtime,
+// and those of the separate debug file the DWARF came from), the format
+// version of the entry and the identity of the program that wrote it, so
+// that a rebuilt binscope never reads what an older one computed.
+//
+// An entry is written atomically (a temporary file renamed into place) and
+// carries its key and a checksum: a truncated, corrupt or foreign entry is
+// ignored, never trusted, and the caller computes the answer again.
+// BINSCOPE_INDEX_CACHE=off turns the cache off; any other value is the
+// directory to keep it in.
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/binscope/binscope/internal/elfx"
+)
+
+// Env names the environment variable that moves the cache ("off" turns
+// it off).
+const Env = "BINSCOPE_INDEX_CACHE"
+
+// maxAge is how long an entry not rewritten stays: older entries are
+// removed when a new one is written.
+const maxAge = 30 * 24 * time.Hour
+
+// Cache is a directory of entries. A nil *Cache is a cache that is off:
+// Get finds nothing and Put writes nothing.
+type Cache struct {
+	Dir string
+	// Log, when set, receives one line for each entry that was present
+	// but not used (corrupt, truncated, of another key) and for each that
+	// could not be written.
+	Log func(msg string)
+}
+
+// Open returns the cache the environment asks for: nil when
+// BINSCOPE_INDEX_CACHE is "off" or no cache directory is known.
+func Open(log func(string)) *Cache {
+	dir := os.Getenv(Env)
+	switch {
+	case dir == "off":
+		return nil
+	case dir == "":
+		uc, err := os.UserCacheDir()
+		if err != nil {
+			return nil
+		}
+		dir = filepath.Join(uc, "binscope", "index")
+	}
+	return &Cache{Dir: dir, Log: log}
+}
+
+func (c *Cache) logf(format string, args ...any) {
+	if c.Log != nil {
+		c.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+// magic starts every entry; the format version follows it.
+const magic = "binscope-index\n"
+
+// Key is the key of an entry: a digest of the parts, which name what the
+// entry's contents depend on.
+func Key(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s\n", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// FileKey is the identity of the code and debug info read from ef (and
+// from debug, the separate debug file, when not nil or ef): the build-id
+// with the file's size and mtime (strip and objcopy keep the build-id
+// while changing what a reader finds), or without a build-id its absolute
+// path, size and mtime; then the debug file's path, size and mtime.
+func FileKey(ef, debug *elfx.File) (string, error) {
+	id, err := stamp(ef.Path)
+	if err != nil {
+		return "", err
+	}
+	if ef.BuildID != "" {
+		id = "build-id " + ef.BuildID + " " + id
+	} else {
+		abs, err := filepath.Abs(ef.Path)
+		if err != nil {
+			return "", err
+		}
+		id = "path " + abs + " " + id
+	}
+	if debug != nil && debug != ef {
+		abs, err := filepath.Abs(debug.Path)
+		if err != nil {
+			return "", err
+		}
+		ds, err := stamp(debug.Path)
+		if err != nil {
+			return "", err
+		}
+		id += " debug " + abs + " " + ds
+	}
+	return id, nil
+}
+
+// stamp is a file's size and modification time.
+func stamp(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(st.Size(), 10) + " " + strconv.FormatInt(st.ModTime().UnixNano(), 10), nil
+}
+
+// Self is the identity of the running program (its path, size and
+// mtime): entries written by another build of binscope are not read.
+func Self() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	s, err := stamp(exe)
+	if err != nil {
+		return exe
+	}
+	return exe + " " + s
+}
+
+// Path is the file of the entry of this kind and key.
+func (c *Cache) Path(kind, key string) string { return c.path(kind, key) }
+
+func (c *Cache) path(kind, key string) string {
+	return filepath.Join(c.Dir, key[:2], key[2:]+"."+kind)
+}
+
+// Get returns the contents of the entry of this kind and key, after
+// checking its version, key and checksum; ok is false when there is none
+// or it cannot be trusted.
+func (c *Cache) Get(kind string, version uint32, key string) (data []byte, ok bool) {
+	if c == nil {
+		return nil, false
+	}
+	p := c.path(kind, key)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			c.logf("index cache: %s: %v; reading the binary", p, err)
+		}
+		return nil, false
+	}
+	data, err = unframe(b, version, key)
+	if err != nil {
+		c.logf("index cache: %s: %v; ignored, reading the binary", p, err)
+		return nil, false
+	}
+	return data, true
+}
+
+// Put writes the entry of this kind and key atomically: readers see the
+// old entry or the whole new one. It removes entries older than 30 days.
+func (c *Cache) Put(kind string, version uint32, key string, data []byte) {
+	if c == nil {
+		return
+	}
+	p := c.path(kind, key)
+	if err := writeAtomic(p, frame(data, version, key)); err != nil {
+		c.logf("index cache: %v", err)
+		return
+	}
+	c.prune(filepath.Dir(p))
+}
+
+func writeAtomic(p string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
+
+// prune removes the entries of dir (one of the 256 subdirectories) not
+// written for maxAge, and temporary files a killed writer left.
+func (c *Cache) prune(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		age := now.Sub(info.ModTime())
+		if age > maxAge || (strings.HasPrefix(e.Name(), ".tmp-") && age > time.Hour) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// frame lays an entry out: magic, version, key, length of data, data, and
+// the CRC-32C of everything before it.
+func frame(data []byte, version uint32, key string) []byte {
+	b := make([]byte, 0, len(magic)+4+len(key)+8+len(data)+4)
+	b = append(b, magic...)
+	b = binary.LittleEndian.AppendUint32(b, version)
+	b = append(b, key...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(data)))
+	b = append(b, data...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// unframe checks an entry and returns its data.
+func unframe(b []byte, version uint32, key string) ([]byte, error) {
+	head := len(magic) + 4 + len(key) + 8
+	if len(b) < head+4 {
+		return nil, errors.New("truncated entry")
+	}
+	if string(b[:len(magic)]) != magic {
+		return nil, errors.New("not an index entry")
+	}
+	if v := binary.LittleEndian.Uint32(b[len(magic):]); v != version {
+		return nil, fmt.Errorf("format version %d, not %d", v, version)
+	}
+	if string(b[len(magic)+4:len(magic)+4+len(key)]) != key {
+		return nil, errors.New("entry of another key")
+	}
+	n := binary.LittleEndian.Uint64(b[head-8:])
+	if n != uint64(len(b)-head-4) {
+		return nil, errors.New("truncated entry")
+	}
+	sum := binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(b[:len(b)-4], castagnoli) != sum {
+		return nil, errors.New("checksum mismatch (corrupt entry)")
+	}
+	return b[head : len(b)-4], nil
+}
