@@ -45,7 +45,8 @@ type File struct {
 	convErr    error
 	deferred   *paramFiller // the last Functions walk with DeferParams
 	unitOnce   sync.Once
-	unitRanges []unitRange // every unit's address ranges, sorted (see unitAt)
+	unitRanges []unitRange                 // every unit's address ranges, sorted (see unitAt)
+	callSites  map[dwarf.Offset][]CallSite // each unit's call sites, read once (held under convMu)
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an

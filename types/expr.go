@@ -131,8 +131,8 @@ func (o Op) effect() (pop, push int) {
 	return 2, 1 // the binary operations
 }
 
-// MaxDepth bounds the stack of an expression a probe evaluates.
-const MaxExprDepth = 8
+// MaxExprDepth bounds the stack of an expression a probe evaluates.
+const MaxExprDepth = 16
 
 // CheckOps reports why ops cannot run as a stack machine a probe
 // evaluates, or nil: every operation has its operands, the stack stays

@@ -264,10 +264,10 @@ func (t *translator) one(p op) error {
 		if err != nil {
 			return err
 		}
-		if ts[0] != ts[1] && c != opShl {
-			return fmt.Errorf("operands of different types")
+		ty, err := t.unify(ts, c == opShl)
+		if err != nil {
+			return err
 		}
-		ty := ts[0]
 		code := binaryOps[c][0]
 		if ty.size != 0 && !ty.signed {
 			code = binaryOps[c][1]
@@ -284,16 +284,17 @@ func (t *translator) one(p op) error {
 		if err != nil {
 			return err
 		}
-		if ts[0] != ts[1] {
-			return fmt.Errorf("operands of different types")
+		ty, err := t.unify(ts, false)
+		if err != nil {
+			return err
 		}
 		code := types.OpMod
-		if ts[0].signed {
+		if ty.signed {
 			code = types.OpModS
 		}
 		t.emit(types.Op{Code: code})
-		t.normalize(ts[0])
-		t.push(ts[0])
+		t.normalize(ty)
+		t.push(ty)
 	case c == opShr || c == opShra:
 		ts, err := t.pop(2)
 		if err != nil {
@@ -386,6 +387,28 @@ func (t *translator) one(p op) error {
 		return fmt.Errorf("opcode %#x is not evaluated", c)
 	}
 	return nil
+}
+
+// unify is the type a binary operation on operands of types ts (the
+// second from the top, then the top) works in. DWARF wants them equal; LLVM
+// also combines a base type's value with a generic constant (DW_OP_convert
+// then DW_OP_constu 37; DW_OP_xor), which is taken as the constant in the
+// base type: it is converted so. A shift's count may be of any type.
+func (t *translator) unify(ts []typ, shift bool) (typ, error) {
+	a, b := ts[0], ts[1]
+	switch {
+	case a == b || shift:
+		return a, nil
+	case b == typ{}: // the top is generic
+		t.normalize(a)
+		return a, nil
+	case a == typ{}:
+		t.emit(types.Op{Code: types.OpSwap})
+		t.normalize(b)
+		t.emit(types.Op{Code: types.OpSwap})
+		return b, nil
+	}
+	return typ{}, fmt.Errorf("operands of different types")
 }
 
 // frameBase emits the function's frame base: DW_AT_frame_base is a
