@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/types"
 )
 
@@ -100,6 +101,24 @@ func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what
 	return append(dispatch, body...), ""
 }
 
+// savedSlot is where, at pc, the call frame information says the caller's
+// value of register name is saved: at CFA + the offset returned.
+func (r *Resolver) savedSlot(pc uint64, name string) (int64, bool) {
+	n, ok := r.arch.RegNumber(name)
+	if !ok {
+		return 0, false
+	}
+	if r.frames == nil {
+		fr, err := cfi.ReadFrames(r.ef)
+		if err != nil {
+			fr = &cfi.Frames{}
+		}
+		r.frames = fr
+	}
+	rule, ok := r.frames.Saved(pc, n)
+	return rule.Offset, ok && rule.Kind == cfi.Offset
+}
+
 // calls reports whether the instruction that ends at ret is a direct call
 // (call rel32) of entry.
 func (r *Resolver) calls(ret, entry uint64) bool {
@@ -118,7 +137,8 @@ func (r *Resolver) calls(ret, entry uint64) bool {
 // where the CFA is cfaReg+cfaOff: the caller's stack pointer at the call
 // is the callee's CFA, its CFA follows from its own call frame
 // information, and its other registers are still in place where the
-// callee has not changed them since its entry.
+// callee has not changed them since its entry, or where the callee's call
+// frame information says it saved them.
 func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff int64) ([]types.Op, bool) {
 	if len(l.Pieces) != 1 {
 		return nil, false
@@ -144,10 +164,15 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 			out = append(out, types.Op{Code: types.OpReg, Reg: cfaReg}, types.Op{Code: types.OpConst, Value: cfaOff + off}, types.Op{Code: types.OpPlus})
 			return true
 		}
-		if ok, _ := r.entryKept(name, pc); !ok {
+		if ok, _ := r.entryKept(name, pc); ok {
+			out = append(out, types.Op{Code: types.OpReg, Reg: name})
+		} else if slot, ok := r.savedSlot(pc, name); ok {
+			// Changed since the entry, after the prologue saved it.
+			out = append(out, types.Op{Code: types.OpReg, Reg: cfaReg}, types.Op{Code: types.OpConst, Value: cfaOff + slot},
+				types.Op{Code: types.OpPlus}, types.Op{Code: types.OpDeref, Value: 8})
+		} else {
 			return false
 		}
-		out = append(out, types.Op{Code: types.OpReg, Reg: name})
 		if off != 0 {
 			out = append(out, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
 		}

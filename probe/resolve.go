@@ -31,6 +31,7 @@ type Resolver struct {
 	arch     *arch.Arch
 	rows     []cfi.Row // call frame rows (see frameRows)
 	rowsRead bool
+	frames   *cfi.Frames // the call frame information whole (see savedSlot)
 	// at is the address where the fetches being resolved run, which
 	// expressions are lowered for (see lower): the site's, or for a
 	// return site the function's entry, where its values are captured.
