@@ -72,7 +72,7 @@ func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what
 	}
 	// The dispatch: compare the return address with each call's, branch
 	// to its expression; no match fails.
-	ra := []types.Op{{Code: types.OpReg, Reg: cfaReg}, {Code: types.OpConst, Value: cfaOff - 8}, {Code: types.OpPlus}, {Code: types.OpDeref, Value: 8}}
+	ra := append(regPlus(cfaReg, cfaOff-8), types.Op{Code: types.OpDeref, Value: 8})
 	var dispatch []types.Op
 	for range cases {
 		dispatch = append(dispatch, ra...)
@@ -161,20 +161,20 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 	var out []types.Op
 	reg := func(name string, off int64) bool {
 		if name == r.arch.SP {
-			out = append(out, types.Op{Code: types.OpReg, Reg: cfaReg}, types.Op{Code: types.OpConst, Value: cfaOff + off}, types.Op{Code: types.OpPlus})
+			out = append(out, regPlus(cfaReg, cfaOff+off)...)
 			return true
 		}
 		if ok, _ := r.entryKept(name, pc); ok {
-			out = append(out, types.Op{Code: types.OpReg, Reg: name})
+			out = append(out, regPlus(name, off)...)
 		} else if slot, ok := r.savedSlot(pc, name); ok {
 			// Changed since the entry, after the prologue saved it.
-			out = append(out, types.Op{Code: types.OpReg, Reg: cfaReg}, types.Op{Code: types.OpConst, Value: cfaOff + slot},
-				types.Op{Code: types.OpPlus}, types.Op{Code: types.OpDeref, Value: 8})
+			out = append(out, regPlus(cfaReg, cfaOff+slot)...)
+			out = append(out, types.Op{Code: types.OpDeref, Value: 8})
+			if off != 0 {
+				out = append(out, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
+			}
 		} else {
 			return false
-		}
-		if off != 0 {
-			out = append(out, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
 		}
 		return true
 	}

@@ -5,6 +5,7 @@ package probe_test
 import (
 	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,12 +84,10 @@ func exprCases(gvar uint64) map[string][]types.Op {
 	}
 }
 
-// TestExprBPF runs every operation of the expression compiler for real:
-// stack machine programs at the entry of the fixture's target, in BPF,
-// give each call the values the program itself computed in C from the
-// same arguments, and no value where C has none (a division by zero, an
-// unmapped address, OpFail).
-func TestExprBPF(t *testing.T) {
+// resolveBuilt builds testdata/expr/SRC with gcc OPT into dir and resolves
+// defs against it.
+func resolveBuilt(t *testing.T, dir, src, opt string, defs ...string) (string, *probe.Spec) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		testutil.Skipf(t, "probing needs root")
 	}
@@ -96,11 +95,67 @@ func TestExprBPF(t *testing.T) {
 	if err != nil {
 		testutil.Skipf(t, "gcc: %v", err)
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "expr")
-	if out, err := exec.Command(gcc, "-O1", "-g", "-o", bin, filepath.Join("testdata", "expr", "expr.c")).CombinedOutput(); err != nil {
+	bin := filepath.Join(dir, strings.TrimSuffix(src, ".c"))
+	if out, err := exec.Command(gcc, opt, "-g", "-o", bin, filepath.Join("testdata", "expr", src)).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v %s", err, out)
 	}
+	f, err := dwarf.Open(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := probe.NewResolver(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []*probe.Def
+	for _, text := range defs {
+		d, err := probe.Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	spec, err := r.Spec(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin, spec
+}
+
+// runAttached attaches spec to bin, runs bin with args and returns the
+// events, in order.
+func runAttached(t *testing.T, spec *probe.Spec, bin string, args ...string) []*probe.Event {
+	t.Helper()
+	sess, err := probe.Attach(spec, bin, nil)
+	if err != nil {
+		if errors.Is(err, probe.ErrPermission) {
+			testutil.Skipf(t, "%v", err)
+		}
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil && !strings.Contains(err.Error(), "exit status 1") {
+		t.Fatalf("%s: %v %s", bin, err, out)
+	}
+	var evs []*probe.Event
+	for {
+		ev, err := sess.Read(time.Now().Add(500 * time.Millisecond))
+		if err != nil {
+			return evs
+		}
+		evs = append(evs, ev)
+	}
+}
+
+// TestExprBPF runs every operation of the expression compiler for real:
+// stack machine programs at the entry of the fixture's target, in BPF,
+// give each call the values the program itself computed in C from the
+// same arguments, and no value where C has none (a division by zero, an
+// unmapped address, OpFail).
+func TestExprBPF(t *testing.T) {
+	dir := t.TempDir()
+	bin, spec := resolveBuilt(t, dir, "expr.c", "-O1", "target")
 	ef, err := elf.Open(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -119,23 +174,6 @@ func TestExprBPF(t *testing.T) {
 	if gvar == 0 {
 		t.Fatal("no symbol gvar")
 	}
-	f, err := dwarf.Open(bin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := probe.NewResolver(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := probe.Parse("target")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := r.Spec([]*probe.Def{d})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n := len(spec.Probes[0].Sites); n != 1 {
 		t.Fatalf("%d sites for target, want its entry", n)
 	}
@@ -152,18 +190,8 @@ func TestExprBPF(t *testing.T) {
 		names = append(names, name)
 		site.Args = append(site.Args, probe.Fetch{Name: name, Type: "s64", Size: 8, Chains: []probe.Chain{{Expr: o}}})
 	}
-	sess, err := probe.Attach(spec, bin, nil)
-	if err != nil {
-		if errors.Is(err, probe.ErrPermission) {
-			testutil.Skipf(t, "%v", err)
-		}
-		t.Fatal(err)
-	}
-	defer sess.Close()
 	rec := filepath.Join(dir, "rec")
-	if out, err := exec.Command(bin, rec).CombinedOutput(); err != nil && !strings.Contains(err.Error(), "exit status 1") {
-		t.Fatalf("%s: %v %s", bin, err, out)
-	}
+	evs := runAttached(t, spec, bin, rec)
 	text, err := os.ReadFile(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -183,11 +211,7 @@ func TestExprBPF(t *testing.T) {
 		got[i] = map[string]string{}
 	}
 	hits := make([]int, nsites)
-	for {
-		ev, err := sess.Read(time.Now().Add(500 * time.Millisecond))
-		if err != nil {
-			break
-		}
+	for _, ev := range evs {
 		call := hits[ev.Site]
 		hits[ev.Site]++
 		if call >= len(got) {
@@ -215,5 +239,38 @@ func TestExprBPF(t *testing.T) {
 	}
 	if min := 8 * len(cases); compared < min {
 		t.Errorf("compared %d values, want at least %d", compared, min)
+	}
+}
+
+// TestCallerValues: GCC removes work's unused parameter from the clone it
+// makes and describes it by DW_OP_GNU_parameter_ref, whose value each
+// caller's call site gives in its own frame: the probe at the clone's
+// entry reads it through the caller its return address names, and gets,
+// call after call, the values the callers recorded passing.
+func TestCallerValues(t *testing.T) {
+	dir := t.TempDir()
+	bin, spec := resolveBuilt(t, dir, "callers.c", "-O2", "work n unused")
+	sites := spec.Probes[0].Sites
+	if len(sites) != 1 || sites[0].Kind != probe.SiteClone {
+		t.Fatalf("sites %+v, want the clone's entry (gcc makes work.constprop or work.isra)", sites)
+	}
+	if a := sites[0].Args[1]; a.Unavailable != "" || len(a.Chains) != 1 || len(a.Chains[0].Expr) == 0 {
+		t.Fatalf("unused: %+v, want an expression over the callers", a)
+	}
+	rec := filepath.Join(dir, "rec")
+	evs := runAttached(t, spec, bin, rec)
+	text, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+		want = append(want, strings.TrimPrefix(line, "work "))
+	}
+	for _, ev := range evs {
+		got = append(got, fmt.Sprintf("n=%s unused=%s", ev.Args[0], ev.Args[1]))
+	}
+	if len(want) < 10 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("goprobe read:\n%s\nthe callers passed:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

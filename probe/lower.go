@@ -58,7 +58,7 @@ func (r *Resolver) lower(p types.Piece, t types.Type) (ops []types.Op, addr bool
 			if !ok {
 				return nil, false, fmt.Sprintf("at %s: no call frame information gives the frame's address at %#x", text, r.at)
 			}
-			out = append(out, types.Op{Code: types.OpReg, Reg: reg}, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
+			out = append(out, regPlus(reg, off)...)
 		case types.OpEntry:
 			if ok, _ := r.entryKept(o.Reg, r.at); ok {
 				out = append(out, types.Op{Code: types.OpReg, Reg: o.Reg})
@@ -120,6 +120,15 @@ func slotAddress(ops []types.Op, sp string) bool {
 		}
 	}
 	return frame
+}
+
+// regPlus pushes register reg's value plus off.
+func regPlus(reg string, off int64) []types.Op {
+	ops := []types.Op{{Code: types.OpReg, Reg: reg}}
+	if off != 0 {
+		ops = append(ops, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
+	}
+	return ops
 }
 
 // cfa is how the canonical frame address is computed at pc: a register
