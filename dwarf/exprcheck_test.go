@@ -118,21 +118,16 @@ type machine struct {
 	cfa         uint64
 }
 
-func (m *machine) reg(name string) uint64 {
-	if v, ok := m.regs[name]; ok {
-		return v
-	}
-	v := rand.Uint64()
-	m.regs[name] = v
-	return v
-}
+func (m *machine) reg(name string) uint64      { return drawn(m.regs, name) }
+func (m *machine) entryReg(name string) uint64 { return drawn(m.entry, name) }
 
-func (m *machine) entryReg(name string) uint64 {
-	if v, ok := m.entry[name]; ok {
+// drawn is the random value m holds for name, drawn the first time.
+func drawn(m map[string]uint64, name string) uint64 {
+	if v, ok := m[name]; ok {
 		return v
 	}
 	v := rand.Uint64()
-	m.entry[name] = v
+	m[name] = v
 	return v
 }
 

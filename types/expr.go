@@ -200,6 +200,25 @@ func CheckOps(ops []Op) error {
 	return nil
 }
 
+// leaf spells the operations that push a value of their own.
+func leaf(o Op) (string, bool) {
+	switch o.Code {
+	case OpReg:
+		return o.Reg, true
+	case OpEntry:
+		return "entry(" + o.Reg + ")", true
+	case OpCFA:
+		return "CFA", true
+	case OpAddr:
+		return fmt.Sprintf("%#x", uint64(o.Value)), true
+	case OpConst:
+		return fmt.Sprint(o.Value), true
+	case OpParam:
+		return fmt.Sprintf("param(%#x)", o.Value), true
+	}
+	return "", false
+}
+
 // OpsString spells ops as an expression: "RDI*3+1", "[[RSP+8]+16]",
 // "entry(RSI)", "u32(RDI)"; postfix ("RDI 3 mul ...") when they branch.
 func OpsString(ops []Op) string {
@@ -207,22 +226,14 @@ func OpsString(ops []Op) string {
 	postfix := func() string {
 		var ss []string
 		for _, o := range ops {
-			switch o.Code {
-			case OpReg:
-				ss = append(ss, o.Reg)
-			case OpEntry:
-				ss = append(ss, "entry("+o.Reg+")")
-			case OpAddr:
-				ss = append(ss, fmt.Sprintf("%#x", uint64(o.Value)))
-			case OpConst:
-				ss = append(ss, fmt.Sprint(o.Value))
-			default:
-				s := o.Code.String()
+			s, ok := leaf(o)
+			if !ok {
+				s = o.Code.String()
 				if o.Value != 0 {
 					s += fmt.Sprint(o.Value)
 				}
-				ss = append(ss, s)
 			}
+			ss = append(ss, s)
 		}
 		return strings.Join(ss, " ")
 	}
@@ -239,19 +250,11 @@ func OpsString(ops []Op) string {
 		if len(st) < pops {
 			return postfix()
 		}
+		if s, ok := leaf(o); ok {
+			st = append(st, s)
+			continue
+		}
 		switch o.Code {
-		case OpReg:
-			st = append(st, o.Reg)
-		case OpEntry:
-			st = append(st, "entry("+o.Reg+")")
-		case OpCFA:
-			st = append(st, "CFA")
-		case OpAddr:
-			st = append(st, fmt.Sprintf("%#x", uint64(o.Value)))
-		case OpConst:
-			st = append(st, fmt.Sprint(o.Value))
-		case OpParam:
-			st = append(st, fmt.Sprintf("param(%#x)", o.Value))
 		case OpDeref:
 			s := "[" + pop() + "]"
 			if o.Value != 8 {
@@ -287,6 +290,9 @@ func OpsString(ops []Op) string {
 		default:
 			b, a := pop(), pop()
 			s := a + infix[o.Code] + b
+			if o.Code == OpPlus && strings.HasPrefix(b, "-") {
+				s = a + b // x+-68 is x-68
+			}
 			if i < len(ops)-1 {
 				s = "(" + s + ")"
 			}

@@ -125,24 +125,8 @@ func (p *op) operands(b []byte, o *Options) (int, error) {
 	short := fmt.Errorf("opcode %#x at %d: truncated operand", p.code, p.pos)
 	var n int
 	bad := false
-	uleb := func() uint64 {
-		if bad {
-			return 0
-		}
-		v, k := leb128.Uint(b[n:])
-		bad = k == 0
-		n += k
-		return v
-	}
-	sleb := func() int64 {
-		if bad {
-			return 0
-		}
-		v, k := leb128.Int(b[n:])
-		bad = k == 0
-		n += k
-		return v
-	}
+	uleb := func() uint64 { return leb(b, &n, &bad, leb128.Uint) }
+	sleb := func() int64 { return leb(b, &n, &bad, leb128.Int) }
 	fixed := func(k int) bool {
 		if len(b) < k {
 			return false
@@ -256,4 +240,16 @@ func fixedInt(b []byte, o *Options, signed bool) int64 {
 		return int64(o.Order.Uint32(b))
 	}
 	return int64(o.Order.Uint64(b))
+}
+
+// leb reads a LEB128 number at b[*n:] with read, moving *n past it; a
+// truncated one sets *bad (and every later read gives 0).
+func leb[T int64 | uint64](b []byte, n *int, bad *bool, read func([]byte) (T, int)) T {
+	if *bad {
+		return 0
+	}
+	v, k := read(b[*n:])
+	*bad = k == 0
+	*n += k
+	return v
 }
