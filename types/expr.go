@@ -219,10 +219,9 @@ func leaf(o Op) (string, bool) {
 	return "", false
 }
 
-// OpsString spells ops as an expression: "RDI*3+1", "[[RSP+8]+16]",
+// OpsString spells ops as an expression: "(RDI*3)+1", "[[RSP+8]+16]",
 // "entry(RSI)", "u32(RDI)"; postfix ("RDI 3 mul ...") when they branch.
 func OpsString(ops []Op) string {
-	var st []string
 	postfix := func() string {
 		var ss []string
 		for _, o := range ops {
@@ -237,40 +236,54 @@ func OpsString(ops []Op) string {
 		}
 		return strings.Join(ss, " ")
 	}
-	pop := func() string {
-		s := st[len(st)-1]
-		st = st[:len(st)-1]
-		return s
+	// Each entry's spelling, and whether it is an operation's result
+	// that needs parentheses as an operand.
+	type entry struct {
+		s        string
+		compound bool
 	}
+	var st []entry
+	pop := func() entry {
+		e := st[len(st)-1]
+		st = st[:len(st)-1]
+		return e
+	}
+	operand := func(e entry) string {
+		if e.compound {
+			return "(" + e.s + ")"
+		}
+		return e.s
+	}
+	push := func(s string) { st = append(st, entry{s: s}) }
 	infix := map[OpCode]string{OpPlus: "+", OpMinus: "-", OpMul: "*", OpDiv: "/", OpDivU: "/u", OpMod: "%", OpModS: "%s",
 		OpAnd: "&", OpOr: "|", OpXor: "^", OpShl: "<<", OpShr: ">>", OpShra: ">>a", OpEq: "==", OpNe: "!=",
 		OpLt: "<", OpGt: ">", OpLe: "<=", OpGe: ">=", OpLtU: "<u", OpGtU: ">u", OpLeU: "<=u", OpGeU: ">=u"}
-	for i, o := range ops {
+	for _, o := range ops {
 		pops, _ := o.effect()
 		if len(st) < pops {
 			return postfix()
 		}
 		if s, ok := leaf(o); ok {
-			st = append(st, s)
+			push(s)
 			continue
 		}
 		switch o.Code {
 		case OpDeref:
-			s := "[" + pop() + "]"
+			s := "[" + pop().s + "]"
 			if o.Value != 8 {
 				s = fmt.Sprintf("u%d%s", 8*o.Value, s)
 			}
-			st = append(st, s)
+			push(s)
 		case OpNeg:
-			st = append(st, "-"+pop())
+			push("-" + operand(pop()))
 		case OpNot:
-			st = append(st, "~"+pop())
+			push("~" + operand(pop()))
 		case OpAbs:
-			st = append(st, "abs("+pop()+")")
+			push("abs(" + pop().s + ")")
 		case OpZext:
-			st = append(st, fmt.Sprintf("u%d(%s)", 8*o.Value, pop()))
+			push(fmt.Sprintf("u%d(%s)", 8*o.Value, pop().s))
 		case OpSext:
-			st = append(st, fmt.Sprintf("s%d(%s)", 8*o.Value, pop()))
+			push(fmt.Sprintf("s%d(%s)", 8*o.Value, pop().s))
 		case OpDup:
 			st = append(st, st[len(st)-1])
 		case OpDrop:
@@ -289,18 +302,15 @@ func OpsString(ops []Op) string {
 			return postfix()
 		default:
 			b, a := pop(), pop()
-			s := a + infix[o.Code] + b
-			if o.Code == OpPlus && strings.HasPrefix(b, "-") {
-				s = a + b // x+-68 is x-68
+			s := operand(a) + infix[o.Code] + operand(b)
+			if o.Code == OpPlus && !b.compound && strings.HasPrefix(b.s, "-") {
+				s = operand(a) + b.s // x+-68 is x-68
 			}
-			if i < len(ops)-1 {
-				s = "(" + s + ")"
-			}
-			st = append(st, s)
+			st = append(st, entry{s: s, compound: true})
 		}
 	}
 	if len(st) != 1 {
 		return postfix()
 	}
-	return st[0]
+	return st[0].s
 }

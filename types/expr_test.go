@@ -16,7 +16,7 @@ func TestOps(t *testing.T) {
 		bad  bool
 	}{
 		{[]Op{reg("RDI"), k(3), {Code: OpMul}, k(1), {Code: OpPlus}}, "(RDI*3)+1", false},
-		{[]Op{{Code: OpCFA}, k(-68), {Code: OpPlus}, {Code: OpDeref, Value: 4}, k(39), {Code: OpXor}}, "u32[(CFA-68)]^39", false},
+		{[]Op{{Code: OpCFA}, k(-68), {Code: OpPlus}, {Code: OpDeref, Value: 4}, k(39), {Code: OpXor}}, "u32[CFA-68]^39", false},
 		{[]Op{{Code: OpEntry, Reg: "RSI"}, {Code: OpZext, Value: 4}}, "u32(entry(RSI))", false},
 		{[]Op{reg("RDI"), {Code: OpDup}, {Code: OpBra, Value: 1}, {Code: OpFail}}, "RDI dup bra1 fail", false},
 		{[]Op{reg("RDI"), {Code: OpPlus}}, "RDI plus", true},                          // one operand short
