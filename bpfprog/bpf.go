@@ -124,7 +124,8 @@ const (
 )
 
 // Stack slots of the site programs (offsets from R10). Below them, from
-// -72 to stack.SlotsEnd, the unwinder's; below that, the expressions'.
+// -72 to stack.SlotsEnd, the unwinder's; below that, from exprTop down,
+// an expression's stack machine.
 const (
 	slotKey    = -8
 	slotTmp    = -16
@@ -173,7 +174,7 @@ func captureProgram(a *arch.Arch, i, j int, site spec.Site, key string) (asm.Ins
 	in = append(in, asm.Mov.Reg(rRec, asm.R0))
 	for n, f := range site.Args {
 		in = append(in, bpfasm.StoreImm64(rRec, int16(8*n), 0))
-		code, err := fetchProgram(a, f, rRec, int16(8*n), fmt.Sprintf("cap_%d_%d_%d", i, j, n), 0, true)
+		code, err := fetchProgram(a, f, site.Addr, rRec, int16(8*n), fmt.Sprintf("cap_%d_%d_%d", i, j, n), 0, true)
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +269,7 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 		if f.Unavailable != "" {
 			continue
 		}
-		code, err := fetchProgram(a, f, rRec, off, label(fmt.Sprintf("a%d", k)), k, false)
+		code, err := fetchProgram(a, f, site.Addr, rRec, off, label(fmt.Sprintf("a%d", k)), k, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
@@ -361,12 +362,18 @@ func count(key int32) asm.Instructions {
 // value leaves in R1 the value of a chain's start and all its reads but
 // the last, and returns the last read's offset (deref false: R1 is the
 // value itself).
-func chainStart(a *arch.Arch, c spec.Chain, fail string) (asm.Instructions, int64, bool, error) {
+func chainStart(a *arch.Arch, c spec.Chain, at uint64, fail string) (asm.Instructions, int64, bool, error) {
 	var in asm.Instructions
 	if c.Const != nil {
 		return asm.Instructions{asm.LoadImm(asm.R1, *c.Const, asm.DWord)}, 0, false, nil
 	}
-	if len(c.Reg) > 1 && c.Reg[0] == '@' {
+	if len(c.Expr) > 0 {
+		code, err := exprInsns(a, c.Expr, at, fail)
+		if err != nil {
+			return nil, 0, false, err
+		}
+		in = code
+	} else if len(c.Reg) > 1 && c.Reg[0] == '@' {
 		var n int
 		if _, err := fmt.Sscanf(c.Reg, "@%d", &n); err != nil || n < 0 || n >= spec.MaxArgs {
 			return nil, 0, false, fmt.Errorf("bad captured value %s", c.Reg)
@@ -411,11 +418,12 @@ func readUser(d int64, n int32, dst asm.Register, off int16, fail string) asm.In
 }
 
 // fetchProgram reads argument k into the record's slot at off and sets
-// its ok bit; a fault jumps past the bit.
-func fetchProgram(a *arch.Arch, f spec.Fetch, rRec asm.Register, off int16, fail string, k int, noOK bool) (asm.Instructions, error) {
+// its ok bit; a fault jumps past the bit. at is the file address the
+// program is attached at.
+func fetchProgram(a *arch.Arch, f spec.Fetch, at uint64, rRec asm.Register, off int16, fail string, k int, noOK bool) (asm.Instructions, error) {
 	var in asm.Instructions
 	value := func(c spec.Chain, size int64, dst asm.Register, dstOff int16) error {
-		code, last, deref, err := chainStart(a, c, fail)
+		code, last, deref, err := chainStart(a, c, at, fail)
 		if err != nil {
 			return err
 		}
@@ -479,7 +487,7 @@ func fetchProgram(a *arch.Arch, f spec.Fetch, rRec asm.Register, off int16, fail
 			asm.JSLT.Imm(asm.R0, 0, fail),
 		)
 	case "bytes", "struct":
-		code, last, deref, err := chainStart(a, f.Chains[0], fail)
+		code, last, deref, err := chainStart(a, f.Chains[0], at, fail)
 		if err != nil {
 			return nil, err
 		}

@@ -64,7 +64,7 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 	in = append(in, asm.StoreImm(asm.RFP, histKeySlot, int64(i), asm.Word))
 	k := site.Args[0]
 	if k.Unavailable == "" {
-		code, err := fetchProgram(a, k, asm.RFP, histKeySlot+8, label("key"), 0, false)
+		code, err := fetchProgram(a, k, site.Addr, asm.RFP, histKeySlot+8, label("key"), 0, false)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +73,7 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 	hasValue := len(site.Args) == 2 && site.Args[1].Unavailable == ""
 	if hasValue {
 		in = append(in, bpfasm.StoreImm64(asm.RFP, histValSlot, 0))
-		code, err := fetchProgram(a, site.Args[1], asm.RFP, histValSlot, label("val"), 1, false)
+		code, err := fetchProgram(a, site.Args[1], site.Addr, asm.RFP, histValSlot, label("val"), 1, false)
 		if err != nil {
 			return nil, err
 		}

@@ -190,6 +190,9 @@ func (r regs) writeFetch(b *strings.Builder, k int, a spec.Fetch) {
 	if a.Unavailable == "" && captured(a) {
 		a.Unavailable = "read through a value kept from the entry (goprobe trace does this)"
 	}
+	if a.Unavailable == "" {
+		a.Unavailable = computed(a)
+	}
 	if a.Unavailable != "" {
 		fmt.Fprintf(b, "\t/* %s: %s */\n", a.Name, a.Unavailable)
 		return

@@ -145,6 +145,9 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 			format := []string{escape(p.Function), site.Kind}
 			var vals []string
 			for _, a := range site.Args {
+				if a.Unavailable == "" {
+					a.Unavailable = computed(a)
+				}
 				if a.Unavailable != "" {
 					fmt.Fprintf(&body, "\t// %s: %s\n", a.Name, a.Unavailable)
 					continue

@@ -7,6 +7,7 @@ import (
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/spec"
+	"github.com/binscope/binscope/types"
 )
 
 // regs names registers as the kernel's headers name the members of struct
@@ -136,6 +137,9 @@ func WritePerf(w io.Writer, s *spec.Spec) error {
 				if a.Unavailable == "" && captured(a) {
 					a.Unavailable = "read through a value kept from the entry, which perf probe cannot do"
 				}
+				if a.Unavailable == "" {
+					a.Unavailable = computed(a)
+				}
 				if a.Unavailable != "" {
 					fmt.Fprintf(&b, "# %s at %#x: %s: %s\n", p.Def, site.Addr, a.Name, a.Unavailable)
 					continue
@@ -193,6 +197,18 @@ func (r regs) perfChain(c spec.Chain) string {
 		e = fmt.Sprintf("%+d(%s)", d, e)
 	}
 	return e
+}
+
+// computed reports why a fetch cannot be spelled by the generators: a
+// value a DWARF expression computes (goprobe's own programs evaluate it),
+// or "".
+func computed(f spec.Fetch) string {
+	for _, c := range f.Chains {
+		if len(c.Expr) > 0 {
+			return "computed by a DWARF expression, " + types.OpsString(c.Expr) + ", which goprobe trace evaluates and this generator does not"
+		}
+	}
+	return ""
 }
 
 // captured reports whether a fetch starts from a value kept from the entry.

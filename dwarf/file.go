@@ -51,8 +51,9 @@ type File struct {
 	fillers    []*paramFiller // one per Functions walk with Params (see FillParams)
 	unitOnce   sync.Once
 	scanOnce   sync.Once
-	abbrevs    *abbrevTables // parsed by the scans (see scan)
-	unitRanges []unitRange   // every unit's address ranges, sorted (see unitAt)
+	abbrevs    *abbrevTables               // parsed by the scans (see scan)
+	unitRanges []unitRange                 // every unit's address ranges, sorted (see unitAt)
+	callSites  map[dwarf.Offset][]CallSite // each unit's call sites, read once (held under convMu)
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an

@@ -45,6 +45,9 @@ type param struct {
 	result bool
 	loc    locAttr
 	hasLoc bool
+	// konst is DW_AT_const_value: a parameter the compiler made a
+	// constant in this copy (clang's constant-propagated function).
+	konst *int64
 }
 
 // FuncOptions tune Functions. A nil *FuncOptions means the defaults.
@@ -228,6 +231,9 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 				p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
 				p.result, _ = e.Val(dwarf.AttrVarParam).(bool)
 				p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
+				if v, ok := e.Val(dwarf.AttrConstValue).(int64); ok && !p.hasLoc {
+					p.konst = &v
+				}
 				s.params = addParam(s.params, p)
 			}
 		case dwarf.TagInlinedSubroutine:
@@ -284,7 +290,7 @@ func addParam(ps []param, p param) []param {
 	if p.origin != 0 {
 		for i := range ps {
 			if ps[i].origin == p.origin {
-				if !ps[i].hasLoc && p.hasLoc {
+				if !ps[i].hasLoc && ps[i].konst == nil && (p.hasLoc || p.konst != nil) {
 					ps[i] = p
 				}
 				return ps

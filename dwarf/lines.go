@@ -237,14 +237,11 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 	var inlines []string // inline at each entered depth
 	depth := 0
 	for n := 0; ; n++ {
-		if n > 1<<24 || depth > maxNesting {
-			return nil, fmt.Errorf("%s: section .debug_info: DIE tree too deep or endless", f.Path)
-		}
-		e, err := r.Next()
+		e, err := f.unitNext(r, n, depth)
 		if err != nil {
-			return nil, fmt.Errorf("%s: section .debug_info: %v", f.Path, err)
+			return nil, err
 		}
-		if e == nil || e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+		if e == nil {
 			break
 		}
 		if e.Tag == 0 {

@@ -302,8 +302,50 @@ func (f *File) decodeLoc(u *unitCtx, expr, frameBase []byte) types.Loc {
 	if err != nil {
 		return types.Loc{Pieces: []types.Piece{{Kind: types.LocExpr, Expr: err.Error()}}}
 	}
+	header := f.unitHeader(u)
 	return dwexpr.Decode(expr, &dwexpr.Options{
 		Arch: a, AddrSize: int(f.ELF.PointerSize()), Order: f.order(), FrameBase: frameBase,
-		Addrx: func(i uint64) (uint64, bool) { return f.addrx(u, i) },
+		Addrx:    func(i uint64) (uint64, bool) { return f.addrx(u, i) },
+		BaseType: func(off uint64) (int64, bool, bool, bool) { return f.baseType(header + off) },
+		Unit:     header,
 	})
+}
+
+// unitHeader is the offset in .debug_info of the header of the unit whose
+// entry is at u.off: 11 bytes before it in DWARF 2 to 4, 12 in DWARF 5
+// (32-bit DWARF).
+func (f *File) unitHeader(u *unitCtx) uint64 {
+	info := f.section(".debug_info")
+	for _, n := range []int{12, 11} {
+		o := int(u.off) - n
+		if o < 0 || o+6 > len(info) {
+			continue
+		}
+		v := f.order().Uint16(info[o+4:])
+		if n == 12 && v == 5 || n == 11 && v >= 2 && v <= 4 {
+			return uint64(o)
+		}
+	}
+	return uint64(u.off)
+}
+
+// baseType describes the base type whose entry is at off (for typed DWARF
+// expression operations): its size, and whether it is signed or a
+// floating-point type.
+func (f *File) baseType(off uint64) (size int64, signed, float, ok bool) {
+	r := f.Data.Reader()
+	r.Seek(dwarf.Offset(off))
+	e, err := r.Next()
+	if err != nil || e == nil || e.Offset != dwarf.Offset(off) || e.Tag != dwarf.TagBaseType {
+		return 0, false, false, false
+	}
+	size, _ = e.Val(dwarf.AttrByteSize).(int64)
+	enc, _ := e.Val(dwarf.AttrEncoding).(int64)
+	switch enc {
+	case 0x05, 0x06, 0x0d: // DW_ATE_signed, signed_char, signed_fixed
+		signed = true
+	case 0x03, 0x04, 0x09, 0x0f: // complex_float, float, imaginary_float, decimal_float
+		float = true
+	}
+	return size, signed, float, true
 }

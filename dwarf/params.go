@@ -139,6 +139,10 @@ func (pf *paramFiller) fill(fn *types.Func) error {
 			results[q.name] = true
 		}
 		tp := types.Param{Name: q.name, Type: typeOf(q.typ), Result: q.result}
+		if src == concrete && p.konst != nil && fn.LowPC != 0 && !q.result {
+			tp.PC = fn.LowPC
+			tp.Loc = types.Loc{Pieces: []types.Piece{{Kind: types.LocConst, Offset: *p.konst}}}
+		}
 		if src == concrete && p.hasLoc && fn.LowPC != 0 && !q.result {
 			tp.PC = fn.LowPC
 			if expr, ok := f.locAt(src.unit, p.loc, fn.LowPC); ok {

@@ -11,7 +11,8 @@ import (
 // place is where the value reached so far lives: in register pieces (at
 // byte off within them) or in memory at the address addr computes, plus off.
 type place struct {
-	konst *int64 // a constant (DW_OP_const + stack_value)
+	konst *int64     // a constant (DW_OP_const + stack_value)
+	value []types.Op // a value an expression computes (see Resolver.lower)
 	regs  []types.Piece
 	mem   bool
 	addr  spec.Chain
@@ -127,6 +128,9 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 		if pl.konst != nil {
 			pl.fault = "the compiler made it a constant here; it has no fields"
 		}
+		if pl.value != nil && st.Kind == Field {
+			pl.fault = "the compiler computes it here (" + types.OpsString(pl.value) + "); it has no fields"
+		}
 		if pl.fault != "" {
 			break
 		}
@@ -158,6 +162,16 @@ func fromLoc(l types.Loc, t types.Type, r *Resolver) place {
 		pl.konst = &v
 	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocMem:
 		pl.mem, pl.addr, pl.off = true, spec.Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
+	case len(l.Pieces) == 1 && exprPiece(l.Pieces[0]):
+		ops, addr, why := r.lower(l.Pieces[0], t)
+		switch {
+		case why != "":
+			pl.fault = why
+		case addr:
+			pl.mem, pl.addr = true, spec.Chain{Expr: ops}
+		default:
+			pl.value = ops
+		}
 	default:
 		pl.fault = "at " + l.String() + ", which a uprobe cannot read here"
 	}
@@ -237,9 +251,12 @@ func member(s *types.Struct, name string) *types.Member {
 // load reads the pointer the place holds: what follows is in memory at it.
 func (r *Resolver) load(pl place) place {
 	if pl.mem {
-		pl.addr = spec.Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+		pl.addr = spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
 		pl.off = 0
 		return pl
+	}
+	if pl.value != nil { // a pointer an expression computes
+		return place{mem: true, addr: spec.Chain{Expr: pl.value}, t: pl.t}
 	}
 	reg, ok := pieceAt(pl.regs, pl.off, 8)
 	if !ok {
@@ -287,8 +304,14 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 			}
 			return spec.Chain{Const: pl.konst}, ""
 		}
+		if pl.value != nil {
+			if off != 0 {
+				return spec.Chain{}, "a computed value has no fields"
+			}
+			return spec.Chain{Expr: pl.value}, ""
+		}
 		if pl.mem {
-			return spec.Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off+off)}, ""
+			return spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off+off)}, ""
 		}
 		p, ok := pieceAt(pl.regs, pl.off+off, n)
 		if !ok {
@@ -453,7 +476,9 @@ func (r *Resolver) capture(pl place) place {
 	case pl.konst != nil:
 		return pl
 	case pl.mem:
-		c = spec.Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+		c = spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+	case pl.value != nil:
+		c = spec.Chain{Expr: pl.value}
 	case len(pl.regs) == 1 && !pl.regs[0].Vector:
 		c = spec.Chain{Reg: pl.regs[0].Reg}
 	default:

@@ -32,6 +32,11 @@ type Resolver struct {
 	arch     *arch.Arch
 	rows     []cfi.Row // call frame rows (see frameRows)
 	rowsRead bool
+	frames   *cfi.Frames // the call frame information whole (see savedSlot)
+	// at is the address where the fetches being resolved run, which
+	// expressions are lowered for (see lower): the site's, or for a
+	// return site the function's entry, where its values are captured.
+	at uint64
 	// near is the model of the units the quick lookup read; the rest
 	// is placement's: each instance's control flow, the instance holding
 	// each inline expansion, and which units GCC compiled.
@@ -272,8 +277,10 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 			return err
 		}
 		site := spec.Site{Kind: kind, Function: where, Addr: addr, FileOffset: off}
+		r.at = fn.LowPC
 		if kind != spec.SiteReturn {
 			vars = r.inFrame(addr, vars)
+			r.at = addr
 		}
 		if kind == spec.SiteEntry || kind == spec.SiteLine || kind == spec.SiteOffset {
 			site.Guard = r.guard(fn, addr)
@@ -375,11 +382,13 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 				if err != nil {
 					return nil, err
 				}
-				if err := add(spec.SiteInline, in.Caller, st.addr, inlineParams(fn, vars)); err != nil {
+				at, params, later := r.laterInline(fn, in, st, args, inlineParams(fn, vars))
+				if err := add(spec.SiteInline, in.Caller, at, params); err != nil {
 					return nil, err
 				}
 				s := &p.Sites[len(p.Sites)-1]
-				s.Note = st.note
+				s.Note = strings.TrimPrefix(st.note+"; "+later, "; ")
+				s.Note = strings.TrimSuffix(s.Note, "; ")
 				if st.copies {
 					distrustConstants(s)
 				}
@@ -522,6 +531,11 @@ func (r *Resolver) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, 
 		if off+4 <= len(code) && code[off] == 0xf3 && code[off+1] == 0x0f && code[off+2] == 0x1e && (code[off+3] == 0xfa || code[off+3] == 0xfb) {
 			each(lo+uint64(off), x86asm.Inst{Op: x86asm.NOP, Len: 4})
 			off += 4
+			continue
+		}
+		if n := vexLen(code[off:]); n > 0 { // AVX: an instruction x86asm does not know
+			each(lo+uint64(off), x86asm.Inst{Len: n})
+			off += n
 			continue
 		}
 		in, err := x86asm.Decode(code[off:], 64)
@@ -739,6 +753,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*spec.Probe, error) {
 			return nil, err
 		}
 		vars = r.inFrame(a, vars)
+		r.at = a
 		site := spec.Site{Kind: spec.SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
 		if len(chain) == 0 {
 			site.Guard = r.guard(fn, a)

@@ -130,11 +130,18 @@ type Dynamic struct {
 // chain N saved at the function's entry (a receiver pointer, say), so
 // c->valInt at %return reads the field when the function returns, through
 // the pointer it was called with.
+//
+// A value DWARF gives as an expression (the caller's x*3+1 passed to an
+// inlined callee, a slot at a computed address) starts from Expr's value
+// instead of a register: a stack machine the BPF program runs (types.Op;
+// static addresses in it are the file's, relocated where the site is
+// loaded). Derefs then apply as for a register.
 type Chain struct {
-	Reg    string    `json:"reg,omitempty"`
-	Field  *CtxField `json:"field,omitempty"`
-	Derefs []int64   `json:"derefs,omitempty"`
-	Const  *int64    `json:"const,omitempty"`
+	Reg    string     `json:"reg,omitempty"`
+	Field  *CtxField  `json:"field,omitempty"`
+	Derefs []int64    `json:"derefs,omitempty"`
+	Const  *int64     `json:"const,omitempty"`
+	Expr   []types.Op `json:"expr,omitempty"`
 }
 
 // WriteSpec writes s as indented JSON.

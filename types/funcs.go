@@ -154,6 +154,11 @@ const (
 	// LocExpr: an expression this project does not evaluate; Expr holds
 	// its text.
 	LocExpr
+	// LocValue: the value is what Ops compute (an expression ending in
+	// DW_OP_stack_value: a caller's x*3 passed to an inlined callee).
+	LocValue
+	// LocAt: the value is in memory at the address Ops compute.
+	LocAt
 )
 
 // Piece is one part of a Loc.
@@ -168,6 +173,8 @@ type Piece struct {
 	// them, so a uprobe cannot read the value.
 	Vector bool
 	Expr   string
+	// Ops is the expression of a LocValue or LocAt piece.
+	Ops []Op `json:",omitempty"`
 }
 
 // Readable reports whether a uprobe can read the value at this address
@@ -185,8 +192,8 @@ func (l Loc) Readable() bool {
 }
 
 // String spells the location: "RAX", "RAX:8 RBX:8" (pieces with sizes),
-// "[RSP+16]", "[CFA+8]", "[0x4d2a60]", "const 3", "entry(RDI)",
-// "optimized out"; a vector register is followed by "(not readable by
+// "[RSP+16]", "[CFA+8]", "[0x4d2a60]", "const 3", "entry(RDI)", "(RDI*3)+1"
+// and "[[RSP+8]+16]" (expressions), "optimized out"; a vector register is followed by "(not readable by
 // uprobe)".
 func (l Loc) String() string {
 	if len(l.Pieces) == 0 {
@@ -213,6 +220,10 @@ func (l Loc) String() string {
 			fmt.Fprintf(&b, "entry(%s)", p.Reg)
 		case LocExpr:
 			b.WriteString("expr(" + p.Expr + ")")
+		case LocValue:
+			b.WriteString(OpsString(p.Ops))
+		case LocAt:
+			b.WriteString("[" + OpsString(p.Ops) + "]")
 		}
 		if p.Size > 0 && len(l.Pieces) > 1 {
 			fmt.Fprintf(&b, ":%d", p.Size)

@@ -61,6 +61,8 @@ func main() {
 		}
 	}
 	gen.WriteTable(os.Stdout, gen.Summarize(results))
+	fmt.Println()
+	gen.WriteReasons(os.Stdout, results)
 	if *failures {
 		fmt.Println()
 		gen.WriteFailures(os.Stdout, results)

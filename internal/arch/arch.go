@@ -56,6 +56,10 @@ type Arch struct {
 	// FloatRet its floating-point one (X0, which is XMM0, on amd64; V0).
 	CIntRegs      []string
 	Ret, FloatRet string
+	// CallerSaved are the general registers a C call may change (System
+	// V: RAX, RCX, RDX, RSI, RDI, R8-R11; AAPCS64: X0-X18). Go's internal
+	// ABI saves none but the stack and frame pointers and GoG.
+	CallerSaved []string
 	// Flags is the flags register in pt_regs (EFLAGS), and BelowEq the
 	// bits of it an unsigned below-or-equal branch tests: x86's JBE jumps
 	// when the carry flag (bit 0) or the zero flag (bit 6) is set. Zero
@@ -146,6 +150,7 @@ var amd64 = func() *Arch {
 		PC:          "RIP",
 		FP:          "RBP",
 		CIntRegs:    []string{"RDI", "RSI", "RDX", "RCX", "R8", "R9"},
+		CallerSaved: []string{"RAX", "RCX", "RDX", "RSI", "RDI", "R8", "R9", "R10", "R11"},
 		Ret:         "RAX",
 		FloatRet:    "X0",
 		Flags:       "EFLAGS",
@@ -175,8 +180,11 @@ var arm64 = func() *Arch {
 	// bpftrace and perf probe text do not know arm64 yet: no member names.
 	a := &Arch{Name: "aarch64", regs: map[int]Reg{}, SP: "SP", SPReg: 31, PC: "PC", FP: "X29", EntryCFA: 0,
 		PtRegs: map[string]int16{}, GoG: "X28", Ret: "X0", FloatRet: "V0"}
-	for i := 0; i <= 7; i++ {
-		a.CIntRegs = append(a.CIntRegs, fmt.Sprintf("X%d", i))
+	for i := 0; i <= 18; i++ {
+		if i <= 7 {
+			a.CIntRegs = append(a.CIntRegs, fmt.Sprintf("X%d", i))
+		}
+		a.CallerSaved = append(a.CallerSaved, fmt.Sprintf("X%d", i))
 	}
 	for i := 0; i <= 30; i++ {
 		a.PtRegs[fmt.Sprintf("X%d", i)] = int16(8 * i)

@@ -166,6 +166,15 @@ var fpRegister = map[elf.Machine]string{elf.EM_X86_64: "RBP", elf.EM_AARCH64: "X
 // arch.ErrUnsupportedArch for a machine other than amd64 and arm64, and an
 // error for a relocatable object (its pointers are not yet relocated).
 func Table(f *elfx.File) ([]Row, error) {
+	b, err := load(f)
+	if err != nil {
+		return nil, err
+	}
+	return b.table()
+}
+
+// load reads the FDEs of f's .eh_frame and .debug_frame.
+func load(f *elfx.File) (*builder, error) {
 	a, err := arch.ForMachine(f.Machine)
 	if err != nil {
 		return nil, fmt.Errorf("%s: call frame information: %w", f.Path, err)
@@ -200,7 +209,7 @@ func Table(f *elfx.File) ([]Row, error) {
 			return nil, err
 		}
 	}
-	return b.table()
+	return &b, nil
 }
 
 // Lookup returns the row that holds for pc (a virtual address of the file);

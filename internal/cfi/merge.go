@@ -36,6 +36,24 @@ func (b *builder) table() ([]Row, error) {
 	if len(b.fdes) == 0 {
 		return nil, nil
 	}
+	pieces := b.pieces()
+	// A row takes at least one byte of instructions (an advance); GCC's,
+	// LLVM's and Go's take 3 to 4.5 bytes a row, padding included.
+	rows := make([]Row, 0, b.progBytes/4+2*len(pieces))
+	var m interp
+	for i, p := range pieces {
+		if err := m.fdeProgram(p.f, p.lo, p.hi, &rows); err != nil {
+			return nil, err
+		}
+		if i+1 == len(pieces) || pieces[i+1].lo != p.hi {
+			rows = append(rows, Row{PC: p.hi})
+		}
+	}
+	return rows, nil
+}
+
+// pieces places the FDEs (see table): the pieces in address order.
+func (b *builder) pieces() []piece {
 	slices.SortStableFunc(b.fdes, func(x, y fde) int {
 		if c := cmp.Compare(x.sec, y.sec); c != 0 {
 			return c
@@ -50,21 +68,7 @@ func (b *builder) table() ([]Row, error) {
 		}
 	}
 	eh := disjoint(b.fdes[:split])
-	pieces := merge(eh, subtract(disjoint(b.fdes[split:]), eh))
-
-	// A row takes at least one byte of instructions (an advance); GCC's,
-	// LLVM's and Go's take 3 to 4.5 bytes a row, padding included.
-	rows := make([]Row, 0, b.progBytes/4+2*len(pieces))
-	var m interp
-	for i, p := range pieces {
-		if err := m.fdeProgram(p.f, p.lo, p.hi, &rows); err != nil {
-			return nil, err
-		}
-		if i+1 == len(pieces) || pieces[i+1].lo != p.hi {
-			rows = append(rows, Row{PC: p.hi})
-		}
-	}
-	return rows, nil
+	return merge(eh, subtract(disjoint(b.fdes[split:]), eh))
 }
 
 // disjoint turns FDEs sorted by address into pieces that do not overlap:

@@ -41,6 +41,7 @@ type oracleRow struct {
 	cfa      string
 	ra, fp   string
 	raM, fpM bool
+	all      map[string]string // readelf: every column's text
 }
 
 func (o *oracleFDE) add(r oracleRow) {
@@ -134,8 +135,9 @@ func readelfOracle(t testing.TB, path string, m elf.Machine) *oracle {
 			if err != nil {
 				t.Fatalf("readelf row %q", line)
 			}
-			r := oracleRow{loc: loc}
+			r := oracleRow{loc: loc, all: map[string]string{}}
 			for i, c := range cols {
+				r.all[c] = fs[i+1]
 				switch c {
 				case "CFA":
 					r.cfa = fs[i+1]

@@ -5,10 +5,12 @@ import (
 	"math/bits"
 )
 
-// regs is the rule set of one location, for the columns kept.
+// regs is the rule set of one location, for the columns kept, and x,
+// the rule of the register a Frames.Saved query follows.
 type regs struct {
 	cfa    CFA
 	ra, fp Rule
+	x      Rule
 }
 
 // maxStates bounds DW_CFA_remember_state nesting (compilers nest one or
@@ -27,6 +29,11 @@ type interp struct {
 	// out is nil while a CIE's instructions run.
 	from, to uint64
 	out      *[]Row
+	// A Frames.Saved query follows register xreg (xon): xinit is its rule
+	// after the CIE's instructions, xAt its rule at from.
+	xreg       uint64
+	xon, xSeen bool
+	xinit, xAt Rule
 }
 
 // cieProgram runs c's initial instructions into c.init. Locations mean
@@ -58,6 +65,9 @@ func (m *interp) fdeProgram(f *fde, from, to uint64, out *[]Row) error {
 // emit appends the row of the rules at the current location (or at from,
 // if that is later), unless the table's last row has the same rules.
 func (m *interp) emit() {
+	if m.xon && !m.xSeen {
+		m.xAt, m.xSeen = m.cur.x, true
+	}
 	r := Row{PC: max(m.loc, m.from), CFA: m.cur.cfa, RA: m.cur.ra, FP: m.cur.fp, Covered: true}
 	rows := *m.out
 	if n := len(rows); n > 0 && rows[n-1].sameRules(r) {
@@ -92,6 +102,9 @@ func (m *interp) advance(at int, delta uint64) (bool, error) {
 
 // set puts rule for register reg, if it is a column kept.
 func (m *interp) set(reg uint64, rule Rule) {
+	if m.xon && reg == m.xreg {
+		m.cur.x = rule
+	}
 	switch reg {
 	case m.c.ra:
 		m.cur.ra = rule
@@ -102,6 +115,9 @@ func (m *interp) set(reg uint64, rule Rule) {
 
 // restore gives register reg its rule after the CIE's instructions.
 func (m *interp) restore(reg uint64) {
+	if m.xon && reg == m.xreg {
+		m.cur.x = m.xinit
+	}
 	switch reg {
 	case m.c.ra:
 		m.cur.ra = m.c.init.ra

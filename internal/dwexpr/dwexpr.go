@@ -1,8 +1,12 @@
 // Package dwexpr decodes DWARF location expressions into the model's
 // types.Loc: registers, register- or frame-relative memory, static
-// addresses, constants and multi-piece values. It decodes the forms
-// compilers emit for parameters and variables; anything else becomes a
-// LocExpr piece holding the expression's bytes, never a guess.
+// addresses, constants, entry values and multi-piece values in their own
+// kinds, and any other expression a stack machine can evaluate (arithmetic,
+// dereferences, typed conversions, forward branches) as the operations of a
+// LocValue or LocAt piece (types.Op), which a probe compiles to BPF. What
+// cannot be evaluated from registers and memory (TLS, implicit pointers,
+// DWARF procedure calls, floating-point types) becomes a LocExpr piece that
+// says why, never a guess.
 package dwexpr
 
 import (
@@ -10,7 +14,6 @@ import (
 	"fmt"
 
 	"github.com/binscope/binscope/internal/arch"
-	"github.com/binscope/binscope/internal/leb128"
 	"github.com/binscope/binscope/types"
 )
 
@@ -24,49 +27,15 @@ type Options struct {
 	FrameBase []byte
 	// Addrx resolves a .debug_addr index (DW_OP_addrx); nil: unsupported.
 	Addrx func(uint64) (uint64, bool)
-}
-
-// DWARF expression opcodes used here.
-const (
-	opAddr         = 0x03
-	opDeref        = 0x06
-	opConst1u      = 0x08
-	opConst1s      = 0x09
-	opConst2u      = 0x0a
-	opConst2s      = 0x0b
-	opConst4u      = 0x0c
-	opConst4s      = 0x0d
-	opConst8u      = 0x0e
-	opConst8s      = 0x0f
-	opConstu       = 0x10
-	opConsts       = 0x11
-	opPlusUconst   = 0x23
-	opLit0         = 0x30
-	opLit31        = 0x4f
-	opReg0         = 0x50
-	opReg31        = 0x6f
-	opBreg0        = 0x70
-	opBreg31       = 0x8f
-	opRegx         = 0x90
-	opFbreg        = 0x91
-	opBregx        = 0x92
-	opPiece        = 0x93
-	opCallFrameCFA = 0x9c
-	opImplicitVal  = 0x9e
-	opStackValue   = 0x9f
-	opAddrx        = 0xa1
-	opEntryValue   = 0xa3
-	opGNUEntryVal  = 0xf3
-)
-
-// state is what the ops of the current piece have computed so far.
-type state struct {
-	kind  types.LocKind
-	set   bool
-	reg   arch.Reg
-	off   int64
-	value bool // DW_OP_stack_value seen: the result is a value, not an address
-	bad   bool
+	// BaseType describes the base type whose DIE is at offset off from the
+	// compile unit's header (DW_OP_convert and the other typed
+	// operations): its size in bytes, and whether it is signed or a
+	// floating-point type. nil, or ok false: typed operations are not
+	// evaluated.
+	BaseType func(off uint64) (size int64, signed, float, ok bool)
+	// Unit is the offset of the compile unit's header in .debug_info:
+	// DW_OP_GNU_parameter_ref's operand is relative to it.
+	Unit uint64
 }
 
 // Decode turns expr into a Loc. An empty expression is a value optimised
@@ -76,195 +45,168 @@ func Decode(expr []byte, o *Options) types.Loc {
 	if len(expr) == 0 {
 		return loc
 	}
-	unsupported := func() types.Loc {
-		return types.Loc{Pieces: []types.Piece{{Kind: types.LocExpr, Expr: fmt.Sprintf("% x", expr)}}}
+	unsupported := func(err error) types.Loc {
+		return types.Loc{Pieces: []types.Piece{{Kind: types.LocExpr, Expr: fmt.Sprintf("% x: %v", expr, err)}}}
 	}
-	var st state
-	b := expr
-	flush := func(size int64) bool {
-		if st.bad {
-			return false
-		}
-		if !st.set { // DW_OP_piece alone: this part is optimised out
-			if size > 0 {
-				loc.Pieces = append(loc.Pieces, types.Piece{Kind: types.LocExpr, Expr: "optimized out", Size: size})
-			}
-			return true
-		}
-		p := types.Piece{Kind: st.kind, Reg: st.reg.Name, Offset: st.off, Size: size, Vector: st.reg.Vector}
-		if st.value {
-			switch st.kind {
-			case types.LocAddr: // a constant pushed, then stack_value
-				p.Kind = types.LocConst
-			default:
-				return false
-			}
-		}
-		loc.Pieces = append(loc.Pieces, p)
-		st = state{}
-		return true
+	ops, err := parse(expr, o)
+	if err != nil {
+		return unsupported(err)
 	}
-	for len(b) > 0 {
-		op := b[0]
-		b = b[1:]
-		var n int
-		switch {
-		case op >= opReg0 && op <= opReg31:
-			st = state{kind: types.LocReg, set: true, reg: o.Arch.RegName(int(op - opReg0))}
-		case op == opRegx:
-			r, k := uleb(b)
-			n = k
-			st = state{kind: types.LocReg, set: true, reg: o.Arch.RegName(int(r))}
-		case op >= opBreg0 && op <= opBreg31:
-			off, k := sleb(b)
-			n = k
-			st = state{kind: types.LocMem, set: true, reg: o.Arch.RegName(int(op - opBreg0)), off: off}
-		case op == opBregx:
-			r, k := uleb(b)
-			off, k2 := sleb(b[k:])
-			n = k + k2
-			st = state{kind: types.LocMem, set: true, reg: o.Arch.RegName(int(r)), off: off}
-		case op == opFbreg:
-			off, k := sleb(b)
-			n = k
-			fb := Decode(o.FrameBase, &Options{Arch: o.Arch, AddrSize: o.AddrSize, Order: o.Order})
-			switch {
-			case len(o.FrameBase) == 1 && o.FrameBase[0] == opCallFrameCFA:
-				st = state{kind: types.LocCFA, set: true, off: off}
-			case len(fb.Pieces) == 1 && fb.Pieces[0].Kind == types.LocReg:
-				st = state{kind: types.LocMem, set: true, reg: arch.Reg{Name: fb.Pieces[0].Reg}, off: off}
-			default:
-				return unsupported()
-			}
-		case op == opCallFrameCFA:
-			st = state{kind: types.LocCFA, set: true}
-		case op == opPlusUconst:
-			v, k := uleb(b)
-			n = k
-			if !st.set || st.kind == types.LocReg {
-				return unsupported()
-			}
-			st.off += int64(v)
-		case op == opAddr:
-			if len(b) < o.AddrSize {
-				return unsupported()
-			}
-			st = state{kind: types.LocAddr, set: true, off: int64(readAddr(b, o))}
-			n = o.AddrSize
-		case op == opAddrx:
-			i, k := uleb(b)
-			n = k
-			if o.Addrx == nil {
-				return unsupported()
-			}
-			a, ok := o.Addrx(i)
-			if !ok {
-				return unsupported()
-			}
-			st = state{kind: types.LocAddr, set: true, off: int64(a)}
-		case op >= opLit0 && op <= opLit31:
-			st = state{kind: types.LocAddr, set: true, off: int64(op - opLit0)}
-		case op >= opConst1u && op <= opConsts:
-			v, k, ok := constant(op, b, o)
-			if !ok {
-				return unsupported()
-			}
-			n = k
-			st = state{kind: types.LocAddr, set: true, off: v}
-		case op == opStackValue:
-			st.value = true
-		case op == opImplicitVal:
-			l, k := uleb(b)
-			if l > 8 || uint64(len(b)-k) < l {
-				return unsupported()
-			}
-			var v uint64
-			for i := int(l) - 1; i >= 0; i-- {
-				v = v<<8 | uint64(b[k+i])
-			}
-			n = k + int(l)
-			st = state{kind: types.LocAddr, set: true, off: int64(v), value: true}
-		case op == opEntryValue || op == opGNUEntryVal:
-			l, k := uleb(b)
-			if uint64(len(b)-k) < l {
-				return unsupported()
-			}
-			sub := Decode(b[k:k+int(l)], o)
-			if len(sub.Pieces) != 1 || sub.Pieces[0].Kind != types.LocReg {
-				return unsupported()
-			}
-			n = k + int(l)
-			r := sub.Pieces[0]
-			st = state{kind: types.LocEntry, set: true, reg: arch.Reg{Name: r.Reg, Vector: r.Vector}}
-		case op == opPiece:
-			sz, k := uleb(b)
-			n = k
-			if !flush(int64(sz)) {
-				return unsupported()
-			}
-		default: // DW_OP_deref, arithmetic, bit pieces...
-			return unsupported()
+	start := 0
+	for i, p := range ops {
+		if p.code != opPiece {
+			continue
 		}
-		if n < 0 || n > len(b) || (n == 0 && needsOperand(op)) {
-			return unsupported()
+		piece, err := decodePiece(ops[start:i], int64(p.u), o)
+		if err != nil {
+			return unsupported(err)
 		}
-		b = b[n:]
+		loc.Pieces = append(loc.Pieces, piece)
+		start = i + 1
 	}
-	if st.set || st.bad {
-		if !flush(0) {
-			return unsupported()
+	if start < len(ops) || start == 0 {
+		piece, err := decodePiece(ops[start:], 0, o)
+		if err != nil {
+			return unsupported(err)
 		}
+		loc.Pieces = append(loc.Pieces, piece)
 	}
 	return loc
 }
 
-func needsOperand(op byte) bool {
+// decodePiece decodes the operations of one piece of size bytes (0: the
+// whole value).
+func decodePiece(ops []op, size int64, o *Options) (types.Piece, error) {
+	if len(ops) == 0 { // DW_OP_piece alone: this part is optimised out
+		if size == 0 {
+			return types.Piece{}, fmt.Errorf("an empty piece")
+		}
+		return types.Piece{Kind: types.LocExpr, Expr: "optimized out", Size: size}, nil
+	}
+	first := ops[0]
 	switch {
-	case op >= opReg0 && op <= opReg31, op >= opLit0 && op <= opLit31,
-		op == opStackValue, op == opCallFrameCFA, op == opAddr:
-		return false
+	case len(ops) == 1 && first.code >= opReg0 && first.code <= opReg31, len(ops) == 1 && first.code == opRegx:
+		n := int(first.u)
+		if first.code != opRegx {
+			n = int(first.code - opReg0)
+		}
+		r := o.Arch.RegName(n)
+		return types.Piece{Kind: types.LocReg, Reg: r.Name, Size: size, Vector: r.Vector}, nil
+	case len(ops) == 1 && first.code == opImplicitVal:
+		if len(first.block) > 8 {
+			return types.Piece{}, fmt.Errorf("an implicit value of %d bytes", len(first.block))
+		}
+		var v uint64
+		for i := len(first.block) - 1; i >= 0; i-- {
+			v = v<<8 | uint64(first.block[i])
+		}
+		return types.Piece{Kind: types.LocConst, Offset: int64(v), Size: size}, nil
 	}
-	return true
+	value := false
+	if last := ops[len(ops)-1]; last.code == opStackValue {
+		value = true
+		ops = ops[:len(ops)-1]
+	}
+	t := translator{o: o}
+	out, err := t.translate(ops)
+	if err != nil {
+		return types.Piece{}, err
+	}
+	if err := types.CheckOps(out); err != nil {
+		return types.Piece{}, err
+	}
+	p := types.Piece{Kind: types.LocAt, Size: size, Ops: fold(out), Vector: t.vector}
+	if value {
+		p.Kind = types.LocValue
+	}
+	return simple(p), nil
 }
 
-func readAddr(b []byte, o *Options) uint64 {
-	if o.AddrSize == 4 {
-		return uint64(o.Order.Uint32(b))
+// simple gives the forms every consumer knows their own kinds: a register's
+// value, memory at a register, the frame or a static address plus an
+// offset, a constant, an entry value.
+func simple(p types.Piece) types.Piece {
+	ops := p.Ops
+	q := types.Piece{Size: p.Size, Vector: p.Vector}
+	offset := func(i int) (int64, bool) { // ops[i:] is empty, or "const k; plus"
+		switch {
+		case len(ops) == i:
+			return 0, true
+		case len(ops) == i+2 && ops[i].Code == types.OpConst && ops[i+1].Code == types.OpPlus:
+			return ops[i].Value, true
+		}
+		return 0, false
 	}
-	return o.Order.Uint64(b)
+	switch p.Kind {
+	case types.LocValue:
+		switch {
+		case len(ops) == 1 && ops[0].Code == types.OpConst:
+			q.Kind, q.Offset = types.LocConst, ops[0].Value
+			return q
+		case len(ops) == 1 && ops[0].Code == types.OpEntry:
+			q.Kind, q.Reg = types.LocEntry, ops[0].Reg
+			return q
+		case len(ops) == 1 && ops[0].Code == types.OpReg:
+			q.Kind, q.Reg = types.LocReg, ops[0].Reg
+			return q
+		}
+	case types.LocAt:
+		if len(ops) == 0 {
+			break
+		}
+		off, ok := offset(1)
+		if !ok {
+			break
+		}
+		switch ops[0].Code {
+		case types.OpReg:
+			q.Kind, q.Reg, q.Offset = types.LocMem, ops[0].Reg, off
+			return q
+		case types.OpCFA:
+			q.Kind, q.Offset = types.LocCFA, off
+			return q
+		case types.OpAddr:
+			q.Kind, q.Offset = types.LocAddr, ops[0].Value+off
+			return q
+		}
+	}
+	return p
 }
 
-func constant(op byte, b []byte, o *Options) (int64, int, bool) {
-	need := map[byte]int{opConst1u: 1, opConst1s: 1, opConst2u: 2, opConst2s: 2, opConst4u: 4, opConst4s: 4, opConst8u: 8, opConst8s: 8}
-	if k, ok := need[op]; ok && len(b) < k {
-		return 0, 0, false
+// fold merges constant offsets: "const a; plus; const b; plus" is
+// "const a+b; plus", "const k; minus" is "const -k; plus", and "const 0;
+// plus" goes. Expressions that branch are left as they are (their
+// operation counts are branch distances).
+func fold(ops []types.Op) []types.Op {
+	for _, o := range ops {
+		if o.Code == types.OpSkip || o.Code == types.OpBra {
+			return ops
+		}
 	}
-	switch op {
-	case opConst1u:
-		return int64(b[0]), 1, true
-	case opConst1s:
-		return int64(int8(b[0])), 1, true
-	case opConst2u:
-		return int64(o.Order.Uint16(b)), 2, true
-	case opConst2s:
-		return int64(int16(o.Order.Uint16(b))), 2, true
-	case opConst4u:
-		return int64(o.Order.Uint32(b)), 4, true
-	case opConst4s:
-		return int64(int32(o.Order.Uint32(b))), 4, true
-	case opConst8u, opConst8s:
-		return int64(o.Order.Uint64(b)), 8, true
-	case opConstu:
-		v, k := uleb(b)
-		return int64(v), k, k > 0
-	case opConsts:
-		v, k := sleb(b)
-		return v, k, k > 0
+	var out []types.Op
+	for _, o := range ops {
+		n := len(out)
+		switch {
+		case o.Code == types.OpMinus && n > 0 && out[n-1].Code == types.OpConst && out[n-1].Value != -1<<63:
+			out[n-1].Value = -out[n-1].Value
+			o.Code = types.OpPlus
+		}
+		if o.Code == types.OpPlus && n > 0 && out[n-1].Code == types.OpConst {
+			k := out[n-1].Value
+			switch {
+			case k == 0:
+				out = out[:n-1]
+				continue
+			case n >= 3 && out[n-2].Code == types.OpPlus && out[n-3].Code == types.OpConst:
+				out[n-3].Value += k
+				out = out[:n-1]
+				if out[n-3].Value == 0 {
+					out = out[:n-3]
+				}
+				continue
+			}
+		}
+		out = append(out, o)
 	}
-	return 0, 0, false
+	return out
 }
-
-// uleb and sleb decode LEB128 (package leb128); they return 0 bytes read
-// for truncated input.
-func uleb(b []byte) (uint64, int) { return leb128.Uint(b) }
-func sleb(b []byte) (int64, int)  { return leb128.Int(b) }

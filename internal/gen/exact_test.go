@@ -79,7 +79,11 @@ func TestRecordValues(t *testing.T) {
 // A printed argument value that no call passed fails the test: a wrong
 // value is worse than a missing one. Every count must be exact, stat's
 // and trace's: a probe fires once per call, inlined (in unrolled loops
-// too), cloned or not. The log holds the table and any inexact function.
+// too), cloned or not. GCC describes many arguments of these programs as
+// DWARF expressions (a caller's b*3+1 passed to an expansion, an entry
+// value, a removed clone parameter): at least 40 values are read through
+// one, and each is the program's. The log holds the tables and any
+// inexact function.
 func TestExact(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testutil.Skipf(t, "probing needs root")
@@ -96,6 +100,7 @@ func TestExact(t *testing.T) {
 		t.Fatalf("go build goprobe: %v\n%s", err, out)
 	}
 	var all []*Result
+	exprValues := 0
 	for _, b := range []string{"gcc-O2", "go"} {
 		build, _ := BuildNamed(b)
 		for _, seed := range testSeeds {
@@ -106,6 +111,9 @@ func TestExact(t *testing.T) {
 			}
 			all = append(all, r)
 			for _, fr := range r.Funcs {
+				if b == "gcc-O2" {
+					exprValues += fr.ExprValues
+				}
 				if fr.Wrong > 0 {
 					t.Errorf("%s seed %d %s: %d of %d values wrong, e.g. %s; sites %s",
 						b, seed, fr.Symbol, fr.Wrong, fr.Values, fr.WrongEx, fr.Sites)
@@ -117,8 +125,13 @@ func TestExact(t *testing.T) {
 			}
 		}
 	}
+	if exprValues < 40 {
+		t.Errorf("gcc-O2: %d values read through DWARF expressions, want at least 40", exprValues)
+	}
 	var buf bytes.Buffer
 	WriteTable(&buf, Summarize(all))
+	buf.WriteString("\n")
+	WriteReasons(&buf, all)
 	buf.WriteString("\n")
 	WriteFailures(&buf, all)
 	t.Logf("\n%s", buf.String())

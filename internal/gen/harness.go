@@ -44,6 +44,12 @@ type FuncResult struct {
 	Surplus    int    // printed values some call passed, more often than passed (a call seen twice)
 	Unreadable int    // values printed as ?
 	WrongEx    string // an example of a wrong value
+	// ExprValues are the values read through a DWARF expression (the
+	// caller's x*3+1 passed to an inlined callee); Unread counts the ?
+	// by why the spec says the site cannot read them (see reasons.go).
+	ExprValues int
+	Unread     map[string]int
+	args       map[string]argInfo // by "addr name", from the spec
 
 	Perf     int
 	Bpftrace int
@@ -140,7 +146,7 @@ func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResu
 					Function string
 					Addr     uint64
 					Note     string
-				}
+							}
 			}
 		}
 		if err := json.Unmarshal(out, &spec); err != nil {
@@ -245,6 +251,7 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 	if err != nil {
 		return err
 	}
+	siteArgs(goprobe, bin, args[2:len(args)-len(nargs)-3], def, byDef)
 	// Each function's printed values, per parameter.
 	printed := map[string]map[string][]any{}
 	for _, fr := range byDef {
@@ -258,6 +265,7 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 	for sc.Scan() {
 		var e struct {
 			Probe string
+			Addr  string
 			Args  map[string]any
 		}
 		d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
@@ -277,6 +285,7 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 		}
 		for k, v := range e.Args {
 			pm[k] = append(pm[k], v)
+			fr.noteValue(e.Addr, k, v)
 		}
 	}
 	for _, fr := range byDef {

@@ -1,0 +1,155 @@
+package gen
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// specArg is what the harness reads of a fetch in goprobe's spec.
+type specArg struct {
+	Name        string
+	Unavailable string
+	Chains      []struct {
+		Expr []any
+	}
+}
+
+// argInfo is how a site reads one argument.
+type argInfo struct {
+	unavailable string
+	expr        bool // through a DWARF expression
+}
+
+// noteArgs keeps how the site at addr reads each argument.
+func (fr *FuncResult) noteArgs(addr uint64, args []specArg) {
+	if fr.args == nil {
+		fr.args = map[string]argInfo{}
+	}
+	for _, a := range args {
+		in := argInfo{unavailable: a.Unavailable}
+		for _, c := range a.Chains {
+			in.expr = in.expr || len(c.Expr) > 0
+		}
+		fr.args[fmt.Sprintf("%#x %s", addr, a.Name)] = in
+	}
+}
+
+// noteValue counts a value printed at the site at addr (goprobe's "0x..."):
+// read through an expression, or ? for the reason the spec gave.
+func (fr *FuncResult) noteValue(addr, name string, v any) {
+	a, err := strconv.ParseUint(addr, 0, 64)
+	if err != nil {
+		return
+	}
+	in := fr.args[fmt.Sprintf("%#x %s", a, name)]
+	if _, ok := number(v); ok {
+		if in.expr {
+			fr.ExprValues++
+		}
+		return
+	}
+	if fr.Unread == nil {
+		fr.Unread = map[string]int{}
+	}
+	fr.Unread[ReasonClass(in.unavailable)]++
+}
+
+// Reason classes of the values printed as ?.
+const (
+	ReasonNoLocation = "no location"           // the debug info gives none where a probe can read it
+	ReasonConstant   = "one constant, several" // one DIE for several calls (unrolled copies)
+	ReasonFault      = "fault"                 // readable by the spec, not when run
+	ReasonOther      = "other"
+)
+
+// ReasonClass sorts the reason goprobe gives for an unreadable argument:
+// the debug info has no location for it (not at the site, nor anywhere
+// later that every call passes once, nor at the callers), a constant
+// shared by several calls, or another reason. "" is a value the spec
+// reads that faulted when read.
+func ReasonClass(why string) string {
+	switch {
+	case why == "":
+		return ReasonFault
+	case strings.Contains(why, "is not available here"), strings.Contains(why, "optimized out here"),
+		strings.Contains(why, "none of the"), strings.Contains(why, "no call in the unit calls"):
+		return ReasonNoLocation
+	case strings.Contains(why, "one constant for several calls"):
+		return ReasonConstant
+	}
+	return ReasonOther
+}
+
+// WriteReasons prints, per build, the argument values read through DWARF
+// expressions and the ? by reason, as shares of the values printed.
+func WriteReasons(w io.Writer, rs []*Result) {
+	type sum struct {
+		values, expr int
+		unread       map[string]int
+	}
+	by := map[string]*sum{}
+	for _, r := range rs {
+		s := by[r.Build]
+		if s == nil {
+			s = &sum{unread: map[string]int{}}
+			by[r.Build] = s
+		}
+		for _, fr := range r.Funcs {
+			s.values += fr.Values
+			s.expr += fr.ExprValues
+			for k, n := range fr.Unread {
+				s.unread[k] += n
+			}
+		}
+	}
+	fmt.Fprintln(w, "| build | values | read through an expression | `?`: no location in the debug info | `?`: one constant for several calls | `?`: other | `?`: fault |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	var names []string
+	for _, b := range Builds {
+		if by[b.Name] != nil {
+			names = append(names, b.Name)
+		}
+	}
+	for _, b := range names {
+		s := by[b]
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", b, s.values, pct(s.expr, s.values),
+			pct(s.unread[ReasonNoLocation], s.values), pct(s.unread[ReasonConstant], s.values),
+			pct(s.unread[ReasonOther], s.values), pct(s.unread[ReasonFault], s.values))
+	}
+}
+
+// siteArgs reads from goprobe's spec of the trace definitions (defs,
+// "fn03 $params", each naming its function's definition in def) how each
+// site reads each argument. A spec goprobe cannot write leaves the
+// reasons unknown.
+func siteArgs(goprobe, bin string, defs []string, def map[string]string, byDef map[string]*FuncResult) {
+	out, err := exec.Command(goprobe, append([]string{"gen", "--format=spec", "-x", bin}, defs...)...).Output()
+	if err != nil {
+		return
+	}
+	var spec struct {
+		Probes []struct {
+			Def   string
+			Sites []struct {
+				Addr uint64
+				Args []specArg
+			}
+		}
+	}
+	if json.Unmarshal(out, &spec) != nil {
+		return
+	}
+	for _, p := range spec.Probes {
+		fr := byDef[def[p.Def]]
+		if fr == nil {
+			continue
+		}
+		for _, s := range p.Sites {
+			fr.noteArgs(s.Addr, s.Args)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package probe
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/cfi"
+	"github.com/binscope/binscope/types"
+)
+
+// maxCallers bounds the callers one value is looked up among.
+const maxCallers = 32
+
+// fromCallers computes, at pc, a value only the callers know: the
+// argument their call sites give for the parameter (DW_OP_GNU_parameter_ref:
+// a clone GCC removed it from) or for the register (DW_OP_entry_value of a
+// register the function changed). The return address (at CFA-8) says
+// which call this is; each call site of the unit whose call instruction
+// calls the function copy holding pc gives its own expression, evaluated
+// in the caller's frame: the caller's stack pointer is the CFA, its frame
+// from its own call frame information at the call, and a register it used
+// is read only where the callee has not changed it since its entry. A
+// call from elsewhere (another unit, a tail call) gives no value.
+func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what string) ([]types.Op, string) {
+	if r.f == nil || !r.decodes() {
+		return nil, what + ", which only the callers' debug info gives"
+	}
+	inst, _ := r.instanceAt(pc)
+	if inst == nil {
+		return nil, what + ": no function copy holds the site"
+	}
+	cfaReg, cfaOff, ok := r.cfa(pc)
+	if !ok {
+		return nil, fmt.Sprintf("%s: no call frame information at %#x", what, pc)
+	}
+	sites, err := r.f.CallSites(inst.Entry)
+	if err != nil {
+		return nil, what + ": " + err.Error()
+	}
+	type branch struct {
+		ret uint64
+		ops []types.Op
+	}
+	var cases []branch
+	calls, described := 0, 0
+	for _, cs := range sites {
+		if cs.Tail || !r.calls(cs.ReturnPC, inst.Entry) {
+			continue
+		}
+		calls++
+		for _, p := range cs.Params {
+			if !match(p) {
+				continue
+			}
+			described++
+			if ops, ok := r.callerOps(p.Value, cs.ReturnPC, pc, cfaReg, cfaOff); ok {
+				cases = append(cases, branch{cs.ReturnPC, ops})
+			}
+			break
+		}
+	}
+	switch {
+	case len(cases) == 0 && calls == 0:
+		return nil, what + ", which only the callers' debug info gives, and no call in the unit calls " + inst.Symbol
+	case len(cases) == 0 && described == 0:
+		return nil, fmt.Sprintf("%s, which only the callers' debug info gives, and none of the %d calls describes it", what, calls)
+	case len(cases) == 0:
+		return nil, fmt.Sprintf("%s: the %d calls that describe it use registers the function has changed by %#x", what, described, pc)
+	case len(cases) > maxCallers:
+		return nil, fmt.Sprintf("%s, which %d callers give: more than %d", what, len(cases), maxCallers)
+	}
+	// The dispatch: compare the return address with each call's, branch
+	// to its expression; no match fails.
+	ra := append(regPlus(cfaReg, cfaOff-8), types.Op{Code: types.OpDeref, Value: 8})
+	var dispatch []types.Op
+	for range cases {
+		dispatch = append(dispatch, ra...)
+		dispatch = append(dispatch, types.Op{Code: types.OpAddr}, types.Op{Code: types.OpEq}, types.Op{Code: types.OpBra})
+	}
+	dispatch = append(dispatch, types.Op{Code: types.OpFail})
+	body := []types.Op{}
+	starts := make([]int, len(cases))
+	for i, c := range cases {
+		starts[i] = len(body)
+		body = append(body, c.ops...)
+		if i < len(cases)-1 {
+			body = append(body, types.Op{Code: types.OpSkip}) // to the end, fixed below
+		}
+	}
+	per := len(ra) + 3
+	for i, c := range cases {
+		dispatch[i*per+len(ra)].Value = int64(c.ret)
+		bra := i*per + per - 1
+		dispatch[bra].Value = int64(len(dispatch) + starts[i] - bra - 1)
+	}
+	for i := range cases[:len(cases)-1] {
+		skip := starts[i+1] - 1
+		body[skip].Value = int64(len(body) - skip - 1)
+	}
+	return append(dispatch, body...), ""
+}
+
+// savedSlot is where, at pc, the call frame information says the caller's
+// value of register name is saved: at CFA + the offset returned.
+func (r *Resolver) savedSlot(pc uint64, name string) (int64, bool) {
+	n, ok := r.arch.RegNumber(name)
+	if !ok {
+		return 0, false
+	}
+	if r.frames == nil {
+		fr, err := cfi.ReadFrames(r.ef)
+		if err != nil {
+			fr = &cfi.Frames{}
+		}
+		r.frames = fr
+	}
+	rule, ok := r.frames.Saved(pc, n)
+	return rule.Offset, ok && rule.Kind == cfi.Offset
+}
+
+// calls reports whether the instruction that ends at ret is a direct call
+// (call rel32) of entry.
+func (r *Resolver) calls(ret, entry uint64) bool {
+	if ret < 5 {
+		return false
+	}
+	b, err := r.ef.Code(ret-5, 5)
+	if err != nil || len(b) != 5 || b[0] != 0xe8 {
+		return false
+	}
+	return uint64(int64(ret)+int64(int32(binary.LittleEndian.Uint32(b[1:])))) == entry
+}
+
+// callerOps turns a call site's value, an expression in the caller's
+// frame at the call returning to ret, into operations at the callee's pc,
+// where the CFA is cfaReg+cfaOff: the caller's stack pointer at the call
+// is the callee's CFA, its CFA follows from its own call frame
+// information, and its other registers are still in place where the
+// callee has not changed them since its entry, or where the callee's call
+// frame information says it saved them.
+func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff int64) ([]types.Op, bool) {
+	if len(l.Pieces) != 1 {
+		return nil, false
+	}
+	p := l.Pieces[0]
+	var ops []types.Op
+	switch p.Kind {
+	case types.LocConst:
+		return []types.Op{{Code: types.OpConst, Value: p.Offset}}, true
+	case types.LocReg:
+		ops = []types.Op{{Code: types.OpReg, Reg: p.Reg}}
+	case types.LocValue:
+		ops = p.Ops
+	default:
+		return nil, false
+	}
+	if p.Vector {
+		return nil, false
+	}
+	var out []types.Op
+	reg := func(name string, off int64) bool {
+		if name == r.arch.SP {
+			out = append(out, regPlus(cfaReg, cfaOff+off)...)
+			return true
+		}
+		if ok, _ := r.entryKept(name, pc); ok {
+			out = append(out, regPlus(name, off)...)
+		} else if slot, ok := r.savedSlot(pc, name); ok {
+			// Changed since the entry, after the prologue saved it.
+			out = append(out, regPlus(cfaReg, cfaOff+slot)...)
+			out = append(out, types.Op{Code: types.OpDeref, Value: 8})
+			if off != 0 {
+				out = append(out, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
+			}
+		} else {
+			return false
+		}
+		return true
+	}
+	for _, o := range ops {
+		switch o.Code {
+		case types.OpSkip, types.OpBra, types.OpEntry, types.OpParam, types.OpFail:
+			return nil, false
+		case types.OpReg:
+			if !reg(o.Reg, 0) {
+				return nil, false
+			}
+		case types.OpCFA: // the caller's, at the call
+			creg, coff, ok := r.cfa(ret - 1)
+			if !ok || !reg(creg, coff) {
+				return nil, false
+			}
+		default:
+			out = append(out, o)
+		}
+	}
+	return out, types.CheckOps(out) == nil
+}

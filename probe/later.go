@@ -1,0 +1,100 @@
+package probe
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/binscope/binscope/spec"
+	"github.com/binscope/binscope/types"
+)
+
+// maxLaterSearch bounds the instructions laterInline looks at past a start.
+const maxLaterSearch = 256
+
+// laterInline finds, for an inline expansion's start where an argument
+// the probe reads has no location yet (Go and LLVM describe a parameter
+// from the instruction that first uses it, a few instructions into the
+// body), a later address of the expansion that every call passes exactly
+// once and where more of the arguments are readable: the first, in the
+// order control reaches them, where all are, else the first that reads
+// more than the start does. The address p qualifies when every path from
+// the start s reaches p before leaving the function copy (p
+// post-dominates s), every path to p passes s (s dominates p), s does not
+// run again before p, nor p before s: so p runs once per call counted at
+// s. It returns p, the expansion's parameters there and a note, or s and
+// vars unchanged.
+func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start, args []Arg, vars []types.Var) (uint64, []types.Var, string) {
+	s := st.addr
+	if st.copies || len(args) == 0 || r.f == nil {
+		return s, vars, ""
+	}
+	readable := func(pc uint64, vs []types.Var) (n int, missing []string) {
+		vs = r.inFrame(pc, vs)
+		r.at = pc
+		for _, a := range args {
+			if strings.HasPrefix(a.Base, "%") || strings.HasPrefix(a.Base, "$") {
+				return -1, nil // a register means its value at the start
+			}
+			f, err := r.fetch(fn, a, vs, spec.SiteInline)
+			if err == nil && f.Unavailable == "" {
+				n++
+			} else {
+				missing = append(missing, a.Name)
+			}
+		}
+		return n, missing
+	}
+	have, missing := readable(s, vars)
+	if have < 0 || len(missing) == 0 {
+		return s, vars, ""
+	}
+	inst := r.hostOf(site)
+	if inst == nil {
+		return s, vars, ""
+	}
+	fl, err := r.flowOf(inst)
+	if err != nil || !fl.has(s) {
+		return s, vars, ""
+	}
+	bestN, best, bestVars := have, s, vars
+	seen := map[uint64]bool{s: true}
+	queue := []uint64{s}
+	for len(queue) > 0 && len(seen) < maxLaterSearch {
+		x := queue[0]
+		queue = queue[1:]
+		for _, y := range fl.succ[x] {
+			if seen[y] {
+				continue
+			}
+			seen[y] = true
+			queue = append(queue, y)
+			if !holds(site.Ranges, y) || !r.onceAfter(fl, s, y) {
+				continue
+			}
+			all, err := r.varsAt(y)
+			if err != nil {
+				continue
+			}
+			vs := inlineParams(fn, all)
+			n, _ := readable(y, vs)
+			if n > bestN {
+				bestN, best, bestVars = n, y, vs
+			}
+			if n == len(args) {
+				queue = nil
+				break
+			}
+		}
+	}
+	if best == s {
+		return s, vars, ""
+	}
+	return best, bestVars, fmt.Sprintf("%s has no location at the expansion's start %#x: read at %#x, which every call passes once", strings.Join(missing, ", "), s, best)
+}
+
+// onceAfter reports whether p runs exactly once for each run of s: every
+// path from s reaches p before leaving the copy, every path to p passes
+// s, and neither runs again before the other does.
+func (r *Resolver) onceAfter(fl *flow, s, p uint64) bool {
+	return fl.postDominates(p, s) && fl.dominates(s, p) && !fl.again(s, p) && !fl.again(p, s)
+}

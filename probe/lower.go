@@ -1,0 +1,226 @@
+package probe
+
+import (
+	"fmt"
+
+	"github.com/binscope/binscope/dwarf"
+
+	"github.com/binscope/binscope/internal/cfi"
+	"github.com/binscope/binscope/types"
+)
+
+// exprPiece reports whether p is a location a probe evaluates as an
+// expression: one the stack machine computes, a static address, an entry
+// value.
+func exprPiece(p types.Piece) bool {
+	switch p.Kind {
+	case types.LocValue, types.LocAt, types.LocAddr, types.LocEntry:
+		return true
+	}
+	return false
+}
+
+// lower turns an expression piece into operations a BPF program at r.at
+// evaluates from its registers and memory: the CFA from the call frame
+// information there, an entry value from the register that provably still
+// holds it. It returns the operations, whether they compute the address of
+// the value (LocAt, LocAddr) rather than the value, and why the value
+// cannot be read there ("" when it can).
+func (r *Resolver) lower(p types.Piece, t types.Type) (ops []types.Op, addr bool, why string) {
+	switch p.Kind {
+	case types.LocAddr:
+		return []types.Op{{Code: types.OpAddr, Value: p.Offset}}, true, ""
+	case types.LocEntry:
+		ops = []types.Op{{Code: types.OpEntry, Reg: p.Reg}}
+	case types.LocAt:
+		ops, addr = p.Ops, true
+	default:
+		ops = p.Ops
+	}
+	if p.Vector {
+		return nil, false, fmt.Sprintf("at %s, which reads a vector register: a uprobe cannot", types.Loc{Pieces: []types.Piece{p}})
+	}
+	text := types.OpsString(ops)
+	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP) {
+		if _, ptr := types.Resolve(t).(*types.Pointer); !ptr && t != nil {
+			return nil, false, fmt.Sprintf("at %s: computed from a stack address without loading from it, not a value of its type (LLVM describes a spilled value so, leaving out the load)", text)
+		}
+	}
+	// Each operation becomes one or more: map the old indexes to the new
+	// ones for the branches.
+	var out []types.Op
+	at := make([]int, len(ops)+1)
+	for i, o := range ops {
+		at[i] = len(out)
+		switch o.Code {
+		case types.OpCFA:
+			reg, off, ok := r.cfa(r.at)
+			if !ok {
+				return nil, false, fmt.Sprintf("at %s: no call frame information gives the frame's address at %#x", text, r.at)
+			}
+			out = append(out, regPlus(reg, off)...)
+		case types.OpEntry:
+			if ok, _ := r.entryKept(o.Reg, r.at); ok {
+				out = append(out, types.Op{Code: types.OpReg, Reg: o.Reg})
+				break
+			}
+			// Changed since the entry: the callers may say what it was.
+			reg := o.Reg
+			sw, why := r.fromCallers(r.at, func(p dwarf.CallParam) bool { return p.Reg == reg },
+				fmt.Sprintf("at %s: the value %s had at the function's entry, which the function may change before %#x", text, reg, r.at))
+			if why != "" {
+				return nil, false, why
+			}
+			out = append(out, sw...)
+		case types.OpParam:
+			param := uint64(o.Value)
+			sw, why := r.fromCallers(r.at, func(p dwarf.CallParam) bool { return p.Param == param },
+				fmt.Sprintf("at %s: a parameter the compiler removed from this copy", text))
+			if why != "" {
+				return nil, false, why
+			}
+			out = append(out, sw...)
+		case types.OpReg:
+			if _, ok := r.arch.PtRegs[o.Reg]; !ok {
+				return nil, false, fmt.Sprintf("at %s: %s is not in pt_regs", text, o.Reg)
+			}
+			out = append(out, o)
+		default:
+			out = append(out, o)
+		}
+	}
+	at[len(ops)] = len(out)
+	for i, o := range ops {
+		if o.Code == types.OpSkip || o.Code == types.OpBra {
+			j := at[i] // the branch itself is one operation
+			out[j].Value = int64(at[i+1+int(o.Value)] - j - 1)
+		}
+	}
+	if err := types.CheckOps(out); err != nil {
+		return nil, false, fmt.Sprintf("at %s: %v", text, err)
+	}
+	return out, addr, ""
+}
+
+// slotAddress reports whether a value expression computes with an address
+// in the frame, never loading from it: it reads the stack pointer, the CFA
+// or the frame pointer with a negative offset, and has no dereference. No
+// integer is computed so; LLVM describes a spilled value so when it drops
+// the load (DW_OP_breg7 RSP+40, DW_OP_convert, ..., DW_OP_stack_value).
+func slotAddress(ops []types.Op, sp string) bool {
+	frame := false
+	for i, o := range ops {
+		switch {
+		case o.Code == types.OpDeref:
+			return false
+		case o.Code == types.OpCFA, o.Code == types.OpReg && o.Reg == sp:
+			frame = true
+		case o.Code == types.OpReg && o.Reg == "RBP" && i+1 < len(ops) && ops[i+1].Code == types.OpConst && ops[i+1].Value < 0:
+			frame = true
+		}
+	}
+	return frame
+}
+
+// regPlus pushes register reg's value plus off.
+func regPlus(reg string, off int64) []types.Op {
+	ops := []types.Op{{Code: types.OpReg, Reg: reg}}
+	if off != 0 {
+		ops = append(ops, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
+	}
+	return ops
+}
+
+// cfa is how the canonical frame address is computed at pc: a register
+// plus an offset, from the call frame information.
+func (r *Resolver) cfa(pc uint64) (string, int64, bool) {
+	row, ok := cfi.Lookup(r.frameRows(), pc)
+	if !ok || row.CFA.Expr || row.CFA.PLT {
+		return "", 0, false
+	}
+	reg := r.arch.RegName(int(row.CFA.Reg))
+	if reg.Vector {
+		return "", 0, false
+	}
+	return reg.Name, row.CFA.Offset, true
+}
+
+// instanceAt is the concrete copy of a function (an out-of-line copy, a
+// clone, a piece) whose code holds pc, and its function.
+func (r *Resolver) instanceAt(pc uint64) (*types.Instance, *types.Func) {
+	m := r.codeModel()
+	if m == nil {
+		return nil, nil
+	}
+	fn := m.Func(pc)
+	if fn == nil {
+		return nil, nil
+	}
+	for _, inst := range fn.Instances {
+		if holds(inst.Ranges, pc) {
+			return inst, fn
+		}
+	}
+	return nil, fn
+}
+
+// entryKept reports whether register reg still holds, at pc, the value it
+// had at the entry of the function copy whose code holds pc: no
+// instruction that runs between that entry and pc, on any path of the
+// copy's control flow, may write it (a call may write the registers the
+// callee need not keep). An indirect jump on the way, whose targets are
+// unknown, proves nothing. host names the copy.
+func (r *Resolver) entryKept(reg string, pc uint64) (ok bool, host string) {
+	inst, fn := r.instanceAt(pc)
+	if inst == nil {
+		return false, "the function"
+	}
+	host = inst.Symbol
+	if host == "" {
+		host = fn.Name
+	}
+	bit := regBit(reg)
+	if bit == 0 || !r.decodes() {
+		return false, host
+	}
+	fl, err := r.flowOf(inst)
+	if err != nil || !fl.has(pc) || !fl.has(inst.Entry) {
+		return false, host
+	}
+	// Forward from the entry.
+	from := map[uint64]bool{inst.Entry: true}
+	work := []uint64{inst.Entry}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, s := range fl.succ[x] {
+			if !from[s] {
+				from[s] = true
+				work = append(work, s)
+			}
+		}
+	}
+	for _, j := range fl.indirect {
+		if from[j] {
+			return false, host
+		}
+	}
+	// Backward from pc: the instructions that run before it, on a path
+	// from the entry.
+	goCode := fn.Lang == types.LangGo
+	seen := map[uint64]bool{}
+	work = append(work[:0], fl.pred[pc]...)
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if seen[x] || !from[x] {
+			continue
+		}
+		seen[x] = true
+		if writes(r.arch, fl.op[x], goCode)&bit != 0 {
+			return false, host
+		}
+		work = append(work, fl.pred[x]...)
+	}
+	return true, host
+}
