@@ -61,7 +61,7 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	} else {
 		neutral := r.neutral(inst, fl)
 		raw := fl.entries(rs, neutral)
-		pts = fl.reduce(raw, rs)
+		pts = fl.callStarts(raw, rs)
 		if len(pts) == 0 {
 			return []start{{addr: site.EntryPC}}
 		}
@@ -69,15 +69,20 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		// several calls the DIE describes at once (LLVM's unrolled
 		// copies), whose constant location holds for one of them only.
 		merged = len(raw) > 1
-		if a, b, ok := fl.twice(pts, rs, neutral); ok || len(pts) > 1 {
-			if !ok {
-				// Entries that no path inside the expansion joins may
-				// still both run in one call, through the caller's
-				// code LLVM interleaves: not proven, so one is kept.
-				a, b = pts[0], pts[1]
+		if out, ok := r.goMarked(site, fl, pts); ok {
+			return out
+		}
+		a, b, over := fl.overlap(pts, rs)
+		if as, copies, ok := r.anchors(site, inst, fl, pts); ok && (copies || over) {
+			out := make([]start, 0, len(as))
+			for _, x := range as {
+				out = append(out, start{addr: x, copies: true, note: fmt.Sprintf("counted at a store each call makes once (%d in this expansion)", len(as))})
 			}
-			// One call may pass two of the entries: never count it
-			// twice. Keep one, the entry that dominates the others
+			return out
+		}
+		if over {
+			// One call may pass two of the starts: never count it
+			// twice. Keep one, the start that dominates the others
 			// where one does, and say that calls entering elsewhere
 			// are not seen.
 			keep := pts[0]
@@ -90,9 +95,6 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 					keep = p
 				}
 			}
-			// Several entries may also be several calls one DIE
-			// describes (an unrolled loop): a constant location is
-			// then not to be trusted for the call probed.
 			return []start{{addr: keep, copies: true, note: fmt.Sprintf("entries %#x and %#x can both run in one call; probed at %#x only, so calls entering elsewhere are missed", a, b, keep)}}
 		}
 	}
@@ -205,40 +207,6 @@ func contains(xs []uint64, x uint64) bool {
 		}
 	}
 	return false
-}
-
-// reduce keeps, of the entries of one expansion, those that together
-// count each call once (see inlineStarts). For two entries a and b where
-// every path from a reaches b (b post-dominates a), the call that passes a
-// passes b too, so one of them goes: b when every path to b passes a first
-// (a dominates b) and a does not run again before b does (an instruction
-// hoisted into the caller's loop does), else a.
-func (fl *flow) reduce(es []uint64, rs [][2]uint64) []uint64 {
-	set := fl.dropHoisted(es, rs)
-	for round := 0; round < len(es)*len(es) && len(set) > 1; round++ {
-		changed := false
-		for i, a := range set {
-			for j, b := range set {
-				if i == j || !fl.postDominates(b, a) {
-					continue
-				}
-				drop := i
-				if fl.dominates(a, b) && !fl.again(a, b) {
-					drop = j
-				}
-				set = append(set[:drop:drop], set[drop+1:]...)
-				changed = true
-				break
-			}
-			if changed {
-				break
-			}
-		}
-		if !changed {
-			break
-		}
-	}
-	return set
 }
 
 // dropHoisted drops the entries that begin a hoisted load: a piece of at
@@ -472,30 +440,4 @@ func distrustConstants(s *Site) {
 			}
 		}
 	}
-}
-
-// twice reports two entries of es such that control can go from the first
-// to the second through the expansion's own code (its ranges, and code
-// the line table gives no line) alone: one call may pass both.
-func (fl *flow) twice(es []uint64, rs [][2]uint64, neutral map[uint64]bool) (a, b uint64, ok bool) {
-	inside := func(x uint64) bool { return holds(rs, x) || neutral[x] }
-	for _, x := range es {
-		seen := map[uint64]bool{x: true}
-		work := []uint64{x}
-		for len(work) > 0 && len(seen) < 1<<16 {
-			n := work[len(work)-1]
-			work = work[:len(work)-1]
-			for _, s := range fl.succ[n] {
-				if seen[s] || !inside(s) {
-					continue
-				}
-				if s != x && contains(es, s) {
-					return x, s, true
-				}
-				seen[s] = true
-				work = append(work, s)
-			}
-		}
-	}
-	return 0, 0, false
 }

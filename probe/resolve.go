@@ -511,14 +511,7 @@ func (r *Resolver) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, 
 		return err
 	}
 	for off := 0; off < len(code); {
-		// x86asm does not know CET's endbr64/endbr32 (f3 0f 1e fa/fb) and
-		// would decode one byte of it: they are 4-byte no-ops.
-		if off+4 <= len(code) && code[off] == 0xf3 && code[off+1] == 0x0f && code[off+2] == 0x1e && (code[off+3] == 0xfa || code[off+3] == 0xfb) {
-			each(lo+uint64(off), x86asm.Inst{Op: x86asm.NOP, Len: 4})
-			off += 4
-			continue
-		}
-		in, err := x86asm.Decode(code[off:], 64)
+		in, err := decodeInsn(code[off:])
 		if err != nil {
 			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.path, fn.Name, lo+uint64(off)-fn.LowPC, err)
 		}
