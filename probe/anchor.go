@@ -25,7 +25,11 @@ const maxAnchorKeys = 8
 // The stores of one kind are those at the same source position (line and
 // column, under the same chain of nested expansions) to the same place (a
 // global's address, or else the same operation and displacement): each
-// copy of the body has one. A kind is kept when, in the code of the host:
+// copy of the body has one. A store of an expansion nested in this one
+// counts only when each nested call on the way is made before the first
+// line of code its caller has of its own: a call in a loop of the body,
+// unrolled, makes several stores per call. A kind is kept when, in the
+// code of the host:
 //
 //   - no store of it is inside a loop of the body (whose back edges are
 //     the expansion's own code): it would run several times per call;
@@ -33,7 +37,8 @@ const maxAnchorKeys = 8
 //     before the iteration of the caller's loops ends or the function
 //     returns: a conditional store would miss calls.
 //
-// The first kind in address order that holds is returned, with copies set
+// Kinds are tried the expansion's own first, then by how deeply and how
+// late the nested calls are made. The first that holds is returned, with copies set
 // when control can go from one of its stores to another within one
 // iteration of the caller's loops: then the DIE holds several calls. ok is
 // false when no kind holds (a body that stores nothing, or only under a
@@ -45,22 +50,40 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 	if rows == nil || m == nil || len(starts) == 0 {
 		return nil, false, false
 	}
-	byKey := map[string][]uint64{}
-	var keys []string
+	// The first line of code each expansion has of its own, per file:
+	// a call made before it is made once per call of the expansion (a
+	// call in a loop of the body comes after the loop's own code).
+	first := map[*types.InlineSite]map[string]int{}
+	type kind struct {
+		key   string
+		chain []*types.InlineSite // from the outermost nested expansion in
+		rip   bool
+		addrs []uint64
+	}
+	byKey := map[string]*kind{}
+	var kinds []*kind
 	for _, a := range fl.addrs {
 		if !holds(rs, a) {
 			continue
+		}
+		ex := m.Expansions(a)
+		row, found := rowAt(rows, a)
+		if !found || row.Line == 0 || len(ex) == 0 {
+			continue
+		}
+		if own := ex[0]; !foreign(own, row) {
+			if f := first[own]; f == nil {
+				first[own] = map[string]int{row.File: row.Line}
+			} else if l, ok := f[row.File]; !ok || row.Line < l {
+				f[row.File] = row.Line
+			}
 		}
 		in := fl.op[a]
 		mem, st := storeTo(in)
 		if !st || mem.Base == x86asm.RSP || mem.Base == x86asm.RBP || mem.Base == x86asm.ESP {
 			continue
 		}
-		row, found := rowAt(rows, a)
-		if !found || row.Line == 0 {
-			continue
-		}
-		path, inside := nestedPath(m.Expansions(a), site)
+		chain, inside := nestedChain(ex, site)
 		if !inside {
 			continue
 		}
@@ -68,33 +91,58 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		if mem.Base == x86asm.RIP {
 			place = fmt.Sprintf("@%#x", uint64(int64(a)+int64(in.Len)+int64(int32(mem.Disp))))
 		}
-		k := fmt.Sprintf("%s|%s:%d:%d|%s|%s", path, row.File, row.Line, row.Column, in.Op, place)
-		if _, seen := byKey[k]; !seen {
-			keys = append(keys, k)
+		var path strings.Builder
+		for _, n := range chain {
+			name := ""
+			if n.Callee != nil {
+				name = n.Callee.Name
+			}
+			fmt.Fprintf(&path, "/%s@%s:%d:%d", name, n.CallFile, n.CallLine, n.CallColumn)
 		}
-		byKey[k] = append(byKey[k], a)
+		k := fmt.Sprintf("%s|%s:%d:%d|%s|%s", path.String(), row.File, row.Line, row.Column, in.Op, place)
+		if byKey[k] == nil {
+			byKey[k] = &kind{key: k, chain: chain, rip: mem.Base == x86asm.RIP}
+			kinds = append(kinds, byKey[k])
+		}
+		byKey[k].addrs = append(byKey[k].addrs, a)
 	}
 	// The expansion's own stores first, then those of the expansions
-	// least deeply nested in it (a call in a loop of the body makes
-	// several stores per call); stores to a global's address before
-	// others: every copy writes the same one, whatever registers it was
-	// given.
-	rank := func(k string) int {
-		path, _, _ := strings.Cut(k, "|")
-		r := 2 * strings.Count(path, "/")
-		if !strings.Contains(k, "|@") {
-			r++
+	// least deeply nested in it, earliest call first; stores to a
+	// global's address before others: every copy writes the same one,
+	// whatever registers it was given.
+	sort.SliceStable(kinds, func(i, j int) bool {
+		a, b := kinds[i], kinds[j]
+		if len(a.chain) != len(b.chain) {
+			return len(a.chain) < len(b.chain)
 		}
-		return r
+		for n := range a.chain {
+			if a.chain[n].CallLine != b.chain[n].CallLine {
+				return a.chain[n].CallLine < b.chain[n].CallLine
+			}
+		}
+		return a.rip && !b.rip
+	})
+	once := func(chain []*types.InlineSite) bool {
+		parent := site
+		for _, n := range chain {
+			if l, ok := first[parent][n.CallFile]; ok && n.CallLine > l {
+				return false
+			}
+			parent = n
+		}
+		return true
 	}
-	sort.SliceStable(keys, func(i, j int) bool { return rank(keys[i]) < rank(keys[j]) })
-	for n, k := range keys {
-		if n == maxAnchorKeys {
+	tried := 0
+	for _, k := range kinds {
+		if tried == maxAnchorKeys {
 			break
 		}
-		as := byKey[k]
-		if fl.anchored(as, starts, rs) {
-			return as, fl.repeats(as, rs), true
+		if !once(k.chain) {
+			continue
+		}
+		tried++
+		if fl.anchored(k.addrs, starts, rs) {
+			return k.addrs, fl.repeats(k.addrs, rs), true
 		}
 	}
 	return nil, false, false
@@ -178,25 +226,30 @@ func storeTo(in x86asm.Inst) (x86asm.Mem, bool) {
 	return mem, true
 }
 
-// nestedPath names the expansions between site and the innermost one of
-// chain (innermost first, as Expansions gives them); inside is false when
-// site is not in chain.
-func nestedPath(chain []*types.InlineSite, site *types.InlineSite) (path string, inside bool) {
+// foreign reports whether row, in the code of expansion s, is a line of
+// another function: one before the callee's declaration in its file (LLVM
+// gives an instruction it merged from a nested body the outer scope).
+func foreign(s *types.InlineSite, row types.Line) bool {
+	if s.Callee == nil || s.Callee.Decl.Line == 0 {
+		return false
+	}
+	return sameFile(row.File, s.Callee.Decl.File) && row.Line < s.Callee.Decl.Line
+}
+
+// nestedChain is the expansions between site and the innermost one of
+// chain (innermost first, as Expansions gives them), outermost first;
+// inside is false when site is not in chain.
+func nestedChain(chain []*types.InlineSite, site *types.InlineSite) (out []*types.InlineSite, inside bool) {
 	for i, s := range chain {
 		if s != site {
 			continue
 		}
-		var b strings.Builder
 		for k := i - 1; k >= 0; k-- {
-			name := ""
-			if chain[k].Callee != nil {
-				name = chain[k].Callee.Name
-			}
-			fmt.Fprintf(&b, "/%s@%d:%d", name, chain[k].CallLine, chain[k].CallColumn)
+			out = append(out, chain[k])
 		}
-		return b.String(), true
+		return out, true
 	}
-	return "", false
+	return nil, false
 }
 
 // rowsOf are the line table rows of inst's code, read once.

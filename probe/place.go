@@ -210,23 +210,31 @@ func contains(xs []uint64, x uint64) bool {
 }
 
 // dropHoisted drops the entries that begin a hoisted load: a piece of at
-// most three register loads (mov, lea into a register) that runs again in
-// the caller's loop without reaching another entry, which it can reach.
-// Go puts the reload of an inlined call's argument so (a spill reloaded
-// in the loop before a conditional call); it is no call.
+// most three register loads (mov, lea into a register) from which control
+// can reach another entry, but not one that follows on every path within
+// the same iterations of the caller's loops. Go puts the reload of an
+// inlined call's argument so: in a loop before the call, or before the
+// test of a conditional call; it is no call. A load that the rest of the
+// call always follows is its first piece (LLVM schedules it into the
+// caller's code).
 func (fl *flow) dropHoisted(es []uint64, rs [][2]uint64) []uint64 {
 	if len(es) < 2 {
 		return es
 	}
 	var out []uint64
 	for _, e := range es {
-		hoisted := fl.loadsOnly(e, rs)
-		if hoisted {
-			hoisted = false
+		hoisted := false
+		if fl.loadsOnly(e, rs) {
+			loops := fl.callerLoops(e, rs)
 			for _, o := range es {
-				if o != e && fl.reachAvoiding(e, o, 0) && fl.again(e, o) {
-					hoisted = true
+				if o == e || !fl.reachAvoiding(e, o, 0) {
+					continue
 				}
+				if fl.sameLoops(e, o, rs) && fl.postDominatesIn(o, e, loops) {
+					hoisted = false
+					break
+				}
+				hoisted = true
 			}
 		}
 		if !hoisted {
@@ -263,16 +271,6 @@ func (fl *flow) dominates(a, b uint64) bool {
 		return true
 	}
 	return !fl.reachAvoiding(fl.entry, b, a)
-}
-
-// again reports whether a can run again without passing b.
-func (fl *flow) again(a, b uint64) bool {
-	for _, s := range fl.succ[a] {
-		if s == a || s != b && fl.reachAvoiding(s, a, b) {
-			return true
-		}
-	}
-	return false
 }
 
 // reachAvoiding reports whether control can go from x to y without

@@ -14,8 +14,7 @@ import "github.com/binscope/binscope/types"
 //     the call (see dropHoisted), before anything else; and a start of
 //     code of the body the compiler moved out of a caller's loop, which
 //     runs once before the loop's calls, which enter at a start inside it
-//     (one that every path from the hoisted code reaches, and that runs
-//     again without it).
+//     (one that every path from the hoisted code reaches).
 //   - A start that another start post-dominates within the iteration
 //     (every path from it reaches the other before the iteration ends or
 //     the function returns) is the same call as the later one, which
@@ -61,8 +60,8 @@ func (fl *flow) callStarts(es []uint64, rs [][2]uint64) []uint64 {
 			}
 		}
 	}
-	// Hoisted: b follows a on every path and runs again without it.
-	drop(func(a, b uint64) bool { return !(fl.postDominates(b, a) && fl.again(b, a)) })
+	// Hoisted: b follows a on every path, in a caller's loop a is not in.
+	drop(func(a, b uint64) bool { return !(fl.postDominates(b, a) && fl.outside(a, b, rs)) })
 	// The same call: b follows a on every path within the iteration.
 	drop(func(a, b uint64) bool { return !fl.postDominatesIn(b, a, fl.callerLoops(a, rs)) })
 	return starts
@@ -113,6 +112,21 @@ func (r *Resolver) goMarked(site *types.InlineSite, fl *flow, starts []uint64) (
 		}
 	}
 	return nil, false
+}
+
+// outside reports whether a caller's loop around b does not hold a.
+func (fl *flow) outside(a, b uint64, rs [][2]uint64) bool {
+	d := fl.dominators()
+	i, ok := d.idx[a]
+	if !ok {
+		return false
+	}
+	for _, l := range fl.callerLoops(b, rs) {
+		if !l.body[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // sameLoops reports whether the caller's loops around x and y are the same.
