@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -80,7 +81,7 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		in := fl.op[a]
 		mem, st := storeTo(in)
-		if !st || mem.Base == x86asm.RSP || mem.Base == x86asm.RBP || mem.Base == x86asm.ESP {
+		if !st || !effect(in) {
 			continue
 		}
 		chain, inside := nestedChain(ex, site)
@@ -136,6 +137,9 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 	for _, k := range kinds {
 		if tried == maxAnchorKeys {
 			break
+		}
+		if os.Getenv("ZZA") != "" {
+			fmt.Fprintf(os.Stderr, "kind %s n=%d %#x once=%v anchored=%v\n", k.key, len(k.addrs), k.addrs, once(k.chain), fl.anchored(k.addrs, starts, rs))
 		}
 		if !once(k.chain) {
 			continue

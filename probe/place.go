@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/arch/x86/x86asm"
-
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/types"
 )
@@ -209,14 +207,14 @@ func contains(xs []uint64, x uint64) bool {
 	return false
 }
 
-// dropHoisted drops the entries that begin a hoisted load: a piece of at
-// most three register loads (mov, lea into a register) from which control
-// can reach another entry, but not one that follows on every path within
-// the same iterations of the caller's loops. Go puts the reload of an
-// inlined call's argument so: in a loop before the call, or before the
-// test of a conditional call; it is no call. A load that the rest of the
-// call always follows is its first piece (LLVM schedules it into the
-// caller's code).
+// dropHoisted drops the entries that begin hoisted code: a piece without
+// effects (see effectFree) from which control can reach another entry
+// within an iteration of the caller's loops around it, but not one that
+// follows on every path within the same iterations. Go puts the reload of an inlined call's argument so,
+// in a loop before the call or before the test of a conditional call, and
+// LLVM a register reload of the body on a path that skips the call: it is
+// no call. A load that the rest of the call always follows is its first
+// piece (LLVM schedules it into the caller's code).
 func (fl *flow) dropHoisted(es []uint64, rs [][2]uint64) []uint64 {
 	if len(es) < 2 {
 		return es
@@ -224,10 +222,10 @@ func (fl *flow) dropHoisted(es []uint64, rs [][2]uint64) []uint64 {
 	var out []uint64
 	for _, e := range es {
 		hoisted := false
-		if fl.loadsOnly(e, rs) {
+		if fl.effectFree(e, rs) {
 			loops := fl.callerLoops(e, rs)
 			for _, o := range es {
-				if o == e || !fl.reachAvoiding(e, o, 0) {
+				if o == e || !fl.reachIn(e, o, loops) {
 					continue
 				}
 				if fl.sameLoops(e, o, rs) && fl.postDominatesIn(o, e, loops) {
@@ -247,21 +245,31 @@ func (fl *flow) dropHoisted(es []uint64, rs [][2]uint64) []uint64 {
 	return out
 }
 
-// loadsOnly reports whether the piece of rs starting at e is at most three
-// instructions, each a mov or lea into a register.
-func (fl *flow) loadsOnly(e uint64, rs [][2]uint64) bool {
-	a := e
-	for n := 0; holds(rs, a); n++ {
-		in, ok := fl.op[a]
-		if !ok || n == 3 || in.Op != x86asm.MOV && in.Op != x86asm.LEA {
+// maxEffectFree bounds the piece effectFree looks at.
+const maxEffectFree = 32
+
+// effectFree reports whether the piece of rs control runs from e on,
+// before it leaves rs (and code of no line: see entries), does nothing a
+// call is seen by: no store outside
+// the frame, no call (register loads, arithmetic, a spill, a jump out); at
+// most maxEffectFree instructions.
+func (fl *flow) effectFree(e uint64, rs [][2]uint64) bool {
+	seen := map[uint64]bool{e: true}
+	work := []uint64{e}
+	for len(work) > 0 {
+		a := work[len(work)-1]
+		work = work[:len(work)-1]
+		if len(seen) > maxEffectFree || effect(fl.op[a]) {
 			return false
 		}
-		if _, reg := in.Args[0].(x86asm.Reg); !reg {
-			return false
+		for _, s := range fl.succ[a] {
+			if (holds(rs, s) || fl.neutral[s]) && !seen[s] {
+				seen[s] = true
+				work = append(work, s)
+			}
 		}
-		a += uint64(in.Len)
 	}
-	return a != e
+	return true
 }
 
 // dominates reports whether every path from the instance's entry to b

@@ -1,6 +1,10 @@
 package probe
 
-import "github.com/binscope/binscope/types"
+import (
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/types"
+)
 
 // callStarts keeps, of the entries es of the expansion whose ranges are rs,
 // those where calls begin: each call passes one of them first.
@@ -15,6 +19,10 @@ import "github.com/binscope/binscope/types"
 //     code of the body the compiler moved out of a caller's loop, which
 //     runs once before the loop's calls, which enter at a start inside it
 //     (one that every path from the hoisted code reaches).
+//   - A start from which no path reaches an effect of the body (a store
+//     outside the frame, a call) within the iteration goes, when another
+//     start's does: a register reload of the body that LLVM left on a path
+//     that skips the call, an instruction Go shared between two calls.
 //   - A start that another start post-dominates within the iteration
 //     (every path from it reaches the other before the iteration ends or
 //     the function returns) is the same call as the later one, which
@@ -43,6 +51,7 @@ func (fl *flow) callStarts(es []uint64, rs [][2]uint64) []uint64 {
 	if len(starts) < 2 {
 		return starts
 	}
+	starts = fl.dropOrphans(starts, rs)
 	drop := func(keep func(a, b uint64) bool) {
 		for changed := true; changed && len(starts) > 1; {
 			changed = false
@@ -65,6 +74,56 @@ func (fl *flow) callStarts(es []uint64, rs [][2]uint64) []uint64 {
 	// The same call: b follows a on every path within the iteration.
 	drop(func(a, b uint64) bool { return !fl.postDominatesIn(b, a, fl.callerLoops(a, rs)) })
 	return starts
+}
+
+// dropOrphans drops the starts from which no path reaches an effect of
+// the body within an iteration, when some start's path does (see
+// callStarts).
+func (fl *flow) dropOrphans(starts []uint64, rs [][2]uint64) []uint64 {
+	var out []uint64
+	for _, s := range starts {
+		if fl.reachesEffect(s, rs) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return starts
+	}
+	return out
+}
+
+// reachesEffect reports whether control can go from s to a store outside
+// the frame or a call of the code of rs, within an iteration of the
+// caller's loops around s.
+func (fl *flow) reachesEffect(s uint64, rs [][2]uint64) bool {
+	d := fl.dominators()
+	loops := fl.callerLoops(s, rs)
+	seen := map[uint64]bool{s: true}
+	work := []uint64{s}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if holds(rs, x) && effect(fl.op[x]) {
+			return true
+		}
+		for _, y := range fl.succ[x] {
+			if !seen[y] && !d.backEdge(x, y, loops) {
+				seen[y] = true
+				work = append(work, y)
+			}
+		}
+	}
+	return false
+}
+
+// effect reports whether in is seen outside the frame: a store to memory
+// not addressed from the stack or frame pointer, or a call.
+func effect(in x86asm.Inst) bool {
+	if in.Op == x86asm.CALL {
+		return true
+	}
+	mem, st := storeTo(in)
+	return st && mem.Base != x86asm.RSP && mem.Base != x86asm.RBP && mem.Base != x86asm.ESP
 }
 
 // overlap reports two starts of which one call may pass both: control can

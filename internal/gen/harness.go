@@ -128,7 +128,7 @@ func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResu
 				}
 				return nil
 			}
-			byDef[drop].GoprobeErr = "not found"
+			byDef[drop].GoprobeErr = msg
 			defs = without(defs, drop)
 			continue
 		}
