@@ -87,10 +87,11 @@ func Programs(s *Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) {
 	events, captures := false, false
 	for _, p := range s.Probes {
 		for _, site := range p.Sites {
-			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks || o.Events) && site.Kind != SiteCapture
+			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks || o.Events) && site.Kind != SiteCapture && site.Kind != SiteClear
 			captures = captures || site.Kind == SiteCapture
 		}
 	}
+	addMarks(cs, s)
 	if events {
 		cs.Maps["events"] = &ebpf.MapSpec{Name: "events", Type: ebpf.RingBuf, MaxEntries: RingBytes}
 	}
@@ -235,6 +236,9 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 	if site.Kind == SiteCapture {
 		return captureProgram(a, i, j, site, key)
 	}
+	if site.Kind == SiteClear {
+		return clearProgram(a, site.Mark)
+	}
 	var in asm.Instructions
 	label := func(s string) string { return fmt.Sprintf("%s_%d_%d", s, i, j) }
 	in = append(in, asm.Mov.Reg(rCtx, asm.R1))
@@ -243,6 +247,11 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site Site, key string, stacks 
 		return nil, err
 	}
 	in = append(in, g...)
+	mk, err := markInsns(a, site.Mark, label("mark"))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, mk...)
 	in = append(in, count(int32(i))...)
 	if stacks == CountStacks {
 		in = append(in, stackCount(a, i, label("stack_counted"))...)

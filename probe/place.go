@@ -19,6 +19,9 @@ type start struct {
 	// trusted for any one call.
 	copies bool
 	note   string
+	// mark, when set, is the start's mark (see Mark), or a clear: a
+	// place that counts nothing, where the calls' mark goes.
+	mark *Mark
 }
 
 // inlineStarts are the places where calls of fn enter the expansion site,
@@ -80,9 +83,14 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		}
 		if over {
 			// One call may pass two of the starts: never count it
-			// twice. Keep one, the start that dominates the others
+			// twice. A mark tells in each thread and frame whether
+			// the call was counted; where its exits are too many,
+			// keep one start, the one that dominates the others
 			// where one does, and say that calls entering elsewhere
 			// are not seen.
+			if out, ok := r.markStarts(fl, rs, pts); ok {
+				return out
+			}
 			keep := pts[0]
 			for _, p := range pts {
 				all := true

@@ -39,6 +39,7 @@ type Resolver struct {
 	hosts     map[*types.InlineSite]*types.Instance
 	hostsOf   *code.Model
 	producers map[uint64]bool
+	group     uint32 // the last mark group given (see Mark)
 }
 
 // NewResolver resolves against f's DWARF. Functions are read as
@@ -223,7 +224,7 @@ func (r *Resolver) Resolve(d *Def) (*Probe, error) {
 		}
 		p.Sites = append(p.Sites, q.Sites...)
 	}
-	sort.SliceStable(p.Sites, func(i, j int) bool { return p.Sites[i].Addr < p.Sites[j].Addr })
+	sortSites(p.Sites)
 	return p, nil
 }
 
@@ -369,7 +370,19 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 			p.Sites[len(p.Sites)-1].Note = note
 		}
 		for _, in := range fn.Inlined {
+			r.group++
 			for _, st := range r.inlineStarts(fn, in) {
+				if st.mark != nil {
+					st.mark.Group = r.group
+					if !st.mark.Start {
+						off, err := r.ef.FileOffset(st.addr)
+						if err != nil {
+							return nil, err
+						}
+						p.Sites = append(p.Sites, Site{Kind: SiteClear, Function: in.Caller, Addr: st.addr, FileOffset: off, Mark: st.mark})
+						continue
+					}
+				}
 				vars, err := varsAt(st.addr)
 				if err != nil {
 					return nil, err
@@ -378,7 +391,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 					return nil, err
 				}
 				s := &p.Sites[len(p.Sites)-1]
-				s.Note = st.note
+				s.Note, s.Mark = st.note, st.mark
 				if st.copies {
 					distrustConstants(s)
 				}
@@ -400,8 +413,21 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*Probe, error) {
 	if len(p.Sites) == 0 {
 		return nil, fmt.Errorf("%s: %s has no code to probe (no out-of-line copy, inline site or clone)", d.Text, fn.Name)
 	}
-	sort.SliceStable(p.Sites, func(i, j int) bool { return p.Sites[i].Addr < p.Sites[j].Addr })
+	sortSites(p.Sites)
 	return p, nil
+}
+
+// sortSites orders sites by address, clear sites (see Mark), which count
+// nothing and read no argument, last: a probe's first site has its
+// arguments.
+func sortSites(sites []Site) {
+	sort.SliceStable(sites, func(i, j int) bool {
+		ci, cj := sites[i].Kind == SiteClear, sites[j].Kind == SiteClear
+		if ci != cj {
+			return cj
+		}
+		return sites[i].Addr < sites[j].Addr
+	})
 }
 
 func used(d *Def, name string) bool {
