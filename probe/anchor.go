@@ -146,7 +146,7 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		tried++
 		if fl.anchored(k.addrs, starts, rs) {
-			return k.addrs, fl.repeats(k.addrs, rs), true
+			return fl.earliest(k.addrs, rs), fl.repeats(k.addrs, rs), true
 		}
 	}
 	return nil, false, false
@@ -207,6 +207,79 @@ func (fl *flow) repeats(as []uint64, rs [][2]uint64) bool {
 			if fl.reachIn(a, b, loops) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// earliest moves each anchor of as that no other anchor can precede within
+// an iteration (the first copy's) to the earliest instruction of the
+// expansion's code that counts the same calls, where more of the call's
+// arguments are still where the caller put them: up the anchor's
+// dominators while they hold rs, in the same caller's loops and outside
+// the body's own loops, each followed by the anchor on every path within
+// the iteration before any other anchor. The anchors of later copies stay:
+// the code before them may be the end of the copy before, whose values
+// are not their call's.
+func (fl *flow) earliest(as []uint64, rs [][2]uint64) []uint64 {
+	d := fl.dominators()
+	set := map[uint64]bool{}
+	for _, a := range as {
+		set[a] = true
+	}
+	out := make([]uint64, len(as))
+	for k, a := range as {
+		out[k] = a
+		i, ok := d.idx[a]
+		if !ok || fl.followsAnother(a, as, rs) {
+			continue
+		}
+		for p := d.idom[i]; p >= 0; p = d.idom[p] {
+			pa := d.addr[p]
+			if !holds(rs, pa) || set[pa] || fl.inOwnLoop(pa, rs) || !fl.sameLoops(pa, a, rs) {
+				break
+			}
+			others := map[uint64]bool{}
+			for b := range set {
+				others[b] = b != a
+			}
+			if !fl.postDominatesIn(a, pa, fl.callerLoops(pa, rs)) || fl.hitsBefore(pa, a, others) {
+				break
+			}
+			out[k] = pa
+		}
+	}
+	return out
+}
+
+// followsAnother reports whether control can go from another anchor of as
+// to a within an iteration of the caller's loops around it.
+func (fl *flow) followsAnother(a uint64, as []uint64, rs [][2]uint64) bool {
+	for _, b := range as {
+		if b != a && fl.reachIn(b, a, fl.callerLoops(b, rs)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hitsBefore reports whether control can go from p to one of set before
+// it reaches a.
+func (fl *flow) hitsBefore(p, a uint64, set map[uint64]bool) bool {
+	seen := map[uint64]bool{p: true}
+	work := []uint64{p}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, y := range fl.succ[x] {
+			if y == a || seen[y] {
+				continue
+			}
+			if set[y] {
+				return true
+			}
+			seen[y] = true
+			work = append(work, y)
 		}
 	}
 	return false

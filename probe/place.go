@@ -57,7 +57,8 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	rs := site.Ranges
 	var pts []uint64
 	merged := false
-	if r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC) {
+	gnu := r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC)
+	if gnu {
 		pts = []uint64{site.EntryPC}
 	} else {
 		neutral := r.neutral(inst, fl)
@@ -75,11 +76,7 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		}
 		a, b, over := fl.overlap(pts, rs)
 		if as, copies, ok := r.anchors(site, inst, fl, pts); ok && (copies || over) {
-			out := make([]start, 0, len(as))
-			for _, x := range as {
-				out = append(out, start{addr: x, copies: true, note: fmt.Sprintf("counted at a store each call makes once (%d in this expansion)", len(as))})
-			}
-			return out
+			return anchorStarts(as)
 		}
 		if over {
 			// One call may pass two of the starts: never count it
@@ -145,6 +142,29 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		for i := range out {
 			out[i].copies = true
 		}
+	}
+	if gnu {
+		// GCC duplicates the head of a body in a loop into the end of
+		// the previous call's cold path, which jumps into the body
+		// past its entry: stores tell the calls apart where the
+		// entry and the declaration's rows do not.
+		var starts []uint64
+		for _, o := range out {
+			starts = append(starts, o.addr)
+		}
+		if as, copies, ok := r.anchors(site, inst, fl, starts); ok && copies && len(as) > len(out) {
+			return anchorStarts(as)
+		}
+	}
+	return out
+}
+
+// anchorStarts are the starts of an expansion counted at its anchors (see
+// anchors).
+func anchorStarts(as []uint64) []start {
+	out := make([]start, 0, len(as))
+	for _, x := range as {
+		out = append(out, start{addr: x, copies: true, note: fmt.Sprintf("counted at a store each call makes once (%d in this expansion)", len(as))})
 	}
 	return out
 }
