@@ -266,23 +266,7 @@ func (fl *flow) followsAnother(a uint64, as []uint64, rs [][2]uint64) bool {
 // hitsBefore reports whether control can go from p to one of set before
 // it reaches a.
 func (fl *flow) hitsBefore(p, a uint64, set map[uint64]bool) bool {
-	seen := map[uint64]bool{p: true}
-	work := []uint64{p}
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, y := range fl.succ[x] {
-			if y == a || seen[y] {
-				continue
-			}
-			if set[y] {
-				return true
-			}
-			seen[y] = true
-			work = append(work, y)
-		}
-	}
-	return false
+	return fl.search(p, func(_, to uint64) bool { return to != a }, func(y uint64) bool { return set[y] })
 }
 
 // storeTo reports the memory operand an instruction writes, if it writes

@@ -186,28 +186,33 @@ func (d *dom) backEdge(u, v uint64, loops []*loop) bool {
 	return false
 }
 
-// reachFirst reports whether control can reach e from start without
-// passing any of avoid (start itself is not avoided).
-func (fl *flow) reachFirst(start, e uint64, avoid map[uint64]bool) bool {
-	seen := map[uint64]bool{start: true}
-	work := []uint64{start}
+// search reports whether control can go from x, along the edges follow
+// takes (from, to), to an instruction found is true of (a path of at
+// least one edge).
+func (fl *flow) search(x uint64, follow func(from, to uint64) bool, found func(uint64) bool) bool {
+	seen := map[uint64]bool{}
+	work := []uint64{x}
 	for len(work) > 0 {
-		x := work[len(work)-1]
+		n := work[len(work)-1]
 		work = work[:len(work)-1]
-		if x == e {
-			return true
-		}
-		if x != start && avoid[x] {
-			continue
-		}
-		for _, s := range fl.succ[x] {
-			if !seen[s] {
-				seen[s] = true
-				work = append(work, s)
+		for _, s := range fl.succ[n] {
+			if seen[s] || !follow(n, s) {
+				continue
 			}
+			if found(s) {
+				return true
+			}
+			seen[s] = true
+			work = append(work, s)
 		}
 	}
 	return false
+}
+
+// reachFirst reports whether control can reach e from start without
+// passing any of avoid (start itself is not avoided).
+func (fl *flow) reachFirst(start, e uint64, avoid map[uint64]bool) bool {
+	return start == e || fl.search(start, func(_, to uint64) bool { return to == e || !avoid[to] }, func(y uint64) bool { return y == e })
 }
 
 // postDominatesIn reports whether every path from a reaches b before it
@@ -221,21 +226,5 @@ func (fl *flow) postDominatesIn(b, a uint64, loops []*loop) bool {
 // one edge) without going back to the head of one of loops.
 func (fl *flow) reachIn(x, y uint64, loops []*loop) bool {
 	d := fl.dominators()
-	seen := map[uint64]bool{}
-	work := []uint64{x}
-	for len(work) > 0 {
-		n := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, s := range fl.succ[n] {
-			if d.backEdge(n, s, loops) || seen[s] {
-				continue
-			}
-			if s == y {
-				return true
-			}
-			seen[s] = true
-			work = append(work, s)
-		}
-	}
-	return false
+	return fl.search(x, func(from, to uint64) bool { return !d.backEdge(from, to, loops) }, func(z uint64) bool { return z == y })
 }

@@ -98,22 +98,8 @@ func (fl *flow) dropOrphans(starts []uint64, rs [][2]uint64) []uint64 {
 func (fl *flow) reachesEffect(s uint64, rs [][2]uint64) bool {
 	d := fl.dominators()
 	loops := fl.callerLoops(s, rs)
-	seen := map[uint64]bool{s: true}
-	work := []uint64{s}
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		if holds(rs, x) && effect(fl.op[x]) {
-			return true
-		}
-		for _, y := range fl.succ[x] {
-			if !seen[y] && !d.backEdge(x, y, loops) {
-				seen[y] = true
-				work = append(work, y)
-			}
-		}
-	}
-	return false
+	hit := func(x uint64) bool { return holds(rs, x) && effect(fl.op[x]) }
+	return hit(s) || fl.search(s, func(from, to uint64) bool { return !d.backEdge(from, to, loops) }, hit)
 }
 
 // effect reports whether in is seen outside the frame: a store to memory
