@@ -33,15 +33,22 @@ type start struct {
 //     LLVM give no DW_AT_entry_pc, and their lowest range may start with
 //     an alignment pad no call runs, or with an instruction reached only
 //     from inside). Where GCC gives DW_AT_entry_pc, that is the entry.
-//   - An entry that another entry post-dominates (every path from it
-//     reaches the other before leaving the function) is part of the same
-//     call: an instruction the compiler hoisted into the caller's loop
-//     before the body (Go), or a piece of the body the scheduler put
-//     before some of the caller's code. Only the later one is kept.
+//   - Of LLVM's and Go's entries, the starts are those a call can pass
+//     first, hoisted and effect-free pieces left out (see callStarts); Go's
+//     inline mark chooses among several (see goMarked).
 //   - One DIE can hold several calls: a loop unrolled around the call
 //     copies the body. Where the compiler marks the entry with a row of
 //     the callee's declaration line (GCC), every such row in the
-//     expansion's own code starts a copy, and each is a start.
+//     expansion's own code starts a copy, and each is a start. Where a
+//     store the body makes once per call repeats within an iteration of
+//     the caller's loops (LLVM's copies, apart, end to end or merged, and
+//     GCC's head of a body duplicated into the cold path before it), the
+//     calls are counted at those stores (see anchors); so too where one
+//     call may pass two starts.
+//   - Where one call may pass two starts and no store tells the calls
+//     apart, a per-thread mark counts each call once (see Mark); where
+//     its exits are too many, one start is kept, with a note that calls
+//     entering elsewhere are missed.
 //
 // Without a model of the host (no debug info, another architecture), the
 // start is the DIE's entry address, as before.
