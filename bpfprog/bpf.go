@@ -66,10 +66,11 @@ func Programs(s *spec.Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) 
 	events, captures := false, false
 	for _, p := range s.Probes {
 		for _, site := range p.Sites {
-			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks || o.Events) && site.Kind != spec.SiteCapture
+			events = events || (len(site.Args) > 0 || o.Stacks == EventStacks || o.Events) && site.Kind != spec.SiteCapture && site.Kind != spec.SiteClear
 			captures = captures || site.Kind == spec.SiteCapture
 		}
 	}
+	addMarks(cs, s)
 	if events {
 		cs.Maps["events"] = &ebpf.MapSpec{Name: "events", Type: ebpf.RingBuf, MaxEntries: spec.RingBytes}
 	}
@@ -209,6 +210,9 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	if site.Kind == spec.SiteCapture {
 		return captureProgram(a, i, j, site, key)
 	}
+	if site.Kind == spec.SiteClear {
+		return clearProgram(a, site.Mark)
+	}
 	var in asm.Instructions
 	label := func(s string) string { return fmt.Sprintf("%s_%d_%d", s, i, j) }
 	in = append(in, asm.Mov.Reg(rCtx, asm.R1))
@@ -217,6 +221,11 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 		return nil, err
 	}
 	in = append(in, g...)
+	mk, err := markInsns(a, site.Mark, label("mark"))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, mk...)
 	in = append(in, count(int32(i))...)
 	if stacks == CountStacks {
 		in = append(in, stackCount(a, i, label("stack_counted"))...)

@@ -115,16 +115,8 @@ func descendantCheck(off TaskOffsets, pass, drop string, first asm.Instructions)
 		)
 	}
 	verdict := func(label string, v int64) asm.Instructions {
-		return asm.Instructions{
-			asm.StoreImm(asm.RFP, dTmp, v, asm.Word).WithSymbol(label),
-			asm.LoadMapPtr(asm.R1, 0).WithReference("desc_seen"),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, dTgid),
-			asm.Mov.Reg(asm.R3, asm.RFP),
-			asm.Add.Imm(asm.R3, dTmp),
-			asm.Mov.Imm(asm.R4, 0),
-			asm.FnMapUpdateElem.Call(),
-		}
+		return append(asm.Instructions{asm.StoreImm(asm.RFP, dTmp, v, asm.Word).WithSymbol(label)},
+			update("desc_seen", dTgid, dTmp)...)
 	}
 	in = append(in, asm.Ja.Label(no))
 	in = append(in, verdict(yes, 1)...)

@@ -30,15 +30,22 @@ func HistPrograms(s *spec.Spec) (*ebpf.CollectionSpec, error) {
 	cs.Maps["hist"] = &ebpf.MapSpec{Name: "hist", Type: ebpf.Hash, KeySize: spec.HistKeySize, ValueSize: spec.HistValueSize, MaxEntries: 1 << 14}
 	// A zeroed value to create keys from.
 	cs.Maps["zero"] = &ebpf.MapSpec{Name: "zero", Type: ebpf.Array, KeySize: 4, ValueSize: spec.HistValueSize, MaxEntries: 1}
+	addMarks(cs, s)
 	for i, p := range s.Probes {
 		for j, site := range p.Sites {
 			if site.Kind == spec.SiteCapture {
 				return nil, fmt.Errorf("%s: hist does not keep entry values for %%return", p.Def)
 			}
-			if len(site.Args) == 0 || len(site.Args) > 2 {
+			var insns asm.Instructions
+			var err error
+			switch {
+			case site.Kind == spec.SiteClear:
+				insns, err = clearProgram(a, site.Mark)
+			case len(site.Args) == 0 || len(site.Args) > 2:
 				return nil, fmt.Errorf("%s: hist needs a key and at most a value", p.Def)
+			default:
+				insns, err = histProgram(a, i, j, site)
 			}
-			insns, err := histProgram(a, i, j, site)
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
@@ -57,6 +64,11 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 		return nil, err
 	}
 	in = append(in, g...)
+	mk, err := markInsns(a, site.Mark, label("mark"))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, mk...)
 	in = append(in, count(int32(i))...)
 	for off := int16(0); off < spec.HistKeySize; off += 8 {
 		in = append(in, bpfasm.StoreImm64(asm.RFP, histKeySlot+off, 0))

@@ -61,6 +61,7 @@ type Model struct {
 	byName map[string][]*types.Func // names, linkage names, aliases
 	short  map[string][]*types.Func // names without template arguments
 	owned  bool                     // Close closes the files
+	marks  marks                    // Go's inline marks (see InlineMark)
 }
 
 // host is one address range of code: a range of an instance (the

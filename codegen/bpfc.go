@@ -80,6 +80,10 @@ func WriteBPFC(w io.Writer, s *spec.Spec, opts *BPFCOptions) error {
 	}
 	fmt.Fprintf(&b, "struct {\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, %d);\n} events SEC(\".maps\");\n\n", spec.RingBytes)
 	fmt.Fprintf(&b, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, %d);\n\t__type(key, __u32);\n\t__type(value, __u64);\n} counts SEC(\".maps\");\n\n", max(len(s.Probes), 1))
+	if hasMarks(s) {
+		fmt.Fprintf(&b, "enum { BPF_MAP_TYPE_LRU_HASH = 9, BPF_ANY = 0 };\n\n// One call of an inline expansion passes several of its starts: a mark per thread and frame counts it once.\nstruct mark { __u64 tid, cfa; __u32 group, pad; };\n\n")
+		fmt.Fprintf(&b, "struct {\n\t__uint(type, BPF_MAP_TYPE_LRU_HASH);\n\t__uint(max_entries, %d);\n\t__type(key, struct mark);\n\t__type(value, __u64);\n} marks SEC(\".maps\");\n\n", spec.MarkMapEntries)
+	}
 	b.WriteString("static __always_inline __u64 rd64(__u64 addr)\n{\n\t__u64 v = 0;\n\tbpf_probe_read_user(&v, sizeof(v), (const void *)addr);\n\treturn v;\n}\n\n")
 	for i, p := range s.Probes {
 		writeEvent(&b, i, p)
@@ -97,6 +101,9 @@ func WriteBPFC(w io.Writer, s *spec.Spec, opts *BPFCOptions) error {
 			default:
 				sp := r.name(r.a.SP)
 				fmt.Fprintf(&b, "\tif (ctx->%s < %d || ctx->%s - %d <= rd64(ctx->%s + %d)) /* the stack check will branch to morestack */\n\t\treturn 0;\n", sp, g.SPSub, sp, g.SPSub, r.name(g.G), g.Off)
+			}
+			if r.writeMark(&b, site) {
+				continue
 			}
 			fmt.Fprintf(&b, "\t__u32 key = %d;\n\t__u64 *n = bpf_map_lookup_elem(&counts, &key);\n\tif (n)\n\t\t__sync_fetch_and_add(n, 1);\n", i)
 			if len(p.Sites[0].Args) > 0 {
@@ -228,4 +235,42 @@ func (r regs) writeFetch(b *strings.Builder, k int, a spec.Fetch) {
 		r.valueC(b, fmt.Sprintf("e->a%d", k), a.Chains[0], a.Size, a.Type[0] == 's')
 	}
 	fmt.Fprintf(b, "\t\te->ok |= 1ULL << %d;\n\t}\n", k)
+}
+
+// hasMarks reports whether a site of s has a mark (see spec.Mark).
+func hasMarks(s *spec.Spec) bool {
+	for _, p := range s.Probes {
+		for _, site := range p.Sites {
+			if site.Mark != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeMark writes a marked site's test of its mark (see spec.Mark): a
+// start returns when its call was counted, and marks it otherwise; a
+// clear site only forgets the mark, and writeMark reports that it closed
+// the program.
+func (r regs) writeMark(b *strings.Builder, site spec.Site) bool {
+	m := site.Mark
+	if m == nil {
+		return false
+	}
+	cfa := "0"
+	if m.CFAReg != "" {
+		cfa = fmt.Sprintf("ctx->%s + %d", r.name(m.CFAReg), m.CFAOff)
+	}
+	fmt.Fprintf(b, "\tstruct mark mk = { .tid = bpf_get_current_pid_tgid(), .cfa = %s, .group = %d };\n", cfa, m.Group)
+	switch {
+	case site.Kind == spec.SiteClear:
+		b.WriteString("\tbpf_map_delete_elem(&marks, &mk); /* the call is over */\n\treturn 0;\n}\n\n")
+		return true
+	case m.Clear:
+		b.WriteString("\tif (bpf_map_lookup_elem(&marks, &mk)) { /* counted at another start */\n\t\tbpf_map_delete_elem(&marks, &mk);\n\t\treturn 0;\n\t}\n")
+	default:
+		b.WriteString("\tif (bpf_map_lookup_elem(&marks, &mk)) /* counted at another start */\n\t\treturn 0;\n\t__u64 one = 1;\n\tbpf_map_update_elem(&marks, &mk, &one, BPF_ANY);\n")
+	}
+	return false
 }

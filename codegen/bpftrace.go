@@ -125,6 +125,20 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 				fmt.Fprintf(&body, "/ %s /\n", bp.pred)
 			}
 			body.WriteString("{\n")
+			if m := site.Mark; m != nil {
+				// One call passes several starts: a mark per thread and
+				// frame counts it once (see spec.Mark).
+				key := fmt.Sprintf("@mark[tid, %s, %d]", r.bpftraceCFA(m), m.Group)
+				if site.Kind == spec.SiteClear {
+					fmt.Fprintf(&body, "\tdelete(%s);\n}\n", key)
+					continue
+				}
+				if m.Clear {
+					fmt.Fprintf(&body, "\tif (%s) { delete(%s); return; }\n", key, key)
+				} else {
+					fmt.Fprintf(&body, "\tif (%s) { return; }\n\t%s = 1;\n", key, key)
+				}
+			}
 			if site.Kind == spec.SiteCapture {
 				for _, a := range site.Args {
 					fmt.Fprintf(&body, "\t%s = %s;\n", capVar(a.Name), r.bpftraceChain(a.Chains[0], 8, false))
@@ -281,6 +295,15 @@ func readsScratch(site spec.Site) bool {
 		}
 	}
 	return false
+}
+
+// bpftraceCFA is the canonical frame address of a marked site (see
+// spec.Mark): its register plus its offset, or 0 for the thread's mark.
+func (r regs) bpftraceCFA(m *spec.Mark) string {
+	if m.CFAReg == "" {
+		return "0"
+	}
+	return fmt.Sprintf("reg(\"%s\") + %d", r.name(m.CFAReg), m.CFAOff)
 }
 
 // bpftraceGuard is the predicate of a site in a Go stack check (see

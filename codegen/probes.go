@@ -131,6 +131,12 @@ func WritePerf(w io.Writer, s *spec.Spec) error {
 				fmt.Fprintf(&b, "# %s: perf probe cannot keep entry values for %%return; arguments read through them are left out\n", p.Def)
 				continue
 			}
+			if site.Mark != nil {
+				if site.Kind == spec.SiteClear {
+					continue
+				}
+				fmt.Fprintf(&b, "# %s at %#x: one call may pass several of this expansion's starts; perf probe cannot keep goprobe's per-thread mark, so such a call counts at each\n", p.Def, site.Addr)
+			}
 			event := fmt.Sprintf("p%d_%s_%d", i, site.Kind, j)
 			var args []string
 			for _, a := range site.Args {

@@ -25,6 +25,8 @@ type flow struct {
 	// instance (a jump table's), whose targets are unknown.
 	indirect []uint64
 	neutral  map[uint64]bool // see Resolver.neutral; nil until asked
+	dom      *dom            // see dominators; nil until asked
+	rows     []types.Line    // see Resolver.rowsOf; nil until asked
 }
 
 // flowOf decodes inst's ranges (x86-64 only) and links its instructions.

@@ -98,3 +98,13 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 func (r *Resolver) onceAfter(fl *flow, s, p uint64) bool {
 	return fl.postDominates(p, s) && fl.dominates(s, p) && !fl.again(s, p) && !fl.again(p, s)
 }
+
+// again reports whether a can run again after itself without b in between.
+func (fl *flow) again(a, b uint64) bool {
+	for _, s := range fl.succ[a] {
+		if s == a || s != b && fl.reachAvoiding(s, a, b) {
+			return true
+		}
+	}
+	return false
+}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"golang.org/x/arch/x86/x86asm"
-
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
@@ -22,6 +20,9 @@ type start struct {
 	// trusted for any one call.
 	copies bool
 	note   string
+	// mark, when set, is the start's mark (see Mark), or a clear: a
+	// place that counts nothing, where the calls' mark goes.
+	mark *spec.Mark
 }
 
 // inlineStarts are the places where calls of fn enter the expansion site,
@@ -33,15 +34,22 @@ type start struct {
 //     LLVM give no DW_AT_entry_pc, and their lowest range may start with
 //     an alignment pad no call runs, or with an instruction reached only
 //     from inside). Where GCC gives DW_AT_entry_pc, that is the entry.
-//   - An entry that another entry post-dominates (every path from it
-//     reaches the other before leaving the function) is part of the same
-//     call: an instruction the compiler hoisted into the caller's loop
-//     before the body (Go), or a piece of the body the scheduler put
-//     before some of the caller's code. Only the later one is kept.
+//   - Of LLVM's and Go's entries, the starts are those a call can pass
+//     first, hoisted and effect-free pieces left out (see callStarts); Go's
+//     inline mark chooses among several (see goMarked).
 //   - One DIE can hold several calls: a loop unrolled around the call
 //     copies the body. Where the compiler marks the entry with a row of
 //     the callee's declaration line (GCC), every such row in the
-//     expansion's own code starts a copy, and each is a start.
+//     expansion's own code starts a copy, and each is a start. Where a
+//     store the body makes once per call repeats within an iteration of
+//     the caller's loops (LLVM's copies, apart, end to end or merged, and
+//     GCC's head of a body duplicated into the cold path before it), the
+//     calls are counted at those stores (see anchors); so too where one
+//     call may pass two starts.
+//   - Where one call may pass two starts and no store tells the calls
+//     apart, a per-thread mark counts each call once (see Mark); where
+//     its exits are too many, one start is kept, with a note that calls
+//     entering elsewhere are missed.
 //
 // Without a model of the host (no debug info, another architecture), the
 // start is the DIE's entry address, as before.
@@ -57,12 +65,13 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	rs := site.Ranges
 	var pts []uint64
 	merged := false
-	if r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC) {
+	gnu := r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC)
+	if gnu {
 		pts = []uint64{site.EntryPC}
 	} else {
 		neutral := r.neutral(inst, fl)
 		raw := fl.entries(rs, neutral)
-		pts = fl.reduce(raw, rs)
+		pts = fl.callStarts(raw, rs)
 		if len(pts) == 0 {
 			return []start{{addr: site.EntryPC}}
 		}
@@ -70,17 +79,23 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		// several calls the DIE describes at once (LLVM's unrolled
 		// copies), whose constant location holds for one of them only.
 		merged = len(raw) > 1
-		if a, b, ok := fl.twice(pts, rs, neutral); ok || len(pts) > 1 {
-			if !ok {
-				// Entries that no path inside the expansion joins may
-				// still both run in one call, through the caller's
-				// code LLVM interleaves: not proven, so one is kept.
-				a, b = pts[0], pts[1]
-			}
-			// One call may pass two of the entries: never count it
-			// twice. Keep one, the entry that dominates the others
+		if out, ok := r.goMarked(site, fl, pts); ok {
+			return out
+		}
+		a, b, over := fl.overlap(pts, rs)
+		if as, copies, ok := r.anchors(site, inst, fl, pts); ok && (copies || over) {
+			return anchorStarts(as)
+		}
+		if over {
+			// One call may pass two of the starts: never count it
+			// twice. A mark tells in each thread and frame whether
+			// the call was counted; where its exits are too many,
+			// keep one start, the one that dominates the others
 			// where one does, and say that calls entering elsewhere
 			// are not seen.
+			if out, ok := r.markStarts(fl, rs, pts); ok {
+				return out
+			}
 			keep := pts[0]
 			for _, p := range pts {
 				all := true
@@ -91,9 +106,6 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 					keep = p
 				}
 			}
-			// Several entries may also be several calls one DIE
-			// describes (an unrolled loop): a constant location is
-			// then not to be trusted for the call probed.
 			return []start{{addr: keep, copies: true, note: fmt.Sprintf("entries %#x and %#x can both run in one call; probed at %#x only, so calls entering elsewhere are missed", a, b, keep)}}
 		}
 	}
@@ -138,6 +150,29 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		for i := range out {
 			out[i].copies = true
 		}
+	}
+	if gnu {
+		// GCC duplicates the head of a body in a loop into the end of
+		// the previous call's cold path, which jumps into the body
+		// past its entry: stores tell the calls apart where the
+		// entry and the declaration's rows do not.
+		var starts []uint64
+		for _, o := range out {
+			starts = append(starts, o.addr)
+		}
+		if as, copies, ok := r.anchors(site, inst, fl, starts); ok && copies && len(as) > len(out) {
+			return anchorStarts(as)
+		}
+	}
+	return out
+}
+
+// anchorStarts are the starts of an expansion counted at its anchors (see
+// anchors).
+func anchorStarts(as []uint64) []start {
+	out := make([]start, 0, len(as))
+	for _, x := range as {
+		out = append(out, start{addr: x, copies: true, note: fmt.Sprintf("counted at a store each call makes once (%d in this expansion)", len(as))})
 	}
 	return out
 }
@@ -208,58 +243,32 @@ func contains(xs []uint64, x uint64) bool {
 	return false
 }
 
-// reduce keeps, of the entries of one expansion, those that together
-// count each call once (see inlineStarts). For two entries a and b where
-// every path from a reaches b (b post-dominates a), the call that passes a
-// passes b too, so one of them goes: b when every path to b passes a first
-// (a dominates b) and a does not run again before b does (an instruction
-// hoisted into the caller's loop does), else a.
-func (fl *flow) reduce(es []uint64, rs [][2]uint64) []uint64 {
-	set := fl.dropHoisted(es, rs)
-	for round := 0; round < len(es)*len(es) && len(set) > 1; round++ {
-		changed := false
-		for i, a := range set {
-			for j, b := range set {
-				if i == j || !fl.postDominates(b, a) {
-					continue
-				}
-				drop := i
-				if fl.dominates(a, b) && !fl.again(a, b) {
-					drop = j
-				}
-				set = append(set[:drop:drop], set[drop+1:]...)
-				changed = true
-				break
-			}
-			if changed {
-				break
-			}
-		}
-		if !changed {
-			break
-		}
-	}
-	return set
-}
-
-// dropHoisted drops the entries that begin a hoisted load: a piece of at
-// most three register loads (mov, lea into a register) that runs again in
-// the caller's loop without reaching another entry, which it can reach.
-// Go puts the reload of an inlined call's argument so (a spill reloaded
-// in the loop before a conditional call); it is no call.
+// dropHoisted drops the entries that begin hoisted code: a piece without
+// effects (see effectFree) from which control can reach another entry
+// within an iteration of the caller's loops around it, but not one that
+// follows on every path within the same iterations. Go puts the reload of an inlined call's argument so,
+// in a loop before the call or before the test of a conditional call, and
+// LLVM a register reload of the body on a path that skips the call: it is
+// no call. A load that the rest of the call always follows is its first
+// piece (LLVM schedules it into the caller's code).
 func (fl *flow) dropHoisted(es []uint64, rs [][2]uint64) []uint64 {
 	if len(es) < 2 {
 		return es
 	}
 	var out []uint64
 	for _, e := range es {
-		hoisted := fl.loadsOnly(e, rs)
-		if hoisted {
-			hoisted = false
+		hoisted := false
+		if fl.effectFree(e, rs) {
+			loops := fl.callerLoops(e, rs)
 			for _, o := range es {
-				if o != e && fl.reachAvoiding(e, o, 0) && fl.again(e, o) {
-					hoisted = true
+				if o == e || !fl.reachIn(e, o, loops) {
+					continue
 				}
+				if fl.sameLoops(e, o, rs) && fl.postDominatesIn(o, e, loops) {
+					hoisted = false
+					break
+				}
+				hoisted = true
 			}
 		}
 		if !hoisted {
@@ -272,21 +281,31 @@ func (fl *flow) dropHoisted(es []uint64, rs [][2]uint64) []uint64 {
 	return out
 }
 
-// loadsOnly reports whether the piece of rs starting at e is at most three
-// instructions, each a mov or lea into a register.
-func (fl *flow) loadsOnly(e uint64, rs [][2]uint64) bool {
-	a := e
-	for n := 0; holds(rs, a); n++ {
-		in, ok := fl.op[a]
-		if !ok || n == 3 || in.Op != x86asm.MOV && in.Op != x86asm.LEA {
+// maxEffectFree bounds the piece effectFree looks at.
+const maxEffectFree = 32
+
+// effectFree reports whether the piece of rs control runs from e on,
+// before it leaves rs (and code of no line: see entries), does nothing a
+// call is seen by: no store outside
+// the frame, no call (register loads, arithmetic, a spill, a jump out); at
+// most maxEffectFree instructions.
+func (fl *flow) effectFree(e uint64, rs [][2]uint64) bool {
+	seen := map[uint64]bool{e: true}
+	work := []uint64{e}
+	for len(work) > 0 {
+		a := work[len(work)-1]
+		work = work[:len(work)-1]
+		if len(seen) > maxEffectFree || effect(fl.op[a]) {
 			return false
 		}
-		if _, reg := in.Args[0].(x86asm.Reg); !reg {
-			return false
+		for _, s := range fl.succ[a] {
+			if (holds(rs, s) || fl.neutral[s]) && !seen[s] {
+				seen[s] = true
+				work = append(work, s)
+			}
 		}
-		a += uint64(in.Len)
 	}
-	return a != e
+	return true
 }
 
 // dominates reports whether every path from the instance's entry to b
@@ -296,16 +315,6 @@ func (fl *flow) dominates(a, b uint64) bool {
 		return true
 	}
 	return !fl.reachAvoiding(fl.entry, b, a)
-}
-
-// again reports whether a can run again without passing b.
-func (fl *flow) again(a, b uint64) bool {
-	for _, s := range fl.succ[a] {
-		if s == a || s != b && fl.reachAvoiding(s, a, b) {
-			return true
-		}
-	}
-	return false
 }
 
 // reachAvoiding reports whether control can go from x to y without
@@ -473,30 +482,4 @@ func distrustConstants(s *spec.Site) {
 			}
 		}
 	}
-}
-
-// twice reports two entries of es such that control can go from the first
-// to the second through the expansion's own code (its ranges, and code
-// the line table gives no line) alone: one call may pass both.
-func (fl *flow) twice(es []uint64, rs [][2]uint64, neutral map[uint64]bool) (a, b uint64, ok bool) {
-	inside := func(x uint64) bool { return holds(rs, x) || neutral[x] }
-	for _, x := range es {
-		seen := map[uint64]bool{x: true}
-		work := []uint64{x}
-		for len(work) > 0 && len(seen) < 1<<16 {
-			n := work[len(work)-1]
-			work = work[:len(work)-1]
-			for _, s := range fl.succ[n] {
-				if seen[s] || !inside(s) {
-					continue
-				}
-				if s != x && contains(es, s) {
-					return x, s, true
-				}
-				seen[s] = true
-				work = append(work, s)
-			}
-		}
-	}
-	return 0, 0, false
 }

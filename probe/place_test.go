@@ -28,10 +28,11 @@ func linear(addrs []uint64, edges map[uint64][]uint64, stops map[uint64]bool) *f
 	return fl
 }
 
-// TestReduceHoisted: an expansion entered at 3 inside the caller's loop
-// (3..4 -> 1) and again at 6 after it, which every path reaches: one call,
-// counted at 6; entered at 2 and then 6 with no loop between: counted at 2.
-func TestReduceHoisted(t *testing.T) {
+// TestStartsHoisted: an expansion entered at 3 (a register load) inside
+// the caller's loop (3..4 -> 1) and again at 6 after it, which every path
+// reaches: one call, counted at 6; entered at 2 and then 6 with no loop
+// between: one call, counted at 2.
+func TestStartsHoisted(t *testing.T) {
 	addrs := []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8}
 	loop := linear(addrs, map[uint64][]uint64{4: {1}}, map[uint64]bool{8: true})
 	rs := [][2]uint64{{3, 4}, {6, 8}}
@@ -39,14 +40,14 @@ func TestReduceHoisted(t *testing.T) {
 	if len(es) != 2 || es[0] != 3 || es[1] != 6 {
 		t.Fatalf("entries %v, want [3 6]", es)
 	}
-	if got := loop.reduce(es, rs); len(got) != 1 || got[0] != 6 {
-		t.Errorf("reduce %v, want [6]", got)
+	if got := loop.callStarts(es, rs); len(got) != 1 || got[0] != 6 {
+		t.Errorf("starts %v, want [6]", got)
 	}
 	straight := linear(addrs, nil, map[uint64]bool{8: true})
 	rs = [][2]uint64{{2, 4}, {6, 8}}
 	es = straight.entries(rs, nil)
-	if got := straight.reduce(es, rs); len(got) != 1 || got[0] != 2 {
-		t.Errorf("straight: reduce %v, want [2]", got)
+	if got := straight.callStarts(es, rs); len(got) != 1 || got[0] != 2 {
+		t.Errorf("straight: starts %v, want [2]", got)
 	}
 	// Line-0 code between the pieces (4, 5) is no way in.
 	es = straight.entries(rs, map[uint64]bool{4: true, 5: true})

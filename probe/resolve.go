@@ -45,6 +45,7 @@ type Resolver struct {
 	hosts     map[*types.InlineSite]*types.Instance
 	hostsOf   *code.Model
 	producers map[uint64]bool
+	group     uint32 // the last mark group given (see Mark)
 }
 
 // NewResolver resolves against f's DWARF. Functions are read as
@@ -229,7 +230,7 @@ func (r *Resolver) Resolve(d *Def) (*spec.Probe, error) {
 		}
 		p.Sites = append(p.Sites, q.Sites...)
 	}
-	sort.SliceStable(p.Sites, func(i, j int) bool { return p.Sites[i].Addr < p.Sites[j].Addr })
+	sortSites(p.Sites)
 	return p, nil
 }
 
@@ -377,7 +378,19 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 			p.Sites[len(p.Sites)-1].Note = note
 		}
 		for _, in := range fn.Inlined {
+			r.group++
 			for _, st := range r.inlineStarts(fn, in) {
+				if st.mark != nil {
+					st.mark.Group = r.group
+					if !st.mark.Start {
+						off, err := r.ef.FileOffset(st.addr)
+						if err != nil {
+							return nil, err
+						}
+						p.Sites = append(p.Sites, spec.Site{Kind: spec.SiteClear, Function: in.Caller, Addr: st.addr, FileOffset: off, Mark: st.mark})
+						continue
+					}
+				}
 				vars, err := varsAt(st.addr)
 				if err != nil {
 					return nil, err
@@ -389,6 +402,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 				s := &p.Sites[len(p.Sites)-1]
 				s.Note = strings.TrimPrefix(st.note+"; "+later, "; ")
 				s.Note = strings.TrimSuffix(s.Note, "; ")
+				s.Mark = st.mark
 				if st.copies {
 					distrustConstants(s)
 				}
@@ -410,8 +424,21 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 	if len(p.Sites) == 0 {
 		return nil, fmt.Errorf("%s: %s has no code to probe (no out-of-line copy, inline site or clone)", d.Text, fn.Name)
 	}
-	sort.SliceStable(p.Sites, func(i, j int) bool { return p.Sites[i].Addr < p.Sites[j].Addr })
+	sortSites(p.Sites)
 	return p, nil
+}
+
+// sortSites orders sites by address, clear sites (see Mark), which count
+// nothing and read no argument, last: a probe's first site has its
+// arguments.
+func sortSites(sites []spec.Site) {
+	sort.SliceStable(sites, func(i, j int) bool {
+		ci, cj := sites[i].Kind == spec.SiteClear, sites[j].Kind == spec.SiteClear
+		if ci != cj {
+			return cj
+		}
+		return sites[i].Addr < sites[j].Addr
+	})
 }
 
 func used(d *Def, name string) bool {
@@ -526,19 +553,12 @@ func (r *Resolver) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, 
 		return err
 	}
 	for off := 0; off < len(code); {
-		// x86asm does not know CET's endbr64/endbr32 (f3 0f 1e fa/fb) and
-		// would decode one byte of it: they are 4-byte no-ops.
-		if off+4 <= len(code) && code[off] == 0xf3 && code[off+1] == 0x0f && code[off+2] == 0x1e && (code[off+3] == 0xfa || code[off+3] == 0xfb) {
-			each(lo+uint64(off), x86asm.Inst{Op: x86asm.NOP, Len: 4})
-			off += 4
-			continue
-		}
-		if n := vexLen(code[off:]); n > 0 { // AVX: an instruction x86asm does not know
+		if n := vexLen(code[off:]); n > 0 && !isVzero(code[off:]) { // AVX: an instruction x86asm does not know
 			each(lo+uint64(off), x86asm.Inst{Len: n})
 			off += n
 			continue
 		}
-		in, err := x86asm.Decode(code[off:], 64)
+		in, err := decodeInsn(code[off:])
 		if err != nil {
 			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.path, fn.Name, lo+uint64(off)-fn.LowPC, err)
 		}
@@ -780,4 +800,11 @@ func regList(regs []string) string {
 		out = append(out, "%"+strings.ToLower(r))
 	}
 	return strings.Join(out, ", ")
+}
+
+// isVzero reports vzeroupper and vzeroall (VEX.0F 77), which decodeInsn
+// names, so that placement sees them as what they are.
+func isVzero(code []byte) bool {
+	return len(code) >= 3 && code[0] == 0xc5 && code[2] == 0x77 ||
+		len(code) >= 4 && code[0] == 0xc4 && code[1]&0x1f == 1 && code[3] == 0x77
 }

@@ -58,6 +58,9 @@ const (
 	// chain's value, keyed by goroutine (Go) or thread, for the return
 	// sites, which read them as the registers "@0", "@1"...
 	SiteCapture = "capture"
+	// SiteClear counts nothing: past it, a call of an inline expansion
+	// whose starts are marked is over, and its mark goes (see Mark).
+	SiteClear = "clear"
 )
 
 // Site is one address to attach at, with how to read each argument there.
@@ -74,6 +77,9 @@ type Site struct {
 	// function's stack check that enters the body, not on the one that
 	// grows the stack and starts the function again.
 	Guard *Guard `json:"guard,omitempty"`
+	// Mark, when set, keeps a call that passes several starts of an
+	// inline expansion from counting twice (see Mark).
+	Mark *Mark `json:"mark,omitempty"`
 }
 
 // Fetch reads one argument. Type is u8..u64, s8..s64, x8..x64, f32, f64

@@ -101,6 +101,23 @@ func TestBPFCLoad(t *testing.T) {
 	}
 }
 
+// attachBPF attaches each program of probe 0 of a bpf-c object at its
+// site's file offset in bin.
+func attachBPF(t *testing.T, coll *ebpf.Collection, bin string, sp *spec.Spec) {
+	t.Helper()
+	ex, err := link.OpenExecutable(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, site := range sp.Probes[0].Sites {
+		l, err := ex.Uprobe("", coll.Programs[fmt.Sprintf("p0_s%d", j)], &link.UprobeOptions{Address: site.FileOffset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+	}
+}
+
 // buildWith runs a compiler whose output argument is BIN and returns it.
 func buildWith(t *testing.T, root, tool string, args ...string) string {
 	t.Helper()
@@ -129,17 +146,7 @@ func TestBPFCRun(t *testing.T) {
 	bin := buildCount(t, "c")
 	obj, spec := genBPF(t, bin, "maybe_alloc i n")
 	coll := loadBPF(t, obj)
-	ex, err := link.OpenExecutable(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for j, site := range spec.Probes[0].Sites {
-		l, err := ex.Uprobe("", coll.Programs[fmt.Sprintf("p0_s%d", j)], &link.UprobeOptions{Address: site.FileOffset})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-	}
+	attachBPF(t, coll, bin, spec)
 	rd, err := ringbuf.NewReader(coll.Maps["events"])
 	if err != nil {
 		t.Fatal(err)

@@ -190,7 +190,12 @@ func TestPrometheus(t *testing.T) {
 	if err != nil {
 		testutil.Skipf(t, "promtool not installed (bash scripts/install-deps.sh): %v", err)
 	}
-	app := testutil.Fixture(t, "go-prom").Path
+	// A copy of its own: the agents probe every process running the file,
+	// and other packages' tests run the fixture at the same time.
+	app := filepath.Join(t.TempDir(), "go-prom")
+	if data, err := os.ReadFile(testutil.Fixture(t, "go-prom").Path); err != nil || os.WriteFile(app, data, 0o755) != nil {
+		t.Fatalf("copying go-prom: %v", err)
+	}
 	goprobe := buildGoprobe(t, t.TempDir())
 	const inc = "github.com/prometheus/client_golang/prometheus.(*counter).Inc"
 	const add = "github.com/prometheus/client_golang/prometheus.(*counter).Add"

@@ -134,7 +134,7 @@ func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResu
 				}
 				return nil
 			}
-			byDef[drop].GoprobeErr = "not found"
+			byDef[drop].GoprobeErr = msg
 			defs = without(defs, drop)
 			continue
 		}
@@ -146,7 +146,7 @@ func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResu
 					Function string
 					Addr     uint64
 					Note     string
-							}
+				}
 			}
 		}
 		if err := json.Unmarshal(out, &spec); err != nil {

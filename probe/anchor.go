@@ -1,0 +1,338 @@
+package probe
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/types"
+)
+
+// maxAnchorKeys bounds how many kinds of store anchors tries.
+const maxAnchorKeys = 8
+
+// anchors are the instructions of an expansion where calls are counted
+// when its entries cannot say where one call ends and the next begins:
+// LLVM keeps one DIE for the copies of a body that unrolling a caller's
+// loop made (laid end to end, or apart, or merged into one another), and
+// interleaves the caller's code with the body so that one call may pass
+// several entries.
+//
+// An anchor is a store the body makes to memory outside the frame, once
+// per call: what a call does, which no optimisation may drop or repeat.
+// The stores of one kind are those at the same source position (line and
+// column, under the same chain of nested expansions) to the same place (a
+// global's address, or else the same operation and displacement): each
+// copy of the body has one. A store of an expansion nested in this one
+// counts only when each nested call on the way is made before the first
+// line of code its caller has of its own: a call in a loop of the body,
+// unrolled, makes several stores per call. A kind is kept when, in the
+// code of the host:
+//
+//   - no store of it is inside a loop of the body (whose back edges are
+//     the expansion's own code): it would run several times per call;
+//   - every path from each start (see callStarts) passes one of them
+//     before the iteration of the caller's loops ends or the function
+//     returns: a conditional store would miss calls.
+//
+// Kinds are tried the expansion's own first, then by how deeply and how
+// late the nested calls are made. The first that holds is returned, with copies set
+// when control can go from one of its stores to another within one
+// iteration of the caller's loops: then the DIE holds several calls. ok is
+// false when no kind holds (a body that stores nothing, or only under a
+// condition).
+func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64) (as []uint64, copies, ok bool) {
+	rs := site.Ranges
+	rows := r.rowsOf(inst, fl)
+	m := r.codeModel()
+	if rows == nil || m == nil || len(starts) == 0 {
+		return nil, false, false
+	}
+	// The first line of code each expansion has of its own, per file:
+	// a call made before it is made once per call of the expansion (a
+	// call in a loop of the body comes after the loop's own code).
+	first := map[*types.InlineSite]map[string]int{}
+	type kind struct {
+		key   string
+		chain []*types.InlineSite // from the outermost nested expansion in
+		rip   bool
+		addrs []uint64
+	}
+	byKey := map[string]*kind{}
+	var kinds []*kind
+	for _, a := range fl.addrs {
+		if !holds(rs, a) {
+			continue
+		}
+		ex := m.Expansions(a)
+		row, found := rowAt(rows, a)
+		if !found || row.Line == 0 || len(ex) == 0 {
+			continue
+		}
+		if own := ex[0]; !foreign(own, row) {
+			if f := first[own]; f == nil {
+				first[own] = map[string]int{row.File: row.Line}
+			} else if l, ok := f[row.File]; !ok || row.Line < l {
+				f[row.File] = row.Line
+			}
+		}
+		in := fl.op[a]
+		mem, st := storeTo(in)
+		if !st || !effect(in) {
+			continue
+		}
+		chain, inside := nestedChain(ex, site)
+		if !inside {
+			continue
+		}
+		place := fmt.Sprintf("%s%+d", mem.Segment, int64(int32(mem.Disp)))
+		if mem.Base == x86asm.RIP {
+			place = fmt.Sprintf("@%#x", uint64(int64(a)+int64(in.Len)+int64(int32(mem.Disp))))
+		}
+		var path strings.Builder
+		for _, n := range chain {
+			name := ""
+			if n.Callee != nil {
+				name = n.Callee.Name
+			}
+			fmt.Fprintf(&path, "/%s@%s:%d:%d", name, n.CallFile, n.CallLine, n.CallColumn)
+		}
+		k := fmt.Sprintf("%s|%s:%d:%d|%s|%s", path.String(), row.File, row.Line, row.Column, in.Op, place)
+		if byKey[k] == nil {
+			byKey[k] = &kind{key: k, chain: chain, rip: mem.Base == x86asm.RIP}
+			kinds = append(kinds, byKey[k])
+		}
+		byKey[k].addrs = append(byKey[k].addrs, a)
+	}
+	// The expansion's own stores first, then those of the expansions
+	// least deeply nested in it, earliest call first; stores to a
+	// global's address before others: every copy writes the same one,
+	// whatever registers it was given.
+	sort.SliceStable(kinds, func(i, j int) bool {
+		a, b := kinds[i], kinds[j]
+		if len(a.chain) != len(b.chain) {
+			return len(a.chain) < len(b.chain)
+		}
+		for n := range a.chain {
+			if a.chain[n].CallLine != b.chain[n].CallLine {
+				return a.chain[n].CallLine < b.chain[n].CallLine
+			}
+		}
+		return a.rip && !b.rip
+	})
+	once := func(chain []*types.InlineSite) bool {
+		parent := site
+		for _, n := range chain {
+			if l, ok := first[parent][n.CallFile]; ok && n.CallLine > l {
+				return false
+			}
+			parent = n
+		}
+		return true
+	}
+	tried := 0
+	for _, k := range kinds {
+		if tried == maxAnchorKeys {
+			break
+		}
+		if os.Getenv("ZZA") != "" {
+			fmt.Fprintf(os.Stderr, "kind %s n=%d %#x once=%v anchored=%v\n", k.key, len(k.addrs), k.addrs, once(k.chain), fl.anchored(k.addrs, starts, rs))
+		}
+		if !once(k.chain) {
+			continue
+		}
+		tried++
+		if fl.anchored(k.addrs, starts, rs) {
+			return fl.earliest(k.addrs, rs), fl.repeats(k.addrs, rs), true
+		}
+	}
+	return nil, false, false
+}
+
+// anchored checks a kind of stores as anchors (see anchors).
+func (fl *flow) anchored(as, starts []uint64, rs [][2]uint64) bool {
+	set := map[uint64]bool{}
+	for _, a := range as {
+		set[a] = true
+		if !fl.has(a) || fl.inOwnLoop(a, rs) {
+			return false
+		}
+	}
+	for _, s := range starts {
+		if !fl.everyPathHits(s, set, fl.callerLoops(s, rs)) {
+			return false
+		}
+	}
+	return true
+}
+
+// everyPathHits reports whether every path from s passes one of set
+// before it leaves the instance or goes back to the head of one of loops.
+func (fl *flow) everyPathHits(s uint64, set map[uint64]bool, loops []*loop) bool {
+	d := fl.dominators()
+	seen := map[uint64]bool{s: true}
+	work := []uint64{s}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if set[x] {
+			continue
+		}
+		succ := fl.succ[x]
+		if len(succ) == 0 {
+			return false
+		}
+		for _, y := range succ {
+			if d.backEdge(x, y, loops) {
+				return false
+			}
+			if !seen[y] {
+				seen[y] = true
+				work = append(work, y)
+			}
+		}
+	}
+	return true
+}
+
+// repeats reports whether control can go from one of as to another (or
+// the same) within an iteration of the caller's loops around it.
+func (fl *flow) repeats(as []uint64, rs [][2]uint64) bool {
+	for _, a := range as {
+		loops := fl.callerLoops(a, rs)
+		for _, b := range as {
+			if fl.reachIn(a, b, loops) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// earliest moves each anchor of as that no other anchor can precede within
+// an iteration (the first copy's) to the earliest instruction of the
+// expansion's code that counts the same calls, where more of the call's
+// arguments are still where the caller put them: up the anchor's
+// dominators while they hold rs, in the same caller's loops and outside
+// the body's own loops, each followed by the anchor on every path within
+// the iteration before any other anchor. The anchors of later copies stay:
+// the code before them may be the end of the copy before, whose values
+// are not their call's.
+func (fl *flow) earliest(as []uint64, rs [][2]uint64) []uint64 {
+	d := fl.dominators()
+	set := map[uint64]bool{}
+	for _, a := range as {
+		set[a] = true
+	}
+	out := make([]uint64, len(as))
+	for k, a := range as {
+		out[k] = a
+		i, ok := d.idx[a]
+		if !ok || fl.followsAnother(a, as, rs) {
+			continue
+		}
+		for p := d.idom[i]; p >= 0; p = d.idom[p] {
+			pa := d.addr[p]
+			if !holds(rs, pa) || set[pa] || fl.inOwnLoop(pa, rs) || !fl.sameLoops(pa, a, rs) {
+				break
+			}
+			others := map[uint64]bool{}
+			for b := range set {
+				others[b] = b != a
+			}
+			if !fl.postDominatesIn(a, pa, fl.callerLoops(pa, rs)) || fl.hitsBefore(pa, a, others) {
+				break
+			}
+			out[k] = pa
+		}
+	}
+	return out
+}
+
+// followsAnother reports whether control can go from another anchor of as
+// to a within an iteration of the caller's loops around it.
+func (fl *flow) followsAnother(a uint64, as []uint64, rs [][2]uint64) bool {
+	for _, b := range as {
+		if b != a && fl.reachIn(b, a, fl.callerLoops(b, rs)) {
+			return true
+		}
+	}
+	return false
+}
+
+// hitsBefore reports whether control can go from p to one of set before
+// it reaches a.
+func (fl *flow) hitsBefore(p, a uint64, set map[uint64]bool) bool {
+	return fl.search(p, func(_, to uint64) bool { return to != a }, func(y uint64) bool { return set[y] })
+}
+
+// storeTo reports the memory operand an instruction writes, if it writes
+// one (a MOV to memory, a read-modify-write such as INC or ADD, a vector
+// store); reads (CMP, TEST, PUSH of memory) are not stores.
+func storeTo(in x86asm.Inst) (x86asm.Mem, bool) {
+	mem, ok := in.Args[0].(x86asm.Mem)
+	if !ok {
+		return mem, false
+	}
+	switch in.Op {
+	case x86asm.CMP, x86asm.TEST, x86asm.BT, x86asm.PUSH, x86asm.CALL, x86asm.JMP, x86asm.NOP, x86asm.LEA,
+		x86asm.UCOMISS, x86asm.UCOMISD, x86asm.COMISS, x86asm.COMISD, x86asm.PTEST,
+		x86asm.PREFETCHNTA, x86asm.PREFETCHT0, x86asm.PREFETCHT1, x86asm.PREFETCHT2, x86asm.PREFETCHW,
+		x86asm.CLFLUSH, x86asm.LDMXCSR, x86asm.FLD, x86asm.FILD:
+		return mem, false
+	}
+	return mem, true
+}
+
+// foreign reports whether row, in the code of expansion s, is a line of
+// another function: one before the callee's declaration in its file (LLVM
+// gives an instruction it merged from a nested body the outer scope).
+func foreign(s *types.InlineSite, row types.Line) bool {
+	if s.Callee == nil || s.Callee.Decl.Line == 0 {
+		return false
+	}
+	return sameFile(row.File, s.Callee.Decl.File) && row.Line < s.Callee.Decl.Line
+}
+
+// nestedChain is the expansions between site and the innermost one of
+// chain (innermost first, as Expansions gives them), outermost first;
+// inside is false when site is not in chain.
+func nestedChain(chain []*types.InlineSite, site *types.InlineSite) (out []*types.InlineSite, inside bool) {
+	for i, s := range chain {
+		if s != site {
+			continue
+		}
+		for k := i - 1; k >= 0; k-- {
+			out = append(out, chain[k])
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// rowsOf are the line table rows of inst's code, read once.
+func (r *Resolver) rowsOf(inst *types.Instance, fl *flow) []types.Line {
+	if r.f == nil {
+		return nil
+	}
+	if fl.rows == nil {
+		rows, err := r.f.Lines(&types.Func{Name: inst.Symbol, LowPC: inst.Entry, Ranges: inst.Ranges})
+		if err != nil || rows == nil {
+			rows = []types.Line{}
+		}
+		fl.rows = rows
+	}
+	return fl.rows
+}
+
+// rowAt is the row covering a in rows (in address order).
+func rowAt(rows []types.Line, a uint64) (types.Line, bool) {
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > a }) - 1
+	if i < 0 {
+		return types.Line{}, false
+	}
+	return rows[i], true
+}

@@ -1,0 +1,99 @@
+package probe
+
+import (
+	"fmt"
+
+	"github.com/binscope/binscope/internal/cfi"
+	"github.com/binscope/binscope/spec"
+)
+
+// maxClears bounds the exits of an expansion marked so.
+const maxClears = 16
+
+// markStarts places an expansion whose starts one call may pass more than
+// once: each start with a mark, and a clear at each exit of the calls'
+// region (see markExits). ok is false when the exits are more than
+// maxClears.
+func (r *Resolver) markStarts(fl *flow, rs [][2]uint64, starts []uint64) ([]start, bool) {
+	exits := fl.markExits(rs, starts)
+	if len(exits) > maxClears {
+		return nil, false
+	}
+	note := fmt.Sprintf("one call may pass several of the %d starts: a per-thread mark counts it once (cleared at %d exits)", len(starts), len(exits))
+	var out []start
+	for _, s := range starts {
+		m := r.frameMark(s)
+		m.Start, m.Clear = true, contains(exits, s)
+		out = append(out, start{addr: s, copies: true, mark: m, note: note})
+	}
+	for _, y := range exits {
+		if !contains(starts, y) {
+			m := r.frameMark(y)
+			m.Clear = true
+			out = append(out, start{addr: y, mark: m})
+		}
+	}
+	return out, true
+}
+
+// markExits are the exits of the region of calls that enter at starts: the
+// instructions from which no start can be reached within an iteration of
+// the caller's loops around the starts, entered from one from which a start
+// can be, or from a start. Every path from a start to the next call passes
+// one (the loop's back edge, or the function's return, is past one), and
+// none passes one between two starts of the same call: past an exit, no
+// start follows until the next iteration.
+func (fl *flow) markExits(rs [][2]uint64, starts []uint64) []uint64 {
+	d := fl.dominators()
+	var loops []*loop
+	seen := map[*loop]bool{}
+	isStart := map[uint64]bool{}
+	for _, s := range starts {
+		isStart[s] = true
+		for _, l := range fl.callerLoops(s, rs) {
+			if !seen[l] {
+				seen[l] = true
+				loops = append(loops, l)
+			}
+		}
+	}
+	// reach: a start can follow, within the iteration.
+	reach := map[uint64]bool{}
+	work := append([]uint64(nil), starts...)
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, p := range fl.pred[x] {
+			if !reach[p] && !d.backEdge(p, x, loops) {
+				reach[p] = true
+				work = append(work, p)
+			}
+		}
+	}
+	var exits []uint64
+	for _, y := range fl.addrs {
+		if reach[y] {
+			continue
+		}
+		for _, p := range fl.pred[y] {
+			if (reach[p] || isStart[p]) && !d.backEdge(p, y, loops) {
+				exits = append(exits, y)
+				break
+			}
+		}
+	}
+	return exits
+}
+
+// frameMark is a mark with the rule of the CFA at pc.
+func (r *Resolver) frameMark(pc uint64) *spec.Mark {
+	m := &spec.Mark{}
+	row, ok := cfi.Lookup(r.frameRows(), pc)
+	if !ok || row.CFA.Expr || row.CFA.PLT {
+		return m
+	}
+	if reg := r.arch.RegName(int(row.CFA.Reg)); !reg.Vector {
+		m.CFAReg, m.CFAOff = reg.Name, row.CFA.Offset
+	}
+	return m
+}

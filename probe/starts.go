@@ -1,0 +1,216 @@
+package probe
+
+import (
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/types"
+)
+
+// callStarts keeps, of the entries es of the expansion whose ranges are rs,
+// those where calls begin: each call passes one of them first.
+//
+//   - An entry is a start when control can reach it from the instance's
+//     entry, or from the head of a caller's loop around it (where each
+//     iteration begins), without passing another entry first. An entry
+//     reached only through another is where the same call goes on after
+//     code of the caller that LLVM interleaved with the body.
+//   - Hoisted code goes: a few register loads Go reloads in a loop before
+//     the call (see dropHoisted), before anything else; and a start of
+//     code of the body the compiler moved out of a caller's loop, which
+//     runs once before the loop's calls, which enter at a start inside it
+//     (one that every path from the hoisted code reaches).
+//   - A start from which no path reaches an effect of the body (a store
+//     outside the frame, a call) within the iteration goes, when another
+//     start's does: a register reload of the body that LLVM left on a path
+//     that skips the call, an instruction Go shared between two calls.
+//   - A start that another start post-dominates within the iteration
+//     (every path from it reaches the other before the iteration ends or
+//     the function returns) is the same call as the later one, which
+//     every call passes: the earlier one goes.
+func (fl *flow) callStarts(es []uint64, rs [][2]uint64) []uint64 {
+	es = fl.dropHoisted(es, rs)
+	avoid := map[uint64]bool{}
+	for _, e := range es {
+		avoid[e] = true
+	}
+	var starts []uint64
+	for _, e := range es {
+		loops := fl.callerLoops(e, rs)
+		heads := []uint64{fl.entry}
+		d := fl.dominators()
+		for _, l := range loops {
+			heads = append(heads, d.addr[l.header])
+		}
+		for _, h := range heads {
+			if h == e || !(avoid[h] && h != e) && fl.reachFirst(h, e, avoid) {
+				starts = append(starts, e)
+				break
+			}
+		}
+	}
+	if len(starts) < 2 {
+		return starts
+	}
+	starts = fl.dropOrphans(starts, rs)
+	drop := func(keep func(a, b uint64) bool) {
+		for changed := true; changed && len(starts) > 1; {
+			changed = false
+			for i, a := range starts {
+				for j, b := range starts {
+					if i != j && !keep(a, b) {
+						starts = append(starts[:i:i], starts[i+1:]...)
+						changed = true
+						break
+					}
+				}
+				if changed {
+					break
+				}
+			}
+		}
+	}
+	// Hoisted: b follows a on every path, in a caller's loop a is not in.
+	drop(func(a, b uint64) bool { return !(fl.postDominates(b, a) && fl.outside(a, b, rs)) })
+	// The same call: b follows a on every path within the iteration.
+	drop(func(a, b uint64) bool { return !fl.postDominatesIn(b, a, fl.callerLoops(a, rs)) })
+	return starts
+}
+
+// dropOrphans drops the starts from which no path reaches an effect of
+// the body within an iteration, when some start's path does (see
+// callStarts).
+func (fl *flow) dropOrphans(starts []uint64, rs [][2]uint64) []uint64 {
+	var out []uint64
+	for _, s := range starts {
+		if fl.reachesEffect(s, rs) {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return starts
+	}
+	return out
+}
+
+// reachesEffect reports whether control can go from s to a store outside
+// the frame or a call of the code of rs, within an iteration of the
+// caller's loops around s.
+func (fl *flow) reachesEffect(s uint64, rs [][2]uint64) bool {
+	d := fl.dominators()
+	loops := fl.callerLoops(s, rs)
+	hit := func(x uint64) bool { return holds(rs, x) && effect(fl.op[x]) }
+	return hit(s) || fl.search(s, func(from, to uint64) bool { return !d.backEdge(from, to, loops) }, hit)
+}
+
+// effect reports whether in is seen outside the frame: a store to memory
+// not addressed from the stack or frame pointer, or a call.
+func effect(in x86asm.Inst) bool {
+	if in.Op == x86asm.CALL {
+		return true
+	}
+	mem, st := storeTo(in)
+	return st && mem.Base != x86asm.RSP && mem.Base != x86asm.RBP && mem.Base != x86asm.ESP
+}
+
+// overlap reports two starts of which one call may pass both: control can
+// go from the first to the second within an iteration of the caller's
+// loops around the first.
+func (fl *flow) overlap(starts []uint64, rs [][2]uint64) (a, b uint64, ok bool) {
+	for _, x := range starts {
+		loops := fl.callerLoops(x, rs)
+		for _, y := range starts {
+			if x != y && fl.reachIn(x, y, loops) {
+				return x, y, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// goMarked chooses, of several starts of a Go expansion, the one in the
+// same call as the call's inline mark (see code.Model.InlineMark): in the
+// same caller's loops, and either every path to the mark passes it and
+// every path from it reaches the mark within the iteration, or the other
+// way round. cmd/compile shares an instruction between two inlined calls
+// and gives it to one of them in DWARF, and reloads an argument in the
+// caller's loop: starts that are no call of their own. The mark is an
+// instruction with the call site's position, which the compiler may take
+// from a loop before the call or from one branch only (an argument's
+// reload): it is used only to choose, and only a start it agrees with.
+func (r *Resolver) goMarked(site *types.InlineSite, fl *flow, starts []uint64) ([]start, bool) {
+	m := r.codeModel()
+	if len(starts) < 2 || m == nil {
+		return nil, false
+	}
+	mk, ok := m.InlineMark(site)
+	rs := site.Ranges
+	if !ok || !fl.has(mk) || fl.inOwnLoop(mk, rs) {
+		return nil, false
+	}
+	for _, e := range starts {
+		if fl.inOwnLoop(e, rs) || !fl.sameLoops(e, mk, rs) {
+			continue
+		}
+		loops := fl.callerLoops(e, rs)
+		if fl.dominates(e, mk) && fl.postDominatesIn(mk, e, loops) || fl.dominates(mk, e) && fl.postDominatesIn(e, mk, loops) {
+			return []start{{addr: e}}, true
+		}
+	}
+	return nil, false
+}
+
+// outside reports whether a caller's loop around b does not hold a.
+func (fl *flow) outside(a, b uint64, rs [][2]uint64) bool {
+	d := fl.dominators()
+	i, ok := d.idx[a]
+	if !ok {
+		return false
+	}
+	for _, l := range fl.callerLoops(b, rs) {
+		if !l.body[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// sameLoops reports whether the caller's loops around x and y are the same.
+func (fl *flow) sameLoops(x, y uint64, rs [][2]uint64) bool {
+	lx, ly := fl.callerLoops(x, rs), fl.callerLoops(y, rs)
+	if len(lx) != len(ly) {
+		return false
+	}
+	for _, l := range lx {
+		found := false
+		for _, k := range ly {
+			found = found || k == l
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// inOwnLoop reports whether x is in a loop of the expansion's own code
+// (every back edge from inside rs).
+func (fl *flow) inOwnLoop(x uint64, rs [][2]uint64) bool {
+	d := fl.dominators()
+	i, ok := d.idx[x]
+	if !ok {
+		return false
+	}
+	for _, l := range d.loops {
+		if !l.body[i] {
+			continue
+		}
+		own := true
+		for _, u := range l.latches {
+			own = own && holds(rs, d.addr[u])
+		}
+		if own {
+			return true
+		}
+	}
+	return false
+}
