@@ -1,6 +1,11 @@
 package probe
 
-import "golang.org/x/arch/x86/x86asm"
+import (
+	"fmt"
+
+	"github.com/binscope/binscope/types"
+	"golang.org/x/arch/x86/x86asm"
+)
 
 // decodeInsn decodes one x86-64 instruction at the start of code, where
 // x86asm alone gets the length wrong:
@@ -24,4 +29,33 @@ func decodeInsn(code []byte) (x86asm.Inst, error) {
 		return x86asm.Inst{Op: x86asm.VZEROUPPER, Len: 4}, nil
 	}
 	return x86asm.Decode(code, 64)
+}
+
+// decode decodes the instructions of [lo, hi).
+func (r *Resolver) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, in x86asm.Inst)) error {
+	code, err := r.ef.Code(lo, hi-lo)
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(code); {
+		if n := vexLen(code[off:]); n > 0 && !isVzero(code[off:]) { // AVX: an instruction x86asm does not know
+			each(lo+uint64(off), x86asm.Inst{Len: n})
+			off += n
+			continue
+		}
+		in, err := decodeInsn(code[off:])
+		if err != nil {
+			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.path, fn.Name, lo+uint64(off)-fn.LowPC, err)
+		}
+		each(lo+uint64(off), in)
+		off += in.Len
+	}
+	return nil
+}
+
+// isVzero reports vzeroupper and vzeroall (VEX.0F 77), which decodeInsn
+// names, so that placement sees them as what they are.
+func isVzero(code []byte) bool {
+	return len(code) >= 3 && code[0] == 0xc5 && code[2] == 0x77 ||
+		len(code) >= 4 && code[0] == 0xc4 && code[1]&0x1f == 1 && code[3] == 0x77
 }

@@ -546,28 +546,6 @@ func (r *Resolver) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst))
 	return nil
 }
 
-// decode decodes the instructions of [lo, hi).
-func (r *Resolver) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, in x86asm.Inst)) error {
-	code, err := r.ef.Code(lo, hi-lo)
-	if err != nil {
-		return err
-	}
-	for off := 0; off < len(code); {
-		if n := vexLen(code[off:]); n > 0 && !isVzero(code[off:]) { // AVX: an instruction x86asm does not know
-			each(lo+uint64(off), x86asm.Inst{Len: n})
-			off += n
-			continue
-		}
-		in, err := decodeInsn(code[off:])
-		if err != nil {
-			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", r.path, fn.Name, lo+uint64(off)-fn.LowPC, err)
-		}
-		each(lo+uint64(off), in)
-		off += in.Len
-	}
-	return nil
-}
-
 // returns are the addresses of fn's RET instructions: a return probe on
 // each is safe where a uretprobe is not (Go moves stacks, and a uretprobe's
 // rewritten return address breaks that).
@@ -800,11 +778,4 @@ func regList(regs []string) string {
 		out = append(out, "%"+strings.ToLower(r))
 	}
 	return strings.Join(out, ", ")
-}
-
-// isVzero reports vzeroupper and vzeroall (VEX.0F 77), which decodeInsn
-// names, so that placement sees them as what they are.
-func isVzero(code []byte) bool {
-	return len(code) >= 3 && code[0] == 0xc5 && code[2] == 0x77 ||
-		len(code) >= 4 && code[0] == 0xc4 && code[1]&0x1f == 1 && code[3] == 0x77
 }
