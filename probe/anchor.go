@@ -2,7 +2,6 @@ package probe
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -12,7 +11,7 @@ import (
 )
 
 // maxAnchorKeys bounds how many kinds of store anchors tries.
-const maxAnchorKeys = 8
+const maxAnchorKeys = 32
 
 // anchors are the instructions of an expansion where calls are counted
 // when its entries cannot say where one call ends and the next begins:
@@ -26,24 +25,24 @@ const maxAnchorKeys = 8
 // The stores of one kind are those at the same source position (line and
 // column, under the same chain of nested expansions) to the same place (a
 // global's address, or else the same operation and displacement): each
-// copy of the body has one. A store of an expansion nested in this one
-// counts only when each nested call on the way is made before the first
-// line of code its caller has of its own: a call in a loop of the body,
-// unrolled, makes several stores per call. A kind is kept when, in the
-// code of the host:
+// copy of the body has one. A kind is kept when, in the code of the host:
 //
 //   - no store of it is inside a loop of the body (whose back edges are
-//     the expansion's own code): it would run several times per call;
+//     the expansion's own code), and each is in the same caller's loops
+//     as the starts: it would run several times per call;
 //   - every path from each start (see callStarts) passes one of them
 //     before the iteration of the caller's loops ends or the function
 //     returns: a conditional store would miss calls.
 //
-// Kinds are tried the expansion's own first, then by how deeply and how
-// late the nested calls are made. The first that holds is returned, with copies set
-// when control can go from one of its stores to another within one
-// iteration of the caller's loops: then the DIE holds several calls. ok is
-// false when no kind holds (a body that stores nothing, or only under a
-// condition).
+// Of the kinds kept, the one with the fewest stores is returned: a store
+// in a loop of the body that the compiler unrolled is made several times
+// per call; among as few, one whose nested calls are each made before the
+// first line of code its caller has of its own (a first statement), then
+// the expansion's own, the least deeply nested, the earliest called. The
+// stores come with copies set when control can go from one to another
+// within one iteration of the caller's loops: then the DIE holds several
+// calls. ok is false when no kind holds (a body that stores nothing, or
+// only under a condition).
 func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64) (as []uint64, copies, ok bool) {
 	rs := site.Ranges
 	rows := r.rowsOf(inst, fl)
@@ -133,23 +132,32 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		return true
 	}
+	// Of the kinds that hold, the one with the fewest stores: a store in
+	// a loop of the body, unrolled, is made several times per call, and
+	// what tells it apart from the first statement's store (a call made
+	// before the body's own code) is not always in the line table (LLVM
+	// nests a call in the wrong expansion). Never more stores than calls.
+	var best *kind
 	tried := 0
 	for _, k := range kinds {
 		if tried == maxAnchorKeys {
 			break
 		}
-		if os.Getenv("ZZA") != "" {
-			fmt.Fprintf(os.Stderr, "kind %s n=%d %#x once=%v anchored=%v\n", k.key, len(k.addrs), k.addrs, once(k.chain), fl.anchored(k.addrs, starts, rs))
-		}
-		if !once(k.chain) {
+		tried++
+		if best != nil && len(k.addrs) > len(best.addrs) {
 			continue
 		}
-		tried++
-		if fl.anchored(k.addrs, starts, rs) {
-			return fl.earliest(k.addrs, rs), fl.repeats(k.addrs, rs), true
+		if !fl.anchored(k.addrs, starts, rs) {
+			continue
+		}
+		if best == nil || len(k.addrs) < len(best.addrs) || once(k.chain) && !once(best.chain) {
+			best = k
 		}
 	}
-	return nil, false, false
+	if best == nil {
+		return nil, false, false
+	}
+	return fl.earliest(best.addrs, rs), fl.repeats(best.addrs, rs), true
 }
 
 // anchored checks a kind of stores as anchors (see anchors).
@@ -159,6 +167,11 @@ func (fl *flow) anchored(as, starts []uint64, rs [][2]uint64) bool {
 		set[a] = true
 		if !fl.has(a) || fl.inOwnLoop(a, rs) {
 			return false
+		}
+		for _, s := range starts {
+			if !fl.sameLoops(a, s, rs) {
+				return false
+			}
 		}
 	}
 	for _, s := range starts {
