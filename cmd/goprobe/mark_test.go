@@ -134,3 +134,20 @@ func TestMarkBPFC(t *testing.T) {
 		t.Errorf("the program made %d calls; the bpf-c program counted %d", calls, n)
 	}
 }
+
+// TestMarkPerf: perf probe cannot keep the mark: the commands add the two
+// starts, not the clear, and say that a call passing both counts twice.
+func TestMarkPerf(t *testing.T) {
+	_, spec, _ := markSpec(t, "30")
+	var b strings.Builder
+	if err := codegen.WritePerf(&b, spec); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "perf probe -q -x"); n != 2 {
+		t.Errorf("%d probes added, want the 2 starts:\n%s", n, out)
+	}
+	if n := strings.Count(out, "cannot keep goprobe's per-thread mark"); n != 2 {
+		t.Errorf("%d notes of the mark, want one per start:\n%s", n, out)
+	}
+}
