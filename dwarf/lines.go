@@ -284,10 +284,11 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 			if la, ok := readLocAttr(e, dwarf.AttrLocation); ok {
 				if expr, ok := f.locAt(u, la, pc); ok {
 					v.Loc = f.decodeLoc(u, expr, frameBase)
+					v.Loc.Whole = !la.list
 				}
 			} else if cv := e.Val(dwarf.AttrConstValue); cv != nil {
 				if x, ok := cv.(int64); ok {
-					v.Loc = types.Loc{Pieces: []types.Piece{{Kind: types.LocConst, Offset: x}}}
+					v.Loc = types.Loc{Pieces: []types.Piece{{Kind: types.LocConst, Offset: x}}, Whole: true}
 				}
 			}
 			vars = append(vars, v)

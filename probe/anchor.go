@@ -34,11 +34,11 @@ const maxAnchorKeys = 32
 //     before the iteration of the caller's loops ends or the function
 //     returns: a conditional store would miss calls.
 //
-// Of the kinds kept, the one with the fewest stores is returned: a store
-// in a loop of the body that the compiler unrolled is made several times
-// per call; among as few, one whose nested calls are each made before the
-// first line of code its caller has of its own (a first statement), then
-// the expansion's own, the least deeply nested, the earliest called. The
+// Of the kinds kept, the one returned is made by a call before the body's
+// own first line of code where one is, then the earliest in the body's
+// source (a later statement may be conditional, made by one of the calls
+// whose constant arguments the compiler folded, or in a loop of the body
+// it unrolled), then the one with the fewest stores. The
 // stores come with copies set when control can go from one to another
 // within one iteration of the caller's loops: then the DIE holds several
 // calls. ok is false when no kind holds (a body that stores nothing, or
@@ -59,6 +59,8 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		chain []*types.InlineSite // from the outermost nested expansion in
 		rip   bool
 		addrs []uint64
+		file  string // where in the body: the source line of the store,
+		line  int    // or of the outermost nested call holding it
 	}
 	byKey := map[string]*kind{}
 	var kinds []*kind
@@ -101,7 +103,11 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		k := fmt.Sprintf("%s|%s:%d:%d|%s|%s", path.String(), row.File, row.Line, row.Column, in.Op, place)
 		if byKey[k] == nil {
-			byKey[k] = &kind{key: k, chain: chain, rip: mem.Base == x86asm.RIP}
+			kd := &kind{key: k, chain: chain, rip: mem.Base == x86asm.RIP, file: row.File, line: row.Line}
+			if len(chain) > 0 {
+				kd.file, kd.line = chain[0].CallFile, chain[0].CallLine
+			}
+			byKey[k] = kd
 			kinds = append(kinds, byKey[k])
 		}
 		byKey[k].addrs = append(byKey[k].addrs, a)
@@ -132,11 +138,21 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		return true
 	}
-	// Of the kinds that hold, the one with the fewest stores: a store in
-	// a loop of the body, unrolled, is made several times per call, and
-	// what tells it apart from the first statement's store (a call made
-	// before the body's own code) is not always in the line table (LLVM
-	// nests a call in the wrong expansion). Never more stores than calls.
+	// Of the kinds that hold, one made by a call before the body's own
+	// first line of code (see once); then the earliest in the body's
+	// source: a statement later in the body may be conditional, and made
+	// in one of several calls whose constant arguments the compiler
+	// folded (LLVM's unrolled copies), or in a loop of the body that the
+	// compiler unrolled, several times per call; then the fewest stores.
+	earlier := func(a, b *kind) bool {
+		if once(a.chain) != once(b.chain) {
+			return once(a.chain)
+		}
+		if sameFile(a.file, b.file) && a.line != b.line {
+			return a.line < b.line
+		}
+		return len(a.addrs) < len(b.addrs)
+	}
 	var best *kind
 	tried := 0
 	for _, k := range kinds {
@@ -144,15 +160,10 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 			break
 		}
 		tried++
-		if best != nil && len(k.addrs) > len(best.addrs) {
+		if best != nil && !earlier(k, best) || !fl.anchored(k.addrs, starts, rs) {
 			continue
 		}
-		if !fl.anchored(k.addrs, starts, rs) {
-			continue
-		}
-		if best == nil || len(k.addrs) < len(best.addrs) || once(k.chain) && !once(best.chain) {
-			best = k
-		}
+		best = k
 	}
 	if best == nil {
 		return nil, false, false

@@ -468,17 +468,41 @@ func (r *Resolver) gnuAt(addr uint64) bool {
 	return gnu
 }
 
-// distrustConstants turns the constants a site would print into ?: at a
-// start of one of several copies of a body that one DIE describes, a
-// constant location (DW_OP_lit2; DW_OP_stack_value) was made for one of
-// them, and the other calls passed other values.
-func distrustConstants(s *spec.Site) {
-	for i := range s.Args {
-		f := &s.Args[i]
-		for _, c := range f.Chains {
-			if c.Const != nil {
-				f.Chains, f.Unavailable = nil, "the compiler gives one constant for several calls here (an unrolled loop's copies of the body); it is not this call's"
-				break
+// copySite is a site at a start of one of several copies of a body that
+// one DIE describes, and the parameters whose constant location the debug
+// info gives for the whole expansion (see types.Loc.Whole).
+type copySite struct {
+	idx   int
+	whole map[string]bool
+}
+
+// wholeConsts are the names of vars whose location is one constant for
+// the whole scope.
+func wholeConsts(vars []types.Var) map[string]bool {
+	out := map[string]bool{}
+	for _, v := range vars {
+		if v.Loc.Whole && len(v.Loc.Pieces) == 1 && v.Loc.Pieces[0].Kind == types.LocConst {
+			out[v.Name] = true
+		}
+	}
+	return out
+}
+
+// distrustConstants turns into ? the constants that copy sites would print
+// from a location the debug info gives for the whole expansion: it holds
+// for one of the copies, or for none (LLVM's DW_OP_lit2 for calls that
+// passed 6, 18, 30), and the other calls passed other values. A location
+// list's entry, made for the copy whose code holds the site (0, 1, 2 for
+// an unrolled loop's copies), is that call's.
+func distrustConstants(sites []spec.Site, copies []copySite) {
+	for _, c := range copies {
+		for k := range sites[c.idx].Args {
+			f := &sites[c.idx].Args[k]
+			for _, ch := range f.Chains {
+				if ch.Const != nil && c.whole[f.Name] {
+					f.Chains, f.Unavailable = nil, "the compiler gives one constant for the whole expansion, which holds several calls (an unrolled loop's copies of the body); it need not be this call's"
+					break
+				}
 			}
 		}
 	}

@@ -291,6 +291,12 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 			if err != nil {
 				return fmt.Errorf("%s: %w", d.Text, err)
 			}
+			for _, c := range f.Chains {
+				if why := r.droppedOp(addr, c.Expr); why != "" {
+					f.Chains, f.Unavailable = nil, why
+					break
+				}
+			}
 			site.Args = append(site.Args, expandStruct(f, len(site.Args))...)
 		}
 		p.Sites = append(p.Sites, site)
@@ -379,6 +385,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 		}
 		for _, in := range fn.Inlined {
 			r.group++
+			var copies []copySite // the sites of this expansion that are copies
 			for _, st := range r.inlineStarts(fn, in) {
 				if st.mark != nil {
 					st.mark.Group = r.group
@@ -404,9 +411,10 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 				s.Note = strings.TrimSuffix(s.Note, "; ")
 				s.Mark = st.mark
 				if st.copies {
-					distrustConstants(s)
+					copies = append(copies, copySite{len(p.Sites) - 1, wholeConsts(params)})
 				}
 			}
+			distrustConstants(p.Sites, copies)
 		}
 		for _, c := range fn.Clones {
 			if c.Kind == "part" || c.Kind == "cold" {

@@ -130,6 +130,10 @@ type Var struct {
 // (optimised out).
 type Loc struct {
 	Pieces []Piece
+	// Whole says the debug info gives this one location for the whole
+	// scope (DW_AT_const_value, or DW_AT_location as one expression),
+	// not the entry of a location list that holds at this address.
+	Whole bool
 }
 
 // LocKind says what a Piece is.

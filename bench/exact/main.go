@@ -25,6 +25,7 @@ func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "binscope-exact"), "where programs are built")
 	emit := flag.String("emit", "", "print the source of one seed in this language (c, go, rust, zig) and exit")
 	failures := flag.Bool("failures", true, "list each function goprobe got wrong")
+	unread := flag.Bool("unread", false, "list each argument goprobe printed as ?, per site, with the reason")
 	flag.Parse()
 
 	ss, err := parseSeeds(*seeds)
@@ -63,6 +64,10 @@ func main() {
 	gen.WriteTable(os.Stdout, gen.Summarize(results))
 	fmt.Println()
 	gen.WriteReasons(os.Stdout, results)
+	if *unread {
+		fmt.Println()
+		gen.WriteUnread(os.Stdout, results)
+	}
 	if *failures {
 		fmt.Println()
 		gen.WriteFailures(os.Stdout, results)

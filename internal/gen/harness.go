@@ -49,7 +49,9 @@ type FuncResult struct {
 	// by why the spec says the site cannot read them (see reasons.go).
 	ExprValues int
 	Unread     map[string]int
-	args       map[string]argInfo // by "addr name", from the spec
+	// UnreadAt counts the ? per site, argument and reason.
+	UnreadAt map[string]int
+	args     map[string]argInfo // by "addr name", from the spec
 
 	Perf     int
 	Bpftrace int

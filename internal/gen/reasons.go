@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -56,6 +57,27 @@ func (fr *FuncResult) noteValue(addr, name string, v any) {
 		fr.Unread = map[string]int{}
 	}
 	fr.Unread[ReasonClass(in.unavailable)]++
+	if fr.UnreadAt == nil {
+		fr.UnreadAt = map[string]int{}
+	}
+	fr.UnreadAt[fmt.Sprintf("%#x %s: %s", a, name, in.unavailable)]++
+}
+
+// WriteUnread prints, per function, each site's arguments printed as ?,
+// how often and why: what the reasons table sums.
+func WriteUnread(w io.Writer, rs []*Result) {
+	for _, r := range rs {
+		for _, fr := range r.Funcs {
+			keys := make([]string, 0, len(fr.UnreadAt))
+			for k := range fr.UnreadAt {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				fmt.Fprintf(w, "%s seed=%d %s kind=%s shape=%s: %d× %s\n", r.Build, r.Seed, fr.Symbol, fr.Kind, fr.Shape, fr.UnreadAt[k], k)
+			}
+		}
+	}
 }
 
 // Reason classes of the values printed as ?.
@@ -78,7 +100,7 @@ func ReasonClass(why string) string {
 	case strings.Contains(why, "is not available here"), strings.Contains(why, "optimized out here"),
 		strings.Contains(why, "none of the"), strings.Contains(why, "no call in the unit calls"):
 		return ReasonNoLocation
-	case strings.Contains(why, "one constant for several calls"):
+	case strings.Contains(why, "one constant for the whole expansion"):
 		return ReasonConstant
 	}
 	return ReasonOther

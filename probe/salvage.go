@@ -1,0 +1,105 @@
+package probe
+
+import (
+	"fmt"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/types"
+)
+
+// salvageOps are the x86 operations with an immediate that compute what a
+// DWARF expression's binary operation with a constant computes.
+var salvageOps = map[types.OpCode]x86asm.Op{
+	types.OpXor: x86asm.XOR, types.OpPlus: x86asm.ADD, types.OpOr: x86asm.OR,
+	types.OpAnd: x86asm.AND, types.OpMinus: x86asm.SUB,
+}
+
+// salvageWindow bounds how far back from a site the code is read.
+const salvageWindow = 16
+
+// droppedOp checks an expression of the form (register OP constant), the
+// shape an optimiser gives a value it computes but keeps in no register,
+// against the code before addr. When the code computes the value from that
+// register with the same operation and constant, but through another
+// operation between them (mov %ebx,%eax; and $-2,%eax; xor $0xea,%eax
+// where the debug info says RBX ^ 0xea), the expression left an operation
+// out: LLVM's salvage of a value the optimiser rewrote (a ^ 235 for an odd
+// a is (a & -2) ^ 234) keeps the last operation only, and every reader of
+// the debug info, gdb too, prints a wrong value. It returns why the value
+// is not read, or "".
+func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
+	if len(ops) != 3 || ops[0].Code != types.OpReg || ops[1].Code != types.OpConst {
+		return ""
+	}
+	want, ok := salvageOps[ops[2].Code]
+	if !ok || !r.decodes() {
+		return ""
+	}
+	inst, _ := r.instanceAt(addr)
+	if inst == nil {
+		return ""
+	}
+	fl, err := r.flowOf(inst)
+	if err != nil || !fl.has(addr) {
+		return ""
+	}
+	src := ops[0].Reg
+	back := fl.straightBefore(addr, salvageWindow)
+	for i, a := range back {
+		in := fl.op[a]
+		dst, isReg := in.Args[0].(x86asm.Reg)
+		imm, isImm := in.Args[1].(x86asm.Imm)
+		if in.Op != want || !isReg || !isImm || int32(imm) != int32(ops[1].Value) {
+			continue
+		}
+		// The register the operation wrote: what wrote it before?
+		var between []string
+		for _, b := range back[i+1:] {
+			bi := fl.op[b]
+			d, ok := bi.Args[0].(x86asm.Reg)
+			if !ok || family(d) != family(dst) {
+				continue
+			}
+			if s, ok := bi.Args[1].(x86asm.Reg); ok && (bi.Op == x86asm.MOV || bi.Op == x86asm.MOVSXD) {
+				if gprName(s) == src && len(between) > 0 {
+					return fmt.Sprintf("the debug info gives %s, but the code applies %s to %s first (%s at %#x): an operation is left out, so that value would be wrong",
+						types.OpsString(ops), between[len(between)-1], src, in.Op, a)
+				}
+				break
+			}
+			if _, ok := bi.Args[1].(x86asm.Imm); !ok {
+				break
+			}
+			between = append(between, fmt.Sprintf("%v %#x", bi.Op, int64(bi.Args[1].(x86asm.Imm))))
+		}
+		return ""
+	}
+	return ""
+}
+
+// straightBefore are up to n instructions before addr, nearest first, as
+// long as each is the only way to the next.
+func (fl *flow) straightBefore(addr uint64, n int) []uint64 {
+	var out []uint64
+	for x := addr; len(out) < n; {
+		ps := fl.pred[x]
+		if len(ps) != 1 {
+			break
+		}
+		x = ps[0]
+		if len(fl.succ[x]) != 1 {
+			break
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// gprName is the pt_regs name of the 64-bit register r is part of.
+func gprName(r x86asm.Reg) string {
+	if f := family(r); f >= 0 && f < len(gprs) {
+		return gprs[f]
+	}
+	return ""
+}
