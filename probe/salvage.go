@@ -45,7 +45,7 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		return ""
 	}
 	src := ops[0].Reg
-	back := fl.straightBefore(addr, salvageWindow)
+	back := fl.dominating(addr, salvageWindow)
 	for i, a := range back {
 		in := fl.op[a]
 		dst, isReg := in.Args[0].(x86asm.Reg)
@@ -78,20 +78,17 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 	return ""
 }
 
-// straightBefore are up to n instructions before addr, nearest first, as
-// long as each is the only way to the next.
-func (fl *flow) straightBefore(addr uint64, n int) []uint64 {
+// dominating are up to n instructions that run before addr on every
+// path to it, nearest first: its chain of dominators.
+func (fl *flow) dominating(addr uint64, n int) []uint64 {
+	d := fl.dominators()
+	i, ok := d.idx[addr]
+	if !ok {
+		return nil
+	}
 	var out []uint64
-	for x := addr; len(out) < n; {
-		ps := fl.pred[x]
-		if len(ps) != 1 {
-			break
-		}
-		x = ps[0]
-		if len(fl.succ[x]) != 1 {
-			break
-		}
-		out = append(out, x)
+	for p := d.idom[i]; p >= 0 && len(out) < n; p = d.idom[p] {
+		out = append(out, d.addr[p])
 	}
 	return out
 }
