@@ -33,6 +33,10 @@ type unit struct {
 	producer string
 	lang     types.Lang
 	entry    *dwarf.Entry
+	// hdr is the unit's header as a scan read it (hdr.table nil when
+	// the index was not built over a scan): dedup keys read DIEs' bytes
+	// through it.
+	hdr scanHeader
 }
 
 // index is the result of one pass over .debug_info.
@@ -153,6 +157,9 @@ func (f *File) indexWith(r *dieEntries) (*index, error) {
 		skip, err := b.add(e, r.scratch(e))
 		if err != nil {
 			return nil, err
+		}
+		if r.sc != nil && (e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit) {
+			b.ix.units[len(b.ix.units)-1].hdr = r.sc.u
 		}
 		if skip && e.Children {
 			if err := r.skipChildren(); err != nil {

@@ -66,9 +66,10 @@ type abbrevDecl struct {
 }
 
 type attrSpec struct {
-	attr dwarf.Attr
-	form uint64
-	size int // fixed size of the form in this unit format, or -1
+	attr     dwarf.Attr
+	form     uint64
+	size     int   // fixed size of the form in this unit format, or -1
+	implicit int64 // the value of a DW_FORM_implicit_const
 }
 
 // die is one scanned DIE. A null DIE has tag 0.
@@ -227,8 +228,9 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			if attr == 0 && form == 0 {
 				break
 			}
+			var implicit int64
 			if form == fImplicitConst {
-				if _, n = leb128.Int(b); n <= 0 {
+				if implicit, n = leb128.Int(b); n <= 0 {
 					return nil, errScan
 				}
 				b = b[n:]
@@ -240,7 +242,7 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			if dwarf.Attr(attr) == dwarf.AttrName {
 				p.decl.name = len(specs) - p.start
 			}
-			specs = append(specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size})
+			specs = append(specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size, implicit: implicit})
 		}
 		p.end = len(specs)
 		decls = append(decls, p)
