@@ -134,7 +134,7 @@ type frame struct {
 // the section's bytes are at hand, else (or when the scan falls out of
 // step) over debug/dwarf's Reader.
 func (f *File) index() (*index, error) {
-	ix, err := f.indexWith(f.dieEntries(typeWalk))
+	ix, err := f.indexSplit()
 	if errors.Is(err, errScan) {
 		ix, err = f.indexWith(f.dieEntries(readerWalk))
 	}

@@ -24,6 +24,9 @@ type scan struct {
 	tables *abbrevTables
 
 	pos int // offset in info of the next DIE
+	// limit, when not 0, is a unit's offset where the scan ends, as at
+	// the end of the section.
+	limit int
 	u   scanHeader
 }
 
@@ -379,7 +382,7 @@ func (s *scan) header() (uint64, error) {
 // next returns the next DIE, ok false at the end of the section.
 func (s *scan) next() (d die, ok bool, err error) {
 	for s.pos >= s.u.end {
-		if s.pos >= len(s.info) {
+		if s.pos >= len(s.info) || (s.limit > 0 && s.pos >= s.limit) {
 			return die{}, false, nil
 		}
 		if err := s.unit(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/zlib"
@@ -19,10 +20,12 @@ import (
 // (about twice as fast on debug sections), for whole sections too.
 type Lazy struct {
 	mu   sync.Mutex
-	buf  []byte    // the bytes read so far
-	size uint64    // the section's full (uncompressed) size
-	r    io.Reader // what is left to read, nil once done
-	err  error
+	buf  []byte // the bytes read so far
+	size uint64 // the section's full (uncompressed) size
+	// prealloc is the buffer's first size (see prealloc).
+	prealloc uint64
+	r        io.Reader // what is left to read, nil once done
+	err      error
 }
 
 // ErrNoSection is returned by LazySection for a section the file lacks.
@@ -68,7 +71,7 @@ func (f *File) newLazy(s *elf.Section) (*Lazy, error) {
 	l := &Lazy{size: s.Size}
 	raw := io.NewSectionReader(f.r, int64(s.Offset), int64(s.FileSize))
 	if s.Flags&elf.SHF_COMPRESSED == 0 {
-		l.size = s.FileSize
+		l.size, l.prealloc = s.FileSize, prealloc(s.FileSize, 0)
 		l.r = raw
 		return l, nil
 	}
@@ -76,7 +79,7 @@ func (f *File) newLazy(s *elf.Section) (*Lazy, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.size = size
+	l.size, l.prealloc = size, prealloc(size, s.FileSize)
 	if typ != elf.COMPRESS_ZLIB {
 		// debug/elf inflates what the project does not (zstd).
 		l.r = &deferred{s: s}
@@ -127,9 +130,13 @@ func (f *File) chdr(r io.ReaderAt) (typ elf.CompressionType, size uint64, hdr in
 // Size is the section's full (uncompressed) size.
 func (l *Lazy) Size() uint64 { return l.size }
 
-// maxPrealloc bounds the buffer allocated ahead from a section's header
-// (a corrupt header can claim any size); larger sections grow as read.
-const maxPrealloc = 1 << 30
+// prealloc is how much of an inflated section's buffer is allocated
+// before reading: the size its header says, up to 16 times the
+// compressed size and at least 16 MB (a corrupt header can claim any
+// size); larger sections grow as read.
+func prealloc(size, compressed uint64) uint64 {
+	return min(size, max(16*compressed, 16<<20))
+}
 
 // Prefix returns the section's first n bytes, or all of them when it is
 // shorter; an error says how far reading went (the caller names the
@@ -142,14 +149,11 @@ func (l *Lazy) Prefix(n uint64) ([]byte, error) {
 		n = l.size
 	}
 	for uint64(len(l.buf)) < n && l.err == nil {
-		if l.buf == nil {
-			l.buf = make([]byte, 0, min(l.size, maxPrealloc))
+		if len(l.buf) == cap(l.buf) {
+			// Grow as the bytes come, not by what the header claims.
+			l.buf = slices.Grow(l.buf, int(min(max(uint64(cap(l.buf)), l.prealloc), l.size-uint64(len(l.buf)))))
 		}
-		want := max(n-uint64(len(l.buf)), 256<<10)
-		want = min(want, l.size-uint64(len(l.buf)))
-		if uint64(cap(l.buf)-len(l.buf)) < want {
-			l.buf = append(l.buf[:cap(l.buf)], make([]byte, want)...)[:len(l.buf)]
-		}
+		want := min(max(n-uint64(len(l.buf)), 256<<10), uint64(cap(l.buf)-len(l.buf)))
 		k, err := io.ReadFull(l.r, l.buf[len(l.buf):len(l.buf)+int(want)])
 		l.buf = l.buf[:len(l.buf)+k]
 		if err != nil {
