@@ -145,6 +145,15 @@ func (f *File) indexWith(r *dieEntries) (*index, error) {
 	b := &indexer{f: f, ix: &index{}}
 	if r.sc != nil {
 		b.lazy = &lazyEntries{f: f, r: f.Data.Reader()}
+		// Room for the nodes ahead: C units hold a type or a part in
+		// every 12 bytes or more (glibc's 12, a debug Python's 27, Go's
+		// 150), so the slices are not copied as they grow.
+		end := len(r.sc.info)
+		if r.sc.limit > 0 {
+			end = r.sc.limit
+		}
+		n := max(end-r.sc.pos, 0) / 12
+		b.ix.nodes.offs, b.ix.nodes.list = make([]dwarf.Offset, 0, n), make([]*node, 0, n)
 	}
 	for {
 		e, err := r.next(false)

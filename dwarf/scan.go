@@ -27,7 +27,7 @@ type scan struct {
 	// limit, when not 0, is a unit's offset where the scan ends, as at
 	// the end of the section.
 	limit int
-	u   scanHeader
+	u     scanHeader
 }
 
 var errScan = errors.New("DIE scan out of step")
