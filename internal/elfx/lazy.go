@@ -150,8 +150,12 @@ func (l *Lazy) Prefix(n uint64) ([]byte, error) {
 	}
 	for uint64(len(l.buf)) < n && l.err == nil {
 		if len(l.buf) == cap(l.buf) {
-			// Grow as the bytes come, not by what the header claims.
-			l.buf = slices.Grow(l.buf, int(min(max(uint64(cap(l.buf)), l.prealloc), l.size-uint64(len(l.buf)))))
+			// Room for what is asked (a prefix needs little), doubling,
+			// but never more than the bytes read so far or prealloc
+			// (a corrupt header can claim any size).
+			c := uint64(cap(l.buf))
+			grow := min(max(c, 1<<20, n-c), max(c, l.prealloc), l.size-c)
+			l.buf = slices.Grow(l.buf, int(grow))
 		}
 		want := min(max(n-uint64(len(l.buf)), 256<<10), uint64(cap(l.buf)-len(l.buf)))
 		k, err := io.ReadFull(l.r, l.buf[len(l.buf):len(l.buf)+int(want)])
