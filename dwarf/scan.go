@@ -47,6 +47,17 @@ type scanHeader struct {
 type abbrevTables struct {
 	mu sync.Mutex
 	m  map[tableKey]*abbrevTable
+	// scratch slices of table (under mu)
+	decls []parsedDecl
+	specs []attrSpec
+}
+
+// parsedDecl is a declaration being read, its attributes
+// specs[start:end] of the table's.
+type parsedDecl struct {
+	code       uint64
+	decl       abbrevDecl
+	start, end int
 }
 
 type tableKey struct {
@@ -190,16 +201,11 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 	if off >= uint64(len(s.abbrev)) {
 		return nil, errScan
 	}
-	// The declarations and their attributes go to two slices, sliced
-	// once the table is read: two allocations a table, not two a
-	// declaration.
-	type parsed struct {
-		code       uint64
-		decl       abbrevDecl
-		start, end int
-	}
-	var decls []parsed
-	var specs []attrSpec
+	// The declarations and their attributes go to two scratch slices
+	// the tables share, copied once the table is read: two allocations a
+	// table, not two a declaration, nor a slice grown for each table.
+	decls, specs := s.tables.decls[:0], s.tables.specs[:0]
+	defer func() { s.tables.decls, s.tables.specs = decls[:0], specs[:0] }()
 	b := s.abbrev[off:]
 	for {
 		code, n := leb128.Uint(b)
@@ -215,7 +221,7 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			return nil, errScan
 		}
 		b = b[n:]
-		p := parsed{code: code, decl: abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1}, start: len(specs)}
+		p := parsedDecl{code: code, decl: abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1}, start: len(specs)}
 		b = b[1:]
 		for {
 			attr, n := leb128.Uint(b)
@@ -251,11 +257,12 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 		decls = append(decls, p)
 	}
 	t := &abbrevTable{}
+	own := append([]attrSpec(nil), specs...)
 	all := make([]abbrevDecl, len(decls))
 	for i := range decls {
 		d := &all[i]
 		*d = decls[i].decl
-		d.specs = specs[decls[i].start:decls[i].end:decls[i].end]
+		d.specs = own[decls[i].start:decls[i].end:decls[i].end]
 		for _, sp := range d.specs {
 			if sp.size < 0 {
 				d.fixed = -1
