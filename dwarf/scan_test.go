@@ -151,38 +151,53 @@ func describe(fn *types.Func) string {
 // entry equal field for field.
 func TestScanIndexEqualsReaderIndex(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
-		lazy, err := f.indexWith(f.dieEntries(typeWalk))
-		if err != nil {
-			t.Fatal(err)
-		}
-		eager, err := f.indexWith(f.dieEntries(readerWalk))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lazy.nodes.size() != eager.nodes.size() || len(lazy.named) != len(eager.named) || len(lazy.units) != len(eager.units) {
-			t.Fatalf("scan: %d nodes, %d named, %d units; Reader: %d, %d, %d", lazy.nodes.size(), len(lazy.named), len(lazy.units),
-				eager.nodes.size(), len(eager.named), len(eager.units))
-		}
-		n := 0
-		eager.nodes.each(func(off dwarf.Offset, want *node) {
-			got := lazy.nodes.get(off)
-			if got == nil {
-				t.Fatalf("node %#x missing from the scan's index", off)
-			}
-			if d := nodeDiff(got, want); d != "" {
-				t.Fatalf("node %#x: %s", off, d)
-			}
-			n++
-		})
-		for i := range eager.named {
-			if lazy.named[i].off != eager.named[i].off {
-				t.Fatalf("named[%d]: %#x, want %#x", i, lazy.named[i].off, eager.named[i].off)
-			}
-		}
-		if n < min/10 {
-			t.Errorf("%d nodes compared, want at least %d", n, min/10)
-		}
+		lazy, eager := bothIndexes(t, f)
+		sameIndex(t, lazy, eager, min)
 	})
+}
+
+// bothIndexes builds f's type index over a scan and over debug/dwarf's
+// Reader.
+func bothIndexes(t *testing.T, f *File) (lazy, eager *index) {
+	t.Helper()
+	lazy, err := f.indexWith(f.dieEntries(typeWalk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eager, err = f.indexWith(f.dieEntries(readerWalk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lazy, eager
+}
+
+// sameIndex checks that lazy, an index built over a scan, is eager, the
+// index built over debug/dwarf's Reader, comparing at least min/10 nodes.
+func sameIndex(t *testing.T, lazy, eager *index, min int) {
+	t.Helper()
+	if lazy.nodes.size() != eager.nodes.size() || len(lazy.named) != len(eager.named) || len(lazy.units) != len(eager.units) {
+		t.Fatalf("scan: %d nodes, %d named, %d units; Reader: %d, %d, %d", lazy.nodes.size(), len(lazy.named), len(lazy.units),
+			eager.nodes.size(), len(eager.named), len(eager.units))
+	}
+	n := 0
+	eager.nodes.each(func(off dwarf.Offset, want *node) {
+		got := lazy.nodes.get(off)
+		if got == nil {
+			t.Fatalf("node %#x missing from the scan's index", off)
+		}
+		if d := nodeDiff(got, want); d != "" {
+			t.Fatalf("node %#x: %s", off, d)
+		}
+		n++
+	})
+	for i := range eager.named {
+		if lazy.named[i].off != eager.named[i].off {
+			t.Fatalf("named[%d]: %#x, want %#x", i, lazy.named[i].off, eager.named[i].off)
+		}
+	}
+	if n < min/10 {
+		t.Errorf("%d nodes compared, want at least %d", n, min/10)
+	}
 }
 
 func nodeDiff(got, want *node) string {

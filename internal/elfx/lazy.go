@@ -127,6 +127,13 @@ func (f *File) chdr(r io.ReaderAt) (typ elf.CompressionType, size uint64, hdr in
 	return elf.CompressionType(bo.Uint32(b[0:])), uint64(bo.Uint32(b[4:])), 12, nil
 }
 
+// Read is how many of the section's bytes were read (inflated) so far.
+func (l *Lazy) Read() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return uint64(len(l.buf))
+}
+
 // Size is the section's full (uncompressed) size.
 func (l *Lazy) Size() uint64 { return l.size }
 
