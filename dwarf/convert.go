@@ -69,7 +69,7 @@ func (c *converter) spec() (*types.Spec, error) {
 		}
 		key = c.dedupKey(key[:0], n)
 		if t, ok := seen[string(key)]; ok {
-			c.memo[n.off] = t
+			n.same = t // as memo would, without a map entry for each
 			continue
 		}
 		t, err := c.root(n.off)
@@ -138,10 +138,13 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	if t, ok := c.memo[off]; ok {
 		return t, nil
 	}
+	n := c.ix.nodes.get(off)
+	if n != nil && n.same != nil {
+		return n.same, nil
+	}
 	if depth > maxNesting {
 		return nil, c.f.decodeError(off, "%v", errTooDeep)
 	}
-	n := c.ix.nodes.get(off)
 	if n == nil {
 		var err error
 		if n, err = c.f.local(c.ix, off); err != nil {

@@ -25,6 +25,9 @@ type node struct {
 	lang  types.Lang
 	top   bool // declared at namespace level, not nested in a type
 	unit  int32
+	// same is the type converted from an identical definition in an
+	// earlier unit (see converter.spec), which n converts to.
+	same types.Type
 }
 
 // unit is what the index keeps of a compile unit.
