@@ -13,17 +13,16 @@ import (
 // LoadNamed reads the types called names (qualified names, as gopahole -C
 // takes them) and what they refer to, without converting the rest of the
 // file. It first reads .debug_info unit after unit from its start
-// (inflating a compressed section only as far), scanning each unit's top
-// level, and stops at the units that define every name (see namedPrefix);
-// failing that, a scan of
-// each compile unit's top-level entries (skipping their children, on
-// every core) finds the first unit that defines each name, and only those
-// units are indexed. The Spec holds the types found under those names.
+// (inflating a compressed section only that far), scanning each unit's top
+// level, and stops at the first unit that defines each name (namedPrefix).
+// Where that cannot answer (a name form the scan does not read, a type
+// referring beyond the units read), a scan of every unit's top-level
+// entries (skipping their children, on every core) finds those units, and
+// only they are indexed. The Spec holds the types found under those names.
 // When a name is in no unit's top level exactly (a short name, a generic
-// type's name, a nested type, a misspelling) or
-// its unit is C++ (whose declarations resolve to definitions in other
-// units), it reads every type, as Load does, so lookups and suggestions
-// see the whole file.
+// type's name, a nested type, a misspelling) or its unit is C++ (whose
+// declarations resolve to definitions in other units), it reads every
+// type, as Load does, so lookups and suggestions see the whole file.
 func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) {
 	ef, err := elfx.Open(path)
 	if err != nil {
