@@ -56,8 +56,8 @@ func namedPrefix(ef, df *elfx.File, names []string, opts *Options) (spec *types.
 
 // prefixScan reads units from the start of .debug_info until each name
 // is found at a unit's top level; it returns the index of the first unit
-// defining each name, how many bytes of .debug_info those units take, and
-// how many of .debug_line their line programs need.
+// defining each name, how many bytes of .debug_info the units read take,
+// and how many of .debug_line their line programs need.
 func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, end, lineEnd uint64, ok bool) {
 	sections := map[string][]byte{}
 	for _, name := range []string{".debug_abbrev", ".debug_str", ".debug_line_str"} {
@@ -107,14 +107,15 @@ func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, en
 			return nil, 0, 0, false
 		}
 		end = next
-		hit := false
 		for i, h := range hits {
 			if h && found[i] < 0 {
-				found[i], hit = u, true
+				found[i] = u
 				left--
 			}
 		}
-		if hit && stmt >= 0 {
+		// The line programs of every unit read: a type of a found unit
+		// may refer to one in an earlier unit, whose files it names.
+		if stmt >= 0 {
 			if line == nil {
 				if line, err = df.LazySection(".debug_line"); err != nil {
 					return nil, 0, 0, false

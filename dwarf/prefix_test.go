@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/binscope/binscope/internal/elfx"
@@ -105,8 +106,12 @@ func TestLookupStopsEarly(t *testing.T) {
 			t.Errorf("link_map: %d of %d bytes of .debug_info inflated", read, info.Size())
 		}
 		want := readWhole(t, path, name)
-		if got, w := printSpec(spec), printSpec(want); got != w || got == "" {
+		got, w := printSpec(spec), printSpec(want)
+		if got != w || got == "" {
 			t.Errorf("%s: read in part\n%s\nread whole\n%s", name, got, w)
+		}
+		if name == "link_map" && (!strings.Contains(got, "declared at ") || strings.Contains(got, "declared at :")) {
+			t.Errorf("link_map: no declaring file:\n%s", got)
 		}
 	}
 	t.Logf("%d of %d lookups stopped early", early, len(names))
@@ -130,7 +135,8 @@ func readWhole(t *testing.T, path, name string) *types.Spec {
 	return spec
 }
 
-// printSpec lists the spec's types, each with its size and members.
+// printSpec lists the spec's types, each with its size, where it was
+// declared (the file from the unit's line program) and its members.
 func printSpec(s *types.Spec) string {
 	var b bytes.Buffer
 	for _, ty := range s.Types() {
@@ -140,7 +146,7 @@ func printSpec(s *types.Spec) string {
 			fmt.Fprintf(&b, " = %T %s", ty, ty.TypeName())
 		}
 		if st, ok := ty.(*types.Struct); ok {
-			fmt.Fprintf(&b, " %d bytes", st.ByteSize)
+			fmt.Fprintf(&b, " %d bytes, declared at %s:%d", st.ByteSize, st.Decl.File, st.Decl.Line)
 			for _, m := range st.Members {
 				fmt.Fprintf(&b, " %s@%d:%s", m.Name, m.Offset, m.Type.TypeName())
 			}
