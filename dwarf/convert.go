@@ -35,8 +35,8 @@ type converter struct {
 	check types.Checker
 	// keyScan reads dedup keys from DIEs' bytes (see rawAttrs), with
 	// the string sections.
-	keyScan      *scan
-	str, lineStr []byte
+	keyScan *scan
+	strs    *strSections
 }
 
 func newConverter(f *File, ix *index) *converter {

@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 
@@ -125,10 +126,14 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 		if c.keyScan = c.f.newScan(); c.keyScan == nil {
 			return false
 		}
-		c.str, c.lineStr = c.f.Debug.DWARFSection(".debug_str"), c.f.Debug.DWARFSection(".debug_line_str")
+		c.strs = c.f.strSections()
 	}
 	sc := c.keyScan
 	sc.u = *hdr
+	c.strs.base = -1
+	if base, ok := c.ix.units[n.unit].entry.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+		c.strs.base = base
+	}
 	pos := int(n.off)
 	if pos < hdr.start || pos >= hdr.end || hdr.end > len(sc.info) {
 		return false
@@ -150,7 +155,7 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 		case dwarf.AttrName:
 			if !named {
 				var ok bool
-				if a.name, pos, ok = sc.strBytes(pos, sp, c.str, c.lineStr); !ok {
+				if a.name, pos, ok = sc.strBytes(pos, sp, c.strs); !ok {
 					return false
 				}
 				named = true
@@ -179,7 +184,7 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 			continue
 		}
 		var ok bool
-		if *dst, pos, ok = sc.value(pos, sp, c.str, c.lineStr); !ok {
+		if *dst, pos, ok = sc.value(pos, sp, c.strs); !ok {
 			return false
 		}
 	}
@@ -188,7 +193,7 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 
 // value decodes the attribute value at pos as debug/dwarf does; ok is
 // false for a form it leaves to debug/dwarf or a malformed value.
-func (s *scan) value(pos int, sp attrSpec, str, lineStr []byte) (v any, next int, ok bool) {
+func (s *scan) value(pos int, sp attrSpec, ss *strSections) (v any, next int, ok bool) {
 	if pos > s.u.end {
 		return nil, 0, false
 	}
@@ -254,8 +259,8 @@ func (s *scan) value(pos int, sp attrSpec, str, lineStr []byte) (v any, next int
 	case fRefUdata:
 		x, n := leb128.Uint(b)
 		return ref(x), pos + n, n > 0
-	case fString, fStrp, fLineStrp:
-		x, next, ok := s.strBytes(pos, sp, str, lineStr)
+	case fString, fStrp, fLineStrp, fStrx, fStrx1, fStrx2, fStrx3, fStrx4:
+		x, next, ok := s.strBytes(pos, sp, ss)
 		return string(x), next, ok
 	case fBlock1, fBlock2, fBlock4, fBlock, fExprloc, fData16:
 		end, err := s.skip(pos, sp)
@@ -271,30 +276,77 @@ func (s *scan) value(pos int, sp attrSpec, str, lineStr []byte) (v any, next int
 	return nil, 0, false
 }
 
-// strBytes reads a string attribute's bytes at pos (inline, or in
-// .debug_str or .debug_line_str).
-func (s *scan) strBytes(pos int, sp attrSpec, str, lineStr []byte) (v []byte, next int, ok bool) {
+// strSections are the sections string forms point into, and the string
+// offsets base of the unit being read (-1 when it has none).
+type strSections struct {
+	str, lineStr, offsets []byte
+	base                  int64
+}
+
+func (f *File) strSections() *strSections {
+	d := f.Debug
+	return &strSections{str: d.DWARFSection(".debug_str"), lineStr: d.DWARFSection(".debug_line_str"),
+		offsets: d.DWARFSection(".debug_str_offsets"), base: -1}
+}
+
+// strBytes reads a string attribute's bytes at pos: inline, in .debug_str
+// or .debug_line_str, or through .debug_str_offsets (DW_FORM_strx*).
+func (s *scan) strBytes(pos int, sp attrSpec, ss *strSections) (v []byte, next int, ok bool) {
 	if pos > s.u.end {
 		return nil, 0, false
 	}
 	b := s.info[pos:s.u.end]
 	sec, off := b, uint64(0)
+	word := func(b []byte, size int) (uint64, bool) {
+		switch {
+		case len(b) < size:
+			return 0, false
+		case size == 8:
+			return s.order.Uint64(b), true
+		case size == 4:
+			return uint64(s.order.Uint32(b)), true
+		case size == 3 && s.order == binary.LittleEndian:
+			return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16, true
+		case size == 3:
+			return uint64(b[2]) | uint64(b[1])<<8 | uint64(b[0])<<16, true
+		case size == 2:
+			return uint64(s.order.Uint16(b)), true
+		}
+		return uint64(b[0]), true
+	}
 	switch sp.form {
 	case fString:
 	case fStrp, fLineStrp:
-		if len(b) < s.u.offSize {
+		if off, ok = word(b, s.u.offSize); !ok {
 			return nil, 0, false
 		}
-		if s.u.offSize == 8 {
-			off = s.order.Uint64(b)
-		} else {
-			off = uint64(s.order.Uint32(b))
-		}
-		sec = str
+		sec = ss.str
 		if sp.form == fLineStrp {
-			sec = lineStr
+			sec = ss.lineStr
 		}
 		next = pos + s.u.offSize
+	case fStrx, fStrx1, fStrx2, fStrx3, fStrx4:
+		var i uint64
+		if sp.form == fStrx {
+			var n int
+			if i, n = leb128.Uint(b); n <= 0 {
+				return nil, 0, false
+			}
+			next = pos + n
+		} else {
+			if i, ok = word(b, sp.size); !ok {
+				return nil, 0, false
+			}
+			next = pos + sp.size
+		}
+		at := uint64(ss.base) + i*uint64(s.u.offSize)
+		if ss.base < 0 || i > uint64(len(ss.offsets)) || at+uint64(s.u.offSize) > uint64(len(ss.offsets)) {
+			return nil, 0, false
+		}
+		if off, ok = word(ss.offsets[at:], s.u.offSize); !ok {
+			return nil, 0, false
+		}
+		sec = ss.str
 	default:
 		return nil, 0, false
 	}

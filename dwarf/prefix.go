@@ -60,7 +60,7 @@ func namedPrefix(ef, df *elfx.File, names []string, opts *Options) (spec *types.
 // and how many of .debug_line their line programs need.
 func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, end, lineEnd uint64, ok bool) {
 	sections := map[string][]byte{}
-	for _, name := range []string{".debug_abbrev", ".debug_str", ".debug_line_str"} {
+	for _, name := range []string{".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_str_offsets"} {
 		l, err := df.LazySection(name)
 		if err == elfx.ErrNoSection {
 			continue
@@ -75,6 +75,7 @@ func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, en
 	if sections[".debug_abbrev"] == nil {
 		return nil, 0, 0, false
 	}
+	ss := &strSections{str: sections[".debug_str"], lineStr: sections[".debug_line_str"], offsets: sections[".debug_str_offsets"]}
 	sc := &scan{abbrev: sections[".debug_abbrev"], order: df.ByteOrder, tables: &abbrevTables{m: map[tableKey]*abbrevTable{}}}
 	found = make([]int, len(names))
 	for i := range found {
@@ -102,7 +103,7 @@ func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, en
 			return nil, 0, 0, false
 		}
 		sc.pos = int(end)
-		hits, stmt, ok := scanUnitTop(sc, names, sections[".debug_str"], sections[".debug_line_str"])
+		hits, stmt, ok := scanUnitTop(sc, names, ss)
 		if !ok {
 			return nil, 0, 0, false
 		}
@@ -155,7 +156,7 @@ func lineProgramEnd(df *elfx.File, line *elfx.Lazy, off uint64) (uint64, bool) {
 // scanUnit does: which names its top level (namespaces included) defines
 // a type of. It returns the unit's DW_AT_stmt_list, or -1; ok is false
 // when the scan cannot read the unit.
-func scanUnitTop(sc *scan, names []string, str, lineStr []byte) (hits []bool, stmt int64, ok bool) {
+func scanUnitTop(sc *scan, names []string, ss *strSections) (hits []bool, stmt int64, ok bool) {
 	hits = make([]bool, len(names))
 	if err := sc.unit(); err != nil {
 		return nil, 0, false
@@ -167,6 +168,10 @@ func scanUnitTop(sc *scan, names []string, str, lineStr []byte) (hits []bool, st
 	stmt = -1
 	if v, ok := sc.offsetAttr(cu, dwarf.AttrStmtList); ok {
 		stmt = int64(v)
+	}
+	ss.base = -1
+	if v, ok := sc.offsetAttr(cu, dwarf.AttrStrOffsetsBase); ok {
+		ss.base = int64(v)
 	}
 	if !cu.children {
 		return hits, stmt, true
@@ -185,30 +190,35 @@ func scanUnitTop(sc *scan, names []string, str, lineStr []byte) (hits []bool, st
 			scope, scopes = scopes[len(scopes)-1], scopes[:len(scopes)-1]
 			continue
 		}
-		name, named := "", d.decl.name >= 0
-		if named {
-			if name, ok = sc.name(d, str, lineStr); !ok {
+		var name []byte
+		if d.decl.name >= 0 {
+			sp := d.decl.specs[d.decl.name]
+			pos, _, ok := sc.attrPos(d, dwarf.AttrName)
+			if !ok {
+				return nil, 0, false
+			}
+			if name, _, ok = sc.strBytes(pos, sp, ss); !ok {
 				return nil, 0, false
 			}
 		}
 		if d.tag == dwarf.TagNamespace || d.tag == dwarf.TagModule {
 			if d.children {
 				scopes = append(scopes, scope)
-				if name == "" {
-					name = "(anonymous namespace)"
+				if len(name) == 0 {
+					name = []byte("(anonymous namespace)")
 				}
-				scope += name + "::"
+				scope += string(name) + "::"
 			}
 			continue
 		}
-		if isTypeTag(d.tag) && name != "" {
+		if isTypeTag(d.tag) && len(name) > 0 {
 			decl, ok := sc.flag(d, dwarf.AttrDeclaration)
 			if !ok {
 				return nil, 0, false
 			}
 			for i, want := range names {
 				hits[i] = hits[i] || (!decl && len(want) == len(scope)+len(name) &&
-					strings.HasPrefix(want, scope) && want[len(scope):] == name)
+					strings.HasPrefix(want, scope) && want[len(scope):] == string(name))
 			}
 		}
 		if err := sc.skipChildren(d); err != nil {

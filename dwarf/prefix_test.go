@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -154,4 +156,55 @@ func printSpec(s *types.Spec) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// clangLayouts builds the c-layouts fixture's source with clang's DWARF 5,
+// whose names are DW_FORM_strx1 (indexes into .debug_str_offsets), as
+// readelf says.
+func clangLayouts(t *testing.T) string {
+	if _, err := exec.LookPath("clang"); err != nil {
+		testutil.Skipf(t, "clang not installed: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "c-layouts-clang")
+	src := filepath.Join("..", "testdata", "fixtures", "c-layouts", "layouts.c")
+	if msg, err := exec.Command("clang", "-g", "-gdwarf-5", "-O0", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("clang: %v\n%s", err, msg)
+	}
+	abbrev, err := exec.Command("readelf", "--debug-dump=abbrev", out).Output()
+	if err != nil || !bytes.Contains(abbrev, []byte("DW_AT_name         DW_FORM_strx")) {
+		t.Fatalf("readelf finds no name by DW_FORM_strx in clang's output (%v):\n%.2000s", err, abbrev)
+	}
+	return out
+}
+
+// TestLookupClang: on clang's DWARF 5, every struct a lookup can find is
+// found reading the units in part, as the whole read finds it.
+func TestLookupClang(t *testing.T) {
+	path := clangLayouts(t)
+	full, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ty := range full.Types() {
+		if _, ok := ty.(*types.Struct); !ok || ty.TypeName() == "" {
+			continue
+		}
+		ef, err := elfx.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, ok := namedPrefix(ef, ef, []string{ty.TypeName()}, nil)
+		ef.Close()
+		if !ok {
+			t.Fatalf("%s: the lookup read the whole file", ty.TypeName())
+		}
+		if got, want := printSpec(spec), printSpec(readWhole(t, path, ty.TypeName())); got != want || got == "" {
+			t.Errorf("%s: read in part\n%s\nread whole\n%s", ty.TypeName(), got, want)
+		}
+		n++
+	}
+	if n < 10 {
+		t.Errorf("%d structs looked up, want 10", n)
+	}
 }

@@ -567,10 +567,11 @@ func (s *scan) skip(pos int, sp attrSpec) (int, error) {
 	return pos + hdr + int(length), nil
 }
 
-// name is d's DW_AT_name when its form is one read without the unit DIE
-// (an inline string, or an offset into .debug_str or .debug_line_str);
-// ok is false for other forms and for no name.
-func (s *scan) name(d die, str, lineStr []byte) (name string, ok bool) {
+// name is d's DW_AT_name when its form is one the scan reads (an inline
+// string, an offset into .debug_str or .debug_line_str, an index into
+// .debug_str_offsets when ss has the unit's base); ok is false for other
+// forms and for no name.
+func (s *scan) name(d die, ss *strSections) (name string, ok bool) {
 	if d.decl == nil || d.decl.name < 0 {
 		return "", false
 	}
@@ -581,38 +582,8 @@ func (s *scan) name(d die, str, lineStr []byte) (name string, ok bool) {
 			return "", false
 		}
 	}
-	sp := d.decl.specs[d.decl.name]
-	var sec []byte
-	var off uint64
-	switch sp.form {
-	case fString:
-		sec, off = s.info[:s.u.end], uint64(pos)
-	case fStrp, fLineStrp:
-		if pos+s.u.offSize > s.u.end {
-			return "", false
-		}
-		if s.u.offSize == 8 {
-			off = s.order.Uint64(s.info[pos:])
-		} else {
-			off = uint64(s.order.Uint32(s.info[pos:]))
-		}
-		sec = str
-		if sp.form == fLineStrp {
-			sec = lineStr
-		}
-	default:
-		return "", false
-	}
-	if off >= uint64(len(sec)) {
-		return "", false
-	}
-	b := sec[off:]
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i]), true
-		}
-	}
-	return "", false
+	b, _, ok := s.strBytes(pos, d.decl.specs[d.decl.name], ss)
+	return string(b), ok
 }
 
 // walk says which DIEs a walk over .debug_info reads attributes of.
@@ -642,8 +613,7 @@ type dieEntries struct {
 	last     die
 	scratchE dwarf.Entry
 	field    [1]dwarf.Field
-	str      []byte
-	lineStr  []byte
+	strs     *strSections
 }
 
 // dieEntries starts a walk of kind w, over debug/dwarf's Reader when the
@@ -658,7 +628,7 @@ func (f *File) dieEntries(w walk) *dieEntries {
 		return de
 	}
 	de.r = f.Data.Reader()
-	de.str, de.lineStr = f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
+	de.strs = f.strSections()
 	return de
 }
 
@@ -690,11 +660,18 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 		named = de.w == typeWalk && isTypeTag(d.tag)
 	}
 	if full {
-		return de.full(d)
+		e, err := de.full(d)
+		if err == nil && (d.tag == dwarf.TagCompileUnit || d.tag == dwarf.TagPartialUnit) {
+			de.strs.base = -1 // the unit's names index .debug_str_offsets from here
+			if base, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+				de.strs.base = base
+			}
+		}
+		return e, err
 	}
 	de.scratchE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children}
 	if named && d.decl.name >= 0 {
-		name, ok := de.sc.name(d, de.str, de.lineStr)
+		name, ok := de.sc.name(d, de.strs)
 		if !ok {
 			return de.full(d)
 		}

@@ -11,14 +11,16 @@ import (
 
 // scanInputs are binaries of every producer the project reads, with the
 // fewest DIEs each has: GCC's DWARF 5 (C, C++ -O2, glibc and libstdc++
-// in separate or complete debug files), GCC's DWARF 2, Go's, rustc's and
-// Zig's (LLVM, DWARF 4).
+// in separate or complete debug files), GCC's DWARF 2, clang's DWARF 5
+// (names through .debug_str_offsets), Go's, rustc's and Zig's (LLVM,
+// DWARF 4).
 var scanInputs = []struct {
 	name string
 	path func(t *testing.T) string
 	min  int
 }{
 	{"c-layouts-dwarf2", func(t *testing.T) string { return testutil.Fixture(t, "c-layouts-dwarf2").Path }, 100},
+	{"c-layouts-clang", clangLayouts, 100},
 	{"cpp-real", func(t *testing.T) string { return testutil.Fixture(t, "cpp-real").Path }, 50000},
 	{"go-cmd", func(t *testing.T) string { return testutil.Fixture(t, "go-cmd").Path }, 100000},
 	{"rust-real", func(t *testing.T) string { return testutil.Fixture(t, "rust-real").Path }, 10000},
@@ -50,7 +52,7 @@ func TestScanAgreesWithReader(t *testing.T) {
 		if sc == nil {
 			t.Fatal("no scan: the sections' bytes are not kept")
 		}
-		strs, lineStrs := f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
+		ss := f.strSections()
 		r := f.Data.Reader()
 		n, names := 0, 0
 		for {
@@ -72,7 +74,13 @@ func TestScanAgreesWithReader(t *testing.T) {
 			if d.tag != e.Tag || (e.Tag != 0 && (d.off != e.Offset || d.children != e.Children)) {
 				t.Fatalf("DIE %d: scan %#x %v children %v, Reader %#x %v children %v", n, d.off, d.tag, d.children, e.Offset, e.Tag, e.Children)
 			}
-			if name, ok := sc.name(d, strs, lineStrs); ok {
+			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				ss.base = -1
+				if base, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+					ss.base = base
+				}
+			}
+			if name, ok := sc.name(d, ss); ok {
 				names++
 				if want := str(e, dwarf.AttrName); name != want {
 					t.Fatalf("DIE %#x: scan's name %q, Reader's %q", d.off, name, want)
