@@ -3,8 +3,6 @@ package dwarf
 import (
 	"debug/dwarf"
 	"debug/elf"
-	"fmt"
-	"strings"
 
 	"github.com/binscope/binscope/types"
 )
@@ -35,6 +33,10 @@ type converter struct {
 	// check rejects the graphs no compiler emits (see types.Checker)
 	// before a type leaves the loader.
 	check types.Checker
+	// keyScan reads dedup keys from DIEs' bytes (see rawAttrs), with
+	// the string sections.
+	keyScan *scan
+	strs    *strSections
 }
 
 func newConverter(f *File, ix *index) *converter {
@@ -58,24 +60,23 @@ func (c *converter) spec() (*types.Spec, error) {
 	s.Lang, s.Producer = mainLang(c.ix.units)
 	seen := make(map[string]types.Type)
 	added := make(map[types.Type]bool)
-	var key strings.Builder
+	var key []byte
 	for _, n := range c.ix.named {
-		switch n.entry().Tag {
+		switch n.tag {
 		case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
 		default:
 			continue
 		}
-		key.Reset()
-		c.dedupKey(&key, n)
-		if t, ok := seen[key.String()]; ok {
-			c.memo[n.entry().Offset] = t
+		key = c.dedupKey(key[:0], n)
+		if t, ok := seen[string(key)]; ok {
+			n.same = t // as memo would, without a map entry for each
 			continue
 		}
-		t, err := c.root(n.entry().Offset)
+		t, err := c.root(n.off)
 		if err != nil {
 			return nil, err
 		}
-		seen[key.String()] = t
+		seen[string(key)] = t
 		if added[t] { // a declaration resolved to a definition already added
 			continue
 		}
@@ -116,32 +117,6 @@ func mainLang(units []unit) (types.Lang, string) {
 	return best, first[best]
 }
 
-// dedupKey describes a named type by what its definition says, without
-// converting it: tag, qualified name, size, and each part's tag, name and
-// position. Identical keys in different compile units are one type.
-func (c *converter) dedupKey(b *strings.Builder, n *node) {
-	e := n.entry()
-	fmt.Fprintf(b, "%d|%s%s|%v|%v", e.Tag, n.scope, str(e, dwarf.AttrName), e.Val(dwarf.AttrByteSize), e.Val(dwarf.AttrDeclaration))
-	if e.Tag == dwarf.TagTypedef {
-		if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
-			if t := c.ix.nodes.get(off); t != nil {
-				fmt.Fprintf(b, "|%d|%s|%v", t.entry().Tag, str(t.entry(), dwarf.AttrName), t.entry().Val(dwarf.AttrByteSize))
-				if str(t.entry(), dwarf.AttrName) == "" {
-					// typedef struct { ... } name: the body tells apart.
-					b.WriteString("{")
-					c.dedupKey(b, t)
-					b.WriteString("}")
-				}
-			}
-		}
-		return
-	}
-	for _, k := range n.kids {
-		fmt.Fprintf(b, ";%d,%s,%v,%v,%v,%v", k.entry().Tag, str(k.entry(), dwarf.AttrName), k.entry().Val(dwarf.AttrDataMemberLoc),
-			k.entry().Val(dwarf.AttrDataBitOffset), k.entry().Val(dwarf.AttrBitOffset), k.entry().Val(dwarf.AttrConstValue))
-	}
-}
-
 // root converts the type DIE at off for a caller outside the converter,
 // and checks it: a type that contains itself, or whose parts expand beyond
 // types.MaxNodes, is an error naming the DIE.
@@ -163,10 +138,13 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	if t, ok := c.memo[off]; ok {
 		return t, nil
 	}
+	n := c.ix.nodes.get(off)
+	if n != nil && n.same != nil {
+		return n.same, nil
+	}
 	if depth > maxNesting {
 		return nil, c.f.decodeError(off, "%v", errTooDeep)
 	}
-	n := c.ix.nodes.get(off)
 	if n == nil {
 		var err error
 		if n, err = c.f.local(c.ix, off); err != nil {

@@ -138,16 +138,42 @@ func OpenReader(r io.ReaderAt, name string, opts *Options) (*File, error) {
 }
 
 func newFile(ef *elfx.File, opts *Options) (*File, error) {
-	f := &File{ELF: ef, Debug: ef, Path: ef.Path}
+	df, err := debugFile(ef)
+	if err != nil {
+		return nil, err
+	}
+	f, err := newFileFrom(ef, df, opts)
+	if err != nil && df != ef {
+		df.Close()
+	}
+	return f, err
+}
+
+// debugFile is the file holding ef's DWARF: ef, or a separate debug file.
+func debugFile(ef *elfx.File) (*elfx.File, error) {
+	if ef.HasDWARF() {
+		return ef, nil
+	}
+	df, tried := ef.FindDebugFile()
+	if df == nil {
+		return nil, noDebugInfo(ef, tried)
+	}
+	return df, nil
+}
+
+// closeFiles closes ef and its debug file df.
+func closeFiles(ef, df *elfx.File) {
+	if df != ef {
+		df.Close()
+	}
+	ef.Close()
+}
+
+// newFileFrom reads the DWARF of df, the debug file of ef.
+func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
+	f := &File{ELF: ef, Debug: df, Path: ef.Path}
 	if opts != nil {
 		f.opts = *opts
-	}
-	if !ef.HasDWARF() {
-		df, tried := ef.FindDebugFile()
-		if df == nil {
-			return nil, noDebugInfo(ef, tried)
-		}
-		f.Debug = df
 	}
 	d, err := f.Debug.DWARF()
 	if err != nil {

@@ -25,6 +25,9 @@ type node struct {
 	lang  types.Lang
 	top   bool // declared at namespace level, not nested in a type
 	unit  int32
+	// same is the type converted from an identical definition in an
+	// earlier unit (see converter.spec), which n converts to.
+	same types.Type
 }
 
 // unit is what the index keeps of a compile unit.
@@ -33,6 +36,10 @@ type unit struct {
 	producer string
 	lang     types.Lang
 	entry    *dwarf.Entry
+	// hdr is the unit's header as a scan read it (hdr.table nil when
+	// the index was not built over a scan): dedup keys read DIEs' bytes
+	// through it.
+	hdr scanHeader
 }
 
 // index is the result of one pass over .debug_info.
@@ -130,7 +137,7 @@ type frame struct {
 // the section's bytes are at hand, else (or when the scan falls out of
 // step) over debug/dwarf's Reader.
 func (f *File) index() (*index, error) {
-	ix, err := f.indexWith(f.dieEntries(typeWalk))
+	ix, err := f.indexSplit()
 	if errors.Is(err, errScan) {
 		ix, err = f.indexWith(f.dieEntries(readerWalk))
 	}
@@ -141,6 +148,15 @@ func (f *File) indexWith(r *dieEntries) (*index, error) {
 	b := &indexer{f: f, ix: &index{}}
 	if r.sc != nil {
 		b.lazy = &lazyEntries{f: f, r: f.Data.Reader()}
+		// Room for the nodes ahead: C units hold a type or a part in
+		// every 12 bytes or more (glibc's 12, a debug Python's 27, Go's
+		// 150), so the slices are not copied as they grow.
+		end := len(r.sc.info)
+		if r.sc.limit > 0 {
+			end = r.sc.limit
+		}
+		n := max(end-r.sc.pos, 0) / 12
+		b.ix.nodes.offs, b.ix.nodes.list = make([]dwarf.Offset, 0, n), make([]*node, 0, n)
 	}
 	for {
 		e, err := r.next(false)
@@ -153,6 +169,9 @@ func (f *File) indexWith(r *dieEntries) (*index, error) {
 		skip, err := b.add(e, r.scratch(e))
 		if err != nil {
 			return nil, err
+		}
+		if r.sc != nil && (e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit) {
+			b.ix.units[len(b.ix.units)-1].hdr = r.sc.u
 		}
 		if skip && e.Children {
 			if err := r.skipChildren(); err != nil {

@@ -6,22 +6,40 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/types"
 )
 
 // LoadNamed reads the types called names (qualified names, as gopahole -C
-// takes them) and what they refer to, without converting the rest of the file: a scan of
-// each compile unit's top-level entries (skipping their children, on
-// every core) finds the first unit that defines each name, and only those
-// units are indexed. The Spec holds the types found under those names.
+// takes them) and what they refer to, without converting the rest of the
+// file. It first reads .debug_info unit after unit from its start
+// (inflating a compressed section only that far), scanning each unit's top
+// level, and stops at the first unit that defines each name (namedPrefix).
+// Where that cannot answer (a name form the scan does not read, a type
+// referring beyond the units read), a scan of every unit's top-level
+// entries (skipping their children, on every core) finds those units, and
+// only they are indexed. The Spec holds the types found under those names.
 // When a name is in no unit's top level exactly (a short name, a generic
-// type's name, a nested type, a misspelling) or
-// its unit is C++ (whose declarations resolve to definitions in other
-// units), it reads every type, as Load does, so lookups and suggestions
-// see the whole file.
+// type's name, a nested type, a misspelling) or its unit is C++ (whose
+// declarations resolve to definitions in other units), it reads every
+// type, as Load does, so lookups and suggestions see the whole file.
 func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) {
-	f, err := Open(path, opts)
+	ef, err := elfx.Open(path)
 	if err != nil {
+		return nil, err
+	}
+	df, err := debugFile(ef)
+	if err != nil {
+		ef.Close()
+		return nil, err
+	}
+	if spec, ok := namedPrefix(ef, df, names, opts); ok {
+		closeFiles(ef, df)
+		return spec, nil
+	}
+	f, err := newFileFrom(ef, df, opts)
+	if err != nil {
+		closeFiles(ef, df)
 		return nil, err
 	}
 	defer f.Close()
@@ -55,6 +73,13 @@ func (f *File) typesNamed(names []string) (spec *types.Spec, ok bool, err error)
 			return nil, false, nil
 		}
 	}
+	return f.namedSpec(units, found, names)
+}
+
+// namedSpec indexes the units found define the names (found[i], the index
+// in units of the first unit defining names[i]) and converts the types of
+// those names; ok is false when a unit is C++.
+func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *types.Spec, ok bool, err error) {
 	ix := &index{}
 	for _, u := range units {
 		lang := langOf(u.entry, str(u.entry, dwarf.AttrProducer))

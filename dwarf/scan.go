@@ -24,7 +24,10 @@ type scan struct {
 	tables *abbrevTables
 
 	pos int // offset in info of the next DIE
-	u   scanHeader
+	// limit, when not 0, is a unit's offset where the scan ends, as at
+	// the end of the section.
+	limit int
+	u     scanHeader
 }
 
 var errScan = errors.New("DIE scan out of step")
@@ -44,6 +47,17 @@ type scanHeader struct {
 type abbrevTables struct {
 	mu sync.Mutex
 	m  map[tableKey]*abbrevTable
+	// scratch slices of table (under mu)
+	decls []parsedDecl
+	specs []attrSpec
+}
+
+// parsedDecl is a declaration being read, its attributes
+// specs[start:end] of the table's.
+type parsedDecl struct {
+	code       uint64
+	decl       abbrevDecl
+	start, end int
 }
 
 type tableKey struct {
@@ -66,9 +80,10 @@ type abbrevDecl struct {
 }
 
 type attrSpec struct {
-	attr dwarf.Attr
-	form uint64
-	size int // fixed size of the form in this unit format, or -1
+	attr     dwarf.Attr
+	form     uint64
+	size     int   // fixed size of the form in this unit format, or -1
+	implicit int64 // the value of a DW_FORM_implicit_const
 }
 
 // die is one scanned DIE. A null DIE has tag 0.
@@ -186,16 +201,11 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 	if off >= uint64(len(s.abbrev)) {
 		return nil, errScan
 	}
-	// The declarations and their attributes go to two slices, sliced
-	// once the table is read: two allocations a table, not two a
-	// declaration.
-	type parsed struct {
-		code       uint64
-		decl       abbrevDecl
-		start, end int
-	}
-	var decls []parsed
-	var specs []attrSpec
+	// The declarations and their attributes go to two scratch slices
+	// the tables share, copied once the table is read: two allocations a
+	// table, not two a declaration, nor a slice grown for each table.
+	decls, specs := s.tables.decls[:0], s.tables.specs[:0]
+	defer func() { s.tables.decls, s.tables.specs = decls[:0], specs[:0] }()
 	b := s.abbrev[off:]
 	for {
 		code, n := leb128.Uint(b)
@@ -211,7 +221,7 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			return nil, errScan
 		}
 		b = b[n:]
-		p := parsed{code: code, decl: abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1}, start: len(specs)}
+		p := parsedDecl{code: code, decl: abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1}, start: len(specs)}
 		b = b[1:]
 		for {
 			attr, n := leb128.Uint(b)
@@ -227,8 +237,9 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			if attr == 0 && form == 0 {
 				break
 			}
+			var implicit int64
 			if form == fImplicitConst {
-				if _, n = leb128.Int(b); n <= 0 {
+				if implicit, n = leb128.Int(b); n <= 0 {
 					return nil, errScan
 				}
 				b = b[n:]
@@ -240,17 +251,18 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			if dwarf.Attr(attr) == dwarf.AttrName {
 				p.decl.name = len(specs) - p.start
 			}
-			specs = append(specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size})
+			specs = append(specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size, implicit: implicit})
 		}
 		p.end = len(specs)
 		decls = append(decls, p)
 	}
 	t := &abbrevTable{}
+	own := append([]attrSpec(nil), specs...)
 	all := make([]abbrevDecl, len(decls))
 	for i := range decls {
 		d := &all[i]
 		*d = decls[i].decl
-		d.specs = specs[decls[i].start:decls[i].end:decls[i].end]
+		d.specs = own[decls[i].start:decls[i].end:decls[i].end]
 		for _, sp := range d.specs {
 			if sp.size < 0 {
 				d.fixed = -1
@@ -377,7 +389,7 @@ func (s *scan) header() (uint64, error) {
 // next returns the next DIE, ok false at the end of the section.
 func (s *scan) next() (d die, ok bool, err error) {
 	for s.pos >= s.u.end {
-		if s.pos >= len(s.info) {
+		if s.pos >= len(s.info) || (s.limit > 0 && s.pos >= s.limit) {
 			return die{}, false, nil
 		}
 		if err := s.unit(); err != nil {
@@ -555,10 +567,11 @@ func (s *scan) skip(pos int, sp attrSpec) (int, error) {
 	return pos + hdr + int(length), nil
 }
 
-// name is d's DW_AT_name when its form is one read without the unit DIE
-// (an inline string, or an offset into .debug_str or .debug_line_str);
-// ok is false for other forms and for no name.
-func (s *scan) name(d die, str, lineStr []byte) (name string, ok bool) {
+// name is d's DW_AT_name when its form is one the scan reads (an inline
+// string, an offset into .debug_str or .debug_line_str, an index into
+// .debug_str_offsets when ss has the unit's base); ok is false for other
+// forms and for no name.
+func (s *scan) name(d die, ss *strSections) (name string, ok bool) {
 	if d.decl == nil || d.decl.name < 0 {
 		return "", false
 	}
@@ -569,38 +582,8 @@ func (s *scan) name(d die, str, lineStr []byte) (name string, ok bool) {
 			return "", false
 		}
 	}
-	sp := d.decl.specs[d.decl.name]
-	var sec []byte
-	var off uint64
-	switch sp.form {
-	case fString:
-		sec, off = s.info[:s.u.end], uint64(pos)
-	case fStrp, fLineStrp:
-		if pos+s.u.offSize > s.u.end {
-			return "", false
-		}
-		if s.u.offSize == 8 {
-			off = s.order.Uint64(s.info[pos:])
-		} else {
-			off = uint64(s.order.Uint32(s.info[pos:]))
-		}
-		sec = str
-		if sp.form == fLineStrp {
-			sec = lineStr
-		}
-	default:
-		return "", false
-	}
-	if off >= uint64(len(sec)) {
-		return "", false
-	}
-	b := sec[off:]
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i]), true
-		}
-	}
-	return "", false
+	b, _, ok := s.strBytes(pos, d.decl.specs[d.decl.name], ss)
+	return string(b), ok
 }
 
 // walk says which DIEs a walk over .debug_info reads attributes of.
@@ -630,8 +613,7 @@ type dieEntries struct {
 	last     die
 	scratchE dwarf.Entry
 	field    [1]dwarf.Field
-	str      []byte
-	lineStr  []byte
+	strs     *strSections
 }
 
 // dieEntries starts a walk of kind w, over debug/dwarf's Reader when the
@@ -646,7 +628,7 @@ func (f *File) dieEntries(w walk) *dieEntries {
 		return de
 	}
 	de.r = f.Data.Reader()
-	de.str, de.lineStr = f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
+	de.strs = f.strSections()
 	return de
 }
 
@@ -678,11 +660,18 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 		named = de.w == typeWalk && isTypeTag(d.tag)
 	}
 	if full {
-		return de.full(d)
+		e, err := de.full(d)
+		if err == nil && (d.tag == dwarf.TagCompileUnit || d.tag == dwarf.TagPartialUnit) {
+			de.strs.base = -1 // the unit's names index .debug_str_offsets from here
+			if base, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+				de.strs.base = base
+			}
+		}
+		return e, err
 	}
 	de.scratchE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children}
 	if named && d.decl.name >= 0 {
-		name, ok := de.sc.name(d, de.str, de.lineStr)
+		name, ok := de.sc.name(d, de.strs)
 		if !ok {
 			return de.full(d)
 		}

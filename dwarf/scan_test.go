@@ -11,14 +11,16 @@ import (
 
 // scanInputs are binaries of every producer the project reads, with the
 // fewest DIEs each has: GCC's DWARF 5 (C, C++ -O2, glibc and libstdc++
-// in separate or complete debug files), GCC's DWARF 2, Go's, rustc's and
-// Zig's (LLVM, DWARF 4).
+// in separate or complete debug files), GCC's DWARF 2, clang's DWARF 5
+// (names through .debug_str_offsets), Go's, rustc's and Zig's (LLVM,
+// DWARF 4).
 var scanInputs = []struct {
 	name string
 	path func(t *testing.T) string
 	min  int
 }{
 	{"c-layouts-dwarf2", func(t *testing.T) string { return testutil.Fixture(t, "c-layouts-dwarf2").Path }, 100},
+	{"c-layouts-clang", clangLayouts, 100},
 	{"cpp-real", func(t *testing.T) string { return testutil.Fixture(t, "cpp-real").Path }, 50000},
 	{"go-cmd", func(t *testing.T) string { return testutil.Fixture(t, "go-cmd").Path }, 100000},
 	{"rust-real", func(t *testing.T) string { return testutil.Fixture(t, "rust-real").Path }, 10000},
@@ -50,7 +52,7 @@ func TestScanAgreesWithReader(t *testing.T) {
 		if sc == nil {
 			t.Fatal("no scan: the sections' bytes are not kept")
 		}
-		strs, lineStrs := f.Debug.DWARFSection(".debug_str"), f.Debug.DWARFSection(".debug_line_str")
+		ss := f.strSections()
 		r := f.Data.Reader()
 		n, names := 0, 0
 		for {
@@ -72,7 +74,13 @@ func TestScanAgreesWithReader(t *testing.T) {
 			if d.tag != e.Tag || (e.Tag != 0 && (d.off != e.Offset || d.children != e.Children)) {
 				t.Fatalf("DIE %d: scan %#x %v children %v, Reader %#x %v children %v", n, d.off, d.tag, d.children, e.Offset, e.Tag, e.Children)
 			}
-			if name, ok := sc.name(d, strs, lineStrs); ok {
+			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				ss.base = -1
+				if base, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+					ss.base = base
+				}
+			}
+			if name, ok := sc.name(d, ss); ok {
 				names++
 				if want := str(e, dwarf.AttrName); name != want {
 					t.Fatalf("DIE %#x: scan's name %q, Reader's %q", d.off, name, want)
@@ -151,38 +159,53 @@ func describe(fn *types.Func) string {
 // entry equal field for field.
 func TestScanIndexEqualsReaderIndex(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
-		lazy, err := f.indexWith(f.dieEntries(typeWalk))
-		if err != nil {
-			t.Fatal(err)
-		}
-		eager, err := f.indexWith(f.dieEntries(readerWalk))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if lazy.nodes.size() != eager.nodes.size() || len(lazy.named) != len(eager.named) || len(lazy.units) != len(eager.units) {
-			t.Fatalf("scan: %d nodes, %d named, %d units; Reader: %d, %d, %d", lazy.nodes.size(), len(lazy.named), len(lazy.units),
-				eager.nodes.size(), len(eager.named), len(eager.units))
-		}
-		n := 0
-		eager.nodes.each(func(off dwarf.Offset, want *node) {
-			got := lazy.nodes.get(off)
-			if got == nil {
-				t.Fatalf("node %#x missing from the scan's index", off)
-			}
-			if d := nodeDiff(got, want); d != "" {
-				t.Fatalf("node %#x: %s", off, d)
-			}
-			n++
-		})
-		for i := range eager.named {
-			if lazy.named[i].off != eager.named[i].off {
-				t.Fatalf("named[%d]: %#x, want %#x", i, lazy.named[i].off, eager.named[i].off)
-			}
-		}
-		if n < min/10 {
-			t.Errorf("%d nodes compared, want at least %d", n, min/10)
-		}
+		lazy, eager := bothIndexes(t, f)
+		sameIndex(t, lazy, eager, min)
 	})
+}
+
+// bothIndexes builds f's type index over a scan and over debug/dwarf's
+// Reader.
+func bothIndexes(t *testing.T, f *File) (lazy, eager *index) {
+	t.Helper()
+	lazy, err := f.indexWith(f.dieEntries(typeWalk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eager, err = f.indexWith(f.dieEntries(readerWalk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lazy, eager
+}
+
+// sameIndex checks that lazy, an index built over a scan, is eager, the
+// index built over debug/dwarf's Reader, comparing at least min/10 nodes.
+func sameIndex(t *testing.T, lazy, eager *index, min int) {
+	t.Helper()
+	if lazy.nodes.size() != eager.nodes.size() || len(lazy.named) != len(eager.named) || len(lazy.units) != len(eager.units) {
+		t.Fatalf("scan: %d nodes, %d named, %d units; Reader: %d, %d, %d", lazy.nodes.size(), len(lazy.named), len(lazy.units),
+			eager.nodes.size(), len(eager.named), len(eager.units))
+	}
+	n := 0
+	eager.nodes.each(func(off dwarf.Offset, want *node) {
+		got := lazy.nodes.get(off)
+		if got == nil {
+			t.Fatalf("node %#x missing from the scan's index", off)
+		}
+		if d := nodeDiff(got, want); d != "" {
+			t.Fatalf("node %#x: %s", off, d)
+		}
+		n++
+	})
+	for i := range eager.named {
+		if lazy.named[i].off != eager.named[i].off {
+			t.Fatalf("named[%d]: %#x, want %#x", i, lazy.named[i].off, eager.named[i].off)
+		}
+	}
+	if n < min/10 {
+		t.Errorf("%d nodes compared, want at least %d", n, min/10)
+	}
 }
 
 func nodeDiff(got, want *node) string {

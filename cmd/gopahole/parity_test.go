@@ -124,3 +124,32 @@ func TestLookupParity(t *testing.T) {
 		}
 	}
 }
+
+// TestPaholeParityGlibcLookups: -C of a sample of glibc's structs (link_map
+// in the first unit, which a lookup reads alone, and others in later units)
+// prints what pahole -C prints.
+func TestPaholeParityGlibcLookups(t *testing.T) {
+	debug := testutil.DebugFile(testutil.RealBinary(t, "libc"))
+	dump := paholeOut(t, debug)
+	names := []string{"link_map"}
+	for _, line := range strings.Split(dump, "\n") {
+		if name, ok := strings.CutPrefix(line, "struct "); ok && strings.HasSuffix(name, " {") && len(names) < 400 {
+			names = append(names, strings.TrimSuffix(name, " {"))
+		}
+	}
+	if len(names) < 100 {
+		t.Fatalf("%d structs in pahole's dump, want 100", len(names))
+	}
+	n := 0
+	for i := 0; i < len(names); i += 25 {
+		want := paholeOut(t, "-C", names[i], debug)
+		code, got, errs := run("-C", names[i], debug)
+		if code != 0 || got != want {
+			t.Errorf("-C %s: exit %d %s\ngopahole:\n%s\npahole:\n%s", names[i], code, errs, got, want)
+		}
+		n++
+	}
+	if n < 10 {
+		t.Errorf("%d lookups compared, want 10", n)
+	}
+}

@@ -39,6 +39,9 @@ type File struct {
 	// raw are the DWARF sections as DWARF read them (decompressed), when
 	// no relocation applied to them (see DWARFSection).
 	raw map[string][]byte
+	// lazy are the sections read through LazySection.
+	lazyMu sync.Mutex
+	lazy   map[string]*Lazy
 }
 
 // DWARFSection returns the contents of a DWARF section (".debug_info",
@@ -204,7 +207,7 @@ func (f *File) dwarfParallel() (*dwarf.Data, error) {
 					errs[i] = fmt.Errorf("%v", p)
 				}
 			}()
-			data[i], errs[i] = s.Data()
+			data[i], errs[i] = f.sectionBytes(name)
 		}()
 	}
 	wg.Wait()
@@ -213,6 +216,27 @@ func (f *File) dwarfParallel() (*dwarf.Data, error) {
 			return nil, fmt.Errorf("section %s: %v", dwarfSections[i], err)
 		}
 	}
+	d, err := f.newDWARF(data)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range f.Sections {
+		if s.Name == ".debug_types" && s.Type != elf.SHT_NOBITS {
+			b, err := s.Data()
+			if err != nil {
+				return nil, fmt.Errorf("section %s: %v", s.Name, err)
+			}
+			if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return d, nil
+}
+
+// newDWARF makes the DWARF data of the sections read (in the order of
+// dwarfSections), and keeps them for DWARFSection and DebugLine.
+func (f *File) newDWARF(data [][]byte) (*dwarf.Data, error) {
 	f.debugLine = data[2]
 	f.raw = map[string][]byte{}
 	for i, name := range dwarfSections {
@@ -227,17 +251,6 @@ func (f *File) dwarfParallel() (*dwarf.Data, error) {
 	for i := 5; i < len(dwarfSections); i++ {
 		if data[i] != nil {
 			if err := d.AddSection(dwarfSections[i], data[i]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for i, s := range f.Sections {
-		if s.Name == ".debug_types" && s.Type != elf.SHT_NOBITS {
-			b, err := s.Data()
-			if err != nil {
-				return nil, fmt.Errorf("section %s: %v", s.Name, err)
-			}
-			if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
 				return nil, err
 			}
 		}

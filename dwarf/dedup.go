@@ -1,0 +1,380 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+
+	"github.com/binscope/binscope/internal/leb128"
+)
+
+// keyAttrs are the attributes of a DIE a dedup key says, as debug/dwarf
+// decodes them (int64, bool, string, []byte, dwarf.Offset, or nil when
+// absent).
+type keyAttrs struct {
+	tag                                   dwarf.Tag
+	name                                  []byte
+	size, decl, typ, loc, dbo, bo, cvalue any
+}
+
+// dedupKey appends to b a description of the named type n by what its
+// definition says, without converting it: tag, qualified name, size, and
+// each part's tag, name and position. Identical keys in different compile
+// units are one type. Most named types of a C program are defined again in
+// every unit that includes their header, so the attributes come from the
+// DIEs' bytes where the index was built over a scan (rawAttrs), and only
+// otherwise from debug/dwarf: both give the same values, so the same key.
+func (c *converter) dedupKey(b []byte, n *node) []byte {
+	var a keyAttrs
+	c.keyAttrs(n, &a)
+	b = strconv.AppendInt(b, int64(a.tag), 10)
+	b = append(b, '|')
+	b = append(b, n.scope...)
+	b = append(b, a.name...)
+	b = append(b, '|')
+	b = appendVal(b, a.size)
+	b = append(b, '|')
+	b = appendVal(b, a.decl)
+	if a.tag == dwarf.TagTypedef {
+		if off, ok := a.typ.(dwarf.Offset); ok {
+			if t := c.ix.nodes.get(off); t != nil {
+				var ta keyAttrs
+				c.keyAttrs(t, &ta)
+				b = append(b, '|')
+				b = strconv.AppendInt(b, int64(ta.tag), 10)
+				b = append(b, '|')
+				b = append(b, ta.name...)
+				b = append(b, '|')
+				b = appendVal(b, ta.size)
+				if len(ta.name) == 0 {
+					// typedef struct { ... } name: the body tells apart.
+					b = append(b, '{')
+					b = c.dedupKey(b, t)
+					b = append(b, '}')
+				}
+			}
+		}
+		return b
+	}
+	for _, k := range n.kids {
+		var ka keyAttrs
+		c.keyAttrs(k, &ka)
+		b = append(b, ';')
+		b = strconv.AppendInt(b, int64(ka.tag), 10)
+		b = append(b, ',')
+		b = append(b, ka.name...)
+		for _, v := range [...]any{ka.loc, ka.dbo, ka.bo, ka.cvalue} {
+			b = append(b, ',')
+			b = appendVal(b, v)
+		}
+	}
+	return b
+}
+
+// appendVal appends v as fmt's %v prints it.
+func appendVal(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "<nil>"...)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case bool:
+		return strconv.AppendBool(b, v)
+	case string:
+		return append(b, v...)
+	case []byte:
+		b = append(b, '[')
+		for i, x := range v {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			b = strconv.AppendUint(b, uint64(x), 10)
+		}
+		return append(b, ']')
+	}
+	return fmt.Appendf(b, "%v", v)
+}
+
+// keyAttrs reads n's key attributes: from its bytes, else through
+// debug/dwarf.
+func (c *converter) keyAttrs(n *node, a *keyAttrs) {
+	if c.rawAttrs(n, a) {
+		return
+	}
+	e := n.entry()
+	*a = keyAttrs{
+		tag: e.Tag, name: []byte(str(e, dwarf.AttrName)), size: e.Val(dwarf.AttrByteSize), decl: e.Val(dwarf.AttrDeclaration),
+		typ: e.Val(dwarf.AttrType), loc: e.Val(dwarf.AttrDataMemberLoc), dbo: e.Val(dwarf.AttrDataBitOffset),
+		bo: e.Val(dwarf.AttrBitOffset), cvalue: e.Val(dwarf.AttrConstValue),
+	}
+}
+
+// rawAttrs reads n's key attributes from the DIE's bytes, decoding each
+// value as debug/dwarf does; false when the index was not built over a
+// scan, or a form is one it leaves to debug/dwarf (string indexes,
+// indirect forms) or a value is malformed.
+func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
+	if n.unit < 0 || int(n.unit) >= len(c.ix.units) || n.ent != nil {
+		return false
+	}
+	hdr := &c.ix.units[n.unit].hdr
+	if hdr.table == nil {
+		return false
+	}
+	if c.keyScan == nil {
+		if c.keyScan = c.f.newScan(); c.keyScan == nil {
+			return false
+		}
+		c.strs = c.f.strSections()
+	}
+	sc := c.keyScan
+	sc.u = *hdr
+	c.strs.base = -1
+	if base, ok := c.ix.units[n.unit].entry.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+		c.strs.base = base
+	}
+	pos := int(n.off)
+	if pos < hdr.start || pos >= hdr.end || hdr.end > len(sc.info) {
+		return false
+	}
+	code, k := leb128.Uint(sc.info[pos:hdr.end])
+	if k <= 0 {
+		return false
+	}
+	d := hdr.table.get(code)
+	if d == nil || d.tag != n.tag {
+		return false
+	}
+	pos += k
+	*a = keyAttrs{tag: d.tag}
+	named := false
+	for _, sp := range d.specs {
+		var dst *any
+		switch sp.attr {
+		case dwarf.AttrName:
+			if !named {
+				var ok bool
+				if a.name, pos, ok = sc.strBytes(pos, sp, c.strs); !ok {
+					return false
+				}
+				named = true
+				continue
+			}
+		case dwarf.AttrByteSize:
+			dst = &a.size
+		case dwarf.AttrDeclaration:
+			dst = &a.decl
+		case dwarf.AttrType:
+			dst = &a.typ
+		case dwarf.AttrDataMemberLoc:
+			dst = &a.loc
+		case dwarf.AttrDataBitOffset:
+			dst = &a.dbo
+		case dwarf.AttrBitOffset:
+			dst = &a.bo
+		case dwarf.AttrConstValue:
+			dst = &a.cvalue
+		}
+		var err error
+		if dst == nil || *dst != nil {
+			if pos, err = sc.skip(pos, sp); err != nil {
+				return false
+			}
+			continue
+		}
+		var ok bool
+		if *dst, pos, ok = sc.value(pos, sp, c.strs); !ok {
+			return false
+		}
+	}
+	return pos <= hdr.end
+}
+
+// value decodes the attribute value at pos as debug/dwarf does; ok is
+// false for a form it leaves to debug/dwarf or a malformed value.
+func (s *scan) value(pos int, sp attrSpec, ss *strSections) (v any, next int, ok bool) {
+	if pos > s.u.end {
+		return nil, 0, false
+	}
+	b := s.info[pos:s.u.end]
+	fixed := func(n int) (uint64, bool) {
+		if len(b) < n {
+			return 0, false
+		}
+		switch n {
+		case 1:
+			return uint64(b[0]), true
+		case 2:
+			return uint64(s.order.Uint16(b)), true
+		case 4:
+			return uint64(s.order.Uint32(b)), true
+		}
+		return s.order.Uint64(b), true
+	}
+	num := func(n int, wrap func(uint64) any) (any, int, bool) {
+		x, ok := fixed(n)
+		if !ok {
+			return nil, 0, false
+		}
+		return wrap(x), pos + n, true
+	}
+	asInt := func(x uint64) any { return int64(x) }
+	ref := func(x uint64) any { return dwarf.Offset(uint64(s.u.start) + x) }
+	switch sp.form {
+	case fData1:
+		return num(1, asInt)
+	case fData2:
+		return num(2, asInt)
+	case fData4:
+		return num(4, asInt)
+	case fData8:
+		return num(8, asInt)
+	case fSdata:
+		x, n := leb128.Int(b)
+		return x, pos + n, n > 0
+	case fUdata:
+		x, n := leb128.Uint(b)
+		return int64(x), pos + n, n > 0
+	case fImplicitConst:
+		return sp.implicit, pos, true
+	case fFlag:
+		return num(1, func(x uint64) any { return x == 1 })
+	case fFlagPresent:
+		return true, pos, true
+	case fRef1:
+		return num(1, ref)
+	case fRef2:
+		return num(2, ref)
+	case fRef4:
+		return num(4, ref)
+	case fRef8:
+		return num(8, ref)
+	case fRefAddr:
+		n := s.u.offSize
+		if s.u.version == 2 {
+			n = s.u.addrSize
+		}
+		return num(n, func(x uint64) any { return dwarf.Offset(x) })
+	case fRefUdata:
+		x, n := leb128.Uint(b)
+		return ref(x), pos + n, n > 0
+	case fString, fStrp, fLineStrp, fStrx, fStrx1, fStrx2, fStrx3, fStrx4:
+		x, next, ok := s.strBytes(pos, sp, ss)
+		return string(x), next, ok
+	case fBlock1, fBlock2, fBlock4, fBlock, fExprloc, fData16:
+		end, err := s.skip(pos, sp)
+		if err != nil {
+			return nil, 0, false
+		}
+		hdr := 0
+		if sp.form != fData16 {
+			_, hdr = s.blockLen(b, sp.form)
+		}
+		return b[hdr : end-pos : end-pos], end, true
+	}
+	return nil, 0, false
+}
+
+// strSections are the sections string forms point into, and the string
+// offsets base of the unit being read (-1 when it has none).
+type strSections struct {
+	str, lineStr, offsets []byte
+	base                  int64
+}
+
+func (f *File) strSections() *strSections {
+	d := f.Debug
+	return &strSections{str: d.DWARFSection(".debug_str"), lineStr: d.DWARFSection(".debug_line_str"),
+		offsets: d.DWARFSection(".debug_str_offsets"), base: -1}
+}
+
+// strBytes reads a string attribute's bytes at pos: inline, in .debug_str
+// or .debug_line_str, or through .debug_str_offsets (DW_FORM_strx*).
+func (s *scan) strBytes(pos int, sp attrSpec, ss *strSections) (v []byte, next int, ok bool) {
+	if pos > s.u.end {
+		return nil, 0, false
+	}
+	b := s.info[pos:s.u.end]
+	sec, off := b, uint64(0)
+	word := func(b []byte, size int) (uint64, bool) {
+		switch {
+		case len(b) < size:
+			return 0, false
+		case size == 8:
+			return s.order.Uint64(b), true
+		case size == 4:
+			return uint64(s.order.Uint32(b)), true
+		case size == 3 && s.order == binary.LittleEndian:
+			return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16, true
+		case size == 3:
+			return uint64(b[2]) | uint64(b[1])<<8 | uint64(b[0])<<16, true
+		case size == 2:
+			return uint64(s.order.Uint16(b)), true
+		}
+		return uint64(b[0]), true
+	}
+	switch sp.form {
+	case fString:
+	case fStrp, fLineStrp:
+		if off, ok = word(b, s.u.offSize); !ok {
+			return nil, 0, false
+		}
+		sec = ss.str
+		if sp.form == fLineStrp {
+			sec = ss.lineStr
+		}
+		next = pos + s.u.offSize
+	case fStrx, fStrx1, fStrx2, fStrx3, fStrx4:
+		var i uint64
+		if sp.form == fStrx {
+			var n int
+			if i, n = leb128.Uint(b); n <= 0 {
+				return nil, 0, false
+			}
+			next = pos + n
+		} else {
+			if i, ok = word(b, sp.size); !ok {
+				return nil, 0, false
+			}
+			next = pos + sp.size
+		}
+		at := uint64(ss.base) + i*uint64(s.u.offSize)
+		if ss.base < 0 || i > uint64(len(ss.offsets)) || at+uint64(s.u.offSize) > uint64(len(ss.offsets)) {
+			return nil, 0, false
+		}
+		if off, ok = word(ss.offsets[at:], s.u.offSize); !ok {
+			return nil, 0, false
+		}
+		sec = ss.str
+	default:
+		return nil, 0, false
+	}
+	if off >= uint64(len(sec)) {
+		return nil, 0, false
+	}
+	for i, c := range sec[off:] {
+		if c == 0 {
+			if sp.form == fString {
+				next = pos + i + 1
+			}
+			return sec[off : off+uint64(i)], next, true
+		}
+	}
+	return nil, 0, false
+}
+
+// blockLen is the length of a block form's value and the size of the
+// length before it.
+func (s *scan) blockLen(b []byte, form uint64) (uint64, int) {
+	switch form {
+	case fBlock1:
+		return uint64(b[0]), 1
+	case fBlock2:
+		return uint64(s.order.Uint16(b)), 2
+	case fBlock4:
+		return uint64(s.order.Uint32(b)), 4
+	}
+	x, n := leb128.Uint(b)
+	return x, n
+}

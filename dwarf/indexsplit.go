@@ -1,0 +1,73 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"runtime"
+	"sync"
+)
+
+// minSplit is the size of .debug_info below which the index is built on
+// one core: starting a second costs more than it saves.
+const minSplit = 1 << 20
+
+// indexSplit builds the index over a scan on two cores: the units of the
+// first half of .debug_info on one, those of the second on the other, the
+// halves then joined in DIE order, as one pass would have built it.
+func (f *File) indexSplit() (*index, error) {
+	sc := f.newScan()
+	if sc == nil || runtime.GOMAXPROCS(0) < 2 || len(sc.info) < minSplit {
+		return f.indexWith(f.dieEntries(typeWalk))
+	}
+	split := 0 // the first unit starting in the second half
+	for sc.pos < len(sc.info) && sc.pos < len(sc.info)/2 {
+		if _, err := sc.header(); err != nil {
+			return nil, errScan
+		}
+		sc.skipUnit()
+		split = sc.pos
+	}
+	if split == 0 || split >= len(sc.info) {
+		return f.indexWith(f.dieEntries(typeWalk))
+	}
+	first, second := f.dieEntries(typeWalk), f.dieEntries(typeWalk)
+	first.sc.limit = split
+	second.sc.pos = split
+	var ix [2]*index
+	var errs [2]error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() {
+			if p := recover(); p != nil {
+				errs[1] = f.decodeError(0, "%v", p)
+			}
+		}()
+		ix[1], errs[1] = f.indexWith(second)
+	}()
+	ix[0], errs[0] = f.indexWith(first)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return joinIndex(ix[0], ix[1]), nil
+}
+
+// joinIndex appends b, the index of the units after a's, to a.
+func joinIndex(a, b *index) *index {
+	base := int32(len(a.units))
+	b.nodes.each(func(_ dwarf.Offset, n *node) { n.unit += base })
+	a.units = append(a.units, b.units...)
+	a.named = append(a.named, b.named...)
+	a.nodes.offs = append(a.nodes.offs, b.nodes.offs...)
+	a.nodes.list = append(a.nodes.list, b.nodes.list...)
+	for off, n := range b.nodes.extra {
+		if a.nodes.extra == nil {
+			a.nodes.extra = map[dwarf.Offset]*node{}
+		}
+		a.nodes.extra[off] = n
+	}
+	return a
+}

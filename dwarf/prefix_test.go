@@ -1,0 +1,210 @@
+package dwarf
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/types"
+)
+
+// TestSplitIndexEqualsReaderIndex: the type index built on two cores
+// (each half of the units on one, joined) is the index built in one pass
+// over debug/dwarf's Reader. glibc, libstdc++ and cmd/go are large enough
+// to be split; the small inputs take one pass.
+func TestSplitIndexEqualsReaderIndex(t *testing.T) {
+	eachScanInput(t, func(t *testing.T, f *File, min int) {
+		split, err := f.indexSplit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		eager, err := f.indexWith(f.dieEntries(readerWalk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameIndex(t, split, eager, min)
+	})
+}
+
+// TestRawKeysEqualDecoded: each named type's dedup key read from the DIEs'
+// bytes (rawAttrs) is the key of the same DIEs decoded by debug/dwarf.
+func TestRawKeysEqualDecoded(t *testing.T) {
+	eachScanInput(t, func(t *testing.T, f *File, min int) {
+		lazy, eager := bothIndexes(t, f)
+		raw, decoded := newConverter(f, lazy), newConverter(f, eager)
+		n, fromBytes := 0, 0
+		for i, ln := range lazy.named {
+			var a keyAttrs
+			if raw.rawAttrs(ln, &a) {
+				fromBytes++
+			}
+			got := string(raw.dedupKey(nil, ln))
+			want := string(decoded.dedupKey(nil, eager.named[i]))
+			if got != want {
+				t.Fatalf("named %#x: key from the bytes\n%s\nfrom debug/dwarf\n%s", ln.off, got, want)
+			}
+			n++
+		}
+		if n < min/100 || fromBytes < n/2 {
+			t.Errorf("%d keys compared, %d read from the bytes: want at least %d, half of them from the bytes", n, fromBytes, min/100)
+		}
+	})
+}
+
+// TestLookupStopsEarly: -C link_map on glibc's debug file (zlib-compressed
+// sections; link_map is defined in the first unit) inflates only the start
+// of .debug_info and gives the types the full read gives, as gopahole
+// prints them. Every name of a sample, some defined in late units, does
+// too.
+func TestLookupStopsEarly(t *testing.T) {
+	path := testutil.DebugFile(testutil.RealBinary(t, "libc"))
+	full, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"link_map"}
+	step := max(len(full.Types())/40, 1)
+	for i, ty := range full.Types() {
+		if i%step == 0 && ty.TypeName() != "" {
+			names = append(names, ty.TypeName())
+		}
+	}
+	if len(names) < 20 {
+		t.Fatalf("%d names sampled, want 20", len(names))
+	}
+	early := 0
+	for _, name := range names {
+		ef, err := elfx.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec := ef.Section(".debug_info")
+		if sec == nil || sec.Flags&elf.SHF_COMPRESSED == 0 {
+			t.Fatalf("%s: .debug_info is not compressed", path)
+		}
+		spec, ok := namedPrefix(ef, ef, []string{name}, nil)
+		info, err := ef.LazySection(".debug_info")
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := info.Read()
+		ef.Close()
+		if !ok {
+			if name == "link_map" {
+				t.Fatalf("link_map: the lookup read the whole file")
+			}
+			continue
+		}
+		if read < info.Size() {
+			early++
+		}
+		if name == "link_map" && read > info.Size()/10 {
+			t.Errorf("link_map: %d of %d bytes of .debug_info inflated", read, info.Size())
+		}
+		want := readWhole(t, path, name)
+		got, w := printSpec(spec), printSpec(want)
+		if got != w || got == "" {
+			t.Errorf("%s: read in part\n%s\nread whole\n%s", name, got, w)
+		}
+		if name == "link_map" && (!strings.Contains(got, "declared at ") || strings.Contains(got, "declared at :")) {
+			t.Errorf("link_map: no declaring file:\n%s", got)
+		}
+	}
+	t.Logf("%d of %d lookups stopped early", early, len(names))
+	if early < len(names)/2 {
+		t.Errorf("%d of %d lookups stopped early", early, len(names))
+	}
+}
+
+// readWhole looks name up as LoadNamed did before reading in part: over
+// the whole of .debug_info.
+func readWhole(t *testing.T, path, name string) *types.Spec {
+	f, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spec, ok, err := f.typesNamed([]string{name})
+	if err != nil || !ok {
+		t.Fatalf("%s: the whole read cannot answer (%v)", name, err)
+	}
+	return spec
+}
+
+// printSpec lists the spec's types, each with its size, where it was
+// declared (the file from the unit's line program) and its members.
+func printSpec(s *types.Spec) string {
+	var b bytes.Buffer
+	for _, ty := range s.Types() {
+		fmt.Fprintf(&b, "%T %s", ty, ty.TypeName())
+		if td, ok := ty.(*types.Typedef); ok && td.Target != nil {
+			ty = td.Target
+			fmt.Fprintf(&b, " = %T %s", ty, ty.TypeName())
+		}
+		if st, ok := ty.(*types.Struct); ok {
+			fmt.Fprintf(&b, " %d bytes, declared at %s:%d", st.ByteSize, st.Decl.File, st.Decl.Line)
+			for _, m := range st.Members {
+				fmt.Fprintf(&b, " %s@%d:%s", m.Name, m.Offset, m.Type.TypeName())
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// clangLayouts builds the c-layouts fixture's source with clang's DWARF 5,
+// whose names are DW_FORM_strx1 (indexes into .debug_str_offsets), as
+// readelf says.
+func clangLayouts(t *testing.T) string {
+	if _, err := exec.LookPath("clang"); err != nil {
+		testutil.Skipf(t, "clang not installed: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "c-layouts-clang")
+	src := filepath.Join("..", "testdata", "fixtures", "c-layouts", "layouts.c")
+	if msg, err := exec.Command("clang", "-g", "-gdwarf-5", "-O0", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("clang: %v\n%s", err, msg)
+	}
+	abbrev, err := exec.Command("readelf", "--debug-dump=abbrev", out).Output()
+	if err != nil || !bytes.Contains(abbrev, []byte("DW_AT_name         DW_FORM_strx")) {
+		t.Fatalf("readelf finds no name by DW_FORM_strx in clang's output (%v):\n%.2000s", err, abbrev)
+	}
+	return out
+}
+
+// TestLookupClang: on clang's DWARF 5, every struct a lookup can find is
+// found reading the units in part, as the whole read finds it.
+func TestLookupClang(t *testing.T) {
+	path := clangLayouts(t)
+	full, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ty := range full.Types() {
+		if _, ok := ty.(*types.Struct); !ok || ty.TypeName() == "" {
+			continue
+		}
+		ef, err := elfx.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec, ok := namedPrefix(ef, ef, []string{ty.TypeName()}, nil)
+		ef.Close()
+		if !ok {
+			t.Fatalf("%s: the lookup read the whole file", ty.TypeName())
+		}
+		if got, want := printSpec(spec), printSpec(readWhole(t, path, ty.TypeName())); got != want || got == "" {
+			t.Errorf("%s: read in part\n%s\nread whole\n%s", ty.TypeName(), got, want)
+		}
+		n++
+	}
+	if n < 10 {
+		t.Errorf("%d structs looked up, want 10", n)
+	}
+}

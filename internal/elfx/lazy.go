@@ -1,0 +1,251 @@
+package elfx
+
+import (
+	"bufio"
+	"debug/dwarf"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/zlib"
+)
+
+// Lazy is a section's contents, read (and, for an SHF_COMPRESSED section,
+// inflated) from its start only as far as asked: a lookup that finds what
+// it wants in the first compile units of .debug_info leaves the rest of
+// the section unread. Inflating uses a faster inflater than debug/elf's
+// (about twice as fast on debug sections), for whole sections too.
+type Lazy struct {
+	mu   sync.Mutex
+	buf  []byte // the bytes read so far
+	size uint64 // the section's full (uncompressed) size
+	// prealloc is the buffer's first size (see prealloc).
+	prealloc uint64
+	r        io.Reader // what is left to read, nil once done
+	err      error
+}
+
+// ErrNoSection is returned by LazySection for a section the file lacks.
+var ErrNoSection = errors.New("no such section")
+
+// errOldCompression says debug/elf must read the section (zstd, or a
+// compression the project does not inflate itself).
+var errOldCompression = errors.New("compressed in a format left to debug/elf")
+
+// LazySection returns the section called name, read on demand; the same
+// *Lazy for every call, so bytes read once are read once. A compression
+// other than zlib (zstd) is read whole through debug/elf on first use.
+func (f *File) LazySection(name string) (*Lazy, error) {
+	l, err := f.lazySection(name)
+	if err != nil && err != ErrNoSection {
+		return nil, fmt.Errorf("%s: section %s: %v", f.Path, name, err)
+	}
+	return l, err
+}
+
+func (f *File) lazySection(name string) (*Lazy, error) {
+	f.lazyMu.Lock()
+	defer f.lazyMu.Unlock()
+	if l := f.lazy[name]; l != nil {
+		return l, nil
+	}
+	s := f.Section(name)
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return nil, ErrNoSection
+	}
+	l, err := f.newLazy(s)
+	if err != nil {
+		return nil, err
+	}
+	if f.lazy == nil {
+		f.lazy = map[string]*Lazy{}
+	}
+	f.lazy[name] = l
+	return l, nil
+}
+
+func (f *File) newLazy(s *elf.Section) (*Lazy, error) {
+	l := &Lazy{size: s.Size}
+	raw := io.NewSectionReader(f.r, int64(s.Offset), int64(s.FileSize))
+	if s.Flags&elf.SHF_COMPRESSED == 0 {
+		l.size, l.prealloc = s.FileSize, prealloc(s.FileSize, 0)
+		l.r = raw
+		return l, nil
+	}
+	typ, size, hdr, err := f.chdr(raw)
+	if err != nil {
+		return nil, err
+	}
+	l.size, l.prealloc = size, prealloc(size, s.FileSize)
+	if typ != elf.COMPRESS_ZLIB {
+		// debug/elf inflates what the project does not (zstd).
+		l.r = &deferred{s: s}
+		return l, nil
+	}
+	if _, err := raw.Seek(hdr, io.SeekStart); err != nil {
+		return nil, err
+	}
+	zr, err := zlib.NewReader(bufio.NewReaderSize(raw, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("zlib header: %v", err)
+	}
+	l.r = zr
+	return l, nil
+}
+
+// deferred reads a section through debug/elf when first read.
+type deferred struct {
+	s *elf.Section
+	r io.Reader
+}
+
+func (d *deferred) Read(p []byte) (int, error) {
+	if d.r == nil {
+		d.r = d.s.Open()
+	}
+	return d.r.Read(p)
+}
+
+// chdr reads the compression header of an SHF_COMPRESSED section: its
+// type, uncompressed size and own size.
+func (f *File) chdr(r io.ReaderAt) (typ elf.CompressionType, size uint64, hdr int64, err error) {
+	bo := f.ByteOrder
+	if f.Class == elf.ELFCLASS64 {
+		var b [24]byte
+		if _, err := r.ReadAt(b[:], 0); err != nil {
+			return 0, 0, 0, fmt.Errorf("compression header: %v", err)
+		}
+		return elf.CompressionType(bo.Uint32(b[0:])), bo.Uint64(b[8:]), 24, nil
+	}
+	var b [12]byte
+	if _, err := r.ReadAt(b[:], 0); err != nil {
+		return 0, 0, 0, fmt.Errorf("compression header: %v", err)
+	}
+	return elf.CompressionType(bo.Uint32(b[0:])), uint64(bo.Uint32(b[4:])), 12, nil
+}
+
+// Read is how many of the section's bytes were read (inflated) so far.
+func (l *Lazy) Read() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return uint64(len(l.buf))
+}
+
+// Size is the section's full (uncompressed) size.
+func (l *Lazy) Size() uint64 { return l.size }
+
+// prealloc is how much of an inflated section's buffer is allocated
+// before reading: the size its header says, up to 16 times the
+// compressed size and at least 16 MB (a corrupt header can claim any
+// size); larger sections grow as read.
+func prealloc(size, compressed uint64) uint64 {
+	return min(size, max(16*compressed, 16<<20))
+}
+
+// Prefix returns the section's first n bytes, or all of them when it is
+// shorter; an error says how far reading went (the caller names the
+// section). The slices returned share one buffer: a later call's result
+// extends an earlier one's.
+func (l *Lazy) Prefix(n uint64) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n > l.size {
+		n = l.size
+	}
+	for uint64(len(l.buf)) < n && l.err == nil {
+		if len(l.buf) == cap(l.buf) {
+			// Room for what is asked (a prefix needs little), doubling,
+			// but never more than the bytes read so far or prealloc
+			// (a corrupt header can claim any size).
+			c := uint64(cap(l.buf))
+			grow := min(max(c, 1<<20, n-c), max(c, l.prealloc), l.size-c)
+			l.buf = slices.Grow(l.buf, int(grow))
+		}
+		want := min(max(n-uint64(len(l.buf)), 256<<10), uint64(cap(l.buf)-len(l.buf)))
+		k, err := io.ReadFull(l.r, l.buf[len(l.buf):len(l.buf)+int(want)])
+		l.buf = l.buf[:len(l.buf)+k]
+		if err != nil {
+			l.err = fmt.Errorf("%d of %d bytes read: %v", len(l.buf), l.size, err)
+		}
+	}
+	if uint64(len(l.buf)) < n {
+		return nil, l.err
+	}
+	if uint64(len(l.buf)) == l.size {
+		l.r = nil
+	}
+	return l.buf[:n:n], nil
+}
+
+// All returns the whole section.
+func (l *Lazy) All() ([]byte, error) { return l.Prefix(l.size) }
+
+// sectionBytes reads a whole DWARF section for DWARF: through Lazy,
+// which inflates faster than debug/elf.
+func (f *File) sectionBytes(name string) ([]byte, error) {
+	l, err := f.lazySection(name)
+	if err != nil {
+		return nil, err
+	}
+	return l.All()
+}
+
+// DWARFPrefix returns DWARF data over the first info bytes of .debug_info
+// (whole compile units) and the first line bytes of .debug_line (the line
+// programs of those units), with the string and address sections whole,
+// leaving the rest of both sections unread; range and location lists are
+// left out (a type lookup reads neither). DWARFSection and DebugLine then
+// give those prefixes. A file that needs relocations or has .zdebug
+// sections or type units returns ok false: DWARF reads it.
+func (f *File) DWARFPrefix(info, line uint64) (d *dwarf.Data, ok bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			d, ok, err = nil, false, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+		}
+	}()
+	if !f.PrefixReadable() {
+		return nil, false, nil
+	}
+	get := func(name string, n uint64) ([]byte, error) {
+		l, err := f.lazySection(name)
+		if err == ErrNoSection {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: section %s: %v", f.Path, name, err)
+		}
+		b, err := l.Prefix(n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: section %s: %v", f.Path, name, err)
+		}
+		return b, nil
+	}
+	sizes := map[string]uint64{".debug_info": info, ".debug_line": line}
+	data := make([][]byte, len(dwarfSections))
+	for i, name := range dwarfSections {
+		if name == ".debug_ranges" || name == ".debug_rnglists" {
+			continue
+		}
+		n, ok := sizes[name]
+		if !ok {
+			n = 1<<64 - 1
+		}
+		if data[i], err = get(name, n); err != nil {
+			return nil, false, err
+		}
+	}
+	d, err = f.newDWARF(data)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: %v", f.Path, err)
+	}
+	return d, true, nil
+}
+
+// PrefixReadable reports whether DWARFPrefix can read the file: no
+// relocations to apply, no .zdebug sections, no type units.
+func (f *File) PrefixReadable() bool {
+	return f.Type != elf.ET_REL && f.Section(".zdebug_info") == nil && f.Section(".debug_types") == nil
+}
