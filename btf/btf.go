@@ -328,6 +328,7 @@ type converter struct {
 	// pending are the structs converted since the last inferAligns, each
 	// after the structs it holds by value.
 	pending []*types.Struct
+	align   types.Aligner
 }
 
 // inferAligns infers the alignment of the structs converted since its last
@@ -335,7 +336,10 @@ type converter struct {
 // only once types.Checker has accepted them.
 func (c *converter) inferAligns() {
 	for _, s := range c.pending {
-		inferAlign(s)
+		if inferAlign(s, &c.align) {
+			// What the aligner remembers may hold s's old alignment.
+			c.align = types.Aligner{}
+		}
 	}
 	c.pending = c.pending[:0]
 }
@@ -486,19 +490,19 @@ func intEncodingOf(name string, enc cbtf.IntEncoding) types.Encoding {
 // so a hole shorter than a cacheline caps the guess at 64; a longer one
 // allows up to a page (____cacheline_aligned vs __aligned(PAGE_SIZE)).
 // Packed structs (a member off its natural alignment) and unions are left
-// alone.
-func inferAlign(s *types.Struct) {
+// alone. It reports whether it set an alignment; al aligns the members.
+func inferAlign(s *types.Struct, al *types.Aligner) (changed bool) {
 	if s.Kind == types.KindUnion || len(s.Members) == 0 {
-		return
+		return false
 	}
 	var end types.Bits
 	natural, plain, forced := int64(1), int64(1), int64(0)
 	for i := range s.Members {
 		m := &s.Members[i]
-		a := types.Alignof(m.Type)
+		a := al.Alignof(m.Type)
 		size, err := types.Sizeof(m.Type)
 		if err != nil {
-			return
+			return changed
 		}
 		// A zero-size member (an empty struct, a flexible array) takes no
 		// room; the hole before it belongs to whatever follows.
@@ -511,16 +515,17 @@ func inferAlign(s *types.Struct) {
 			continue
 		}
 		if m.Offset%8 != 0 {
-			return
+			return changed
 		}
 		off := m.Offset.Bytes()
 		if off%a != 0 {
-			return // packed
+			return changed // packed
 		}
 		plain = max(plain, a)
 		if from := (int64(end) + 7) / 8; off > roundUp(from, a) {
 			if p := guessAlign(off, off-from); p > a {
 				m.Align = p
+				changed = true
 				forced = max(forced, p)
 				a = p
 			}
@@ -529,16 +534,19 @@ func inferAlign(s *types.Struct) {
 		end = max(end, m.Offset+types.Bits(size*8))
 	}
 	if natural > 1 && s.ByteSize%natural != 0 {
-		return // packed
+		return changed // packed
 	}
 	if forced > plain {
 		s.Align = forced
+		changed = true
 	}
 	if from := (int64(end) + 7) / 8; s.ByteSize > roundUp(from, natural) {
 		if p := guessAlign(s.ByteSize, s.ByteSize-from); p > natural {
 			s.Align = p
+			changed = true
 		}
 	}
+	return changed
 }
 
 // guessAlign is the largest power of two dividing off, at most a cacheline

@@ -89,3 +89,35 @@ func TestRawKinds(t *testing.T) {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestAlignerKernel: types.Aligner, which remembers the structs it
+// aligned, gives every type of the kernel's BTF and each of its members
+// the alignment types.Alignof computes afresh.
+func TestAlignerKernel(t *testing.T) {
+	if _, err := os.Stat(KernelBTF); err != nil {
+		testutil.Skipf(t, "no kernel BTF: %v", err)
+	}
+	spec, err := Load(KernelBTF, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var al types.Aligner
+	n := 0
+	check := func(ty types.Type) {
+		if got, want := al.Alignof(ty), types.Alignof(ty); got != want {
+			t.Fatalf("%s: Aligner %d, Alignof %d", types.TypeString(ty), got, want)
+		}
+		n++
+	}
+	for _, ty := range spec.Types() {
+		check(ty)
+		if s, ok := types.Resolve(ty).(*types.Struct); ok {
+			for _, m := range s.Members {
+				check(m.Type)
+			}
+		}
+	}
+	if n < 50000 {
+		t.Fatalf("compared %d alignments; want at least 50000", n)
+	}
+}

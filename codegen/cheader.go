@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -42,6 +43,7 @@ type header struct {
 	floats  map[string]string // opaqueFloat's definitions by name
 	asserts bool
 	err     error
+	align   types.Aligner
 }
 
 // WriteHeader writes a self-contained C header that defines roots and
@@ -102,10 +104,12 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(h.out.String())
-	fmt.Fprintf(&b, "#endif /* %s */\n", guard)
-	_, err := io.WriteString(w, b.String())
-	return spell, err
+	for _, part := range []string{b.String(), h.out.String(), "#endif /* " + guard + " */\n"} {
+		if _, err := io.WriteString(w, part); err != nil {
+			return spell, err
+		}
+	}
+	return spell, nil
 }
 
 var errDepth = errors.New("type graph too deep to emit (cycle?)")
@@ -320,11 +324,15 @@ func (h *header) structDef(s *types.Struct) {
 	var asserts []string
 	h.pads = newNamer()
 	body := h.body(s, "", "", &asserts)
-	fmt.Fprintf(&h.out, "%s %s %s;\n", kw(s), tag, body)
+	k := kw(s)
+	h.out.WriteString(k + " " + tag + " " + body + ";\n")
 	if h.asserts {
-		fmt.Fprintf(&h.out, "_Static_assert(sizeof(%s %s) == %d, \"%s: size\");\n", kw(s), tag, s.ByteSize, tag)
+		h.out.WriteString("_Static_assert(sizeof(" + k + " " + tag + ") == " + strconv.FormatInt(s.ByteSize, 10) + ", \"" + tag + ": size\");\n")
+		pre, post := "_Static_assert(__builtin_offsetof("+k+" "+tag+", ", ", \""+tag+": offset\");\n"
 		for _, a := range asserts {
-			fmt.Fprintf(&h.out, "_Static_assert(__builtin_offsetof(%s %s, %s, \"%s: offset\");\n", kw(s), tag, a, tag)
+			h.out.WriteString(pre)
+			h.out.WriteString(a)
+			h.out.WriteString(post)
 		}
 	}
 	h.out.WriteString("\n")
@@ -366,7 +374,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 	natural := !s.Packed
 	maxAlign := int64(1)
 	// The struct's alignment in C: the attributes below give it exactly.
-	realAlign := types.Alignof(s)
+	realAlign := h.align.Alignof(s)
 	if s.Align > realAlign {
 		realAlign = s.Align
 	}
@@ -394,7 +402,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			m.Type = expressible(m, members[i+1:], s.ByteSize)
 		}
 		size, _ := types.Sizeof(m.Type)
-		align := types.Alignof(m.Type)
+		align := h.align.Alignof(m.Type)
 		if m.Align > align {
 			align = m.Align
 		}
@@ -537,7 +545,7 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 		return
 	}
 	if name != "" {
-		*asserts = append(*asserts, fmt.Sprintf("%s%s) == %d", prefix, name, off.Bytes()))
+		*asserts = append(*asserts, prefix+name+") == "+strconv.FormatInt(off.Bytes(), 10))
 	}
 	s, ok := types.Unqualified(t).(*types.Struct)
 	if !ok || s.Name != "" || s.Variants != nil || !w.Enter(s) {

@@ -20,7 +20,7 @@ const maxSize = 1 << 40
 // layouts (members beyond the size, sums that do not add up) are not errors
 // but set Layout.Warning.
 func Analyze(s *types.Struct, opts *Options) (*Layout, error) {
-	var w types.Walk
+	var w walker
 	l, err := analyze(s, opts.cacheline(), &w)
 	if errors.Is(err, types.ErrCycle) {
 		return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, types.ErrCycle)
@@ -28,8 +28,15 @@ func Analyze(s *types.Struct, opts *Options) (*Layout, error) {
 	return l, err
 }
 
+// walker guards the recursion of analyze into anonymous members, and
+// remembers the alignments of the types it met.
+type walker struct {
+	types.Walk
+	align types.Aligner
+}
+
 // analyze analyses s; w guards the recursion into anonymous members.
-func analyze(s *types.Struct, cl int64, w *types.Walk) (*Layout, error) {
+func analyze(s *types.Struct, cl int64, w *walker) (*Layout, error) {
 	if s == nil {
 		return nil, errors.New("layout: nil struct")
 	}
@@ -49,7 +56,7 @@ func analyze(s *types.Struct, cl int64, w *types.Walk) (*Layout, error) {
 		Lang:          s.Lang,
 		Kind:          s.Kind,
 		Size:          s.ByteSize,
-		Align:         types.Alignof(s),
+		Align:         w.align.Alignof(s),
 		CachelineSize: cl,
 	}
 	if s.Lang == types.LangGo {
@@ -89,7 +96,7 @@ func analyze(s *types.Struct, cl int64, w *types.Walk) (*Layout, error) {
 
 // makeSlots returns slots for members, their offsets moved by base bits,
 // sorted into memory order.
-func makeSlots(members []types.Member, base types.Bits, cl int64, w *types.Walk) ([]Slot, error) {
+func makeSlots(members []types.Member, base types.Bits, cl int64, w *walker) ([]Slot, error) {
 	slots := make([]Slot, len(members))
 	for i := range members {
 		m := &members[i]
@@ -108,7 +115,7 @@ func makeSlots(members []types.Member, base types.Bits, cl int64, w *types.Walk)
 		}
 		sl.Align = m.Align
 		if sl.Align <= 0 {
-			sl.Align = types.Alignof(m.Type)
+			sl.Align = w.align.Alignof(m.Type)
 		}
 		if st, ok := types.Unqualified(m.Type).(*types.Struct); ok && !st.Incomplete {
 			if st.Name == "" {
@@ -314,7 +321,7 @@ func (l *Layout) coverage() {
 }
 
 // variants fills Tag and Variants of a Rust enum.
-func (l *Layout) variants(cl int64, w *types.Walk) error {
+func (l *Layout) variants(cl int64, w *walker) error {
 	vp := l.Type.Variants
 	if vp.Tag != nil {
 		tag, err := makeSlots([]types.Member{*vp.Tag}, 0, cl, w)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/binscope/binscope/types"
 )
@@ -14,8 +15,47 @@ func cHex(v int64, width int) string {
 	if v != 0 {
 		s = "0x" + strconv.FormatInt(v, 16)
 	}
-	return fmt.Sprintf("%*s", width, s)
+	return padLeft(s, width)
 }
+
+// padLeft is fmt's "%*s": s right-aligned in width runes, left-aligned in
+// -width when width is negative.
+func padLeft(s string, width int) string {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case width < 0 && -width > n:
+		return s + spaces(-width-n)
+	case width > n:
+		return spaces(width-n) + s
+	}
+	return s
+}
+
+// padRight is fmt's "%-*s": s left-aligned in |width| runes.
+func padRight(s string, width int) string {
+	if width < 0 {
+		width = -width
+	}
+	if n := utf8.RuneCountInString(s); width > n {
+		return s + spaces(width-n)
+	}
+	return s
+}
+
+// gap is fmt.Sprintf("%*s", width, " "): at least one space.
+func gap(width int) string { return spaces(max(width, -width, 1)) }
+
+const manySpaces = "                                                                                "
+
+func spaces(n int) string {
+	if n <= len(manySpaces) {
+		return manySpaces[:n]
+	}
+	return strings.Repeat(" ", n)
+}
+
+// padInt is fmt's "%*d".
+func padInt(v int64, width int) string { return padLeft(strconv.FormatInt(v, 10), width) }
 
 func plural(n int64) string {
 	if n != 1 {
@@ -123,7 +163,7 @@ func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *con
 				case types.KindClass:
 					kw = "class"
 				}
-				fmt.Fprintf(&b, "%s %-*s %s", kw, w, v.Name, name)
+				b.WriteString(kw + " " + padRight(v.Name, w) + " " + name)
 				return b.String()
 			}
 		case *types.Enum:
@@ -132,13 +172,13 @@ func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *con
 				return b.String()
 			}
 			if lang.CLike() {
-				fmt.Fprintf(&b, "enum %-*s %s", tc.typeSpacing-5, v.Name, name)
+				b.WriteString("enum " + padRight(v.Name, tc.typeSpacing-5) + " " + name)
 				return b.String()
 			}
 		}
 		break
 	}
-	fmt.Fprintf(&b, "%-*s %s", tc.typeSpacing, types.PaholeName(t, lang), name)
+	b.WriteString(padRight(types.PaholeName(t, lang), tc.typeSpacing) + " " + name)
 	return b.String()
 }
 
@@ -183,7 +223,7 @@ func (p *printer) array(a *types.Array, name string, c *conf) string {
 	single := c.lastMember && c.firstMember
 	for _, n := range dims {
 		if n != 0 || !c.lastMember || single || c.unionMember {
-			s += fmt.Sprintf("[%d]", n)
+			s += "[" + strconv.FormatInt(n, 10) + "]"
 		} else {
 			s += "[]"
 		}

@@ -3,6 +3,7 @@ package layout
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -76,7 +77,16 @@ func newPrinter(l *Layout, opts *PrintOptions) *printer {
 	return p
 }
 
-func tabs(n int) string { return strings.Repeat("\t", n) }
+const manyTabs = "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t"
+
+func tabs(n int) string {
+	if n >= 0 && n <= len(manyTabs) {
+		return manyTabs[:n]
+	}
+	return strings.Repeat("\t", n)
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // WriteText prints l as pahole prints a struct, union or class: members in
 // memory order with "/* offset size */" comments, holes, bit holes,
@@ -146,7 +156,7 @@ func (p *printer) num(v int64, width int) string {
 	if p.opts.Hex {
 		return cHex(v, width)
 	}
-	return fmt.Sprintf("%*d", width, v)
+	return padInt(v, width)
 }
 
 // cachelineMark prints pahole's boundary comment when offset is in a later
@@ -288,15 +298,15 @@ func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
 			tr.nrPaddings++
 			tr.sumPaddings += pos.TypePadding
 			nl()
-			fmt.Fprintf(b, "\n%s/* XXX last struct has %d byte%s of padding */", t, pos.TypePadding, plural(pos.TypePadding))
+			b.WriteString("\n" + t + "/* XXX last struct has " + itoa(pos.TypePadding) + " byte" + plural(pos.TypePadding) + " of padding */")
 		}
 		if pos.BitHole != 0 {
 			nl()
-			fmt.Fprintf(b, "\n%s/* XXX %d bit%s hole, try to pack */", t, pos.BitHole, plural(int64(pos.BitHole)))
+			b.WriteString("\n" + t + "/* XXX " + itoa(int64(pos.BitHole)) + " bit" + plural(int64(pos.BitHole)) + " hole, try to pack */")
 		}
 		if pos.Hole > 0 {
 			nl()
-			fmt.Fprintf(b, "\n%s/* XXX %d byte%s hole, try to pack */", t, pos.Hole, plural(pos.Hole))
+			b.WriteString("\n" + t + "/* XXX " + itoa(pos.Hole) + " byte" + plural(pos.Hole) + " hole, try to pack */")
 		}
 		b.WriteByte('\n')
 		if isCPPBase(l, m) {
@@ -395,12 +405,12 @@ func (p *printer) stats(b *strings.Builder, l *Layout, t string, base int64, tr 
 // statsLines returns the trailer's lines without comment markers; "" is
 // a blank line.
 func (p *printer) statsLines(l *Layout, base int64, tr trailer) []string {
-	out := []string{"", fmt.Sprintf("size: %d, cachelines: %d, members: %d", l.Size, l.Cachelines, l.memberCount())}
+	out := []string{"", "size: " + itoa(l.Size) + ", cachelines: " + itoa(l.Cachelines) + ", members: " + strconv.Itoa(l.memberCount())}
 	if l.SumHoles > 0 || l.SumBitHoles > 0 {
 		if l.SumMembers > 0 {
-			s := fmt.Sprintf("sum members: %d", l.SumMembers)
+			s := "sum members: " + itoa(l.SumMembers)
 			if l.SumHoles > 0 {
-				s += fmt.Sprintf(", holes: %d, sum holes: %d", len(l.Holes), l.SumHoles)
+				s += ", holes: " + strconv.Itoa(len(l.Holes)) + ", sum holes: " + itoa(l.SumHoles)
 			}
 			out = append(out, s)
 		}
@@ -415,7 +425,7 @@ func (p *printer) statsLines(l *Layout, base int64, tr trailer) []string {
 		}
 	}
 	if l.Padding > 0 {
-		out = append(out, fmt.Sprintf("padding: %d", l.Padding))
+		out = append(out, "padding: "+itoa(l.Padding))
 	}
 	if tr.nrPaddings > 0 {
 		out = append(out, fmt.Sprintf("paddings: %d, sum paddings: %d", tr.nrPaddings, tr.sumPaddings))
@@ -434,7 +444,7 @@ func (p *printer) statsLines(l *Layout, base int64, tr trailer) []string {
 		out = append(out, fmt.Sprintf("pointer bytes: %d", l.PointerBytes))
 	}
 	if last := (base + l.Size) % p.cl; last != 0 {
-		out = append(out, fmt.Sprintf("last cacheline: %d bytes", last))
+		out = append(out, "last cacheline: "+itoa(last)+" bytes")
 	}
 	if l.Warning != "" && l.memberCount() != 0 {
 		diff := types.Bits(l.Size*8) - (types.Bits((l.SumMembers+l.SumHoles+l.Padding)*8) + l.SumBits + l.SumBitHoles + l.BitPadding)
@@ -530,7 +540,7 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 		s.WriteString(p.typeDecl(m.Type, name, false, &sc))
 	}
 	if pos.IsBitfield() {
-		fmt.Fprintf(&s, ":%d", pos.BitSize)
+		s.WriteString(":" + strconv.FormatInt(int64(pos.BitSize), 10))
 	}
 	alignAttr := 0
 	if a := explicitAlign(l, m); a != 0 {
@@ -548,25 +558,26 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 		if st, ok := m.Type.(*types.Struct); ok && st.Kind != types.KindUnion && pos.Inner != nil && pos.Inner.Packed {
 			slen += len("__attribute__((__packed__))") + 1
 		}
-		fmt.Fprintf(&s, "%*s/* %s", sc.typeSpacing+sc.nameSpacing-slen-3, " ", p.num(offset, 5))
+		s.WriteString(gap(sc.typeSpacing + sc.nameSpacing - slen - 3))
 	} else {
 		spacing := sc.typeSpacing + sc.nameSpacing - s.Len()
 		if base {
 			s.WriteString(" */")
 			spacing -= 3
 		}
-		fmt.Fprintf(&s, "%*s/* %s", max(spacing, 0), " ", p.num(offset, 5))
+		s.WriteString(gap(max(spacing, 0)))
 	}
+	s.WriteString("/* " + p.num(offset, 5))
 	if pos.IsBitfield() {
 		bo := int64(pos.BitOffset) - pos.UnitOffset*8
 		if p.opts.Hex {
-			fmt.Fprintf(&s, ":%s", cHex(bo, 2))
+			s.WriteString(":" + cHex(bo, 2))
 		} else {
-			fmt.Fprintf(&s, ":%2d", bo)
+			s.WriteString(":" + padInt(bo, 2))
 		}
 		sizeSpacing -= 3
 	}
-	fmt.Fprintf(&s, " %s */", p.num(pos.Size, sizeSpacing))
+	s.WriteString(" " + p.num(pos.Size, sizeSpacing) + " */")
 	b.WriteString(s.String())
 }
 
