@@ -336,8 +336,10 @@ type converter struct {
 // only once types.Checker has accepted them.
 func (c *converter) inferAligns() {
 	for _, s := range c.pending {
-		if inferAlign(s, &c.align) {
-			// What the aligner remembers may hold s's old alignment.
+		if inferAlign(s, &c.align) && c.align.Remembers(s) {
+			// What the aligner remembers may hold s's old alignment (a
+			// struct holding s by value that s points to was inferred
+			// first).
 			c.align = types.Aligner{}
 		}
 	}

@@ -20,7 +20,33 @@ const maxSize = 1 << 40
 // layouts (members beyond the size, sums that do not add up) are not errors
 // but set Layout.Warning.
 func Analyze(s *types.Struct, opts *Options) (*Layout, error) {
-	var w walker
+	return analyzeCached(s, opts, &analysisCache{})
+}
+
+// analysisCache remembers what analyses learn of types they share: the
+// alignments and tail padding of the structs their members hold. A report
+// keeps one per worker over types that no longer change.
+type analysisCache struct {
+	align types.Aligner
+	tail  map[*types.Struct]int64
+}
+
+// tailPadding is tailPadding, remembered.
+func (c *analysisCache) tailPadding(st *types.Struct) int64 {
+	if p, ok := c.tail[st]; ok {
+		return p
+	}
+	if c.tail == nil {
+		c.tail = map[*types.Struct]int64{}
+	}
+	p := tailPadding(st)
+	c.tail[st] = p
+	return p
+}
+
+// analyzeCached is Analyze with the cache c.
+func analyzeCached(s *types.Struct, opts *Options, c *analysisCache) (*Layout, error) {
+	w := walker{cache: c}
 	l, err := analyze(s, opts.cacheline(), &w)
 	if errors.Is(err, types.ErrCycle) {
 		return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, types.ErrCycle)
@@ -32,7 +58,7 @@ func Analyze(s *types.Struct, opts *Options) (*Layout, error) {
 // remembers the alignments of the types it met.
 type walker struct {
 	types.Walk
-	align types.Aligner
+	cache *analysisCache
 }
 
 // analyze analyses s; w guards the recursion into anonymous members.
@@ -56,7 +82,7 @@ func analyze(s *types.Struct, cl int64, w *walker) (*Layout, error) {
 		Lang:          s.Lang,
 		Kind:          s.Kind,
 		Size:          s.ByteSize,
-		Align:         w.align.Alignof(s),
+		Align:         w.cache.align.Alignof(s),
 		CachelineSize: cl,
 	}
 	if s.Lang == types.LangGo {
@@ -115,7 +141,7 @@ func makeSlots(members []types.Member, base types.Bits, cl int64, w *walker) ([]
 		}
 		sl.Align = m.Align
 		if sl.Align <= 0 {
-			sl.Align = w.align.Alignof(m.Type)
+			sl.Align = w.cache.align.Alignof(m.Type)
 		}
 		if st, ok := types.Unqualified(m.Type).(*types.Struct); ok && !st.Incomplete {
 			if st.Name == "" {
@@ -129,7 +155,7 @@ func makeSlots(members []types.Member, base types.Bits, cl int64, w *walker) ([]
 				sl.Inner = inner
 				sl.TypePadding = inner.Padding
 			} else if st.Kind != types.KindUnion && st.Variants == nil {
-				sl.TypePadding = tailPadding(st)
+				sl.TypePadding = w.cache.tailPadding(st)
 			}
 		}
 		slots[i] = sl

@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,15 +32,16 @@ func padLeft(s string, width int) string {
 	return s
 }
 
-// padRight is fmt's "%-*s": s left-aligned in |width| runes.
-func padRight(s string, width int) string {
+// writePadRight writes s as fmt's "%-*s" does: left-aligned in |width|
+// runes.
+func writePadRight(b *bytes.Buffer, s string, width int) {
+	b.WriteString(s)
 	if width < 0 {
 		width = -width
 	}
 	if n := utf8.RuneCountInString(s); width > n {
-		return s + spaces(width-n)
+		b.WriteString(spaces(width - n))
 	}
-	return s
 }
 
 // gap is fmt.Sprintf("%*s", width, " "): at least one space.
@@ -84,16 +86,22 @@ func (p *printer) typeDeclSlot(t types.Type, name string, noName bool, c *conf, 
 // the type column (pahole's type__fprintf). noName marks the member of a
 // struct, union or enum type whose name the caller prints.
 func (p *printer) typeDecl(t types.Type, name string, noName bool, c *conf) string {
-	if !p.walk.Enter(t) {
-		return "/* too deep */ " + name
-	}
-	s := p.typeDeclEntered(t, name, noName, c)
-	p.walk.Leave()
-	return s
+	var b bytes.Buffer
+	p.typeDeclTo(&b, t, name, noName, c)
+	return b.String()
 }
 
-func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *conf) string {
-	var b strings.Builder
+// typeDeclTo is typeDecl written to b.
+func (p *printer) typeDeclTo(b *bytes.Buffer, t types.Type, name string, noName bool, c *conf) {
+	if !p.walk.Enter(t) {
+		b.WriteString("/* too deep */ " + name)
+		return
+	}
+	p.typeDeclEntered(b, t, name, noName, c)
+	p.walk.Leave()
+}
+
+func (p *printer) typeDeclEntered(b *bytes.Buffer, t types.Type, name string, noName bool, c *conf) {
 	tc := *c
 	if p.opts.Expand {
 		expanded := false
@@ -128,31 +136,31 @@ func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *con
 			if v.Name == "" || lang.CLike() {
 				if fp, ok := v.Target.(*types.FuncProto); ok && v.Ref == 0 && (fp.Name == "" || lang.CLike()) {
 					b.WriteString(types.PaholeFunc(fp, name, true, tc.typeSpacing, lang))
-					return b.String()
+					return
 				}
 				if st, ok := v.Target.(*types.Struct); ok && st.Name == "" && v.Ref == 0 {
 					if l := p.layoutOf(st); l != nil {
 						tc.typeSpacing -= 8
 						b.WriteString(p.composite(l, "* "+name, false, &tc))
-						return b.String()
+						return
 					}
 				}
 			}
 		case *types.FuncProto:
 			if v.Name == "" || lang.CLike() {
 				b.WriteString(types.PaholeFunc(v, name, false, tc.typeSpacing, lang))
-				return b.String()
+				return
 			}
 		case *types.Array:
 			if lang.CLike() {
 				b.WriteString(p.array(v, name, &tc))
-				return b.String()
+				return
 			}
 		case *types.Struct:
 			if p.inlineType(v) {
 				if l := p.layoutOf(v); l != nil {
 					b.WriteString(p.composite(l, name, noName, &tc))
-					return b.String()
+					return
 				}
 			}
 			if lang.CLike() {
@@ -163,29 +171,34 @@ func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *con
 				case types.KindClass:
 					kw = "class"
 				}
-				b.WriteString(kw + " " + padRight(v.Name, w) + " " + name)
-				return b.String()
+				b.WriteString(kw + " ")
+				writePadRight(b, v.Name, w)
+				b.WriteString(" " + name)
+				return
 			}
 		case *types.Enum:
 			if v.Name == "" {
 				b.WriteString(p.enumBody(v, name, noName, &tc))
-				return b.String()
+				return
 			}
 			if lang.CLike() {
-				b.WriteString("enum " + padRight(v.Name, tc.typeSpacing-5) + " " + name)
-				return b.String()
+				b.WriteString("enum ")
+				writePadRight(b, v.Name, tc.typeSpacing-5)
+				b.WriteString(" " + name)
+				return
 			}
 		}
 		break
 	}
-	b.WriteString(padRight(types.PaholeName(t, lang), tc.typeSpacing) + " " + name)
-	return b.String()
+	writePadRight(b, types.PaholeName(t, lang), tc.typeSpacing)
+	b.WriteString(" ")
+	b.WriteString(name)
 }
 
 // composite prints an inline struct or union body; name, unless noName,
 // follows the closing brace.
 func (p *printer) composite(l *Layout, name string, noName bool, c *conf) string {
-	var b strings.Builder
+	var b bytes.Buffer
 	tc := *c
 	tc.prefix = ""
 	tc.suffix, tc.hasSuffix = name, !noName

@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -103,15 +104,20 @@ func WriteText(w io.Writer, l *Layout, opts *PrintOptions) error {
 	if opts != nil && opts.Native {
 		return WriteNative(w, l, opts)
 	}
-	var b strings.Builder
+	if bb, ok := w.(*bytes.Buffer); ok { // a report's batch: print in place
+		newPrinter(l, opts).top(bb, l)
+		bb.WriteString(";\n")
+		return nil
+	}
+	var b bytes.Buffer
 	newPrinter(l, opts).top(&b, l)
 	b.WriteString(";\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
 // top prints a type at the outermost level, without the final ";".
-func (p *printer) top(b *strings.Builder, l *Layout) {
+func (p *printer) top(b *bytes.Buffer, l *Layout) {
 	if p.opts.DeclInfo && l.Type.Decl.File != "" {
 		fmt.Fprintf(b, "/* %s:%d */\n", l.Type.Decl.File, l.Type.Decl.Line)
 	}
@@ -161,7 +167,7 @@ func (p *printer) num(v int64, width int) string {
 
 // cachelineMark prints pahole's boundary comment when offset is in a later
 // cacheline than the last one marked.
-func (p *printer) cachelineMark(b *strings.Builder, c *conf, offset int64) {
+func (p *printer) cachelineMark(b *bytes.Buffer, c *conf, offset int64) {
 	line := offset / p.cl
 	if line <= *c.cacheline {
 		return
@@ -182,7 +188,7 @@ func isCPPBase(l *Layout, m *types.Member) bool {
 }
 
 // class prints a struct or class (pahole's __class__fprintf).
-func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
+func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 	c := *in
 	indent := c.indent
 	if c.prefix != "" {
@@ -341,7 +347,7 @@ func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
 // last declared member's type has a power-of-two size and the padding is
 // more than a pointer, one anonymous bitfield of that type per its size
 // of padding (dwarves' class__fprintf).
-func (p *printer) forcePadding(b *strings.Builder, l *Layout, t string, c *conf) {
+func (p *printer) forcePadding(b *bytes.Buffer, l *Layout, t string, c *conf) {
 	if !p.opts.ForcePadding || !c.emitStats || l.Padding == 0 || l.Type.Align != 0 || len(l.Type.Members) == 0 {
 		return
 	}
@@ -392,7 +398,7 @@ type trailer struct {
 }
 
 // stats prints the trailer of a struct: size, sums, padding, cachelines.
-func (p *printer) stats(b *strings.Builder, l *Layout, t string, base int64, tr trailer) {
+func (p *printer) stats(b *bytes.Buffer, l *Layout, t string, base int64, tr trailer) {
 	for _, s := range p.statsLines(l, base, tr) {
 		if s == "" {
 			b.WriteByte('\n')
@@ -465,7 +471,7 @@ func (l *Layout) memberCount() int {
 }
 
 // union prints a union (pahole's union__fprintf): members, no statistics.
-func (p *printer) union(b *strings.Builder, l *Layout, in *conf) {
+func (p *printer) union(b *bytes.Buffer, l *Layout, in *conf) {
 	indent := in.indent
 	if in.prefix != "" {
 		b.WriteString(in.prefix + " ")
@@ -505,7 +511,7 @@ func (p *printer) inlineType(t types.Type) bool {
 
 // member prints one member line without its indent (pahole's
 // class_member__fprintf).
-func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember bool, c *conf) {
+func (p *printer) member(b *bytes.Buffer, l *Layout, pos *Slot, unionMember bool, c *conf) {
 	m := pos.Member
 	offset := pos.UnitOffset
 	sc := *c
@@ -516,7 +522,7 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 		}
 	}
 	p.cachelineMark(b, c, offset)
-	var s strings.Builder
+	s, start := b, b.Len() // the line, written in place
 	name := m.Name
 	base := isCPPBase(l, m)
 	if base {
@@ -537,7 +543,7 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 			s.WriteString(name)
 		}
 	} else {
-		s.WriteString(p.typeDecl(m.Type, name, false, &sc))
+		p.typeDeclTo(s, m.Type, name, false, &sc)
 	}
 	if pos.IsBitfield() {
 		s.WriteString(":" + strconv.FormatInt(int64(pos.BitSize), 10))
@@ -560,7 +566,7 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 		}
 		s.WriteString(gap(sc.typeSpacing + sc.nameSpacing - slen - 3))
 	} else {
-		spacing := sc.typeSpacing + sc.nameSpacing - s.Len()
+		spacing := sc.typeSpacing + sc.nameSpacing - (s.Len() - start)
 		if base {
 			s.WriteString(" */")
 			spacing -= 3
@@ -578,14 +584,13 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 		sizeSpacing -= 3
 	}
 	s.WriteString(" " + p.num(pos.Size, sizeSpacing) + " */")
-	b.WriteString(s.String())
 }
 
 // dynamic prints the members whose place depends on the object at run time
 // (C++ virtual bases) or could not be read, before the others and without
 // an offset, as pahole prints a virtual base first (with offset -1), and a
 // blank line after them.
-func (p *printer) dynamic(b *strings.Builder, l *Layout, t string, c *conf) {
+func (p *printer) dynamic(b *bytes.Buffer, l *Layout, t string, c *conf) {
 	for i := range l.Type.Dynamic {
 		m := &l.Type.Dynamic[i]
 		size, _ := types.Sizeof(m.Type)

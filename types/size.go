@@ -119,6 +119,14 @@ func (a *Aligner) Alignof(t Type) int64 {
 	return alignof(t, &w)
 }
 
+// Remembers reports whether a remembers the alignment of s: only then
+// may what it remembers of other structs depend on s's members and
+// alignment (a struct is remembered after the structs it holds by value).
+func (a *Aligner) Remembers(s *Struct) bool {
+	_, ok := a.memo[s]
+	return ok
+}
+
 // alignWalk is the walk of alignof. With a memo, a struct's alignment is
 // remembered when no Enter on its way failed (cut): only then does it not
 // depend on the path that reached the struct.
