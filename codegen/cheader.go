@@ -1,9 +1,11 @@
 package codegen
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +46,9 @@ type header struct {
 	asserts bool
 	err     error
 	align   types.Aligner
+	// speller spells declarations (decl), its words indented by indent.
+	speller types.CSpeller
+	indent  string
 }
 
 // WriteHeader writes a self-contained C header that defines roots and
@@ -64,8 +69,13 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 	if opts != nil {
 		o = *opts
 	}
-	h := &header{tags: newNamer(), idents: newNamer(), name: map[types.Type]string{}, state: map[types.Type]int{},
-		fwd: map[types.Type]bool{}, pads: newNamer(), floats: map[string]string{}, asserts: !o.NoAsserts}
+	// Sized for a kernel's BTF: about as many tags and named types as roots,
+	// four times as many enumerators, 700 bytes of header each.
+	n := len(roots)
+	h := &header{tags: newNamerSized(n), idents: newNamerSized(4 * n), name: make(map[types.Type]string, 2*n),
+		state: make(map[types.Type]int, 2*n), fwd: map[types.Type]bool{}, pads: newNamer(), floats: map[string]string{},
+		asserts: !o.NoAsserts}
+	h.out.Grow(700 * n)
 	spell := map[types.Type]string{}
 	for _, t := range roots {
 		h.define(t)
@@ -309,7 +319,7 @@ func complete(t types.Type) bool {
 func (h *header) structDef(s *types.Struct) {
 	tag := h.tagOf(s)
 	lang := s.Lang.String()
-	fmt.Fprintf(&h.out, "/* %s (%s), %d bytes */\n", s.Name, lang, s.ByteSize)
+	h.out.WriteString("/* " + s.Name + " (" + lang + "), " + strconv.FormatInt(s.ByteSize, 10) + " bytes */\n")
 	if s.Incomplete {
 		fmt.Fprintf(&h.out, "%s %s;\n\n", kw(s), tag)
 		return
@@ -325,7 +335,9 @@ func (h *header) structDef(s *types.Struct) {
 	h.pads = newNamer()
 	body := h.body(s, "", "", &asserts)
 	k := kw(s)
-	h.out.WriteString(k + " " + tag + " " + body + ";\n")
+	h.out.WriteString(k + " " + tag + " ")
+	h.out.WriteString(body)
+	h.out.WriteString(";\n")
 	if h.asserts {
 		h.out.WriteString("_Static_assert(sizeof(" + k + " " + tag + ") == " + strconv.FormatInt(s.ByteSize, 10) + ", \"" + tag + ": size\");\n")
 		pre, post := "_Static_assert(__builtin_offsetof("+k+" "+tag+", ", ", \""+tag+": offset\");\n"
@@ -349,9 +361,10 @@ type slot struct {
 // order, with explicit padding, and the attributes its layout needs.
 // prefix is the path of an anonymous member for the offset asserts.
 func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string) string {
-	members := append([]types.Member(nil), s.Members...)
+	members := s.Members // copied before any change
 	union := s.Kind == types.KindUnion
 	if s.Variants != nil {
+		members = slices.Clone(members)
 		// A Rust enum: a union of its variants, each a struct at offset 0
 		// whose fields sit at their offsets in the enum, and of the tag.
 		union = true
@@ -362,14 +375,19 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			members = append(members, v.Member)
 		}
 	}
-	sort.SliceStable(members, func(i, j int) bool { return members[i].Offset < members[j].Offset })
+	byOffset := func(a, b types.Member) int { return cmp.Compare(a.Offset, b.Offset) }
+	if !slices.IsSortedFunc(members, byOffset) {
+		members = slices.Clone(members)
+		slices.SortStableFunc(members, byOffset)
+	}
 	if !union {
 		var w types.Walk
 		members = flattenOverlaps(members, &w)
 	}
 	in := indent + "\t"
 	names := newNamer()
-	var slots []string
+	var slots strings.Builder // the body, between braces
+	slots.WriteString("{\n")
 	var cur types.Bits // end of the previous member, in bits
 	natural := !s.Packed
 	maxAlign := int64(1)
@@ -385,15 +403,15 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 		}
 		if cur%8 != 0 { // finish the byte of a bitfield
 			n := min(8-cur%8, to-cur)
-			slots = append(slots, fmt.Sprintf("%sunsigned char : %d;", in, n))
+			slots.WriteString(in + "unsigned char : " + strconv.FormatInt(int64(n), 10) + ";\n")
 			cur += n
 		}
 		if whole := (to - cur) / 8; whole > 0 {
-			slots = append(slots, fmt.Sprintf("%sunsigned char %s[%d];", in, h.pads.unique(fmt.Sprintf("__pad_%d", cur/8)), whole))
+			slots.WriteString(in + "unsigned char " + h.pads.unique("__pad_"+strconv.FormatInt(int64(cur/8), 10)) + "[" + strconv.FormatInt(int64(whole), 10) + "];\n")
 			cur += whole * 8
 		}
 		if to > cur {
-			slots = append(slots, fmt.Sprintf("%sunsigned char : %d;", in, to-cur))
+			slots.WriteString(in + "unsigned char : " + strconv.FormatInt(int64(to-cur), 10) + ";\n")
 			cur = to
 		}
 	}
@@ -438,7 +456,9 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 		if m.BitSize > 0 {
 			decl += fmt.Sprintf(" : %d", m.BitSize)
 		}
-		slots = append(slots, in+decl+";")
+		slots.WriteString(in)
+		slots.WriteString(decl)
+		slots.WriteString(";\n")
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 {
 			flexLast = true
 		}
@@ -456,7 +476,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 	}
 	if union {
 		if types.Bits(s.ByteSize*8) > cur {
-			slots = append(slots, fmt.Sprintf("%sunsigned char %s[%d];", in, h.pads.unique("__pad"), s.ByteSize))
+			slots.WriteString(in + "unsigned char " + h.pads.unique("__pad") + "[" + strconv.FormatInt(s.ByteSize, 10) + "];\n")
 		}
 	} else if !flexLast || !flexFits(cur, s, realAlign) {
 		pad(types.Bits(s.ByteSize * 8))
@@ -464,21 +484,16 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 	if s.ByteSize%maxAlign != 0 || realAlign < maxAlign {
 		natural = false
 	}
-	var b strings.Builder
-	b.WriteString("{\n")
-	for _, l := range slots {
-		b.WriteString(l + "\n")
-	}
-	b.WriteString(indent + "}")
+	slots.WriteString(indent + "}")
 	switch {
 	case !natural && realAlign > 1:
-		fmt.Fprintf(&b, " __attribute__((packed, aligned(%d)))", realAlign)
+		slots.WriteString(" __attribute__((packed, aligned(" + strconv.FormatInt(realAlign, 10) + ")))")
 	case !natural:
-		b.WriteString(" __attribute__((packed))")
+		slots.WriteString(" __attribute__((packed))")
 	case realAlign > maxAlign:
-		fmt.Fprintf(&b, " __attribute__((aligned(%d)))", realAlign)
+		slots.WriteString(" __attribute__((aligned(" + strconv.FormatInt(realAlign, 10) + ")))")
 	}
-	return b.String()
+	return slots.String()
 }
 
 // flexFits reports whether C's own rounding of a struct whose flexible
@@ -573,10 +588,16 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 // declarator) with types.CSpeller: base types in C's keywords, types by
 // their C names, anonymous structs, unions and enums written inline.
 func (h *header) decl(t types.Type, name, indent string) string {
-	c := types.CSpeller{Unprototyped: true, Word: func(t types.Type, inner string) (string, types.Type) {
-		return h.word(t, inner, indent)
-	}}
-	return c.Declare(t, name)
+	if h.speller.Word == nil {
+		h.speller = types.CSpeller{Unprototyped: true, Word: func(t types.Type, inner string) (string, types.Type) {
+			return h.word(t, inner, h.indent)
+		}}
+	}
+	outer := h.indent
+	h.indent = indent
+	s := h.speller.Declare(t, name)
+	h.indent = outer
+	return s
 }
 
 // word gives the C words for t, or a type to write in its place (see
@@ -635,15 +656,38 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 	return "", nil
 }
 
+// overlapsNext returns the struct type of ms[i] when the member after it
+// starts inside it and it is neither a union nor a Rust enum; else nil.
+func overlapsNext(ms []types.Member, i int) *types.Struct {
+	if i+1 >= len(ms) {
+		return nil
+	}
+	m := &ms[i]
+	base, isStruct := types.Resolve(m.Type).(*types.Struct)
+	if !isStruct || base.Kind == types.KindUnion || base.Variants != nil {
+		return nil
+	}
+	size, _ := types.Sizeof(m.Type)
+	if ms[i+1].Offset < m.Offset+types.Bits(size*8) {
+		return base
+	}
+	return nil
+}
+
 // flattenOverlaps replaces a C++ base class whose tail padding holds the
 // next member (the Itanium ABI reuses it: Derived::extra at 6 inside an
 // 8-byte Base) by the base's own members, which C can lay out so.
 func flattenOverlaps(ms []types.Member, w *types.Walk) []types.Member {
+	flat := true
+	for i := range ms {
+		flat = flat && overlapsNext(ms, i) == nil
+	}
+	if flat {
+		return ms // nothing to flatten: most structs
+	}
 	var out []types.Member
 	for i, m := range ms {
-		size, _ := types.Sizeof(m.Type)
-		base, isStruct := types.Resolve(m.Type).(*types.Struct)
-		if isStruct && i+1 < len(ms) && ms[i+1].Offset < m.Offset+types.Bits(size*8) && base.Kind != types.KindUnion && base.Variants == nil && w.Enter(base) {
+		if base := overlapsNext(ms, i); base != nil && w.Enter(base) {
 			inner := append([]types.Member(nil), base.Members...)
 			sort.SliceStable(inner, func(a, b int) bool { return inner[a].Offset < inner[b].Offset })
 			for _, im := range flattenOverlaps(inner, w) {

@@ -116,6 +116,11 @@ const fewNames = 16
 
 func newNamer() *namer { return &namer{} }
 
+// newNamerSized is a namer for about n identifiers.
+func newNamerSized(n int) *namer {
+	return &namer{taken: make(map[string]bool, n), ids: make(map[any]string, n)}
+}
+
 // get returns owner's identifier, made from original, the same each time.
 func (n *namer) get(owner any, original string) string {
 	if id, ok := n.ids[owner]; ok {
