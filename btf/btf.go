@@ -191,30 +191,22 @@ func convertRaw(name string, raw []byte, ids []uint32, arch string, ptrSize int6
 		return nil, err
 	}
 	c := &rawConverter{converter: &converter{void: &types.Void{}, ptr: ptrSize}, r: r, memo: make([]types.Type, len(r.offs))}
-	// Convert everything first: a record this reader does not know must
-	// not show up after types were handed to each.
-	// marks[i] is how many structs were converted up to type i: their
-	// alignments are inferred once the checker accepted type i.
-	conv := make([]types.Type, len(ids))
-	marks := make([]int, len(ids))
-	if err := func() (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				err = errRawFallback
-			}
-		}()
-		for i, id := range ids {
-			conv[i] = c.typ(id)
-			marks[i] = len(c.pending)
-		}
-		return nil
-	}(); err != nil {
-		return nil, err
-	}
+	// parseRaw checked every reference and name the conversion follows:
+	// types go to each as they are converted. A panic here is a bug of
+	// this reader; before any type went to each, cilium/ebpf takes over.
 	k := newSink(c.converter, name, arch, ptrSize, section, each)
-	all, prev := c.pending, 0
-	for i, t := range conv {
-		c.pending, prev = all[prev:marks[i]], marks[i]
+	handed := false
+	defer func() {
+		if p := recover(); p != nil {
+			spec, err = nil, errRawFallback
+			if handed {
+				err = fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
+			}
+		}
+	}()
+	for _, id := range ids {
+		t := c.typ(id)
+		handed = true
 		if err := k.add(t); err != nil {
 			return nil, err
 		}

@@ -87,7 +87,80 @@ func parseRaw(raw []byte) (*rawBTF, error) {
 		}
 		off = next
 	}
+	if !r.valid() {
+		return nil, errRawFallback
+	}
 	return r, nil
+}
+
+// valid reports whether every name and type ID the conversion reads is in
+// range (names start strings, IDs name types) and every declaration tag on
+// a struct or union names the whole type or one of its members: then
+// converting any type cannot fail half-way, and types may go to
+// Options.Each as they are converted.
+func (r *rawBTF) valid() bool {
+	n := uint32(len(r.offs))
+	name := func(off uint32) bool {
+		return off == 0 || uint64(off) < uint64(len(r.strs)) && r.strs[off-1] == 0
+	}
+	u32 := func(off int) uint32 { return r.bo.Uint32(r.recs[off:]) }
+	for id := 1; id < len(r.offs); id++ {
+		off := int(r.offs[id])
+		info, sizeType := u32(off+4), u32(off+8)
+		vlen, data := int(info&0xffff), off+12
+		if !name(u32(off)) {
+			return false
+		}
+		switch r.kinds[id] {
+		case 2, kindTypedef, 9, 10, 11, 12, kindVar, 18:
+			if sizeType >= n {
+				return false
+			}
+		case kindDeclTag:
+			if sizeType >= n {
+				return false
+			}
+			if k := r.kinds[sizeType]; k == kindStruct || k == kindUnion {
+				idx := int32(u32(data))
+				tvlen := int32(u32(int(r.offs[sizeType])+4) & 0xffff)
+				if idx < -1 || idx >= tvlen {
+					return false
+				}
+			}
+		case kindArray:
+			if u32(data) >= n || u32(data+4) >= n {
+				return false
+			}
+		case kindStruct, kindUnion:
+			for i := range vlen {
+				if !name(u32(data+12*i)) || u32(data+12*i+4) >= n {
+					return false
+				}
+			}
+		case kindFuncProto:
+			if sizeType >= n {
+				return false
+			}
+			for i := range vlen {
+				if !name(u32(data+8*i)) || u32(data+8*i+4) >= n {
+					return false
+				}
+			}
+		case kindEnum:
+			for i := range vlen {
+				if !name(u32(data + 8*i)) {
+					return false
+				}
+			}
+		case kindEnum64:
+			for i := range vlen {
+				if !name(u32(data + 12*i)) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // str is the name at off in the string section.

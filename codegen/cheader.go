@@ -65,24 +65,61 @@ type header struct {
 // It returns how the header spells each root in C ("struct X", "enum E",
 // a typedef name), for code that uses the header.
 func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[types.Type]string, error) {
+	hw := NewHeaderWriter(opts, len(roots))
+	for _, t := range roots {
+		if err := hw.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	return hw.Finish(w)
+}
+
+// A HeaderWriter writes the header WriteHeader writes with its roots handed
+// over one by one, as a loader converts them: the header of a kernel's BTF
+// is made while the rest loads. It keeps the header until Finish.
+type HeaderWriter struct {
+	h     *header
+	o     HeaderOptions
+	spell map[types.Type]string
+}
+
+// NewHeaderWriter starts a header of about roots roots (0 when unknown).
+func NewHeaderWriter(opts *HeaderOptions, roots int) *HeaderWriter {
 	var o HeaderOptions
 	if opts != nil {
 		o = *opts
 	}
 	// Sized for a kernel's BTF: about as many tags and named types as roots,
 	// four times as many enumerators, 700 bytes of header each.
-	n := len(roots)
+	n := roots
 	h := &header{tags: newNamerSized(n), idents: newNamerSized(4 * n), name: make(map[types.Type]string, 2*n),
 		state: make(map[types.Type]int, 2*n), fwd: map[types.Type]bool{}, pads: newNamer(), floats: map[string]string{},
 		asserts: !o.NoAsserts}
 	h.out.Grow(700 * n)
-	spell := map[types.Type]string{}
-	for _, t := range roots {
-		h.define(t)
-		if h.err != nil {
-			return nil, h.err
-		}
-		spell[t] = h.decl(t, "", "")
+	return &HeaderWriter{h: h, o: o, spell: map[types.Type]string{}}
+}
+
+// Add defines root t and what it needs. After an error the header is
+// lost: Finish returns the error.
+func (hw *HeaderWriter) Add(t types.Type) error {
+	h := hw.h
+	if h.err != nil {
+		return h.err
+	}
+	h.define(t)
+	if h.err != nil {
+		return h.err
+	}
+	hw.spell[t] = h.decl(t, "", "")
+	return nil
+}
+
+// Finish writes the header to w and returns how it spells each root (see
+// WriteHeader).
+func (hw *HeaderWriter) Finish(w io.Writer) (map[types.Type]string, error) {
+	h, o, spell := hw.h, hw.o, hw.spell
+	if h.err != nil {
+		return nil, h.err
 	}
 	guard := o.Guard
 	if guard == "" {
