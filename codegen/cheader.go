@@ -37,9 +37,7 @@ type header struct {
 	out     strings.Builder
 	tags    *namer // struct, union and enum tags
 	idents  *namer // typedef names and enumerators
-	name    map[types.Type]string
-	state   map[types.Type]int
-	fwd     map[types.Type]bool
+	infos   map[types.Type]*typeInfo
 	walk    types.Walk        // the path of define and declare
 	pads    *namer            // padding names of the struct being written
 	floats  map[string]string // opaqueFloat's definitions by name
@@ -92,9 +90,8 @@ func NewHeaderWriter(opts *HeaderOptions, roots int) *HeaderWriter {
 	// Sized for a kernel's BTF: about as many tags and named types as roots,
 	// four times as many enumerators, 700 bytes of header each.
 	n := roots
-	h := &header{tags: newNamerSized(n), idents: newNamerSized(4 * n), name: make(map[types.Type]string, 2*n),
-		state: make(map[types.Type]int, 2*n), fwd: map[types.Type]bool{}, pads: newNamer(), floats: map[string]string{},
-		asserts: !o.NoAsserts}
+	h := &header{tags: newNamerSized(n), idents: newNamerSized(4 * n), infos: make(map[types.Type]*typeInfo, 3*n),
+		pads: newNamer(), floats: map[string]string{}, asserts: !o.NoAsserts}
 	h.out.Grow(700 * n)
 	return &HeaderWriter{h: h, o: o, spell: map[types.Type]string{}}
 }
@@ -201,7 +198,8 @@ func (h *header) define(t types.Type) {
 			h.members(v)
 			return
 		}
-		switch h.state[v] {
+		in := h.info(v)
+		switch in.state {
 		case stDone:
 			return
 		case stBusy:
@@ -209,13 +207,13 @@ func (h *header) define(t types.Type) {
 			return
 		}
 		h.tagOf(v)
-		h.state[v] = stBusy
+		in.state = stBusy
 		h.members(v)
 		if h.err != nil {
 			return
 		}
 		h.structDef(v)
-		h.state[v] = stDone
+		in.state = stDone
 	}
 }
 
@@ -240,10 +238,10 @@ func (h *header) declare(t types.Type) {
 		}
 		// Also while v is being defined: a function pointer among its
 		// members may name it in a parameter list.
-		if h.err == nil && h.state[v] != stDone && !h.fwd[v] {
-			h.fwd[v] = true
-			if h.state[v] == stNone {
-				h.state[v] = stForward
+		if in := h.info(v); h.err == nil && in.state != stDone && !in.fwd {
+			in.fwd = true
+			if in.state == stNone {
+				in.state = stForward
 			}
 			fmt.Fprintf(&h.out, "%s %s;\n", kw(v), h.tagOf(v))
 		}
@@ -285,26 +283,45 @@ func kw(s *types.Struct) string {
 	return "struct"
 }
 
-func (h *header) tagOf(t types.Type) string {
-	if n, ok := h.name[t]; ok {
-		return n
+// typeInfo is what the header knows of a type: its state, whether it was
+// declared forward, and its C name once it has one.
+type typeInfo struct {
+	state int
+	fwd   bool
+	named bool
+	name  string
+}
+
+// info is t's typeInfo, made on first use.
+func (h *header) info(t types.Type) *typeInfo {
+	in := h.infos[t]
+	if in == nil {
+		in = &typeInfo{}
+		h.infos[t] = in
 	}
-	n := h.tags.get(t, t.TypeName())
-	h.name[t] = n
-	return n
+	return in
+}
+
+func (h *header) tagOf(t types.Type) string {
+	in := h.info(t)
+	if !in.named {
+		in.name, in.named = h.tags.fresh(CName(t.TypeName())), true
+	}
+	return in.name
 }
 
 func (h *header) typedef(td *types.Typedef) {
-	if h.state[td] == stDone || h.state[td] == stBusy {
+	in := h.info(td)
+	if in.state == stDone || in.state == stBusy {
 		return
 	}
-	h.state[td] = stBusy
+	in.state = stBusy
 	// Go names some types twice (a typedef of a typedef of the same name):
 	// one C name serves both.
 	if inner, ok := types.Unqualified(td.Target).(*types.Typedef); ok && inner.Name == td.Name {
 		h.typedef(inner)
-		h.name[td] = h.name[inner]
-		h.state[td] = stDone
+		in.name, in.named = h.info(inner).name, true
+		in.state = stDone
 		return
 	}
 	// A typedef of a struct needs only its declaration; anything else is
@@ -317,8 +334,8 @@ func (h *header) typedef(td *types.Typedef) {
 	if h.err != nil {
 		return
 	}
-	n := h.idents.get(td, td.Name)
-	h.name[td] = n
+	n := h.idents.fresh(CName(td.Name))
+	in.name, in.named = n, true
 	if td.Name != n {
 		fmt.Fprintf(&h.out, "/* %s */\n", td.Name)
 	}
@@ -328,7 +345,7 @@ func (h *header) typedef(td *types.Typedef) {
 		fmt.Fprintf(&h.out, "_Static_assert(sizeof(%s) == %d, \"%s: size\");\n", n, size, n)
 	}
 	h.out.WriteString("\n")
-	h.state[td] = stDone
+	in.state = stDone
 }
 
 // complete reports whether t has a size C knows (no function type, no
@@ -654,8 +671,8 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 		}
 		return base, nil
 	case *types.Typedef:
-		if n, ok := h.name[v]; ok {
-			return n, nil
+		if in := h.infos[v]; in != nil && in.named {
+			return in.name, nil
 		}
 		return "", v.Target
 	case *types.Qualifier:

@@ -100,15 +100,15 @@ var cKeywords = func() map[string]bool {
 	return m
 }()
 
-// namer hands out unique C identifiers in one namespace, one per owner: a
-// type (two different structs may share a name, as the kernel's two
-// syscall_tp_t do) or a string. Its maps are made on first use: a header
-// makes one namer per struct body, most of them small.
+// namer hands out unique C identifiers in one namespace: a header asks for
+// each type's tag or name once (two different structs may share a name, as
+// the kernel's two syscall_tp_t do; the second is syscall_tp_t_2). Its map
+// is made on first use: a header makes one namer per struct body, most of
+// them small.
 type namer struct {
 	taken map[string]bool // C identifiers handed out
-	ids   map[any]string  // owner -> C identifier
-	// few holds the first identifiers unique hands out, before taken
-	// does: a struct's member names, searched faster than hashed.
+	// few holds the first identifiers handed out, before taken does: a
+	// struct's member names, searched faster than hashed.
 	few []string
 }
 
@@ -117,22 +117,7 @@ const fewNames = 16
 func newNamer() *namer { return &namer{} }
 
 // newNamerSized is a namer for about n identifiers.
-func newNamerSized(n int) *namer {
-	return &namer{taken: make(map[string]bool, n), ids: make(map[any]string, n)}
-}
-
-// get returns owner's identifier, made from original, the same each time.
-func (n *namer) get(owner any, original string) string {
-	if id, ok := n.ids[owner]; ok {
-		return id
-	}
-	id := n.fresh(CName(original))
-	if n.ids == nil {
-		n.ids = map[any]string{}
-	}
-	n.ids[owner] = id
-	return id
-}
+func newNamerSized(n int) *namer { return &namer{taken: make(map[string]bool, n)} }
 
 // unique returns a fresh identifier made from original each time it is
 // called (member names, padding).
