@@ -404,16 +404,10 @@ func (h *header) structDef(s *types.Struct) {
 	h.out.WriteString("\n")
 }
 
-// slot is one line of a struct body: a member, a padding array or an
-// unnamed bitfield.
-type slot struct {
-	off  types.Bits
-	text string
-}
-
 // body spells a struct's or union's members between braces, in memory
 // order, with explicit padding, and the attributes its layout needs.
-// prefix is the path of an anonymous member for the offset asserts.
+// prefix is the path of an anonymous member for the offset asserts, added
+// to asserts unless it is nil.
 func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string) string {
 	members := s.Members // copied before any change
 	union := s.Kind == types.KindUnion
@@ -494,7 +488,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			name = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if name != "" {
-			name = names.unique(fieldName(name))
+			name = names.fresh(fieldName(name))
 		}
 		t := m.Type
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 && (i != len(members)-1 || !union && !flexFits(m.Offset, s, realAlign)) {
@@ -516,8 +510,10 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 {
 			flexLast = true
 		}
-		var w types.Walk
-		h.assertMember(asserts, prefix, name, m.Offset, m.BitSize, t, &w)
+		if asserts != nil {
+			var w types.Walk
+			h.assertMember(asserts, prefix, name, m.Offset, m.BitSize, t, &w)
+		}
 		end := m.Offset + types.Bits(size*8)
 		if m.BitSize > 0 {
 			end = m.Offset + m.BitSize
@@ -632,7 +628,7 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 			n = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if n != "" {
-			n = names.unique(fieldName(n))
+			n = names.fresh(fieldName(n))
 		}
 		h.assertMember(asserts, inner, n, off+m.Offset, m.BitSize, m.Type, w)
 	}
@@ -702,8 +698,8 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 		return "enum " + h.tagOf(v), nil
 	case *types.Struct:
 		if v.Name == "" {
-			var discard []string
-			return kw(v) + " " + h.body(v, indent, "", &discard), nil
+			// Its members' offsets are asserted with its parent's.
+			return kw(v) + " " + h.body(v, indent, "", nil), nil
 		}
 		return kw(v) + " " + h.tagOf(v), nil
 	}
