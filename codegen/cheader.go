@@ -488,7 +488,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			name = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if name != "" {
-			name = names.fresh(fieldName(name))
+			name = names.unique(fieldName(name))
 		}
 		t := m.Type
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 && (i != len(members)-1 || !union && !flexFits(m.Offset, s, realAlign)) {
@@ -628,7 +628,7 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 			n = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if n != "" {
-			n = names.fresh(fieldName(n))
+			n = names.unique(fieldName(n))
 		}
 		h.assertMember(asserts, inner, n, off+m.Offset, m.BitSize, m.Type, w)
 	}

@@ -1,8 +1,10 @@
 package layout
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/binscope/binscope/types"
@@ -160,8 +162,17 @@ func makeSlots(members []types.Member, base types.Bits, cl int64, w *walker) ([]
 		}
 		slots[i] = sl
 	}
-	sort.SliceStable(slots, func(i, j int) bool { return slots[i].BitOffset < slots[j].BitOffset })
+	sortSlots(slots)
 	return slots, nil
+}
+
+// sortSlots puts slots in memory order, keeping the order of those at the
+// same bit offset; most are in order already.
+func sortSlots(slots []Slot) {
+	byOffset := func(a, b Slot) int { return cmp.Compare(a.BitOffset, b.BitOffset) }
+	if !slices.IsSortedFunc(slots, byOffset) {
+		slices.SortStableFunc(slots, byOffset)
+	}
 }
 
 // tailPadding returns the tail padding of struct st as findHoles counts it,
@@ -181,7 +192,7 @@ func tailPadding(st *types.Struct) int64 {
 		}
 		slots = append(slots, sl)
 	}
-	sort.SliceStable(slots, func(i, j int) bool { return slots[i].BitOffset < slots[j].BitOffset })
+	sortSlots(slots)
 	t := &Layout{Size: st.ByteSize, Members: slots}
 	t.findHoles()
 	if t.Padding < 0 {
@@ -391,11 +402,17 @@ func (l *Layout) variants(cl int64, w *walker) error {
 // boundaries finds the member at each cacheline boundary inside the type.
 func (l *Layout) boundaries() {
 	cl := l.CachelineSize
+	if n := min((l.Size-1)/cl, MaxBoundaries); n > 0 {
+		l.Boundaries = make([]Boundary, 0, n)
+	}
 	for line := int64(1); line*cl < l.Size && line <= MaxBoundaries; line++ {
 		b := Boundary{Line: line, Offset: line * cl, Member: -1}
 		for i := range l.Members {
 			s := &l.Members[i]
-			if s.Offset <= b.Offset && b.Offset < s.End() {
+			if s.Offset > b.Offset {
+				break // members are in memory order: none further starts before
+			}
+			if b.Offset < s.End() {
 				b.Member = i
 				b.Crosses = s.BitOffset < types.Bits(b.Offset*8)
 				break
