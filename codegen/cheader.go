@@ -488,7 +488,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			name = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if name != "" {
-			name = names.unique(fieldName(name))
+			name = names.fresh(cnameAgain(fieldName(name)))
 		}
 		t := m.Type
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 && (i != len(members)-1 || !union && !flexFits(m.Offset, s, realAlign)) {
@@ -628,7 +628,7 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 			n = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if n != "" {
-			n = names.unique(fieldName(n))
+			n = names.fresh(cnameAgain(fieldName(n)))
 		}
 		h.assertMember(asserts, inner, n, off+m.Offset, m.BitSize, m.Type, w)
 	}
@@ -638,6 +638,24 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 // declarator) with types.CSpeller: base types in C's keywords, types by
 // their C names, anonymous structs, unions and enums written inline.
 func (h *header) decl(t types.Type, name, indent string) string {
+	// Most members are one word and a name (a base type, a typedef, a
+	// struct), or a pointer to one: what the speller asks word first.
+	// word has no effect when it has no word, so the speller may ask
+	// again.
+	w, instead := h.word(t, name, indent)
+	if w != "" {
+		if name == "" {
+			return w
+		}
+		return w + " " + name
+	}
+	if p, ok := t.(*types.Pointer); ok && instead == nil && p.Target != nil {
+		// A pointer to one word: the speller's next question.
+		inner := "*" + name
+		if w, _ := h.word(p.Target, inner, indent); w != "" {
+			return w + " " + inner
+		}
+	}
 	if h.speller.Word == nil {
 		h.speller = types.CSpeller{Unprototyped: true, Word: func(t types.Type, inner string) (string, types.Type) {
 			return h.word(t, inner, h.indent)

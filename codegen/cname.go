@@ -157,6 +157,16 @@ func (n *namer) has(id string) bool {
 	return false
 }
 
+// cnameAgain is CName(c) of c made by CName, as member names have always
+// been mapped (twice): a reserved name gets a second "_" (__dict__ ->
+// __dict____).
+func cnameAgain(c string) string {
+	if reserved(c) {
+		return c + "_"
+	}
+	return c
+}
+
 // fieldName makes a member name C-legal: Rust's r#type and names that are
 // C keywords get the same mapping as types.
 func fieldName(name string) string {
