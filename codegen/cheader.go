@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -42,6 +43,7 @@ type header struct {
 	pads    *namer            // padding names of the struct being written
 	floats  map[string]string // opaqueFloat's definitions by name
 	asserts bool
+	offsets offsetAsserts // of the struct being written
 	err     error
 	align   types.Aligner
 	// speller spells declarations (decl), its words indented by indent.
@@ -385,21 +387,21 @@ func (h *header) structDef(s *types.Struct) {
 		}
 		fmt.Fprintf(&h.out, "/* not laid out here: %s (%s) */\n", m.Name, what)
 	}
-	var asserts []string
 	h.pads = newNamer()
-	body := h.body(s, "", "", &asserts)
 	k := kw(s)
+	var asserts *offsetAsserts
+	if h.asserts {
+		asserts = &h.offsets
+		asserts.buf.Reset()
+		asserts.pre, asserts.post = "_Static_assert(__builtin_offsetof("+k+" "+tag+", ", ", \""+tag+": offset\");\n"
+	}
+	body := h.body(s, "", "", asserts)
 	h.out.WriteString(k + " " + tag + " ")
 	h.out.WriteString(body)
 	h.out.WriteString(";\n")
 	if h.asserts {
 		h.out.WriteString("_Static_assert(sizeof(" + k + " " + tag + ") == " + strconv.FormatInt(s.ByteSize, 10) + ", \"" + tag + ": size\");\n")
-		pre, post := "_Static_assert(__builtin_offsetof("+k+" "+tag+", ", ", \""+tag+": offset\");\n"
-		for _, a := range asserts {
-			h.out.WriteString(pre)
-			h.out.WriteString(a)
-			h.out.WriteString(post)
-		}
+		h.out.Write(asserts.buf.Bytes())
 	}
 	h.out.WriteString("\n")
 }
@@ -408,7 +410,7 @@ func (h *header) structDef(s *types.Struct) {
 // order, with explicit padding, and the attributes its layout needs.
 // prefix is the path of an anonymous member for the offset asserts, added
 // to asserts unless it is nil.
-func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string) string {
+func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAsserts) string {
 	members := s.Members // copied before any change
 	union := s.Kind == types.KindUnion
 	if s.Variants != nil {
@@ -602,15 +604,28 @@ func anonymous(t types.Type) bool {
 	return ok && s.Name == ""
 }
 
+// offsetAsserts are the offset asserts of the struct being written: each
+// is pre, the member's path, ") == " and its offset, and post.
+type offsetAsserts struct {
+	buf       bytes.Buffer
+	pre, post string
+}
+
 // assertMember adds "path) == offset" for a member, and for the fields of
 // an unnamed struct member (whose fields belong to the parent) or of an
 // inline anonymous struct. Bitfields have no offsetof.
-func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits types.Bits, t types.Type, w *types.Walk) {
+func (h *header) assertMember(asserts *offsetAsserts, prefix, name string, off, bits types.Bits, t types.Type, w *types.Walk) {
 	if bits > 0 || off%8 != 0 {
 		return
 	}
 	if name != "" {
-		*asserts = append(*asserts, prefix+name+") == "+strconv.FormatInt(off.Bytes(), 10))
+		b := &asserts.buf
+		b.WriteString(asserts.pre)
+		b.WriteString(prefix)
+		b.WriteString(name)
+		b.WriteString(") == ")
+		b.WriteString(strconv.FormatInt(off.Bytes(), 10))
+		b.WriteString(asserts.post)
 	}
 	s, ok := types.Unqualified(t).(*types.Struct)
 	if !ok || s.Name != "" || s.Variants != nil || !w.Enter(s) {
