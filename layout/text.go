@@ -165,6 +165,20 @@ func (p *printer) num(v int64, width int) string {
 	return padInt(v, width)
 }
 
+// writeNum writes p.num(v, width) to b.
+func (p *printer) writeNum(b *bytes.Buffer, v int64, width int) {
+	if p.opts.Hex || width < 0 {
+		b.WriteString(p.num(v, width))
+		return
+	}
+	var buf [24]byte
+	digits := strconv.AppendInt(buf[:0], v, 10)
+	if n := width - len(digits); n > 0 {
+		b.WriteString(spaces(n))
+	}
+	b.Write(digits)
+}
+
 // cachelineMark prints pahole's boundary comment when offset is in a later
 // cacheline than the last one marked.
 func (p *printer) cachelineMark(b *bytes.Buffer, c *conf, offset int64) {
@@ -573,7 +587,8 @@ func (p *printer) member(b *bytes.Buffer, l *Layout, pos *Slot, unionMember bool
 		}
 		s.WriteString(gap(max(spacing, 0)))
 	}
-	s.WriteString("/* " + p.num(offset, 5))
+	s.WriteString("/* ")
+	p.writeNum(s, offset, 5)
 	if pos.IsBitfield() {
 		bo := int64(pos.BitOffset) - pos.UnitOffset*8
 		if p.opts.Hex {
@@ -583,7 +598,9 @@ func (p *printer) member(b *bytes.Buffer, l *Layout, pos *Slot, unionMember bool
 		}
 		sizeSpacing -= 3
 	}
-	s.WriteString(" " + p.num(pos.Size, sizeSpacing) + " */")
+	s.WriteString(" ")
+	p.writeNum(s, pos.Size, sizeSpacing)
+	s.WriteString(" */")
 }
 
 // dynamic prints the members whose place depends on the object at run time
