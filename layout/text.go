@@ -418,7 +418,10 @@ func (p *printer) stats(b *bytes.Buffer, l *Layout, t string, base int64, tr tra
 			b.WriteByte('\n')
 			continue
 		}
-		b.WriteString(t + "/* " + s + " */\n")
+		b.WriteString(t)
+		b.WriteString("/* ")
+		b.WriteString(s)
+		b.WriteString(" */\n")
 	}
 }
 
