@@ -502,12 +502,11 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 			// C++'s bool x : 8 is wider than C's _Bool may be.
 			t = &types.Base{Name: b.Name, ByteSize: b.ByteSize, Encoding: types.Unsigned}
 		}
-		decl := h.decl(t, name, in)
-		if m.BitSize > 0 {
-			decl += fmt.Sprintf(" : %d", m.BitSize)
-		}
 		slots.WriteString(in)
-		slots.WriteString(decl)
+		h.declTo(&slots, t, name, in)
+		if m.BitSize > 0 {
+			slots.WriteString(" : " + strconv.FormatInt(int64(m.BitSize), 10))
+		}
 		slots.WriteString(";\n")
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 {
 			flexLast = true
@@ -653,22 +652,34 @@ func (h *header) assertMember(asserts *offsetAsserts, prefix, name string, off, 
 // declarator) with types.CSpeller: base types in C's keywords, types by
 // their C names, anonymous structs, unions and enums written inline.
 func (h *header) decl(t types.Type, name, indent string) string {
+	var b strings.Builder
+	h.declTo(&b, t, name, indent)
+	return b.String()
+}
+
+// declTo writes decl(t, name, indent) to b.
+func (h *header) declTo(b *strings.Builder, t types.Type, name, indent string) {
 	// Most members are one word and a name (a base type, a typedef, a
 	// struct), or a pointer to one: what the speller asks word first.
 	// word has no effect when it has no word, so the speller may ask
 	// again.
 	w, instead := h.word(t, name, indent)
 	if w != "" {
-		if name == "" {
-			return w
+		b.WriteString(w)
+		if name != "" {
+			b.WriteString(" ")
+			b.WriteString(name)
 		}
-		return w + " " + name
+		return
 	}
 	if p, ok := t.(*types.Pointer); ok && instead == nil && p.Target != nil {
 		// A pointer to one word: the speller's next question.
 		inner := "*" + name
 		if w, _ := h.word(p.Target, inner, indent); w != "" {
-			return w + " " + inner
+			b.WriteString(w)
+			b.WriteString(" ")
+			b.WriteString(inner)
+			return
 		}
 	}
 	if h.speller.Word == nil {
@@ -678,9 +689,8 @@ func (h *header) decl(t types.Type, name, indent string) string {
 	}
 	outer := h.indent
 	h.indent = indent
-	s := h.speller.Declare(t, name)
+	b.WriteString(h.speller.Declare(t, name))
 	h.indent = outer
-	return s
 }
 
 // word gives the C words for t, or a type to write in its place (see

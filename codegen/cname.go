@@ -79,9 +79,21 @@ func plainIdent(name string) bool {
 // (__builtin_va_list), or a predefined identifier or macro, which all have
 // the shape __x__ (__func__, __FUNCTION__, __LINE__, __BPF__).
 func reserved(s string) bool {
+	if s == "" || s[0] != '_' { // most names: at most a keyword
+		return len(s) <= maxKeyword && cKeywords[s]
+	}
 	return cKeywords[s] || strings.HasPrefix(s, "__builtin") ||
 		len(s) > 4 && strings.HasPrefix(s, "__") && strings.HasSuffix(s, "__")
 }
+
+// maxKeyword is the length of the longest of cKeywords.
+var maxKeyword = func() int {
+	n := 0
+	for k := range cKeywords {
+		n = max(n, len(k))
+	}
+	return n
+}()
 
 // cKeywords are C's reserved words and the builtin type spellings the
 // header uses, which no generated identifier may take.
