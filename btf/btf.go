@@ -64,7 +64,7 @@ func Load(path string, opts *Options) (spec *types.Spec, err error) {
 		}
 		ids, _ := namedComposites(raw)
 		return convertSpec(path, func() (*cbtf.Spec, error) { return cbtf.LoadKernelSpec() },
-			ids, kernelArch(), 8, "raw BTF", opts.Each)
+			raw, ids, kernelArch(), 8, "raw BTF", opts.Each)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -119,18 +119,28 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 		return nil, fmt.Errorf("%s: not BTF: neither raw BTF (magic 0xeb9f) nor an ELF file", name)
 	}
 	var ids []uint32
+	var raw []byte
 	if section == "raw BTF" && !split {
 		ids, _ = namedComposites(data)
+		raw = data
 	}
-	return convertSpec(name, func() (*cbtf.Spec, error) { return cs, nil }, ids, arch, ptrSize, section, opts.Each)
+	return convertSpec(name, func() (*cbtf.Spec, error) { return cs, nil }, raw, ids, arch, ptrSize, section, opts.Each)
 }
 
 // convertSpec converts every named struct, union, enum and typedef of the
 // spec load returns, recovering from panics in the decoder.
 //
 // ids, when not nil, are the type IDs to convert (see namedComposites);
-// otherwise every type is decoded and the named ones kept.
-func convertSpec(name string, load func() (*cbtf.Spec, error), ids []uint32, arch string, ptrSize int64, section string, each func(types.Type)) (spec *types.Spec, err error) {
+// otherwise every type is decoded and the named ones kept. raw, when not
+// nil, is the BTF load decodes, raw and not split: those IDs are then read
+// straight from it (see rawBTF), and load is called only when that reader
+// cannot.
+func convertSpec(name string, load func() (*cbtf.Spec, error), raw []byte, ids []uint32, arch string, ptrSize int64, section string, each func(types.Type)) (spec *types.Spec, err error) {
+	if raw != nil && ids != nil {
+		if spec, err := convertRaw(name, raw, ids, arch, ptrSize, section, each); !errors.Is(err, errRawFallback) {
+			return spec, err
+		}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			spec, err = nil, fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
@@ -141,30 +151,18 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), ids []uint32, arc
 		return nil, fmt.Errorf("%s: %s: %v", name, section, err)
 	}
 	c := &converter{memo: make(map[cbtf.Type]types.Type, 1<<12), void: &types.Void{}, ptr: ptrSize}
-	s := &types.Spec{Path: name, Format: "btf", Arch: arch, PointerSize: ptrSize, Lang: types.LangC}
-	var check types.Checker
-	add := func(t types.Type) error {
-		if err := check.Check(t); err != nil {
-			return fmt.Errorf("%s: %s: %v", name, section, err)
-		}
-		c.inferAligns()
-		s.Add(t)
-		if each != nil {
-			each(t)
-		}
-		return nil
-	}
+	k := newSink(c, name, arch, ptrSize, section, each)
 	if ids != nil {
 		for _, id := range ids {
 			t, err := cs.TypeByID(cbtf.TypeID(id))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: type %d: %v", name, section, id, err)
 			}
-			if err := add(c.typ(t)); err != nil {
+			if err := k.add(c.typ(t)); err != nil {
 				return nil, err
 			}
 		}
-		return s, nil
+		return k.spec, nil
 	}
 	for t, err := range cs.All() {
 		if err != nil {
@@ -178,11 +176,70 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), ids []uint32, arc
 		if t.TypeName() == "" {
 			continue
 		}
-		if err := add(c.typ(t)); err != nil {
+		if err := k.add(c.typ(t)); err != nil {
 			return nil, err
 		}
 	}
-	return s, nil
+	return k.spec, nil
+}
+
+// convertRaw is convertSpec of the types ids of raw BTF, read by rawBTF;
+// errRawFallback when that reader cannot, before any type reached each.
+func convertRaw(name string, raw []byte, ids []uint32, arch string, ptrSize int64, section string, each func(types.Type)) (spec *types.Spec, err error) {
+	r, err := parseRaw(raw)
+	if err != nil {
+		return nil, err
+	}
+	c := &rawConverter{converter: &converter{void: &types.Void{}, ptr: ptrSize}, r: r, memo: make([]types.Type, len(r.offs))}
+	// parseRaw checked every reference and name the conversion follows:
+	// types go to each as they are converted. A panic here is a bug of
+	// this reader; before any type went to each, cilium/ebpf takes over.
+	k := newSink(c.converter, name, arch, ptrSize, section, each)
+	handed := false
+	defer func() {
+		if p := recover(); p != nil {
+			spec, err = nil, errRawFallback
+			if handed {
+				err = fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
+			}
+		}
+	}()
+	for _, id := range ids {
+		t := c.typ(id)
+		handed = true
+		if err := k.add(t); err != nil {
+			return nil, err
+		}
+	}
+	return k.spec, nil
+}
+
+// sink checks each converted type, infers the alignments of the structs
+// converted with it, and adds it to the spec and hands it to each.
+type sink struct {
+	c       *converter
+	spec    *types.Spec
+	check   types.Checker
+	name    string
+	section string
+	each    func(types.Type)
+}
+
+func newSink(c *converter, name, arch string, ptrSize int64, section string, each func(types.Type)) *sink {
+	return &sink{c: c, name: name, section: section, each: each,
+		spec: &types.Spec{Path: name, Format: "btf", Arch: arch, PointerSize: ptrSize, Lang: types.LangC}}
+}
+
+func (k *sink) add(t types.Type) error {
+	if err := k.check.Check(t); err != nil {
+		return fmt.Errorf("%s: %s: %v", k.name, k.section, err)
+	}
+	k.c.inferAligns()
+	k.spec.Add(t)
+	if k.each != nil {
+		k.each(t)
+	}
+	return nil
 }
 
 // loadRaw reads raw BTF, on top of a base when it is split BTF.
@@ -263,6 +320,7 @@ type converter struct {
 	// pending are the structs converted since the last inferAligns, each
 	// after the structs it holds by value.
 	pending []*types.Struct
+	align   types.Aligner
 }
 
 // inferAligns infers the alignment of the structs converted since its last
@@ -270,7 +328,12 @@ type converter struct {
 // only once types.Checker has accepted them.
 func (c *converter) inferAligns() {
 	for _, s := range c.pending {
-		inferAlign(s)
+		if inferAlign(s, &c.align) && c.align.Remembers(s) {
+			// What the aligner remembers may hold s's old alignment (a
+			// struct holding s by value that s points to was inferred
+			// first).
+			c.align = types.Aligner{}
+		}
 	}
 	c.pending = c.pending[:0]
 }
@@ -393,17 +456,19 @@ func (c *converter) composite(t cbtf.Type, kind types.Kind, name string, size ui
 	return s
 }
 
-func intEncoding(v *cbtf.Int) types.Encoding {
-	unsigned := strings.Contains(v.Name, "unsigned")
+func intEncoding(v *cbtf.Int) types.Encoding { return intEncodingOf(v.Name, v.Encoding) }
+
+func intEncodingOf(name string, enc cbtf.IntEncoding) types.Encoding {
+	unsigned := strings.Contains(name, "unsigned")
 	switch {
-	case v.Encoding&cbtf.Bool != 0:
+	case enc&cbtf.Bool != 0:
 		return types.Bool
-	case v.Encoding&cbtf.Char != 0 || v.Name == "char" || v.Name == "signed char" || v.Name == "unsigned char":
+	case enc&cbtf.Char != 0 || name == "char" || name == "signed char" || name == "unsigned char":
 		if unsigned {
 			return types.UnsignedChar
 		}
 		return types.Char
-	case v.Encoding&cbtf.Signed != 0:
+	case enc&cbtf.Signed != 0:
 		return types.Signed
 	}
 	return types.Unsigned
@@ -419,19 +484,19 @@ func intEncoding(v *cbtf.Int) types.Encoding {
 // so a hole shorter than a cacheline caps the guess at 64; a longer one
 // allows up to a page (____cacheline_aligned vs __aligned(PAGE_SIZE)).
 // Packed structs (a member off its natural alignment) and unions are left
-// alone.
-func inferAlign(s *types.Struct) {
+// alone. It reports whether it set an alignment; al aligns the members.
+func inferAlign(s *types.Struct, al *types.Aligner) (changed bool) {
 	if s.Kind == types.KindUnion || len(s.Members) == 0 {
-		return
+		return false
 	}
 	var end types.Bits
 	natural, plain, forced := int64(1), int64(1), int64(0)
 	for i := range s.Members {
 		m := &s.Members[i]
-		a := types.Alignof(m.Type)
+		a := al.Alignof(m.Type)
 		size, err := types.Sizeof(m.Type)
 		if err != nil {
-			return
+			return changed
 		}
 		// A zero-size member (an empty struct, a flexible array) takes no
 		// room; the hole before it belongs to whatever follows.
@@ -444,16 +509,17 @@ func inferAlign(s *types.Struct) {
 			continue
 		}
 		if m.Offset%8 != 0 {
-			return
+			return changed
 		}
 		off := m.Offset.Bytes()
 		if off%a != 0 {
-			return // packed
+			return changed // packed
 		}
 		plain = max(plain, a)
 		if from := (int64(end) + 7) / 8; off > roundUp(from, a) {
 			if p := guessAlign(off, off-from); p > a {
 				m.Align = p
+				changed = true
 				forced = max(forced, p)
 				a = p
 			}
@@ -462,16 +528,19 @@ func inferAlign(s *types.Struct) {
 		end = max(end, m.Offset+types.Bits(size*8))
 	}
 	if natural > 1 && s.ByteSize%natural != 0 {
-		return // packed
+		return changed // packed
 	}
 	if forced > plain {
 		s.Align = forced
+		changed = true
 	}
 	if from := (int64(end) + 7) / 8; s.ByteSize > roundUp(from, natural) {
 		if p := guessAlign(s.ByteSize, s.ByteSize-from); p > natural {
 			s.Align = p
+			changed = true
 		}
 	}
+	return changed
 }
 
 // guessAlign is the largest power of two dividing off, at most a cacheline

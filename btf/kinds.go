@@ -57,20 +57,11 @@ func namedCompositeNames(raw []byte) (ids, nameOffs []uint32, err error) {
 		nameOff := bo.Uint32(types[off:])
 		info := bo.Uint32(types[off+4:])
 		kind, vlen := (info>>24)&0x1f, int(info&0xffff)
-		off += 12
-		switch kind {
-		case kindInt, kindVar, kindDeclTag:
-			off += 4
-		case kindArray:
-			off += 12
-		case kindStruct, kindUnion, kindDatasec, kindEnum64:
-			off += 12 * vlen
-		case kindEnum, kindFuncProto:
-			off += 8 * vlen
-		case kindTypedef, 2, 7, 9, 10, 11, 12, 16, 18: // TYPEDEF PTR FWD VOLATILE CONST RESTRICT FUNC FLOAT TYPE_TAG
-		default:
-			return nil, nil, errUnknownKind
+		n, err := dataLen(kind, vlen)
+		if err != nil {
+			return nil, nil, err
 		}
+		off += 12 + n
 		switch kind {
 		case kindStruct, kindUnion, kindEnum, kindEnum64, kindTypedef:
 			if nameOff != 0 {
@@ -80,6 +71,23 @@ func namedCompositeNames(raw []byte) (ids, nameOffs []uint32, err error) {
 		}
 	}
 	return ids, nameOffs, nil
+}
+
+// dataLen is the length of what follows a type record's 12-byte header.
+func dataLen(kind uint32, vlen int) (int, error) {
+	switch kind {
+	case kindInt, kindVar, kindDeclTag:
+		return 4, nil
+	case kindArray:
+		return 12, nil
+	case kindStruct, kindUnion, kindDatasec, kindEnum64:
+		return 12 * vlen, nil
+	case kindEnum, kindFuncProto:
+		return 8 * vlen, nil
+	case kindTypedef, 2, 7, 9, 10, 11, 12, 16, 18: // TYPEDEF PTR FWD VOLATILE CONST RESTRICT FUNC FLOAT TYPE_TAG
+		return 0, nil
+	}
+	return 0, errUnknownKind
 }
 
 var (

@@ -1,10 +1,14 @@
 package codegen
 
 import (
+	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -34,14 +38,17 @@ type header struct {
 	out     strings.Builder
 	tags    *namer // struct, union and enum tags
 	idents  *namer // typedef names and enumerators
-	name    map[types.Type]string
-	state   map[types.Type]int
-	fwd     map[types.Type]bool
+	infos   map[types.Type]*typeInfo
 	walk    types.Walk        // the path of define and declare
 	pads    *namer            // padding names of the struct being written
 	floats  map[string]string // opaqueFloat's definitions by name
 	asserts bool
+	offsets offsetAsserts // of the struct being written
 	err     error
+	align   types.Aligner
+	// speller spells declarations (decl), its words indented by indent.
+	speller types.CSpeller
+	indent  string
 }
 
 // WriteHeader writes a self-contained C header that defines roots and
@@ -58,19 +65,60 @@ type header struct {
 // It returns how the header spells each root in C ("struct X", "enum E",
 // a typedef name), for code that uses the header.
 func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[types.Type]string, error) {
+	hw := NewHeaderWriter(opts, len(roots))
+	for _, t := range roots {
+		if err := hw.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	return hw.Finish(w)
+}
+
+// A HeaderWriter writes the header WriteHeader writes with its roots handed
+// over one by one, as a loader converts them: the header of a kernel's BTF
+// is made while the rest loads. It keeps the header until Finish.
+type HeaderWriter struct {
+	h     *header
+	o     HeaderOptions
+	spell map[types.Type]string
+}
+
+// NewHeaderWriter starts a header of about roots roots (0 when unknown).
+func NewHeaderWriter(opts *HeaderOptions, roots int) *HeaderWriter {
 	var o HeaderOptions
 	if opts != nil {
 		o = *opts
 	}
-	h := &header{tags: newNamer(), idents: newNamer(), name: map[types.Type]string{}, state: map[types.Type]int{},
-		fwd: map[types.Type]bool{}, pads: newNamer(), floats: map[string]string{}, asserts: !o.NoAsserts}
-	spell := map[types.Type]string{}
-	for _, t := range roots {
-		h.define(t)
-		if h.err != nil {
-			return nil, h.err
-		}
-		spell[t] = h.decl(t, "", "")
+	// Sized for a kernel's BTF: about as many tags and named types as roots,
+	// four times as many enumerators, 700 bytes of header each.
+	n := roots
+	h := &header{tags: newNamerSized(n), idents: newNamerSized(4 * n), infos: make(map[types.Type]*typeInfo, 3*n),
+		pads: newNamer(), floats: map[string]string{}, asserts: !o.NoAsserts}
+	h.out.Grow(700 * n)
+	return &HeaderWriter{h: h, o: o, spell: map[types.Type]string{}}
+}
+
+// Add defines root t and what it needs. After an error the header is
+// lost: Finish returns the error.
+func (hw *HeaderWriter) Add(t types.Type) error {
+	h := hw.h
+	if h.err != nil {
+		return h.err
+	}
+	h.define(t)
+	if h.err != nil {
+		return h.err
+	}
+	hw.spell[t] = h.decl(t, "", "")
+	return nil
+}
+
+// Finish writes the header to w and returns how it spells each root (see
+// WriteHeader).
+func (hw *HeaderWriter) Finish(w io.Writer) (map[types.Type]string, error) {
+	h, o, spell := hw.h, hw.o, hw.spell
+	if h.err != nil {
+		return nil, h.err
 	}
 	guard := o.Guard
 	if guard == "" {
@@ -102,10 +150,12 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(h.out.String())
-	fmt.Fprintf(&b, "#endif /* %s */\n", guard)
-	_, err := io.WriteString(w, b.String())
-	return spell, err
+	for _, part := range []string{b.String(), h.out.String(), "#endif /* " + guard + " */\n"} {
+		if _, err := io.WriteString(w, part); err != nil {
+			return spell, err
+		}
+	}
+	return spell, nil
 }
 
 var errDepth = errors.New("type graph too deep to emit (cycle?)")
@@ -150,7 +200,8 @@ func (h *header) define(t types.Type) {
 			h.members(v)
 			return
 		}
-		switch h.state[v] {
+		in := h.info(v)
+		switch in.state {
 		case stDone:
 			return
 		case stBusy:
@@ -158,13 +209,13 @@ func (h *header) define(t types.Type) {
 			return
 		}
 		h.tagOf(v)
-		h.state[v] = stBusy
+		in.state = stBusy
 		h.members(v)
 		if h.err != nil {
 			return
 		}
 		h.structDef(v)
-		h.state[v] = stDone
+		in.state = stDone
 	}
 }
 
@@ -189,10 +240,10 @@ func (h *header) declare(t types.Type) {
 		}
 		// Also while v is being defined: a function pointer among its
 		// members may name it in a parameter list.
-		if h.err == nil && h.state[v] != stDone && !h.fwd[v] {
-			h.fwd[v] = true
-			if h.state[v] == stNone {
-				h.state[v] = stForward
+		if in := h.info(v); h.err == nil && in.state != stDone && !in.fwd {
+			in.fwd = true
+			if in.state == stNone {
+				in.state = stForward
 			}
 			fmt.Fprintf(&h.out, "%s %s;\n", kw(v), h.tagOf(v))
 		}
@@ -234,26 +285,45 @@ func kw(s *types.Struct) string {
 	return "struct"
 }
 
-func (h *header) tagOf(t types.Type) string {
-	if n, ok := h.name[t]; ok {
-		return n
+// typeInfo is what the header knows of a type: its state, whether it was
+// declared forward, and its C name once it has one.
+type typeInfo struct {
+	state int
+	fwd   bool
+	named bool
+	name  string
+}
+
+// info is t's typeInfo, made on first use.
+func (h *header) info(t types.Type) *typeInfo {
+	in := h.infos[t]
+	if in == nil {
+		in = &typeInfo{}
+		h.infos[t] = in
 	}
-	n := h.tags.get(t, t.TypeName())
-	h.name[t] = n
-	return n
+	return in
+}
+
+func (h *header) tagOf(t types.Type) string {
+	in := h.info(t)
+	if !in.named {
+		in.name, in.named = h.tags.fresh(CName(t.TypeName())), true
+	}
+	return in.name
 }
 
 func (h *header) typedef(td *types.Typedef) {
-	if h.state[td] == stDone || h.state[td] == stBusy {
+	in := h.info(td)
+	if in.state == stDone || in.state == stBusy {
 		return
 	}
-	h.state[td] = stBusy
+	in.state = stBusy
 	// Go names some types twice (a typedef of a typedef of the same name):
 	// one C name serves both.
 	if inner, ok := types.Unqualified(td.Target).(*types.Typedef); ok && inner.Name == td.Name {
 		h.typedef(inner)
-		h.name[td] = h.name[inner]
-		h.state[td] = stDone
+		in.name, in.named = h.info(inner).name, true
+		in.state = stDone
 		return
 	}
 	// A typedef of a struct needs only its declaration; anything else is
@@ -266,8 +336,8 @@ func (h *header) typedef(td *types.Typedef) {
 	if h.err != nil {
 		return
 	}
-	n := h.idents.get(td, td.Name)
-	h.name[td] = n
+	n := h.idents.fresh(CName(td.Name))
+	in.name, in.named = n, true
 	if td.Name != n {
 		fmt.Fprintf(&h.out, "/* %s */\n", td.Name)
 	}
@@ -277,7 +347,7 @@ func (h *header) typedef(td *types.Typedef) {
 		fmt.Fprintf(&h.out, "_Static_assert(sizeof(%s) == %d, \"%s: size\");\n", n, size, n)
 	}
 	h.out.WriteString("\n")
-	h.state[td] = stDone
+	in.state = stDone
 }
 
 // complete reports whether t has a size C knows (no function type, no
@@ -305,7 +375,7 @@ func complete(t types.Type) bool {
 func (h *header) structDef(s *types.Struct) {
 	tag := h.tagOf(s)
 	lang := s.Lang.String()
-	fmt.Fprintf(&h.out, "/* %s (%s), %d bytes */\n", s.Name, lang, s.ByteSize)
+	h.out.WriteString("/* " + s.Name + " (" + lang + "), " + strconv.FormatInt(s.ByteSize, 10) + " bytes */\n")
 	if s.Incomplete {
 		fmt.Fprintf(&h.out, "%s %s;\n\n", kw(s), tag)
 		return
@@ -317,33 +387,34 @@ func (h *header) structDef(s *types.Struct) {
 		}
 		fmt.Fprintf(&h.out, "/* not laid out here: %s (%s) */\n", m.Name, what)
 	}
-	var asserts []string
 	h.pads = newNamer()
-	body := h.body(s, "", "", &asserts)
-	fmt.Fprintf(&h.out, "%s %s %s;\n", kw(s), tag, body)
+	k := kw(s)
+	var asserts *offsetAsserts
 	if h.asserts {
-		fmt.Fprintf(&h.out, "_Static_assert(sizeof(%s %s) == %d, \"%s: size\");\n", kw(s), tag, s.ByteSize, tag)
-		for _, a := range asserts {
-			fmt.Fprintf(&h.out, "_Static_assert(__builtin_offsetof(%s %s, %s, \"%s: offset\");\n", kw(s), tag, a, tag)
-		}
+		asserts = &h.offsets
+		asserts.buf.Reset()
+		asserts.pre, asserts.post = "_Static_assert(__builtin_offsetof("+k+" "+tag+", ", ", \""+tag+": offset\");\n"
+	}
+	body := h.body(s, "", "", asserts)
+	h.out.WriteString(k + " " + tag + " ")
+	h.out.WriteString(body)
+	h.out.WriteString(";\n")
+	if h.asserts {
+		h.out.WriteString("_Static_assert(sizeof(" + k + " " + tag + ") == " + strconv.FormatInt(s.ByteSize, 10) + ", \"" + tag + ": size\");\n")
+		h.out.Write(asserts.buf.Bytes())
 	}
 	h.out.WriteString("\n")
 }
 
-// slot is one line of a struct body: a member, a padding array or an
-// unnamed bitfield.
-type slot struct {
-	off  types.Bits
-	text string
-}
-
 // body spells a struct's or union's members between braces, in memory
 // order, with explicit padding, and the attributes its layout needs.
-// prefix is the path of an anonymous member for the offset asserts.
-func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string) string {
-	members := append([]types.Member(nil), s.Members...)
+// prefix is the path of an anonymous member for the offset asserts, added
+// to asserts unless it is nil.
+func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAsserts) string {
+	members := s.Members // copied before any change
 	union := s.Kind == types.KindUnion
 	if s.Variants != nil {
+		members = slices.Clone(members)
 		// A Rust enum: a union of its variants, each a struct at offset 0
 		// whose fields sit at their offsets in the enum, and of the tag.
 		union = true
@@ -354,19 +425,24 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			members = append(members, v.Member)
 		}
 	}
-	sort.SliceStable(members, func(i, j int) bool { return members[i].Offset < members[j].Offset })
+	byOffset := func(a, b types.Member) int { return cmp.Compare(a.Offset, b.Offset) }
+	if !slices.IsSortedFunc(members, byOffset) {
+		members = slices.Clone(members)
+		slices.SortStableFunc(members, byOffset)
+	}
 	if !union {
 		var w types.Walk
 		members = flattenOverlaps(members, &w)
 	}
 	in := indent + "\t"
 	names := newNamer()
-	var slots []string
+	var slots strings.Builder // the body, between braces
+	slots.WriteString("{\n")
 	var cur types.Bits // end of the previous member, in bits
 	natural := !s.Packed
 	maxAlign := int64(1)
 	// The struct's alignment in C: the attributes below give it exactly.
-	realAlign := types.Alignof(s)
+	realAlign := h.align.Alignof(s)
 	if s.Align > realAlign {
 		realAlign = s.Align
 	}
@@ -377,15 +453,15 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 		}
 		if cur%8 != 0 { // finish the byte of a bitfield
 			n := min(8-cur%8, to-cur)
-			slots = append(slots, fmt.Sprintf("%sunsigned char : %d;", in, n))
+			slots.WriteString(in + "unsigned char : " + strconv.FormatInt(int64(n), 10) + ";\n")
 			cur += n
 		}
 		if whole := (to - cur) / 8; whole > 0 {
-			slots = append(slots, fmt.Sprintf("%sunsigned char %s[%d];", in, h.pads.unique(fmt.Sprintf("__pad_%d", cur/8)), whole))
+			slots.WriteString(in + "unsigned char " + h.pads.unique("__pad_"+strconv.FormatInt(int64(cur/8), 10)) + "[" + strconv.FormatInt(int64(whole), 10) + "];\n")
 			cur += whole * 8
 		}
 		if to > cur {
-			slots = append(slots, fmt.Sprintf("%sunsigned char : %d;", in, to-cur))
+			slots.WriteString(in + "unsigned char : " + strconv.FormatInt(int64(to-cur), 10) + ";\n")
 			cur = to
 		}
 	}
@@ -394,7 +470,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			m.Type = expressible(m, members[i+1:], s.ByteSize)
 		}
 		size, _ := types.Sizeof(m.Type)
-		align := types.Alignof(m.Type)
+		align := h.align.Alignof(m.Type)
 		if m.Align > align {
 			align = m.Align
 		}
@@ -414,7 +490,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			name = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if name != "" {
-			name = names.unique(fieldName(name))
+			name = names.fresh(cnameAgain(fieldName(name)))
 		}
 		t := m.Type
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 && (i != len(members)-1 || !union && !flexFits(m.Offset, s, realAlign)) {
@@ -426,16 +502,19 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 			// C++'s bool x : 8 is wider than C's _Bool may be.
 			t = &types.Base{Name: b.Name, ByteSize: b.ByteSize, Encoding: types.Unsigned}
 		}
-		decl := h.decl(t, name, in)
+		slots.WriteString(in)
+		h.declTo(&slots, t, name, in)
 		if m.BitSize > 0 {
-			decl += fmt.Sprintf(" : %d", m.BitSize)
+			slots.WriteString(" : " + strconv.FormatInt(int64(m.BitSize), 10))
 		}
-		slots = append(slots, in+decl+";")
+		slots.WriteString(";\n")
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 {
 			flexLast = true
 		}
-		var w types.Walk
-		h.assertMember(asserts, prefix, name, m.Offset, m.BitSize, t, &w)
+		if asserts != nil {
+			var w types.Walk
+			h.assertMember(asserts, prefix, name, m.Offset, m.BitSize, t, &w)
+		}
 		end := m.Offset + types.Bits(size*8)
 		if m.BitSize > 0 {
 			end = m.Offset + m.BitSize
@@ -448,7 +527,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 	}
 	if union {
 		if types.Bits(s.ByteSize*8) > cur {
-			slots = append(slots, fmt.Sprintf("%sunsigned char %s[%d];", in, h.pads.unique("__pad"), s.ByteSize))
+			slots.WriteString(in + "unsigned char " + h.pads.unique("__pad") + "[" + strconv.FormatInt(s.ByteSize, 10) + "];\n")
 		}
 	} else if !flexLast || !flexFits(cur, s, realAlign) {
 		pad(types.Bits(s.ByteSize * 8))
@@ -456,21 +535,16 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *[]string)
 	if s.ByteSize%maxAlign != 0 || realAlign < maxAlign {
 		natural = false
 	}
-	var b strings.Builder
-	b.WriteString("{\n")
-	for _, l := range slots {
-		b.WriteString(l + "\n")
-	}
-	b.WriteString(indent + "}")
+	slots.WriteString(indent + "}")
 	switch {
 	case !natural && realAlign > 1:
-		fmt.Fprintf(&b, " __attribute__((packed, aligned(%d)))", realAlign)
+		slots.WriteString(" __attribute__((packed, aligned(" + strconv.FormatInt(realAlign, 10) + ")))")
 	case !natural:
-		b.WriteString(" __attribute__((packed))")
+		slots.WriteString(" __attribute__((packed))")
 	case realAlign > maxAlign:
-		fmt.Fprintf(&b, " __attribute__((aligned(%d)))", realAlign)
+		slots.WriteString(" __attribute__((aligned(" + strconv.FormatInt(realAlign, 10) + ")))")
 	}
-	return b.String()
+	return slots.String()
 }
 
 // flexFits reports whether C's own rounding of a struct whose flexible
@@ -529,15 +603,28 @@ func anonymous(t types.Type) bool {
 	return ok && s.Name == ""
 }
 
+// offsetAsserts are the offset asserts of the struct being written: each
+// is pre, the member's path, ") == " and its offset, and post.
+type offsetAsserts struct {
+	buf       bytes.Buffer
+	pre, post string
+}
+
 // assertMember adds "path) == offset" for a member, and for the fields of
 // an unnamed struct member (whose fields belong to the parent) or of an
 // inline anonymous struct. Bitfields have no offsetof.
-func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits types.Bits, t types.Type, w *types.Walk) {
+func (h *header) assertMember(asserts *offsetAsserts, prefix, name string, off, bits types.Bits, t types.Type, w *types.Walk) {
 	if bits > 0 || off%8 != 0 {
 		return
 	}
 	if name != "" {
-		*asserts = append(*asserts, fmt.Sprintf("%s%s) == %d", prefix, name, off.Bytes()))
+		b := &asserts.buf
+		b.WriteString(asserts.pre)
+		b.WriteString(prefix)
+		b.WriteString(name)
+		b.WriteString(") == ")
+		b.WriteString(strconv.FormatInt(off.Bytes(), 10))
+		b.WriteString(asserts.post)
 	}
 	s, ok := types.Unqualified(t).(*types.Struct)
 	if !ok || s.Name != "" || s.Variants != nil || !w.Enter(s) {
@@ -555,7 +642,7 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 			n = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if n != "" {
-			n = names.unique(fieldName(n))
+			n = names.fresh(cnameAgain(fieldName(n)))
 		}
 		h.assertMember(asserts, inner, n, off+m.Offset, m.BitSize, m.Type, w)
 	}
@@ -565,10 +652,45 @@ func (h *header) assertMember(asserts *[]string, prefix, name string, off, bits 
 // declarator) with types.CSpeller: base types in C's keywords, types by
 // their C names, anonymous structs, unions and enums written inline.
 func (h *header) decl(t types.Type, name, indent string) string {
-	c := types.CSpeller{Unprototyped: true, Word: func(t types.Type, inner string) (string, types.Type) {
-		return h.word(t, inner, indent)
-	}}
-	return c.Declare(t, name)
+	var b strings.Builder
+	h.declTo(&b, t, name, indent)
+	return b.String()
+}
+
+// declTo writes decl(t, name, indent) to b.
+func (h *header) declTo(b *strings.Builder, t types.Type, name, indent string) {
+	// Most members are one word and a name (a base type, a typedef, a
+	// struct), or a pointer to one: what the speller asks word first.
+	// word has no effect when it has no word, so the speller may ask
+	// again.
+	w, instead := h.word(t, name, indent)
+	if w != "" {
+		b.WriteString(w)
+		if name != "" {
+			b.WriteString(" ")
+			b.WriteString(name)
+		}
+		return
+	}
+	if p, ok := t.(*types.Pointer); ok && instead == nil && p.Target != nil {
+		// A pointer to one word: the speller's next question.
+		inner := "*" + name
+		if w, _ := h.word(p.Target, inner, indent); w != "" {
+			b.WriteString(w)
+			b.WriteString(" ")
+			b.WriteString(inner)
+			return
+		}
+	}
+	if h.speller.Word == nil {
+		h.speller = types.CSpeller{Unprototyped: true, Word: func(t types.Type, inner string) (string, types.Type) {
+			return h.word(t, inner, h.indent)
+		}}
+	}
+	outer := h.indent
+	h.indent = indent
+	b.WriteString(h.speller.Declare(t, name))
+	h.indent = outer
 }
 
 // word gives the C words for t, or a type to write in its place (see
@@ -588,8 +710,8 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 		}
 		return base, nil
 	case *types.Typedef:
-		if n, ok := h.name[v]; ok {
-			return n, nil
+		if in := h.infos[v]; in != nil && in.named {
+			return in.name, nil
 		}
 		return "", v.Target
 	case *types.Qualifier:
@@ -619,23 +741,46 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 		return "enum " + h.tagOf(v), nil
 	case *types.Struct:
 		if v.Name == "" {
-			var discard []string
-			return kw(v) + " " + h.body(v, indent, "", &discard), nil
+			// Its members' offsets are asserted with its parent's.
+			return kw(v) + " " + h.body(v, indent, "", nil), nil
 		}
 		return kw(v) + " " + h.tagOf(v), nil
 	}
 	return "", nil
 }
 
+// overlapsNext returns the struct type of ms[i] when the member after it
+// starts inside it and it is neither a union nor a Rust enum; else nil.
+func overlapsNext(ms []types.Member, i int) *types.Struct {
+	if i+1 >= len(ms) {
+		return nil
+	}
+	m := &ms[i]
+	base, isStruct := types.Resolve(m.Type).(*types.Struct)
+	if !isStruct || base.Kind == types.KindUnion || base.Variants != nil {
+		return nil
+	}
+	size, _ := types.Sizeof(m.Type)
+	if ms[i+1].Offset < m.Offset+types.Bits(size*8) {
+		return base
+	}
+	return nil
+}
+
 // flattenOverlaps replaces a C++ base class whose tail padding holds the
 // next member (the Itanium ABI reuses it: Derived::extra at 6 inside an
 // 8-byte Base) by the base's own members, which C can lay out so.
 func flattenOverlaps(ms []types.Member, w *types.Walk) []types.Member {
+	flat := true
+	for i := range ms {
+		flat = flat && overlapsNext(ms, i) == nil
+	}
+	if flat {
+		return ms // nothing to flatten: most structs
+	}
 	var out []types.Member
 	for i, m := range ms {
-		size, _ := types.Sizeof(m.Type)
-		base, isStruct := types.Resolve(m.Type).(*types.Struct)
-		if isStruct && i+1 < len(ms) && ms[i+1].Offset < m.Offset+types.Bits(size*8) && base.Kind != types.KindUnion && base.Variants == nil && w.Enter(base) {
+		if base := overlapsNext(ms, i); base != nil && w.Enter(base) {
 			inner := append([]types.Member(nil), base.Members...)
 			sort.SliceStable(inner, func(a, b int) bool { return inner[a].Offset < inner[b].Offset })
 			for _, im := range flattenOverlaps(inner, w) {

@@ -12,10 +12,11 @@ import (
 // Enums of C headers: their bodies and the sizes clang gives them.
 
 func (h *header) enum(e *types.Enum) {
-	if h.state[e] == stDone {
+	in := h.info(e)
+	if in.state == stDone {
 		return
 	}
-	h.state[e] = stDone
+	in.state = stDone
 	tag := h.tagOf(e)
 	fmt.Fprintf(&h.out, "/* %s */\n", e.Name)
 	fmt.Fprintf(&h.out, "enum %s %s;\n", tag, h.enumBody(e, tag, ""))

@@ -28,6 +28,9 @@ import (
 // writer with a "_2", "_3" suffix; every emitted type carries its original
 // name in a comment.
 func CName(name string) string {
+	if plainIdent(name) {
+		return name // most names: no copy
+	}
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {
 		c := name[i]
@@ -35,7 +38,7 @@ func CName(name string) string {
 		case c == ':' && i+1 < len(name) && name[i+1] == ':':
 			b.WriteString("__")
 			i++
-		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+		case identByte(c):
 			b.WriteByte(c)
 		default:
 			b.WriteByte('_')
@@ -54,14 +57,43 @@ func CName(name string) string {
 	return s
 }
 
+func identByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// plainIdent reports whether CName maps name to itself.
+func plainIdent(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !identByte(name[i]) {
+			return false
+		}
+	}
+	return !reserved(name)
+}
+
 // reserved reports whether s is an identifier the header may not declare: a
 // C keyword (C23's included), a GNU or clang keyword, a compiler builtin
 // (__builtin_va_list), or a predefined identifier or macro, which all have
 // the shape __x__ (__func__, __FUNCTION__, __LINE__, __BPF__).
 func reserved(s string) bool {
+	if s == "" || s[0] != '_' { // most names: at most a keyword
+		return len(s) <= maxKeyword && cKeywords[s]
+	}
 	return cKeywords[s] || strings.HasPrefix(s, "__builtin") ||
 		len(s) > 4 && strings.HasPrefix(s, "__") && strings.HasSuffix(s, "__")
 }
+
+// maxKeyword is the length of the longest of cKeywords.
+var maxKeyword = func() int {
+	n := 0
+	for k := range cKeywords {
+		n = max(n, len(k))
+	}
+	return n
+}()
 
 // cKeywords are C's reserved words and the builtin type spellings the
 // header uses, which no generated identifier may take.
@@ -80,38 +112,71 @@ var cKeywords = func() map[string]bool {
 	return m
 }()
 
-// namer hands out unique C identifiers in one namespace, one per owner: a
-// type (two different structs may share a name, as the kernel's two
-// syscall_tp_t do) or a string.
+// namer hands out unique C identifiers in one namespace: a header asks for
+// each type's tag or name once (two different structs may share a name, as
+// the kernel's two syscall_tp_t do; the second is syscall_tp_t_2). Its map
+// is made on first use: a header makes one namer per struct body, most of
+// them small.
 type namer struct {
-	taken map[string]any // C identifier -> owner
-	ids   map[any]string
+	taken map[string]bool // C identifiers handed out
+	// few holds the first identifiers handed out, before taken does: a
+	// struct's member names, searched faster than hashed.
+	few []string
 }
 
-func newNamer() *namer { return &namer{taken: map[string]any{}, ids: map[any]string{}} }
+const fewNames = 16
 
-// get returns owner's identifier, made from original, the same each time.
-func (n *namer) get(owner any, original string) string {
-	if id, ok := n.ids[owner]; ok {
-		return id
-	}
-	base := CName(original)
-	id := base
-	for i := 2; ; i++ {
-		if _, ok := n.taken[id]; !ok {
-			break
-		}
-		id = base + "_" + strconv.Itoa(i)
-	}
-	n.taken[id] = owner
-	n.ids[owner] = id
-	return id
-}
+func newNamer() *namer { return &namer{} }
+
+// newNamerSized is a namer for about n identifiers.
+func newNamerSized(n int) *namer { return &namer{taken: make(map[string]bool, n)} }
 
 // unique returns a fresh identifier made from original each time it is
 // called (member names, padding).
 func (n *namer) unique(original string) string {
-	return n.get(new(int), original)
+	return n.fresh(CName(original))
+}
+
+// fresh takes base, or base_2, base_3... when base is taken.
+func (n *namer) fresh(base string) string {
+	id := base
+	for i := 2; n.has(id); i++ {
+		id = base + "_" + strconv.Itoa(i)
+	}
+	if n.taken == nil && len(n.few) < fewNames {
+		n.few = append(n.few, id)
+		return id
+	}
+	if n.taken == nil {
+		n.taken = make(map[string]bool, 2*fewNames)
+		for _, f := range n.few {
+			n.taken[f] = true
+		}
+	}
+	n.taken[id] = true
+	return id
+}
+
+func (n *namer) has(id string) bool {
+	if n.taken != nil {
+		return n.taken[id]
+	}
+	for _, f := range n.few {
+		if f == id {
+			return true
+		}
+	}
+	return false
+}
+
+// cnameAgain is CName(c) of c made by CName, as member names have always
+// been mapped (twice): a reserved name gets a second "_" (__dict__ ->
+// __dict____).
+func cnameAgain(c string) string {
+	if reserved(c) {
+		return c + "_"
+	}
+	return c
 }
 
 // fieldName makes a member name C-legal: Rust's r#type and names that are

@@ -1,8 +1,10 @@
 package layout
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/binscope/binscope/types"
@@ -20,7 +22,33 @@ const maxSize = 1 << 40
 // layouts (members beyond the size, sums that do not add up) are not errors
 // but set Layout.Warning.
 func Analyze(s *types.Struct, opts *Options) (*Layout, error) {
-	var w types.Walk
+	return analyzeCached(s, opts, &analysisCache{})
+}
+
+// analysisCache remembers what analyses learn of types they share: the
+// alignments and tail padding of the structs their members hold. A report
+// keeps one per worker over types that no longer change.
+type analysisCache struct {
+	align types.Aligner
+	tail  map[*types.Struct]int64
+}
+
+// tailPadding is tailPadding, remembered.
+func (c *analysisCache) tailPadding(st *types.Struct) int64 {
+	if p, ok := c.tail[st]; ok {
+		return p
+	}
+	if c.tail == nil {
+		c.tail = map[*types.Struct]int64{}
+	}
+	p := tailPadding(st)
+	c.tail[st] = p
+	return p
+}
+
+// analyzeCached is Analyze with the cache c.
+func analyzeCached(s *types.Struct, opts *Options, c *analysisCache) (*Layout, error) {
+	w := walker{cache: c}
 	l, err := analyze(s, opts.cacheline(), &w)
 	if errors.Is(err, types.ErrCycle) {
 		return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, types.ErrCycle)
@@ -28,8 +56,15 @@ func Analyze(s *types.Struct, opts *Options) (*Layout, error) {
 	return l, err
 }
 
+// walker guards the recursion of analyze into anonymous members, and
+// remembers the alignments of the types it met.
+type walker struct {
+	types.Walk
+	cache *analysisCache
+}
+
 // analyze analyses s; w guards the recursion into anonymous members.
-func analyze(s *types.Struct, cl int64, w *types.Walk) (*Layout, error) {
+func analyze(s *types.Struct, cl int64, w *walker) (*Layout, error) {
 	if s == nil {
 		return nil, errors.New("layout: nil struct")
 	}
@@ -49,7 +84,7 @@ func analyze(s *types.Struct, cl int64, w *types.Walk) (*Layout, error) {
 		Lang:          s.Lang,
 		Kind:          s.Kind,
 		Size:          s.ByteSize,
-		Align:         types.Alignof(s),
+		Align:         w.cache.align.Alignof(s),
 		CachelineSize: cl,
 	}
 	if s.Lang == types.LangGo {
@@ -89,7 +124,7 @@ func analyze(s *types.Struct, cl int64, w *types.Walk) (*Layout, error) {
 
 // makeSlots returns slots for members, their offsets moved by base bits,
 // sorted into memory order.
-func makeSlots(members []types.Member, base types.Bits, cl int64, w *types.Walk) ([]Slot, error) {
+func makeSlots(members []types.Member, base types.Bits, cl int64, w *walker) ([]Slot, error) {
 	slots := make([]Slot, len(members))
 	for i := range members {
 		m := &members[i]
@@ -108,7 +143,7 @@ func makeSlots(members []types.Member, base types.Bits, cl int64, w *types.Walk)
 		}
 		sl.Align = m.Align
 		if sl.Align <= 0 {
-			sl.Align = types.Alignof(m.Type)
+			sl.Align = w.cache.align.Alignof(m.Type)
 		}
 		if st, ok := types.Unqualified(m.Type).(*types.Struct); ok && !st.Incomplete {
 			if st.Name == "" {
@@ -122,13 +157,22 @@ func makeSlots(members []types.Member, base types.Bits, cl int64, w *types.Walk)
 				sl.Inner = inner
 				sl.TypePadding = inner.Padding
 			} else if st.Kind != types.KindUnion && st.Variants == nil {
-				sl.TypePadding = tailPadding(st)
+				sl.TypePadding = w.cache.tailPadding(st)
 			}
 		}
 		slots[i] = sl
 	}
-	sort.SliceStable(slots, func(i, j int) bool { return slots[i].BitOffset < slots[j].BitOffset })
+	sortSlots(slots)
 	return slots, nil
+}
+
+// sortSlots puts slots in memory order, keeping the order of those at the
+// same bit offset; most are in order already.
+func sortSlots(slots []Slot) {
+	byOffset := func(a, b Slot) int { return cmp.Compare(a.BitOffset, b.BitOffset) }
+	if !slices.IsSortedFunc(slots, byOffset) {
+		slices.SortStableFunc(slots, byOffset)
+	}
 }
 
 // tailPadding returns the tail padding of struct st as findHoles counts it,
@@ -148,7 +192,7 @@ func tailPadding(st *types.Struct) int64 {
 		}
 		slots = append(slots, sl)
 	}
-	sort.SliceStable(slots, func(i, j int) bool { return slots[i].BitOffset < slots[j].BitOffset })
+	sortSlots(slots)
 	t := &Layout{Size: st.ByteSize, Members: slots}
 	t.findHoles()
 	if t.Padding < 0 {
@@ -314,7 +358,7 @@ func (l *Layout) coverage() {
 }
 
 // variants fills Tag and Variants of a Rust enum.
-func (l *Layout) variants(cl int64, w *types.Walk) error {
+func (l *Layout) variants(cl int64, w *walker) error {
 	vp := l.Type.Variants
 	if vp.Tag != nil {
 		tag, err := makeSlots([]types.Member{*vp.Tag}, 0, cl, w)
@@ -358,11 +402,17 @@ func (l *Layout) variants(cl int64, w *types.Walk) error {
 // boundaries finds the member at each cacheline boundary inside the type.
 func (l *Layout) boundaries() {
 	cl := l.CachelineSize
+	if n := min((l.Size-1)/cl, MaxBoundaries); n > 0 {
+		l.Boundaries = make([]Boundary, 0, n)
+	}
 	for line := int64(1); line*cl < l.Size && line <= MaxBoundaries; line++ {
 		b := Boundary{Line: line, Offset: line * cl, Member: -1}
 		for i := range l.Members {
 			s := &l.Members[i]
-			if s.Offset <= b.Offset && b.Offset < s.End() {
+			if s.Offset > b.Offset {
+				break // members are in memory order: none further starts before
+			}
+			if b.Offset < s.End() {
 				b.Member = i
 				b.Crosses = s.BitOffset < types.Bits(b.Offset*8)
 				break

@@ -1,9 +1,11 @@
 package layout
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/binscope/binscope/types"
 )
@@ -14,8 +16,48 @@ func cHex(v int64, width int) string {
 	if v != 0 {
 		s = "0x" + strconv.FormatInt(v, 16)
 	}
-	return fmt.Sprintf("%*s", width, s)
+	return padLeft(s, width)
 }
+
+// padLeft is fmt's "%*s": s right-aligned in width runes, left-aligned in
+// -width when width is negative.
+func padLeft(s string, width int) string {
+	n := utf8.RuneCountInString(s)
+	switch {
+	case width < 0 && -width > n:
+		return s + spaces(-width-n)
+	case width > n:
+		return spaces(width-n) + s
+	}
+	return s
+}
+
+// writePadRight writes s as fmt's "%-*s" does: left-aligned in |width|
+// runes.
+func writePadRight(b *bytes.Buffer, s string, width int) {
+	b.WriteString(s)
+	if width < 0 {
+		width = -width
+	}
+	if n := utf8.RuneCountInString(s); width > n {
+		b.WriteString(spaces(width - n))
+	}
+}
+
+// gap is fmt.Sprintf("%*s", width, " "): at least one space.
+func gap(width int) string { return spaces(max(width, -width, 1)) }
+
+const manySpaces = "                                                                                "
+
+func spaces(n int) string {
+	if n <= len(manySpaces) {
+		return manySpaces[:n]
+	}
+	return strings.Repeat(" ", n)
+}
+
+// padInt is fmt's "%*d".
+func padInt(v int64, width int) string { return padLeft(strconv.FormatInt(v, 10), width) }
 
 func plural(n int64) string {
 	if n != 1 {
@@ -44,16 +86,22 @@ func (p *printer) typeDeclSlot(t types.Type, name string, noName bool, c *conf, 
 // the type column (pahole's type__fprintf). noName marks the member of a
 // struct, union or enum type whose name the caller prints.
 func (p *printer) typeDecl(t types.Type, name string, noName bool, c *conf) string {
-	if !p.walk.Enter(t) {
-		return "/* too deep */ " + name
-	}
-	s := p.typeDeclEntered(t, name, noName, c)
-	p.walk.Leave()
-	return s
+	var b bytes.Buffer
+	p.typeDeclTo(&b, t, name, noName, c)
+	return b.String()
 }
 
-func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *conf) string {
-	var b strings.Builder
+// typeDeclTo is typeDecl written to b.
+func (p *printer) typeDeclTo(b *bytes.Buffer, t types.Type, name string, noName bool, c *conf) {
+	if !p.walk.Enter(t) {
+		b.WriteString("/* too deep */ " + name)
+		return
+	}
+	p.typeDeclEntered(b, t, name, noName, c)
+	p.walk.Leave()
+}
+
+func (p *printer) typeDeclEntered(b *bytes.Buffer, t types.Type, name string, noName bool, c *conf) {
 	tc := *c
 	if p.opts.Expand {
 		expanded := false
@@ -88,31 +136,31 @@ func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *con
 			if v.Name == "" || lang.CLike() {
 				if fp, ok := v.Target.(*types.FuncProto); ok && v.Ref == 0 && (fp.Name == "" || lang.CLike()) {
 					b.WriteString(types.PaholeFunc(fp, name, true, tc.typeSpacing, lang))
-					return b.String()
+					return
 				}
 				if st, ok := v.Target.(*types.Struct); ok && st.Name == "" && v.Ref == 0 {
 					if l := p.layoutOf(st); l != nil {
 						tc.typeSpacing -= 8
 						b.WriteString(p.composite(l, "* "+name, false, &tc))
-						return b.String()
+						return
 					}
 				}
 			}
 		case *types.FuncProto:
 			if v.Name == "" || lang.CLike() {
 				b.WriteString(types.PaholeFunc(v, name, false, tc.typeSpacing, lang))
-				return b.String()
+				return
 			}
 		case *types.Array:
 			if lang.CLike() {
 				b.WriteString(p.array(v, name, &tc))
-				return b.String()
+				return
 			}
 		case *types.Struct:
 			if p.inlineType(v) {
 				if l := p.layoutOf(v); l != nil {
 					b.WriteString(p.composite(l, name, noName, &tc))
-					return b.String()
+					return
 				}
 			}
 			if lang.CLike() {
@@ -123,29 +171,34 @@ func (p *printer) typeDeclEntered(t types.Type, name string, noName bool, c *con
 				case types.KindClass:
 					kw = "class"
 				}
-				fmt.Fprintf(&b, "%s %-*s %s", kw, w, v.Name, name)
-				return b.String()
+				b.WriteString(kw + " ")
+				writePadRight(b, v.Name, w)
+				b.WriteString(" " + name)
+				return
 			}
 		case *types.Enum:
 			if v.Name == "" {
 				b.WriteString(p.enumBody(v, name, noName, &tc))
-				return b.String()
+				return
 			}
 			if lang.CLike() {
-				fmt.Fprintf(&b, "enum %-*s %s", tc.typeSpacing-5, v.Name, name)
-				return b.String()
+				b.WriteString("enum ")
+				writePadRight(b, v.Name, tc.typeSpacing-5)
+				b.WriteString(" " + name)
+				return
 			}
 		}
 		break
 	}
-	fmt.Fprintf(&b, "%-*s %s", tc.typeSpacing, types.PaholeName(t, lang), name)
-	return b.String()
+	writePadRight(b, types.PaholeName(t, lang), tc.typeSpacing)
+	b.WriteString(" ")
+	b.WriteString(name)
 }
 
 // composite prints an inline struct or union body; name, unless noName,
 // follows the closing brace.
 func (p *printer) composite(l *Layout, name string, noName bool, c *conf) string {
-	var b strings.Builder
+	var b bytes.Buffer
 	tc := *c
 	tc.prefix = ""
 	tc.suffix, tc.hasSuffix = name, !noName
@@ -183,7 +236,7 @@ func (p *printer) array(a *types.Array, name string, c *conf) string {
 	single := c.lastMember && c.firstMember
 	for _, n := range dims {
 		if n != 0 || !c.lastMember || single || c.unionMember {
-			s += fmt.Sprintf("[%d]", n)
+			s += "[" + strconv.FormatInt(n, 10) + "]"
 		} else {
 			s += "[]"
 		}

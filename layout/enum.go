@@ -1,8 +1,8 @@
 package layout
 
 import (
+	"bytes"
 	"fmt"
-	"strings"
 )
 
 // enum prints a Rust enum in pahole's skeleton: the tag as a member, then
@@ -15,7 +15,7 @@ import (
 //			f32                __0;                  /*     4     4 */
 //		};
 //		...
-func (p *printer) enum(b *strings.Builder, l *Layout, in *conf) {
+func (p *printer) enum(b *bytes.Buffer, l *Layout, in *conf) {
 	c := *in
 	indent := c.indent
 	if c.prefix != "" {

@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -63,8 +64,9 @@ func nativeBody(b *strings.Builder, l *Layout, opts *PrintOptions, trail string)
 		}
 		n.header = fmt.Sprintf("const %s = %s {", l.Name, kw)
 	default:
-		p := newPrinter(l, &o)
-		p.top(b, l)
+		var tb bytes.Buffer
+		newPrinter(l, &o).top(&tb, l)
+		b.Write(tb.Bytes())
 		b.WriteString(";")
 		if trail != "" {
 			b.WriteString("   /* " + trail + " */")

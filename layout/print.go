@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,21 +21,23 @@ func WriteReorganized(w io.Writer, r *Reorganized, opts *PrintOptions) error {
 		return errors.New("layout: nothing to print (nil Reorganized)")
 	}
 	parts := r.comments()
-	var b strings.Builder
 	if opts != nil && opts.Native {
+		var b strings.Builder
 		nativeBody(&b, r.Layout, opts, strings.Join(parts, " "))
-	} else {
-		newPrinter(r.Layout, opts).top(&b, r.Layout)
-		b.WriteString(";")
-		for i, c := range parts {
-			if i == 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(" /* " + c + " */")
-		}
-		b.WriteString("\n")
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
-	_, err := io.WriteString(w, b.String())
+	var b bytes.Buffer
+	newPrinter(r.Layout, opts).top(&b, r.Layout)
+	b.WriteString(";")
+	for i, c := range parts {
+		if i == 0 {
+			b.WriteString("  ")
+		}
+		b.WriteString(" /* " + c + " */")
+	}
+	b.WriteString("\n")
+	_, err := w.Write(b.Bytes())
 	return err
 }
 

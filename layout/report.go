@@ -93,8 +93,8 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 
 // render analyses one type and prints it to out (warnings to warn), or
 // returns its layout for JSON; nil when the report leaves it out.
-func (r *Report) render(n Named, file string, out, warn *bytes.Buffer) (*Layout, error) {
-	l, err := Analyze(n.Struct, r.Analyze)
+func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *analysisCache) (*Layout, error) {
+	l, err := analyzeCached(n.Struct, r.Analyze, cache)
 	if err != nil {
 		fmt.Fprintf(warn, "%s: %s: %s: %v\n", r.Tool, file, n.Name, err)
 		return nil, nil
@@ -165,9 +165,12 @@ func newPipeline(r *Report, w, warn io.Writer) *pipeline {
 }
 
 func (p *pipeline) worker() {
+	// The types a report sees no longer change: what one analysis learns
+	// of them serves the next ones.
+	var cache analysisCache
 	for b := range p.work {
 		for _, n := range b.types {
-			l, err := p.r.render(n, p.file, &b.out, &b.warn)
+			l, err := p.r.render(n, p.file, &b.out, &b.warn, &cache)
 			if err != nil {
 				b.err = err
 				break
@@ -204,6 +207,7 @@ func (p *pipeline) writer(w, warn io.Writer) {
 func (p *pipeline) add(n Named) {
 	if p.cur == nil {
 		p.cur = &batch{done: make(chan struct{}), types: make([]Named, 0, batchSize)}
+		p.cur.out.Grow(batchSize * 512) // a kernel struct's text is 430 bytes on average
 	}
 	p.cur.types = append(p.cur.types, n)
 	if len(p.cur.types) == batchSize {

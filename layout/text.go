@@ -1,8 +1,10 @@
 package layout
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -76,7 +78,16 @@ func newPrinter(l *Layout, opts *PrintOptions) *printer {
 	return p
 }
 
-func tabs(n int) string { return strings.Repeat("\t", n) }
+const manyTabs = "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t"
+
+func tabs(n int) string {
+	if n >= 0 && n <= len(manyTabs) {
+		return manyTabs[:n]
+	}
+	return strings.Repeat("\t", n)
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // WriteText prints l as pahole prints a struct, union or class: members in
 // memory order with "/* offset size */" comments, holes, bit holes,
@@ -93,15 +104,20 @@ func WriteText(w io.Writer, l *Layout, opts *PrintOptions) error {
 	if opts != nil && opts.Native {
 		return WriteNative(w, l, opts)
 	}
-	var b strings.Builder
+	if bb, ok := w.(*bytes.Buffer); ok { // a report's batch: print in place
+		newPrinter(l, opts).top(bb, l)
+		bb.WriteString(";\n")
+		return nil
+	}
+	var b bytes.Buffer
 	newPrinter(l, opts).top(&b, l)
 	b.WriteString(";\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := w.Write(b.Bytes())
 	return err
 }
 
 // top prints a type at the outermost level, without the final ";".
-func (p *printer) top(b *strings.Builder, l *Layout) {
+func (p *printer) top(b *bytes.Buffer, l *Layout) {
 	if p.opts.DeclInfo && l.Type.Decl.File != "" {
 		fmt.Fprintf(b, "/* %s:%d */\n", l.Type.Decl.File, l.Type.Decl.Line)
 	}
@@ -146,12 +162,26 @@ func (p *printer) num(v int64, width int) string {
 	if p.opts.Hex {
 		return cHex(v, width)
 	}
-	return fmt.Sprintf("%*d", width, v)
+	return padInt(v, width)
+}
+
+// writeNum writes p.num(v, width) to b.
+func (p *printer) writeNum(b *bytes.Buffer, v int64, width int) {
+	if p.opts.Hex || width < 0 {
+		b.WriteString(p.num(v, width))
+		return
+	}
+	var buf [24]byte
+	digits := strconv.AppendInt(buf[:0], v, 10)
+	if n := width - len(digits); n > 0 {
+		b.WriteString(spaces(n))
+	}
+	b.Write(digits)
 }
 
 // cachelineMark prints pahole's boundary comment when offset is in a later
 // cacheline than the last one marked.
-func (p *printer) cachelineMark(b *strings.Builder, c *conf, offset int64) {
+func (p *printer) cachelineMark(b *bytes.Buffer, c *conf, offset int64) {
 	line := offset / p.cl
 	if line <= *c.cacheline {
 		return
@@ -172,7 +202,7 @@ func isCPPBase(l *Layout, m *types.Member) bool {
 }
 
 // class prints a struct or class (pahole's __class__fprintf).
-func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
+func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 	c := *in
 	indent := c.indent
 	if c.prefix != "" {
@@ -288,15 +318,15 @@ func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
 			tr.nrPaddings++
 			tr.sumPaddings += pos.TypePadding
 			nl()
-			fmt.Fprintf(b, "\n%s/* XXX last struct has %d byte%s of padding */", t, pos.TypePadding, plural(pos.TypePadding))
+			b.WriteString("\n" + t + "/* XXX last struct has " + itoa(pos.TypePadding) + " byte" + plural(pos.TypePadding) + " of padding */")
 		}
 		if pos.BitHole != 0 {
 			nl()
-			fmt.Fprintf(b, "\n%s/* XXX %d bit%s hole, try to pack */", t, pos.BitHole, plural(int64(pos.BitHole)))
+			b.WriteString("\n" + t + "/* XXX " + itoa(int64(pos.BitHole)) + " bit" + plural(int64(pos.BitHole)) + " hole, try to pack */")
 		}
 		if pos.Hole > 0 {
 			nl()
-			fmt.Fprintf(b, "\n%s/* XXX %d byte%s hole, try to pack */", t, pos.Hole, plural(pos.Hole))
+			b.WriteString("\n" + t + "/* XXX " + itoa(pos.Hole) + " byte" + plural(pos.Hole) + " hole, try to pack */")
 		}
 		b.WriteByte('\n')
 		if isCPPBase(l, m) {
@@ -331,7 +361,7 @@ func (p *printer) class(b *strings.Builder, l *Layout, in *conf) {
 // last declared member's type has a power-of-two size and the padding is
 // more than a pointer, one anonymous bitfield of that type per its size
 // of padding (dwarves' class__fprintf).
-func (p *printer) forcePadding(b *strings.Builder, l *Layout, t string, c *conf) {
+func (p *printer) forcePadding(b *bytes.Buffer, l *Layout, t string, c *conf) {
 	if !p.opts.ForcePadding || !c.emitStats || l.Padding == 0 || l.Type.Align != 0 || len(l.Type.Members) == 0 {
 		return
 	}
@@ -382,25 +412,28 @@ type trailer struct {
 }
 
 // stats prints the trailer of a struct: size, sums, padding, cachelines.
-func (p *printer) stats(b *strings.Builder, l *Layout, t string, base int64, tr trailer) {
+func (p *printer) stats(b *bytes.Buffer, l *Layout, t string, base int64, tr trailer) {
 	for _, s := range p.statsLines(l, base, tr) {
 		if s == "" {
 			b.WriteByte('\n')
 			continue
 		}
-		b.WriteString(t + "/* " + s + " */\n")
+		b.WriteString(t)
+		b.WriteString("/* ")
+		b.WriteString(s)
+		b.WriteString(" */\n")
 	}
 }
 
 // statsLines returns the trailer's lines without comment markers; "" is
 // a blank line.
 func (p *printer) statsLines(l *Layout, base int64, tr trailer) []string {
-	out := []string{"", fmt.Sprintf("size: %d, cachelines: %d, members: %d", l.Size, l.Cachelines, l.memberCount())}
+	out := []string{"", "size: " + itoa(l.Size) + ", cachelines: " + itoa(l.Cachelines) + ", members: " + strconv.Itoa(l.memberCount())}
 	if l.SumHoles > 0 || l.SumBitHoles > 0 {
 		if l.SumMembers > 0 {
-			s := fmt.Sprintf("sum members: %d", l.SumMembers)
+			s := "sum members: " + itoa(l.SumMembers)
 			if l.SumHoles > 0 {
-				s += fmt.Sprintf(", holes: %d, sum holes: %d", len(l.Holes), l.SumHoles)
+				s += ", holes: " + strconv.Itoa(len(l.Holes)) + ", sum holes: " + itoa(l.SumHoles)
 			}
 			out = append(out, s)
 		}
@@ -415,7 +448,7 @@ func (p *printer) statsLines(l *Layout, base int64, tr trailer) []string {
 		}
 	}
 	if l.Padding > 0 {
-		out = append(out, fmt.Sprintf("padding: %d", l.Padding))
+		out = append(out, "padding: "+itoa(l.Padding))
 	}
 	if tr.nrPaddings > 0 {
 		out = append(out, fmt.Sprintf("paddings: %d, sum paddings: %d", tr.nrPaddings, tr.sumPaddings))
@@ -434,7 +467,7 @@ func (p *printer) statsLines(l *Layout, base int64, tr trailer) []string {
 		out = append(out, fmt.Sprintf("pointer bytes: %d", l.PointerBytes))
 	}
 	if last := (base + l.Size) % p.cl; last != 0 {
-		out = append(out, fmt.Sprintf("last cacheline: %d bytes", last))
+		out = append(out, "last cacheline: "+itoa(last)+" bytes")
 	}
 	if l.Warning != "" && l.memberCount() != 0 {
 		diff := types.Bits(l.Size*8) - (types.Bits((l.SumMembers+l.SumHoles+l.Padding)*8) + l.SumBits + l.SumBitHoles + l.BitPadding)
@@ -455,7 +488,7 @@ func (l *Layout) memberCount() int {
 }
 
 // union prints a union (pahole's union__fprintf): members, no statistics.
-func (p *printer) union(b *strings.Builder, l *Layout, in *conf) {
+func (p *printer) union(b *bytes.Buffer, l *Layout, in *conf) {
 	indent := in.indent
 	if in.prefix != "" {
 		b.WriteString(in.prefix + " ")
@@ -495,7 +528,7 @@ func (p *printer) inlineType(t types.Type) bool {
 
 // member prints one member line without its indent (pahole's
 // class_member__fprintf).
-func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember bool, c *conf) {
+func (p *printer) member(b *bytes.Buffer, l *Layout, pos *Slot, unionMember bool, c *conf) {
 	m := pos.Member
 	offset := pos.UnitOffset
 	sc := *c
@@ -506,7 +539,7 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 		}
 	}
 	p.cachelineMark(b, c, offset)
-	var s strings.Builder
+	s, start := b, b.Len() // the line, written in place
 	name := m.Name
 	base := isCPPBase(l, m)
 	if base {
@@ -527,10 +560,10 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 			s.WriteString(name)
 		}
 	} else {
-		s.WriteString(p.typeDecl(m.Type, name, false, &sc))
+		p.typeDeclTo(s, m.Type, name, false, &sc)
 	}
 	if pos.IsBitfield() {
-		fmt.Fprintf(&s, ":%d", pos.BitSize)
+		s.WriteString(":" + strconv.FormatInt(int64(pos.BitSize), 10))
 	}
 	alignAttr := 0
 	if a := explicitAlign(l, m); a != 0 {
@@ -548,33 +581,36 @@ func (p *printer) member(b *strings.Builder, l *Layout, pos *Slot, unionMember b
 		if st, ok := m.Type.(*types.Struct); ok && st.Kind != types.KindUnion && pos.Inner != nil && pos.Inner.Packed {
 			slen += len("__attribute__((__packed__))") + 1
 		}
-		fmt.Fprintf(&s, "%*s/* %s", sc.typeSpacing+sc.nameSpacing-slen-3, " ", p.num(offset, 5))
+		s.WriteString(gap(sc.typeSpacing + sc.nameSpacing - slen - 3))
 	} else {
-		spacing := sc.typeSpacing + sc.nameSpacing - s.Len()
+		spacing := sc.typeSpacing + sc.nameSpacing - (s.Len() - start)
 		if base {
 			s.WriteString(" */")
 			spacing -= 3
 		}
-		fmt.Fprintf(&s, "%*s/* %s", max(spacing, 0), " ", p.num(offset, 5))
+		s.WriteString(gap(max(spacing, 0)))
 	}
+	s.WriteString("/* ")
+	p.writeNum(s, offset, 5)
 	if pos.IsBitfield() {
 		bo := int64(pos.BitOffset) - pos.UnitOffset*8
 		if p.opts.Hex {
-			fmt.Fprintf(&s, ":%s", cHex(bo, 2))
+			s.WriteString(":" + cHex(bo, 2))
 		} else {
-			fmt.Fprintf(&s, ":%2d", bo)
+			s.WriteString(":" + padInt(bo, 2))
 		}
 		sizeSpacing -= 3
 	}
-	fmt.Fprintf(&s, " %s */", p.num(pos.Size, sizeSpacing))
-	b.WriteString(s.String())
+	s.WriteString(" ")
+	p.writeNum(s, pos.Size, sizeSpacing)
+	s.WriteString(" */")
 }
 
 // dynamic prints the members whose place depends on the object at run time
 // (C++ virtual bases) or could not be read, before the others and without
 // an offset, as pahole prints a virtual base first (with offset -1), and a
 // blank line after them.
-func (p *printer) dynamic(b *strings.Builder, l *Layout, t string, c *conf) {
+func (p *printer) dynamic(b *bytes.Buffer, l *Layout, t string, c *conf) {
 	for i := range l.Type.Dynamic {
 		m := &l.Type.Dynamic[i]
 		size, _ := types.Sizeof(m.Type)

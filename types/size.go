@@ -97,17 +97,53 @@ const MaxAlign = 16
 // struct to its largest member unless it is packed, and an explicit
 // DW_AT_alignment wins. It never returns less than 1.
 func Alignof(t Type) int64 {
-	var w Walk
+	var w alignWalk
 	return alignof(t, &w)
 }
 
-func alignof(t Type, w *Walk) int64 {
+// An Aligner is Alignof with a memory of the structs it has aligned, for
+// callers that ask about the same types again and again (a layout's
+// members, every struct of a header): a struct's members are walked once.
+// The types must not change while it is in use. The zero Aligner is ready;
+// it is not safe for concurrent use.
+type Aligner struct {
+	memo map[*Struct]int64
+}
+
+// Alignof is types.Alignof.
+func (a *Aligner) Alignof(t Type) int64 {
+	if a.memo == nil {
+		a.memo = make(map[*Struct]int64)
+	}
+	w := alignWalk{memo: a.memo}
+	return alignof(t, &w)
+}
+
+// Remembers reports whether a remembers the alignment of s: only then
+// may what it remembers of other structs depend on s's members and
+// alignment (a struct is remembered after the structs it holds by value).
+func (a *Aligner) Remembers(s *Struct) bool {
+	_, ok := a.memo[s]
+	return ok
+}
+
+// alignWalk is the walk of alignof. With a memo, a struct's alignment is
+// remembered when no Enter on its way failed (cut): only then does it not
+// depend on the path that reached the struct.
+type alignWalk struct {
+	Walk
+	memo map[*Struct]int64
+	cut  bool
+}
+
+func alignof(t Type, w *alignWalk) int64 {
 	switch t.(type) {
 	case *Typedef, *Qualifier, *Array, *Struct:
 	default:
 		return alignofEntered(t, w)
 	}
 	if !w.Enter(t) {
+		w.cut = true
 		return 1
 	}
 	a := alignofEntered(t, w)
@@ -115,7 +151,7 @@ func alignof(t Type, w *Walk) int64 {
 	return a
 }
 
-func alignofEntered(t Type, w *Walk) int64 {
+func alignofEntered(t Type, w *alignWalk) int64 {
 	switch v := t.(type) {
 	case *Base:
 		n := v.ByteSize
@@ -142,39 +178,58 @@ func alignofEntered(t Type, w *Walk) int64 {
 		if v.Packed {
 			return 1
 		}
-		a := int64(1)
-		for i := range v.Members {
-			m := &v.Members[i]
-			ma := m.Align
-			if ma == 0 {
-				ma = alignof(m.Type, w)
-			}
-			if m.BitSize == 0 && ma > 1 && m.Offset.Bytes()%ma != 0 {
-				// A member off its natural alignment: the type is packed.
-				return 1
-			}
-			if ma > a {
-				a = ma
-			}
+		if w.memo == nil {
+			return structAlign(v, w)
 		}
-		if v.Variants != nil {
-			for _, vr := range v.Variants.Variants {
-				if va := alignof(vr.Member.Type, w); va > a {
-					a = va
-				}
-			}
-			if v.Variants.Tag != nil {
-				if ta := alignof(v.Variants.Tag.Type, w); ta > a {
-					a = ta
-				}
-			}
+		if a, ok := w.memo[v]; ok {
+			return a
 		}
-		if v.ByteSize > 0 && v.ByteSize%a != 0 {
-			return 1
+		cut := w.cut
+		w.cut = false
+		a := structAlign(v, w)
+		if !w.cut {
+			w.memo[v] = a
 		}
+		w.cut = w.cut || cut
 		return a
 	}
 	return 1
+}
+
+// structAlign is alignofEntered of a struct that is neither packed nor
+// explicitly aligned: its members'.
+func structAlign(v *Struct, w *alignWalk) int64 {
+	a := int64(1)
+	for i := range v.Members {
+		m := &v.Members[i]
+		ma := m.Align
+		if ma == 0 {
+			ma = alignof(m.Type, w)
+		}
+		if m.BitSize == 0 && ma > 1 && m.Offset.Bytes()%ma != 0 {
+			// A member off its natural alignment: the type is packed.
+			return 1
+		}
+		if ma > a {
+			a = ma
+		}
+	}
+	if v.Variants != nil {
+		for _, vr := range v.Variants.Variants {
+			if va := alignof(vr.Member.Type, w); va > a {
+				a = va
+			}
+		}
+		if v.Variants.Tag != nil {
+			if ta := alignof(v.Variants.Tag.Type, w); ta > a {
+				a = ta
+			}
+		}
+	}
+	if v.ByteSize > 0 && v.ByteSize%a != 0 {
+		return 1
+	}
+	return a
 }
 
 func clampAlign(n int64) int64 {

@@ -175,15 +175,61 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 // writeHeader answers --format=c: the selected types and what they need,
 // as one C header.
 func writeHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Selection) error {
-	spec, _, err := load.Types(path, lo)
-	if err != nil {
+	opts := &codegen.HeaderOptions{Source: load.PathOrKernel(path), BuildID: load.BuildID(path)}
+	var spec *types.Spec
+	var err error
+	if len(sel.Classes) == 0 && !sel.Anon {
+		// Every named struct and union, in the loader's order: BTF hands
+		// them over as they are converted, and the header is made on
+		// another core meanwhile.
+		var streamed bool
+		if spec, streamed, err = streamHeader(w, path, lo, sel, opts); streamed || err != nil {
+			return err
+		}
+	} else if spec, _, err = load.Types(path, lo); err != nil {
 		return err
 	}
 	picked, err := layout.Select(spec, sel)
 	if err != nil {
 		return err
 	}
-	opts := &codegen.HeaderOptions{Source: load.PathOrKernel(path), BuildID: load.BuildID(path)}
 	_, err = codegen.WriteHeader(w, layout.Roots(spec, picked), opts)
 	return err
+}
+
+// streamHeader loads the types at path and, when the loader streams
+// (BTF), writes the header of those sel picks as they are converted; else
+// it returns the spec, and the caller picks from it. The roots are those
+// of Select and Roots: without -a no root is a typedef.
+func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Selection, opts *codegen.HeaderOptions) (*types.Spec, bool, error) {
+	hw := codegen.NewHeaderWriter(opts, 1<<13)
+	roots := make(chan types.Type, 1<<12)
+	added := make(chan error, 1)
+	go func() {
+		var err error
+		for t := range roots {
+			if err == nil {
+				err = hw.Add(t)
+			}
+		}
+		added <- err
+	}()
+	pk := layout.NewPicker(sel)
+	each := *lo
+	each.Each = func(t types.Type) {
+		if n, ok := pk.Take(t); ok {
+			roots <- n.Struct
+		}
+	}
+	spec, streamed, err := load.Types(path, &each)
+	close(roots)
+	aerr := <-added
+	switch {
+	case err != nil || !streamed:
+		return spec, false, err
+	case aerr != nil:
+		return nil, true, aerr
+	}
+	_, err = hw.Finish(w)
+	return nil, true, err
 }
