@@ -84,6 +84,7 @@ func WriteUnread(w io.Writer, rs []*Result) {
 const (
 	ReasonNoLocation = "no location"           // the debug info gives none where a probe can read it
 	ReasonConstant   = "one constant, several" // one DIE for several calls (unrolled copies)
+	ReasonWrongDebug = "contradicts the code"  // an expression the code computes otherwise
 	ReasonFault      = "fault"                 // readable by the spec, not when run
 	ReasonOther      = "other"
 )
@@ -102,6 +103,8 @@ func ReasonClass(why string) string {
 		return ReasonNoLocation
 	case strings.Contains(why, "one constant for the whole expansion"):
 		return ReasonConstant
+	case strings.Contains(why, "an operation is left out"):
+		return ReasonWrongDebug
 	}
 	return ReasonOther
 }
@@ -128,8 +131,8 @@ func WriteReasons(w io.Writer, rs []*Result) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "| build | values | read through an expression | `?`: no location in the debug info | `?`: one constant for several calls | `?`: other | `?`: fault |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| build | values | read through an expression | `?`: no location in the debug info | `?`: one constant for a DIE of several calls | `?`: debug info the code contradicts | `?`: other | `?`: fault |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	var names []string
 	for _, b := range Builds {
 		if by[b.Name] != nil {
@@ -138,8 +141,8 @@ func WriteReasons(w io.Writer, rs []*Result) {
 	}
 	for _, b := range names {
 		s := by[b]
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s |\n", b, s.values, pct(s.expr, s.values),
-			pct(s.unread[ReasonNoLocation], s.values), pct(s.unread[ReasonConstant], s.values),
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", b, s.values, pct(s.expr, s.values),
+			pct(s.unread[ReasonNoLocation], s.values), pct(s.unread[ReasonConstant], s.values), pct(s.unread[ReasonWrongDebug], s.values),
 			pct(s.unread[ReasonOther], s.values), pct(s.unread[ReasonFault], s.values))
 	}
 }
