@@ -36,6 +36,9 @@ func Demangle(sym string) (name string, ok bool) {
 	if !strings.HasPrefix(sym, "_Z") && !strings.HasPrefix(sym, "_R") && !strings.HasPrefix(sym, "__Z") {
 		return "", false
 	}
+	if d, ok := fastDemangle(sym); ok {
+		return dropRustHash(d), true
+	}
 	d, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
 	if err != nil {
 		return "", false
