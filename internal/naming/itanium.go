@@ -42,8 +42,7 @@ func (p *itParser) bail() { panic(itBail{}) }
 // fastDemangle demangles sym as Demangle's library call does, or
 // returns false.
 func fastDemangle(sym string) (name string, ok bool) {
-	if !strings.HasPrefix(sym, "_Z") || strings.Contains(sym, "17h") {
-		// The library reads _ZN...17h<hash>E as legacy Rust.
+	if !strings.HasPrefix(sym, "_Z") || legacyRust(sym) {
 		return "", false
 	}
 	p := &itParser{s: sym, i: 2}
@@ -59,6 +58,18 @@ func fastDemangle(sym string) (name string, ok bool) {
 		return "", false // special names: guard variables, vtables, thunks
 	}
 	return p.name(true).s, true
+}
+
+// legacyRust reports whether the library reads sym as a legacy Rust
+// symbol: _ZN...17h<16 hex digits>E, maybe followed by a suffix after E.
+func legacyRust(sym string) bool {
+	if !strings.HasPrefix(sym, "_ZN") {
+		return false
+	}
+	if pos := strings.LastIndex(sym, "E."); pos > 0 {
+		sym = sym[:pos+1]
+	}
+	return strings.HasSuffix(sym, "E") && len(sym) > 23 && sym[len(sym)-20:len(sym)-17] == "17h"
 }
 
 // peek is the next byte, 0 at the end.

@@ -117,6 +117,8 @@ func TestFastDemangleCases(t *testing.T) {
 		"_ZNO1A1fEv",
 		"_ZN1A1fIPKPKcEEvv",
 		"_ZN1A1fIRKiOS0_EEvv",
+		"_ZN5boost11hash_detail17hash_combine_implERmm",
+		"_ZN4core3fmt5write17h0123456789abcdefE.llvm.123",
 	} {
 		want, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
 		got, ok := fastDemangle(sym)
