@@ -26,7 +26,17 @@ type itEntry struct {
 	builtin string // a builtin type's name ("int"), for literals
 	ref     bool   // a reference type
 	konst   bool   // const at the top
+	// A function type is left and right of where a declarator goes:
+	// "long" and "(long)"; an array type "char const" and "[10]".
+	left, right string
+	array       bool // left and right are an array's
+	// noWrap is a pointer or reference to a function or an array: the
+	// fast path spells no declarator around it.
+	noWrap bool
 }
+
+// composite reports whether e needs a declarator's syntax around it.
+func (e itEntry) composite() bool { return e.right != "" || e.noWrap }
 
 type itParser struct {
 	s    string
@@ -489,7 +499,7 @@ func (p *itParser) typ() itEntry {
 	}
 	e := p.unqualifiedType()
 	if konst {
-		if e.ref || e.konst {
+		if e.ref || e.konst || e.composite() {
 			p.bail()
 		}
 		e = itEntry{s: e.s + " const", konst: true}
@@ -534,17 +544,26 @@ func (p *itParser) unqualifiedType() itEntry {
 	case c == 'P' || c == 'R' || c == 'O':
 		p.i++
 		b := p.typ()
-		if b.ref {
-			p.bail() // reference collapsing
+		if b.ref || b.noWrap {
+			p.bail() // reference collapsing, or a declarator in a declarator
 		}
-		switch c {
-		case 'P':
-			e = itEntry{s: b.s + "*"}
-		case 'R':
-			e = itEntry{s: b.s + "&", ref: true}
-		default:
-			e = itEntry{s: b.s + "&&", ref: true}
+		op := "*"
+		if c == 'R' {
+			op = "&"
+		} else if c == 'O' {
+			op = "&&"
 		}
+		e = itEntry{s: b.s + op, ref: c != 'P'}
+		switch {
+		case b.array:
+			e = itEntry{s: b.left + " (" + op + ") " + b.right, ref: c != 'P', noWrap: true}
+		case b.right != "":
+			e = itEntry{s: b.left + " (" + op + ")" + b.right, ref: c != 'P', noWrap: true}
+		}
+	case c == 'F':
+		e = p.functionType()
+	case c == 'A':
+		e = p.arrayType()
 	case c == 'D':
 		var bt string
 		switch p.peek2() {
@@ -566,4 +585,59 @@ func (p *itParser) unqualifiedType() itEntry {
 	}
 	p.add(e)
 	return e
+}
+
+// functionType parses F [Y] <return type> <parameter types> E.
+func (p *itParser) functionType() itEntry {
+	p.i++
+	if p.peek() == 'Y' {
+		p.i++ // extern "C", which the library does not print
+	}
+	ret := p.typ()
+	if ret.composite() {
+		p.bail()
+	}
+	var params []string
+	for p.peek() != 'E' {
+		switch c := p.peek(); {
+		case c == '.' || c == 'Q' || c == 0, (c == 'R' || c == 'O') && p.peek2() == 'E':
+			p.bail() // a clone suffix, a requires clause, a ref-qualifier
+		}
+		t := p.typ()
+		if t.right != "" {
+			p.bail()
+		}
+		params = append(params, t.s)
+	}
+	p.i++
+	if len(params) == 0 {
+		p.bail()
+	}
+	if len(params) == 1 && params[0] == "void" {
+		params = nil
+	}
+	right := "(" + strings.Join(params, ", ") + ")"
+	return itEntry{s: ret.s + " " + right, left: ret.s, right: right}
+}
+
+// arrayType parses A <dimension> _ <element type>.
+func (p *itParser) arrayType() itEntry {
+	p.i++
+	j := p.i
+	for isDigitByte(p.peek()) {
+		p.i++
+	}
+	if j == p.i || p.peek() != '_' {
+		p.bail() // no dimension, or an expression
+	}
+	dim := "[" + p.s[j:p.i] + "]"
+	p.i++
+	elem := p.typ()
+	switch {
+	case elem.array:
+		return itEntry{s: elem.left + " " + dim + elem.right, left: elem.left, right: dim + elem.right, array: true}
+	case elem.composite():
+		p.bail()
+	}
+	return itEntry{s: elem.s + " " + dim, left: elem.s, right: dim, array: true}
 }

@@ -118,6 +118,18 @@ func TestFastDemangleCases(t *testing.T) {
 		"_ZN1A1fIPKPKcEEvv",
 		"_ZN1A1fIRKiOS0_EEvv",
 		"_ZN5boost11hash_detail17hash_combine_implERmm",
+		"_ZN1A1fIFllEEEvv",
+		"_ZN1A1fIPFllEEEvv",
+		"_ZN1A1fIRFvvEEEvv",
+		"_ZN1A1fIFviiES1_EEvv",
+		"_ZN1A1fIPFPcvEEEvv",
+		"_ZN1A1fIFvzEEEvv",
+		"_ZN1A1fIFRivEEEvv",
+		"_ZN1A1fIFvPFviEEEEvv",
+		"_ZN1A1fIA10_KcEEvv",
+		"_ZN1A1fIRA10_KcEEvv",
+		"_ZN1A1fIOA10_A5_iEEvv",
+		"_ZN1A1fIPA10_iS1_S2_EEvv",
 		"_ZN4core3fmt5write17h0123456789abcdefE.llvm.123",
 	} {
 		want, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
@@ -129,14 +141,15 @@ func TestFastDemangleCases(t *testing.T) {
 			t.Errorf("Demangle(%s) = %q, want %q", sym, d, want)
 		}
 	}
-	// The fast path leaves these to the library: a template parameter
-	// in the name,
-	// a lambda, a local name, a function type, a guard variable, legacy
-	// Rust, std::string's long spelling before a constructor.
+	// The fast path leaves these to the library: a lambda, a local
+	// name, const function types, a guard variable, legacy Rust,
+	// std::string's long spelling before a constructor, a template
+	// parameter in the name.
 	for _, sym := range []string{
 		"_ZZ4mainENKUlvE_clEv",
 		"_ZZ4mainE1x",
-		"_ZN1A1fIFviEEEvv",
+		"_ZN1A1fIKFviEEEvv",
+		"_ZN1A1fIPKFviEEEvv",
 		"_ZGVZ4mainE1x",
 		"_ZN4core3fmt5write17h0123456789abcdefE",
 		"_ZNSsC1Ev",
