@@ -3,6 +3,7 @@ package naming
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"math/rand"
 	"sort"
 	"strings"
 	"testing"
@@ -158,5 +159,41 @@ func TestFastDemangleCases(t *testing.T) {
 		if got, ok := fastDemangle(sym); ok {
 			t.Errorf("fastDemangle(%s) = %q, want it left to the library", sym, got)
 		}
+	}
+}
+
+// TestFastDemangleMutated: names of the C++ program cut short, with a
+// byte changed or inserted (a fixed seed): where the fast path answers,
+// the library gives the same name and no error.
+func TestFastDemangleMutated(t *testing.T) {
+	names := mangledNames(t, testutil.Fixture(t, "cpp-real").Path)
+	rng := rand.New(rand.NewSource(1))
+	const alpha = "0123456789_ABCDEFIJKLNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	fast, differ := 0, 0
+	for k := 0; k < 100000; k++ {
+		s := names[rng.Intn(len(names))]
+		i := rng.Intn(len(s))
+		switch rng.Intn(3) {
+		case 0:
+			s = s[:i]
+		case 1:
+			s = s[:i] + alpha[rng.Intn(len(alpha)):][:1] + s[i+1:]
+		case 2:
+			s = s[:i] + alpha[rng.Intn(len(alpha)):][:1] + s[i:]
+		}
+		got, ok := fastDemangle(s)
+		if !ok {
+			continue
+		}
+		fast++
+		if want, err := demangle.ToString(s, demangle.NoParams, demangle.NoClones); err != nil || got != want {
+			if differ++; differ <= 20 {
+				t.Errorf("%s:\nfast    %q\nlibrary %q (%v)", s, got, want, err)
+			}
+		}
+	}
+	t.Logf("100,000 mutated names, %d demangled by the fast path, %d differ", fast, differ)
+	if fast < 10000 {
+		t.Errorf("the fast path took only %d mutated names", fast)
 	}
 }
