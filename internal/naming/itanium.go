@@ -1,6 +1,9 @@
 package naming
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // A fast demangler for the common subset of Itanium C++ names, in the
 // form Demangle prints them (no parameters, no clone suffix): nested and
@@ -44,6 +47,9 @@ type itParser struct {
 	subs []itEntry
 }
 
+// itParsers keep parsers, and their substitution tables, for reuse.
+var itParsers = sync.Pool{New: func() any { return &itParser{subs: make([]itEntry, 0, 64)} }}
+
 // itBail is the panic that makes fastDemangle give up.
 type itBail struct{}
 
@@ -55,8 +61,12 @@ func fastDemangle(sym string) (name string, ok bool) {
 	if !strings.HasPrefix(sym, "_Z") || legacyRust(sym) {
 		return "", false
 	}
-	p := &itParser{s: sym, i: 2}
+	p := itParsers.Get().(*itParser)
+	p.s, p.i = sym, 2
 	defer func() {
+		clear(p.subs)
+		p.s, p.subs = "", p.subs[:0]
+		itParsers.Put(p)
 		if r := recover(); r != nil {
 			if _, ok := r.(itBail); !ok {
 				panic(r)
@@ -73,7 +83,7 @@ func fastDemangle(sym string) (name string, ok bool) {
 // legacyRust reports whether the library reads sym as a legacy Rust
 // symbol: _ZN...17h<16 hex digits>E, maybe followed by a suffix after E.
 func legacyRust(sym string) bool {
-	if !strings.HasPrefix(sym, "_ZN") {
+	if !strings.HasPrefix(sym, "_ZN") || !strings.Contains(sym, "17h") {
 		return false
 	}
 	if pos := strings.LastIndex(sym, "E."); pos > 0 {
