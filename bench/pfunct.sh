@@ -7,10 +7,14 @@
 # (libc6-dbg). Prints medians, the ratio gofunct/pfunct and peak memory,
 # for gofunct without (cold) and with (warm) its index cache entry.
 #
-#   bash bench/pfunct.sh [RUNS]     (default 11 runs each)
+#   bash bench/pfunct.sh [RUNS [ROW...]]     (default 11 runs each, every row)
+#
+# ROW picks rows by name: go-cmd, go-cmd-P, cpp-real, cpp-real-P, libc,
+# libc-P (each gives its cold and its warm row).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-11}
+picked=" ${*:2} "
 . bench/lib.sh
 need pfunct
 go build -o "$out/gofunct" ./cmd/gofunct
@@ -28,6 +32,7 @@ export BINSCOPE_INDEX_CACHE="$out/index-cache"
 empty_cache() { rm -rf "$BINSCOPE_INDEX_CACHE"; }
 # row NAME FLAGS FILE: the cold and the warm row of one listing.
 row() {
+	[ "$picked" = "  " ] || [[ "$picked" == *" $1 "* ]] || return 0
 	before_ours=empty_cache compare "$1-cold" "$out/gofunct$2" "pfunct$2" "$runs" "$3"
 	empty_cache
 	# shellcheck disable=SC2086

@@ -223,7 +223,7 @@ func (m *Model) Names() []string {
 
 func (m *Model) index() {
 	sort.SliceStable(m.hosts, func(i, j int) bool { return m.hosts[i].lo < m.hosts[j].lo })
-	m.byName, m.short = map[string][]*types.Func{}, map[string][]*types.Func{}
+	m.byName, m.short = make(map[string][]*types.Func, 2*len(m.funcs)), make(map[string][]*types.Func, len(m.funcs))
 	add := func(to map[string][]*types.Func, name string, fn *types.Func) {
 		if name == "" {
 			return

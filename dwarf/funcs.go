@@ -406,7 +406,22 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 			}
 		}
 	}
-	nameAll(out)
+	// Name only what is kept or named in an inline site: most
+	// subprograms of C++ are declarations of members never defined here,
+	// and demangling them would cost most of the listing.
+	named := map[*types.Func]bool{}
+	for _, fn := range out {
+		if len(fn.Instances) > 0 {
+			named[fn] = true
+		}
+	}
+	for _, in := range sites {
+		named[get(in.origin)] = true
+		if c := byRoot[root(in.caller)]; c != nil && in.caller != 0 {
+			named[c] = true
+		}
+	}
+	nameAll(out, named)
 	for _, in := range sites {
 		fn := get(in.origin)
 		if fn.Name == "" {
@@ -496,14 +511,14 @@ func mergeInlineOnly(fns []*types.Func) []*types.Func {
 	return out
 }
 
-// nameAll gives every function its display name, demangling each
-// linkage name once (a C++ inline function of a header has one root per
+// nameAll gives the functions in named their display names (Zig's every
+// function), demangling each linkage name once (a C++ inline function of a header has one root per
 // unit) and on every core: demangling is most of a C++ walk's time.
-func nameAll(fns []*types.Func) {
+func nameAll(fns []*types.Func, named map[*types.Func]bool) {
 	var mangled []string
 	seen := map[string]bool{}
 	for _, fn := range fns {
-		if needsDemangling(fn) && !seen[fn.Linkage] {
+		if named[fn] && needsDemangling(fn) && !seen[fn.Linkage] {
 			seen[fn.Linkage] = true
 			mangled = append(mangled, fn.Linkage)
 		}

@@ -35,8 +35,10 @@ func (f *File) section(name string) []byte {
 	if b, ok := f.sections[name]; ok {
 		return b
 	}
-	var b []byte
-	if s := f.Debug.Section(name); s != nil {
+	// The sections DWARF read are kept decompressed: .debug_info and
+	// .debug_addr are not decompressed twice.
+	b := f.Debug.DWARFSection(name)
+	if s := f.Debug.Section(name); b == nil && s != nil {
 		b, _ = s.Data()
 	}
 	if f.sections == nil {

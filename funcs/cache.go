@@ -119,11 +119,22 @@ func (lc *ListCache) load() ([]listRow, bool) {
 	return nil, false
 }
 
-// Store writes the rows of fns, unless the file changed while it was read.
-func (lc *ListCache) Store(fns []*types.Func) {
-	if id, ok := lc.ident(); !ok || cache.Key("gofunct", cache.Self(), id) != lc.key {
-		return
-	}
+// StoreWrite writes the rows of fns to the entry, unless the file changed
+// while it was read, and prints l from them, exactly as List prints it:
+// each row (a prototype is most of the cost) is made once, and the entry
+// is written on another core while l prints.
+func (lc *ListCache) StoreWrite(w io.Writer, fns []*types.Func, l *Listing) {
+	rows := lc.rows(fns)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lc.store(rows)
+	}()
+	writeRows(w, rows, l)
+	<-done
+}
+
+func (lc *ListCache) rows(fns []*types.Func) []listRow {
 	protos := lc.kind == "protos"
 	rows := make([]listRow, len(fns))
 	for i, fn := range fns {
@@ -132,7 +143,16 @@ func (lc *ListCache) Store(fns []*types.Func) {
 			rows[i].proto = protoLine(fn)
 		}
 	}
-	lc.c.Put(lc.kind, listVersion, lc.key, encodeRows(rows, protos))
+	return rows
+}
+
+// store writes rows to the entry, unless the file changed while it was
+// read.
+func (lc *ListCache) store(rows []listRow) {
+	if id, ok := lc.ident(); !ok || cache.Key("gofunct", cache.Self(), id) != lc.key {
+		return
+	}
+	lc.c.Put(lc.kind, listVersion, lc.key, encodeRows(rows, lc.kind == "protos"))
 }
 
 // Write prints l from the cache entry, exactly as List prints it from the
@@ -143,6 +163,12 @@ func (lc *ListCache) Write(w io.Writer, l *Listing) bool {
 	if !ok {
 		return false
 	}
+	writeRows(w, rows, l)
+	return true
+}
+
+// writeRows prints l from rows.
+func writeRows(w io.Writer, rows []listRow, l *Listing) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
 	for _, r := range rows {
@@ -164,7 +190,6 @@ func (lc *ListCache) Write(w io.Writer, l *Listing) bool {
 			bw.WriteByte('\n')
 		}
 	}
-	return true
 }
 
 // Row flags.

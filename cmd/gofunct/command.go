@@ -125,11 +125,14 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	if lc != nil && c.DWARF != nil {
-		lc.Store(c.Funcs())
-	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
+	if lc != nil && c.DWARF != nil {
+		// A plain listing (the only kind with an entry): printed from
+		// the rows the entry holds.
+		lc.StoreWrite(w, c.Funcs(), l)
+		return nil
+	}
 	switch {
 	case f.addr != "":
 		addr, err := strconv.ParseUint(strings.TrimSpace(f.addr), 0, 64)

@@ -36,6 +36,9 @@ func Demangle(sym string) (name string, ok bool) {
 	if !strings.HasPrefix(sym, "_Z") && !strings.HasPrefix(sym, "_R") && !strings.HasPrefix(sym, "__Z") {
 		return "", false
 	}
+	if d, ok := fastDemangle(sym); ok {
+		return dropRustHash(d), true
+	}
 	d, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
 	if err != nil {
 		return "", false
@@ -60,8 +63,19 @@ func StripTemplates(name string) string {
 		return name
 	}
 	var b strings.Builder
+	b.Grow(len(name))
 	depth := 0
 	for i := 0; i < len(name); i++ {
+		if depth == 0 {
+			// Copy the run up to the next angle bracket at once.
+			j := strings.IndexAny(name[i:], "<>")
+			if j < 0 {
+				b.WriteString(name[i:])
+				break
+			}
+			b.WriteString(name[i : i+j])
+			i += j
+		}
 		c := name[i]
 		if depth == 0 && (c == '<' || c == '>') && strings.HasSuffix(strings.TrimRight(name[:i], " "), "operator") {
 			// operator<, operator<<, operator<=>, operator>, operator>>.

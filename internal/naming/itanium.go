@@ -1,0 +1,653 @@
+package naming
+
+import (
+	"strings"
+	"sync"
+)
+
+// A fast demangler for the common subset of Itanium C++ names, in the
+// form Demangle prints them (no parameters, no clone suffix): nested and
+// unscoped names, template arguments of builtin, class, pointer,
+// reference and const types, integer and enum literals, argument packs,
+// substitutions, operators, constructors, destructors and ABI tags.
+// github.com/ianlancetaylor/demangle, the reference, builds a syntax tree
+// and rewrites it, which costs C++ programs most of a listing; this parser
+// writes the string as it reads and gives up (fast returns false) at
+// anything outside that subset: template parameters, function, array and
+// member-pointer types, expressions, lambdas, local and unnamed names,
+// volatile or restrict, reference collapsing. Demangle then asks the
+// library. TestFastDemangle checks every mangled name of libstdc++'s debug
+// file and of a C++ program over Boost and nlohmann::json against the
+// library, to the byte.
+
+// itEntry is a parsed name or type: its text, the source name a
+// constructor or destructor of it takes (empty when it has none), and
+// what the type rules need.
+type itEntry struct {
+	s       string
+	last    string
+	builtin string // a builtin type's name ("int"), for literals
+	ref     bool   // a reference type
+	konst   bool   // const at the top
+	// A function type is left and right of where a declarator goes:
+	// "long" and "(long)"; an array type "char const" and "[10]".
+	left, right string
+	array       bool // left and right are an array's
+	// noWrap is a pointer or reference to a function or an array: the
+	// fast path spells no declarator around it.
+	noWrap bool
+}
+
+// composite reports whether e needs a declarator's syntax around it.
+func (e itEntry) composite() bool { return e.right != "" || e.noWrap }
+
+type itParser struct {
+	s    string
+	i    int
+	subs []itEntry
+}
+
+// itParsers keep parsers, and their substitution tables, for reuse.
+var itParsers = sync.Pool{New: func() any { return &itParser{subs: make([]itEntry, 0, 64)} }}
+
+// itBail is the panic that makes fastDemangle give up.
+type itBail struct{}
+
+func (p *itParser) bail() { panic(itBail{}) }
+
+// fastDemangle demangles sym as Demangle's library call does, or
+// returns false.
+func fastDemangle(sym string) (name string, ok bool) {
+	if !strings.HasPrefix(sym, "_Z") || legacyRust(sym) {
+		return "", false
+	}
+	p := itParsers.Get().(*itParser)
+	p.s, p.i = sym, 2
+	defer func() {
+		clear(p.subs)
+		p.s, p.subs = "", p.subs[:0]
+		itParsers.Put(p)
+		if r := recover(); r != nil {
+			if _, ok := r.(itBail); !ok {
+				panic(r)
+			}
+			name, ok = "", false
+		}
+	}()
+	if c := p.peek(); c == 'G' || c == 'T' {
+		return "", false // special names: guard variables, vtables, thunks
+	}
+	return p.name(true).s, true
+}
+
+// legacyRust reports whether the library reads sym as a legacy Rust
+// symbol: _ZN...17h<16 hex digits>E, maybe followed by a suffix after E.
+func legacyRust(sym string) bool {
+	if !strings.HasPrefix(sym, "_ZN") || !strings.Contains(sym, "17h") {
+		return false
+	}
+	if pos := strings.LastIndex(sym, "E."); pos > 0 {
+		sym = sym[:pos+1]
+	}
+	return strings.HasSuffix(sym, "E") && len(sym) > 23 && sym[len(sym)-20:len(sym)-17] == "17h"
+}
+
+// peek is the next byte, 0 at the end.
+func (p *itParser) peek() byte {
+	if p.i < len(p.s) {
+		return p.s[p.i]
+	}
+	return 0
+}
+
+func (p *itParser) peek2() byte {
+	if p.i+1 < len(p.s) {
+		return p.s[p.i+1]
+	}
+	return 0
+}
+
+func (p *itParser) add(e itEntry) { p.subs = append(p.subs, e) }
+
+func isDigitByte(c byte) bool { return '0' <= c && c <= '9' }
+func isLowerByte(c byte) bool { return 'a' <= c && c <= 'z' }
+func isUpperByte(c byte) bool { return 'A' <= c && c <= 'Z' }
+
+// name parses <name>; top is the function's own name, whose nested
+// name may carry the method's qualifiers (dropped, as without
+// parameters).
+func (p *itParser) name(top bool) itEntry {
+	switch p.peek() {
+	case 'N':
+		return p.nested(top)
+	case 'S':
+		if p.peek2() != 't' {
+			p.bail()
+		}
+		p.i += 2
+		u := p.unqualified()
+		e := itEntry{s: "std::" + u.s, last: u.last}
+		if p.peek() == 'I' {
+			p.add(e)
+			e = itEntry{s: p.template(e.s), last: e.last}
+		}
+		return e
+	case 'Z', 'U':
+		p.bail()
+	}
+	e := p.unqualified()
+	if p.peek() == 'I' {
+		p.add(e)
+		e = itEntry{s: p.template(e.s), last: e.last}
+	}
+	return e
+}
+
+// nested parses N [<CV-qualifiers>] [<ref-qualifier>] <prefix> E.
+func (p *itParser) nested(top bool) itEntry {
+	p.i++
+	quals := false
+	for {
+		c := p.peek()
+		if c == 'K' || c == 'V' || c == 'r' {
+			quals = true
+			p.i++
+			continue
+		}
+		if c == 'H' || c == 'D' && strings.IndexByte("xoOw", p.peek2()) >= 0 {
+			p.bail()
+		}
+		break
+	}
+	if c := p.peek(); c == 'R' || c == 'O' {
+		quals = true
+		p.i++
+	}
+	if quals && !top {
+		p.bail()
+	}
+	return p.prefix()
+}
+
+// prefix parses the components of a nested name and its closing E.
+func (p *itParser) prefix() itEntry {
+	var cur itEntry
+	have := false
+	lastName := ""
+	haveLast := false
+	for {
+		c := p.peek()
+		var next itEntry
+		switch {
+		case isDigitByte(c) || isLowerByte(c) || c == 'L':
+			next = p.unqualified()
+		case c == 'C':
+			p.i++
+			if !haveLast || lastName == "" || p.peek() < '1' || p.peek() > '5' {
+				p.bail()
+			}
+			p.i++
+			next = p.tags(itEntry{s: lastName, last: lastName})
+		case c == 'D':
+			if !haveLast || lastName == "" || strings.IndexByte("01245", p.peek2()) < 0 {
+				p.bail()
+			}
+			p.i += 2
+			next = p.tags(itEntry{s: "~" + lastName, last: lastName})
+		case c == 'S':
+			next = p.prefixSubstitution()
+		case c == 'I':
+			if !have {
+				p.bail()
+			}
+			next = itEntry{s: p.template(cur.s), last: cur.last}
+			have = false
+		case c == 'E':
+			if !have {
+				p.bail()
+			}
+			p.i++
+			return cur
+		default:
+			p.bail()
+		}
+		lastName, haveLast = next.last, true
+		if have {
+			cur = itEntry{s: cur.s + "::" + next.s, last: next.last}
+		} else {
+			cur, have = next, true
+		}
+		if c != 'S' && p.peek() != 'E' {
+			p.add(cur)
+		}
+	}
+}
+
+// stdAbbrev holds the standard substitutions S[tabsiod] as the library
+// prints them outside a constructor or destructor's prefix.
+var stdAbbrev = map[byte]itEntry{
+	't': {s: "std", last: "std"},
+	'a': {s: "std::allocator", last: "allocator"},
+	'b': {s: "std::basic_string", last: "basic_string"},
+	's': {s: "std::string", last: "string"},
+	'i': {s: "std::istream", last: "istream"},
+	'o': {s: "std::ostream", last: "ostream"},
+	'd': {s: "std::iostream", last: "iostream"},
+}
+
+// prefixSubstitution parses a substitution that is a component of a
+// nested name.
+func (p *itParser) prefixSubstitution() itEntry {
+	c2 := p.peek2()
+	if isDigitByte(c2) || c2 == '_' || isUpperByte(c2) {
+		return p.substitution()
+	}
+	e, ok := stdAbbrev[c2]
+	if !ok {
+		p.bail()
+	}
+	p.i += 2
+	switch p.peek() {
+	case 'B':
+		p.bail()
+	case 'C', 'D':
+		// The library spells std::string and the streams long
+		// before a constructor or destructor.
+		if c2 != 't' && c2 != 'a' && c2 != 'b' {
+			p.bail()
+		}
+	}
+	return e
+}
+
+// substitution parses S_ and S<seq-id>_.
+func (p *itParser) substitution() itEntry {
+	p.i++ // S
+	id := 0
+	if p.peek() == '_' {
+		p.i++
+	} else {
+		for {
+			c := p.peek()
+			if id >= 0x80000000/36-36 {
+				p.bail()
+			}
+			switch {
+			case c == '_':
+				id++
+			case isDigitByte(c):
+				id = id*36 + int(c-'0')
+			case isUpperByte(c):
+				id = id*36 + int(c-'A') + 10
+			default:
+				p.bail()
+			}
+			p.i++
+			if c == '_' {
+				break
+			}
+		}
+	}
+	if id >= len(p.subs) {
+		p.bail()
+	}
+	return p.subs[id]
+}
+
+// unqualified parses a source name, an operator name or an internal
+// name (L <source-name>), with its ABI tags.
+func (p *itParser) unqualified() itEntry {
+	c := p.peek()
+	var e itEntry
+	switch {
+	case isDigitByte(c):
+		n := p.sourceName()
+		e = itEntry{s: n, last: n}
+	case c == 'L':
+		p.i++
+		if !isDigitByte(p.peek()) {
+			p.bail()
+		}
+		n := p.sourceName()
+		if p.peek() == '_' {
+			p.bail() // a discriminator
+		}
+		e = itEntry{s: n, last: n}
+	case isLowerByte(c) && p.i+2 <= len(p.s):
+		op, ok := itOperators[p.s[p.i:p.i+2]]
+		if !ok {
+			p.bail()
+		}
+		p.i += 2
+		e = itEntry{s: op}
+	default:
+		p.bail()
+	}
+	return p.tags(e)
+}
+
+// tags appends the ABI tags (B <source-name>) that follow.
+func (p *itParser) tags(e itEntry) itEntry {
+	for p.peek() == 'B' {
+		p.i++
+		e.s += "[abi:" + p.sourceName() + "]"
+	}
+	return e
+}
+
+// itOperators are the operator names the fast path spells, as the
+// library prints them.
+var itOperators = map[string]string{
+	"aN": "operator&=", "aS": "operator=", "aa": "operator&&", "ad": "operator&", "an": "operator&",
+	"cl": "operator()", "cm": "operator,", "co": "operator~", "dV": "operator/=", "da": "operator delete[]",
+	"de": "operator*", "dl": "operator delete", "dv": "operator/", "eO": "operator^=", "eo": "operator^",
+	"eq": "operator==", "ge": "operator>=", "gt": "operator>", "ix": "operator[]", "lS": "operator<<=",
+	"le": "operator<=", "ls": "operator<<", "lt": "operator<", "mI": "operator-=", "mL": "operator*=",
+	"mi": "operator-", "ml": "operator*", "mm": "operator--", "na": "operator new[]", "ne": "operator!=",
+	"ng": "operator-", "nt": "operator!", "nw": "operator new", "oR": "operator|=", "oo": "operator||",
+	"or": "operator|", "pL": "operator+=", "pl": "operator+", "pm": "operator->*", "pp": "operator++",
+	"ps": "operator+", "pt": "operator->", "rM": "operator%=", "rS": "operator>>=", "rm": "operator%",
+	"rs": "operator>>", "ss": "operator<=>",
+}
+
+// sourceName parses <length> <identifier>.
+func (p *itParser) sourceName() string {
+	n := 0
+	if !isDigitByte(p.peek()) {
+		p.bail()
+	}
+	for isDigitByte(p.peek()) {
+		if n >= 0x80000000/10-10 {
+			p.bail()
+		}
+		n = n*10 + int(p.s[p.i]-'0')
+		p.i++
+	}
+	if n <= 0 || len(p.s)-p.i < n {
+		p.bail()
+	}
+	id := p.s[p.i : p.i+n]
+	p.i += n
+	const anon = "_GLOBAL_"
+	if strings.HasPrefix(id, anon) && len(id) > len(anon)+2 {
+		if c1, c2 := id[len(anon)], id[len(anon)+1]; (c1 == '.' || c1 == '_' || c1 == '$') && c2 == 'N' {
+			id = "(anonymous namespace)"
+		}
+	}
+	return id
+}
+
+// template parses <template-args> and returns base with them.
+func (p *itParser) template(base string) string {
+	if p.peek() != 'I' {
+		p.bail()
+	}
+	p.i++
+	var b strings.Builder
+	b.WriteString(base)
+	if strings.HasSuffix(base, "<") {
+		b.WriteByte(' ') // operator< <int>
+	}
+	b.WriteByte('<')
+	first := true
+	for p.peek() != 'E' {
+		arg, empty := p.templateArg(false)
+		if p.peek() == 'Q' {
+			p.bail() // a constraint
+		}
+		if empty {
+			continue
+		}
+		if !first {
+			b.WriteString(", ")
+		}
+		b.WriteString(arg)
+		first = false
+	}
+	p.i++
+	if s := b.String(); s[len(s)-1] == '>' {
+		b.WriteByte(' ')
+	}
+	b.WriteByte('>')
+	return b.String()
+}
+
+// templateArg parses one <template-arg>; empty is an empty argument
+// pack, which the library leaves out of the list.
+func (p *itParser) templateArg(inPack bool) (arg string, empty bool) {
+	switch p.peek() {
+	case 'L':
+		return p.literal(), false
+	case 'I', 'J':
+		if inPack {
+			p.bail()
+		}
+		p.i++
+		var args []string
+		for p.peek() != 'E' {
+			a, _ := p.templateArg(true)
+			if p.peek() == 'Q' {
+				p.bail()
+			}
+			args = append(args, a)
+		}
+		p.i++
+		return strings.Join(args, ", "), len(args) == 0
+	case 'X', 'T', 0:
+		p.bail()
+	}
+	return p.typ().s, false
+}
+
+// itIntSuffix are the suffixes of integer literals of these types.
+var itIntSuffix = map[string]string{
+	"int": "", "unsigned int": "u", "long": "l", "unsigned long": "ul", "long long": "ll", "unsigned long long": "ull",
+}
+
+// literal parses L <type> [n] <value> E.
+func (p *itParser) literal() string {
+	p.i++
+	if c := p.peek(); c == '_' || c == 'Z' {
+		p.bail() // an external name
+	}
+	t := p.typ()
+	neg := false
+	if p.peek() == 'n' {
+		neg = true
+		p.i++
+	}
+	j := strings.IndexByte(p.s[p.i:], 'E')
+	if j < 0 {
+		p.bail()
+	}
+	val := p.s[p.i : p.i+j]
+	p.i += j + 1
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	switch bt := t.builtin; {
+	case val == "" && !(bt == "decltype(nullptr)" && !neg):
+		p.bail()
+	case itIntSuffix[bt] != "" || bt == "int":
+		return sign + val + itIntSuffix[bt]
+	case bt == "bool" && !neg && (val == "0" || val == "1"):
+		if val == "1" {
+			return "true"
+		}
+		return "false"
+	case bt == "decltype(nullptr)" && (val == "" || val == "0"):
+		return bt
+	case bt == "double" || bt == "long double" || bt == "float" || bt == "__float128" || bt == "half":
+		p.bail()
+	}
+	return "(" + t.s + ")" + sign + val
+}
+
+// itBuiltin are the one-letter builtin types.
+var itBuiltin = [256]string{
+	'a': "signed char", 'b': "bool", 'c': "char", 'd': "double", 'e': "long double", 'f': "float",
+	'g': "__float128", 'h': "unsigned char", 'i': "int", 'j': "unsigned int", 'l': "long",
+	'm': "unsigned long", 'n': "__int128", 'o': "unsigned __int128", 's': "short", 't': "unsigned short",
+	'v': "void", 'w': "wchar_t", 'x': "long long", 'y': "unsigned long long", 'z': "...",
+}
+
+// typ parses a <type>, adding the substitution candidates it makes.
+func (p *itParser) typ() itEntry {
+	konst := false
+	for {
+		c := p.peek()
+		if c == 'K' && !konst {
+			konst = true
+			p.i++
+			continue
+		}
+		if c == 'K' || c == 'V' || c == 'r' || c == 'D' && strings.IndexByte("xoOw", p.peek2()) >= 0 {
+			p.bail()
+		}
+		break
+	}
+	e := p.unqualifiedType()
+	if konst {
+		if e.ref || e.konst || e.composite() {
+			p.bail()
+		}
+		e = itEntry{s: e.s + " const", konst: true}
+		p.add(e)
+	}
+	return e
+}
+
+// unqualifiedType is typ after its qualifiers.
+func (p *itParser) unqualifiedType() itEntry {
+	c := p.peek()
+	if bt := itBuiltin[c]; bt != "" {
+		p.i++
+		return itEntry{s: bt, builtin: bt}
+	}
+	var e itEntry
+	switch {
+	case c == 'N' || isDigitByte(c):
+		e = p.name(false)
+	case c == 'S':
+		c2 := p.peek2()
+		switch {
+		case isDigitByte(c2) || c2 == '_' || isUpperByte(c2):
+			e = p.substitution()
+			if p.peek() != 'I' {
+				return e
+			}
+			e = itEntry{s: p.template(e.s), last: e.last}
+		case c2 == 't':
+			e = p.name(false)
+		default:
+			var ok bool
+			if e, ok = stdAbbrev[c2]; !ok {
+				p.bail()
+			}
+			p.i += 2
+			if p.peek() != 'I' {
+				return e
+			}
+			e = itEntry{s: p.template(e.s), last: e.last}
+		}
+	case c == 'P' || c == 'R' || c == 'O':
+		p.i++
+		b := p.typ()
+		if b.ref || b.noWrap {
+			p.bail() // reference collapsing, or a declarator in a declarator
+		}
+		op := "*"
+		if c == 'R' {
+			op = "&"
+		} else if c == 'O' {
+			op = "&&"
+		}
+		e = itEntry{s: b.s + op, ref: c != 'P'}
+		switch {
+		case b.array:
+			e = itEntry{s: b.left + " (" + op + ") " + b.right, ref: c != 'P', noWrap: true}
+		case b.right != "":
+			e = itEntry{s: b.left + " (" + op + ")" + b.right, ref: c != 'P', noWrap: true}
+		}
+	case c == 'F':
+		e = p.functionType()
+	case c == 'A':
+		e = p.arrayType()
+	case c == 'D':
+		var bt string
+		switch p.peek2() {
+		case 'n':
+			bt = "decltype(nullptr)"
+		case 'i':
+			bt = "char32_t"
+		case 's':
+			bt = "char16_t"
+		case 'u':
+			bt = "char8_t"
+		default:
+			p.bail()
+		}
+		p.i += 2
+		return itEntry{s: bt, builtin: bt}
+	default:
+		p.bail()
+	}
+	p.add(e)
+	return e
+}
+
+// functionType parses F [Y] <return type> <parameter types> E.
+func (p *itParser) functionType() itEntry {
+	p.i++
+	if p.peek() == 'Y' {
+		p.i++ // extern "C", which the library does not print
+	}
+	ret := p.typ()
+	if ret.composite() {
+		p.bail()
+	}
+	var params []string
+	for p.peek() != 'E' {
+		switch c := p.peek(); {
+		case c == '.' || c == 'Q' || c == 0, (c == 'R' || c == 'O') && p.peek2() == 'E':
+			p.bail() // a clone suffix, a requires clause, a ref-qualifier
+		}
+		t := p.typ()
+		if t.right != "" {
+			p.bail()
+		}
+		params = append(params, t.s)
+	}
+	p.i++
+	if len(params) == 0 {
+		p.bail()
+	}
+	if len(params) == 1 && params[0] == "void" {
+		params = nil
+	}
+	right := "(" + strings.Join(params, ", ") + ")"
+	return itEntry{s: ret.s + " " + right, left: ret.s, right: right}
+}
+
+// arrayType parses A <dimension> _ <element type>.
+func (p *itParser) arrayType() itEntry {
+	p.i++
+	j := p.i
+	for isDigitByte(p.peek()) {
+		p.i++
+	}
+	if j == p.i || p.peek() != '_' {
+		p.bail() // no dimension, or an expression
+	}
+	dim := "[" + p.s[j:p.i] + "]"
+	p.i++
+	elem := p.typ()
+	switch {
+	case elem.array:
+		return itEntry{s: elem.left + " " + dim + elem.right, left: elem.left, right: dim + elem.right, array: true}
+	case elem.composite():
+		p.bail()
+	}
+	return itEntry{s: elem.s + " " + dim, left: elem.s, right: dim, array: true}
+}
