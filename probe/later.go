@@ -21,12 +21,18 @@ const maxLaterSearch = 256
 // the start s reaches p before leaving the function copy (p
 // post-dominates s), every path to p passes s (s dominates p), s does not
 // run again before p, nor p before s: so p runs once per call counted at
-// s. It returns p, the expansion's parameters there and a note, or s and
-// vars unchanged.
-func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start, args []Arg, vars []types.Var) (uint64, []types.Var, string) {
+// s. Where the expansion's DIE holds several calls (st.copies), p must
+// also come before control can reach another of its starts (others): the
+// code past one is the next call's. It returns p, the expansion's
+// parameters there and a note, or s and vars unchanged.
+func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start, others []uint64, args []Arg, vars []types.Var) (uint64, []types.Var, string) {
 	s := st.addr
-	if st.copies || len(args) == 0 || r.f == nil {
+	if st.mark != nil || len(args) == 0 || r.f == nil {
 		return s, vars, ""
+	}
+	next := map[uint64]bool{}
+	for _, o := range others {
+		next[o] = o != s
 	}
 	readable := func(pc uint64, vs []types.Var) (n int, missing []string) {
 		vs = r.inFrame(pc, vs)
@@ -68,7 +74,7 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 			}
 			seen[y] = true
 			queue = append(queue, y)
-			if !holds(site.Ranges, y) || !r.onceAfter(fl, s, y) {
+			if !holds(site.Ranges, y) || !r.onceAfter(fl, s, y) || st.copies && (next[y] || fl.hitsBefore(s, y, next)) {
 				continue
 			}
 			all, err := r.varsAt(y)

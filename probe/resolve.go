@@ -386,7 +386,12 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 		for _, in := range fn.Inlined {
 			r.group++
 			var copies []copySite // the sites of this expansion that are copies
-			for _, st := range r.inlineStarts(fn, in) {
+			starts := r.inlineStarts(fn, in)
+			addrs := make([]uint64, len(starts))
+			for i, st := range starts {
+				addrs[i] = st.addr
+			}
+			for _, st := range starts {
 				if st.mark != nil {
 					st.mark.Group = r.group
 					if !st.mark.Start {
@@ -402,7 +407,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 				if err != nil {
 					return nil, err
 				}
-				at, params, later := r.laterInline(fn, in, st, args, inlineParams(fn, vars))
+				at, params, later := r.laterInline(fn, in, st, addrs, args, inlineParams(fn, vars))
 				if err := add(spec.SiteInline, in.Caller, at, params); err != nil {
 					return nil, err
 				}
