@@ -334,6 +334,7 @@ type typeInfo struct {
 	fwd   bool
 	named bool
 	name  string
+	word  string // "struct name", "enum name": how a tag is written
 	// namedAt is how many bodies were deferred when it was named: the
 	// body deferred as job k sees the names of namedAt <= k only.
 	namedAt int
@@ -353,11 +354,32 @@ func (h *header) tagOf(t types.Type) string {
 	if h.worker {
 		return h.knownName(t)
 	}
+	return h.tagInfo(t).name
+}
+
+// tagInfo is t's typeInfo with its tag.
+func (h *header) tagInfo(t types.Type) *typeInfo {
 	in := h.info(t)
 	if !in.named {
 		in.name, in.named, in.namedAt = h.tags.fresh(CName(t.TypeName())), true, len(h.jobs)
+		if s, ok := t.(*types.Struct); ok {
+			in.word = kw(s) + " " + in.name
+		} else {
+			in.word = "enum " + in.name
+		}
 	}
-	return in.name
+	return in
+}
+
+// tagWord is "struct tag", "union tag" or "enum tag" for t.
+func (h *header) tagWord(t types.Type) string {
+	if h.worker {
+		if in := h.known(t); in != nil {
+			return in.word
+		}
+		return "struct _"
+	}
+	return h.tagInfo(t).word
 }
 
 func (h *header) typedef(td *types.Typedef) {
@@ -457,9 +479,11 @@ func (h *header) renderStruct(s *types.Struct) {
 		asserts.buf.Reset()
 		asserts.pre, asserts.post = "_Static_assert(__builtin_offsetof("+k+" "+tag+", ", ", \""+tag+": offset\");\n"
 	}
-	body := h.body(s, "", "", asserts)
-	h.out.WriteString(k + " " + tag + " ")
-	h.out.WriteString(body)
+	h.out.WriteString(k)
+	h.out.WriteString(" ")
+	h.out.WriteString(tag)
+	h.out.WriteString(" ")
+	h.bodyTo(&h.out, s, "", "", asserts)
 	h.out.WriteString(";\n")
 	if h.asserts {
 		h.out.WriteString("_Static_assert(sizeof(" + k + " " + tag + ") == " + strconv.FormatInt(s.ByteSize, 10) + ", \"" + tag + ": size\");\n")
@@ -468,11 +492,18 @@ func (h *header) renderStruct(s *types.Struct) {
 	h.out.WriteString("\n")
 }
 
-// body spells a struct's or union's members between braces, in memory
+// body returns what bodyTo writes.
+func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAsserts) string {
+	var b strings.Builder
+	h.bodyTo(&b, s, indent, prefix, asserts)
+	return b.String()
+}
+
+// bodyTo writes to slots a struct's or union's members between braces, in memory
 // order, with explicit padding, and the attributes its layout needs.
 // prefix is the path of an anonymous member for the offset asserts, added
 // to asserts unless it is nil.
-func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAsserts) string {
+func (h *header) bodyTo(slots *strings.Builder, s *types.Struct, indent, prefix string, asserts *offsetAsserts) {
 	if h.padsJob >= 0 {
 		h.renderNow() // the padding names of the last struct go on
 	}
@@ -501,7 +532,6 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 	}
 	in := indent + "\t"
 	var names namer
-	var slots strings.Builder // the body, between braces
 	slots.WriteString("{\n")
 	var cur types.Bits // end of the previous member, in bits
 	natural := !s.Packed
@@ -568,7 +598,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 			t = &types.Base{Name: b.Name, ByteSize: b.ByteSize, Encoding: types.Unsigned}
 		}
 		slots.WriteString(in)
-		h.declTo(&slots, t, name, in)
+		h.declTo(slots, t, name, in)
 		if m.BitSize > 0 {
 			slots.WriteString(" : " + strconv.FormatInt(int64(m.BitSize), 10))
 		}
@@ -609,7 +639,6 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 	case realAlign > maxAlign:
 		slots.WriteString(" __attribute__((aligned(" + strconv.FormatInt(realAlign, 10) + ")))")
 	}
-	return slots.String()
 }
 
 // offsetAsserts are the offset asserts of the struct being written: each
@@ -747,13 +776,13 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 		if v.Name == "" {
 			return "enum " + h.enumBody(v, "__anon_enum", indent), nil
 		}
-		return "enum " + h.tagOf(v), nil
+		return h.tagWord(v), nil
 	case *types.Struct:
 		if v.Name == "" {
 			// Its members' offsets are asserted with its parent's.
 			return kw(v) + " " + h.body(v, indent, "", nil), nil
 		}
-		return kw(v) + " " + h.tagOf(v), nil
+		return h.tagWord(v), nil
 	}
 	return "", nil
 }

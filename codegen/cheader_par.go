@@ -59,12 +59,21 @@ func (h *header) newWorker() *header {
 
 // knownName is a worker's tagOf: the name t had when its job was deferred.
 func (h *header) knownName(t types.Type) string {
+	if in := h.known(t); in != nil {
+		return in.name
+	}
+	return "_"
+}
+
+// known is t's typeInfo when t was named before h's job; else nil, and the
+// job is bad.
+func (h *header) known(t types.Type) *typeInfo {
 	in := h.infos[t]
 	if in == nil || !in.named || in.namedAt > h.job {
 		h.bad = true
-		return "_"
+		return nil
 	}
-	return in.name
+	return in
 }
 
 // renderNow renders the last deferred body during the walk, for the
@@ -88,13 +97,15 @@ func (hw *HeaderWriter) Idle() bool {
 	}
 	if h.idle == nil {
 		h.idle = h.newWorker()
+		h.idle.out.Grow(1 << 22) // pages are touched as written
 	}
 	w, k := h.idle, h.next
 	h.next++
-	w.out.Reset()
+	// One buffer for all: what a string of it holds stays as it grows.
+	start := w.out.Len()
 	w.job = k
 	w.renderStruct(h.jobs[k].s)
-	h.jobs[k].text, h.jobs[k].done = w.out.String(), true
+	h.jobs[k].text, h.jobs[k].done = w.out.String()[start:], true
 	return true
 }
 
@@ -131,7 +142,7 @@ func (h *header) renderBodies() []string {
 					prev = jobs[lo-1].at
 				}
 				w.out = strings.Builder{}
-				w.out.Grow(jobs[hi-1].at - prev + 1024*(hi-lo))
+				w.out.Grow(jobs[hi-1].at - prev + 2048*(hi-lo)) // pages are touched as written
 				for k := lo; k < hi; k++ {
 					w.out.WriteString(text[prev:jobs[k].at])
 					prev = jobs[k].at
