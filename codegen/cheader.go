@@ -457,9 +457,9 @@ func (h *header) structDef(s *types.Struct, anonEnum bool) {
 
 // renderStruct writes structDef's text.
 func (h *header) renderStruct(s *types.Struct) {
-	tag := h.tagOf(s)
-	lang := s.Lang.String()
-	h.out.WriteString("/* " + s.Name + " (" + lang + "), " + strconv.FormatInt(s.ByteSize, 10) + " bytes */\n")
+	tag, word := h.tagOf(s), h.tagWord(s)
+	size := strconv.FormatInt(s.ByteSize, 10)
+	writeAll(&h.out, "/* ", s.Name, " (", s.Lang.String(), "), ", size, " bytes */\n")
 	if s.Incomplete {
 		fmt.Fprintf(&h.out, "%s %s;\n\n", kw(s), tag)
 		return
@@ -471,25 +471,29 @@ func (h *header) renderStruct(s *types.Struct) {
 		}
 		fmt.Fprintf(&h.out, "/* not laid out here: %s (%s) */\n", m.Name, what)
 	}
-	h.pads = newNamer()
-	k := kw(s)
+	h.pads = nil // made when a padding member is named
 	var asserts *offsetAsserts
 	if h.asserts {
 		asserts = &h.offsets
 		asserts.buf.Reset()
-		asserts.pre, asserts.post = "_Static_assert(__builtin_offsetof("+k+" "+tag+", ", ", \""+tag+": offset\");\n"
+		asserts.word, asserts.tag = word, tag
 	}
-	h.out.WriteString(k)
-	h.out.WriteString(" ")
-	h.out.WriteString(tag)
-	h.out.WriteString(" ")
+	writeAll(&h.out, word, " ")
 	h.bodyTo(&h.out, s, "", "", asserts)
 	h.out.WriteString(";\n")
 	if h.asserts {
-		h.out.WriteString("_Static_assert(sizeof(" + k + " " + tag + ") == " + strconv.FormatInt(s.ByteSize, 10) + ", \"" + tag + ": size\");\n")
+		writeAll(&h.out, "_Static_assert(sizeof(", word, ") == ", size, ", \"", tag, ": size\");\n")
 		h.out.Write(asserts.buf.Bytes())
 	}
 	h.out.WriteString("\n")
+}
+
+// padNamer is pads, made on first use.
+func (h *header) padNamer() *namer {
+	if h.pads == nil {
+		h.pads = newNamer()
+	}
+	return h.pads
 }
 
 // body returns what bodyTo writes.
@@ -552,7 +556,7 @@ func (h *header) bodyTo(slots *strings.Builder, s *types.Struct, indent, prefix 
 			cur += n
 		}
 		if whole := (to - cur) / 8; whole > 0 {
-			slots.WriteString(in + "unsigned char " + h.pads.unique("__pad_"+strconv.FormatInt(int64(cur/8), 10)) + "[" + strconv.FormatInt(int64(whole), 10) + "];\n")
+			slots.WriteString(in + "unsigned char " + h.padNamer().unique("__pad_"+strconv.FormatInt(int64(cur/8), 10)) + "[" + strconv.FormatInt(int64(whole), 10) + "];\n")
 			cur += whole * 8
 		}
 		if to > cur {
@@ -622,7 +626,7 @@ func (h *header) bodyTo(slots *strings.Builder, s *types.Struct, indent, prefix 
 	}
 	if union {
 		if types.Bits(s.ByteSize*8) > cur {
-			slots.WriteString(in + "unsigned char " + h.pads.unique("__pad") + "[" + strconv.FormatInt(s.ByteSize, 10) + "];\n")
+			slots.WriteString(in + "unsigned char " + h.padNamer().unique("__pad") + "[" + strconv.FormatInt(s.ByteSize, 10) + "];\n")
 		}
 	} else if !flexLast || !flexFits(cur, s, realAlign) {
 		pad(types.Bits(s.ByteSize * 8))
@@ -641,11 +645,17 @@ func (h *header) bodyTo(slots *strings.Builder, s *types.Struct, indent, prefix 
 	}
 }
 
-// offsetAsserts are the offset asserts of the struct being written: each
-// is pre, the member's path, ") == " and its offset, and post.
+// offsetAsserts are the offset asserts of the struct being written, whose
+// type is word ("struct tag").
 type offsetAsserts struct {
 	buf       bytes.Buffer
-	pre, post string
+	word, tag string
+}
+
+func writeAll(b *strings.Builder, parts ...string) {
+	for _, p := range parts {
+		b.WriteString(p)
+	}
 }
 
 // assertMember adds "path) == offset" for a member, and for the fields of
@@ -657,12 +667,16 @@ func (h *header) assertMember(asserts *offsetAsserts, prefix, name string, off, 
 	}
 	if name != "" {
 		b := &asserts.buf
-		b.WriteString(asserts.pre)
+		b.WriteString("_Static_assert(__builtin_offsetof(")
+		b.WriteString(asserts.word)
+		b.WriteString(", ")
 		b.WriteString(prefix)
 		b.WriteString(name)
 		b.WriteString(") == ")
-		b.WriteString(strconv.FormatInt(off.Bytes(), 10))
-		b.WriteString(asserts.post)
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), off.Bytes(), 10))
+		b.WriteString(", \"")
+		b.WriteString(asserts.tag)
+		b.WriteString(": offset\");\n")
 	}
 	s, ok := types.Unqualified(t).(*types.Struct)
 	if !ok || s.Name != "" || s.Variants != nil || !w.Enter(s) {
