@@ -228,6 +228,7 @@ func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.S
 	}()
 	pk := layout.NewPicker(sel)
 	each := *lo
+	each.EachOnly = true // streamed: the header has the types
 	each.Each = func(t types.Type) {
 		if n, ok := pk.Take(t); ok {
 			roots <- n.Struct
