@@ -43,7 +43,13 @@ type Options struct {
 	// may hand the type to other goroutines: the loader never changes a
 	// type it has passed to Each.
 	Each func(types.Type)
+	// EachOnly, with Each, keeps no types in the Spec Load returns (its
+	// Path, Arch and the like only): the caller has them from Each.
+	EachOnly bool
 }
+
+// keep reports whether Load keeps the types in its Spec.
+func (o *Options) keep() bool { return !o.EachOnly || o.Each == nil }
 
 // Load reads every named type of the BTF at path: raw BTF or an ELF file's
 // .BTF section. Errors name the file in one line; a file without BTF gives
@@ -64,7 +70,7 @@ func Load(path string, opts *Options) (spec *types.Spec, err error) {
 		}
 		ids, _ := namedComposites(raw)
 		return convertSpec(path, func() (*cbtf.Spec, error) { return cbtf.LoadKernelSpec() },
-			raw, ids, kernelArch(), 8, "raw BTF", opts.Each)
+			raw, ids, kernelArch(), 8, "raw BTF", opts.Each, opts.keep())
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -124,7 +130,7 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 		ids, _ = namedComposites(data)
 		raw = data
 	}
-	return convertSpec(name, func() (*cbtf.Spec, error) { return cs, nil }, raw, ids, arch, ptrSize, section, opts.Each)
+	return convertSpec(name, func() (*cbtf.Spec, error) { return cs, nil }, raw, ids, arch, ptrSize, section, opts.Each, opts.keep())
 }
 
 // convertSpec converts every named struct, union, enum and typedef of the
@@ -135,9 +141,9 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 // nil, is the BTF load decodes, raw and not split: those IDs are then read
 // straight from it (see rawBTF), and load is called only when that reader
 // cannot.
-func convertSpec(name string, load func() (*cbtf.Spec, error), raw []byte, ids []uint32, arch string, ptrSize int64, section string, each func(types.Type)) (spec *types.Spec, err error) {
+func convertSpec(name string, load func() (*cbtf.Spec, error), raw []byte, ids []uint32, arch string, ptrSize int64, section string, each func(types.Type), keep bool) (spec *types.Spec, err error) {
 	if raw != nil && ids != nil {
-		if spec, err := convertRaw(name, raw, ids, arch, ptrSize, section, each); !errors.Is(err, errRawFallback) {
+		if spec, err := convertRaw(name, raw, ids, arch, ptrSize, section, each, keep); !errors.Is(err, errRawFallback) {
 			return spec, err
 		}
 	}
@@ -151,7 +157,7 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), raw []byte, ids [
 		return nil, fmt.Errorf("%s: %s: %v", name, section, err)
 	}
 	c := &converter{memo: make(map[cbtf.Type]types.Type, 1<<12), void: &types.Void{}, ptr: ptrSize}
-	k := newSink(c, name, arch, ptrSize, section, each)
+	k := newSink(c, name, arch, ptrSize, section, each, keep)
 	if ids != nil {
 		for _, id := range ids {
 			t, err := cs.TypeByID(cbtf.TypeID(id))
@@ -185,7 +191,7 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), raw []byte, ids [
 
 // convertRaw is convertSpec of the types ids of raw BTF, read by rawBTF;
 // errRawFallback when that reader cannot, before any type reached each.
-func convertRaw(name string, raw []byte, ids []uint32, arch string, ptrSize int64, section string, each func(types.Type)) (spec *types.Spec, err error) {
+func convertRaw(name string, raw []byte, ids []uint32, arch string, ptrSize int64, section string, each func(types.Type), keep bool) (spec *types.Spec, err error) {
 	r, err := parseRaw(raw)
 	if err != nil {
 		return nil, err
@@ -194,7 +200,7 @@ func convertRaw(name string, raw []byte, ids []uint32, arch string, ptrSize int6
 	// parseRaw checked every reference and name the conversion follows:
 	// types go to each as they are converted. A panic here is a bug of
 	// this reader; before any type went to each, cilium/ebpf takes over.
-	k := newSink(c.converter, name, arch, ptrSize, section, each)
+	k := newSink(c.converter, name, arch, ptrSize, section, each, keep)
 	handed := false
 	defer func() {
 		if p := recover(); p != nil {
@@ -223,10 +229,11 @@ type sink struct {
 	name    string
 	section string
 	each    func(types.Type)
+	keep    bool // add the types to spec
 }
 
-func newSink(c *converter, name, arch string, ptrSize int64, section string, each func(types.Type)) *sink {
-	return &sink{c: c, name: name, section: section, each: each,
+func newSink(c *converter, name, arch string, ptrSize int64, section string, each func(types.Type), keep bool) *sink {
+	return &sink{c: c, name: name, section: section, each: each, keep: keep,
 		spec: &types.Spec{Path: name, Format: "btf", Arch: arch, PointerSize: ptrSize, Lang: types.LangC}}
 }
 
@@ -235,7 +242,9 @@ func (k *sink) add(t types.Type) error {
 		return fmt.Errorf("%s: %s: %v", k.name, k.section, err)
 	}
 	k.c.inferAligns()
-	k.spec.Add(t)
+	if k.keep {
+		k.spec.Add(t)
+	}
 	if k.each != nil {
 		k.each(t)
 	}

@@ -49,7 +49,7 @@ func LoadNamed(path string, names []string, opts *Options) (spec *types.Spec, ok
 	if filepath.Clean(path) == KernelBTF {
 		load = cbtf.LoadKernelSpec
 	}
-	spec, err = convertSpec(path, load, raw, ids, kernelArch(), 8, "raw BTF", opts.Each)
+	spec, err = convertSpec(path, load, raw, ids, kernelArch(), 8, "raw BTF", opts.Each, opts.keep())
 	if err != nil {
 		return nil, false, err
 	}

@@ -26,11 +26,11 @@ func convertBoth(t *testing.T, raw []byte, min int) {
 	ds, err := convertSpec("raw", func() (*cbtf.Spec, error) {
 		t.Fatal("the raw reader fell back to cilium/ebpf")
 		return nil, nil
-	}, raw, ids, "x86_64", 8, "raw BTF", func(t types.Type) { direct = append(direct, t) })
+	}, raw, ids, "x86_64", 8, "raw BTF", func(t types.Type) { direct = append(direct, t) }, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ospec, err := convertSpec("raw", load, nil, ids, "x86_64", 8, "raw BTF", func(t types.Type) { oracle = append(oracle, t) })
+	ospec, err := convertSpec("raw", load, nil, ids, "x86_64", 8, "raw BTF", func(t types.Type) { oracle = append(oracle, t) }, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package codegen
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -49,6 +48,7 @@ type header struct {
 	// speller spells declarations (decl), its words indented by indent.
 	speller types.CSpeller
 	indent  string
+	bodies  // bodies rendered later, in parallel (cheader_par.go)
 }
 
 // WriteHeader writes a self-contained C header that defines roots and
@@ -78,9 +78,12 @@ func WriteHeader(w io.Writer, roots []types.Type, opts *HeaderOptions) (map[type
 // over one by one, as a loader converts them: the header of a kernel's BTF
 // is made while the rest loads. It keeps the header until Finish.
 type HeaderWriter struct {
-	h     *header
-	o     HeaderOptions
-	spell map[types.Type]string
+	h *header
+	o HeaderOptions
+	// roots and their spellings, in the order added: a header whose bodies
+	// cannot be rendered apart is made again from roots.
+	roots  []types.Type
+	spells []string
 }
 
 // NewHeaderWriter starts a header of about roots roots (0 when unknown).
@@ -89,13 +92,25 @@ func NewHeaderWriter(opts *HeaderOptions, roots int) *HeaderWriter {
 	if opts != nil {
 		o = *opts
 	}
+	return &HeaderWriter{h: newHeader(&o, roots, true), o: o, roots: make([]types.Type, 0, roots), spells: make([]string, 0, roots)}
+}
+
+// newHeader starts a header of about n roots; with deferBodies, named
+// structs' bodies are rendered at the end, in parallel.
+func newHeader(o *HeaderOptions, n int, deferBodies bool) *header {
 	// Sized for a kernel's BTF: about as many tags and named types as roots,
-	// four times as many enumerators, 700 bytes of header each.
-	n := roots
+	// four times as many enumerators, 700 bytes of header each (of which
+	// the bodies are most).
 	h := &header{tags: newNamerSized(n), idents: newNamerSized(4 * n), infos: make(map[types.Type]*typeInfo, 3*n),
 		pads: newNamer(), floats: map[string]string{}, asserts: !o.NoAsserts}
-	h.out.Grow(700 * n)
-	return &HeaderWriter{h: h, o: o, spell: map[types.Type]string{}}
+	h.deferBodies, h.padsJob = deferBodies, -1
+	if deferBodies {
+		h.jobs = make([]bodyJob, 0, n+n/4)
+		h.out.Grow(200 * n)
+	} else {
+		h.out.Grow(700 * n)
+	}
+	return h
 }
 
 // Add defines root t and what it needs. After an error the header is
@@ -109,16 +124,33 @@ func (hw *HeaderWriter) Add(t types.Type) error {
 	if h.err != nil {
 		return h.err
 	}
-	hw.spell[t] = h.decl(t, "", "")
+	hw.roots = append(hw.roots, t)
+	hw.spells = append(hw.spells, h.decl(t, "", ""))
 	return nil
 }
 
 // Finish writes the header to w and returns how it spells each root (see
 // WriteHeader).
 func (hw *HeaderWriter) Finish(w io.Writer) (map[types.Type]string, error) {
-	h, o, spell := hw.h, hw.o, hw.spell
+	h, o := hw.h, hw.o
 	if h.err != nil {
 		return nil, h.err
+	}
+	parts := h.renderBodies()
+	if h.bad {
+		// A body needed what only the serial walk gives (an anonymous
+		// enum's enumerator names): make the header again, in one pass.
+		again := &HeaderWriter{h: newHeader(&o, len(hw.roots), false), o: o}
+		for _, t := range hw.roots {
+			if err := again.Add(t); err != nil {
+				return nil, err
+			}
+		}
+		return again.Finish(w)
+	}
+	spell := make(map[types.Type]string, len(hw.roots))
+	for i, t := range hw.roots {
+		spell[t] = hw.spells[i]
 	}
 	guard := o.Guard
 	if guard == "" {
@@ -150,12 +182,16 @@ func (hw *HeaderWriter) Finish(w io.Writer) (map[types.Type]string, error) {
 		}
 		b.WriteString("\n")
 	}
-	for _, part := range []string{b.String(), h.out.String(), "#endif /* " + guard + " */\n"} {
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return spell, err
+	}
+	for _, part := range parts {
 		if _, err := io.WriteString(w, part); err != nil {
 			return spell, err
 		}
 	}
-	return spell, nil
+	_, err := io.WriteString(w, "#endif /* "+guard+" */\n")
+	return spell, err
 }
 
 var errDepth = errors.New("type graph too deep to emit (cycle?)")
@@ -194,6 +230,8 @@ func (h *header) define(t types.Type) {
 	case *types.Enum:
 		if v.Name != "" {
 			h.enum(v)
+		} else {
+			h.anonEnum = true // its enumerators are named where it is written
 		}
 	case *types.Struct:
 		if v.Name == "" { // defined inline where it is used
@@ -210,11 +248,14 @@ func (h *header) define(t types.Type) {
 		}
 		h.tagOf(v)
 		in.state = stBusy
+		outer := h.anonEnum
+		h.anonEnum = false
 		h.members(v)
 		if h.err != nil {
 			return
 		}
-		h.structDef(v)
+		h.structDef(v, h.anonEnum)
+		h.anonEnum = outer
 		in.state = stDone
 	}
 }
@@ -292,6 +333,10 @@ type typeInfo struct {
 	fwd   bool
 	named bool
 	name  string
+	word  string // "struct name", "enum name": how a tag is written
+	// namedAt is how many bodies were deferred when it was named: the
+	// body deferred as job k sees the names of namedAt <= k only.
+	namedAt int
 }
 
 // info is t's typeInfo, made on first use.
@@ -305,11 +350,35 @@ func (h *header) info(t types.Type) *typeInfo {
 }
 
 func (h *header) tagOf(t types.Type) string {
+	if h.worker {
+		return h.knownName(t)
+	}
+	return h.tagInfo(t).name
+}
+
+// tagInfo is t's typeInfo with its tag.
+func (h *header) tagInfo(t types.Type) *typeInfo {
 	in := h.info(t)
 	if !in.named {
-		in.name, in.named = h.tags.fresh(CName(t.TypeName())), true
+		in.name, in.named, in.namedAt = h.tags.fresh(CName(t.TypeName())), true, len(h.jobs)
+		if s, ok := t.(*types.Struct); ok {
+			in.word = kw(s) + " " + in.name
+		} else {
+			in.word = "enum " + in.name
+		}
 	}
-	return in.name
+	return in
+}
+
+// tagWord is "struct tag", "union tag" or "enum tag" for t.
+func (h *header) tagWord(t types.Type) string {
+	if h.worker {
+		if in := h.known(t); in != nil {
+			return in.word
+		}
+		return "struct _"
+	}
+	return h.tagInfo(t).word
 }
 
 func (h *header) typedef(td *types.Typedef) {
@@ -322,7 +391,7 @@ func (h *header) typedef(td *types.Typedef) {
 	// one C name serves both.
 	if inner, ok := types.Unqualified(td.Target).(*types.Typedef); ok && inner.Name == td.Name {
 		h.typedef(inner)
-		in.name, in.named = h.info(inner).name, true
+		in.name, in.named, in.namedAt = h.info(inner).name, true, len(h.jobs)
 		in.state = stDone
 		return
 	}
@@ -337,7 +406,7 @@ func (h *header) typedef(td *types.Typedef) {
 		return
 	}
 	n := h.idents.fresh(CName(td.Name))
-	in.name, in.named = n, true
+	in.name, in.named, in.namedAt = n, true, len(h.jobs)
 	if td.Name != n {
 		fmt.Fprintf(&h.out, "/* %s */\n", td.Name)
 	}
@@ -371,11 +440,25 @@ func complete(t types.Type) bool {
 	return false
 }
 
-// structDef prints a named struct or union with its asserts.
-func (h *header) structDef(s *types.Struct) {
-	tag := h.tagOf(s)
-	lang := s.Lang.String()
-	h.out.WriteString("/* " + s.Name + " (" + lang + "), " + strconv.FormatInt(s.ByteSize, 10) + " bytes */\n")
+// structDef prints a named struct or union with its asserts, or leaves a
+// place for it to be rendered at the end unless anonEnum (its body names
+// an anonymous enum's enumerators, in the order of the walk).
+func (h *header) structDef(s *types.Struct, anonEnum bool) {
+	if h.deferBodies && !anonEnum && !s.Incomplete {
+		h.deferBody(s)
+		return
+	}
+	if !s.Incomplete { // else the last struct's padding names go on
+		h.padsJob = -1
+	}
+	h.renderStruct(s)
+}
+
+// renderStruct writes structDef's text.
+func (h *header) renderStruct(s *types.Struct) {
+	tag, word := h.tagOf(s), h.tagWord(s)
+	size := strconv.FormatInt(s.ByteSize, 10)
+	writeAll(&h.out, "/* ", s.Name, " (", s.Lang.String(), "), ", size, " bytes */\n")
 	if s.Incomplete {
 		fmt.Fprintf(&h.out, "%s %s;\n\n", kw(s), tag)
 		return
@@ -387,30 +470,46 @@ func (h *header) structDef(s *types.Struct) {
 		}
 		fmt.Fprintf(&h.out, "/* not laid out here: %s (%s) */\n", m.Name, what)
 	}
-	h.pads = newNamer()
-	k := kw(s)
+	h.pads = nil // made when a padding member is named
 	var asserts *offsetAsserts
 	if h.asserts {
 		asserts = &h.offsets
 		asserts.buf.Reset()
-		asserts.pre, asserts.post = "_Static_assert(__builtin_offsetof("+k+" "+tag+", ", ", \""+tag+": offset\");\n"
+		asserts.word, asserts.tag = word, tag
 	}
-	body := h.body(s, "", "", asserts)
-	h.out.WriteString(k + " " + tag + " ")
-	h.out.WriteString(body)
+	writeAll(&h.out, word, " ")
+	h.bodyTo(&h.out, s, "", "", asserts)
 	h.out.WriteString(";\n")
 	if h.asserts {
-		h.out.WriteString("_Static_assert(sizeof(" + k + " " + tag + ") == " + strconv.FormatInt(s.ByteSize, 10) + ", \"" + tag + ": size\");\n")
+		writeAll(&h.out, "_Static_assert(sizeof(", word, ") == ", size, ", \"", tag, ": size\");\n")
 		h.out.Write(asserts.buf.Bytes())
 	}
 	h.out.WriteString("\n")
 }
 
-// body spells a struct's or union's members between braces, in memory
+// padNamer is pads, made on first use.
+func (h *header) padNamer() *namer {
+	if h.pads == nil {
+		h.pads = newNamer()
+	}
+	return h.pads
+}
+
+// body returns what bodyTo writes.
+func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAsserts) string {
+	var b strings.Builder
+	h.bodyTo(&b, s, indent, prefix, asserts)
+	return b.String()
+}
+
+// bodyTo writes to slots a struct's or union's members between braces, in memory
 // order, with explicit padding, and the attributes its layout needs.
 // prefix is the path of an anonymous member for the offset asserts, added
 // to asserts unless it is nil.
-func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAsserts) string {
+func (h *header) bodyTo(slots *strings.Builder, s *types.Struct, indent, prefix string, asserts *offsetAsserts) {
+	if h.padsJob >= 0 {
+		h.renderNow() // the padding names of the last struct go on
+	}
 	members := s.Members // copied before any change
 	union := s.Kind == types.KindUnion
 	if s.Variants != nil {
@@ -435,8 +534,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 		members = flattenOverlaps(members, &w)
 	}
 	in := indent + "\t"
-	names := newNamer()
-	var slots strings.Builder // the body, between braces
+	var names namer
 	slots.WriteString("{\n")
 	var cur types.Bits // end of the previous member, in bits
 	natural := !s.Packed
@@ -457,7 +555,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 			cur += n
 		}
 		if whole := (to - cur) / 8; whole > 0 {
-			slots.WriteString(in + "unsigned char " + h.pads.unique("__pad_"+strconv.FormatInt(int64(cur/8), 10)) + "[" + strconv.FormatInt(int64(whole), 10) + "];\n")
+			slots.WriteString(in + "unsigned char " + h.padNamer().unique("__pad_"+strconv.FormatInt(int64(cur/8), 10)) + "[" + strconv.FormatInt(int64(whole), 10) + "];\n")
 			cur += whole * 8
 		}
 		if to > cur {
@@ -490,7 +588,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 			name = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
 		}
 		if name != "" {
-			name = names.fresh(cnameAgain(fieldName(name)))
+			name = names.fresh(memberName(name))
 		}
 		t := m.Type
 		if a, ok := types.Unqualified(t).(*types.Array); ok && a.Count < 0 && (i != len(members)-1 || !union && !flexFits(m.Offset, s, realAlign)) {
@@ -503,7 +601,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 			t = &types.Base{Name: b.Name, ByteSize: b.ByteSize, Encoding: types.Unsigned}
 		}
 		slots.WriteString(in)
-		h.declTo(&slots, t, name, in)
+		h.declTo(slots, t, name, in)
 		if m.BitSize > 0 {
 			slots.WriteString(" : " + strconv.FormatInt(int64(m.BitSize), 10))
 		}
@@ -527,7 +625,7 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 	}
 	if union {
 		if types.Bits(s.ByteSize*8) > cur {
-			slots.WriteString(in + "unsigned char " + h.pads.unique("__pad") + "[" + strconv.FormatInt(s.ByteSize, 10) + "];\n")
+			slots.WriteString(in + "unsigned char " + h.padNamer().unique("__pad") + "[" + strconv.FormatInt(s.ByteSize, 10) + "];\n")
 		}
 	} else if !flexLast || !flexFits(cur, s, realAlign) {
 		pad(types.Bits(s.ByteSize * 8))
@@ -543,108 +641,6 @@ func (h *header) body(s *types.Struct, indent, prefix string, asserts *offsetAss
 		slots.WriteString(" __attribute__((packed))")
 	case realAlign > maxAlign:
 		slots.WriteString(" __attribute__((aligned(" + strconv.FormatInt(realAlign, 10) + ")))")
-	}
-	return slots.String()
-}
-
-// flexFits reports whether C's own rounding of a struct whose flexible
-// array member starts at off gives s its size, so that no padding needs
-// to follow the array.
-func flexFits(off types.Bits, s *types.Struct, align int64) bool {
-	end := (int64(off) + 7) / 8
-	align = max(align, 1)
-	return (end+align-1)/align*align == s.ByteSize
-}
-
-// expressible returns the type a struct member is written with in C: its
-// own, or bytes where C cannot hold it. A member that starts at the end of
-// the struct (Rust's unsized [u8] tail, a zero-size fn item described as
-// a pointer) becomes a zero-length array of its type; one whose struct is
-// only declared (a C++ base defined in another library) or that reaches
-// beyond the end, an array of bytes up to the next member.
-func expressible(m types.Member, next []types.Member, size int64) types.Type {
-	if m.BitSize != 0 {
-		return m.Type
-	}
-	off := m.Offset.Bytes()
-	if off >= size {
-		if a, ok := types.Unqualified(m.Type).(*types.Array); ok && a.Count <= 0 {
-			return m.Type
-		}
-		return &types.Array{Elem: m.Type, Count: 0}
-	}
-	msize, err := types.Sizeof(m.Type)
-	st, isStruct := types.Resolve(m.Type).(*types.Struct)
-	if !(isStruct && st.Incomplete) && err == nil && off+msize <= size {
-		return m.Type
-	}
-	end := size
-	for _, n := range next {
-		if n.Offset.Bytes() > off {
-			end = min(end, n.Offset.Bytes())
-			break
-		}
-	}
-	return &types.Array{Elem: &types.Base{Name: "unsigned char", ByteSize: 1}, Count: end - off}
-}
-
-// padTo wraps a Rust enum's tag in an anonymous struct that puts it at
-// its offset, as a member of the union the enum becomes.
-func padTo(tag types.Member) types.Type {
-	size, _ := types.Sizeof(tag.Type)
-	return &types.Struct{Kind: types.KindStruct, ByteSize: tag.Offset.Bytes() + size, Packed: true,
-		Members: []types.Member{{Name: "value", Type: tag.Type, Offset: tag.Offset}}}
-}
-
-// anonymous reports whether t is an unnamed struct or union, which C lets
-// a struct hold as an unnamed member whose fields are the parent's.
-func anonymous(t types.Type) bool {
-	s, ok := types.Unqualified(t).(*types.Struct)
-	return ok && s.Name == ""
-}
-
-// offsetAsserts are the offset asserts of the struct being written: each
-// is pre, the member's path, ") == " and its offset, and post.
-type offsetAsserts struct {
-	buf       bytes.Buffer
-	pre, post string
-}
-
-// assertMember adds "path) == offset" for a member, and for the fields of
-// an unnamed struct member (whose fields belong to the parent) or of an
-// inline anonymous struct. Bitfields have no offsetof.
-func (h *header) assertMember(asserts *offsetAsserts, prefix, name string, off, bits types.Bits, t types.Type, w *types.Walk) {
-	if bits > 0 || off%8 != 0 {
-		return
-	}
-	if name != "" {
-		b := &asserts.buf
-		b.WriteString(asserts.pre)
-		b.WriteString(prefix)
-		b.WriteString(name)
-		b.WriteString(") == ")
-		b.WriteString(strconv.FormatInt(off.Bytes(), 10))
-		b.WriteString(asserts.post)
-	}
-	s, ok := types.Unqualified(t).(*types.Struct)
-	if !ok || s.Name != "" || s.Variants != nil || !w.Enter(s) {
-		return
-	}
-	defer w.Leave()
-	inner := prefix
-	if name != "" {
-		inner = prefix + name + "."
-	}
-	names := newNamer()
-	for _, m := range s.Members {
-		n := m.Name
-		if n == "" && !anonymous(m.Type) {
-			n = fmt.Sprintf("__anon_%d", m.Offset.Bytes())
-		}
-		if n != "" {
-			n = names.fresh(cnameAgain(fieldName(n)))
-		}
-		h.assertMember(asserts, inner, n, off+m.Offset, m.BitSize, m.Type, w)
 	}
 }
 
@@ -710,7 +706,7 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 		}
 		return base, nil
 	case *types.Typedef:
-		if in := h.infos[v]; in != nil && in.named {
+		if in := h.infos[v]; in != nil && in.named && (!h.worker || in.namedAt <= h.job) {
 			return in.name, nil
 		}
 		return "", v.Target
@@ -738,59 +734,13 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 		if v.Name == "" {
 			return "enum " + h.enumBody(v, "__anon_enum", indent), nil
 		}
-		return "enum " + h.tagOf(v), nil
+		return h.tagWord(v), nil
 	case *types.Struct:
 		if v.Name == "" {
 			// Its members' offsets are asserted with its parent's.
 			return kw(v) + " " + h.body(v, indent, "", nil), nil
 		}
-		return kw(v) + " " + h.tagOf(v), nil
+		return h.tagWord(v), nil
 	}
 	return "", nil
-}
-
-// overlapsNext returns the struct type of ms[i] when the member after it
-// starts inside it and it is neither a union nor a Rust enum; else nil.
-func overlapsNext(ms []types.Member, i int) *types.Struct {
-	if i+1 >= len(ms) {
-		return nil
-	}
-	m := &ms[i]
-	base, isStruct := types.Resolve(m.Type).(*types.Struct)
-	if !isStruct || base.Kind == types.KindUnion || base.Variants != nil {
-		return nil
-	}
-	size, _ := types.Sizeof(m.Type)
-	if ms[i+1].Offset < m.Offset+types.Bits(size*8) {
-		return base
-	}
-	return nil
-}
-
-// flattenOverlaps replaces a C++ base class whose tail padding holds the
-// next member (the Itanium ABI reuses it: Derived::extra at 6 inside an
-// 8-byte Base) by the base's own members, which C can lay out so.
-func flattenOverlaps(ms []types.Member, w *types.Walk) []types.Member {
-	flat := true
-	for i := range ms {
-		flat = flat && overlapsNext(ms, i) == nil
-	}
-	if flat {
-		return ms // nothing to flatten: most structs
-	}
-	var out []types.Member
-	for i, m := range ms {
-		if base := overlapsNext(ms, i); base != nil && w.Enter(base) {
-			inner := append([]types.Member(nil), base.Members...)
-			sort.SliceStable(inner, func(a, b int) bool { return inner[a].Offset < inner[b].Offset })
-			for _, im := range flattenOverlaps(inner, w) {
-				im.Offset += m.Offset
-				out = append(out, im)
-			}
-			w.Leave()
-			continue
-		}
-		out = append(out, m)
-	}
-	return out
 }

@@ -30,6 +30,10 @@ func (h *header) enum(e *types.Enum) {
 // C++ are prefixed with the enum's name, as C puts all enumerators in one
 // namespace.
 func (h *header) enumBody(e *types.Enum, tag, indent string) string {
+	if h.worker { // its names come in the walk's order
+		h.bad = true
+		return "{}"
+	}
 	var b strings.Builder
 	// C sizes an enum by its values; force the binary's size when they
 	// would give another: packed when that gives the size, else clang's

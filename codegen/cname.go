@@ -80,11 +80,20 @@ func plainIdent(name string) bool {
 // the shape __x__ (__func__, __FUNCTION__, __LINE__, __BPF__).
 func reserved(s string) bool {
 	if s == "" || s[0] != '_' { // most names: at most a keyword
-		return len(s) <= maxKeyword && cKeywords[s]
+		return len(s) <= maxKeyword && kwLens[s[0]]&(1<<len(s)) != 0 && cKeywords[s]
 	}
 	return cKeywords[s] || strings.HasPrefix(s, "__builtin") ||
 		len(s) > 4 && strings.HasPrefix(s, "__") && strings.HasSuffix(s, "__")
 }
+
+// kwLens has bit n of entry c set when a keyword of cKeywords is n bytes
+// long and starts with c: most names need no lookup.
+var kwLens = func() (lens [256]uint64) {
+	for k := range cKeywords {
+		lens[k[0]] |= 1 << len(k)
+	}
+	return lens
+}()
 
 // maxKeyword is the length of the longest of cKeywords.
 var maxKeyword = func() int {
@@ -121,7 +130,8 @@ type namer struct {
 	taken map[string]bool // C identifiers handed out
 	// few holds the first identifiers handed out, before taken does: a
 	// struct's member names, searched faster than hashed.
-	few []string
+	few  [fewNames]string
+	nfew int
 }
 
 const fewNames = 16
@@ -143,13 +153,14 @@ func (n *namer) fresh(base string) string {
 	for i := 2; n.has(id); i++ {
 		id = base + "_" + strconv.Itoa(i)
 	}
-	if n.taken == nil && len(n.few) < fewNames {
-		n.few = append(n.few, id)
+	if n.taken == nil && n.nfew < fewNames {
+		n.few[n.nfew] = id
+		n.nfew++
 		return id
 	}
 	if n.taken == nil {
 		n.taken = make(map[string]bool, 2*fewNames)
-		for _, f := range n.few {
+		for _, f := range n.few[:n.nfew] {
 			n.taken[f] = true
 		}
 	}
@@ -161,7 +172,7 @@ func (n *namer) has(id string) bool {
 	if n.taken != nil {
 		return n.taken[id]
 	}
-	for _, f := range n.few {
+	for _, f := range n.few[:n.nfew] {
 		if f == id {
 			return true
 		}
@@ -183,4 +194,12 @@ func cnameAgain(c string) string {
 // C keywords get the same mapping as types.
 func fieldName(name string) string {
 	return CName(strings.TrimPrefix(name, "r#"))
+}
+
+// memberName is cnameAgain(fieldName(name)), as members are named.
+func memberName(name string) string {
+	if plainIdent(name) { // most names: neither changed nor reserved
+		return name
+	}
+	return cnameAgain(fieldName(name))
 }

@@ -51,6 +51,9 @@ type TypesOptions struct {
 	// converted, in the spec's order, when the loader streams (BTF does,
 	// DWARF does not); Types reports whether it did.
 	Each func(types.Type)
+	// EachOnly: when the loader streams, the spec Types returns holds
+	// no types, which went to Each only.
+	EachOnly bool
 	// Log receives what reference builds fetch and where types came from;
 	// nil means nothing is said.
 	Log io.Writer
@@ -73,7 +76,7 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 		}
 	}
 	loadBTF := func() (*types.Spec, bool, error) {
-		spec, err := btf.Load(path, &btf.Options{Base: o.BTFBase, Each: o.Each})
+		spec, err := btf.Load(path, &btf.Options{Base: o.BTFBase, Each: o.Each, EachOnly: o.EachOnly})
 		return spec, o.Each != nil && err == nil, err
 	}
 	// With names, raw BTF (the kernel's) converts only their graphs

@@ -207,8 +207,20 @@ func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.S
 	added := make(chan error, 1)
 	go func() {
 		var err error
-		for t := range roots {
-			if err == nil {
+		for {
+			var t types.Type
+			ok := true
+			select {
+			case t, ok = <-roots:
+			default: // nothing to add: render a body meanwhile
+				if err != nil || !hw.Idle() {
+					t, ok = <-roots
+				}
+			}
+			if !ok {
+				break
+			}
+			if t != nil && err == nil {
 				err = hw.Add(t)
 			}
 		}
@@ -216,6 +228,7 @@ func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.S
 	}()
 	pk := layout.NewPicker(sel)
 	each := *lo
+	each.EachOnly = true // streamed: the header has the types
 	each.Each = func(t types.Type) {
 		if n, ok := pk.Take(t); ok {
 			roots <- n.Struct
