@@ -3,6 +3,7 @@ package layout
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -287,4 +288,37 @@ func (p *printer) enumBody(e *types.Enum, name string, noName bool, c *conf) str
 // "int[4]") for C and C++.
 func TypeString(t types.Type, lang types.Lang) string {
 	return types.Spell(t, lang, types.SyntaxPahole)
+}
+
+// WriteDecl prints a typedef or an enum that -C names as pahole does:
+// "typedef struct _IO_FILE FILE;", "typedef void (*sighandler_t)(int);",
+// an enum's body with its enumerators.
+func WriteDecl(w io.Writer, t types.Type, opts *PrintOptions) error {
+	p := &printer{cl: DefaultCachelineSize}
+	if opts != nil {
+		p.opts = *opts
+	}
+	var s string
+	switch v := t.(type) {
+	case *types.Typedef:
+		p.lang = v.Lang
+		switch tt := v.Target.(type) {
+		case *types.Struct:
+			// a named one (an anonymous one is printed as its struct)
+			s = "typedef " + TypeString(tt, v.Lang) + " " + v.Name
+		case *types.Array:
+			// pahole spells an array typedef as a member: the element
+			// type in the type column
+			s = "typedef " + p.typeDecl(tt, v.Name, false, &conf{typeSpacing: 26})
+		default:
+			s = "typedef " + p.typeDecl(v.Target, v.Name, false, &conf{})
+		}
+	case *types.Enum:
+		p.lang = v.Lang
+		s = p.enumBody(v, "", true, &conf{})
+	default:
+		return fmt.Errorf("%s is not a typedef or an enum", types.TypeString(t))
+	}
+	_, err := io.WriteString(w, s+";\n")
+	return err
 }

@@ -94,6 +94,12 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 // render analyses one type and prints it to out (warnings to warn), or
 // returns its layout for JSON; nil when the report leaves it out.
 func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *analysisCache) (*Layout, error) {
+	if n.Struct == nil {
+		if r.JSON || r.Sizes || r.Packable || r.Reorganize || r.Holes > 0 || r.BitHoles > 0 {
+			return nil, nil // no layout: a typedef or an enum
+		}
+		return nil, WriteDecl(out, n.Decl, r.Print)
+	}
 	l, err := analyzeCached(n.Struct, r.Analyze, cache)
 	if err != nil {
 		fmt.Fprintf(warn, "%s: %s: %s: %v\n", r.Tool, file, n.Name, err)

@@ -29,6 +29,9 @@ type Selection struct {
 type Named struct {
 	Name   string
 	Struct *types.Struct
+	// Decl, when Struct is nil, is a typedef or an enum that -C named:
+	// printed as pahole prints it (typedef struct _IO_FILE FILE;).
+	Decl types.Type
 }
 
 // Select returns the composites of spec that sel picks, in load order.
@@ -61,8 +64,19 @@ func Select(spec *types.Spec, sel *Selection) ([]Named, error) {
 					found = true
 				}
 			}
+			if !found {
+				switch v := ts[0].(type) {
+				case *types.Typedef:
+					found = v.Lang.CLike()
+				case *types.Enum:
+					found = v.Lang.CLike()
+				}
+				if found {
+					out = append(out, Named{Name: name, Decl: ts[0]})
+				}
+			}
 			if !found && !sel.SkipMissing {
-				return nil, fmt.Errorf("%s: %q is a %s, not a struct, union or class", spec.Path, name, kindWord(ts[0]))
+				return nil, fmt.Errorf("%s: %q is a %s, not a struct, union, class, enum or typedef", spec.Path, name, kindWord(ts[0]))
 			}
 		}
 		return filter(out, sel), nil
@@ -111,10 +125,10 @@ func composite(t types.Type) (Named, bool) {
 		if v.Incomplete {
 			return Named{}, false
 		}
-		return Named{v.Name, v}, true
+		return Named{Name: v.Name, Struct: v}, true
 	case *types.Typedef:
 		if s, ok := types.Resolve(v).(*types.Struct); ok && !s.Incomplete && s.Name == "" {
-			return Named{v.Name, s}, true
+			return Named{Name: v.Name, Struct: s}, true
 		}
 	}
 	return Named{}, false
@@ -138,6 +152,12 @@ func filter(in []Named, sel *Selection) []Named {
 	var out []Named
 	for _, n := range in {
 		s := n.Struct
+		if s == nil {
+			if !sel.Structs && !sel.Unions {
+				out = append(out, n)
+			}
+			continue
+		}
 		if sel.Structs && !sel.Unions && s.Kind == types.KindUnion {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/types"
 )
 
 // paholeOut runs pahole 1.24 with args, skipping the test without it.
@@ -151,5 +152,68 @@ func TestPaholeParityGlibcLookups(t *testing.T) {
 	}
 	if n < 10 {
 		t.Errorf("%d lookups compared, want 10", n)
+	}
+}
+
+// TestPaholeParityTypedefsEnums: -C of a typedef that names no anonymous
+// struct (FILE, pid_t, a function pointer's) or of an enum prints what
+// pahole -C prints, on glibc's debug file and on kernel BTF, for a sample
+// of every such name the file has.
+func TestPaholeParityTypedefsEnums(t *testing.T) {
+	files := []string{testutil.DebugFile(testutil.RealBinary(t, "libc"))}
+	if _, err := os.Stat(load.KernelBTF); err == nil {
+		files = append(files, load.KernelBTF)
+	}
+	for _, file := range files {
+		spec, _, err := load.Types(file, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		seen := map[string]bool{}
+		for _, ty := range spec.Types() {
+			name := ""
+			switch v := ty.(type) {
+			case *types.Typedef:
+				if st, ok := types.Resolve(v).(*types.Struct); ok && st.Name == "" {
+					continue // printed as its struct, as before
+				}
+				name = v.Name
+			case *types.Enum:
+				name = v.Name
+			}
+			if name != "" && !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+		if len(names) < 200 {
+			t.Fatalf("%s: %d typedefs and enums, want 200", file, len(names))
+		}
+		n, step := 0, len(names)/40
+		for i := 0; i < len(names); i += step {
+			ts, _ := spec.Find(names[i])
+			if len(ts) != 1 {
+				continue // pahole takes the first of several; so may gopahole, but not by the same rule
+			}
+			want := paholeOut(t, "-C", names[i], file)
+			code, got, errs := run("-C", names[i], file)
+			if head, _, ok := strings.Cut(want, " __attribute__ ((__vector_size__"); ok {
+				// The model has no vector types (DW_AT_GNU_vector): the
+				// typedef is printed as the array it is laid out as.
+				if code != 0 || !strings.HasPrefix(got, head+"[") {
+					t.Errorf("%s: -C %s: exit %d %s\ngopahole:\n%s\npahole:\n%s", file, names[i], code, errs, got, want)
+				}
+				n++
+				continue
+			}
+			if code != 0 || got != want {
+				t.Errorf("%s: -C %s: exit %d %s\ngopahole:\n%s\npahole:\n%s", file, names[i], code, errs, got, want)
+			}
+			n++
+		}
+		if n < 20 {
+			t.Errorf("%s: %d lookups compared, want 20", file, n)
+		}
 	}
 }
