@@ -1,0 +1,157 @@
+package gen
+
+import (
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// pieBase is where gdb loads a position-independent x86-64 executable
+// with address randomization off.
+const pieBase = 0x555555554000
+
+// TestUnreadableAgreesWithGDB: where goprobe prints ? because the debug
+// info has no location for an argument at a site (the reason class "no
+// location"), gdb, stopped at that very instruction in the frame of that
+// function (the inline frame at an expansion), has no value for it either:
+// it prints <optimized out>, or lists no such argument. A ? is then what
+// the debug info says, not a value goprobe failed to find. At least 40
+// arguments at sites of clang -O2, gcc -O3, Go and Rust builds are
+// compared (gdb lists a Go or Rust expansion's parameters from its
+// abstract origin, as <optimized out>, where the DIE has none).
+func TestUnreadableAgreesWithGDB(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		testutil.Skipf(t, "gdb not installed: %v", err)
+	}
+	goprobe := filepath.Join(t.TempDir(), "goprobe")
+	cmd := exec.Command("go", "build", "-o", goprobe, "./cmd/goprobe")
+	cmd.Dir = testutil.Root(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build goprobe: %v\n%s", err, out)
+	}
+	compared := 0
+	for _, name := range []string{"clang-O2", "gcc-O3", "go", "rust-O3"} {
+		b, _ := BuildNamed(name)
+		if _, err := exec.LookPath(b.Tool()); err != nil {
+			testutil.Skipf(t, "%s not found", b.Tool())
+		}
+		for _, seed := range []int64{1, 2, 3, 4, 5, 6} {
+			p := Generate(seed)
+			dir := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d", name, seed))
+			bin, err := b.Make(p, dir)
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", name, seed, err)
+			}
+			for _, u := range unreadable(t, goprobe, bin, p, b.Lang) {
+				args, ok := gdbArgs(t, bin, dir, u.addr, u.fn)
+				if !ok {
+					continue // the site did not run, or gdb has no such frame
+				}
+				if v, listed := args[u.arg]; listed && v != "<optimized out>" {
+					t.Errorf("%s seed %d: %s at %#x: goprobe prints ? (%s); gdb prints %s = %s",
+						name, seed, u.fn, u.addr, u.why, u.arg, v)
+				}
+				compared++
+			}
+		}
+	}
+	t.Logf("%d unreadable arguments compared with gdb", compared)
+	if compared < 40 {
+		t.Errorf("%d unreadable arguments compared with gdb, want at least 40", compared)
+	}
+}
+
+// unreadableArg is an argument goprobe's spec gives no location for.
+type unreadableArg struct {
+	fn, arg, why string
+	addr         uint64
+}
+
+// unreadable lists, for every function of p, the arguments the spec of
+// `goprobe gen` says have no location at a site, up to 4 per function.
+func unreadable(t *testing.T, goprobe, bin string, p *Program, lang Lang) []unreadableArg {
+	var out []unreadableArg
+	for _, f := range p.Funcs {
+		sym := p.Symbol(lang, f)
+		raw, err := exec.Command(goprobe, "gen", "--format=spec", "-x", bin, sym+" $params").Output()
+		if err != nil {
+			continue // a function the compiler left no code for
+		}
+		var spec struct {
+			Probes []struct {
+				Sites []struct {
+					Addr uint64
+					Args []specArg
+				}
+			}
+		}
+		if err := json.Unmarshal(raw, &spec); err != nil {
+			t.Fatalf("%s: spec of %s: %v", bin, sym, err)
+		}
+		n := 0
+		for _, pr := range spec.Probes {
+			for _, s := range pr.Sites {
+				for _, a := range s.Args {
+					if a.Unavailable != "" && ReasonClass(a.Unavailable) == ReasonNoLocation && n < 4 {
+						out = append(out, unreadableArg{fn: sym, arg: a.Name, why: a.Unavailable, addr: s.Addr})
+						n++
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// gdbArgs runs bin under gdb, stops at addr (a file address), selects the
+// frame of fn and returns `info args`: each argument's printed value. ok
+// is false when the stop or the frame did not happen.
+func gdbArgs(t *testing.T, bin, dir string, addr uint64, fn string) (map[string]string, bool) {
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pie := f.Type == elf.ET_DYN
+	f.Close()
+	at := addr
+	if pie {
+		at += pieBase
+	}
+	out, _ := exec.Command("gdb", "-batch", "-nx",
+		"-ex", "set disable-randomization on",
+		"-ex", fmt.Sprintf("starti 5 %s", filepath.Join(dir, "gdb.rec")),
+		"-ex", fmt.Sprintf("break *%#x", at),
+		"-ex", "continue",
+		"-ex", "echo @@frame\\n",
+		"-ex", "frame function "+fn,
+		"-ex", "echo @@args\\n",
+		"-ex", "info args",
+		"-ex", "echo @@end\\n",
+		"-ex", "kill", bin).CombinedOutput()
+	text := string(out)
+	_, rest, ok := strings.Cut(text, "@@frame\n")
+	if !ok {
+		return nil, false
+	}
+	frame, args, ok := strings.Cut(rest, "@@args\n")
+	if !ok || !strings.Contains(frame, fn) || strings.Contains(frame, "No stack") || strings.Contains(frame, "No frame") {
+		return nil, false
+	}
+	args, _, _ = strings.Cut(args, "@@end")
+	vals := map[string]string{}
+	for _, line := range strings.Split(args, "\n") {
+		if k, v, ok := strings.Cut(line, " = "); ok {
+			vals[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	if len(vals) == 0 && !strings.Contains(args, "No arguments") {
+		return nil, false
+	}
+	return vals, true
+}
