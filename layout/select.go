@@ -278,6 +278,15 @@ func instantiations(spec *types.Spec, name string) []string {
 func Roots(spec *types.Spec, picked []Named) []types.Type {
 	roots := make([]types.Type, 0, len(picked))
 	for _, n := range picked {
+		if n.Struct == nil {
+			// a typedef or an enum -C named; a typedef's struct whole,
+			// not just declared (FILE is struct _IO_FILE)
+			if st, ok := types.Resolve(n.Decl).(*types.Struct); ok && !st.Incomplete {
+				roots = append(roots, st)
+			}
+			roots = append(roots, n.Decl)
+			continue
+		}
 		var t types.Type = n.Struct
 		if n.Struct.Name == "" {
 			for _, c := range spec.Lookup(n.Name) {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -215,5 +216,38 @@ func TestPaholeParityTypedefsEnums(t *testing.T) {
 		if n < 20 {
 			t.Errorf("%s: %d lookups compared, want 20", file, n)
 		}
+	}
+}
+
+// TestHeaderTypedefsEnums: --format=c -C of typedefs and an enum (FILE,
+// pid_t, __codecvt_result on glibc) writes a header that clang -target bpf
+// compiles, with its layout asserts, and in which FILE is the whole struct
+// _IO_FILE: a program reads a member through it.
+func TestHeaderTypedefsEnums(t *testing.T) {
+	clang, err := exec.LookPath("clang")
+	if err != nil {
+		testutil.Skipf(t, "clang not installed: %v", err)
+	}
+	debug := testutil.DebugFile(testutil.RealBinary(t, "libc"))
+	code, header, errs := run("--format=c", "-C", "FILE,pid_t,__codecvt_result", debug)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	dir := t.TempDir()
+	src := header + `
+int use(FILE *f, pid_t p) {
+	enum __codecvt_result r = __codecvt_noconv;
+	return f->_flags + p + (int)r;
+}
+`
+	c := filepath.Join(dir, "use.c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(clang, "-target", "bpf", "-O2", "-c", c, "-o", filepath.Join(dir, "use.o")).CombinedOutput(); err != nil {
+		t.Fatalf("clang -target bpf: %v\n%s", err, out)
+	}
+	if n := strings.Count(header, "_Static_assert"); n < 20 {
+		t.Errorf("%d layout asserts in the header, want at least 20 (struct _IO_FILE's members)", n)
 	}
 }
