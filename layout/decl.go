@@ -298,6 +298,8 @@ func WriteDecl(w io.Writer, t types.Type, opts *PrintOptions) error {
 	if opts != nil {
 		p.opts = *opts
 	}
+	expand := p.opts.Expand
+	p.opts.Expand = false // pahole -E prints a typedef's target by name too
 	var s string
 	switch v := t.(type) {
 	case *types.Typedef:
@@ -308,7 +310,8 @@ func WriteDecl(w io.Writer, t types.Type, opts *PrintOptions) error {
 			s = "typedef " + TypeString(tt, v.Lang) + " " + v.Name
 		case *types.Array:
 			// pahole spells an array typedef as a member: the element
-			// type in the type column
+			// type in the type column, expanded by -E
+			p.opts.Expand = expand
 			s = "typedef " + p.typeDecl(tt, v.Name, false, &conf{typeSpacing: 26})
 		default:
 			s = "typedef " + p.typeDecl(v.Target, v.Name, false, &conf{})
