@@ -35,33 +35,11 @@ func namedComposites(raw []byte) ([]uint32, error) {
 // namedCompositeNames is namedComposites with each type's name offset in
 // the string section.
 func namedCompositeNames(raw []byte) (ids, nameOffs []uint32, err error) {
-	if len(raw) < 24 {
-		return nil, nil, errShort
+	sec, err := sectionsOf(raw)
+	if err != nil {
+		return nil, nil, err
 	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	if raw[0] == 0xeb && raw[1] == 0x9f {
-		bo = binary.BigEndian
-	}
-	hdrLen := bo.Uint32(raw[4:])
-	typeOff, typeLen := bo.Uint32(raw[8:]), bo.Uint32(raw[12:])
-	start := uint64(hdrLen) + uint64(typeOff)
-	end := start + uint64(typeLen)
-	if hdrLen < 24 || end > uint64(len(raw)) {
-		return nil, nil, errShort
-	}
-	types := raw[start:end]
-	for id, off := uint32(1), 0; off < len(types); id++ {
-		if off+12 > len(types) {
-			return nil, nil, errShort
-		}
-		nameOff := bo.Uint32(types[off:])
-		info := bo.Uint32(types[off+4:])
-		kind, vlen := (info>>24)&0x1f, int(info&0xffff)
-		n, err := dataLen(kind, vlen)
-		if err != nil {
-			return nil, nil, err
-		}
-		off += 12 + n
+	err = sec.eachRecord(func(id uint32, _ int, nameOff, kind uint32, _ int) {
 		switch kind {
 		case kindStruct, kindUnion, kindEnum, kindEnum64, kindTypedef:
 			if nameOff != 0 {
@@ -69,8 +47,61 @@ func namedCompositeNames(raw []byte) (ids, nameOffs []uint32, err error) {
 				nameOffs = append(nameOffs, nameOff)
 			}
 		}
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return ids, nameOffs, nil
+}
+
+// sections are raw BTF's byte order, type records and strings, as its
+// header places them.
+type sections struct {
+	bo         binary.ByteOrder
+	recs, strs []byte
+}
+
+// sectionsOf reads raw BTF's header.
+func sectionsOf(raw []byte) (sections, error) {
+	if len(raw) < 24 {
+		return sections{}, errShort
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	if raw[0] == 0xeb && raw[1] == 0x9f {
+		bo = binary.BigEndian
+	}
+	hdrLen := uint64(bo.Uint32(raw[4:]))
+	typeOff, typeLen := uint64(bo.Uint32(raw[8:])), uint64(bo.Uint32(raw[12:]))
+	strOff, strLen := uint64(bo.Uint32(raw[16:])), uint64(bo.Uint32(raw[20:]))
+	if hdrLen < 24 || hdrLen+typeOff+typeLen > uint64(len(raw)) || hdrLen+strOff+strLen > uint64(len(raw)) {
+		return sections{}, errShort
+	}
+	return sections{bo: bo, recs: raw[hdrLen+typeOff : hdrLen+typeOff+typeLen], strs: raw[hdrLen+strOff : hdrLen+strOff+strLen]}, nil
+}
+
+// eachRecord calls f with each type record's ID, offset in the type
+// section, name offset, kind and vlen, in ID order, walking the records'
+// headers only. A record that runs past the section, or of a kind this
+// walk does not know, ends the walk with an error.
+func (s sections) eachRecord(f func(id uint32, off int, nameOff, kind uint32, vlen int)) error {
+	for id, off := uint32(1), 0; off < len(s.recs); id++ {
+		if off+12 > len(s.recs) {
+			return errShort
+		}
+		nameOff := s.bo.Uint32(s.recs[off:])
+		info := s.bo.Uint32(s.recs[off+4:])
+		kind, vlen := (info>>24)&0x1f, int(info&0xffff)
+		n, err := dataLen(kind, vlen)
+		if err != nil {
+			return err
+		}
+		if off+12+n > len(s.recs) {
+			return errShort
+		}
+		f(id, off, nameOff, kind, vlen)
+		off += 12 + n
+	}
+	return nil
 }
 
 // dataLen is the length of what follows a type record's 12-byte header.

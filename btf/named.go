@@ -2,7 +2,6 @@ package btf
 
 import (
 	"bytes"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,16 +62,11 @@ func idsNamed(raw []byte, want map[string]bool) (ids []uint32, found int, err er
 	if err != nil {
 		return nil, 0, err
 	}
-	var bo binary.ByteOrder = binary.LittleEndian
-	if raw[0] == 0xeb && raw[1] == 0x9f {
-		bo = binary.BigEndian
+	sec, err := sectionsOf(raw)
+	if err != nil {
+		return nil, 0, err
 	}
-	hdrLen := uint64(bo.Uint32(raw[4:]))
-	strOff, strLen := uint64(bo.Uint32(raw[16:])), uint64(bo.Uint32(raw[20:]))
-	if hdrLen+strOff+strLen > uint64(len(raw)) {
-		return nil, 0, errShort
-	}
-	strs := raw[hdrLen+strOff : hdrLen+strOff+strLen]
+	strs := sec.strs
 	seen := make(map[string]bool, len(want))
 	for i, id := range all {
 		off := uint64(nameOffs[i])

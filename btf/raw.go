@@ -38,41 +38,21 @@ func parseRaw(raw []byte) (*rawBTF, error) {
 	if len(raw) < 24 || !isRawBTF(raw) {
 		return nil, errRawFallback
 	}
-	r := &rawBTF{bo: binary.LittleEndian}
-	if raw[0] == 0xeb && raw[1] == 0x9f {
-		r.bo = binary.BigEndian
-	}
-	bo := r.bo
-	hdrLen := uint64(bo.Uint32(raw[4:]))
-	typeOff, typeLen := uint64(bo.Uint32(raw[8:])), uint64(bo.Uint32(raw[12:]))
-	strOff, strLen := uint64(bo.Uint32(raw[16:])), uint64(bo.Uint32(raw[20:]))
-	if hdrLen < 24 || hdrLen+typeOff+typeLen > uint64(len(raw)) || hdrLen+strOff+strLen > uint64(len(raw)) {
+	sec, err := sectionsOf(raw)
+	if err != nil {
 		return nil, errRawFallback
 	}
-	r.recs = raw[hdrLen+typeOff : hdrLen+typeOff+typeLen]
-	strs := raw[hdrLen+strOff : hdrLen+strOff+strLen]
+	strs := sec.strs
 	if len(strs) > 0 && (strs[len(strs)-1] != 0 || strs[0] != 0) {
 		return nil, errRawFallback
 	}
-	r.strs = string(strs)
-	recs := r.recs
-	n := len(recs) / 16
+	r := &rawBTF{bo: sec.bo, recs: sec.recs, strs: string(strs)}
+	n := len(r.recs) / 16
 	r.offs = make([]uint32, 1, n+1)
 	r.kinds = make([]uint8, 1, n+1)
-	for id, off := uint32(1), 0; off < len(recs); id++ {
-		if off+12 > len(recs) {
-			return nil, errRawFallback
-		}
-		nameOff := bo.Uint32(recs[off:])
-		info := bo.Uint32(recs[off+4:])
-		kind, vlen := (info>>24)&0x1f, int(info&0xffff)
+	err = sec.eachRecord(func(id uint32, off int, nameOff, kind uint32, _ int) {
 		r.offs = append(r.offs, uint32(off))
 		r.kinds = append(r.kinds, uint8(kind))
-		n, err := dataLen(kind, vlen)
-		next := off + 12 + n
-		if err != nil || next > len(recs) {
-			return nil, errRawFallback
-		}
 		switch kind {
 		case kindStruct, kindUnion, kindEnum, kindEnum64, kindTypedef:
 			if nameOff != 0 {
@@ -82,10 +62,12 @@ func parseRaw(raw []byte) (*rawBTF, error) {
 			if r.declTags == nil {
 				r.declTags = map[uint32][]uint32{}
 			}
-			target := bo.Uint32(recs[off+8:])
+			target := sec.bo.Uint32(r.recs[off+8:])
 			r.declTags[target] = append(r.declTags[target], id)
 		}
-		off = next
+	})
+	if err != nil {
+		return nil, errRawFallback
 	}
 	if !r.valid() {
 		return nil, errRawFallback

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/spec"
 )
@@ -16,15 +15,7 @@ import (
 // resolves to a readable argument.
 func TestFloatHint(t *testing.T) {
 	b := testutil.Fixture(t, "go-prom")
-	f, err := dwarf.Open(b.Path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := NewResolver(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openResolver(t, b.Path)
 	d, err := Parse("github.com/prometheus/client_golang/prometheus.(*gauge).Set val")
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
 )
@@ -38,15 +37,7 @@ func TestDecodeObjdump(t *testing.T) {
 			}
 		}
 	}
-	f, err := dwarf.Open(bin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := NewResolver(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openResolver(t, bin)
 	if err := r.all(); err != nil {
 		t.Fatal(err)
 	}

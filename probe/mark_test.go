@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/attach"
-	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/spec"
 )
@@ -43,15 +42,7 @@ func TestMarkCounts(t *testing.T) {
 	if out, err := exec.Command("gcc", "-O0", "-g", "-o", bin, filepath.Join("testdata", "mark", "mark.c")).CombinedOutput(); err != nil {
 		testutil.Skipf(t, "gcc: %v %s", err, out)
 	}
-	f, err := dwarf.Open(bin, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := NewResolver(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openResolver(t, bin)
 	if err := r.all(); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/spec"
 )
@@ -32,19 +31,7 @@ func TestQuickEqualsFull(t *testing.T) {
 	for name, build := range bins {
 		t.Run(name, func(t *testing.T) {
 			path := build(t)
-			open := func() *Resolver {
-				f, err := dwarf.Open(path, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { f.Close() })
-				r, err := NewResolver(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return r
-			}
-			quick, full := open(), open()
+			quick, full := openResolver(t, path), openResolver(t, path)
 			if err := full.all(); err != nil {
 				t.Fatal(err)
 			}

@@ -4,14 +4,11 @@ package main
 
 import (
 	"os"
-	"runtime/debug"
+
+	"github.com/binscope/binscope/cmd/internal/command"
 )
 
 func main() {
-	// A run reads a file's types once and exits: collect garbage less
-	// often (GOGC=400) unless the user set GOGC.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
+	command.OneShotGC() // a run reads a file's types once and exits
 	os.Exit(gopahole(os.Args[1:], os.Stdout, os.Stderr))
 }

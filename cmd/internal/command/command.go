@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -168,4 +169,13 @@ func orList(ws []string) string {
 		return ws[0]
 	}
 	return strings.Join(ws[:len(ws)-1], ", ") + " or " + ws[len(ws)-1]
+}
+
+// OneShotGC is for a run that reads a whole file once and exits: the
+// garbage collector runs a quarter as often (GOGC=400) unless the user
+// set GOGC.
+func OneShotGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }
