@@ -40,6 +40,7 @@ type File struct {
 	Path  string
 
 	opts       Options
+	cacheMu    sync.Mutex // held over lineFiles and sections: walks run on every core
 	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
 	sections   map[string][]byte
 	lineRows   map[dwarf.Offset][]types.Line
@@ -88,6 +89,8 @@ func (f *File) IndexTypes() {
 // unitFiles is the file table of a compile unit's line program, read once
 // per unit: DW_AT_decl_file and DW_AT_call_file index it.
 func (f *File) unitFiles(cu *dwarf.Entry) []*dwarf.LineFile {
+	f.cacheMu.Lock()
+	defer f.cacheMu.Unlock()
 	if files, ok := f.lineFiles[cu.Offset]; ok {
 		return files
 	}

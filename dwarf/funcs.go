@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/types"
@@ -29,6 +31,9 @@ type subprogram struct {
 	variadic bool            // has DW_TAG_unspecified_parameters
 	lang     types.Lang
 	scope    string
+	root     *subprogram // the end of its origin chain, found by join
+	fn       *types.Func // for a root: the function join made of it
+	nameSrc  *subprogram // for a root: the first entry of its chain with a name
 	// Filled when FuncOptions.Params is set.
 	typ       dwarf.Offset // DW_AT_type: the result type
 	frameBase []byte
@@ -93,7 +98,8 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 }
 
 // functions is Functions, walking the DIEs with a scan when fast (see
-// dieEntries): errScan when the scan falls out of step.
+// dieEntries): errScan when the scan falls out of step. A fast walk of the
+// whole file runs on every core, one span of .debug_info each (funcSpans).
 func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -106,14 +112,54 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 			return nil, err
 		}
 	}
-	subs := map[dwarf.Offset]*subprogram{}
-	var order []*subprogram
-	var sites []inlined
+	spans := []span{{}}
+	if fast && units == nil {
+		spans = f.funcSpans(runtime.GOMAXPROCS(0))
+	}
+	ws, err := f.walkSpans(o, units, fast, spans)
+	if err != nil {
+		return nil, err
+	}
+	order, sites := ws[0].order, ws[0].sites
+	for _, w := range ws[1:] {
+		order = append(order, w.order...)
+		sites = append(sites, w.sites...)
+	}
+	if !sort.SliceIsSorted(order, func(i, j int) bool { return order[i].off < order[j].off }) {
+		sort.SliceStable(order, func(i, j int) bool { return order[i].off < order[j].off })
+	}
+	fns, parts, err := f.join(order, sites, o.Params)
+	if err != nil || !o.Params {
+		return fns, err
+	}
+	pf := newParamFiller(f, parts, order)
+	if !o.DeferParams {
+		if err := pf.fillAll(fns); err != nil {
+			return nil, err
+		}
+	}
+	f.paramsMu.Lock()
+	f.fillers = append(f.fillers, pf)
+	f.paramsMu.Unlock()
+	return fns, nil
+}
+
+// walkSpan walks the DIEs of one span of .debug_info (all of it for the
+// zero span) for Functions.
+func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, sp span) (walked, error) {
 	w := readerWalk
 	if fast {
 		w = funcWalk
 	}
 	r := f.dieEntries(w)
+	jump := 0
+	if sp != (span{}) {
+		r.sc.pos, r.sc.limit = sp.unit, sp.limit
+		if sp.start > sp.unit {
+			jump = sp.start
+		}
+	}
+	var out walked
 	type frame struct {
 		sub    dwarf.Offset // enclosing out-of-line subprogram, or 0
 		scope  string
@@ -130,7 +176,7 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 	for {
 		e, err := r.next(o.Params && cur.direct != nil)
 		if err != nil {
-			return nil, err
+			return out, err
 		}
 		if e == nil {
 			break
@@ -142,7 +188,7 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 			continue
 		}
 		if len(stack) > maxNesting {
-			return nil, f.decodeError(e.Offset, "%v", errTooDeep)
+			return out, f.decodeError(e.Offset, "%v", errTooDeep)
 		}
 		next := cur
 		next.direct = nil
@@ -186,7 +232,7 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 			}
 			s.decl = types.Decl{File: fileName(files, e.Val(dwarf.AttrDeclFile)), Line: intVal(e.Val(dwarf.AttrDeclLine))}
 			s.declOnly, _ = e.Val(dwarf.AttrDeclaration).(bool)
-			if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 && (rel || lowest(rs) != 0) {
+			if rs, err := r.ranges(e); err == nil && len(rs) > 0 && (rel || lowest(rs) != 0) {
 				s.ranges = rs
 				// Where calls enter: DW_AT_entry_pc, else DW_AT_low_pc,
 				// else the first range listed (GCC lists a split
@@ -210,8 +256,7 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 				}
 			}
 			next.direct = s
-			subs[e.Offset] = s
-			order = append(order, s)
+			out.order = append(out.order, s)
 			if s.inst != nil && cur.sub == 0 {
 				next.sub = e.Offset
 				next.inst, next.site = s.inst, nil
@@ -243,7 +288,7 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 				CallLine:   intVal(e.Val(dwarf.AttrCallLine)),
 				CallColumn: intVal(e.Val(dwarf.AttrCallColumn)),
 			}
-			if rs, err := f.Data.Ranges(e); err == nil {
+			if rs, err := r.ranges(e); err == nil {
 				site.Ranges = rs
 			}
 			site.EntryPC = f.entryPCOf(e)
@@ -254,7 +299,7 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 			// (a tombstone); in a linked file no code lives there.
 			if o != 0 && (site.EntryPC != 0 || rel) {
 				site.Parent = cur.site
-				sites = append(sites, inlined{origin: o, caller: cur.sub, site: site})
+				out.sites = append(out.sites, inlined{origin: o, caller: cur.sub, site: site})
 				if cur.inst != nil {
 					cur.inst.Sites = append(cur.inst.Sites, site)
 				}
@@ -265,21 +310,13 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 			stack = append(stack, cur)
 			cur = next
 		}
-	}
-	fns, parts, err := f.join(subs, order, sites)
-	if err != nil || !o.Params {
-		return fns, err
-	}
-	pf := newParamFiller(f, parts, order)
-	if !o.DeferParams {
-		if err := pf.fillAll(fns); err != nil {
-			return nil, err
+		if jump > 0 {
+			// This span starts at a child of its unit: the unit's
+			// context is read, on to the span.
+			r.sc.pos, jump = jump, 0
 		}
 	}
-	f.paramsMu.Lock()
-	f.fillers = append(f.fillers, pf)
-	f.paramsMu.Unlock()
-	return fns, nil
+	return out, nil
 }
 
 // addParam appends p to a subprogram's parameters, except a second entry
@@ -355,40 +392,75 @@ func intVal(v any) int {
 // expansion (a declaration alone, such as GCC's __builtin_malloc, is not
 // a function of this file). Entries, clones and aliases are the model of
 // code's to settle with the symbol table; LowPC, Ranges and Size here are
-// the first instance's.
-func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, sites []inlined) ([]*types.Func, map[*types.Func][]*subprogram, error) {
-	root := func(off dwarf.Offset) dwarf.Offset {
-		for i := 0; i < 16; i++ {
-			s := subs[off]
-			if s == nil || s.origin == 0 || subs[s.origin] == nil {
-				return off
-			}
-			off = s.origin
-		}
-		return off
+// the first instance's. With withParts it also returns each function's
+// entries, where its parameters are read from.
+func (f *File) join(order []*subprogram, sites []inlined, withParts bool) ([]*types.Func, map[*types.Func][]*subprogram, error) {
+	// order is in DIE order: a subprogram is found by its offset.
+	offs := make([]dwarf.Offset, len(order))
+	for i, s := range order {
+		offs[i] = s.off
 	}
-	byRoot := map[dwarf.Offset]*types.Func{}
+	find := func(off dwarf.Offset) *subprogram {
+		if i, ok := slices.BinarySearch(offs, off); ok {
+			return order[i]
+		}
+		return nil
+	}
+	rootOf := func(s *subprogram) *subprogram {
+		if s.root != nil {
+			return s.root
+		}
+		r := s
+		for i := 0; i < 16 && r.origin != 0; i++ {
+			o := find(r.origin)
+			if o == nil {
+				break
+			}
+			r = o
+		}
+		s.root = r
+		return r
+	}
 	var out []*types.Func
+	other := map[dwarf.Offset]*types.Func{} // for an origin that is no subprogram
 	get := func(off dwarf.Offset) *types.Func {
-		r := root(off)
-		if fn := byRoot[r]; fn != nil {
+		s := find(off)
+		if s == nil {
+			fn := other[off]
+			if fn == nil {
+				fn = &types.Func{}
+				other[off] = fn
+				out = append(out, fn)
+			}
 			return fn
 		}
-		fn := &types.Func{}
-		byRoot[r] = fn
-		out = append(out, fn)
-		return fn
+		if r := rootOf(s); r.fn == nil {
+			r.fn = &types.Func{}
+			out = append(out, r.fn)
+		}
+		return s.root.fn
 	}
-	parts := map[*types.Func][]*subprogram{}
+	caller := func(off dwarf.Offset) *types.Func {
+		if s := find(off); s != nil && off != 0 {
+			return rootOf(s).fn
+		}
+		return nil
+	}
+	var parts map[*types.Func][]*subprogram
+	if withParts {
+		parts = make(map[*types.Func][]*subprogram, len(order))
+	}
 	for _, s := range order {
 		fn := get(s.off)
-		parts[fn] = append(parts[fn], s)
+		if withParts {
+			parts[fn] = append(parts[fn], s)
+		}
 		// Attributes may sit on any entry of the chain: fill the gaps.
 		if fn.Linkage == "" && !cloneLinkage(s) {
 			fn.Linkage = s.linkage
 		}
-		if fn.Name == "" && s.name != "" {
-			fn.Name = s.scope + s.name
+		if r := s.root; r.nameSrc == nil && s.name != "" {
+			r.nameSrc = s // the name if demangling gives none (see nameAll)
 		}
 		if fn.Lang == types.LangUnknown {
 			fn.Lang = s.lang
@@ -409,26 +481,33 @@ func (f *File) join(subs map[dwarf.Offset]*subprogram, order []*subprogram, site
 	// Name only what is kept or named in an inline site: most
 	// subprograms of C++ are declarations of members never defined here,
 	// and demangling them would cost most of the listing.
-	named := map[*types.Func]bool{}
+	named := make(map[*types.Func]bool, len(out))
 	for _, fn := range out {
 		if len(fn.Instances) > 0 {
 			named[fn] = true
 		}
 	}
-	for _, in := range sites {
-		named[get(in.origin)] = true
-		if c := byRoot[root(in.caller)]; c != nil && in.caller != 0 {
-			named[c] = true
+	callees, callers := make([]*types.Func, len(sites)), make([]*types.Func, len(sites))
+	for i, in := range sites {
+		callees[i], callers[i] = get(in.origin), caller(in.caller)
+		named[callees[i]] = true
+		if callers[i] != nil {
+			named[callers[i]] = true
 		}
 	}
 	nameAll(out, named)
-	for _, in := range sites {
-		fn := get(in.origin)
+	for _, s := range order {
+		if r := s.root; r.nameSrc == s && r.fn.Name == "" {
+			r.fn.Name = s.scope + s.name
+		}
+	}
+	for i, in := range sites {
+		fn := callees[i]
 		if fn.Name == "" {
 			continue
 		}
 		in.site.Caller = "?"
-		if c := byRoot[root(in.caller)]; c != nil && in.caller != 0 {
+		if c := callers[i]; c != nil {
 			in.site.Caller = c.Name
 		}
 		in.site.Callee = fn
@@ -528,14 +607,19 @@ func nameAll(fns []*types.Func, named map[*types.Func]bool) {
 	if len(mangled) < 256 {
 		workers = 1
 	}
+	// Names differ in cost a hundredfold (a lambda's goes to the library):
+	// each worker takes the next name.
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	chunk := (len(mangled) + workers - 1) / max(workers, 1)
-	for lo := 0; lo < len(mangled); lo += chunk {
-		hi := min(lo+chunk, len(mangled))
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := lo; i < hi; i++ {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(mangled) {
+					return
+				}
 				names[i], _ = naming.Demangle(mangled[i])
 			}
 		}()

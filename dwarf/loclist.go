@@ -32,6 +32,8 @@ func (f *File) newUnitCtx(cu *dwarf.Entry) *unitCtx {
 
 // section returns a debug section's bytes (decompressed), read once.
 func (f *File) section(name string) []byte {
+	f.cacheMu.Lock()
+	defer f.cacheMu.Unlock()
 	if b, ok := f.sections[name]; ok {
 		return b
 	}

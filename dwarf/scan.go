@@ -24,8 +24,9 @@ type scan struct {
 	tables *abbrevTables
 
 	pos int // offset in info of the next DIE
-	// limit, when not 0, is a unit's offset where the scan ends, as at
-	// the end of the section.
+	// limit, when not 0, is where the scan ends, as at the end of the
+	// section: a unit's offset, or a DIE's at the depth of its unit's
+	// children (see funcSpans).
 	limit int
 	u     scanHeader
 }
@@ -388,8 +389,11 @@ func (s *scan) header() (uint64, error) {
 
 // next returns the next DIE, ok false at the end of the section.
 func (s *scan) next() (d die, ok bool, err error) {
+	if s.limit > 0 && s.pos >= s.limit {
+		return die{}, false, nil
+	}
 	for s.pos >= s.u.end {
-		if s.pos >= len(s.info) || (s.limit > 0 && s.pos >= s.limit) {
+		if s.pos >= len(s.info) {
 			return die{}, false, nil
 		}
 		if err := s.unit(); err != nil {
@@ -614,6 +618,11 @@ type dieEntries struct {
 	scratchE dwarf.Entry
 	field    [1]dwarf.Field
 	strs     *strSections
+	// A funcWalk decodes subprograms and inline sites quickly (quick.go)
+	// into quickE, reused.
+	unit   quickUnit
+	quickE dwarf.Entry
+	fields []dwarf.Field
 }
 
 // dieEntries starts a walk of kind w, over debug/dwarf's Reader when the
@@ -660,12 +669,19 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 		named = de.w == typeWalk && isTypeTag(d.tag)
 	}
 	if full {
+		unit := d.tag == dwarf.TagCompileUnit || d.tag == dwarf.TagPartialUnit
+		if !unit && de.w == funcWalk {
+			if e, ok := de.quick(d); ok {
+				return e, nil
+			}
+		}
 		e, err := de.full(d)
-		if err == nil && (d.tag == dwarf.TagCompileUnit || d.tag == dwarf.TagPartialUnit) {
+		if err == nil && unit {
 			de.strs.base = -1 // the unit's names index .debug_str_offsets from here
 			if base, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
 				de.strs.base = base
 			}
+			de.setUnit(e)
 		}
 		return e, err
 	}

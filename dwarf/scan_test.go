@@ -12,7 +12,8 @@ import (
 // scanInputs are binaries of every producer the project reads, with the
 // fewest DIEs each has: GCC's DWARF 5 (C, C++ -O2, glibc and libstdc++
 // in separate or complete debug files), GCC's DWARF 2, clang's DWARF 5
-// (names through .debug_str_offsets), Go's, rustc's and Zig's (LLVM,
+// (names through .debug_str_offsets; addresses through .debug_addr and
+// range lists by index at -O2), Go's, rustc's and Zig's (LLVM,
 // DWARF 4).
 var scanInputs = []struct {
 	name string
@@ -22,6 +23,7 @@ var scanInputs = []struct {
 	{"c-layouts-dwarf2", func(t *testing.T) string { return testutil.Fixture(t, "c-layouts-dwarf2").Path }, 100},
 	{"c-layouts-clang", clangLayouts, 100},
 	{"cpp-real", func(t *testing.T) string { return testutil.Fixture(t, "cpp-real").Path }, 50000},
+	{"cpp-real-clang", func(t *testing.T) string { return testutil.Fixture(t, "cpp-real-clang").Path }, 50000},
 	{"go-cmd", func(t *testing.T) string { return testutil.Fixture(t, "go-cmd").Path }, 100000},
 	{"rust-real", func(t *testing.T) string { return testutil.Fixture(t, "rust-real").Path }, 10000},
 	{"zig-std", func(t *testing.T) string { return testutil.Fixture(t, "zig-std").Path }, 1000},

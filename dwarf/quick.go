@@ -1,0 +1,386 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+
+	"github.com/binscope/binscope/internal/leb128"
+)
+
+// The functions walk decodes some 20,000 subprograms and inline sites of
+// a C++ program. Through debug/dwarf each costs a seek, a decode of every
+// attribute into its own allocation, and for an inline site with
+// DW_AT_ranges a second decode of its unit's DIE to find the base
+// address. A quick entry is decoded from the scan's bytes into one reused
+// entry, with the values and classes debug/dwarf gives, and its ranges
+// are read with the unit's context kept from its unit DIE. Any form or
+// list it does not read is left to debug/dwarf, for that DIE alone.
+
+// quickUnit is what a quick entry's values need of its unit: the bases
+// its unit DIE gives and the sections they index.
+type quickUnit struct {
+	ok           bool   // the unit is DWARF 4 or 5 and its DIE was read
+	base         uint64 // DW_AT_entry_pc, else DW_AT_low_pc: where range offsets count from
+	addrBase     int64  // DW_AT_addr_base
+	rnglistsBase int64  // DW_AT_rnglists_base
+	addr         []byte // .debug_addr
+	rnglists     []byte // .debug_rnglists
+	ranges       []byte // .debug_ranges
+}
+
+// setUnit keeps what quick entries of the unit of cu need.
+func (de *dieEntries) setUnit(cu *dwarf.Entry) {
+	u := quickUnit{ok: de.sc.u.version == 4 || de.sc.u.version == 5}
+	if v, ok := cu.Val(dwarf.AttrEntrypc).(uint64); ok {
+		u.base = v
+	} else {
+		u.base, _ = cu.Val(dwarf.AttrLowpc).(uint64)
+	}
+	u.addrBase, _ = cu.Val(dwarf.AttrAddrBase).(int64)
+	u.rnglistsBase, _ = cu.Val(dwarf.AttrRnglistsBase).(int64)
+	d := de.f.Debug
+	u.addr, u.rnglists, u.ranges = d.DWARFSection(".debug_addr"), d.DWARFSection(".debug_rnglists"), d.DWARFSection(".debug_ranges")
+	de.unit = u
+}
+
+// quick decodes d into the reused entry; false leaves d to debug/dwarf.
+func (de *dieEntries) quick(d die) (*dwarf.Entry, bool) {
+	if !de.unit.ok {
+		return nil, false
+	}
+	fields := de.fields[:0]
+	pos := d.attrs
+	for _, sp := range d.decl.specs {
+		var fl dwarf.Field
+		var ok bool
+		fl, pos, ok = de.quickValue(pos, sp)
+		if !ok {
+			return nil, false
+		}
+		fields = append(fields, fl)
+	}
+	de.fields = fields
+	de.quickE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children, Field: fields}
+	return &de.quickE, true
+}
+
+// quickValue decodes one attribute at pos as debug/dwarf does.
+func (de *dieEntries) quickValue(pos int, sp attrSpec) (dwarf.Field, int, bool) {
+	s := de.sc
+	fl := dwarf.Field{Attr: sp.attr}
+	word := func(n int) (uint64, bool) {
+		if pos+n > s.u.end {
+			return 0, false
+		}
+		b := s.info[pos:]
+		switch n {
+		case 4:
+			return uint64(s.order.Uint32(b)), true
+		case 8:
+			return s.order.Uint64(b), true
+		}
+		return 0, false
+	}
+	switch sp.form {
+	case fAddr:
+		v, ok := word(s.u.addrSize)
+		fl.Val, fl.Class = v, dwarf.ClassAddress
+		return fl, pos + s.u.addrSize, ok
+	case fAddrx, fAddrx1, fAddrx2, fAddrx3, fAddrx4:
+		i, next, ok := de.index(pos, sp)
+		if !ok {
+			return fl, 0, false
+		}
+		v, ok := de.addrx(i)
+		fl.Val, fl.Class = v, dwarf.ClassAddress
+		return fl, next, ok
+	case fSecOffset:
+		v, ok := word(s.u.offSize)
+		fl.Val, fl.Class = int64(v), ptrClass(sp.attr)
+		return fl, pos + s.u.offSize, ok
+	case fLoclistx:
+		v, n := leb128.Uint(s.info[pos:s.u.end])
+		fl.Val, fl.Class = v, dwarf.ClassLocList
+		return fl, pos + n, n > 0
+	case fRnglistx:
+		i, n := leb128.Uint(s.info[pos:s.u.end])
+		if n <= 0 || s.u.offSize != 4 {
+			return fl, 0, false
+		}
+		o := uint64(de.unit.rnglistsBase) + i*4
+		if de.unit.rnglistsBase <= 0 || o+4 > uint64(len(de.unit.rnglists)) || o < i {
+			return fl, 0, false
+		}
+		fl.Val = uint64(de.unit.rnglistsBase) + uint64(s.order.Uint32(de.unit.rnglists[o:]))
+		fl.Class = dwarf.ClassRngList
+		return fl, pos + n, true
+	}
+	v, next, ok := s.value(pos, sp, de.strs)
+	if !ok {
+		return fl, 0, false
+	}
+	fl.Val = v
+	switch v.(type) {
+	case string:
+		fl.Class = dwarf.ClassString
+	case bool:
+		fl.Class = dwarf.ClassFlag
+	case dwarf.Offset:
+		fl.Class = dwarf.ClassReference
+	case int64:
+		fl.Class = dwarf.ClassConstant
+	case []byte:
+		switch sp.form {
+		case fExprloc:
+			fl.Class = dwarf.ClassExprLoc
+		case fData16:
+			fl.Class = dwarf.ClassConstant
+		default:
+			fl.Class = blockClass(sp.attr)
+		}
+	default:
+		return fl, 0, false
+	}
+	return fl, next, true
+}
+
+// index reads the index of a DW_FORM_addrx* value at pos.
+func (de *dieEntries) index(pos int, sp attrSpec) (uint64, int, bool) {
+	s := de.sc
+	b := s.info[pos:s.u.end]
+	switch sp.form {
+	case fAddrx:
+		v, n := leb128.Uint(b)
+		return v, pos + n, n > 0
+	case fAddrx1:
+		if len(b) < 1 {
+			return 0, 0, false
+		}
+		return uint64(b[0]), pos + 1, true
+	case fAddrx2:
+		if len(b) < 2 {
+			return 0, 0, false
+		}
+		return uint64(s.order.Uint16(b)), pos + 2, true
+	case fAddrx4:
+		if len(b) < 4 {
+			return 0, 0, false
+		}
+		return uint64(s.order.Uint32(b)), pos + 4, true
+	}
+	return 0, 0, false // DW_FORM_addrx3: left to debug/dwarf
+}
+
+// addrx is entry i of the unit's .debug_addr table.
+func (de *dieEntries) addrx(i uint64) (uint64, bool) {
+	u, sz := &de.unit, uint64(de.sc.u.addrSize)
+	o := uint64(u.addrBase) + i*sz
+	if u.addrBase <= 0 || (sz != 4 && sz != 8) || o < uint64(u.addrBase) || o+sz > uint64(len(u.addr)) {
+		return 0, false
+	}
+	if sz == 4 {
+		return uint64(de.sc.order.Uint32(u.addr[o:])), true
+	}
+	return de.sc.order.Uint64(u.addr[o:]), true
+}
+
+// ranges is e's address ranges as debug/dwarf's Data.Ranges gives them;
+// for an entry not decoded quickly, debug/dwarf's.
+func (de *dieEntries) ranges(e *dwarf.Entry) ([][2]uint64, error) {
+	if e != &de.quickE {
+		return de.f.Data.Ranges(e)
+	}
+	var ret [][2]uint64
+	low, lowOK := e.Val(dwarf.AttrLowpc).(uint64)
+	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil && lowOK {
+		switch v := hf.Val.(type) {
+		case uint64:
+			ret = append(ret, [2]uint64{low, v})
+		case int64:
+			ret = append(ret, [2]uint64{low, low + uint64(v)})
+		}
+	}
+	rf := e.AttrField(dwarf.AttrRanges)
+	if rf == nil {
+		return ret, nil
+	}
+	off, ok := int64(0), false
+	switch v := rf.Val.(type) {
+	case int64:
+		off, ok = v, true
+	case uint64:
+		off, ok = int64(v), rf.Class == dwarf.ClassRngList
+	}
+	if !ok {
+		return ret, nil
+	}
+	var out [][2]uint64
+	if de.sc.u.version >= 5 {
+		out, ok = de.rnglist(off, ret)
+	} else {
+		out, ok = de.rangeList(off, ret)
+	}
+	if !ok {
+		return de.f.Data.Ranges(e) // and the error it says
+	}
+	return out, nil
+}
+
+// DW_RLE_* codes.
+const (
+	rleEndOfList = iota
+	rleBaseAddressx
+	rleStartxEndx
+	rleStartxLength
+	rleOffsetPair
+	rleBaseAddress
+	rleStartEnd
+	rleStartLength
+)
+
+// rnglist reads the DWARF 5 range list at off in .debug_rnglists.
+func (de *dieEntries) rnglist(off int64, ret [][2]uint64) ([][2]uint64, bool) {
+	b := de.unit.rnglists
+	if off < 0 || off >= int64(len(b)) {
+		return nil, false
+	}
+	b = b[off:]
+	r := listReader{b: b, order: de.sc, addrSize: de.sc.u.addrSize, ok: true}
+	base := de.unit.base
+	for n := 0; n < maxLocEntries && r.ok; n++ {
+		switch r.byte() {
+		case rleEndOfList:
+			return ret, r.ok
+		case rleBaseAddressx:
+			base, r.ok = de.addrx(r.uleb())
+		case rleStartxEndx:
+			lo, ok1 := de.addrx(r.uleb())
+			hi, ok2 := de.addrx(r.uleb())
+			r.ok = r.ok && ok1 && ok2
+			ret = append(ret, [2]uint64{lo, hi})
+		case rleStartxLength:
+			lo, ok := de.addrx(r.uleb())
+			r.ok = r.ok && ok
+			ret = append(ret, [2]uint64{lo, lo + r.uleb()})
+		case rleOffsetPair:
+			lo := r.uleb()
+			ret = append(ret, [2]uint64{base + lo, base + r.uleb()})
+		case rleBaseAddress:
+			base = r.addr()
+		case rleStartEnd:
+			lo := r.addr()
+			ret = append(ret, [2]uint64{lo, r.addr()})
+		case rleStartLength:
+			lo := r.addr()
+			ret = append(ret, [2]uint64{lo, lo + r.uleb()})
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// rangeList reads the DWARF 4 range list at off in .debug_ranges.
+func (de *dieEntries) rangeList(off int64, ret [][2]uint64) ([][2]uint64, bool) {
+	b := de.unit.ranges
+	if off < 0 || off > int64(len(b)) {
+		return nil, false
+	}
+	sz := de.sc.u.addrSize
+	r := listReader{b: b[off:], order: de.sc, addrSize: sz, ok: true}
+	base := de.unit.base
+	for len(r.b) > 0 && r.ok {
+		lo, hi := r.addr(), r.addr()
+		switch {
+		case !r.ok:
+			return nil, false
+		case lo == 0 && hi == 0:
+			return ret, true
+		case lo == ^uint64(0)>>uint((8-sz)*8):
+			base = hi
+		default:
+			ret = append(ret, [2]uint64{base + lo, base + hi})
+		}
+	}
+	return ret, r.ok
+}
+
+// listReader reads the entries of a range list; ok turns false at the
+// first value past its end.
+type listReader struct {
+	b        []byte
+	order    *scan
+	addrSize int
+	ok       bool
+}
+
+func (r *listReader) byte() byte {
+	if len(r.b) < 1 {
+		r.ok = false
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *listReader) uleb() uint64 {
+	v, n := leb128.Uint(r.b)
+	if n <= 0 {
+		r.ok = false
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *listReader) addr() uint64 {
+	if len(r.b) < r.addrSize || (r.addrSize != 4 && r.addrSize != 8) {
+		r.ok = false
+		return 0
+	}
+	var v uint64
+	if r.addrSize == 4 {
+		v = uint64(r.order.order.Uint32(r.b))
+	} else {
+		v = r.order.order.Uint64(r.b)
+	}
+	r.b = r.b[r.addrSize:]
+	return v
+}
+
+// ptrClass is the class debug/dwarf gives a DW_FORM_sec_offset value of
+// attribute a.
+func ptrClass(a dwarf.Attr) dwarf.Class {
+	switch a {
+	case dwarf.AttrLocation, dwarf.AttrStringLength, dwarf.AttrReturnAddr, dwarf.AttrDataMemberLoc,
+		dwarf.AttrFrameBase, dwarf.AttrSegment, dwarf.AttrStaticLink, dwarf.AttrUseLocation,
+		dwarf.AttrVtableElemLoc, dwarf.AttrLoclistsBase:
+		return dwarf.ClassLocListPtr
+	case dwarf.AttrRanges, dwarf.AttrStartScope:
+		return dwarf.ClassRangeListPtr
+	case dwarf.AttrStmtList:
+		return dwarf.ClassLinePtr
+	case dwarf.AttrMacroInfo:
+		return dwarf.ClassMacPtr
+	case dwarf.AttrStrOffsetsBase:
+		return dwarf.ClassStrOffsetsPtr
+	case dwarf.AttrAddrBase:
+		return dwarf.ClassAddrPtr
+	case dwarf.AttrRnglistsBase:
+		return dwarf.ClassRngListsPtr
+	}
+	return dwarf.ClassUnknown
+}
+
+// blockClass is the class debug/dwarf gives a DW_FORM_block* value of
+// attribute a: a location description's attributes hold expressions.
+func blockClass(a dwarf.Attr) dwarf.Class {
+	switch a {
+	case dwarf.AttrLocation, dwarf.AttrByteSize, dwarf.AttrBitOffset, dwarf.AttrBitSize, dwarf.AttrStringLength,
+		dwarf.AttrLowerBound, dwarf.AttrReturnAddr, dwarf.AttrStrideSize, dwarf.AttrUpperBound, dwarf.AttrCount,
+		dwarf.AttrDataMemberLoc, dwarf.AttrFrameBase, dwarf.AttrSegment, dwarf.AttrStaticLink, dwarf.AttrUseLocation,
+		dwarf.AttrVtableElemLoc, dwarf.AttrAllocated, dwarf.AttrAssociated, dwarf.AttrDataLocation, dwarf.AttrStride:
+		return dwarf.ClassExprLoc
+	}
+	return dwarf.ClassBlock
+}

@@ -1,0 +1,172 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/types"
+)
+
+// TestQuickEntriesAgreeWithReader: every subprogram and inline site a
+// functions walk decodes from the scan's bytes has the fields, values and
+// classes debug/dwarf's Reader decodes at that offset, and the ranges
+// debug/dwarf's Data.Ranges gives; at least 90% of them are decoded so on
+// every input of DWARF 4 or 5.
+func TestQuickEntriesAgreeWithReader(t *testing.T) {
+	eachScanInput(t, func(t *testing.T, f *File, min int) {
+		de := f.dieEntries(funcWalk)
+		r := f.Data.Reader()
+		var quick, slow, ranged int
+		forms := map[dwarf.Class]int{}
+		for {
+			e, err := de.next(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e == nil {
+				break
+			}
+			if e.Tag != dwarf.TagSubprogram && e.Tag != dwarf.TagInlinedSubroutine && e.Tag != dwarf.TagFormalParameter {
+				continue
+			}
+			if e != &de.quickE {
+				slow++
+				continue
+			}
+			quick++
+			r.Seek(e.Offset)
+			want, err := r.Next()
+			if err != nil || want == nil {
+				t.Fatalf("Reader at %#x: %v", e.Offset, err)
+			}
+			if want.Tag != e.Tag || want.Children != e.Children || (len(want.Field)+len(e.Field) > 0 && !reflect.DeepEqual(want.Field, e.Field)) {
+				t.Fatalf("DIE %#x:\n\tquick  %v %v\n\tReader %v %v", e.Offset, e.Tag, e.Field, want.Tag, want.Field)
+			}
+			for _, fl := range e.Field {
+				forms[fl.Class]++
+			}
+			got, gerr := de.ranges(e)
+			wantR, werr := f.Data.Ranges(want)
+			if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, wantR) {
+				t.Fatalf("DIE %#x ranges: quick %v %v, Data.Ranges %v %v", e.Offset, got, gerr, wantR, werr)
+			}
+			if e.AttrField(dwarf.AttrRanges) != nil {
+				ranged++
+			}
+		}
+		t.Logf("%d entries decoded quickly (%d with DW_AT_ranges), %d by debug/dwarf; classes %v", quick, ranged, slow, forms)
+		if sc := f.newScan(); func() bool { _, err := sc.header(); return err == nil }() && sc.u.version < 4 {
+			return // quick decoding is for DWARF 4 and 5
+		}
+		if quick < min/100 || quick < 10 || slow*10 > quick+slow {
+			t.Errorf("%d entries decoded quickly and %d by debug/dwarf: want at least %d, and 90%% quickly", quick, slow, max(min/100, 10))
+		}
+	})
+}
+
+// TestSplitWalkEqualsOneWalk: a functions walk cut into spans, on one core
+// each, finds the subprograms and inline sites one walk over the whole
+// section finds, in the same order with the same attributes, however many
+// spans; a C++ program of one unit is cut inside that unit.
+func TestSplitWalkEqualsOneWalk(t *testing.T) {
+	eachScanInput(t, func(t *testing.T, f *File, min int) {
+		one, err := f.walkSpans(FuncOptions{Params: true}, nil, true, []span{{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := describeWalk(one)
+		for _, n := range []int{2, 3, 7} {
+			spans := f.funcSpans(n)
+			if len(spans) == 1 {
+				if len(f.Debug.DWARFSection(".debug_info")) >= 2*minSpan {
+					t.Errorf("%d cores: one span of a .debug_info of %d bytes", n, len(f.Debug.DWARFSection(".debug_info")))
+				}
+				continue
+			}
+			inside := false
+			for _, sp := range spans {
+				inside = inside || sp.start > sp.unit
+			}
+			ws, err := f.walkSpans(FuncOptions{Params: true}, nil, true, spans)
+			if err != nil {
+				t.Fatalf("%d spans: %v", len(spans), err)
+			}
+			got := describeWalk(ws)
+			if len(got) != len(want) {
+				t.Fatalf("%d spans %+v: %d entries, one walk %d", len(spans), spans, len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%d spans %+v: entry %d:\n\tsplit %s\n\tone   %s", len(spans), spans, i, got[i], want[i])
+				}
+			}
+			t.Logf("%d spans (a cut inside a unit: %v): %d entries agree", len(spans), inside, len(got))
+			if unitCount(f) == 1 && !inside {
+				t.Errorf("%d spans of a program of one unit, none cut inside it", len(spans))
+			}
+		}
+		if len(want) < 5 {
+			t.Errorf("%d entries, want at least 5", len(want))
+		}
+	})
+}
+
+// describeWalk is every subprogram, then every inline site, of a walk's
+// spans as text.
+func describeWalk(ws []walked) []string {
+	var out []string
+	for _, w := range ws {
+		for _, s := range w.order {
+			out = append(out, fmt.Sprintf("sub %#x %#x %q %q %q %v %v %+v %v %v %v lang=%v type=%#x fb=%x params=%+v",
+				s.off, s.origin, s.scope, s.name, s.linkage, s.external, s.inline, s.decl, s.declOnly, s.variadic,
+				instText(s.inst), s.lang, s.typ, s.frameBase, paramsText(s.params)))
+		}
+	}
+	for _, w := range ws {
+		for _, in := range w.sites {
+			parent := uint64(0)
+			if in.site.Parent != nil {
+				parent = in.site.Parent.EntryPC
+			}
+			out = append(out, fmt.Sprintf("site %#x %#x %s:%d:%d %#x %v parent %#x", in.origin, in.caller,
+				in.site.CallFile, in.site.CallLine, in.site.CallColumn, in.site.EntryPC, in.site.Ranges, parent))
+		}
+	}
+	return out
+}
+
+// unitCount is the number of units in f's .debug_info.
+func unitCount(f *File) int {
+	sc := f.newScan()
+	n := 0
+	for sc.pos < len(sc.info) {
+		if _, err := sc.header(); err != nil {
+			return -1
+		}
+		sc.skipUnit()
+		n++
+	}
+	return n
+}
+
+func instText(in *types.Instance) string {
+	if in == nil {
+		return "no code"
+	}
+	return fmt.Sprintf("entry %#x %v sites %d", in.Entry, in.Ranges, len(in.Sites))
+}
+
+func paramsText(ps []param) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "(%#x %q %#x %#x %v %+v %v", p.off, p.name, p.typ, p.origin, p.result, p.loc, p.hasLoc)
+		if p.konst != nil {
+			fmt.Fprintf(&b, " const %d", *p.konst)
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
