@@ -135,12 +135,15 @@ func (lc *ListCache) StoreWrite(w io.Writer, fns []*types.Func, l *Listing) {
 }
 
 func (lc *ListCache) rows(fns []*types.Func) []listRow {
-	protos := lc.kind == "protos"
+	var protos []string
+	if lc.kind == "protos" {
+		protos = protoLines(fns)
+	}
 	rows := make([]listRow, len(fns))
 	for i, fn := range fns {
 		rows[i] = listRow{name: fn.Name, external: fn.External, symbolOnly: fn.SymbolOnly, entry: fn.LowPC != 0, size: fn.Size}
-		if protos && !fn.SymbolOnly {
-			rows[i].proto = protoLine(fn)
+		if protos != nil {
+			rows[i].proto = protos[i]
 		}
 	}
 	return rows

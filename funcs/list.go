@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/types"
@@ -49,6 +52,12 @@ func List(w io.Writer, m *code.Model, l *Listing) error {
 	}
 	if l.Show == ShowPrototypes && l.NoParams != nil && len(picked) > 0 {
 		return l.NoParams()
+	}
+	if l.Show == ShowPrototypes {
+		for _, line := range protoLines(picked) {
+			fmt.Fprintln(w, line)
+		}
+		return nil
 	}
 	for _, fn := range picked {
 		writeFunc(w, fn, l.Show)
@@ -119,6 +128,29 @@ func writeFunc(w io.Writer, fn *types.Func, show Show) {
 	default:
 		fmt.Fprintln(w, fn.Name)
 	}
+}
+
+// protoLines are the protoLine of each of fns, made on every core (a C++
+// prototype spells long type names; reading the functions is done).
+func protoLines(fns []*types.Func) []string {
+	lines := make([]string, len(fns))
+	workers := runtime.GOMAXPROCS(0)
+	if len(fns) < 256 {
+		workers = 1
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(fns); i = int(next.Add(1)) - 1 {
+				lines[i] = protoLine(fns[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return lines
 }
 
 // protoLine is fn's line in gofunct -P: its prototype and where each
