@@ -12,6 +12,7 @@ package code
 import (
 	"errors"
 	"sort"
+	"sync"
 
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/elfx"
@@ -56,12 +57,13 @@ type Model struct {
 	DWARF *dwarf.File // nil for a file without debug info
 	Syms  *symtab.Table
 
-	funcs  []*types.Func
-	hosts  []host
-	byName map[string][]*types.Func // names, linkage names, aliases
-	short  map[string][]*types.Func // names without template arguments
-	owned  bool                     // Close closes the files
-	marks  marks                    // Go's inline marks (see InlineMark)
+	funcs    []*types.Func
+	hosts    []host
+	byName   map[string][]*types.Func // names, linkage names, aliases (see indexNames)
+	short    map[string][]*types.Func // names without template arguments
+	nameOnce sync.Once
+	owned    bool  // Close closes the files
+	marks    marks // Go's inline marks (see InlineMark)
 }
 
 // host is one address range of code: a range of an instance (the
@@ -195,6 +197,7 @@ func (m *Model) FillParams(fn *types.Func) error {
 // output prints it (demangled with or without template arguments, a
 // linkage name, a symbol alias, a symbol with its version).
 func (m *Model) Lookup(name string) []*types.Func {
+	m.nameOnce.Do(m.indexNames)
 	if fs := m.byName[name]; len(fs) > 0 {
 		return fs
 	}
@@ -213,6 +216,7 @@ func (m *Model) Lookup(name string) []*types.Func {
 
 // Names are every name Lookup knows, for suggestions.
 func (m *Model) Names() []string {
+	m.nameOnce.Do(m.indexNames)
 	out := make([]string, 0, len(m.byName))
 	for n := range m.byName {
 		out = append(out, n)
@@ -223,6 +227,11 @@ func (m *Model) Names() []string {
 
 func (m *Model) index() {
 	sort.SliceStable(m.hosts, func(i, j int) bool { return m.hosts[i].lo < m.hosts[j].lo })
+}
+
+// indexNames indexes every function by every name Lookup knows, on the
+// first lookup: a listing of every function looks up none.
+func (m *Model) indexNames() {
 	m.byName, m.short = make(map[string][]*types.Func, 2*len(m.funcs)), make(map[string][]*types.Func, len(m.funcs))
 	add := func(to map[string][]*types.Func, name string, fn *types.Func) {
 		if name == "" {
