@@ -300,7 +300,9 @@ func (c *converter) definition(n *node) dwarf.Offset {
 	if c.defs == nil {
 		c.defs = make(map[string]dwarf.Offset)
 		c.ix.nodes.each(func(off dwarf.Offset, d *node) {
-			if d.lang != types.LangCPlusPlus || !hasName(d.entry()) {
+			// Only structs, classes and unions have a key: the tag,
+			// known without decoding the DIE, says which.
+			if d.lang != types.LangCPlusPlus || (d.tag != dwarf.TagStructType && d.tag != dwarf.TagClassType && d.tag != dwarf.TagUnionType) || !hasName(d.entry()) {
 				return
 			}
 			if decl, _ := d.entry().Val(dwarf.AttrDeclaration).(bool); decl {
