@@ -203,7 +203,11 @@ const (
 )
 
 func encodeRows(rows []listRow, protos bool) []byte {
-	var b []byte
+	n := binary.MaxVarintLen64
+	for _, r := range rows {
+		n += 1 + 3*binary.MaxVarintLen64 + len(r.name) + len(r.proto)
+	}
+	b := make([]byte, 0, n)
 	b = binary.AppendUvarint(b, uint64(len(rows)))
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))

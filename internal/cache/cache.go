@@ -176,14 +176,16 @@ func (c *Cache) Put(kind string, version uint32, key string, data []byte) {
 		return
 	}
 	p := c.path(kind, key)
-	if err := writeAtomic(p, frame(data, version, key)); err != nil {
+	if err := writeAtomic(p, frameHead(data, version, key), data, frameTail(data, version, key)); err != nil {
 		c.logf("index cache: %v", err)
 		return
 	}
 	c.prune(filepath.Dir(p))
 }
 
-func writeAtomic(p string, b []byte) error {
+// writeAtomic writes the concatenation of parts to p, which readers see
+// whole or not at all.
+func writeAtomic(p string, parts ...[]byte) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -191,10 +193,12 @@ func writeAtomic(p string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	for _, b := range parts {
+		if _, err := tmp.Write(b); err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
@@ -227,16 +231,21 @@ func (c *Cache) prune(dir string) {
 	}
 }
 
-// frame lays an entry out: magic, version, key, length of data, data, and
-// the CRC-32C of everything before it.
-func frame(data []byte, version uint32, key string) []byte {
-	b := make([]byte, 0, len(magic)+4+len(key)+8+len(data)+4)
+// An entry is laid out as magic, version, key, length of data, data, and
+// the CRC-32C of everything before it. frameHead and frameTail are what it
+// holds before and after its data: Put writes the three without copying
+// data.
+func frameHead(data []byte, version uint32, key string) []byte {
+	b := make([]byte, 0, len(magic)+4+len(key)+8)
 	b = append(b, magic...)
 	b = binary.LittleEndian.AppendUint32(b, version)
 	b = append(b, key...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(data)))
-	b = append(b, data...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return binary.LittleEndian.AppendUint64(b, uint64(len(data)))
+}
+
+func frameTail(data []byte, version uint32, key string) []byte {
+	sum := crc32.Update(crc32.Checksum(frameHead(data, version, key), castagnoli), castagnoli, data)
+	return binary.LittleEndian.AppendUint32(nil, sum)
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
