@@ -271,13 +271,9 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 			next.direct = cur.direct
 		case dwarf.TagFormalParameter:
 			if s := cur.direct; s != nil && o.Params {
-				p := param{off: e.Offset, name: str(e, dwarf.AttrName)}
-				p.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
-				p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-				p.result, _ = e.Val(dwarf.AttrVarParam).(bool)
-				p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
-				if v, ok := e.Val(dwarf.AttrConstValue).(int64); ok && !p.hasLoc {
-					p.konst = &v
+				p, err := r.param(e)
+				if err != nil {
+					return out, err
 				}
 				s.params = addParam(s.params, p)
 			}

@@ -384,3 +384,159 @@ func blockClass(a dwarf.Attr) dwarf.Class {
 	}
 	return dwarf.ClassBlock
 }
+
+// param reads the formal parameter e, which next returned: from the
+// scan's bytes when e is the scratch entry, else from e.
+func (de *dieEntries) param(e *dwarf.Entry) (param, error) {
+	if e == &de.scratchE {
+		if p, ok := de.quickParam(); ok {
+			return p, nil
+		}
+		var err error
+		if e, err = de.full(de.last); err != nil {
+			return param{}, err
+		}
+	}
+	return paramOf(e), nil
+}
+
+// paramOf is what a walk keeps of a formal parameter's entry.
+func paramOf(e *dwarf.Entry) param {
+	p := param{off: e.Offset, name: str(e, dwarf.AttrName)}
+	p.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
+	p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+	p.result, _ = e.Val(dwarf.AttrVarParam).(bool)
+	p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
+	if v, ok := e.Val(dwarf.AttrConstValue).(int64); ok && !p.hasLoc {
+		p.konst = &v
+	}
+	return p
+}
+
+// quickParam reads the formal parameter just scanned as paramOf reads
+// its entry, without one: C++ has two for every subprogram, and an entry
+// costs an allocation for most of its values. False leaves it to the
+// entry.
+func (de *dieEntries) quickParam() (param, bool) {
+	d, s := de.last, de.sc
+	p := param{off: d.off}
+	var konst int64
+	hasKonst := false
+	pos := d.attrs
+	for _, sp := range d.decl.specs {
+		next, err := s.skip(pos, sp)
+		if err != nil {
+			return param{}, false
+		}
+		ok := true
+		switch sp.attr {
+		case dwarf.AttrName:
+			var b []byte
+			b, _, ok = s.strBytes(pos, sp, de.strs)
+			p.name = string(b)
+		case dwarf.AttrType:
+			p.typ, ok = s.ref(pos, sp)
+		case dwarf.AttrAbstractOrigin:
+			p.origin, ok = s.ref(pos, sp)
+		case dwarf.AttrVarParam:
+			switch sp.form {
+			case fFlagPresent:
+				p.result = true
+			case fFlag:
+				p.result = s.info[pos] == 1
+			default:
+				ok = false
+			}
+		case dwarf.AttrLocation:
+			p.loc, ok = s.loc(pos, next, sp)
+			p.hasLoc = ok
+		case dwarf.AttrConstValue:
+			konst, hasKonst = s.constant(pos, sp)
+		}
+		if !ok {
+			return param{}, false
+		}
+		pos = next
+	}
+	if hasKonst && !p.hasLoc {
+		p.konst = &konst
+	}
+	return p, true
+}
+
+// ref reads a reference within the unit or .debug_info (DW_FORM_ref*).
+func (s *scan) ref(pos int, sp attrSpec) (dwarf.Offset, bool) {
+	b := s.info[pos:s.u.end]
+	base := uint64(s.u.start)
+	var v uint64
+	switch {
+	case sp.form == fRef1 && len(b) >= 1:
+		v = base + uint64(b[0])
+	case sp.form == fRef2 && len(b) >= 2:
+		v = base + uint64(s.order.Uint16(b))
+	case sp.form == fRef4 && len(b) >= 4:
+		v = base + uint64(s.order.Uint32(b))
+	case sp.form == fRef8 && len(b) >= 8:
+		v = base + s.order.Uint64(b)
+	case sp.form == fRefUdata:
+		x, n := leb128.Uint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		v = base + x
+	case sp.form == fRefAddr && s.u.offSize == 4 && len(b) >= 4:
+		v = uint64(s.order.Uint32(b))
+	case sp.form == fRefAddr && s.u.offSize == 8 && len(b) >= 8:
+		v = s.order.Uint64(b)
+	default:
+		return 0, false
+	}
+	return dwarf.Offset(v), true
+}
+
+// loc reads a location attribute whose value lies at [pos, next) as
+// readLocAttr reads debug/dwarf's value of it.
+func (s *scan) loc(pos, next int, sp attrSpec) (locAttr, bool) {
+	switch sp.form {
+	case fExprloc, fBlock, fBlock1, fBlock2, fBlock4:
+		_, hdr := s.blockLen(s.info[pos:s.u.end], sp.form)
+		return locAttr{expr: s.info[pos+hdr : next : next]}, true
+	case fSecOffset:
+		if s.u.offSize == 8 {
+			return locAttr{list: true, offset: int64(s.order.Uint64(s.info[pos:]))}, true
+		}
+		return locAttr{list: true, offset: int64(s.order.Uint32(s.info[pos:]))}, true
+	case fLoclistx:
+		v, n := leb128.Uint(s.info[pos:s.u.end])
+		return locAttr{list: true, index: v, indexed: true}, n > 0
+	}
+	if v, ok := s.constant(pos, sp); ok {
+		return locAttr{list: true, offset: v}, true // a constant reads as debug/dwarf's int64
+	}
+	return locAttr{}, false
+}
+
+// constant reads a constant form's value as debug/dwarf's int64; false
+// for other forms.
+func (s *scan) constant(pos int, sp attrSpec) (int64, bool) {
+	b := s.info[pos:s.u.end]
+	switch {
+	case sp.form == fData1 && len(b) >= 1:
+		return int64(b[0]), true
+	case sp.form == fData2 && len(b) >= 2:
+		return int64(s.order.Uint16(b)), true
+	case sp.form == fData4 && len(b) >= 4:
+		return int64(s.order.Uint32(b)), true
+	case sp.form == fData8 && len(b) >= 8:
+		return int64(s.order.Uint64(b)), true
+	case sp.form == fSdata:
+		v, n := leb128.Int(b)
+		return v, n > 0
+	case sp.form == fUdata:
+		v, n := leb128.Uint(b)
+		return int64(v), n > 0
+	case sp.form == fImplicitConst:
+		return sp.implicit, true
+	}
+	return 0, false
+}

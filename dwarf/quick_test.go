@@ -13,13 +13,14 @@ import (
 // TestQuickEntriesAgreeWithReader: every subprogram and inline site a
 // functions walk decodes from the scan's bytes has the fields, values and
 // classes debug/dwarf's Reader decodes at that offset, and the ranges
-// debug/dwarf's Data.Ranges gives; at least 90% of them are decoded so on
-// every input of DWARF 4 or 5.
+// debug/dwarf's Data.Ranges gives; every formal parameter read without an
+// entry is what the Reader's entry gives; at least 90% of them are decoded
+// so on every input of DWARF 4 or 5.
 func TestQuickEntriesAgreeWithReader(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
 		de := f.dieEntries(funcWalk)
 		r := f.Data.Reader()
-		var quick, slow, ranged int
+		var quick, slow, ranged, params int
 		forms := map[dwarf.Class]int{}
 		for {
 			e, err := de.next(true)
@@ -30,6 +31,27 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 				break
 			}
 			if e.Tag != dwarf.TagSubprogram && e.Tag != dwarf.TagInlinedSubroutine && e.Tag != dwarf.TagFormalParameter {
+				continue
+			}
+			if e.Tag == dwarf.TagFormalParameter {
+				got, ok := param{}, false
+				if e == &de.scratchE {
+					got, ok = de.quickParam()
+				}
+				if !ok {
+					slow++
+					continue
+				}
+				quick++
+				params++
+				r.Seek(e.Offset)
+				want, err := r.Next()
+				if err != nil || want == nil {
+					t.Fatalf("Reader at %#x: %v", e.Offset, err)
+				}
+				if g, w := paramsText([]param{got}), paramsText([]param{paramOf(want)}); g != w {
+					t.Fatalf("parameter %#x: quick %s, from the Reader's entry %s", e.Offset, g, w)
+				}
 				continue
 			}
 			if e != &de.quickE {
@@ -57,7 +79,7 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 				ranged++
 			}
 		}
-		t.Logf("%d entries decoded quickly (%d with DW_AT_ranges), %d by debug/dwarf; classes %v", quick, ranged, slow, forms)
+		t.Logf("%d entries decoded quickly (%d parameters, %d with DW_AT_ranges), %d by debug/dwarf; classes %v", quick, params, ranged, slow, forms)
 		if sc := f.newScan(); func() bool { _, err := sc.header(); return err == nil }() && sc.u.version < 4 {
 			return // quick decoding is for DWARF 4 and 5
 		}

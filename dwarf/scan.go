@@ -662,7 +662,9 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
 		full = de.w == funcWalk
 	case dwarf.TagFormalParameter:
-		full = de.w == funcWalk && params
+		// A parameter the unit lets quickParam read comes as the
+		// scratch entry: the walk asks param for it.
+		full = de.w == funcWalk && params && !de.unit.ok
 	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
 		named = true
 	default:
