@@ -90,14 +90,17 @@ func (f *File) IndexTypes() {
 // per unit: DW_AT_decl_file and DW_AT_call_file index it.
 func (f *File) unitFiles(cu *dwarf.Entry) []*dwarf.LineFile {
 	f.cacheMu.Lock()
-	defer f.cacheMu.Unlock()
-	if files, ok := f.lineFiles[cu.Offset]; ok {
+	files, ok := f.lineFiles[cu.Offset]
+	f.cacheMu.Unlock()
+	if ok {
 		return files
 	}
-	var files []*dwarf.LineFile
+	// Read without the lock: walks on other cores read other units.
 	if lr, err := f.lineReader(cu); err == nil && lr != nil {
 		files = lr.Files()
 	}
+	f.cacheMu.Lock()
+	defer f.cacheMu.Unlock()
 	if f.lineFiles == nil {
 		f.lineFiles = map[dwarf.Offset][]*dwarf.LineFile{}
 	}
