@@ -47,6 +47,7 @@ type index struct {
 	nodes nodeTable
 	named []*node // named types at namespace level, in DIE order
 	units []unit
+	lazy  []*lazyEntries // the decoders of its nodes (one per pass that built it)
 }
 
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
@@ -147,7 +148,8 @@ func (f *File) index() (*index, error) {
 func (f *File) indexWith(r *dieEntries) (*index, error) {
 	b := &indexer{f: f, ix: &index{}}
 	if r.sc != nil {
-		b.lazy = &lazyEntries{f: f, r: f.Data.Reader()}
+		b.lazy = &lazyEntries{f: f, r: f.Data.Reader(), ix: b.ix}
+		b.ix.lazy = []*lazyEntries{b.lazy}
 		// Room for the nodes ahead: C units hold a type or a part in
 		// every 12 bytes or more (glibc's 12, a debug Python's 27, Go's
 		// 150), so the slices are not copied as they grow.
@@ -188,6 +190,10 @@ type lazyEntries struct {
 	f  *File
 	mu sync.Mutex
 	r  *dwarf.Reader
+	ix *index // the index holding the nodes (after joinIndex, the joined one)
+	// de decodes a DIE from the scan's bytes (see quickEntry), in the
+	// unit at de.sc.u.start.
+	de *dieEntries
 }
 
 // entry is n's DIE. A DIE debug/dwarf cannot decode, or that is not the
@@ -201,6 +207,10 @@ func (n *node) entry() *dwarf.Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if n.ent == nil {
+		if e, ok := l.quickEntry(n); ok {
+			n.ent = e
+			return e
+		}
 		l.r.Seek(n.off)
 		e, err := l.r.Next()
 		if err != nil || e == nil || e.Offset != n.off || e.Tag != n.tag {

@@ -60,6 +60,10 @@ func joinIndex(a, b *index) *index {
 	base := int32(len(a.units))
 	b.nodes.each(func(_ dwarf.Offset, n *node) { n.unit += base })
 	a.units = append(a.units, b.units...)
+	for _, l := range b.lazy {
+		l.ix = a
+	}
+	a.lazy = append(a.lazy, b.lazy...)
 	a.named = append(a.named, b.named...)
 	a.nodes.offs = append(a.nodes.offs, b.nodes.offs...)
 	a.nodes.list = append(a.nodes.list, b.nodes.list...)

@@ -540,3 +540,46 @@ func (s *scan) constant(pos int, sp attrSpec) (int64, bool) {
 	}
 	return 0, false
 }
+
+// quickEntry decodes n from the scan's bytes as debug/dwarf's Reader
+// would, into an entry of its own; false leaves it to the Reader. A type
+// conversion reads thousands of DIEs, one at a time (under l.mu).
+func (l *lazyEntries) quickEntry(n *node) (*dwarf.Entry, bool) {
+	if l.ix == nil || int(n.unit) >= len(l.ix.units) {
+		return nil, false
+	}
+	u := &l.ix.units[n.unit]
+	if u.hdr.table == nil || u.entry == nil {
+		return nil, false
+	}
+	if l.de == nil {
+		l.de = l.f.dieEntries(funcWalk)
+		if l.de.sc == nil {
+			return nil, false
+		}
+	}
+	de := l.de
+	if de.sc.u.start != u.hdr.start || de.sc.u.table != u.hdr.table {
+		de.sc.u = u.hdr
+		de.strs.base = -1
+		if base, ok := u.entry.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+			de.strs.base = base
+		}
+		de.setUnit(u.entry)
+	}
+	if int(n.off) < u.hdr.start || int(n.off) >= u.hdr.end {
+		return nil, false
+	}
+	de.sc.pos = int(n.off)
+	d, ok, err := de.sc.next()
+	if err != nil || !ok || d.off != n.off || d.tag != n.tag {
+		return nil, false
+	}
+	e, ok := de.quick(d)
+	if !ok {
+		return nil, false
+	}
+	out := *e
+	out.Field = append([]dwarf.Field(nil), e.Field...)
+	return &out, true
+}
