@@ -113,6 +113,7 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 	}
 	if o.Params && !o.DeferParams {
 		df.IndexTypes() // on the other core, while the walk runs
+		df.Prefetch(".debug_loclists", ".debug_loc")
 	}
 	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.DeferParams, At: o.At})
 	if err != nil {

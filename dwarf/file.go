@@ -42,7 +42,7 @@ type File struct {
 	opts       Options
 	cacheMu    sync.Mutex // held over lineFiles and sections: walks run on every core
 	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
-	sections   map[string][]byte
+	sections   map[string]*sectionBytes
 	lineRows   map[dwarf.Offset][]types.Line
 	lineSeqs   map[dwarf.Offset][][2]uint64 // each unit's line sequences, by start
 	convMu     sync.Mutex                   // held while the type index is built

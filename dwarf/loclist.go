@@ -3,6 +3,7 @@ package dwarf
 import (
 	"debug/dwarf"
 	"encoding/binary"
+	"sync"
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/dwexpr"
@@ -30,24 +31,52 @@ func (f *File) newUnitCtx(cu *dwarf.Entry) *unitCtx {
 	return u
 }
 
-// section returns a debug section's bytes (decompressed), read once.
+// section returns a debug section's bytes (decompressed), read once; a
+// walk on another core waits only for the section it reads.
 func (f *File) section(name string) []byte {
 	f.cacheMu.Lock()
-	defer f.cacheMu.Unlock()
-	if b, ok := f.sections[name]; ok {
-		return b
+	sec := f.sections[name]
+	if sec == nil {
+		if f.sections == nil {
+			f.sections = map[string]*sectionBytes{}
+		}
+		sec = &sectionBytes{}
+		f.sections[name] = sec
 	}
-	// The sections DWARF read are kept decompressed: .debug_info and
-	// .debug_addr are not decompressed twice.
-	b := f.Debug.DWARFSection(name)
-	if s := f.Debug.Section(name); b == nil && s != nil {
-		b, _ = s.Data()
+	f.cacheMu.Unlock()
+	sec.once.Do(func() {
+		// The sections DWARF read are kept decompressed: .debug_info
+		// and .debug_addr are not decompressed twice.
+		if sec.b = f.Debug.DWARFSection(name); sec.b != nil {
+			return
+		}
+		if l, err := f.Debug.LazySection(name); err == nil {
+			if b, err := l.All(); err == nil {
+				sec.b = b
+				return
+			}
+		}
+		if s := f.Debug.Section(name); s != nil {
+			sec.b, _ = s.Data()
+		}
+	})
+	return sec.b
+}
+
+// sectionBytes is a section section read, once.
+type sectionBytes struct {
+	once sync.Once
+	b    []byte
+}
+
+// Prefetch reads the named sections on another core, for a walk that
+// will need them: location lists for parameters.
+func (f *File) Prefetch(names ...string) {
+	for _, name := range names {
+		if f.Debug.Section(name) != nil {
+			go f.section(name)
+		}
 	}
-	if f.sections == nil {
-		f.sections = map[string][]byte{}
-	}
-	f.sections[name] = b
-	return b
 }
 
 // unitVersion is the DWARF version of the unit whose entry is at off. Only
