@@ -132,6 +132,12 @@ func TestFastDemangleCases(t *testing.T) {
 		"_ZN1A1fIOA10_A5_iEEvv",
 		"_ZN1A1fIPA10_iS1_S2_EEvv",
 		"_ZN4core3fmt5write17h0123456789abcdefE.llvm.123",
+		"_ZZN4real8WorkloadC4EvENKUllE_clEl",
+		"_ZNKSt9_Any_data9_M_accessIZN4real8WorkloadC4EvEUllE1_EERKT_v",
+		"_ZNSt14_Function_base13_Base_managerIZN4real8WorkloadC4EvEUllE0_E9_M_createIRKS3_EEvRSt9_Any_dataOT_St17integral_constantIbLb1EE",
+		"_ZZNK1A1fEiE1x",
+		"_ZZN1A1fEvENUlvE_clEv",
+		"_ZNSt10unique_ptrIN1A1BEZN1A6createIS1_JEEEPT_DpOT0_EUlPS1_E_E5resetEv",
 	} {
 		want, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
 		got, ok := fastDemangle(sym)
@@ -167,11 +173,27 @@ func TestFastDemangleCases(t *testing.T) {
 // the library gives the same name and no error.
 func TestFastDemangleMutated(t *testing.T) {
 	names := mangledNames(t, testutil.Fixture(t, "cpp-real").Path)
+	// Half the mutations are of names with local names, closure types,
+	// pack expansions or template parameters, whose substitutions the
+	// fast path must count as the library does.
+	var local []string
+	for _, n := range names {
+		if strings.Contains(n, "Z") && (strings.Contains(n, "Ul") || strings.Contains(n, "Dp") || strings.Contains(n, "T_")) {
+			local = append(local, n)
+		}
+	}
+	if len(local) < 500 {
+		t.Fatalf("%d names with local names, closures, packs or template parameters, want at least 500", len(local))
+	}
 	rng := rand.New(rand.NewSource(1))
 	const alpha = "0123456789_ABCDEFIJKLNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	fast, differ := 0, 0
 	for k := 0; k < 100000; k++ {
-		s := names[rng.Intn(len(names))]
+		pool := names
+		if k%2 == 0 {
+			pool = local
+		}
+		s := pool[rng.Intn(len(pool))]
 		i := rng.Intn(len(s))
 		switch rng.Intn(3) {
 		case 0:

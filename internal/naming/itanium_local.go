@@ -1,0 +1,174 @@
+package naming
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Names local to a function, closure types and a function template's
+// parameters, for the fast demangler (itanium.go).
+
+// local parses Z <function encoding> E <entity> [<discriminator>], a name
+// local to a function: the library prints the function with its
+// parameters (and a member function's qualifiers), then the entity. A
+// function template's encoding, whose first type is its return type, is
+// left to the library, as are string literals and default arguments.
+func (p *itParser) local(top bool) itEntry {
+	p.i++ // Z
+	quals := ""
+	var fn itEntry
+	if p.peek() == 'N' {
+		p.i++
+		for c := p.peek(); c == 'K' || c == 'V' || c == 'r'; c = p.peek() {
+			if c != 'K' || quals != "" {
+				p.bail()
+			}
+			quals = " const"
+			p.i++
+		}
+		if c := p.peek(); c == 'R' || c == 'O' || c == 'H' {
+			p.bail()
+		}
+		fn = p.prefix()
+		// Template arguments of the function itself end right before
+		// the nested name's E.
+		fn.tparam = p.lastEnd == p.i-1
+	} else {
+		if p.peek() == 'S' || p.peek() == 'Z' {
+			p.bail()
+		}
+		fn = p.unqualified()
+	}
+	if p.peek() == 'I' {
+		p.bail()
+	}
+	saved := p.tparams
+	defer func() { p.tparams = saved }()
+	if strings.HasSuffix(fn.s, ">") {
+		if !fn.tparam {
+			p.bail() // the arguments parsed last are not the function's
+		}
+		// A function template: its return type comes first, unprinted;
+		// its parameters' types may name its template parameters.
+		p.tparams = p.last
+		if ret := p.typ(); ret.composite() {
+			p.bail()
+		}
+	}
+	var params []string
+	types := 0 // as written: an expanded empty pack is one
+	for p.peek() != 'E' {
+		switch c := p.peek(); {
+		case c == '.' || c == 'Q' || c == 0, (c == 'R' || c == 'O') && p.peek2() == 'E':
+			p.bail()
+		}
+		types++
+		if p.peek() == 'D' && p.peek2() == 'p' {
+			// A pack expansion: only an empty pack's, which adds no
+			// parameter, is read here.
+			p.i += 2
+			p.expanding = true
+			t := p.typ()
+			p.expanding = false
+			if t.s != "" {
+				p.bail()
+			}
+			p.add(t) // the expansion is a candidate too
+			continue
+		}
+		t := p.typ()
+		if t.composite() {
+			p.bail()
+		}
+		params = append(params, t.s)
+	}
+	p.i++
+	if types == 0 {
+		p.bail()
+	}
+	if types == 1 && len(params) == 1 && params[0] == "void" {
+		params = nil
+	}
+	switch p.peek() {
+	case 's', 'd', 'Z':
+		p.bail() // a string literal, a default argument, a local name in a local name
+	}
+	ent := p.name(top)
+	if p.peek() == '_' {
+		p.bail() // a discriminator
+	}
+	return itEntry{s: fn.s + "(" + strings.Join(params, ", ") + ")" + quals + "::" + ent.s, last: ent.last}
+}
+
+// unnamed parses a closure type, Ul <lambda parameters> E [<number>] _,
+// as {lambda(parameters)#N}; other unnamed types are left to the library.
+func (p *itParser) unnamed() itEntry {
+	if p.peek2() != 'l' {
+		p.bail()
+	}
+	p.i += 2
+	from := len(p.subs)
+	defer func() {
+		// The library reads a substitution of a lambda parameter's type
+		// in the lambda's template scope: the fast path gives up at one.
+		for i := from; i < len(p.subs); i++ {
+			p.subs[i].tparam = true
+		}
+	}()
+	// T: a generic lambda's auto parameter.
+	params := p.paramTypes(func(c byte) bool { return c == 'T' }, false)
+	n := 1
+	if p.peek() != '_' {
+		j := p.i
+		for isDigitByte(p.peek()) {
+			p.i++
+		}
+		if j == p.i || p.i-j > 6 {
+			p.bail()
+		}
+		v := 0
+		for _, d := range p.s[j:p.i] {
+			v = v*10 + int(d-'0')
+		}
+		n = v + 2
+	}
+	if p.peek() != '_' {
+		p.bail()
+	}
+	p.i++
+	return itEntry{s: "{lambda(" + strings.Join(params, ", ") + ")#" + strconv.Itoa(n) + "}"}
+}
+
+// templateParam parses T_ or T<n>_ inside a function template's types:
+// the argument it names. An empty pack inside a pack expansion is the
+// empty entry; any other pack, and a parameter outside such a function
+// template, are left to the library.
+func (p *itParser) templateParam() itEntry {
+	p.i++ // T
+	n := 0
+	if p.peek() != '_' {
+		j := p.i
+		for isDigitByte(p.peek()) {
+			p.i++
+		}
+		if j == p.i || p.i-j > 4 {
+			p.bail()
+		}
+		for _, d := range p.s[j:p.i] {
+			n = n*10 + int(d-'0')
+		}
+		n++
+	}
+	if p.peek() != '_' || p.tparams == nil || n >= len(p.tparams) {
+		p.bail()
+	}
+	p.i++
+	a := p.tparams[n]
+	switch {
+	case a.pack && a.elems == 0 && p.expanding:
+		return itEntry{tparam: true}
+	case a.pack:
+		p.bail()
+	}
+	return itEntry{s: a.s, tparam: true}
+}
