@@ -549,7 +549,7 @@ func (l *lazyEntries) quickEntry(n *node) (*dwarf.Entry, bool) {
 		return nil, false
 	}
 	u := &l.ix.units[n.unit]
-	if u.hdr.table == nil || u.entry == nil {
+	if u.hdr.table == nil || u.entry == nil || (u.entry.Tag != dwarf.TagCompileUnit && u.entry.Tag != dwarf.TagPartialUnit) {
 		return nil, false
 	}
 	if l.de == nil {
@@ -559,8 +559,8 @@ func (l *lazyEntries) quickEntry(n *node) (*dwarf.Entry, bool) {
 		}
 	}
 	de := l.de
-	if de.sc.u.start != u.hdr.start || de.sc.u.table != u.hdr.table {
-		de.sc.u = u.hdr
+	if de.sc.u.start != u.hdr.start || de.sc.u.table != u.hdr.table || de.unitAt != u.hdr.start {
+		de.sc.u, de.unitAt = u.hdr, u.hdr.start
 		de.strs.base = -1
 		if base, ok := u.entry.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
 			de.strs.base = base

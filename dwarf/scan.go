@@ -621,6 +621,7 @@ type dieEntries struct {
 	// A funcWalk decodes subprograms and inline sites quickly (quick.go)
 	// into quickE, reused.
 	unit   quickUnit
+	unitAt int // the start of the unit unit describes
 	quickE dwarf.Entry
 	fields []dwarf.Field
 }
@@ -650,6 +651,11 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 	d, ok, err := de.sc.next()
 	if err != nil || !ok {
 		return nil, err
+	}
+	if de.sc.u.start != de.unitAt {
+		// A new unit: quick decoding waits for its unit DIE's bases
+		// (a type unit's DIE gives none).
+		de.unitAt, de.unit = de.sc.u.start, quickUnit{}
 	}
 	de.last = d
 	full, named := false, false
