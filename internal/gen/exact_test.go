@@ -93,6 +93,7 @@ var regressions = []struct {
 	{"rust-O3", 12, "LLVM's debug info leaves out an operation the code makes (a ^ 235 of an odd a is (a & -2) ^ 234; it says a ^ 234)", nil},
 	{"gcc-O3", 38, "a store in an unrolled loop of the body, made several times per call", nil},
 	{"zig-fast", 1, "vzeroupper (AVX code), a body's load hoisted out of main's loop, calls in an unrolled loop of the body", nil},
+	{"zig-fast", 2, "an expansion in a rotated loop entered at two starts, its parameters' locations beginning where they join: counted and read there", []string{"fn01 a", "fn01 c"}},
 	{"zig-fast", 4, "sibling expansions interleaved: starts reached only through another are the same call", nil},
 	{"zig-fast", 5, "a first piece without effects, joined to the call through code of no line", nil},
 	{"zig-fast", 9, "three calls of an unrolled loop merged into one stretch of code", nil},
