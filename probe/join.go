@@ -39,7 +39,8 @@ func (r *Resolver) readableAt(fn *types.Func, args []Arg, pc uint64, vs []types.
 //
 //   - every path from each start reaches J before leaving the function
 //     copy (J post-dominates every start);
-//   - every path from the copy's entry to J passes a start;
+//   - every path to J from the copy's entry, or from code no edge reaches
+//     (a landing pad, a jump table's target), passes a start;
 //   - no path from a start reaches a start again before J, and none from J
 //     reaches J again before a start.
 //
@@ -125,8 +126,12 @@ func (fl *flow) joins(starts []start, set map[uint64]bool, j uint64) bool {
 	if set[j] {
 		return false
 	}
-	if !set[fl.entry] && fl.reachFirst(fl.entry, j, set) {
-		return false // a path into j passes no start
+	for _, a := range fl.addrs {
+		// The entry, and code no edge reaches (a landing pad, a jump
+		// table's target): every way in must pass a start before j.
+		if (a == fl.entry || len(fl.pred[a]) == 0) && !set[a] && fl.reachFirst(a, j, set) {
+			return false // a path into j passes no start
+		}
 	}
 	for _, st := range starts {
 		if !fl.postDominates(j, st.addr) {
