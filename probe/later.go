@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
 )
 
@@ -34,22 +33,7 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 	for _, o := range others {
 		next[o] = o != s
 	}
-	readable := func(pc uint64, vs []types.Var) (n int, missing []string) {
-		vs = r.inFrame(pc, vs)
-		r.at = pc
-		for _, a := range args {
-			if strings.HasPrefix(a.Base, "%") || strings.HasPrefix(a.Base, "$") {
-				return -1, nil // a register means its value at the start
-			}
-			f, err := r.fetch(fn, a, vs, spec.SiteInline)
-			if err == nil && f.Unavailable == "" {
-				n++
-			} else {
-				missing = append(missing, a.Name)
-			}
-		}
-		return n, missing
-	}
+	readable := func(pc uint64, vs []types.Var) (int, []string) { return r.readableAt(fn, args, pc, vs) }
 	have, missing := readable(s, vars)
 	if have < 0 || len(missing) == 0 {
 		return s, vars, ""

@@ -43,6 +43,9 @@ func (r *Resolver) lower(p types.Piece, t types.Type) (ops []types.Op, addr bool
 	text := types.OpsString(ops)
 	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP) {
 		if _, ptr := types.Resolve(t).(*types.Pointer); !ptr && t != nil {
+			if loaded, _, ok := r.spilledLoad(ops, r.at); ok {
+				return r.lower(types.Piece{Kind: types.LocValue, Ops: loaded}, t)
+			}
 			return nil, false, fmt.Sprintf("at %s: computed from a stack address without loading from it, not a value of its type (LLVM describes a spilled value so, leaving out the load)", text)
 		}
 	}

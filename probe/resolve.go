@@ -386,7 +386,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 		for _, in := range fn.Inlined {
 			r.group++
 			var copies []copySite // the sites of this expansion that are copies
-			starts := r.inlineStarts(fn, in)
+			starts := r.joinStarts(fn, in, r.inlineStarts(fn, in), args)
 			addrs := make([]uint64, len(starts))
 			for i, st := range starts {
 				addrs[i] = st.addr

@@ -51,7 +51,10 @@ type FuncResult struct {
 	Unread     map[string]int
 	// UnreadAt counts the ? per site, argument and reason.
 	UnreadAt map[string]int
+	// ReadArgs counts the values printed as numbers, per argument.
+	ReadArgs map[string]int
 	args     map[string]argInfo // by "addr name", from the spec
+	unused   map[string]bool    // the parameters the function does not use
 
 	Perf     int
 	Bpftrace int
@@ -83,6 +86,14 @@ func Run(p *Program, b Build, dir string, n int, t Tools) (*Result, error) {
 	for _, f := range p.Funcs {
 		fr := &FuncResult{Func: f.Name, Symbol: p.Symbol(b.Lang, f), Kind: f.Kind, Want: base.Calls[f.Name],
 			Goprobe: -1, Trace: -1, Perf: -1, Bpftrace: -1}
+		for _, pa := range f.Params {
+			if pa.Unused {
+				if fr.unused == nil {
+					fr.unused = map[string]bool{}
+				}
+				fr.unused[pa.Name] = true
+			}
+		}
 		res.Funcs = append(res.Funcs, fr)
 		byDef[fr.Symbol] = fr
 		defs = append(defs, fr.Symbol)

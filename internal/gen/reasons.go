@@ -51,12 +51,20 @@ func (fr *FuncResult) noteValue(addr, name string, v any) {
 		if in.expr {
 			fr.ExprValues++
 		}
+		if fr.ReadArgs == nil {
+			fr.ReadArgs = map[string]int{}
+		}
+		fr.ReadArgs[name]++
 		return
 	}
 	if fr.Unread == nil {
 		fr.Unread = map[string]int{}
 	}
-	fr.Unread[ReasonClass(in.unavailable)]++
+	class := ReasonClass(in.unavailable)
+	if class == ReasonNoLocation && fr.unused[name] {
+		class = ReasonUnused
+	}
+	fr.Unread[class]++
 	if fr.UnreadAt == nil {
 		fr.UnreadAt = map[string]int{}
 	}
@@ -83,6 +91,7 @@ func WriteUnread(w io.Writer, rs []*Result) {
 // Reason classes of the values printed as ?.
 const (
 	ReasonNoLocation = "no location"           // the debug info gives none where a probe can read it
+	ReasonUnused     = "unused"                // no location, and the function does not use the parameter: no code of it holds the value
 	ReasonConstant   = "one constant, several" // one DIE for several calls (unrolled copies)
 	ReasonWrongDebug = "contradicts the code"  // an expression the code computes otherwise
 	ReasonFault      = "fault"                 // readable by the spec, not when run
@@ -131,8 +140,8 @@ func WriteReasons(w io.Writer, rs []*Result) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "| build | values | read through an expression | `?`: no location in the debug info | `?`: one constant for a DIE of several calls | `?`: debug info the code contradicts | `?`: other | `?`: fault |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| build | values | read through an expression | `?`: no location in the debug info | `?`: no location, an unused parameter | `?`: one constant for a DIE of several calls | `?`: debug info the code contradicts | `?`: other | `?`: fault |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	var names []string
 	for _, b := range Builds {
 		if by[b.Name] != nil {
@@ -141,8 +150,8 @@ func WriteReasons(w io.Writer, rs []*Result) {
 	}
 	for _, b := range names {
 		s := by[b]
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", b, s.values, pct(s.expr, s.values),
-			pct(s.unread[ReasonNoLocation], s.values), pct(s.unread[ReasonConstant], s.values), pct(s.unread[ReasonWrongDebug], s.values),
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", b, s.values, pct(s.expr, s.values),
+			pct(s.unread[ReasonNoLocation], s.values), pct(s.unread[ReasonUnused], s.values), pct(s.unread[ReasonConstant], s.values), pct(s.unread[ReasonWrongDebug], s.values),
 			pct(s.unread[ReasonOther], s.values), pct(s.unread[ReasonFault], s.values))
 	}
 }
