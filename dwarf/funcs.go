@@ -8,10 +8,9 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/binscope/binscope/internal/naming"
+	"github.com/binscope/binscope/internal/par"
 	"github.com/binscope/binscope/types"
 )
 
@@ -599,28 +598,7 @@ func nameAll(fns []*types.Func, named map[*types.Func]bool) {
 		}
 	}
 	names := make([]string, len(mangled))
-	workers := runtime.GOMAXPROCS(0)
-	if len(mangled) < 256 {
-		workers = 1
-	}
-	// Names differ in cost a hundredfold (a lambda's goes to the library):
-	// each worker takes the next name.
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(mangled) {
-					return
-				}
-				names[i], _ = naming.Demangle(mangled[i])
-			}
-		}()
-	}
-	wg.Wait()
+	par.Each(len(mangled), 256, func(i int) { names[i], _ = naming.Demangle(mangled[i]) })
 	by := make(map[string]string, len(mangled))
 	for i, m := range mangled {
 		by[m] = names[i]

@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/binscope/binscope/code"
+	"github.com/binscope/binscope/internal/par"
 	"github.com/binscope/binscope/types"
 )
 
@@ -134,22 +132,7 @@ func writeFunc(w io.Writer, fn *types.Func, show Show) {
 // prototype spells long type names; reading the functions is done).
 func protoLines(fns []*types.Func) []string {
 	lines := make([]string, len(fns))
-	workers := runtime.GOMAXPROCS(0)
-	if len(fns) < 256 {
-		workers = 1
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < len(fns); i = int(next.Add(1)) - 1 {
-				lines[i] = protoLine(fns[i])
-			}
-		}()
-	}
-	wg.Wait()
+	par.Each(len(fns), 256, func(i int) { lines[i] = protoLine(fns[i]) })
 	return lines
 }
 

@@ -1,0 +1,33 @@
+// Package par runs independent pieces of work on every core.
+package par
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Each calls f(i) for every i in [0, n): on every core when n is at least
+// min, each worker taking the next i (pieces may differ in cost a
+// hundredfold), else on this one. It returns when every call has.
+func Each(n, min int, f func(i int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < min || workers < 2 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
