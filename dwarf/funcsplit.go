@@ -2,9 +2,10 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"sync"
+	"fmt"
 
 	"github.com/binscope/binscope/internal/leb128"
+	"github.com/binscope/binscope/internal/par"
 )
 
 // minSpan is the size of .debug_info a span of the functions walk has at
@@ -135,25 +136,18 @@ func (s *scan) unitTable(off int) error {
 	return s.unit()
 }
 
-// walkSpans walks each span on its own core; the first on this one.
+// walkSpans walks the spans on every core.
 func (f *File) walkSpans(o FuncOptions, units map[dwarf.Offset]bool, fast bool, spans []span) ([]walked, error) {
 	ws := make([]walked, len(spans))
 	errs := make([]error, len(spans))
-	var wg sync.WaitGroup
-	for i := len(spans) - 1; i >= 1; i-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if p := recover(); p != nil {
-					errs[i] = f.decodeError(dwarf.Offset(spans[i].start), "%v", p)
-				}
-			}()
-			ws[i], errs[i] = f.walkSpan(o, units, fast, spans[i])
+	par.Each(len(spans), 2, func(i int) {
+		defer func() {
+			if p := recover(); p != nil {
+				errs[i] = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+			}
 		}()
-	}
-	ws[0], errs[0] = f.walkSpan(o, units, fast, spans[0])
-	wg.Wait()
+		ws[i], errs[i] = f.walkSpan(o, units, fast, spans[i])
+	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
