@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -171,21 +173,29 @@ func orList(ws []string) string {
 	return strings.Join(ws[:len(ws)-1], ", ") + " or " + ws[len(ws)-1]
 }
 
-// OneShotGC is for a run that reads a whole file once and exits: the
-// garbage collector runs a quarter as often (GOGC=400), and not before the
-// heap has grown by ballast times that: a small file's run (a C++
-// program's listing, glibc's prototypes) collects nothing, while a large
-// one collects as it did. Unless the user set GOGC.
+// OneShotGC is for a run that reads a whole file once and exits, unless
+// the user set GOGC: the garbage collector first runs when the heap
+// reaches oneShotHeap (a small file's run, a C++ program's listing or
+// glibc's prototypes, collects nothing), then paces as GOGC=400 (a quarter
+// as often as the default) for a large one.
 func OneShotGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-		// The ballast counts in the heap the collector paces by, and
-		// costs no memory: its pages are never touched.
-		ballast = make([]byte, ballastSize)
+	if os.Getenv("GOGC") != "" {
+		return
 	}
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(oneShotHeap)
+	// The first collection finds this object unreachable and runs its
+	// finalizer, which hands pacing to GOGC=400 from then on.
+	first := new(sentinel)
+	runtime.SetFinalizer(first, func(*sentinel) {
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(math.MaxInt64)
+	})
 }
 
-// ballast keeps its bytes alive for the whole run.
-var ballast []byte
+// oneShotHeap is the heap a run grows to before its first collection.
+const oneShotHeap = 256 << 20
 
-const ballastSize = 64 << 20
+// sentinel holds a pointer, so that it is never batched with other small
+// objects (whose finalizers may not run).
+type sentinel struct{ _ *byte }
