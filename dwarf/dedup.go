@@ -198,67 +198,22 @@ func (s *scan) value(pos int, sp attrSpec, ss *strSections) (v any, next int, ok
 		return nil, 0, false
 	}
 	b := s.info[pos:s.u.end]
-	fixed := func(n int) (uint64, bool) {
-		if len(b) < n {
-			return 0, false
-		}
-		switch n {
-		case 1:
-			return uint64(b[0]), true
-		case 2:
-			return uint64(s.order.Uint16(b)), true
-		case 4:
-			return uint64(s.order.Uint32(b)), true
-		}
-		return s.order.Uint64(b), true
+	if c, ok := s.constant(pos, sp); ok {
+		next, err := s.skip(pos, sp)
+		return c, next, err == nil
 	}
-	num := func(n int, wrap func(uint64) any) (any, int, bool) {
-		x, ok := fixed(n)
-		if !ok {
+	if r, ok := s.ref(pos, sp); ok {
+		next, err := s.skip(pos, sp)
+		return r, next, err == nil
+	}
+	switch sp.form {
+	case fFlag:
+		if len(b) < 1 {
 			return nil, 0, false
 		}
-		return wrap(x), pos + n, true
-	}
-	asInt := func(x uint64) any { return int64(x) }
-	ref := func(x uint64) any { return dwarf.Offset(uint64(s.u.start) + x) }
-	switch sp.form {
-	case fData1:
-		return num(1, asInt)
-	case fData2:
-		return num(2, asInt)
-	case fData4:
-		return num(4, asInt)
-	case fData8:
-		return num(8, asInt)
-	case fSdata:
-		x, n := leb128.Int(b)
-		return x, pos + n, n > 0
-	case fUdata:
-		x, n := leb128.Uint(b)
-		return int64(x), pos + n, n > 0
-	case fImplicitConst:
-		return sp.implicit, pos, true
-	case fFlag:
-		return num(1, func(x uint64) any { return x == 1 })
+		return b[0] == 1, pos + 1, true
 	case fFlagPresent:
 		return true, pos, true
-	case fRef1:
-		return num(1, ref)
-	case fRef2:
-		return num(2, ref)
-	case fRef4:
-		return num(4, ref)
-	case fRef8:
-		return num(8, ref)
-	case fRefAddr:
-		n := s.u.offSize
-		if s.u.version == 2 {
-			n = s.u.addrSize
-		}
-		return num(n, func(x uint64) any { return dwarf.Offset(x) })
-	case fRefUdata:
-		x, n := leb128.Uint(b)
-		return ref(x), pos + n, n > 0
 	case fString, fStrp, fLineStrp, fStrx, fStrx1, fStrx2, fStrx3, fStrx4:
 		x, next, ok := s.strBytes(pos, sp, ss)
 		return string(x), next, ok

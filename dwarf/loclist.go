@@ -7,7 +7,6 @@ import (
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/dwexpr"
-	"github.com/binscope/binscope/internal/leb128"
 	"github.com/binscope/binscope/types"
 )
 
@@ -105,16 +104,21 @@ func (f *File) order() binary.ByteOrder { return f.Debug.ByteOrder }
 
 // addrx reads entry i of the unit's .debug_addr table.
 func (f *File) addrx(u *unitCtx, i uint64) (uint64, bool) {
-	sz := uint64(f.ELF.PointerSize())
-	b := f.section(".debug_addr")
-	o := uint64(u.addrBase) + i*sz
-	if u.addrBase < 0 || o+sz > uint64(len(b)) || o < uint64(u.addrBase) {
+	return addrEntry(f.section(".debug_addr"), u.addrBase, i, int(f.ELF.PointerSize()), f.order())
+}
+
+// addrEntry is entry i of the .debug_addr table at base in b, of
+// addresses size bytes wide.
+func addrEntry(b []byte, base int64, i uint64, size int, order binary.ByteOrder) (uint64, bool) {
+	sz := uint64(size)
+	o := uint64(base) + i*sz
+	if base < 0 || (sz != 4 && sz != 8) || o < uint64(base) || o+sz > uint64(len(b)) {
 		return 0, false
 	}
 	if sz == 4 {
-		return uint64(f.order().Uint32(b[o:])), true
+		return uint64(order.Uint32(b[o:])), true
 	}
-	return f.order().Uint64(b[o:]), true
+	return order.Uint64(b[o:]), true
 }
 
 // locEntry is one entry of a location list: expr holds in [lo, hi).
@@ -231,77 +235,51 @@ func (f *File) locLists5(u *unitCtx, la locAttr) []locEntry {
 	if off < 0 || off >= int64(len(b)) {
 		return nil
 	}
-	b = b[off:]
-	sz := int(f.ELF.PointerSize())
-	ok := true
-	addr := func() uint64 {
-		if len(b) < sz {
-			ok = false
-			return 0
-		}
-		var v uint64
-		if sz == 4 {
-			v = uint64(f.order().Uint32(b))
-		} else {
-			v = f.order().Uint64(b)
-		}
-		b = b[sz:]
-		return v
-	}
-	uleb := func() uint64 {
-		v, n := leb128.Uint(b)
-		if n == 0 {
-			ok = false
-		}
-		b = b[n:]
-		return v
-	}
+	r := listReader{b: b[off:], order: f.order(), addrSize: int(f.ELF.PointerSize()), ok: true}
 	index := func() uint64 {
-		v, found := f.addrx(u, uleb())
-		ok = ok && found
+		v, found := f.addrx(u, r.uleb())
+		r.ok = r.ok && found
 		return v
 	}
 	base := u.base
 	var out []locEntry
-	for ok && len(b) > 0 && len(out) < maxLocEntries {
-		code := b[0]
-		b = b[1:]
+	for r.ok && len(r.b) > 0 && len(out) < maxLocEntries {
 		var lo, hi uint64
-		switch code {
+		switch r.byte() {
 		case lleEndOfList:
 			return out
 		case lleBaseAddressx:
 			base = index()
 			continue
 		case lleBaseAddress:
-			base = addr()
+			base = r.addr()
 			continue
 		case lleStartxEndx:
 			lo = index()
 			hi = index()
 		case lleStartxLength:
 			lo = index()
-			hi = lo + uleb()
+			hi = lo + r.uleb()
 		case lleOffsetPair:
-			lo = base + uleb()
-			hi = base + uleb()
+			lo = base + r.uleb()
+			hi = base + r.uleb()
 		case lleDefaultLocation:
 			lo, hi = 0, ^uint64(0)
 		case lleStartEnd:
-			lo = addr()
-			hi = addr()
+			lo = r.addr()
+			hi = r.addr()
 		case lleStartLength:
-			lo = addr()
-			hi = lo + uleb()
+			lo = r.addr()
+			hi = lo + r.uleb()
 		default:
 			return out
 		}
-		n := uleb()
-		if !ok || n > uint64(len(b)) {
+		n := r.uleb()
+		if !r.ok || n > uint64(len(r.b)) {
 			return out
 		}
-		out = append(out, locEntry{lo: lo, hi: hi, expr: b[:n]})
-		b = b[n:]
+		out = append(out, locEntry{lo: lo, hi: hi, expr: r.b[:n]})
+		r.b = r.b[n:]
 	}
 	return out
 }

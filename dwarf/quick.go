@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 
 	"github.com/binscope/binscope/internal/leb128"
 )
@@ -172,15 +173,10 @@ func (de *dieEntries) index(pos int, sp attrSpec) (uint64, int, bool) {
 
 // addrx is entry i of the unit's .debug_addr table.
 func (de *dieEntries) addrx(i uint64) (uint64, bool) {
-	u, sz := &de.unit, uint64(de.sc.u.addrSize)
-	o := uint64(u.addrBase) + i*sz
-	if u.addrBase <= 0 || (sz != 4 && sz != 8) || o < uint64(u.addrBase) || o+sz > uint64(len(u.addr)) {
+	if de.unit.addrBase <= 0 {
 		return 0, false
 	}
-	if sz == 4 {
-		return uint64(de.sc.order.Uint32(u.addr[o:])), true
-	}
-	return de.sc.order.Uint64(u.addr[o:]), true
+	return addrEntry(de.unit.addr, de.unit.addrBase, i, de.sc.u.addrSize, de.sc.order)
 }
 
 // ranges is e's address ranges as debug/dwarf's Data.Ranges gives them;
@@ -244,7 +240,7 @@ func (de *dieEntries) rnglist(off int64, ret [][2]uint64) ([][2]uint64, bool) {
 		return nil, false
 	}
 	b = b[off:]
-	r := listReader{b: b, order: de.sc, addrSize: de.sc.u.addrSize, ok: true}
+	r := listReader{b: b, order: de.sc.order, addrSize: de.sc.u.addrSize, ok: true}
 	base := de.unit.base
 	for n := 0; n < maxLocEntries && r.ok; n++ {
 		switch r.byte() {
@@ -286,7 +282,7 @@ func (de *dieEntries) rangeList(off int64, ret [][2]uint64) ([][2]uint64, bool) 
 		return nil, false
 	}
 	sz := de.sc.u.addrSize
-	r := listReader{b: b[off:], order: de.sc, addrSize: sz, ok: true}
+	r := listReader{b: b[off:], order: de.sc.order, addrSize: sz, ok: true}
 	base := de.unit.base
 	for len(r.b) > 0 && r.ok {
 		lo, hi := r.addr(), r.addr()
@@ -304,11 +300,11 @@ func (de *dieEntries) rangeList(off int64, ret [][2]uint64) ([][2]uint64, bool) 
 	return ret, r.ok
 }
 
-// listReader reads the entries of a range list; ok turns false at the
-// first value past its end.
+// listReader reads the entries of a range or location list; ok turns
+// false at the first value past its end.
 type listReader struct {
 	b        []byte
-	order    *scan
+	order    binary.ByteOrder
 	addrSize int
 	ok       bool
 }
@@ -340,9 +336,9 @@ func (r *listReader) addr() uint64 {
 	}
 	var v uint64
 	if r.addrSize == 4 {
-		v = uint64(r.order.order.Uint32(r.b))
+		v = uint64(r.order.Uint32(r.b))
 	} else {
-		v = r.order.order.Uint64(r.b)
+		v = r.order.Uint64(r.b)
 	}
 	r.b = r.b[r.addrSize:]
 	return v
@@ -464,34 +460,39 @@ func (de *dieEntries) quickParam() (param, bool) {
 	return p, true
 }
 
-// ref reads a reference within the unit or .debug_info (DW_FORM_ref*).
+// ref reads a reference within the unit or .debug_info (DW_FORM_ref*),
+// as debug/dwarf's Offset.
 func (s *scan) ref(pos int, sp attrSpec) (dwarf.Offset, bool) {
+	v, ok := s.refOffset(pos, sp)
+	return dwarf.Offset(v), ok
+}
+
+// refOffset is a reference's offset in .debug_info, not cut to 32 bits.
+func (s *scan) refOffset(pos int, sp attrSpec) (uint64, bool) {
 	b := s.info[pos:s.u.end]
 	base := uint64(s.u.start)
-	var v uint64
+	refAddr := s.u.offSize
+	if s.u.version == 2 {
+		refAddr = s.u.addrSize
+	}
 	switch {
 	case sp.form == fRef1 && len(b) >= 1:
-		v = base + uint64(b[0])
+		return base + uint64(b[0]), true
 	case sp.form == fRef2 && len(b) >= 2:
-		v = base + uint64(s.order.Uint16(b))
+		return base + uint64(s.order.Uint16(b)), true
 	case sp.form == fRef4 && len(b) >= 4:
-		v = base + uint64(s.order.Uint32(b))
+		return base + uint64(s.order.Uint32(b)), true
 	case sp.form == fRef8 && len(b) >= 8:
-		v = base + s.order.Uint64(b)
+		return base + s.order.Uint64(b), true
 	case sp.form == fRefUdata:
 		x, n := leb128.Uint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		v = base + x
-	case sp.form == fRefAddr && s.u.offSize == 4 && len(b) >= 4:
-		v = uint64(s.order.Uint32(b))
-	case sp.form == fRefAddr && s.u.offSize == 8 && len(b) >= 8:
-		v = s.order.Uint64(b)
-	default:
-		return 0, false
+		return base + x, n > 0
+	case sp.form == fRefAddr && refAddr == 4 && len(b) >= 4:
+		return uint64(s.order.Uint32(b)), true
+	case sp.form == fRefAddr && refAddr == 8 && len(b) >= 8:
+		return s.order.Uint64(b), true
 	}
-	return dwarf.Offset(v), true
+	return 0, false
 }
 
 // loc reads a location attribute whose value lies at [pos, next) as

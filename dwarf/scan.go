@@ -477,29 +477,11 @@ func (s *scan) sibling(d die) (int, bool) {
 			}
 			continue
 		}
-		b := s.info[pos:s.u.end]
-		var v uint64
-		switch {
-		case sp.form == fRef1 && len(b) >= 1:
-			v = uint64(b[0])
-		case sp.form == fRef2 && len(b) >= 2:
-			v = uint64(s.order.Uint16(b))
-		case sp.form == fRef4 && len(b) >= 4:
-			v = uint64(s.order.Uint32(b))
-		case sp.form == fRef8 && len(b) >= 8:
-			v = s.order.Uint64(b)
-		case sp.form == fRefUdata:
-			var n int
-			if v, n = leb128.Uint(b); n == 0 {
-				return 0, false
-			}
-		default:
+		v, ok := s.refOffset(pos, sp)
+		if !ok || sp.form == fRefAddr || v < uint64(s.u.start) || v > uint64(len(s.info)) {
 			return 0, false
 		}
-		if v > uint64(len(s.info)) {
-			return 0, false
-		}
-		return s.u.start + int(v), true
+		return int(v), true
 	}
 	return 0, false
 }
