@@ -31,6 +31,7 @@ type subprogram struct {
 	lang     types.Lang
 	scope    string
 	root     *subprogram // the end of its origin chain, found by join
+	keep     bool        // for a root: its chain has code or is expanded inline
 	fn       *types.Func // for a root: the function join made of it
 	nameSrc  *subprogram // for a root: the first entry of its chain with a name
 	// Filled when FuncOptions.Params is set.
@@ -416,37 +417,39 @@ func (f *File) join(order []*subprogram, sites []inlined, withParts bool) ([]*ty
 		s.root = r
 		return r
 	}
+	// A function is kept when its chain has code or an inline site
+	// expands it: only those get a *types.Func and a name (most
+	// subprograms of C++ are declarations of members never defined here,
+	// and demangling them would cost most of the listing). An origin that
+	// is no subprogram names nothing, and its sites no callee.
+	for _, s := range order {
+		if r := rootOf(s); s.inst != nil {
+			r.keep = true
+		}
+	}
+	callees := make([]*subprogram, len(sites))
+	for i, in := range sites {
+		if s := find(in.origin); s != nil {
+			callees[i] = rootOf(s)
+			callees[i].keep = true
+		}
+	}
 	var out []*types.Func
-	other := map[dwarf.Offset]*types.Func{} // for an origin that is no subprogram
-	get := func(off dwarf.Offset) *types.Func {
-		s := find(off)
-		if s == nil {
-			fn := other[off]
-			if fn == nil {
-				fn = &types.Func{}
-				other[off] = fn
-				out = append(out, fn)
-			}
-			return fn
-		}
-		if r := rootOf(s); r.fn == nil {
-			r.fn = &types.Func{}
-			out = append(out, r.fn)
-		}
-		return s.root.fn
-	}
-	caller := func(off dwarf.Offset) *types.Func {
-		if s := find(off); s != nil && off != 0 {
-			return rootOf(s).fn
-		}
-		return nil
-	}
 	var parts map[*types.Func][]*subprogram
 	if withParts {
 		parts = make(map[*types.Func][]*subprogram, len(order))
 	}
 	for _, s := range order {
-		fn := get(s.off)
+		r := s.root
+		if !r.keep {
+			continue
+		}
+		fn := r.fn
+		if fn == nil {
+			fn = &types.Func{}
+			r.fn = fn
+			out = append(out, fn)
+		}
 		if withParts {
 			parts[fn] = append(parts[fn], s)
 		}
@@ -454,7 +457,7 @@ func (f *File) join(order []*subprogram, sites []inlined, withParts bool) ([]*ty
 		if fn.Linkage == "" && !cloneLinkage(s) {
 			fn.Linkage = s.linkage
 		}
-		if r := s.root; r.nameSrc == nil && s.name != "" {
+		if r.nameSrc == nil && s.name != "" {
 			r.nameSrc = s // the name if demangling gives none (see nameAll)
 		}
 		if fn.Lang == types.LangUnknown {
@@ -473,37 +476,23 @@ func (f *File) join(order []*subprogram, sites []inlined, withParts bool) ([]*ty
 			}
 		}
 	}
-	// Name only what is kept or named in an inline site: most
-	// subprograms of C++ are declarations of members never defined here,
-	// and demangling them would cost most of the listing.
-	named := make(map[*types.Func]bool, len(out))
-	for _, fn := range out {
-		if len(fn.Instances) > 0 {
-			named[fn] = true
-		}
-	}
-	callees, callers := make([]*types.Func, len(sites)), make([]*types.Func, len(sites))
-	for i, in := range sites {
-		callees[i], callers[i] = get(in.origin), caller(in.caller)
-		named[callees[i]] = true
-		if callers[i] != nil {
-			named[callers[i]] = true
-		}
-	}
-	nameAll(out, named)
+	nameAll(out)
 	for _, s := range order {
-		if r := s.root; r.nameSrc == s && r.fn.Name == "" {
+		if r := s.root; r.keep && r.nameSrc == s && r.fn.Name == "" {
 			r.fn.Name = s.scope + s.name
 		}
 	}
 	for i, in := range sites {
-		fn := callees[i]
+		if callees[i] == nil {
+			continue
+		}
+		fn := callees[i].fn
 		if fn.Name == "" {
 			continue
 		}
 		in.site.Caller = "?"
-		if c := callers[i]; c != nil {
-			in.site.Caller = c.Name
+		if s := find(in.caller); s != nil && in.caller != 0 {
+			in.site.Caller = rootOf(s).fn.Name
 		}
 		in.site.Callee = fn
 		fn.Inlined = append(fn.Inlined, in.site)
@@ -588,11 +577,11 @@ func mergeInlineOnly(fns []*types.Func) []*types.Func {
 // nameAll gives the functions in named their display names (Zig's every
 // function), demangling each linkage name once (a C++ inline function of a header has one root per
 // unit) and on every core: demangling is most of a C++ walk's time.
-func nameAll(fns []*types.Func, named map[*types.Func]bool) {
+func nameAll(fns []*types.Func) {
 	var mangled []string
 	seen := map[string]bool{}
 	for _, fn := range fns {
-		if named[fn] && needsDemangling(fn) && !seen[fn.Linkage] {
+		if needsDemangling(fn) && !seen[fn.Linkage] {
 			seen[fn.Linkage] = true
 			mangled = append(mangled, fn.Linkage)
 		}
