@@ -413,14 +413,8 @@ func (p *itParser) template(base string) string {
 		p.bail()
 	}
 	p.i++
-	var b strings.Builder
-	b.WriteString(base)
-	if strings.HasSuffix(base, "<") {
-		b.WriteByte(' ') // operator< <int>
-	}
-	b.WriteByte('<')
-	first := true
 	var args []itArg
+	n := len(base) + 3
 	for p.peek() != 'E' {
 		pack := p.peek() == 'J' || p.peek() == 'I'
 		arg, empty := p.templateArg(false)
@@ -432,18 +426,36 @@ func (p *itParser) template(base string) string {
 			a.elems = 1 // at least one: a non-empty pack is left to the library where it matters
 		}
 		args = append(args, a)
-		if empty {
-			continue
+		if !empty {
+			n += len(arg) + 2
 		}
-		if !first {
-			b.WriteString(", ")
-		}
-		b.WriteString(arg)
-		first = false
 	}
 	p.i++
 	p.last, p.lastEnd = args, p.i
-	if s := b.String(); s[len(s)-1] == '>' {
+	// One allocation: the arguments' text is known before it is written.
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(base)
+	if strings.HasSuffix(base, "<") {
+		b.WriteByte(' ') // operator< <int>
+	}
+	b.WriteByte('<')
+	first, last := true, byte('<')
+	for _, a := range args {
+		if a.pack && a.elems == 0 {
+			continue // an empty pack
+		}
+		if !first {
+			b.WriteString(", ")
+			last = ' '
+		}
+		b.WriteString(a.s)
+		if a.s != "" {
+			last = a.s[len(a.s)-1]
+		}
+		first = false
+	}
+	if last == '>' {
 		b.WriteByte(' ')
 	}
 	b.WriteByte('>')
