@@ -120,6 +120,7 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	if lc != nil && lc.Write(stdout, l) {
 		return nil
 	}
+	command.HugeHeap(path)
 	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, Names: l.Names, Log: stderr})
 	if err != nil {
 		return err

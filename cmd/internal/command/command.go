@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -182,19 +183,69 @@ func OneShotGC() {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
+	oneShot.Lock()
+	defer oneShot.Unlock()
+	oneShot.on = true
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(oneShotHeap)
-	// The first collection finds this object unreachable and runs its
-	// finalizer, which hands pacing to GOGC=400 from then on.
-	first := new(sentinel)
-	runtime.SetFinalizer(first, func(*sentinel) {
-		debug.SetGCPercent(400)
-		debug.SetMemoryLimit(math.MaxInt64)
+	armFirstCollection()
+}
+
+// oneShot is OneShotGC's state: on until the first collection hands
+// pacing to GOGC=400; gen counts the sentinels armed, so that only the
+// last one's finalizer acts (HugeHeap's own collection is not the first).
+var oneShot struct {
+	sync.Mutex
+	on, huge bool
+	gen      int
+}
+
+// armFirstCollection makes the next collection hand pacing to GOGC=400:
+// it finds this object unreachable and runs its finalizer.
+// oneShot is locked.
+func armFirstCollection() {
+	oneShot.gen++
+	gen := oneShot.gen
+	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
+		oneShot.Lock()
+		defer oneShot.Unlock()
+		if gen == oneShot.gen && oneShot.on {
+			oneShot.on = false
+			debug.SetGCPercent(400)
+			debug.SetMemoryLimit(math.MaxInt64)
+		}
 	})
 }
 
-// oneShotHeap is the heap a run grows to before its first collection.
-const oneShotHeap = 256 << 20
+// HugeHeap is for a OneShotGC run about to decode the file at path: when
+// it is large (hugeHeapInput), the heap it fills is backed by huge pages
+// where the kernel allows (see hugeHeap). Once per run, before the first
+// collection; the collection it runs keeps OneShotGC's pacing.
+func HugeHeap(path string) {
+	if st, err := os.Stat(path); err != nil || st.Size() < hugeHeapInput {
+		return
+	}
+	oneShot.Lock()
+	defer oneShot.Unlock()
+	if !oneShot.on || oneShot.huge {
+		return
+	}
+	oneShot.huge = true
+	oneShot.gen++ // the collection below is not the first: its finalizer does nothing
+	hugeHeap(hugeHeapBytes)
+	armFirstCollection()
+}
+
+const (
+	// oneShotHeap is the heap a run grows to before its first collection.
+	oneShotHeap = 256 << 20
+	// hugeHeapInput is the smallest file HugeHeap prepares for: a listing
+	// of a 1 MB binary fills a few MB of heap.
+	hugeHeapInput = 1 << 20
+	// hugeHeapBytes is the heap HugeHeap advises: address space, touched
+	// only as the run allocates (cpp-real's prototypes fill 60 MB).
+	hugeHeapBytes = 128 << 20
+)
 
 // sentinel holds a pointer, so that it is never batched with other small
 // objects (whose finalizers may not run).

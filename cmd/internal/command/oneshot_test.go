@@ -1,10 +1,15 @@
 package command
 
 import (
+	"bytes"
 	"math"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -44,4 +49,92 @@ func TestOneShotGC(t *testing.T) {
 		t.Errorf("GOGC after the first collection: %d, want 400", p)
 	}
 	runtime.KeepAlive(keep)
+}
+
+// TestHugeHeap: HugeHeap on a large file keeps OneShotGC's pacing (the
+// collection it runs is not the first), does nothing for a small file,
+// and where the kernel's policy allows transparent huge pages for an
+// advised range, the heap the run fills next is backed by them
+// (AnonHugePages of /proc/self/smaps_rollup, the kernel's count). It runs
+// in a process of its own, whose heap holds no pages other tests freed.
+func TestHugeHeap(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("GOGC is set: OneShotGC leaves the collector alone")
+	}
+	if os.Getenv("BINSCOPE_TEST_HUGEHEAP") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHugeHeap$", "-test.v")
+		cmd.Env = append(os.Environ(), "BINSCOPE_TEST_HUGEHEAP=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("--- PASS: TestHugeHeap")) {
+			t.Fatalf("TestHugeHeap in its own process: %v\n%s", err, out)
+		}
+		t.Logf("in its own process:\n%s", out)
+		return
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	OneShotGC()
+	small := filepath.Join(t.TempDir(), "small")
+	if err := os.WriteFile(small, make([]byte, hugeHeapInput-1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	gcs := m.NumGC
+	HugeHeap(small)
+	if runtime.ReadMemStats(&m); m.NumGC != gcs {
+		t.Fatalf("HugeHeap of a %d-byte file collected", hugeHeapInput-1)
+	}
+	exe, err := os.Executable() // this test's binary: several MB
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := anonHugeKB(t)
+	HugeHeap(exe)
+	time.Sleep(100 * time.Millisecond) // the first sentinel's finalizer runs, and must do nothing
+	if runtime.ReadMemStats(&m); m.NumGC != gcs+1 {
+		t.Errorf("HugeHeap ran %d collections, want 1", m.NumGC-gcs)
+	}
+	if lim := debug.SetMemoryLimit(-1); lim != oneShotHeap {
+		t.Fatalf("memory limit %d after HugeHeap's collection, want %d (the one-shot pacing kept)", lim, oneShotHeap)
+	}
+	if p := debug.SetGCPercent(-1); p != -1 {
+		t.Fatalf("GOGC %d after HugeHeap's collection, want off", p)
+	}
+	var keep [][]byte
+	for i := 0; i < 32<<10; i++ { // 32 MB in small objects, as a walk allocates
+		keep = append(keep, make([]byte, 1<<10))
+	}
+	grown := anonHugeKB(t) - before
+	policy, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	switch {
+	case bytes.Contains(policy, []byte("[never]")) || len(policy) == 0:
+		t.Logf("transparent huge pages off here (%q): %d KB", bytes.TrimSpace(policy), grown)
+	case grown < 8<<10:
+		t.Errorf("32 MB allocated after HugeHeap: AnonHugePages grew by %d KB, want at least 8 MB (policy %q)", grown, bytes.TrimSpace(policy))
+	}
+	runtime.KeepAlive(keep)
+	runtime.GC() // the first collection after HugeHeap's hands pacing to GOGC=400
+	for i := 0; i < 200 && debug.SetMemoryLimit(-1) != math.MaxInt64; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
+		t.Fatalf("memory limit %d after the first collection, want none", lim)
+	}
+}
+
+// anonHugeKB is the process's anonymous memory in transparent huge pages.
+func anonHugeKB(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps_rollup: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "AnonHugePages:" {
+			n, _ := strconv.Atoi(f[1])
+			return n
+		}
+	}
+	t.Skip("/proc/self/smaps_rollup has no AnonHugePages")
+	return 0
 }
