@@ -115,11 +115,14 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 		df.IndexTypes() // on the other core, while the walk runs
 		df.Prefetch(".debug_loclists", ".debug_loc")
 	}
+	// The symbol tables are read on another core while the walk runs.
+	syms := make(chan *symtab.Table, 1)
+	go func() { syms <- readSyms(df.ELF, df.Debug) }()
 	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.DeferParams, At: o.At})
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Path: df.Path, ELF: df.ELF, DWARF: df, Syms: readSyms(df.ELF, df.Debug)}
+	m := &Model{Path: df.Path, ELF: df.ELF, DWARF: df, Syms: <-syms}
 	m.settle(fns)
 	sort.SliceStable(m.hosts, func(i, j int) bool { return m.hosts[i].lo < m.hosts[j].lo })
 	if o.At == 0 {
