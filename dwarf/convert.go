@@ -39,11 +39,13 @@ type converter struct {
 	strs    *strSections
 }
 
-func newConverter(f *File, ix *index) *converter {
+// newConverter converts the types of ix; memo is how many conversions to
+// make room for.
+func newConverter(f *File, ix *index, memo int) *converter {
 	return &converter{
 		f:    f,
 		ix:   ix,
-		memo: make(map[dwarf.Offset]types.Type, ix.nodes.size()/2),
+		memo: make(map[dwarf.Offset]types.Type, memo),
 		void: &types.Void{},
 		ptr:  f.ELF.PointerSize(),
 		big:  f.ELF.Data == elf.ELFDATA2MSB,
@@ -138,7 +140,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	if t, ok := c.memo[off]; ok {
 		return t, nil
 	}
-	n := c.ix.nodes.get(off)
+	n := c.ix.lookup(off)
 	if n != nil && n.same != nil {
 		return n.same, nil
 	}

@@ -43,6 +43,7 @@ type File struct {
 	cacheMu    sync.Mutex // held over lineFiles and sections: walks run on every core
 	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
 	sections   map[string]*sectionBytes
+	linesMu    sync.Mutex // held over lineRows and lineSeqs: parameters are filled on every core
 	lineRows   map[dwarf.Offset][]types.Line
 	lineSeqs   map[dwarf.Offset][][2]uint64 // each unit's line sequences, by start
 	convMu     sync.Mutex                   // held while the type index is built
@@ -75,7 +76,7 @@ func (f *File) typeConverter() (*converter, error) {
 		f.convErr = err
 		return nil, err
 	}
-	f.conv = newConverter(f, ix)
+	f.conv = newConverter(f, ix, ix.nodes.size()/2)
 	return f.conv, nil
 }
 

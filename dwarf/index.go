@@ -44,10 +44,14 @@ type unit struct {
 
 // index is the result of one pass over .debug_info.
 type index struct {
-	nodes nodeTable
-	named []*node // named types at namespace level, in DIE order
-	units []unit
-	lazy  []*lazyEntries // the decoders of its nodes (one per pass that built it)
+	// localMu is held while a local type is indexed (see File.local),
+	// read-held while a converter looks a node up: converters run on
+	// every core while parameters are filled.
+	localMu sync.RWMutex
+	nodes   nodeTable
+	named   []*node // named types at namespace level, in DIE order
+	units   []unit
+	lazy    []*lazyEntries // the decoders of its nodes (one per pass that built it)
 }
 
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
@@ -83,6 +87,13 @@ func (t *nodeTable) get(off dwarf.Offset) *node {
 		return t.list[i]
 	}
 	return t.extra[off]
+}
+
+// lookup is the node at off, read while File.local may be adding one.
+func (ix *index) lookup(off dwarf.Offset) *node {
+	ix.localMu.RLock()
+	defer ix.localMu.RUnlock()
+	return ix.nodes.get(off)
 }
 
 // size is the number of nodes.
@@ -332,6 +343,11 @@ func (b *indexer) node(e *dwarf.Entry, scratch bool) *node {
 // closure) that a type outside refers to. It returns nil when off is not
 // the offset of a type DIE.
 func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
+	ix.localMu.Lock()
+	defer ix.localMu.Unlock()
+	if n := ix.nodes.get(off); n != nil {
+		return n, nil // indexed by another converter meanwhile
+	}
 	u := sort.Search(len(ix.units), func(i int) bool { return ix.units[i].entry.Offset > off }) - 1
 	if u < 0 {
 		return nil, nil

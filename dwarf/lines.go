@@ -45,6 +45,8 @@ func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
 
 // unitRows is a compile unit's line table in address order, read once.
 func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
+	f.linesMu.Lock()
+	defer f.linesMu.Unlock()
 	if rows, ok := f.lineRows[cu.Offset]; ok {
 		return rows, nil
 	}
@@ -106,7 +108,9 @@ func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 // inSequence reports whether some sequence of the unit's line table
 // covers addr: code between sequences has no row.
 func (f *File) inSequence(cu dwarf.Offset, addr uint64) bool {
+	f.linesMu.Lock()
 	seqs := f.lineSeqs[cu]
+	f.linesMu.Unlock()
 	i := sort.Search(len(seqs), func(i int) bool { return seqs[i][0] > addr })
 	for k := i - 1; k >= 0 && k >= i-16; k-- {
 		if addr < seqs[k][1] {

@@ -98,7 +98,7 @@ func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *t
 			return nil, false, err
 		}
 	}
-	c := newConverter(f, ix)
+	c := newConverter(f, ix, ix.nodes.size()/2)
 	s := &types.Spec{Path: f.Path, Format: "dwarf", Arch: f.ELF.Arch(), PointerSize: c.ptr}
 	s.Lang, s.Producer = mainLang(ix.units)
 	added := map[types.Type]bool{}

@@ -2,7 +2,10 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/types"
@@ -31,16 +34,58 @@ func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subpr
 }
 
 // fillAll fills the parameters of every function of the walk, and keeps
-// only what FillParams needs to know it did.
+// only what FillParams needs to know it did. Functions are filled on
+// every core, each core a contiguous share of fns (in address order, so
+// mostly whole compile units, whose types are the unit's own) with a
+// converter of its own: a type two shares use is converted in both.
 func (pf *paramFiller) fillAll(fns []*types.Func) error {
+	c, err := pf.f.typeConverter()
+	if err != nil {
+		return err
+	}
+	var todo []*types.Func
 	for _, fn := range fns {
-		if err := pf.fill(fn); err != nil {
-			return err
+		if !pf.done[fn] {
+			pf.done[fn] = true
+			todo = append(todo, fn)
 		}
 	}
+	workers := min(fillCores(), max(1, len(todo)/minParallelFill))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		share := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
+		wc := c
+		if w > 0 {
+			wc = newConverter(pf.f, c.ix, len(share))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					errs[w] = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", pf.f.Path, p)
+				}
+			}()
+			for _, fn := range share {
+				if err := pf.fillWith(wc, fn); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	pf.parts, pf.byOff = nil, nil
-	return nil
+	return errors.Join(errs...)
 }
+
+// minParallelFill is the fewest functions per core worth a converter of
+// their own.
+const minParallelFill = 256
+
+// fillCores is how many cores fillAll uses at most.
+var fillCores = func() int { return runtime.GOMAXPROCS(0) }
 
 // FillParams fills fn's Params and Return from the entries recorded by the
 // walk that returned fn (Functions with FuncOptions.Params and
@@ -76,11 +121,16 @@ func (pf *paramFiller) fill(fn *types.Func) error {
 		return nil
 	}
 	pf.done[fn] = true
-	f, byOff := pf.f, pf.byOff
-	c, err := f.typeConverter()
+	c, err := pf.f.typeConverter()
 	if err != nil {
 		return err
 	}
+	return pf.fillWith(c, fn)
+}
+
+// fillWith fills fn's parameters, converting their types with c.
+func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
+	f, byOff := pf.f, pf.byOff
 	typeOf := func(off dwarf.Offset) types.Type {
 		if off == 0 {
 			return nil

@@ -37,7 +37,7 @@ func TestSplitIndexEqualsReaderIndex(t *testing.T) {
 func TestRawKeysEqualDecoded(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
 		lazy, eager := bothIndexes(t, f)
-		raw, decoded := newConverter(f, lazy), newConverter(f, eager)
+		raw, decoded := newConverter(f, lazy, 0), newConverter(f, eager, 0)
 		n, fromBytes := 0, 0
 		for i, ln := range lazy.named {
 			var a keyAttrs

@@ -39,7 +39,8 @@ type File struct {
 	// raw are the DWARF sections as DWARF read them (decompressed), when
 	// no relocation applied to them (see DWARFSection).
 	raw map[string][]byte
-	// lazy are the sections read through LazySection.
+	// lazy are the sections read through LazySection; lazyMu also
+	// guards debugLine after DWARF.
 	lazyMu sync.Mutex
 	lazy   map[string]*Lazy
 }
@@ -55,6 +56,8 @@ func (f *File) DWARFSection(name string) []byte { return f.raw[name] }
 // the file has none. After DWARF it costs nothing: the section read then
 // is kept.
 func (f *File) DebugLine() ([]byte, error) {
+	f.lazyMu.Lock()
+	defer f.lazyMu.Unlock()
 	if f.debugLine != nil {
 		return f.debugLine, nil
 	}
