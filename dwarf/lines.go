@@ -46,10 +46,12 @@ func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
 // unitRows is a compile unit's line table in address order, read once.
 func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 	f.linesMu.Lock()
-	defer f.linesMu.Unlock()
-	if rows, ok := f.lineRows[cu.Offset]; ok {
+	rows, ok := f.lineRows[cu.Offset]
+	f.linesMu.Unlock()
+	if ok {
 		return rows, nil
 	}
+	// Decoded unlocked: two cores that want one unit at once both decode it.
 	lr, err := f.lineReader(cu)
 	if err != nil {
 		return nil, err
@@ -57,7 +59,7 @@ func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 	if lr == nil {
 		return nil, fmt.Errorf("%s: section .debug_line: no line table for the unit at %#x", f.Path, cu.Offset)
 	}
-	var rows []types.Line
+	rows = nil
 	var le dwarf.LineEntry
 	var seqs [][2]uint64 // each sequence's [first row, end)
 	seqStart := 0
@@ -93,11 +95,13 @@ func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 			Stmt: le.IsStmt, PrologueEnd: le.PrologueEnd})
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Addr < rows[j].Addr })
+	sort.Slice(seqs, func(i, j int) bool { return seqs[i][0] < seqs[j][0] })
+	f.linesMu.Lock()
+	defer f.linesMu.Unlock()
 	if f.lineRows == nil {
 		f.lineRows = map[dwarf.Offset][]types.Line{}
 	}
 	f.lineRows[cu.Offset] = rows
-	sort.Slice(seqs, func(i, j int) bool { return seqs[i][0] < seqs[j][0] })
 	if f.lineSeqs == nil {
 		f.lineSeqs = map[dwarf.Offset][][2]uint64{}
 	}
