@@ -198,6 +198,7 @@ var oneShot struct {
 	sync.Mutex
 	on, huge bool
 	gen      int
+	advised  chan struct{} // closed when HugeHeap's collection is done
 }
 
 // armFirstCollection makes the next collection hand pacing to GOGC=400:
@@ -220,7 +221,9 @@ func armFirstCollection() {
 // HugeHeap is for a OneShotGC run about to decode the file at path: when
 // it is large (hugeHeapInput), the heap it fills is backed by huge pages
 // where the kernel allows (see hugeHeap). Once per run, before the first
-// collection; the collection it runs keeps OneShotGC's pacing.
+// collection; the collection it runs keeps OneShotGC's pacing. It returns
+// at once: the collection runs on another core while the run opens the
+// file, and the heap it advises serves the allocations after it.
 func HugeHeap(path string) {
 	if st, err := os.Stat(path); err != nil || st.Size() < hugeHeapInput {
 		return
@@ -231,9 +234,18 @@ func HugeHeap(path string) {
 		return
 	}
 	oneShot.huge = true
-	oneShot.gen++ // the collection below is not the first: its finalizer does nothing
-	hugeHeap(hugeHeapBytes)
-	armFirstCollection()
+	oneShot.advised = make(chan struct{})
+	go func() {
+		defer close(oneShot.advised)
+		oneShot.Lock()
+		defer oneShot.Unlock()
+		if !oneShot.on {
+			return
+		}
+		oneShot.gen++ // the collection below is not the first: its finalizer does nothing
+		hugeHeap(hugeHeapBytes)
+		armFirstCollection()
+	}()
 }
 
 const (
