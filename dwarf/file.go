@@ -113,7 +113,15 @@ func (f *File) unitFiles(cu *dwarf.Entry) []*dwarf.LineFile {
 // through a unit's file table; "" when it is absent or out of range.
 func fileName(files []*dwarf.LineFile, v any) string {
 	i, ok := v.(int64)
-	if !ok || i < 0 || i >= int64(len(files)) || files[i] == nil {
+	if !ok {
+		return ""
+	}
+	return fileAt(files, i)
+}
+
+// fileAt is entry i of a unit's file table, "" for none.
+func fileAt(files []*dwarf.LineFile, i int64) string {
+	if i < 0 || i >= int64(len(files)) || files[i] == nil {
 		return ""
 	}
 	return files[i].Name

@@ -152,6 +152,7 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 		w = funcWalk
 	}
 	r := f.dieEntries(w)
+	r.typed = fast
 	jump := 0
 	if sp != (span{}) {
 		r.sc.pos, r.sc.limit = sp.unit, sp.limit
@@ -216,32 +217,30 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 				next.scope += name + "::"
 			}
 		case dwarf.TagSubprogram:
-			s := &subprogram{off: e.Offset, name: str(e, dwarf.AttrName), lang: lang, scope: cur.scope}
-			s.linkage = str(e, dwarf.AttrLinkageName)
-			if s.linkage == "" {
-				s.linkage = str(e, attrMIPSLinkageName)
+			a, e, err := r.attrs(e)
+			if err != nil {
+				return out, err
 			}
-			s.external, _ = e.Val(dwarf.AttrExternal).(bool)
-			if v, ok := e.Val(dwarf.AttrInline).(int64); ok {
-				s.inline = v == dwInlDeclaredNotInlined || v == dwInlDeclaredInlined
+			s := &subprogram{off: e.Offset, name: a.name, lang: lang, scope: cur.scope}
+			s.linkage = a.linkageName()
+			s.external = a.external
+			s.inline = a.inline == dwInlDeclaredNotInlined || a.inline == dwInlDeclaredInlined
+			s.origin = a.origin
+			if s.origin == 0 {
+				s.origin = a.spec
 			}
-			if o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
-				s.origin = o
-			} else if o, ok := e.Val(dwarf.AttrSpecification).(dwarf.Offset); ok {
-				s.origin = o
-			}
-			s.decl = types.Decl{File: fileName(files, e.Val(dwarf.AttrDeclFile)), Line: intVal(e.Val(dwarf.AttrDeclLine))}
-			s.declOnly, _ = e.Val(dwarf.AttrDeclaration).(bool)
-			if rs, err := r.ranges(e); err == nil && len(rs) > 0 && (rel || lowest(rs) != 0) {
+			s.decl = types.Decl{File: fileAt(files, a.declFile), Line: int(a.declLine)}
+			s.declOnly = a.declaration
+			if rs, err := r.attrRanges(e, &a); err == nil && len(rs) > 0 && (rel || lowest(rs) != 0) {
 				s.ranges = rs
 				// Where calls enter: DW_AT_entry_pc, else DW_AT_low_pc,
 				// else the first range listed (GCC lists a split
 				// function's hot part first, though its cold part may
 				// lie lower). The model of code checks it against the
 				// symbol table.
-				entry := f.entryPCOf(e)
+				entry := a.entryPC(rs)
 				if entry == 0 {
-					entry, _ = e.Val(dwarf.AttrLowpc).(uint64)
+					entry = a.low
 				}
 				if entry == 0 {
 					entry = rs[0][0]
@@ -250,9 +249,9 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 			}
 			if o.Params {
 				s.unit = unit
-				s.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
-				if fb, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !fb.list {
-					s.frameBase = fb.expr
+				s.typ = a.typ
+				if a.hasFrameBase && !a.frameBase.list {
+					s.frameBase = a.frameBase.expr
 				}
 			}
 			next.direct = s
@@ -278,16 +277,20 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 				s.params = addParam(s.params, p)
 			}
 		case dwarf.TagInlinedSubroutine:
-			o, _ := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-			site := &types.InlineSite{
-				CallFile:   fileName(files, e.Val(dwarf.AttrCallFile)),
-				CallLine:   intVal(e.Val(dwarf.AttrCallLine)),
-				CallColumn: intVal(e.Val(dwarf.AttrCallColumn)),
+			a, e, err := r.attrs(e)
+			if err != nil {
+				return out, err
 			}
-			if rs, err := r.ranges(e); err == nil {
+			o := a.origin
+			site := &types.InlineSite{
+				CallFile:   fileAt(files, a.callFile),
+				CallLine:   int(a.callLine),
+				CallColumn: int(a.callColumn),
+			}
+			if rs, err := r.attrRanges(e, &a); err == nil {
 				site.Ranges = rs
 			}
-			site.EntryPC = f.entryPCOf(e)
+			site.EntryPC = a.entryPC(site.Ranges)
 			if site.EntryPC == 0 && len(site.Ranges) > 0 {
 				site.EntryPC = site.Ranges[0][0]
 			}

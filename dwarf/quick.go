@@ -82,16 +82,8 @@ func (de *dieEntries) quickValue(pos int, sp attrSpec) (dwarf.Field, int, bool) 
 		return 0, false
 	}
 	switch sp.form {
-	case fAddr:
-		v, ok := word(s.u.addrSize)
-		fl.Val, fl.Class = v, dwarf.ClassAddress
-		return fl, pos + s.u.addrSize, ok
-	case fAddrx, fAddrx1, fAddrx2, fAddrx3, fAddrx4:
-		i, next, ok := de.index(pos, sp)
-		if !ok {
-			return fl, 0, false
-		}
-		v, ok := de.addrx(i)
+	case fAddr, fAddrx, fAddrx1, fAddrx2, fAddrx3, fAddrx4:
+		v, next, ok := de.address(pos, sp)
 		fl.Val, fl.Class = v, dwarf.ClassAddress
 		return fl, next, ok
 	case fSecOffset:
@@ -142,6 +134,31 @@ func (de *dieEntries) quickValue(pos int, sp attrSpec) (dwarf.Field, int, bool) 
 		return fl, 0, false
 	}
 	return fl, next, true
+}
+
+// address reads an address form's value at pos: DW_FORM_addr, or an
+// entry of .debug_addr (DW_FORM_addrx*).
+func (de *dieEntries) address(pos int, sp attrSpec) (v uint64, next int, ok bool) {
+	s := de.sc
+	if sp.form == fAddr {
+		n := s.u.addrSize
+		if pos+n > s.u.end {
+			return 0, 0, false
+		}
+		switch n {
+		case 4:
+			return uint64(s.order.Uint32(s.info[pos:])), pos + n, true
+		case 8:
+			return s.order.Uint64(s.info[pos:]), pos + n, true
+		}
+		return 0, 0, false
+	}
+	i, next, ok := de.index(pos, sp)
+	if !ok {
+		return 0, 0, false
+	}
+	v, ok = de.addrx(i)
+	return v, next, ok
 }
 
 // index reads the index of a DW_FORM_addrx* value at pos.

@@ -259,3 +259,66 @@ func typeDescribed(t types.Type) string {
 	}
 	return fmt.Sprintf("%s size %d", types.TypeString(t), size)
 }
+
+// TestQuickAttrsAgreeWithReader: a typed walk reads each subprogram's and
+// inline site's attributes from the scan's bytes (quickAttrs) as attrsOf
+// reads them from debug/dwarf's entry, and the ranges and entry address
+// they give are debug/dwarf's Data.Ranges and the entry's entryPCOf.
+func TestQuickAttrsAgreeWithReader(t *testing.T) {
+	eachScanInput(t, func(t *testing.T, f *File, min int) {
+		de := f.dieEntries(funcWalk)
+		de.typed = true
+		r := f.Data.Reader()
+		var typed, slow, ranged, entryPCs int
+		for {
+			e, err := de.next(false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e == nil {
+				break
+			}
+			if e.Tag != dwarf.TagSubprogram && e.Tag != dwarf.TagInlinedSubroutine {
+				continue
+			}
+			a, from, err := de.attrs(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if from != &de.scratchE {
+				slow++
+				continue
+			}
+			typed++
+			r.Seek(e.Offset)
+			want, err := r.Next()
+			if err != nil || want == nil {
+				t.Fatalf("Reader at %#x: %v", e.Offset, err)
+			}
+			if w := attrsOf(want); !reflect.DeepEqual(a, w) {
+				t.Fatalf("DIE %#x:\n\tquick  %+v\n\tReader %+v", e.Offset, a, w)
+			}
+			got, gerr := de.attrRanges(from, &a)
+			wantR, werr := f.Data.Ranges(want)
+			if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, wantR) {
+				t.Fatalf("DIE %#x ranges: quick %v %v, Data.Ranges %v %v", e.Offset, got, gerr, wantR, werr)
+			}
+			if g, w := a.entryPC(got), f.entryPCOf(want); g != w {
+				t.Fatalf("DIE %#x entry: quick %#x, entryPCOf %#x", e.Offset, g, w)
+			}
+			if a.hasRanges {
+				ranged++
+			}
+			if a.entry.kind != pcNone {
+				entryPCs++
+			}
+		}
+		t.Logf("%d subprograms and inline sites read typed (%d with DW_AT_ranges, %d with DW_AT_entry_pc), %d from entries", typed, ranged, entryPCs, slow)
+		if sc := f.newScan(); func() bool { _, err := sc.header(); return err == nil }() && sc.u.version < 4 {
+			return // quick decoding is for DWARF 4 and 5
+		}
+		if typed < max(min/100, 5) || slow*10 > typed+slow {
+			t.Errorf("%d read typed and %d from entries: want at least %d, and 90%% typed", typed, slow, max(min/100, 5))
+		}
+	})
+}

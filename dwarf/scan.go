@@ -606,6 +606,9 @@ type dieEntries struct {
 	unitAt int // the start of the unit unit describes
 	quickE dwarf.Entry
 	fields []dwarf.Field
+	// typed: subprograms and inline sites come as scratch entries, read
+	// with attrs (funcattrs.go).
+	typed bool
 }
 
 // dieEntries starts a walk of kind w, over debug/dwarf's Reader when the
@@ -648,7 +651,8 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 	case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
 		full = true
 	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
-		full = de.w == funcWalk
+		// A typed walk reads them with attrs, from the scratch entry.
+		full = de.w == funcWalk && !de.typed
 	case dwarf.TagFormalParameter:
 		// A parameter the unit lets quickParam read comes as the
 		// scratch entry: the walk asks param for it.
