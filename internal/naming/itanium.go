@@ -9,17 +9,20 @@ import (
 // form Demangle prints them (no parameters, no clone suffix): nested and
 // unscoped names, template arguments of builtin, class, pointer,
 // reference, const, function and array types, integer and enum literals,
-// argument packs, substitutions, operators, constructors, destructors, ABI
-// tags, names local to a function (printed with the function's
-// parameters) and lambdas' closure types, and in a function template's
-// types its template parameters and expansions of empty packs.
+// argument packs, substitutions, operators (conversion operators too),
+// constructors (inherited ones too), destructors, ABI tags, names local to
+// a function (printed with the function's parameters) and lambdas'
+// closure types, and in a function template's types its template
+// parameters, expansions of its packs (one parameter per element) and
+// the reference collapsing of a parameter's type (&& of T& is T&).
 // github.com/ianlancetaylor/demangle, the reference, builds a syntax tree
 // and rewrites it, which costs C++ programs most of a listing; this parser
 // writes the string as it reads and gives up (fast returns false) at
 // anything outside that subset: other template parameters, member-pointer
 // types, expressions, generic lambdas, other unnamed names, volatile or
-// restrict, reference collapsing, and a substitution of a type the library
-// reads by its context (a template parameter, a lambda parameter's type).
+// restrict, other references to references, and a substitution of a type
+// the library reads by its context (a template parameter, a lambda
+// parameter's type, a pack expansion).
 // Demangle then asks the library. TestFastDemangle checks every mangled
 // name of libstdc++'s debug file and of a C++ program over Boost and
 // nlohmann::json against the library, to the byte, and
@@ -45,6 +48,9 @@ type itEntry struct {
 	// library resolves a substitution of it by where it is used, so the
 	// fast path gives up at one.
 	tparam bool
+	// rvalue is an rvalue reference (ref, written &&); value a template
+	// argument that is a value, not a type.
+	rvalue, value bool
 }
 
 // composite reports whether e needs a declarator's syntax around it.
@@ -60,15 +66,19 @@ type itParser struct {
 	last, tparams []itArg
 	lastEnd       int // where the last template-args ended
 	// expanding is set inside a pack expansion (Dp), where a template
-	// parameter may name an argument pack.
-	expanding bool
+	// parameter may name an argument pack: its element elem, and packLen
+	// is set to the pack's length.
+	expanding     bool
+	elem, packLen int
 }
 
-// itArg is one template argument: a type or value, or a pack of them.
+// itArg is one template argument: a type or value (e), or a pack of
+// them (elts).
 type itArg struct {
-	s     string
-	pack  bool
-	elems int
+	s    string
+	e    itEntry
+	pack bool
+	elts []itEntry
 }
 
 // itParsers keep parsers, and their substitution tables, for reuse.
@@ -211,10 +221,19 @@ func (p *itParser) prefix() itEntry {
 			next = p.unqualified()
 		case c == 'C':
 			p.i++
+			inheriting := p.peek() == 'I'
+			if inheriting {
+				p.i++ // CI1, CI2: a constructor inherited from the type that follows, not printed
+			}
 			if !haveLast || lastName == "" || p.peek() < '1' || p.peek() > '5' {
 				p.bail()
 			}
 			p.i++
+			if inheriting {
+				if b := p.typ(); b.s == "" || b.tparam {
+					p.bail()
+				}
+			}
 			next = p.tags(itEntry{s: lastName, last: lastName})
 		case c == 'D':
 			if !haveLast || lastName == "" || strings.IndexByte("01245", p.peek2()) < 0 {
@@ -343,6 +362,15 @@ func (p *itParser) unqualified() itEntry {
 		e = itEntry{s: n, last: n}
 	case c == 'U':
 		e = p.unnamed()
+	case c == 'c' && p.peek2() == 'v':
+		// A conversion operator: operator <type>, of a type that needs
+		// no declarator syntax and names no template parameter.
+		p.i += 2
+		t := p.typ()
+		if t.s == "" || t.composite() || t.tparam {
+			p.bail()
+		}
+		e = itEntry{s: "operator " + t.s}
 	case isLowerByte(c) && p.i+2 <= len(p.s):
 		op, ok := itOperators[p.s[p.i:p.i+2]]
 		if !ok {
@@ -416,18 +444,13 @@ func (p *itParser) template(base string) string {
 	var args []itArg
 	n := len(base) + 3
 	for p.peek() != 'E' {
-		pack := p.peek() == 'J' || p.peek() == 'I'
-		arg, empty := p.templateArg(false)
+		a := p.templateArg(false)
 		if p.peek() == 'Q' {
 			p.bail() // a constraint
 		}
-		a := itArg{s: arg, pack: pack}
-		if pack && !empty {
-			a.elems = 1 // at least one: a non-empty pack is left to the library where it matters
-		}
 		args = append(args, a)
-		if !empty {
-			n += len(arg) + 2
+		if !a.pack || len(a.elts) > 0 {
+			n += len(a.s) + 2
 		}
 	}
 	p.i++
@@ -442,7 +465,7 @@ func (p *itParser) template(base string) string {
 	b.WriteByte('<')
 	first, last := true, byte('<')
 	for _, a := range args {
-		if a.pack && a.elems == 0 {
+		if a.pack && len(a.elts) == 0 {
 			continue // an empty pack
 		}
 		if !first {
@@ -462,31 +485,36 @@ func (p *itParser) template(base string) string {
 	return b.String()
 }
 
-// templateArg parses one <template-arg>; empty is an empty argument
-// pack, which the library leaves out of the list.
-func (p *itParser) templateArg(inPack bool) (arg string, empty bool) {
+// templateArg parses one <template-arg>: a type or a value, or an
+// argument pack (an empty one the library leaves out of the list).
+func (p *itParser) templateArg(inPack bool) itArg {
 	switch p.peek() {
 	case 'L':
-		return p.literal(), false
+		l := p.literal()
+		return itArg{s: l, e: itEntry{s: l, value: true}}
 	case 'I', 'J':
 		if inPack {
 			p.bail()
 		}
 		p.i++
+		a := itArg{pack: true}
 		var args []string
 		for p.peek() != 'E' {
-			a, _ := p.templateArg(true)
+			el := p.templateArg(true)
 			if p.peek() == 'Q' {
 				p.bail()
 			}
-			args = append(args, a)
+			args = append(args, el.s)
+			a.elts = append(a.elts, el.e)
 		}
 		p.i++
-		return strings.Join(args, ", "), len(args) == 0
+		a.s = strings.Join(args, ", ")
+		return a
 	case 'X', 'T', 0:
 		p.bail()
 	}
-	return p.typ().s, false
+	e := p.typ()
+	return itArg{s: e.s, e: e}
 }
 
 // itIntSuffix are the suffixes of integer literals of these types.
@@ -614,8 +642,14 @@ func (p *itParser) unqualifiedType() itEntry {
 			p.add(b) // an empty pack being expanded: no type
 			return b
 		}
+		if b.ref && b.tparam && c != 'P' && !(c == 'R' && b.rvalue) {
+			// Reference collapsing, of a template parameter's type: &
+			// or && of T& is T&, && of T&& is T&&.
+			e = b
+			break
+		}
 		if b.ref || b.noWrap {
-			p.bail() // reference collapsing, or a declarator in a declarator
+			p.bail() // a reference to a reference, or a declarator in a declarator
 		}
 		op := "*"
 		if c == 'R' {
@@ -623,12 +657,12 @@ func (p *itParser) unqualifiedType() itEntry {
 		} else if c == 'O' {
 			op = "&&"
 		}
-		e = itEntry{s: b.s + op, ref: c != 'P', tparam: b.tparam}
+		e = itEntry{s: b.s + op, ref: c != 'P', rvalue: c == 'O', tparam: b.tparam}
 		switch {
 		case b.array:
-			e = itEntry{s: b.left + " (" + op + ") " + b.right, ref: c != 'P', noWrap: true}
+			e = itEntry{s: b.left + " (" + op + ") " + b.right, ref: c != 'P', rvalue: c == 'O', noWrap: true}
 		case b.right != "":
-			e = itEntry{s: b.left + " (" + op + ")" + b.right, ref: c != 'P', noWrap: true}
+			e = itEntry{s: b.left + " (" + op + ")" + b.right, ref: c != 'P', rvalue: c == 'O', noWrap: true}
 		}
 	case c == 'T':
 		e = p.templateParam()

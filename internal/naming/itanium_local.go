@@ -64,20 +64,41 @@ func (p *itParser) local(top bool) itEntry {
 		}
 		types++
 		if p.peek() == 'D' && p.peek2() == 'p' {
-			// A pack expansion: only an empty pack's, which adds no
-			// parameter, is read here.
+			// A pack expansion: a parameter per element of the pack
+			// its type names (none for an empty pack). The type is
+			// read once per element; its substitution candidates,
+			// once, name the pack: the fast path gives up at them.
 			p.i += 2
-			p.expanding = true
-			t := p.typ()
-			p.expanding = false
-			if t.s != "" {
-				p.bail()
+			start, from := p.i, len(p.subs)
+			var t itEntry
+			for k := 0; ; k++ {
+				p.i, p.subs = start, p.subs[:from]
+				p.expanding, p.elem, p.packLen = true, k, -1
+				t = p.typ()
+				p.expanding = false
+				if p.packLen < 0 {
+					p.bail() // no pack in it
+				}
+				if p.packLen == 0 {
+					break
+				}
+				if t.composite() && !t.noWrap {
+					p.bail()
+				}
+				params = append(params, t.s)
+				if k+1 == p.packLen {
+					break
+				}
 			}
+			for i := from; i < len(p.subs); i++ {
+				p.subs[i].tparam = true
+			}
+			t.tparam = true
 			p.add(t) // the expansion is a candidate too
 			continue
 		}
 		t := p.typ()
-		if t.composite() {
+		if t.composite() && !t.noWrap {
 			p.bail()
 		}
 		params = append(params, t.s)
@@ -164,11 +185,25 @@ func (p *itParser) templateParam() itEntry {
 	}
 	p.i++
 	a := p.tparams[n]
-	switch {
-	case a.pack && a.elems == 0 && p.expanding:
-		return itEntry{tparam: true}
-	case a.pack:
-		p.bail()
+	e := a.e
+	if a.pack {
+		// Inside its expansion, one element at a time (see local); the
+		// packs an expansion names have one length.
+		if !p.expanding || (p.packLen >= 0 && p.packLen != len(a.elts)) {
+			p.bail()
+		}
+		p.packLen = len(a.elts)
+		if len(a.elts) == 0 {
+			return itEntry{tparam: true}
+		}
+		if p.elem >= len(a.elts) {
+			p.bail()
+		}
+		e = a.elts[p.elem]
 	}
-	return itEntry{s: a.s, tparam: true}
+	if e.value || e.s == "" {
+		p.bail() // a value where a type goes
+	}
+	e.tparam = true
+	return e
 }

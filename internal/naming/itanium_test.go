@@ -219,3 +219,27 @@ func TestFastDemangleMutated(t *testing.T) {
 		t.Errorf("the fast path took only %d mutated names", fast)
 	}
 }
+
+// TestFastDemangleTakes: names the fast path must answer, as the library
+// does: expansions of a function template's packs (one parameter per
+// element, references collapsed), reference collapsing of a template
+// parameter's type, conversion operators, inheriting constructors.
+func TestFastDemangleTakes(t *testing.T) {
+	for _, sym := range []string{
+		"_ZZN1A6createINS_1BEJRA1_KcEEEPT_DpOT0_ENKUlPS1_E_clES7_",
+		"_ZZN1A1fIJRiOlEEEvDpOT_E1x",
+		"_ZZN1A1fIJiPcEEEvDpRKT_E1x",
+		"_ZZN1A1fIRiEEvOT_E1x",
+		"_ZNK1AcvbEv",
+		"_ZNK1AcvSt6vectorIiSaIiEEEv",
+		"_ZN1BCI21AEi",
+	} {
+		want, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
+		if err != nil {
+			t.Fatalf("library: %s: %v", sym, err)
+		}
+		if got, ok := fastDemangle(sym); !ok || got != want {
+			t.Errorf("%s: fast %q (answered: %v), library %q", sym, got, ok, want)
+		}
+	}
+}
