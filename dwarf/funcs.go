@@ -161,6 +161,7 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 		}
 	}
 	var out walked
+	var params paramSlab
 	type frame struct {
 		sub    dwarf.Offset // enclosing out-of-line subprogram, or 0
 		scope  string
@@ -274,7 +275,7 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 				if err != nil {
 					return out, err
 				}
-				s.params = addParam(s.params, p)
+				params.add(s, p)
 			}
 		case dwarf.TagInlinedSubroutine:
 			a, e, err := r.attrs(e)
@@ -316,6 +317,38 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 		}
 	}
 	return out, nil
+}
+
+// paramSlab holds the parameters of a walk's subprograms in shared
+// arrays, where each subprogram's are contiguous (they are consecutive
+// children of its DIE): one allocation for many subprograms instead of a
+// growing slice each.
+type paramSlab struct {
+	// free is the unused rest of the current array, from where the
+	// owner's parameters start: they are free[:len(owner.params)].
+	free  []param
+	owner *subprogram
+}
+
+// add adds p to s's parameters (see addParam).
+func (sl *paramSlab) add(s *subprogram, p param) {
+	if sl.owner != s {
+		if o := sl.owner; o != nil {
+			sl.free = sl.free[len(o.params):len(o.params)]
+			o.params = o.params[:len(o.params):len(o.params)] // an append of o's moves them
+		}
+		sl.owner = nil
+		if len(s.params) == 0 {
+			if cap(sl.free) < 8 {
+				sl.free = make([]param, 0, 1024)
+			}
+			s.params, sl.owner = sl.free[:0], s
+		}
+	}
+	s.params = addParam(s.params, p)
+	if sl.owner == s && &s.params[0] != &sl.free[:1][0] {
+		sl.owner = nil // outgrew the array: the array's rest is the next one's
+	}
 }
 
 // addParam appends p to a subprogram's parameters, except a second entry
