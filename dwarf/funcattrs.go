@@ -162,9 +162,9 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 				}
 			}
 		case dwarf.AttrExternal:
-			a.external, ok = s.flagValue(pos, sp)
+			a.external, ok = s.flagAt(pos, sp.form)
 		case dwarf.AttrDeclaration:
-			a.declaration, ok = s.flagValue(pos, sp)
+			a.declaration, ok = s.flagAt(pos, sp.form)
 		case dwarf.AttrInline:
 			a.inline, ok = s.constant(pos, sp)
 		case dwarf.AttrAbstractOrigin:
@@ -226,9 +226,10 @@ func (de *dieEntries) attrs(e *dwarf.Entry) (fnAttrs, *dwarf.Entry, error) {
 	return attrsOf(full), full, nil
 }
 
-// flagValue reads a flag form's value.
-func (s *scan) flagValue(pos int, sp attrSpec) (bool, bool) {
-	switch sp.form {
+// flagAt reads a flag of form form at pos as debug/dwarf does (true is
+// 1); ok is false for another form.
+func (s *scan) flagAt(pos int, form uint64) (set, ok bool) {
+	switch form {
 	case fFlagPresent:
 		return true, true
 	case fFlag:

@@ -278,11 +278,5 @@ func (sc *scan) flag(d die, a dwarf.Attr) (set, ok bool) {
 	if !ok {
 		return false, true
 	}
-	switch form {
-	case fFlagPresent:
-		return true, true
-	case fFlag:
-		return pos < sc.u.end && sc.info[pos] != 0, true
-	}
-	return false, false
+	return sc.flagAt(pos, form)
 }

@@ -452,14 +452,7 @@ func (de *dieEntries) quickParam() (param, bool) {
 		case dwarf.AttrAbstractOrigin:
 			p.origin, ok = s.ref(pos, sp)
 		case dwarf.AttrVarParam:
-			switch sp.form {
-			case fFlagPresent:
-				p.result = true
-			case fFlag:
-				p.result = s.info[pos] == 1
-			default:
-				ok = false
-			}
+			p.result, ok = s.flagAt(pos, sp.form)
 		case dwarf.AttrLocation:
 			p.loc, ok = s.loc(pos, next, sp)
 			p.hasLoc = ok
