@@ -11,7 +11,9 @@ import (
 // transparent huge pages (where the kernel's policy is "madvise", the
 // default of most distributions): a run that reads a large binary's DWARF
 // fills tens of MB of fresh heap, and faulting them in 4 KB pages costs
-// more system time than decoding them. It allocates n bytes, which the
+// nearly as much time, in the kernel, as decoding them (25 ms of system
+// time against 30 ms of user time for cpp-real's listing, 8,200 faults,
+// before this). It allocates n bytes, which the
 // runtime maps fresh and never touches, advises the kernel, and collects
 // them: later allocations reuse the advised range. One collection of a
 // heap still empty; where the kernel ignores the advice, nothing changes.
