@@ -99,7 +99,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 
 // functions is Functions, walking the DIEs with a scan when fast (see
 // dieEntries): errScan when the scan falls out of step. A fast walk of the
-// whole file runs on every core, one span of .debug_info each (funcSpans).
+// whole file runs on every core, over spans of .debug_info (funcSpans).
 func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -114,7 +114,9 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 	}
 	spans := []span{{}}
 	if fast && units == nil {
-		spans = f.funcSpans(runtime.GOMAXPROCS(0))
+		// Spans of equal size are not of equal work: four per core,
+		// each core taking the next, end together.
+		spans = f.funcSpans(4 * runtime.GOMAXPROCS(0))
 	}
 	ws, err := f.walkSpans(o, units, fast, spans)
 	if err != nil {

@@ -9,8 +9,9 @@ import (
 )
 
 // minSpan is the size of .debug_info a span of the functions walk has at
-// least: below it, a second core costs more than it saves.
-const minSpan = 256 << 10
+// least: below it, a span's own start (its unit's context) costs more
+// than balancing the cores saves.
+const minSpan = 128 << 10
 
 // span is a run of .debug_info that one walk reads: from the unit whose
 // header is at unit, the DIEs from start (the unit's DIE, then on at start
