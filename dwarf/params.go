@@ -21,6 +21,7 @@ type paramFiller struct {
 	parts map[*types.Func][]*subprogram
 	byOff map[dwarf.Offset]*param
 	done  map[*types.Func]bool
+	cores int // the cores fillAll used
 }
 
 func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subprogram) *paramFiller {
@@ -50,7 +51,8 @@ func (pf *paramFiller) fillAll(fns []*types.Func) error {
 			todo = append(todo, fn)
 		}
 	}
-	workers := min(fillCores(), max(1, len(todo)/minParallelFill))
+	workers := min(fillCores(), max(1, len(todo)/minParallelFill), pf.units(todo))
+	pf.cores = workers
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -78,6 +80,19 @@ func (pf *paramFiller) fillAll(fns []*types.Func) error {
 	wg.Wait()
 	pf.parts, pf.byOff = nil, nil
 	return errors.Join(errs...)
+}
+
+// units is how many compile units fns come from: the types of one unit
+// are its own, and cores that share a unit convert its types each (a C++
+// program of one unit is filled faster on one core).
+func (pf *paramFiller) units(fns []*types.Func) int {
+	seen := map[dwarf.Offset]bool{}
+	for _, fn := range fns {
+		if ps := pf.parts[fn]; len(ps) > 0 && ps[0].unit != nil {
+			seen[ps[0].unit.off] = true // a walk's spans each read their unit's DIE
+		}
+	}
+	return len(seen)
 }
 
 // minParallelFill is the fewest functions per core worth a converter of

@@ -199,7 +199,9 @@ func paramsText(ps []param) string {
 // every location).
 func TestParallelFillEqualsOne(t *testing.T) {
 	defer func(c func() int) { fillCores = c }(fillCores)
+	parallel := 0 // inputs filled on more than one core
 	eachScanInput(t, func(t *testing.T, f *File, _ int) {
+		used := 0
 		fill := func(cores int) []string {
 			fillCores = func() int { return cores }
 			g, err := Open(f.Path, nil)
@@ -211,6 +213,7 @@ func TestParallelFillEqualsOne(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			used = g.fillers[0].cores
 			var out []string
 			for _, fn := range fns {
 				out = append(out, fmt.Sprintf("%s %#x %s %s", fn.Name, fn.LowPC, typeDescribed(fn.Return), paramsDescribed(fn.Params)))
@@ -219,6 +222,9 @@ func TestParallelFillEqualsOne(t *testing.T) {
 		}
 		want := fill(1)
 		got := fill(3)
+		if used > 1 {
+			parallel++
+		}
 		if len(got) != len(want) {
 			t.Fatalf("3 cores: %d functions, one core %d", len(got), len(want))
 		}
@@ -233,11 +239,11 @@ func TestParallelFillEqualsOne(t *testing.T) {
 		if len(want) < 5 {
 			t.Errorf("%d functions, want at least 5", len(want))
 		}
-		if len(want) < 3*minParallelFill {
-			t.Logf("%d functions: fewer than 3 shares of %d, filled on fewer cores", len(want), minParallelFill)
-		}
-		t.Logf("%d functions agree, %d differ", len(want)-diff, diff)
+		t.Logf("%d functions agree, %d differ (filled on %d cores)", len(want)-diff, diff, used)
 	})
+	if parallel < 3 {
+		t.Errorf("%d inputs filled on more than one core, want at least 3", parallel)
+	}
 }
 
 func paramsDescribed(ps []types.Param) string {
