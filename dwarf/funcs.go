@@ -130,15 +130,25 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 	if !sort.SliceIsSorted(order, func(i, j int) bool { return order[i].off < order[j].off }) {
 		sort.SliceStable(order, func(i, j int) bool { return order[i].off < order[j].off })
 	}
-	fns, parts, err := f.join(order, sites, o.Params)
+	var pf *paramFiller
+	var fill func(out []*types.Func, parts map[*types.Func][]*subprogram) error
+	if o.Params {
+		fill = func(out []*types.Func, parts map[*types.Func][]*subprogram) (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+				}
+			}()
+			pf = newParamFiller(f, parts, order)
+			if o.DeferParams {
+				return nil
+			}
+			return pf.fillAll(out)
+		}
+	}
+	fns, err = f.join(order, sites, fill)
 	if err != nil || !o.Params {
 		return fns, err
-	}
-	pf := newParamFiller(f, parts, order)
-	if !o.DeferParams {
-		if err := pf.fillAll(fns); err != nil {
-			return nil, err
-		}
 	}
 	f.paramsMu.Lock()
 	f.fillers = append(f.fillers, pf)
@@ -426,9 +436,11 @@ func intVal(v any) int {
 // expansion (a declaration alone, such as GCC's __builtin_malloc, is not
 // a function of this file). Entries, clones and aliases are the model of
 // code's to settle with the symbol table; LowPC, Ranges and Size here are
-// the first instance's. With withParts it also returns each function's
-// entries, where its parameters are read from.
-func (f *File) join(order []*subprogram, sites []inlined, withParts bool) ([]*types.Func, map[*types.Func][]*subprogram, error) {
+// the first instance's. fill, when not nil, is given every function with
+// its entries (where its parameters are read from) before naming, and
+// runs while join names them.
+func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Func, map[*types.Func][]*subprogram) error) ([]*types.Func, error) {
+	withParts := fill != nil
 	// order is in DIE order: a subprogram is found by its offset.
 	offs := make([]dwarf.Offset, len(order))
 	for i, s := range order {
@@ -514,6 +526,14 @@ func (f *File) join(order []*subprogram, sites []inlined, withParts bool) ([]*ty
 			}
 		}
 	}
+	// Parameters are filled on another core while the functions are
+	// named (demangling, on every core): filling needs no names. Every
+	// function is filled, also those naming or merging leaves out.
+	var filled chan error
+	if fill != nil {
+		filled = make(chan error, 1)
+		go func() { filled <- fill(out, parts) }()
+	}
 	nameAll(out)
 	for _, s := range order {
 		if r := s.root; r.keep && r.nameSrc == s && r.fn.Name == "" {
@@ -541,6 +561,12 @@ func (f *File) join(order []*subprogram, sites []inlined, withParts bool) ([]*ty
 			kept = append(kept, fn)
 		}
 	}
+	if filled != nil {
+		// Merging changes what filling reads (LowPC, Ranges).
+		if err := <-filled; err != nil {
+			return nil, err
+		}
+	}
 	kept = mergeInlineOnly(kept)
 	sort.SliceStable(kept, func(i, j int) bool {
 		a, b := kept[i], kept[j]
@@ -552,7 +578,7 @@ func (f *File) join(order []*subprogram, sites []inlined, withParts bool) ([]*ty
 		}
 		return a.Name < b.Name
 	})
-	return kept, parts, nil
+	return kept, nil
 }
 
 // cloneLinkage reports whether s's linkage name is a GCC clone's
