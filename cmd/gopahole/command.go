@@ -151,6 +151,7 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	command.HugeHeap(load.PathOrKernel(path))
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
 	if f.prettify.file != "" {
