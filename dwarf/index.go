@@ -47,11 +47,12 @@ type index struct {
 	// localMu is held while a local type is indexed (see File.local),
 	// read-held while a converter looks a node up: converters run on
 	// every core while parameters are filled.
-	localMu sync.RWMutex
-	nodes   nodeTable
-	named   []*node // named types at namespace level, in DIE order
-	units   []unit
-	lazy    []*lazyEntries // the decoders of its nodes (one per pass that built it)
+	localMu   sync.RWMutex
+	localSlab []node // nodes for local types (see File.local), under localMu
+	nodes     nodeTable
+	named     []*node // named types at namespace level, in DIE order
+	units     []unit
+	lazy      []*lazyEntries // the decoders of its nodes (one per pass that built it)
 }
 
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
@@ -355,7 +356,10 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 	r := f.Data.Reader()
 	r.Seek(off)
 	er := &entryReader{f: f, r: r, budget: f.infoBytes() + 1}
-	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}}
+	// Local types take their nodes from one slab per index, not one per
+	// type: a C++ program indexes thousands (lambdas' closure types).
+	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}, slab: ix.localSlab}
+	defer func() { ix.localSlab = b.slab }()
 	for first := true; first || len(b.stack) > 0; first = false {
 		e, err := er.next()
 		if err != nil || e == nil {
