@@ -70,6 +70,7 @@ type itParser struct {
 	// is set to the pack's length.
 	expanding     bool
 	elem, packLen int
+	argStack      []itArg // template arguments being read (see template)
 }
 
 // itArg is one template argument: a type or value (e), or a pack of
@@ -101,6 +102,8 @@ func fastDemangle(sym string) (name string, ok bool) {
 		clear(p.subs)
 		p.s, p.subs = "", p.subs[:0]
 		p.last, p.tparams, p.expanding = nil, nil, false
+		clear(p.argStack)
+		p.argStack = p.argStack[:0]
 		itParsers.Put(p)
 		if r := recover(); r != nil {
 			if _, ok := r.(itBail); !ok {
@@ -441,19 +444,24 @@ func (p *itParser) template(base string) string {
 		p.bail()
 	}
 	p.i++
-	var args []itArg
+	// The arguments gather on the parser's stack (nested lists push
+	// and pop above them), then go to a slice of their own size.
+	mark := len(p.argStack)
 	n := len(base) + 3
 	for p.peek() != 'E' {
 		a := p.templateArg(false)
 		if p.peek() == 'Q' {
 			p.bail() // a constraint
 		}
-		args = append(args, a)
+		p.argStack = append(p.argStack, a)
 		if !a.pack || len(a.elts) > 0 {
 			n += len(a.s) + 2
 		}
 	}
 	p.i++
+	args := append([]itArg(nil), p.argStack[mark:]...)
+	clear(p.argStack[mark:])
+	p.argStack = p.argStack[:mark]
 	p.last, p.lastEnd = args, p.i
 	// One allocation: the arguments' text is known before it is written.
 	var b strings.Builder
