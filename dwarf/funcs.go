@@ -419,16 +419,6 @@ const (
 	tagGNUFormalParameterPack = dwarf.Tag(0x4108)
 )
 
-func intVal(v any) int {
-	switch x := v.(type) {
-	case int64:
-		return int(x)
-	case uint64:
-		return int(x)
-	}
-	return 0
-}
-
 // join merges the subprogram entries of each function (following
 // abstract_origin and specification to the root), gives it its concrete
 // instances and attaches inline sites, naming functions as their language
