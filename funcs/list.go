@@ -139,11 +139,11 @@ func protoLines(fns []*types.Func) []string {
 // protoLine is fn's line in gofunct -P: its prototype and where each
 // parameter is at entry.
 func protoLine(fn *types.Func) string {
-	p := Prototype(fn)
+	tail := ""
 	if l := Locations(fn); l != "" && fn.LowPC != 0 {
-		p += commentFor(fn.Lang, l)
+		tail = commentFor(fn.Lang, l)
 	}
-	return p
+	return prototype(fn, tail)
 }
 
 // WriteInlineStats prints pfunct -I's lines: per function with

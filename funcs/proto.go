@@ -24,7 +24,11 @@ import (
 //
 // Go types of fn's own package lose their package qualifier, as they are
 // written in its source.
-func Prototype(fn *types.Func) string {
+func Prototype(fn *types.Func) string { return prototype(fn, "") }
+
+// prototype is Prototype followed by tail, spelled into one buffer sized
+// up front (a C++ prototype runs to thousands of bytes).
+func prototype(fn *types.Func, tail string) string {
 	ts := func(t types.Type) string {
 		s := types.Spell(t, fn.Lang, types.SyntaxNative)
 		if fn.Lang == types.LangGo {
@@ -99,15 +103,24 @@ func Prototype(fn *types.Func) string {
 			b.WriteString(" void")
 		}
 	default:
-		b.WriteString(types.Declare(fn.Return, fn.Name) + "(")
+		head := types.Declare(fn.Return, fn.Name)
+		params := make([]string, len(ins))
+		n := len(head) + len(tail) + len("(void, ...)")
+		for i, p := range ins {
+			params[i] = types.Declare(p.Type, p.Name)
+			n += len(params[i]) + 2
+		}
+		b.Grow(n)
+		b.WriteString(head)
+		b.WriteByte('(')
 		if len(ins) == 0 && !fn.Variadic {
 			b.WriteString("void")
 		}
-		for i, p := range ins {
+		for i, p := range params {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(types.Declare(p.Type, p.Name))
+			b.WriteString(p)
 		}
 		if fn.Variadic {
 			if len(ins) > 0 {
@@ -117,6 +130,7 @@ func Prototype(fn *types.Func) string {
 		}
 		b.WriteString(")")
 	}
+	b.WriteString(tail)
 	return b.String()
 }
 
