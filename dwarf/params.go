@@ -36,9 +36,10 @@ func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subpr
 
 // fillAll fills the parameters of every function of the walk, and keeps
 // only what FillParams needs to know it did. Functions are filled on
-// every core, each core a contiguous share of fns (in address order, so
-// mostly whole compile units, whose types are the unit's own) with a
-// converter of its own: a type two shares use is converted in both.
+// every core, up to one core per compile unit they come from, each core a
+// contiguous share of fns (in address order, so mostly whole units, whose
+// types are the unit's own) with a converter of its own: a type two
+// shares use is converted in both.
 func (pf *paramFiller) fillAll(fns []*types.Func) error {
 	c, err := pf.f.typeConverter()
 	if err != nil {
@@ -51,7 +52,7 @@ func (pf *paramFiller) fillAll(fns []*types.Func) error {
 			todo = append(todo, fn)
 		}
 	}
-	workers := min(fillCores(), max(1, len(todo)/minParallelFill), pf.units(todo))
+	workers := max(1, min(fillCores(), len(todo)/minParallelFill, pf.units(todo)))
 	pf.cores = workers
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
