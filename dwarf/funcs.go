@@ -628,31 +628,35 @@ func mergeInlineOnly(fns []*types.Func) []*types.Func {
 	return out
 }
 
-// nameAll gives the functions in named their display names (Zig's every
-// function), demangling each linkage name once (a C++ inline function of a header has one root per
-// unit) and on every core: demangling is most of a C++ walk's time.
+// nameAll gives fns their display names, demangling each linkage name
+// once (a C++ inline function of a header has one root per unit) and on
+// every core: demangling is much of a C++ walk's time.
 func nameAll(fns []*types.Func) {
 	var mangled []string
-	seen := map[string]bool{}
-	for _, fn := range fns {
-		if needsDemangling(fn) && !seen[fn.Linkage] {
-			seen[fn.Linkage] = true
+	at := make([]int32, len(fns)) // fns[i]'s name is names[at[i]], when at[i] >= 0
+	seen := make(map[string]int32, len(fns))
+	for i, fn := range fns {
+		at[i] = -1
+		if !needsDemangling(fn) {
+			continue
+		}
+		k, ok := seen[fn.Linkage]
+		if !ok {
+			k = int32(len(mangled))
+			seen[fn.Linkage] = k
 			mangled = append(mangled, fn.Linkage)
 		}
+		at[i] = k
 	}
 	names := make([]string, len(mangled))
 	par.Each(len(mangled), 256, func(i int) { names[i], _ = naming.Demangle(mangled[i]) })
-	by := make(map[string]string, len(mangled))
-	for i, m := range mangled {
-		by[m] = names[i]
-	}
-	for _, fn := range fns {
+	for i, fn := range fns {
 		switch {
 		case fn.Lang == types.LangGo || fn.Linkage == "":
 		case fn.Lang == types.LangZig: // inl.work: Zig's names are already qualified
 			fn.Name = fn.Linkage
-		case by[fn.Linkage] != "":
-			fn.Name = by[fn.Linkage]
+		case at[i] >= 0 && names[at[i]] != "":
+			fn.Name = names[at[i]]
 		}
 	}
 }
