@@ -11,8 +11,9 @@ import (
 // local parses Z <function encoding> E <entity> [<discriminator>], a name
 // local to a function: the library prints the function with its
 // parameters (and a member function's qualifiers), then the entity. A
-// function template's encoding, whose first type is its return type, is
-// left to the library, as are string literals and default arguments.
+// function template's encoding starts with its return type, unprinted;
+// its parameters may name its template parameters and expand its packs.
+// String literals and default arguments are left to the library.
 func (p *itParser) local(top bool) itEntry {
 	p.i++ // Z
 	quals := ""
@@ -140,18 +141,7 @@ func (p *itParser) unnamed() itEntry {
 	params := p.paramTypes(func(c byte) bool { return c == 'T' }, false)
 	n := 1
 	if p.peek() != '_' {
-		j := p.i
-		for isDigitByte(p.peek()) {
-			p.i++
-		}
-		if j == p.i || p.i-j > 6 {
-			p.bail()
-		}
-		v := 0
-		for _, d := range p.s[j:p.i] {
-			v = v*10 + int(d-'0')
-		}
-		n = v + 2
+		n = p.number(6) + 2
 	}
 	if p.peek() != '_' {
 		p.bail()
@@ -160,25 +150,32 @@ func (p *itParser) unnamed() itEntry {
 	return itEntry{s: "{lambda(" + strings.Join(params, ", ") + ")#" + strconv.Itoa(n) + "}"}
 }
 
+// number parses the decimal digits of a discriminator or a template
+// parameter's index, at most max of them.
+func (p *itParser) number(max int) int {
+	j := p.i
+	for isDigitByte(p.peek()) {
+		p.i++
+	}
+	if j == p.i || p.i-j > max {
+		p.bail()
+	}
+	v := 0
+	for _, d := range p.s[j:p.i] {
+		v = v*10 + int(d-'0')
+	}
+	return v
+}
+
 // templateParam parses T_ or T<n>_ inside a function template's types:
-// the argument it names. An empty pack inside a pack expansion is the
-// empty entry; any other pack, and a parameter outside such a function
-// template, are left to the library.
+// the argument it names. A pack is read inside its expansion only, one
+// element at a time (an empty pack is the empty entry); a parameter
+// outside such a function template is left to the library.
 func (p *itParser) templateParam() itEntry {
 	p.i++ // T
 	n := 0
 	if p.peek() != '_' {
-		j := p.i
-		for isDigitByte(p.peek()) {
-			p.i++
-		}
-		if j == p.i || p.i-j > 4 {
-			p.bail()
-		}
-		for _, d := range p.s[j:p.i] {
-			n = n*10 + int(d-'0')
-		}
-		n++
+		n = p.number(4) + 1
 	}
 	if p.peek() != '_' || p.tparams == nil || n >= len(p.tparams) {
 		p.bail()
