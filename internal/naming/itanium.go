@@ -3,6 +3,7 @@ package naming
 import (
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // A fast demangler for the common subset of Itanium C++ names, in the
@@ -32,15 +33,17 @@ import (
 // constructor or destructor of it takes (empty when it has none), and
 // what the type rules need.
 type itEntry struct {
-	s       string
-	last    string
-	builtin string // a builtin type's name ("int"), for literals
-	ref     bool   // a reference type
-	konst   bool   // const at the top
+	s    string
+	last string
 	// A function type is left and right of where a declarator goes:
-	// "long" and "(long)"; an array type "char const" and "[10]".
-	left, right string
-	array       bool // left and right are an array's
+	// "long" and "(long)"; an array type "char const" and "[10]". s is
+	// then left, a space and right, and right starts at split (0 for
+	// other types).
+	split   int32
+	builtin bool // a builtin type ("int"), for literals
+	ref     bool // a reference type
+	konst   bool // const at the top
+	array   bool // left and right are an array's
 	// noWrap is a pointer or reference to a function or an array: the
 	// fast path spells no declarator around it.
 	noWrap bool
@@ -54,7 +57,23 @@ type itEntry struct {
 }
 
 // composite reports whether e needs a declarator's syntax around it.
-func (e itEntry) composite() bool { return e.right != "" || e.noWrap }
+func (e itEntry) composite() bool { return e.split > 0 || e.noWrap }
+
+// left and right are a function or array type's parts (see itEntry).
+func (e itEntry) left() string {
+	if e.split == 0 {
+		return ""
+	}
+	return e.s[:e.split-1]
+}
+
+func (e itEntry) right() string { return e.s[e.split:] }
+
+// declarator is the function or array type whose parts are left and
+// right.
+func (p *itParser) declarator(left, right string, array bool) itEntry {
+	return itEntry{s: p.cat(left, " ", right), split: int32(len(left) + 1), array: array}
+}
 
 type itParser struct {
 	s    string
@@ -71,6 +90,10 @@ type itParser struct {
 	expanding     bool
 	elem, packLen int
 	argStack      []itArg // template arguments being read (see template)
+	// buf holds the text of the names and types read so far, args the
+	// argument lists: arenas kept from name to name (see cat).
+	buf  []byte
+	args []itArg
 }
 
 // itArg is one template argument: a type or value (e), or a pack of
@@ -104,6 +127,8 @@ func fastDemangle(sym string) (name string, ok bool) {
 		p.last, p.tparams, p.expanding = nil, nil, false
 		clear(p.argStack)
 		p.argStack = p.argStack[:0]
+		clear(p.args)
+		p.buf, p.args = p.buf[:0], p.args[:0]
 		itParsers.Put(p)
 		if r := recover(); r != nil {
 			if _, ok := r.(itBail); !ok {
@@ -115,7 +140,55 @@ func fastDemangle(sym string) (name string, ok bool) {
 	if c := p.peek(); c == 'G' || c == 'T' {
 		return "", false // special names: guard variables, vtables, thunks
 	}
-	return p.name(true).s, true
+	return strings.Clone(p.name(true).s), true
+}
+
+// cat is the concatenation of parts, written to the parser's arena: the
+// string views the arena's bytes, which no later write changes until the
+// next name starts (a full arena is replaced, the old one kept by the
+// strings that view it). So a name costs one allocation, its final copy,
+// where concatenating would allocate at every step.
+func (p *itParser) cat(parts ...string) string {
+	n := 0
+	for _, s := range parts {
+		n += len(s)
+	}
+	if n == 0 {
+		return ""
+	}
+	if cap(p.buf)-len(p.buf) < n {
+		p.buf = make([]byte, 0, max(2*cap(p.buf), n, 4096))
+	}
+	start := len(p.buf)
+	for _, s := range parts {
+		p.buf = append(p.buf, s...)
+	}
+	return unsafe.String(&p.buf[start], n)
+}
+
+// join is strings.Join in the parser's arena (see cat).
+func (p *itParser) join(elems []string, sep string) string {
+	switch len(elems) {
+	case 0:
+		return ""
+	case 1:
+		return elems[0]
+	}
+	n := len(sep) * (len(elems) - 1)
+	for _, s := range elems {
+		n += len(s)
+	}
+	if cap(p.buf)-len(p.buf) < n {
+		p.buf = make([]byte, 0, max(2*cap(p.buf), n, 4096))
+	}
+	start := len(p.buf)
+	for i, s := range elems {
+		if i > 0 {
+			p.buf = append(p.buf, sep...)
+		}
+		p.buf = append(p.buf, s...)
+	}
+	return unsafe.String(&p.buf[start], n)
 }
 
 // legacyRust reports whether the library reads sym as a legacy Rust
@@ -164,7 +237,7 @@ func (p *itParser) name(top bool) itEntry {
 		}
 		p.i += 2
 		u := p.unqualified()
-		e := itEntry{s: "std::" + u.s, last: u.last}
+		e := itEntry{s: p.cat("std::", u.s), last: u.last}
 		if p.peek() == 'I' {
 			p.add(e)
 			e = itEntry{s: p.template(e.s), last: e.last}
@@ -243,7 +316,7 @@ func (p *itParser) prefix() itEntry {
 				p.bail()
 			}
 			p.i += 2
-			next = p.tags(itEntry{s: "~" + lastName, last: lastName})
+			next = p.tags(itEntry{s: p.cat("~", lastName), last: lastName})
 		case c == 'S':
 			next = p.prefixSubstitution()
 		case c == 'I':
@@ -263,7 +336,7 @@ func (p *itParser) prefix() itEntry {
 		}
 		lastName, haveLast = next.last, true
 		if have {
-			cur = itEntry{s: cur.s + "::" + next.s, last: next.last}
+			cur = itEntry{s: p.cat(cur.s, "::", next.s), last: next.last}
 		} else {
 			cur, have = next, true
 		}
@@ -373,7 +446,7 @@ func (p *itParser) unqualified() itEntry {
 		if t.s == "" || t.composite() || t.tparam {
 			p.bail()
 		}
-		e = itEntry{s: "operator " + t.s}
+		e = itEntry{s: p.cat("operator ", t.s)}
 	case isLowerByte(c) && p.i+2 <= len(p.s):
 		op, ok := itOperators[p.s[p.i:p.i+2]]
 		if !ok {
@@ -391,7 +464,7 @@ func (p *itParser) unqualified() itEntry {
 func (p *itParser) tags(e itEntry) itEntry {
 	for p.peek() == 'B' {
 		p.i++
-		e.s += "[abi:" + p.sourceName() + "]"
+		e.s = p.cat(e.s, "[abi:", p.sourceName(), "]")
 	}
 	return e
 }
@@ -459,38 +532,47 @@ func (p *itParser) template(base string) string {
 		}
 	}
 	p.i++
-	args := append([]itArg(nil), p.argStack[mark:]...)
+	// The list moves to the arena of lists, where a full arena is
+	// replaced as the text's is (see cat).
+	k := len(p.argStack) - mark
+	if cap(p.args)-len(p.args) < k {
+		p.args = make([]itArg, 0, max(2*cap(p.args), k, 64))
+	}
+	args := append(p.args[len(p.args):len(p.args):len(p.args)+k], p.argStack[mark:]...)
+	p.args = p.args[:len(p.args)+k]
 	clear(p.argStack[mark:])
 	p.argStack = p.argStack[:mark]
 	p.last, p.lastEnd = args, p.i
-	// One allocation: the arguments' text is known before it is written.
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteString(base)
-	if strings.HasSuffix(base, "<") {
-		b.WriteByte(' ') // operator< <int>
+	// The arguments' text is known before it is written.
+	if cap(p.buf)-len(p.buf) < n {
+		p.buf = make([]byte, 0, max(2*cap(p.buf), n, 4096))
 	}
-	b.WriteByte('<')
+	start := len(p.buf)
+	p.buf = append(p.buf, base...)
+	if strings.HasSuffix(base, "<") {
+		p.buf = append(p.buf, ' ') // operator< <int>
+	}
+	p.buf = append(p.buf, '<')
 	first, last := true, byte('<')
 	for _, a := range args {
 		if a.pack && len(a.elts) == 0 {
 			continue // an empty pack
 		}
 		if !first {
-			b.WriteString(", ")
+			p.buf = append(p.buf, ", "...)
 			last = ' '
 		}
-		b.WriteString(a.s)
+		p.buf = append(p.buf, a.s...)
 		if a.s != "" {
 			last = a.s[len(a.s)-1]
 		}
 		first = false
 	}
 	if last == '>' {
-		b.WriteByte(' ')
+		p.buf = append(p.buf, ' ')
 	}
-	b.WriteByte('>')
-	return b.String()
+	p.buf = append(p.buf, '>')
+	return unsafe.String(&p.buf[start], len(p.buf)-start)
 }
 
 // templateArg parses one <template-arg>: a type or a value, or an
@@ -516,7 +598,7 @@ func (p *itParser) templateArg(inPack bool) itArg {
 			a.elts = append(a.elts, el.e)
 		}
 		p.i++
-		a.s = strings.Join(args, ", ")
+		a.s = p.join(args, ", ")
 		return a
 	case 'X', 'T', 0:
 		p.bail()
@@ -552,11 +634,15 @@ func (p *itParser) literal() string {
 	if neg {
 		sign = "-"
 	}
-	switch bt := t.builtin; {
+	bt := ""
+	if t.builtin {
+		bt = t.s
+	}
+	switch {
 	case val == "" && !(bt == "decltype(nullptr)" && !neg):
 		p.bail()
 	case itIntSuffix[bt] != "" || bt == "int":
-		return sign + val + itIntSuffix[bt]
+		return p.cat(sign, val, itIntSuffix[bt])
 	case bt == "bool" && !neg && (val == "0" || val == "1"):
 		if val == "1" {
 			return "true"
@@ -567,7 +653,7 @@ func (p *itParser) literal() string {
 	case bt == "double" || bt == "long double" || bt == "float" || bt == "__float128" || bt == "half":
 		p.bail()
 	}
-	return "(" + t.s + ")" + sign + val
+	return p.cat("(", t.s, ")", sign, val)
 }
 
 // itBuiltin are the one-letter builtin types.
@@ -604,7 +690,7 @@ func (p *itParser) typ() itEntry {
 		if e.ref || e.konst || e.composite() {
 			p.bail()
 		}
-		e = itEntry{s: e.s + " const", konst: true, tparam: e.tparam}
+		e = itEntry{s: p.cat(e.s, " const"), konst: true, tparam: e.tparam}
 		p.add(e)
 	}
 	return e
@@ -615,7 +701,7 @@ func (p *itParser) unqualifiedType() itEntry {
 	c := p.peek()
 	if bt := itBuiltin[c]; bt != "" {
 		p.i++
-		return itEntry{s: bt, builtin: bt}
+		return itEntry{s: bt, builtin: true}
 	}
 	var e itEntry
 	switch {
@@ -665,12 +751,12 @@ func (p *itParser) unqualifiedType() itEntry {
 		} else if c == 'O' {
 			op = "&&"
 		}
-		e = itEntry{s: b.s + op, ref: c != 'P', rvalue: c == 'O', tparam: b.tparam}
+		e = itEntry{s: p.cat(b.s, op), ref: c != 'P', rvalue: c == 'O', tparam: b.tparam}
 		switch {
 		case b.array:
-			e = itEntry{s: b.left + " (" + op + ") " + b.right, ref: c != 'P', rvalue: c == 'O', noWrap: true}
-		case b.right != "":
-			e = itEntry{s: b.left + " (" + op + ")" + b.right, ref: c != 'P', rvalue: c == 'O', noWrap: true}
+			e = itEntry{s: p.cat(b.left(), " (", op, ") ", b.right()), ref: c != 'P', rvalue: c == 'O', noWrap: true}
+		case b.split > 0:
+			e = itEntry{s: p.cat(b.left(), " (", op, ")", b.right()), ref: c != 'P', rvalue: c == 'O', noWrap: true}
 		}
 	case c == 'T':
 		e = p.templateParam()
@@ -699,7 +785,7 @@ func (p *itParser) unqualifiedType() itEntry {
 			p.bail()
 		}
 		p.i += 2
-		return itEntry{s: bt, builtin: bt}
+		return itEntry{s: bt, builtin: true}
 	default:
 		p.bail()
 	}
@@ -721,8 +807,8 @@ func (p *itParser) functionType() itEntry {
 		// a clone suffix, a ref-qualifier
 		return c == '.' || (c == 'R' || c == 'O') && p.peek2() == 'E'
 	}, true)
-	right := "(" + strings.Join(params, ", ") + ")"
-	return itEntry{s: ret.s + " " + right, left: ret.s, right: right}
+	right := p.cat("(", p.join(params, ", "), ")")
+	return p.declarator(ret.s, right, false)
 }
 
 // arrayType parses A <dimension> _ <element type>.
@@ -735,18 +821,18 @@ func (p *itParser) arrayType() itEntry {
 	if j == p.i || p.peek() != '_' {
 		p.bail() // no dimension, or an expression
 	}
-	dim := "[" + p.s[j:p.i] + "]"
+	dim := p.cat("[", p.s[j:p.i], "]")
 	p.i++
 	elem := p.typ()
 	switch {
 	case elem.tparam:
 		p.bail()
 	case elem.array:
-		return itEntry{s: elem.left + " " + dim + elem.right, left: elem.left, right: dim + elem.right, array: true}
+		return p.declarator(elem.left(), p.cat(dim, elem.right()), true)
 	case elem.composite():
 		p.bail()
 	}
-	return itEntry{s: elem.s + " " + dim, left: elem.s, right: dim, array: true}
+	return p.declarator(elem.s, dim, true)
 }
 
 // paramTypes parses parameter types up to their E, as the library lists
@@ -759,7 +845,7 @@ func (p *itParser) paramTypes(bad func(c byte) bool, wrapped bool) []string {
 			p.bail() // the end, a requires clause
 		}
 		t := p.typ()
-		if t.right != "" || t.noWrap && !wrapped || t.tparam {
+		if t.split > 0 || t.noWrap && !wrapped || t.tparam {
 			p.bail()
 		}
 		params = append(params, t.s)

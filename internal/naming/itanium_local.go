@@ -119,7 +119,7 @@ func (p *itParser) local(top bool) itEntry {
 	if p.peek() == '_' {
 		p.bail() // a discriminator
 	}
-	return itEntry{s: fn.s + "(" + strings.Join(params, ", ") + ")" + quals + "::" + ent.s, last: ent.last}
+	return itEntry{s: p.cat(fn.s, "(", p.join(params, ", "), ")", quals, "::", ent.s), last: ent.last}
 }
 
 // unnamed parses a closure type, Ul <lambda parameters> E [<number>] _,
@@ -147,7 +147,7 @@ func (p *itParser) unnamed() itEntry {
 		p.bail()
 	}
 	p.i++
-	return itEntry{s: "{lambda(" + strings.Join(params, ", ") + ")#" + strconv.Itoa(n) + "}"}
+	return itEntry{s: p.cat("{lambda(", p.join(params, ", "), ")#", strconv.Itoa(n), "}")}
 }
 
 // number parses the decimal digits of a discriminator or a template
