@@ -1,10 +1,12 @@
 package dwarf
 
 import (
+	"bytes"
 	"debug/dwarf"
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/binscope/binscope/internal/leb128"
 )
@@ -216,7 +218,7 @@ func (s *scan) value(pos int, sp attrSpec, ss *strSections) (v any, next int, ok
 		return true, pos, true
 	case fString, fStrp, fLineStrp, fStrx, fStrx1, fStrx2, fStrx3, fStrx4:
 		x, next, ok := s.strBytes(pos, sp, ss)
-		return string(x), next, ok
+		return secString(x), next, ok
 	case fBlock1, fBlock2, fBlock4, fBlock, fExprloc, fData16:
 		end, err := s.skip(pos, sp)
 		if err != nil {
@@ -243,6 +245,13 @@ func (f *File) strSections() *strSections {
 	return &strSections{str: d.DWARFSection(".debug_str"), lineStr: d.DWARFSection(".debug_line_str"),
 		offsets: d.DWARFSection(".debug_str_offsets"), base: -1}
 }
+
+// secString is a string attribute's bytes (strBytes) as a string,
+// without a copy: the sections a scan reads are never written once read
+// (elfx reads them into buffers it only appends to, and keeps none whose
+// bytes relocations change), and the string keeps its section's buffer
+// alive. A C++ walk reads some 20,000 names.
+func secString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // strBytes reads a string attribute's bytes at pos: inline, in .debug_str
 // or .debug_line_str, or through .debug_str_offsets (DW_FORM_strx*).
@@ -308,15 +317,14 @@ func (s *scan) strBytes(pos int, sp attrSpec, ss *strSections) (v []byte, next i
 	if off >= uint64(len(sec)) {
 		return nil, 0, false
 	}
-	for i, c := range sec[off:] {
-		if c == 0 {
-			if sp.form == fString {
-				next = pos + i + 1
-			}
-			return sec[off : off+uint64(i)], next, true
-		}
+	i := bytes.IndexByte(sec[off:], 0)
+	if i < 0 {
+		return nil, 0, false
 	}
-	return nil, 0, false
+	if sp.form == fString {
+		next = pos + i + 1
+	}
+	return sec[off : off+uint64(i)], next, true
 }
 
 // blockLen is the length of a block form's value and the size of the

@@ -154,11 +154,11 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 			if b, _, ok = s.strBytes(pos, sp, de.strs); ok {
 				switch sp.attr {
 				case dwarf.AttrName:
-					a.name = string(b)
+					a.name = secString(b)
 				case dwarf.AttrLinkageName:
-					a.linkage = string(b)
+					a.linkage = secString(b)
 				default:
-					a.mipsLinkage = string(b)
+					a.mipsLinkage = secString(b)
 				}
 			}
 		case dwarf.AttrExternal:

@@ -446,7 +446,7 @@ func (de *dieEntries) quickParam() (param, bool) {
 		case dwarf.AttrName:
 			var b []byte
 			b, _, ok = s.strBytes(pos, sp, de.strs)
-			p.name = string(b)
+			p.name = secString(b)
 		case dwarf.AttrType:
 			p.typ, ok = s.ref(pos, sp)
 		case dwarf.AttrAbstractOrigin:

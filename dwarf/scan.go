@@ -1,6 +1,7 @@
 package dwarf
 
 import (
+	"bytes"
 	"debug/dwarf"
 	"encoding/binary"
 	"errors"
@@ -510,10 +511,8 @@ func (s *scan) skip(pos int, sp attrSpec) (int, error) {
 		_, n, err := uv()
 		return pos + n, err
 	case fString:
-		for i, c := range b {
-			if c == 0 {
-				return pos + i + 1, nil
-			}
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			return pos + i + 1, nil
 		}
 		return 0, errScan
 	case fBlock1:
@@ -569,7 +568,7 @@ func (s *scan) name(d die, ss *strSections) (name string, ok bool) {
 		}
 	}
 	b, _, ok := s.strBytes(pos, d.decl.specs[d.decl.name], ss)
-	return string(b), ok
+	return secString(b), ok
 }
 
 // walk says which DIEs a walk over .debug_info reads attributes of.
