@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -28,7 +29,7 @@ func Keepable(name string) bool {
 		return false
 	}
 	rest := name[len(pkg)+1:]
-	if !keepRE.MatchString(rest) {
+	if !keepRE().MatchString(rest) {
 		return false
 	}
 	last := rest[strings.LastIndex(rest, ".")+1:]
@@ -41,7 +42,10 @@ func Keepable(name string) bool {
 	return true
 }
 
-var keepRE = regexp.MustCompile(`^(\(\*[A-Za-z_][A-Za-z0-9_]*\)|[A-Za-z_][A-Za-z0-9_]*)(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+// The expressions are compiled on first use, not at every program start.
+var keepRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\(\*[A-Za-z_][A-Za-z0-9_]*\)|[A-Za-z_][A-Za-z0-9_]*)(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+})
 
 func isDigits(s string) bool {
 	if s == "" {
@@ -121,7 +125,7 @@ func Build(bin string, names, keep []string, opts *Options) (*Ref, error) {
 		return nil, fmt.Errorf("%s: a reference build needs the go command: %v", bin, err)
 	}
 	toolchain := local
-	if b.GoVersion != local && !o.LocalToolchain && releaseRE.MatchString(b.GoVersion) {
+	if b.GoVersion != local && !o.LocalToolchain && releaseRE().MatchString(b.GoVersion) {
 		if v, err := goVersion(o.Go, b.GoVersion); err == nil && v == b.GoVersion {
 			toolchain = v
 		} else if o.Log != nil {
@@ -161,7 +165,7 @@ func Build(bin string, names, keep []string, opts *Options) (*Ref, error) {
 	return ref, nil
 }
 
-var releaseRE = regexp.MustCompile(`^go[0-9]+\.[0-9]+(\.[0-9]+)?$`)
+var releaseRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^go[0-9]+\.[0-9]+(\.[0-9]+)?$`) })
 
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
@@ -275,7 +279,7 @@ func (b *Origin) build(o *Options, ref *Ref, dir string, kept []string) error {
 }
 
 func toolchainEnv(v string) string {
-	if releaseRE.MatchString(v) {
+	if releaseRE().MatchString(v) {
 		return v
 	}
 	return "local"

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"sync"
 )
 
 // ErrUnsupportedArch is returned for machines without tables.
@@ -119,7 +120,7 @@ func (a *Arch) PtRegsLayout() []PtReg {
 // ForName returns the tables of the machine called name, as Arch.Name
 // spells it (x86_64, aarch64).
 func ForName(name string) (*Arch, error) {
-	for _, a := range []*Arch{amd64, arm64} {
+	for _, a := range []*Arch{amd64(), arm64()} {
 		if a.Name == name {
 			return a, nil
 		}
@@ -131,14 +132,15 @@ func ForName(name string) (*Arch, error) {
 func ForMachine(m elf.Machine) (*Arch, error) {
 	switch m {
 	case elf.EM_X86_64:
-		return amd64, nil
+		return amd64(), nil
 	case elf.EM_AARCH64:
-		return arm64, nil
+		return arm64(), nil
 	}
 	return nil, fmt.Errorf("%w: %v", ErrUnsupportedArch, m)
 }
 
-var amd64 = func() *Arch {
+// The tables are built on first use, not when a program starts.
+var amd64 = sync.OnceValue(func() *Arch {
 	// System V psABI DWARF numbering.
 	names := []string{"RAX", "RDX", "RCX", "RBX", "RSI", "RDI", "RBP", "RSP",
 		"R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15", "RIP"}
@@ -173,9 +175,9 @@ var amd64 = func() *Arch {
 		a.regs[17+i] = Reg{Name: fmt.Sprintf("X%d", i), Vector: true}
 	}
 	return a
-}()
+})
 
-var arm64 = func() *Arch {
+var arm64 = sync.OnceValue(func() *Arch {
 	// struct user_pt_regs: x0..x30, sp, pc, pstate. The generators of C,
 	// bpftrace and perf probe text do not know arm64 yet: no member names.
 	a := &Arch{Name: "aarch64", regs: map[int]Reg{}, SP: "SP", SPReg: 31, PC: "PC", FP: "X29", EntryCFA: 0,
@@ -202,7 +204,7 @@ var arm64 = func() *Arch {
 		a.GoFloatRegs = append(a.GoFloatRegs, fmt.Sprintf("V%d", i))
 	}
 	return a
-}()
+})
 
 // HostName names the architecture this program runs on as ELF tools and
 // the models do (x86_64, aarch64): the running kernel's, whose BTF and

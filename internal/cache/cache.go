@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/binscope/binscope/internal/elfx"
@@ -244,11 +245,13 @@ func frameHead(data []byte, version uint32, key string) []byte {
 }
 
 func frameTail(data []byte, version uint32, key string) []byte {
-	sum := crc32.Update(crc32.Checksum(frameHead(data, version, key), castagnoli), castagnoli, data)
+	sum := crc32.Update(crc32.Checksum(frameHead(data, version, key), castagnoli()), castagnoli(), data)
 	return binary.LittleEndian.AppendUint32(nil, sum)
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli's table is made on first use: making it takes a tenth of a
+// millisecond, which every program start would pay.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // unframe checks an entry and returns its data.
 func unframe(b []byte, version uint32, key string) ([]byte, error) {
@@ -270,7 +273,7 @@ func unframe(b []byte, version uint32, key string) ([]byte, error) {
 		return nil, errors.New("truncated entry")
 	}
 	sum := binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.Checksum(b[:len(b)-4], castagnoli) != sum {
+	if crc32.Checksum(b[:len(b)-4], castagnoli()) != sum {
 		return nil, errors.New("checksum mismatch (corrupt entry)")
 	}
 	return b[head : len(b)-4], nil

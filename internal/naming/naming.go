@@ -6,7 +6,6 @@
 package naming
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -105,30 +104,64 @@ func StripVersion(sym string) string {
 	return name
 }
 
-// cloneSuffix matches GCC's clone and partial-inlining suffixes, possibly
-// stacked (foo.constprop.0.isra.0, foo.part.0.cold).
-var cloneSuffix = regexp.MustCompile(`^(.+?)\.(part|cold|isra|constprop|lto_priv|clone|specialized)((?:\.[0-9]+|\.(?:part|cold|isra|constprop|lto_priv|clone|specialized))*)$`)
-
 // Clone splits a GCC clone's symbol into the function it was cut from and
 // the kind of clone: "part" (the rest of a partially inlined function) and
 // "cold" (its unlikely code) continue a call; "isra", "constprop",
 // "lto_priv", "clone" and "specialized" are full copies. The outermost
-// kind wins where suffixes stack, except that any ".cold" is cold code.
-// Apply it only to code from a producer that makes such clones (GCC, and
-// LLVM's .cold): a Go function may well be called maps.clone.
+// kind wins where suffixes stack (foo.constprop.0.isra.0, foo.part.0.cold),
+// except that any ".cold" is cold code. Apply it only to code from a
+// producer that makes such clones (GCC, and LLVM's .cold): a Go function
+// may well be called maps.clone.
+//
+// The suffix is the run of dot-separated components at the end that are
+// each a kind or a number, from its first kind on; the function's name
+// before it is not empty.
 func Clone(sym string) (base, kind string, ok bool) {
-	if !strings.Contains(sym, ".") {
-		return "", "", false // the common case, without the expression
+	start := -1 // the dot before the suffix's first kind
+	for end := len(sym); ; {
+		dot := strings.LastIndexByte(sym[:end], '.')
+		if dot < 0 {
+			break
+		}
+		part := sym[dot+1 : end]
+		if cloneKind(part) {
+			if dot > 0 {
+				start = dot
+			}
+		} else if !allDigits(part) {
+			break
+		}
+		end = dot
 	}
-	m := cloneSuffix.FindStringSubmatch(sym)
-	if m == nil {
+	if start < 0 {
 		return "", "", false
 	}
-	kind = m[2]
-	if strings.Contains(m[3], ".cold") {
+	kind, _, _ = strings.Cut(sym[start+1:], ".")
+	if strings.Contains(sym[start+1+len(kind):], ".cold") {
 		kind = "cold"
 	}
-	return m[1], kind, true
+	return sym[:start], kind, true
+}
+
+// cloneKind reports whether s is one of GCC's clone suffixes.
+func cloneKind(s string) bool {
+	switch s {
+	case "part", "cold", "isra", "constprop", "lto_priv", "clone", "specialized":
+		return true
+	}
+	return false
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // ContinuesCall reports whether code of this clone kind runs inside a call

@@ -2,6 +2,7 @@ package naming
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +36,44 @@ func TestClone(t *testing.T) {
 		if base != want[0] || kind != want[1] {
 			t.Errorf("Clone(%q) = %q, %q; want %q, %q", in, base, kind, want[0], want[1])
 		}
+	}
+}
+
+// TestCloneAgreesWithExpression checks Clone's hand-written reading
+// against the regular expression that states the suffix's grammar (the
+// one Clone used before), on every name of up to four dot-separated
+// components drawn from kinds, numbers and other words.
+func TestCloneAgreesWithExpression(t *testing.T) {
+	re := regexp.MustCompile(`^(.+?)\.(part|cold|isra|constprop|lto_priv|clone|specialized)((?:\.[0-9]+|\.(?:part|cold|isra|constprop|lto_priv|clone|specialized))*)$`)
+	parts := []string{"", "f", "_ZL1fv", "part", "cold", "isra", "constprop", "lto_priv", "clone", "specialized",
+		"0", "12", "x1", "coldx", "1a"}
+	n := 0
+	var walk func(name string, k int)
+	walk = func(name string, k int) {
+		var wbase, wkind string
+		if m := re.FindStringSubmatch(name); m != nil {
+			wbase, wkind = m[1], m[2]
+			if strings.Contains(m[3], ".cold") {
+				wkind = "cold"
+			}
+		}
+		base, kind, ok := Clone(name)
+		if base != wbase || kind != wkind || ok != (wkind != "") {
+			t.Errorf("Clone(%q) = %q, %q, %v; the expression says %q, %q", name, base, kind, ok, wbase, wkind)
+		}
+		n++
+		if k == 4 {
+			return
+		}
+		for _, p := range parts {
+			walk(name+"."+p, k+1)
+		}
+	}
+	for _, p := range parts {
+		walk(p, 1)
+	}
+	if n < 50000 {
+		t.Fatalf("%d names checked, want at least 50,000", n)
 	}
 }
 
