@@ -303,17 +303,16 @@ func (c *converter) definition(n *node) dwarf.Offset {
 		c.defs = make(map[string]dwarf.Offset)
 		c.ix.nodes.each(func(off dwarf.Offset, d *node) {
 			// Only structs, classes and unions have a key: the tag,
-			// known without decoding the DIE, says which.
-			if d.lang != types.LangCPlusPlus || (d.tag != dwarf.TagStructType && d.tag != dwarf.TagClassType && d.tag != dwarf.TagUnionType) || !hasName(d.entry()) {
+			// known without decoding the DIE, says which; the name and
+			// the declaration flag are read without decoding it either.
+			if d.lang != types.LangCPlusPlus || (d.tag != dwarf.TagStructType && d.tag != dwarf.TagClassType && d.tag != dwarf.TagUnionType) {
 				return
 			}
-			if decl, _ := d.entry().Val(dwarf.AttrDeclaration).(bool); decl {
+			name, named, decl := d.declName()
+			if !named || decl {
 				return
 			}
-			k := defKey(d)
-			if k == "" {
-				return
-			}
+			k := defKeyOf(d.tag, d.scope, name)
 			if prev, ok := c.defs[k]; !ok || off < prev {
 				c.defs[k] = off
 			}
@@ -325,11 +324,15 @@ func (c *converter) definition(n *node) dwarf.Offset {
 // defKey is the name a declaration and its definition share: struct and
 // class are one kind (a class may be declared with either keyword).
 func defKey(n *node) string {
-	switch n.entry().Tag {
+	return defKeyOf(n.entry().Tag, n.scope, str(n.entry(), dwarf.AttrName))
+}
+
+func defKeyOf(tag dwarf.Tag, scope, name string) string {
+	switch tag {
 	case dwarf.TagStructType, dwarf.TagClassType:
-		return "s|" + n.scope + str(n.entry(), dwarf.AttrName)
+		return "s|" + scope + name
 	case dwarf.TagUnionType:
-		return "u|" + n.scope + str(n.entry(), dwarf.AttrName)
+		return "u|" + scope + name
 	}
 	return ""
 }

@@ -233,6 +233,26 @@ func (n *node) entry() *dwarf.Entry {
 	return n.ent
 }
 
+// declName is n's DW_AT_name (named: it has one) and DW_AT_declaration,
+// read from the scan's bytes where n's DIE is not decoded yet.
+func (n *node) declName() (name string, named, decl bool) {
+	if l := n.lazy; l != nil {
+		l.mu.Lock()
+		ok := false
+		if n.ent == nil {
+			name, named, decl, ok = l.quickDecl(n)
+		}
+		l.mu.Unlock()
+		if ok {
+			return name, named, decl
+		}
+	}
+	e := n.entry()
+	name, named = e.Val(dwarf.AttrName).(string)
+	decl, _ = e.Val(dwarf.AttrDeclaration).(bool)
+	return name, named, decl
+}
+
 // indexer builds an index from DIEs in .debug_info order.
 type indexer struct {
 	f     *File

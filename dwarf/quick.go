@@ -556,17 +556,65 @@ func (s *scan) constant(pos int, sp attrSpec) (int64, bool) {
 // would, into an entry of its own; false leaves it to the Reader. A type
 // conversion reads thousands of DIEs, one at a time (under l.mu).
 func (l *lazyEntries) quickEntry(n *node) (*dwarf.Entry, bool) {
-	if l.ix == nil || int(n.unit) >= len(l.ix.units) {
+	de, d, ok := l.scanTo(n)
+	if !ok {
 		return nil, false
+	}
+	e, ok := de.quick(d)
+	if !ok {
+		return nil, false
+	}
+	out := *e
+	out.Field = append([]dwarf.Field(nil), e.Field...)
+	return &out, true
+}
+
+// quickDecl reads n's DW_AT_name and DW_AT_declaration from the scan's
+// bytes, without decoding its other attributes: C++'s declarations are
+// resolved by a map of every class's name (see converter.definition).
+// ok false leaves it to the entry. l is locked.
+func (l *lazyEntries) quickDecl(n *node) (name string, named, decl, ok bool) {
+	de, d, ok := l.scanTo(n)
+	if !ok {
+		return "", false, false, false
+	}
+	pos := d.attrs
+	for _, sp := range d.decl.specs {
+		next, err := de.sc.skip(pos, sp)
+		if err != nil {
+			return "", false, false, false
+		}
+		switch sp.attr {
+		case dwarf.AttrName:
+			b, _, ok := de.sc.strBytes(pos, sp, de.strs)
+			if !ok {
+				return "", false, false, false
+			}
+			name, named = secString(b), true
+		case dwarf.AttrDeclaration:
+			if decl, ok = de.sc.flagAt(pos, sp.form); !ok {
+				return "", false, false, false
+			}
+		}
+		pos = next
+	}
+	return name, named, decl, true
+}
+
+// scanTo positions l's scan on n's DIE (in n's unit) and reads it. l is
+// locked.
+func (l *lazyEntries) scanTo(n *node) (*dieEntries, die, bool) {
+	if l.ix == nil || int(n.unit) >= len(l.ix.units) {
+		return nil, die{}, false
 	}
 	u := &l.ix.units[n.unit]
 	if u.hdr.table == nil || u.entry == nil || (u.entry.Tag != dwarf.TagCompileUnit && u.entry.Tag != dwarf.TagPartialUnit) {
-		return nil, false
+		return nil, die{}, false
 	}
 	if l.de == nil {
 		l.de = l.f.dieEntries(funcWalk)
 		if l.de.sc == nil {
-			return nil, false
+			return nil, die{}, false
 		}
 	}
 	de := l.de
@@ -579,18 +627,12 @@ func (l *lazyEntries) quickEntry(n *node) (*dwarf.Entry, bool) {
 		de.setUnit(u.entry)
 	}
 	if int(n.off) < u.hdr.start || int(n.off) >= u.hdr.end {
-		return nil, false
+		return nil, die{}, false
 	}
 	de.sc.pos = int(n.off)
 	d, ok, err := de.sc.next()
 	if err != nil || !ok || d.off != n.off || d.tag != n.tag {
-		return nil, false
+		return nil, die{}, false
 	}
-	e, ok := de.quick(d)
-	if !ok {
-		return nil, false
-	}
-	out := *e
-	out.Field = append([]dwarf.Field(nil), e.Field...)
-	return &out, true
+	return de, d, true
 }

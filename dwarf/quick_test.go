@@ -328,3 +328,52 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 		}
 	})
 }
+
+// TestQuickDeclAgreesWithReader: the name and declaration flag read from
+// the scan's bytes for every indexed struct, class and union (what C++'s
+// declarations are resolved by) are what debug/dwarf's Reader decodes at
+// that offset, and the scan reads nearly all of them.
+func TestQuickDeclAgreesWithReader(t *testing.T) {
+	eachScanInput(t, func(t *testing.T, f *File, min int) {
+		ix, err := f.index()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := f.Data.Reader()
+		quick, slow, decls := 0, 0, 0
+		ix.nodes.each(func(off dwarf.Offset, n *node) {
+			if n.tag != dwarf.TagStructType && n.tag != dwarf.TagClassType && n.tag != dwarf.TagUnionType {
+				return
+			}
+			name, named, decl, ok := "", false, false, false
+			if n.lazy != nil && n.ent == nil {
+				name, named, decl, ok = n.lazy.quickDecl(n)
+			}
+			if !ok {
+				slow++
+				return
+			}
+			quick++
+			if decl {
+				decls++
+			}
+			r.Seek(off)
+			e, err := r.Next()
+			if err != nil || e == nil {
+				t.Fatalf("Reader at %#x: %v", off, err)
+			}
+			wname, wnamed := e.Val(dwarf.AttrName).(string)
+			wdecl, _ := e.Val(dwarf.AttrDeclaration).(bool)
+			if name != wname || named != wnamed || decl != wdecl {
+				t.Fatalf("DIE %#x: quick %q %v %v, Reader %q %v %v", off, name, named, decl, wname, wnamed, wdecl)
+			}
+		})
+		t.Logf("%d structs, classes and unions read from the scan (%d declarations), %d not", quick, decls, slow)
+		if sc := f.newScan(); func() bool { _, err := sc.header(); return err == nil }() && sc.u.version < 4 {
+			return
+		}
+		if quick < 5 || slow*10 > quick+slow {
+			t.Errorf("%d read from the scan and %d not: want at least 5, and 90%% from the scan", quick, slow)
+		}
+	})
+}
