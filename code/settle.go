@@ -174,18 +174,35 @@ func span(rs [][2]uint64) uint64 {
 // symbol of a known function (foo.cold) becomes that function's clone.
 // have are functions already known by address (from .gopclntab).
 func (m *Model) addSymbolFuncs(have []*types.Func) {
-	known := map[uint64]bool{}
+	known := make(map[uint64]bool, len(have))
 	for _, fn := range have {
 		known[fn.LowPC] = true
 	}
-	byName := map[string]*types.Func{}
-	for _, fn := range m.funcs {
-		if fn.Linkage != "" {
-			byName[fn.Linkage] = fn
+	// byName finds the function a clone's symbol was cut from: made when
+	// the first such symbol comes (most files have none left once the
+	// DWARF functions are settled), from the functions before this call
+	// and then the symbols' own as they were added.
+	var byName map[string]*types.Func
+	n0 := len(m.funcs)
+	named := func() map[string]*types.Func {
+		if byName != nil {
+			return byName
 		}
-		if _, ok := byName[fn.Name]; !ok {
-			byName[fn.Name] = fn
+		byName = make(map[string]*types.Func, 2*len(m.funcs))
+		for _, fn := range m.funcs[:n0] {
+			if fn.Linkage != "" {
+				byName[fn.Linkage] = fn
+			}
+			if _, ok := byName[fn.Name]; !ok {
+				byName[fn.Name] = fn
+			}
 		}
+		for _, fn := range m.funcs[n0:] {
+			if _, ok := byName[fn.Linkage]; !ok {
+				byName[fn.Linkage] = fn
+			}
+		}
+		return byName
 	}
 	goFile := len(have) > 0
 	syms := m.Syms.Syms
@@ -209,7 +226,7 @@ func (m *Model) addSymbolFuncs(have []*types.Func) {
 		best := symtab.Plainest(group)
 		if !goFile {
 			if base, kind, ok := naming.Clone(best.Name); ok {
-				if fn := byName[base]; fn != nil && size > 0 {
+				if fn := named()[base]; fn != nil && size > 0 {
 					fn.Clones = append(fn.Clones, types.Clone{Symbol: best.Name, Address: addr, Size: size, Kind: kind,
 						Ranges: [][2]uint64{{addr, addr + size}}})
 					more = append(more, host{lo: addr, hi: addr + size, fn: fn})
@@ -230,8 +247,10 @@ func (m *Model) addSymbolFuncs(have []*types.Func) {
 			}
 		}
 		m.funcs = append(m.funcs, fn)
-		if _, ok := byName[best.Name]; !ok {
-			byName[best.Name] = fn
+		if byName != nil {
+			if _, ok := byName[best.Name]; !ok {
+				byName[best.Name] = fn
+			}
 		}
 	}
 }

@@ -601,12 +601,16 @@ func mergeInlineOnly(fns []*types.Func) []*types.Func {
 		name, file string
 		line       int
 	}
-	first := map[key]*types.Func{}
-	var out []*types.Func
+	first := make(map[key]*types.Func, len(fns))
+	out := make([]*types.Func, 0, len(fns))
 	for _, fn := range fns {
+		if fn.Decl.File == "" {
+			out = append(out, fn) // no declaration to match
+			continue
+		}
 		k := key{fn.Name, fn.Decl.File, fn.Decl.Line}
 		into := first[k]
-		if into == nil || k.file == "" || (len(into.Instances) > 0 && len(fn.Instances) > 0) {
+		if into == nil || (len(into.Instances) > 0 && len(fn.Instances) > 0) {
 			if into == nil {
 				first[k] = fn
 			}

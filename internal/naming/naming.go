@@ -117,6 +117,9 @@ func StripVersion(sym string) string {
 // each a kind or a number, from its first kind on; the function's name
 // before it is not empty.
 func Clone(sym string) (base, kind string, ok bool) {
+	if strings.IndexByte(sym, '.') < 0 {
+		return "", "", false // most names, found so without a byte loop
+	}
 	start := -1 // the dot before the suffix's first kind
 	for end := len(sym); ; {
 		dot := strings.LastIndexByte(sym[:end], '.')
