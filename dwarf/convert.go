@@ -27,9 +27,6 @@ type converter struct {
 	void *types.Void
 	ptr  int64
 	big  bool // big-endian target
-	// defs maps a C++ class's qualified name to its first definition
-	// (see definition); built on first use.
-	defs map[string]dwarf.Offset
 	// check rejects the graphs no compiler emits (see types.Checker)
 	// before a type leaves the loader.
 	check types.Checker
@@ -299,26 +296,7 @@ func (c *converter) definition(n *node) dwarf.Offset {
 	if decl, _ := n.entry().Val(dwarf.AttrDeclaration).(bool); !decl || n.lang != types.LangCPlusPlus || !hasName(n.entry()) {
 		return 0
 	}
-	if c.defs == nil {
-		c.defs = make(map[string]dwarf.Offset)
-		c.ix.nodes.each(func(off dwarf.Offset, d *node) {
-			// Only structs, classes and unions have a key: the tag,
-			// known without decoding the DIE, says which; the name and
-			// the declaration flag are read without decoding it either.
-			if d.lang != types.LangCPlusPlus || (d.tag != dwarf.TagStructType && d.tag != dwarf.TagClassType && d.tag != dwarf.TagUnionType) {
-				return
-			}
-			name, named, decl := d.declName()
-			if !named || decl {
-				return
-			}
-			k := defKeyOf(d.tag, d.scope, name)
-			if prev, ok := c.defs[k]; !ok || off < prev {
-				c.defs[k] = off
-			}
-		})
-	}
-	return c.defs[defKey(n)]
+	return c.ix.defs[defKey(n)]
 }
 
 // defKey is the name a declaration and its definition share: struct and

@@ -51,8 +51,12 @@ type index struct {
 	localSlab []node // nodes for local types (see File.local), under localMu
 	nodes     nodeTable
 	named     []*node // named types at namespace level, in DIE order
-	units     []unit
-	lazy      []*lazyEntries // the decoders of its nodes (one per pass that built it)
+	// defs maps a C++ class's qualified name (defKeyOf) to its first
+	// definition, for the declarations of units that do not define it
+	// (see converter.definition).
+	defs  map[string]dwarf.Offset
+	units []unit
+	lazy  []*lazyEntries // the decoders of its nodes (one per pass that built it)
 }
 
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
@@ -172,6 +176,7 @@ func (f *File) indexWith(r *dieEntries) (*index, error) {
 		n := max(end-r.sc.pos, 0) / 12
 		b.ix.nodes.offs, b.ix.nodes.list = make([]dwarf.Offset, 0, n), make([]*node, 0, n)
 	}
+	b.r = r
 	for {
 		e, err := r.next(false)
 		if err != nil {
@@ -233,26 +238,6 @@ func (n *node) entry() *dwarf.Entry {
 	return n.ent
 }
 
-// declName is n's DW_AT_name (named: it has one) and DW_AT_declaration,
-// read from the scan's bytes where n's DIE is not decoded yet.
-func (n *node) declName() (name string, named, decl bool) {
-	if l := n.lazy; l != nil {
-		l.mu.Lock()
-		ok := false
-		if n.ent == nil {
-			name, named, decl, ok = l.quickDecl(n)
-		}
-		l.mu.Unlock()
-		if ok {
-			return name, named, decl
-		}
-	}
-	e := n.entry()
-	name, named = e.Val(dwarf.AttrName).(string)
-	decl, _ = e.Val(dwarf.AttrDeclaration).(bool)
-	return name, named, decl
-}
-
 // indexer builds an index from DIEs in .debug_info order.
 type indexer struct {
 	f     *File
@@ -263,6 +248,9 @@ type indexer struct {
 	cur   frame
 	unit  int32 // the unit the DIEs belong to
 	local bool  // DIEs inside a function: their types are not listed in named
+	// r is the pass's source of DIEs, whose scratch entries' flags it
+	// reads (nil for local types).
+	r *dieEntries
 }
 
 // add records e, and reports whether its children are to be skipped: those
@@ -320,6 +308,7 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 		} else if hasName(e) && !b.local {
 			ix.named = append(ix.named, n)
 		}
+		b.define(e, n, scratch)
 		if e.Children {
 			scope := cur.scope
 			if name := str(e, dwarf.AttrName); name != "" {
@@ -340,6 +329,34 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// define records e in ix.defs when it defines a C++ struct, class or
+// union: the first definition of a name, in DIE order.
+func (b *indexer) define(e *dwarf.Entry, n *node, scratch bool) {
+	if b.local || n.lang != types.LangCPlusPlus || (e.Tag != dwarf.TagStructType && e.Tag != dwarf.TagClassType && e.Tag != dwarf.TagUnionType) {
+		return
+	}
+	name, ok := e.Val(dwarf.AttrName).(string)
+	if !ok {
+		return
+	}
+	decl, ok := false, true
+	if scratch {
+		decl, ok = b.r.declaration()
+	} else {
+		decl, _ = e.Val(dwarf.AttrDeclaration).(bool)
+	}
+	if !ok || decl {
+		return // a declaration, or a flag the scan cannot read: not recorded
+	}
+	k := defKeyOf(e.Tag, n.scope, name)
+	if b.ix.defs == nil {
+		b.ix.defs = map[string]dwarf.Offset{}
+	}
+	if _, dup := b.ix.defs[k]; !dup {
+		b.ix.defs[k] = e.Offset
+	}
 }
 
 // node is a new node for e; a scratch entry of a scan is decoded later.

@@ -65,6 +65,14 @@ func joinIndex(a, b *index) *index {
 	}
 	a.lazy = append(a.lazy, b.lazy...)
 	a.named = append(a.named, b.named...)
+	for k, off := range b.defs { // b's DIEs come after a's: a's first definitions stay
+		if _, dup := a.defs[k]; !dup {
+			if a.defs == nil {
+				a.defs = map[string]dwarf.Offset{}
+			}
+			a.defs[k] = off
+		}
+	}
 	a.nodes.offs = append(a.nodes.offs, b.nodes.offs...)
 	a.nodes.list = append(a.nodes.list, b.nodes.list...)
 	for off, n := range b.nodes.extra {

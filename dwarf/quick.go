@@ -569,38 +569,6 @@ func (l *lazyEntries) quickEntry(n *node) (*dwarf.Entry, bool) {
 	return &out, true
 }
 
-// quickDecl reads n's DW_AT_name and DW_AT_declaration from the scan's
-// bytes, without decoding its other attributes: C++'s declarations are
-// resolved by a map of every class's name (see converter.definition).
-// ok false leaves it to the entry. l is locked.
-func (l *lazyEntries) quickDecl(n *node) (name string, named, decl, ok bool) {
-	de, d, ok := l.scanTo(n)
-	if !ok {
-		return "", false, false, false
-	}
-	pos := d.attrs
-	for _, sp := range d.decl.specs {
-		next, err := de.sc.skip(pos, sp)
-		if err != nil {
-			return "", false, false, false
-		}
-		switch sp.attr {
-		case dwarf.AttrName:
-			b, _, ok := de.sc.strBytes(pos, sp, de.strs)
-			if !ok {
-				return "", false, false, false
-			}
-			name, named = secString(b), true
-		case dwarf.AttrDeclaration:
-			if decl, ok = de.sc.flagAt(pos, sp.form); !ok {
-				return "", false, false, false
-			}
-		}
-		pos = next
-	}
-	return name, named, decl, true
-}
-
 // scanTo positions l's scan on n's DIE (in n's unit) and reads it. l is
 // locked.
 func (l *lazyEntries) scanTo(n *node) (*dieEntries, die, bool) {

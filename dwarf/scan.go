@@ -487,6 +487,22 @@ func (s *scan) sibling(d die) (int, bool) {
 	return 0, false
 }
 
+// declaration reads d's DW_AT_declaration from the scan's bytes (false
+// when absent); ok is false for a form the scan does not read.
+func (s *scan) declaration(d die) (decl, ok bool) {
+	pos := d.attrs
+	var err error
+	for _, sp := range d.decl.specs {
+		if sp.attr == dwarf.AttrDeclaration {
+			return s.flagAt(pos, sp.form)
+		}
+		if pos, err = s.skip(pos, sp); err != nil {
+			return false, false
+		}
+	}
+	return false, true
+}
+
 // skip returns the offset after the value of one attribute at pos.
 func (s *scan) skip(pos int, sp attrSpec) (int, error) {
 	if sp.size >= 0 {
@@ -688,6 +704,14 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 		de.scratchE.Field = de.field[:]
 	}
 	return &de.scratchE, nil
+}
+
+// declaration is the DW_AT_declaration of the DIE next just returned.
+func (de *dieEntries) declaration() (decl, ok bool) {
+	if de.sc == nil {
+		return false, false
+	}
+	return de.sc.declaration(de.last)
 }
 
 // scratch reports whether e is the scratch entry next reuses.
