@@ -25,7 +25,11 @@ type paramFiller struct {
 }
 
 func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subprogram) *paramFiller {
-	byOff := map[dwarf.Offset]*param{}
+	n := 0
+	for _, s := range order {
+		n += len(s.params)
+	}
+	byOff := make(map[dwarf.Offset]*param, n) // sized once: growing it was most of its cost
 	for _, s := range order {
 		for i := range s.params {
 			byOff[s.params[i].off] = &s.params[i]
