@@ -465,7 +465,8 @@ func (de *dieEntries) quickParam() (param, bool) {
 		pos = next
 	}
 	if hasKonst && !p.hasLoc {
-		p.konst = &konst
+		k := konst // on the heap only here: konst itself is not, for every other parameter
+		p.konst = &k
 	}
 	return p, true
 }
