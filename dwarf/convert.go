@@ -299,18 +299,17 @@ func (c *converter) definition(n *node) dwarf.Offset {
 	return c.ix.defs[defKey(n)]
 }
 
-// defKey is the name a declaration and its definition share: struct and
-// class are one kind (a class may be declared with either keyword).
-func defKey(n *node) string {
+// classKey is the name a declaration and its definition share: struct
+// and class are one kind (a class may be declared with either keyword).
+type classKey struct {
+	union       bool
+	scope, name string
+}
+
+func defKey(n *node) classKey {
 	return defKeyOf(n.entry().Tag, n.scope, str(n.entry(), dwarf.AttrName))
 }
 
-func defKeyOf(tag dwarf.Tag, scope, name string) string {
-	switch tag {
-	case dwarf.TagStructType, dwarf.TagClassType:
-		return "s|" + scope + name
-	case dwarf.TagUnionType:
-		return "u|" + scope + name
-	}
-	return ""
+func defKeyOf(tag dwarf.Tag, scope, name string) classKey {
+	return classKey{union: tag == dwarf.TagUnionType, scope: scope, name: name}
 }

@@ -54,7 +54,7 @@ type index struct {
 	// defs maps a C++ class's qualified name (defKeyOf) to its first
 	// definition, for the declarations of units that do not define it
 	// (see converter.definition).
-	defs  map[string]dwarf.Offset
+	defs  map[classKey]dwarf.Offset
 	units []unit
 	lazy  []*lazyEntries // the decoders of its nodes (one per pass that built it)
 }
@@ -352,7 +352,7 @@ func (b *indexer) define(e *dwarf.Entry, n *node, scratch bool) {
 	}
 	k := defKeyOf(e.Tag, n.scope, name)
 	if b.ix.defs == nil {
-		b.ix.defs = map[string]dwarf.Offset{}
+		b.ix.defs = map[classKey]dwarf.Offset{}
 	}
 	if _, dup := b.ix.defs[k]; !dup {
 		b.ix.defs[k] = e.Offset

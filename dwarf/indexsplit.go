@@ -68,7 +68,7 @@ func joinIndex(a, b *index) *index {
 	for k, off := range b.defs { // b's DIEs come after a's: a's first definitions stay
 		if _, dup := a.defs[k]; !dup {
 			if a.defs == nil {
-				a.defs = map[string]dwarf.Offset{}
+				a.defs = map[classKey]dwarf.Offset{}
 			}
 			a.defs[k] = off
 		}

@@ -363,14 +363,14 @@ func TestDefinitionsAgreeWithReader(t *testing.T) {
 			defs++
 			k := defKeyOf(n.tag, n.scope, name)
 			if got, ok := ix.defs[k]; !ok || got > off {
-				t.Fatalf("definition %#x of %q: the map has %#x (%v)", off, k, got, ok)
+				t.Fatalf("definition %#x of %+v: the map has %#x (%v)", off, k, got, ok)
 			}
 		})
 		for k, off := range ix.defs {
 			e := read(off)
 			name, _ := e.Val(dwarf.AttrName).(string)
-			if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl || !strings.HasSuffix(k, name) {
-				t.Fatalf("%q maps to %#x, %q (a declaration: %v)", k, off, name, decl)
+			if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl || k.name != name || k.union != (e.Tag == dwarf.TagUnionType) {
+				t.Fatalf("%+v maps to %#x, %q (a declaration: %v)", k, off, name, decl)
 			}
 		}
 		t.Logf("%d C++ class definitions (%d names), %d declarations or unnamed", defs, len(ix.defs), decls)

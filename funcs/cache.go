@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/internal/elfx"
@@ -20,7 +21,7 @@ import (
 
 // listVersion is the format version of gofunct's cache entries: bump it
 // when what they hold changes.
-const listVersion = 1
+const listVersion = 2
 
 // listRow is one function as the plain listings print it.
 type listRow struct {
@@ -30,6 +31,10 @@ type listRow struct {
 	entry      bool // has out-of-line code (LowPC != 0)
 	size       uint64
 	proto      string // the -P line; only in "protos" entries
+	// A -P line read from an entry is pre, the name and suf when split
+	// (the entry holds the name once).
+	pre, suf string
+	split    bool
 }
 
 // ListCache is the cache entry a plain listing of one file reads or
@@ -180,10 +185,17 @@ func writeRows(w io.Writer, rows []listRow, l *Listing) {
 		}
 		switch l.Show {
 		case ShowPrototypes:
-			if !r.symbolOnly {
-				bw.WriteString(r.proto)
-				bw.WriteByte('\n')
+			if r.symbolOnly {
+				break
 			}
+			if r.split {
+				bw.WriteString(r.pre)
+				bw.WriteString(r.name)
+				bw.WriteString(r.suf)
+			} else {
+				bw.WriteString(r.proto)
+			}
+			bw.WriteByte('\n')
 		case ShowSizes:
 			if r.entry {
 				fmt.Fprintf(bw, "%s: %d\n", r.name, r.size)
@@ -227,9 +239,24 @@ func encodeRows(rows []listRow, protos bool) []byte {
 		b = append(b, fl)
 		b = binary.AppendUvarint(b, r.size)
 		str(r.name)
-		if protos {
-			str(r.proto)
+		if !protos {
+			continue
 		}
+		// A -P line holds the name: it is written once, the line as
+		// the bytes before it (their count plus one; 0 for a line
+		// without the name, written whole) and after it.
+		at := -1
+		if r.name != "" {
+			at = strings.Index(r.proto, r.name)
+		}
+		if at < 0 {
+			b = append(b, 0)
+			str(r.proto)
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(at)+1)
+		b = append(b, r.proto[:at]...)
+		str(r.proto[at+len(r.name):])
 	}
 	return b
 }
@@ -273,10 +300,25 @@ func decodeRows(b []byte, protos bool) ([]listRow, error) {
 		if r.name, err = str(); err != nil {
 			return nil, err
 		}
-		if protos {
+		if !protos {
+			continue
+		}
+		at, err := uv()
+		switch {
+		case err != nil:
+			return nil, err
+		case at == 0:
 			if r.proto, err = str(); err != nil {
 				return nil, err
 			}
+		case at-1 > uint64(len(b)):
+			return nil, errRows
+		default:
+			r.pre, b = string(b[:at-1]), b[at-1:]
+			if r.suf, err = str(); err != nil {
+				return nil, err
+			}
+			r.split = true
 		}
 	}
 	if len(b) != 0 {
