@@ -79,6 +79,11 @@ type abbrevDecl struct {
 	specs    []attrSpec
 	fixed    int // bytes of all attributes when every form has a fixed size, else -1
 	name     int // index of DW_AT_name in specs, or -1
+	sibling  int // index of DW_AT_sibling in specs, or -1
+	// nameAt and siblingAt are where the values of DW_AT_name and
+	// DW_AT_sibling start, counted from the DIE's first attribute, when
+	// the forms before them have fixed sizes; else -1.
+	nameAt, siblingAt int
 }
 
 type attrSpec struct {
@@ -223,7 +228,7 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			return nil, errScan
 		}
 		b = b[n:]
-		p := parsedDecl{code: code, decl: abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1}, start: len(specs)}
+		p := parsedDecl{code: code, decl: abbrevDecl{tag: dwarf.Tag(tag), children: b[0] != 0, name: -1, sibling: -1}, start: len(specs)}
 		b = b[1:]
 		for {
 			attr, n := leb128.Uint(b)
@@ -250,8 +255,11 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			if size == -2 {
 				return nil, errScan
 			}
-			if dwarf.Attr(attr) == dwarf.AttrName {
+			switch dwarf.Attr(attr) {
+			case dwarf.AttrName:
 				p.decl.name = len(specs) - p.start
+			case dwarf.AttrSibling:
+				p.decl.sibling = len(specs) - p.start
 			}
 			specs = append(specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size, implicit: implicit})
 		}
@@ -265,6 +273,7 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 		d := &all[i]
 		*d = decls[i].decl
 		d.specs = own[decls[i].start:decls[i].end:decls[i].end]
+		d.nameAt, d.siblingAt = fixedAt(d.specs, d.name), fixedAt(d.specs, d.sibling)
 		for _, sp := range d.specs {
 			if sp.size < 0 {
 				d.fixed = -1
@@ -287,6 +296,23 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 	}
 	s.tables.m[k] = t
 	return t, nil
+}
+
+// fixedAt is where the value of specs[i] starts, from the first
+// attribute's, when the forms before it have fixed sizes; else -1 (and
+// for i = -1).
+func fixedAt(specs []attrSpec, i int) int {
+	if i < 0 {
+		return -1
+	}
+	at := 0
+	for _, sp := range specs[:i] {
+		if sp.size < 0 {
+			return -1
+		}
+		at += sp.size
+	}
+	return at
 }
 
 func (t *abbrevTable) get(code uint64) *abbrevDecl {
@@ -469,22 +495,35 @@ func (s *scan) skipChildren(d die) error {
 
 // sibling is d's DW_AT_sibling as an offset in .debug_info.
 func (s *scan) sibling(d die) (int, bool) {
+	pos, sp, ok := s.attrAt(d, d.decl.sibling, d.decl.siblingAt)
+	if !ok {
+		return 0, false
+	}
+	v, ok := s.refOffset(pos, sp)
+	if !ok || sp.form == fRefAddr || v < uint64(s.u.start) || v > uint64(len(s.info)) {
+		return 0, false
+	}
+	return int(v), true
+}
+
+// attrAt is where the value of d's attribute specs[i] starts (at, when
+// not -1, counted from the first attribute), and its spec; false for
+// i = -1 (no such attribute) or bytes the scan cannot skip.
+func (s *scan) attrAt(d die, i, at int) (int, attrSpec, bool) {
+	if i < 0 {
+		return 0, attrSpec{}, false
+	}
+	if at >= 0 {
+		return d.attrs + at, d.decl.specs[i], true
+	}
 	pos := d.attrs
 	var err error
-	for _, sp := range d.decl.specs {
-		if sp.attr != dwarf.AttrSibling {
-			if pos, err = s.skip(pos, sp); err != nil {
-				return 0, false
-			}
-			continue
+	for _, sp := range d.decl.specs[:i] {
+		if pos, err = s.skip(pos, sp); err != nil {
+			return 0, attrSpec{}, false
 		}
-		v, ok := s.refOffset(pos, sp)
-		if !ok || sp.form == fRefAddr || v < uint64(s.u.start) || v > uint64(len(s.info)) {
-			return 0, false
-		}
-		return int(v), true
 	}
-	return 0, false
+	return pos, d.decl.specs[i], true
 }
 
 // declaration reads d's DW_AT_declaration from the scan's bytes (false
@@ -573,17 +612,14 @@ func (s *scan) skip(pos int, sp attrSpec) (int, error) {
 // .debug_str_offsets when ss has the unit's base); ok is false for other
 // forms and for no name.
 func (s *scan) name(d die, ss *strSections) (name string, ok bool) {
-	if d.decl == nil || d.decl.name < 0 {
+	if d.decl == nil {
 		return "", false
 	}
-	pos := d.attrs
-	var err error
-	for _, sp := range d.decl.specs[:d.decl.name] {
-		if pos, err = s.skip(pos, sp); err != nil {
-			return "", false
-		}
+	pos, sp, ok := s.attrAt(d, d.decl.name, d.decl.nameAt)
+	if !ok {
+		return "", false
 	}
-	b, _, ok := s.strBytes(pos, d.decl.specs[d.decl.name], ss)
+	b, _, ok := s.strBytes(pos, sp, ss)
 	return secString(b), ok
 }
 
@@ -596,7 +632,8 @@ const (
 	// funcWalk scans, decoding units, subprograms, inline sites and
 	// (when asked) formal parameters; scopes carry their names.
 	funcWalk
-	// typeWalk scans, decoding units; scopes and types carry their names.
+	// typeWalk scans, decoding units; scopes and types with children
+	// carry their names, other types an empty one when they have a name.
 	typeWalk
 )
 
@@ -658,7 +695,7 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 		de.unitAt, de.unit = de.sc.u.start, quickUnit{}
 	}
 	de.last = d
-	full, named := false, false
+	full, named, unread := false, false, false
 	switch d.tag {
 	case 0:
 		de.scratchE = dwarf.Entry{}
@@ -675,7 +712,11 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
 		named = true
 	default:
-		named = de.w == typeWalk && isTypeTag(d.tag)
+		if de.w == typeWalk && isTypeTag(d.tag) {
+			// The index reads the name of a type that scopes its
+			// children; of the others, only whether they have one.
+			named, unread = d.children, !d.children
+		}
 	}
 	if full {
 		unit := d.tag == dwarf.TagCompileUnit || d.tag == dwarf.TagPartialUnit
@@ -695,8 +736,11 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 		return e, err
 	}
 	de.scratchE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children}
-	if named && d.decl.name >= 0 {
-		name, ok := de.sc.name(d, de.strs)
+	if (named || unread) && d.decl.name >= 0 {
+		name, ok := "", true
+		if named {
+			name, ok = de.sc.name(d, de.strs)
+		}
 		if !ok {
 			return de.full(d)
 		}
