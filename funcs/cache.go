@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/par"
 	"github.com/binscope/binscope/types"
 )
 
@@ -126,41 +128,60 @@ func (lc *ListCache) load() ([]listRow, bool) {
 
 // StoreWrite writes the rows of fns to the entry, unless the file changed
 // while it was read, and prints l from them, exactly as List prints it:
-// each row (a prototype is most of the cost) is made once, and the entry
-// is written on another core while l prints.
+// each row (a prototype is most of the cost) is made once. Rows are made
+// on every core in pieces; each piece, once made, is printed and written
+// to the entry (on another goroutine) while the next ones are made.
 func (lc *ListCache) StoreWrite(w io.Writer, fns []*types.Func, l *Listing) {
-	rows := lc.rows(fns)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		lc.store(rows)
-	}()
-	writeRows(w, rows, l)
-	<-done
-}
-
-func (lc *ListCache) rows(fns []*types.Func) []listRow {
-	var protos []string
-	if lc.kind == "protos" {
-		protos = protoLines(fns)
-	}
 	rows := make([]listRow, len(fns))
 	for i, fn := range fns {
 		rows[i] = listRow{name: fn.Name, external: fn.External, symbolOnly: fn.SymbolOnly, entry: fn.LowPC != 0, size: fn.Size}
-		if protos != nil {
-			rows[i].proto = protos[i]
-		}
 	}
-	return rows
+	protos := lc.kind == "protos"
+	pieces := make(chan [2]int, len(rows)/rowPiece+1) // never full: the printing side does not wait
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lc.store(rows, pieces)
+	}()
+	bw := bufio.NewWriter(w)
+	par.Stream(len(rows), rowPiece, func(i int) {
+		if protos {
+			rows[i].proto = protoLine(fns[i])
+		}
+	}, func(lo, hi int) {
+		writeRowsTo(bw, rows[lo:hi], l)
+		pieces <- [2]int{lo, hi}
+	})
+	close(pieces)
+	bw.Flush()
+	<-done
 }
 
-// store writes rows to the entry, unless the file changed while it was
-// read.
-func (lc *ListCache) store(rows []listRow) {
+// rowPiece is how many rows are made, printed and stored at a time.
+const rowPiece = 128
+
+// store writes the rows to the entry as their pieces come, unless the
+// file changed while it was read.
+func (lc *ListCache) store(rows []listRow, pieces <-chan [2]int) {
+	defer func() {
+		for range pieces { // the pieces not stored
+		}
+	}()
 	if id, ok := lc.ident(); !ok || cache.Key("gofunct", cache.Self(), id) != lc.key {
 		return
 	}
-	lc.c.Put(lc.kind, listVersion, lc.key, encodeRows(rows, lc.kind == "protos"))
+	protos := lc.kind == "protos"
+	lc.c.PutStream(lc.kind, listVersion, lc.key, func(w io.Writer) error {
+		b := binary.AppendUvarint(nil, uint64(len(rows)))
+		for p := range pieces {
+			b = appendRows(b, rows[p[0]:p[1]], protos)
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+		return nil
+	})
 }
 
 // Write prints l from the cache entry, exactly as List prints it from the
@@ -179,6 +200,10 @@ func (lc *ListCache) Write(w io.Writer, l *Listing) bool {
 func writeRows(w io.Writer, rows []listRow, l *Listing) {
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
+	writeRowsTo(bw, rows, l)
+}
+
+func writeRowsTo(bw *bufio.Writer, rows []listRow, l *Listing) {
 	for _, r := range rows {
 		if l.Externals && !r.external {
 			continue
@@ -214,13 +239,14 @@ const (
 	rowEntry
 )
 
-func encodeRows(rows []listRow, protos bool) []byte {
-	n := binary.MaxVarintLen64
+// appendRows appends the encoding of rows to b: an entry is the number of
+// rows, then each row.
+func appendRows(b []byte, rows []listRow, protos bool) []byte {
+	n := len(b)
 	for _, r := range rows {
 		n += 1 + 3*binary.MaxVarintLen64 + len(r.name) + len(r.proto)
 	}
-	b := make([]byte, 0, n)
-	b = binary.AppendUvarint(b, uint64(len(rows)))
+	b = slices.Grow(b, n-len(b))
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)

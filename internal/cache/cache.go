@@ -14,12 +14,14 @@
 package cache
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -72,7 +74,7 @@ func (c *Cache) logf(format string, args ...any) {
 }
 
 // magic starts every entry; the format version follows it.
-const magic = "binscope-index\n"
+const magic = "binscope-index 2\n" // 2: the data's length after the data
 
 // Key is the key of an entry: a digest of the parts, which name what the
 // entry's contents depend on.
@@ -173,20 +175,43 @@ func (c *Cache) Get(kind string, version uint32, key string) (data []byte, ok bo
 // Put writes the entry of this kind and key atomically: readers see the
 // old entry or the whole new one. It removes entries older than 30 days.
 func (c *Cache) Put(kind string, version uint32, key string, data []byte) {
+	c.PutStream(kind, version, key, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// PutStream is Put of the data write writes, as it writes them: an entry
+// made in pieces is written while the next pieces are made. An error of
+// write leaves the old entry.
+func (c *Cache) PutStream(kind string, version uint32, key string, write func(w io.Writer) error) {
 	if c == nil {
 		return
 	}
 	p := c.path(kind, key)
-	if err := writeAtomic(p, frameHead(data, version, key), data, frameTail(data, version, key)); err != nil {
+	err := writeAtomic(p, func(w io.Writer) error {
+		fw := &frameWriter{w: w}
+		fw.Write(frameHead(version, key))
+		fw.n = 0 // the length counts the data only
+		if err := write(fw); err != nil {
+			return err
+		}
+		if fw.err != nil {
+			return fw.err
+		}
+		_, err := w.Write(fw.tail())
+		return err
+	})
+	if err != nil {
 		c.logf("index cache: %v", err)
 		return
 	}
 	c.prune(filepath.Dir(p))
 }
 
-// writeAtomic writes the concatenation of parts to p, which readers see
-// whole or not at all.
-func writeAtomic(p string, parts ...[]byte) error {
+// writeAtomic writes what write writes to p, which readers see whole or
+// not at all.
+func writeAtomic(p string, write func(w io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -194,12 +219,15 @@ func writeAtomic(p string, parts ...[]byte) error {
 	if err != nil {
 		return err
 	}
-	for _, b := range parts {
-		if _, err := tmp.Write(b); err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			return err
-		}
+	bw := bufio.NewWriterSize(tmp, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
@@ -232,21 +260,40 @@ func (c *Cache) prune(dir string) {
 	}
 }
 
-// An entry is laid out as magic, version, key, length of data, data, and
-// the CRC-32C of everything before it. frameHead and frameTail are what it
-// holds before and after its data: Put writes the three without copying
-// data.
-func frameHead(data []byte, version uint32, key string) []byte {
-	b := make([]byte, 0, len(magic)+4+len(key)+8)
+// An entry is laid out as magic, version, key, data, the length of the
+// data, and the CRC-32C of everything before it: the length comes after
+// the data, so that an entry is written as its data is made.
+func frameHead(version uint32, key string) []byte {
+	b := make([]byte, 0, len(magic)+4+len(key))
 	b = append(b, magic...)
 	b = binary.LittleEndian.AppendUint32(b, version)
-	b = append(b, key...)
-	return binary.LittleEndian.AppendUint64(b, uint64(len(data)))
+	return append(b, key...)
 }
 
-func frameTail(data []byte, version uint32, key string) []byte {
-	sum := crc32.Update(crc32.Checksum(frameHead(data, version, key), castagnoli()), castagnoli(), data)
-	return binary.LittleEndian.AppendUint32(nil, sum)
+// frameWriter writes an entry's head and data, summing them and counting
+// the data, and keeps the first error.
+type frameWriter struct {
+	w   io.Writer
+	sum uint32
+	n   uint64
+	err error
+}
+
+func (f *frameWriter) Write(b []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	f.sum = crc32.Update(f.sum, castagnoli(), b)
+	f.n += uint64(len(b))
+	_, f.err = f.w.Write(b)
+	return len(b), f.err
+}
+
+// tail is the length and the checksum that end the entry.
+func (f *frameWriter) tail() []byte {
+	b := binary.LittleEndian.AppendUint64(nil, f.n)
+	sum := crc32.Update(f.sum, castagnoli(), b)
+	return binary.LittleEndian.AppendUint32(b, sum)
 }
 
 // castagnoli's table is made on first use: making it takes a tenth of a
@@ -255,8 +302,8 @@ var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc
 
 // unframe checks an entry and returns its data.
 func unframe(b []byte, version uint32, key string) ([]byte, error) {
-	head := len(magic) + 4 + len(key) + 8
-	if len(b) < head+4 {
+	head := len(magic) + 4 + len(key)
+	if len(b) < head+12 {
 		return nil, errors.New("truncated entry")
 	}
 	if string(b[:len(magic)]) != magic {
@@ -268,13 +315,13 @@ func unframe(b []byte, version uint32, key string) ([]byte, error) {
 	if string(b[len(magic)+4:len(magic)+4+len(key)]) != key {
 		return nil, errors.New("entry of another key")
 	}
-	n := binary.LittleEndian.Uint64(b[head-8:])
-	if n != uint64(len(b)-head-4) {
+	n := binary.LittleEndian.Uint64(b[len(b)-12:])
+	if n != uint64(len(b)-head-12) {
 		return nil, errors.New("truncated entry")
 	}
 	sum := binary.LittleEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(b[:len(b)-4], castagnoli()) != sum {
 		return nil, errors.New("checksum mismatch (corrupt entry)")
 	}
-	return b[head : len(b)-4], nil
+	return b[head : len(b)-12], nil
 }
