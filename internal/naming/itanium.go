@@ -99,8 +99,7 @@ type itParser struct {
 // itArg is one template argument: a type or value (e), or a pack of
 // them (elts).
 type itArg struct {
-	s    string
-	e    itEntry
+	e    itEntry // a pack's text is its elements' joined
 	pack bool
 	elts []itEntry
 }
@@ -194,11 +193,13 @@ func (p *itParser) join(elems []string, sep string) string {
 // legacyRust reports whether the library reads sym as a legacy Rust
 // symbol: _ZN...17h<16 hex digits>E, maybe followed by a suffix after E.
 func legacyRust(sym string) bool {
-	if !strings.HasPrefix(sym, "_ZN") || !strings.Contains(sym, "17h") {
+	if !strings.HasPrefix(sym, "_ZN") {
 		return false
 	}
-	if pos := strings.LastIndex(sym, "E."); pos > 0 {
-		sym = sym[:pos+1]
+	if strings.IndexByte(sym, '.') >= 0 { // most names have no suffix: no search from the end
+		if pos := strings.LastIndex(sym, "E."); pos > 0 {
+			sym = sym[:pos+1]
+		}
 	}
 	return strings.HasSuffix(sym, "E") && len(sym) > 23 && sym[len(sym)-20:len(sym)-17] == "17h"
 }
@@ -348,7 +349,7 @@ func (p *itParser) prefix() itEntry {
 
 // stdAbbrev holds the standard substitutions S[tabsiod] as the library
 // prints them outside a constructor or destructor's prefix.
-var stdAbbrev = map[byte]itEntry{
+var stdAbbrev = [256]itEntry{
 	't': {s: "std", last: "std"},
 	'a': {s: "std::allocator", last: "allocator"},
 	'b': {s: "std::basic_string", last: "basic_string"},
@@ -365,8 +366,8 @@ func (p *itParser) prefixSubstitution() itEntry {
 	if isDigitByte(c2) || c2 == '_' || isUpperByte(c2) {
 		return p.substitution()
 	}
-	e, ok := stdAbbrev[c2]
-	if !ok {
+	e := stdAbbrev[c2]
+	if e.s == "" {
 		p.bail()
 	}
 	p.i += 2
@@ -528,7 +529,7 @@ func (p *itParser) template(base string) string {
 		}
 		p.argStack = append(p.argStack, a)
 		if !a.pack || len(a.elts) > 0 {
-			n += len(a.s) + 2
+			n += len(a.e.s) + 2
 		}
 	}
 	p.i++
@@ -562,9 +563,9 @@ func (p *itParser) template(base string) string {
 			p.buf = append(p.buf, ", "...)
 			last = ' '
 		}
-		p.buf = append(p.buf, a.s...)
-		if a.s != "" {
-			last = a.s[len(a.s)-1]
+		p.buf = append(p.buf, a.e.s...)
+		if a.e.s != "" {
+			last = a.e.s[len(a.e.s)-1]
 		}
 		first = false
 	}
@@ -581,7 +582,7 @@ func (p *itParser) templateArg(inPack bool) itArg {
 	switch p.peek() {
 	case 'L':
 		l := p.literal()
-		return itArg{s: l, e: itEntry{s: l, value: true}}
+		return itArg{e: itEntry{s: l, value: true}}
 	case 'I', 'J':
 		if inPack {
 			p.bail()
@@ -594,17 +595,17 @@ func (p *itParser) templateArg(inPack bool) itArg {
 			if p.peek() == 'Q' {
 				p.bail()
 			}
-			args = append(args, el.s)
+			args = append(args, el.e.s)
 			a.elts = append(a.elts, el.e)
 		}
 		p.i++
-		a.s = p.join(args, ", ")
+		a.e.s = p.join(args, ", ")
 		return a
 	case 'X', 'T', 0:
 		p.bail()
 	}
 	e := p.typ()
-	return itArg{s: e.s, e: e}
+	return itArg{e: e}
 }
 
 // itIntSuffix are the suffixes of integer literals of these types.
@@ -719,8 +720,7 @@ func (p *itParser) unqualifiedType() itEntry {
 		case c2 == 't':
 			e = p.name(false)
 		default:
-			var ok bool
-			if e, ok = stdAbbrev[c2]; !ok {
+			if e = stdAbbrev[c2]; e.s == "" {
 				p.bail()
 			}
 			p.i += 2
