@@ -163,10 +163,6 @@ const rowPiece = 128
 // store writes the rows to the entry as their pieces come, unless the
 // file changed while it was read.
 func (lc *ListCache) store(rows []listRow, pieces <-chan [2]int) {
-	defer func() {
-		for range pieces { // the pieces not stored
-		}
-	}()
 	if id, ok := lc.ident(); !ok || cache.Key("gofunct", cache.Self(), id) != lc.key {
 		return
 	}
