@@ -45,6 +45,9 @@ type Options struct {
 	// with DeferParams, only when Model.FillParams asks for a function.
 	Params      bool
 	DeferParams bool
+	// SpelledParams, with Params, is for a caller that only spells the
+	// parameters' types (see dwarf.FuncOptions.SpelledParams).
+	SpelledParams bool
 	// At, when not zero, reads only the DWARF that can hold the function
 	// entered at At and its inline expansions (dwarf.FuncOptions.At).
 	At uint64
@@ -118,7 +121,7 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 	// The symbol tables are read on another core while the walk runs.
 	syms := make(chan *symtab.Table, 1)
 	go func() { syms <- readSyms(df.ELF, df.Debug) }()
-	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.DeferParams, At: o.At})
+	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.DeferParams, SpelledParams: o.SpelledParams, At: o.At})
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,10 @@ func (c *converter) composite(n *node, size int64, depth int) (types.Type, error
 		t.GoKind = types.GoKind(k)
 	}
 	c.memo[e.Offset] = t
+	if c.opaque && !t.Incomplete && (n.lang == types.LangC || n.lang == types.LangCPlusPlus) {
+		t.Opaque = true // the C speller spells it by its name
+		return t, nil
+	}
 	for _, k := range n.kids {
 		switch k.entry().Tag {
 		case dwarf.TagMember, dwarf.TagInheritance:

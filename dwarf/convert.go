@@ -34,6 +34,9 @@ type converter struct {
 	// the string sections.
 	keyScan *scan
 	strs    *strSections
+	// opaque converts C and C++ structs, classes and unions without
+	// their members (FuncOptions.SpelledParams).
+	opaque bool
 }
 
 // newConverter converts the types of ix; memo is how many conversions to
@@ -47,6 +50,14 @@ func newConverter(f *File, ix *index, memo int) *converter {
 		ptr:  f.ELF.PointerSize(),
 		big:  f.ELF.Data == elf.ELFDATA2MSB,
 	}
+}
+
+// another is a converter of its own for another core, alike in kind,
+// with room for memo conversions.
+func (c *converter) another(memo int) *converter {
+	o := newConverter(c.f, c.ix, memo)
+	o.opaque = c.opaque
+	return o
 }
 
 func (c *converter) spec() (*types.Spec, error) {

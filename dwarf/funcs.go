@@ -72,6 +72,11 @@ type FuncOptions struct {
 	// inline expansions (inlined code keeps the callee's file in its
 	// rows). Functions of other units are missing from the result.
 	At uint64
+	// SpelledParams, with Params (not DeferParams), says the caller only
+	// spells the types of parameters and results: C and C++ structs,
+	// classes and unions among them are Opaque, their members not read
+	// (most of the time a C++ program's prototypes took).
+	SpelledParams bool
 }
 
 // inlined is one DW_TAG_inlined_subroutine.
@@ -132,21 +137,31 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 	}
 	var pf *paramFiller
 	var fill func(out []*types.Func, parts map[*types.Func][]*subprogram) error
+	var help func()
 	if o.Params {
+		// The core that names the functions helps fill them once done.
+		work := make(chan *fillWork, 1)
 		fill = func(out []*types.Func, parts map[*types.Func][]*subprogram) (err error) {
+			defer close(work)
 			defer func() {
 				if p := recover(); p != nil {
 					err = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
 				}
 			}()
 			pf = newParamFiller(f, parts, order)
+			pf.opaque = o.SpelledParams
 			if o.DeferParams {
 				return nil
 			}
-			return pf.fillAll(out)
+			return pf.fillAll(out, work)
+		}
+		help = func() {
+			if fw, ok := <-work; ok {
+				fw.help()
+			}
 		}
 	}
-	fns, err = f.join(order, sites, fill)
+	fns, err = f.join(order, sites, fill, help)
 	if err != nil || !o.Params {
 		return fns, err
 	}
@@ -429,7 +444,7 @@ const (
 // the first instance's. fill, when not nil, is given every function with
 // its entries (where its parameters are read from) before naming, and
 // runs while join names them.
-func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Func, map[*types.Func][]*subprogram) error) ([]*types.Func, error) {
+func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Func, map[*types.Func][]*subprogram) error, help func()) ([]*types.Func, error) {
 	withParts := fill != nil
 	// order is in DIE order: a subprogram is found by its offset.
 	offs := make([]dwarf.Offset, len(order))
@@ -552,6 +567,7 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 		}
 	}
 	if filled != nil {
+		help()
 		// Merging changes what filling reads (LowPC, Ranges).
 		if err := <-filled; err != nil {
 			return nil, err

@@ -22,6 +22,9 @@ type paramFiller struct {
 	byOff map[dwarf.Offset]*param
 	done  map[*types.Func]bool
 	cores int // the cores fillAll used
+	// opaque has fillAll convert C and C++ composites without their
+	// members (FuncOptions.SpelledParams).
+	opaque bool
 }
 
 func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subprogram) *paramFiller {
@@ -43,11 +46,17 @@ func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subpr
 // every core, up to one core per compile unit they come from, each core a
 // contiguous share of fns (in address order, so mostly whole units, whose
 // types are the unit's own) with a converter of its own: a type two
-// shares use is converted in both.
-func (pf *paramFiller) fillAll(fns []*types.Func) error {
+// shares use is converted in both. When that leaves a core free, the
+// shares are offered on work (see fillWork.help): a core done with other
+// work takes functions from the back of the largest.
+func (pf *paramFiller) fillAll(fns []*types.Func, work chan<- *fillWork) error {
 	c, err := pf.f.typeConverter()
 	if err != nil {
 		return err
+	}
+	if pf.opaque { // not the file's converter, whose types are whole
+		c = c.another(len(fns))
+		c.opaque = true
 	}
 	var todo []*types.Func
 	for _, fn := range fns {
@@ -58,33 +67,118 @@ func (pf *paramFiller) fillAll(fns []*types.Func) error {
 	}
 	workers := max(1, min(fillCores(), len(todo)/minParallelFill, pf.units(todo)))
 	pf.cores = workers
+	fw := &fillWork{pf: pf, conv: c, shares: make([]fillShare, workers)}
+	for w := range fw.shares {
+		sh := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
+		fw.shares[w] = fillShare{fns: sh, hi: len(sh)}
+	}
+	if work != nil && workers < fillCores() && len(todo) >= 2*minParallelFill {
+		work <- fw
+	}
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		share := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
 		wc := c
 		if w > 0 {
-			wc = newConverter(pf.f, c.ix, len(share))
+			wc = c.another(len(fw.shares[w].fns))
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() {
-				if p := recover(); p != nil {
-					errs[w] = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", pf.f.Path, p)
-				}
-			}()
-			for _, fn := range share {
-				if err := pf.fillWith(wc, fn); err != nil {
-					errs[w] = err
-					return
-				}
-			}
+			errs[w] = fw.fill(wc, w, false)
 		}()
 	}
 	wg.Wait()
+	fw.helpers.Wait() // a helper reads parts and byOff
 	pf.parts, pf.byOff = nil, nil
-	return errors.Join(errs...)
+	return errors.Join(append(errs, fw.err)...)
+}
+
+// fillWork is what fillAll's cores have left to fill: each core's share
+// of the functions, which it takes from the front and a helper from the
+// back, fillChunk at a time.
+type fillWork struct {
+	pf      *paramFiller
+	conv    *converter // the first share's, what the others are alike to
+	mu      sync.Mutex
+	shares  []fillShare
+	helpers sync.WaitGroup
+	helped  int   // functions helpers filled
+	err     error // a helper's
+}
+
+// fillShare is one core's share: fns[lo:hi] are left.
+type fillShare struct {
+	fns    []*types.Func
+	lo, hi int
+}
+
+// fillChunk is how many functions one take hands out: tens of
+// microseconds of work, enough that taking them costs nothing.
+const fillChunk = 16
+
+// take hands out the next functions of share w (from its back for a
+// helper); none once it is empty.
+func (fw *fillWork) take(w int, back bool) []*types.Func {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	sh := &fw.shares[w]
+	n := min(fillChunk, sh.hi-sh.lo)
+	if back {
+		sh.hi -= n
+		fw.helped += n
+		return sh.fns[sh.hi : sh.hi+n]
+	}
+	sh.lo += n
+	return sh.fns[sh.lo-n : sh.lo]
+}
+
+// fill fills what is left of share w with c, from its front, or from its
+// back for a helper.
+func (fw *fillWork) fill(c *converter, w int, back bool) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", fw.pf.f.Path, p)
+		}
+	}()
+	for {
+		fns := fw.take(w, back)
+		if len(fns) == 0 {
+			return nil
+		}
+		for _, fn := range fns {
+			if err := fw.pf.fillWith(c, fn); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// help fills functions from the back of the share with the most left, on
+// a core that has finished its other work, with a converter of its own
+// (a share's types its owner has converted are converted again): only
+// when enough is left to repay that.
+func (fw *fillWork) help() {
+	fw.mu.Lock()
+	w, most := -1, 4*fillChunk
+	for i := range fw.shares {
+		if n := fw.shares[i].hi - fw.shares[i].lo; n > most {
+			w, most = i, n
+		}
+	}
+	if w >= 0 {
+		fw.helpers.Add(1)
+	}
+	fw.mu.Unlock()
+	if w < 0 {
+		return
+	}
+	defer fw.helpers.Done()
+	if err := fw.fill(fw.conv.another(most/2), w, true); err != nil {
+		fw.mu.Lock()
+		fw.err = err
+		fw.mu.Unlock()
+	}
 }
 
 // units is how many compile units fns come from: the types of one unit

@@ -198,6 +198,9 @@ type Code struct {
 type CodeOptions struct {
 	// Params reads every function's parameters and their locations.
 	Params bool
+	// SpelledParams, with Params, is for a caller that only spells the
+	// parameters' types (see dwarf.FuncOptions.SpelledParams).
+	SpelledParams bool
 	// Names, with Params, are the functions whose parameters a Go binary
 	// without DWARF gets from a reference build.
 	Names []string
@@ -213,7 +216,7 @@ func OpenCode(path string, o *CodeOptions) (*Code, error) {
 	if o == nil {
 		o = &CodeOptions{}
 	}
-	m, err := code.Open(path, &code.Options{Params: o.Params})
+	m, err := code.Open(path, &code.Options{Params: o.Params, SpelledParams: o.SpelledParams})
 	if err != nil {
 		return nil, err
 	}

@@ -121,7 +121,7 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	command.HugeHeap(path)
-	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, Names: l.Names, Log: stderr})
+	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, SpelledParams: f.vars == "", Names: l.Names, Log: stderr})
 	if err != nil {
 		return err
 	}
