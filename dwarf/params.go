@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/binscope/binscope/internal/arch"
@@ -19,7 +20,7 @@ import (
 type paramFiller struct {
 	f     *File
 	parts map[*types.Func][]*subprogram
-	byOff map[dwarf.Offset]*param
+	byOff []offParam // every parameter entry of the walk, by offset
 	done  map[*types.Func]bool
 	cores int // the cores fillAll used
 	// opaque has fillAll convert C and C++ composites without their
@@ -32,13 +33,34 @@ func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subpr
 	for _, s := range order {
 		n += len(s.params)
 	}
-	byOff := make(map[dwarf.Offset]*param, n) // sized once: growing it was most of its cost
+	// order is in DIE order, and so are the parameters of each entry: the
+	// array is sorted as made (a map took most of the filler's making).
+	byOff := make([]offParam, 0, n)
 	for _, s := range order {
 		for i := range s.params {
-			byOff[s.params[i].off] = &s.params[i]
+			byOff = append(byOff, offParam{s.params[i].off, &s.params[i]})
 		}
 	}
+	cmp := func(a, b offParam) int { return int(a.off) - int(b.off) }
+	if !slices.IsSortedFunc(byOff, cmp) {
+		slices.SortFunc(byOff, cmp)
+	}
 	return &paramFiller{f: f, parts: parts, byOff: byOff, done: map[*types.Func]bool{}}
+}
+
+// offParam is a parameter entry and its offset.
+type offParam struct {
+	off dwarf.Offset
+	p   *param
+}
+
+// param is the parameter entry at off, or nil.
+func (pf *paramFiller) param(off dwarf.Offset) *param {
+	i, ok := slices.BinarySearchFunc(pf.byOff, off, func(a offParam, off dwarf.Offset) int { return int(a.off) - int(off) })
+	if !ok {
+		return nil
+	}
+	return pf.byOff[i].p
 }
 
 // fillAll fills the parameters of every function of the walk, and keeps
@@ -244,7 +266,7 @@ func (pf *paramFiller) fill(fn *types.Func) error {
 
 // fillWith fills fn's parameters, converting their types with c.
 func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
-	f, byOff := pf.f, pf.byOff
+	f := pf.f
 	typeOf := func(off dwarf.Offset) types.Type {
 		if off == 0 {
 			return nil
@@ -280,7 +302,7 @@ func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
 		// Follow abstract_origin for the name and the type.
 		q := p
 		for i := 0; i < 4 && (q.name == "" || q.typ == 0) && q.origin != 0; i++ {
-			o := byOff[q.origin]
+			o := pf.param(q.origin)
 			if o == nil {
 				break
 			}
