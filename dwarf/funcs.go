@@ -75,7 +75,7 @@ type FuncOptions struct {
 	// SpelledParams, with Params (not DeferParams), says the caller only
 	// spells the types of parameters and results: C and C++ structs,
 	// classes and unions among them are Opaque, their members not read
-	// (most of the time a C++ program's prototypes took).
+	// (a class passed by reference would bring its members' types).
 	SpelledParams bool
 }
 
