@@ -1,7 +1,7 @@
 package command
 
 import (
-	"runtime"
+	"runtime/debug"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -14,9 +14,15 @@ import (
 // nearly as much time, in the kernel, as decoding them (25 ms of system
 // time against 30 ms of user time for cpp-real's listing, 8,200 faults,
 // before this). It allocates n bytes, which the
-// runtime maps fresh and never touches, advises the kernel, and collects
-// them: later allocations reuse the advised range. One collection of a
-// heap still empty; where the kernel ignores the advice, nothing changes.
+// runtime maps fresh and never touches, advises the kernel, collects them
+// and returns them to the kernel (debug.FreeOSMemory): later allocations
+// reuse the advised range, known to be zero. After a collection alone the
+// runtime took the range for used memory and cleared every large object
+// and span it placed there, pages the kernel had just zeroed (cpp-real's
+// prototypes: the runtime's clearing fell from 12% to 5% of the run's
+// CPU profile, 1.3 ms less time; cmd/go's 32 ms less). One collection of
+// a heap still empty; where the kernel ignores the advice, nothing
+// changes.
 func hugeHeap(n int) {
 	const huge = 2 << 20
 	b := make([]byte, n)
@@ -26,5 +32,5 @@ func hugeHeap(n int) {
 		_ = unix.Madvise(b[lo:hi], unix.MADV_HUGEPAGE)
 	}
 	b = nil
-	runtime.GC()
+	debug.FreeOSMemory()
 }
