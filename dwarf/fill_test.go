@@ -12,16 +12,24 @@ import (
 func filledDescribed(t *testing.T, path string, o FuncOptions) []string {
 	defer func(c func() int) { fillCores = c }(fillCores)
 	fillCores = func() int { return 1 }
+	_, fns := openFunctions(t, path, o)
+	return fnsDescribed(fns)
+}
+
+// openFunctions opens path, closed when t ends, and reads its functions
+// with o.
+func openFunctions(t *testing.T, path string, o FuncOptions) (*File, []*types.Func) {
+	t.Helper()
 	g, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.Close()
+	t.Cleanup(func() { g.Close() })
 	fns, err := g.Functions(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fnsDescribed(fns)
+	return g, fns
 }
 
 func fnsDescribed(fns []*types.Func) []string {
@@ -56,17 +64,9 @@ func TestHelpedFillEqualsOne(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, _ int) {
 		for _, opaque := range []bool{false, true} {
 			want := filledDescribed(t, f.Path, FuncOptions{Params: true, SpelledParams: opaque})
-			g, err := Open(f.Path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
 			// The walk's entries are recorded and the functions merged, as
 			// fillAll finds them; the helper fills them all.
-			fns, err := g.Functions(&FuncOptions{Params: true, DeferParams: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, fns := openFunctions(t, f.Path, FuncOptions{Params: true, DeferParams: true})
 			pf := g.fillers[0]
 			c, err := g.typeConverter()
 			if err != nil {
@@ -107,15 +107,7 @@ func TestOpaqueParamsSpellAlike(t *testing.T) {
 	withOpaque := 0
 	eachScanInput(t, func(t *testing.T, f *File, _ int) {
 		whole := filledDescribed(t, f.Path, FuncOptions{Params: true})
-		g, err := Open(f.Path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer g.Close()
-		fns, err := g.Functions(&FuncOptions{Params: true, SpelledParams: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, fns := openFunctions(t, f.Path, FuncOptions{Params: true, SpelledParams: true})
 		opaque := 0
 		for _, fn := range fns {
 			for _, p := range fn.Params {
