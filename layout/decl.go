@@ -142,6 +142,10 @@ func (p *printer) typeDeclEntered(b *bytes.Buffer, t types.Type, name string, no
 				if st, ok := v.Target.(*types.Struct); ok && st.Name == "" && v.Ref == 0 {
 					if l := p.layoutOf(st); l != nil {
 						tc.typeSpacing -= 8
+						// The pointed-to struct is another object: its
+						// members' offsets start at 0, not at the
+						// pointer's offset in the outer type.
+						tc.baseOffset = 0
 						b.WriteString(p.composite(l, "* "+name, false, &tc))
 						return
 					}

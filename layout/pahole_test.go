@@ -90,7 +90,7 @@ func TestPahole(t *testing.T) {
 		{"rel_expand", []string{"-E", "-r"}, layout.PrintOptions{Expand: true, RelOffset: true}},
 		{"cacheline32", []string{"--cacheline_size=32"}, layout.PrintOptions{}},
 	}
-	for _, fx := range []string{"c-layouts", "c-layouts-dwarf2", "sysheaders", "uapi"} {
+	for _, fx := range []string{"c-layouts", "c-layouts-dwarf2", "sysheaders", "uapi", "display"} {
 		t.Run(fx, func(t *testing.T) {
 			var path string
 			if !strings.Contains(fx, "-") {
