@@ -576,7 +576,13 @@ func (h *header) bodyTo(slots *strings.Builder, s *types.Struct, indent, prefix 
 			natural = false // bitfields are laid out bit by bit, packed
 		}
 		if !union && m.Offset < cur {
-			continue // overlapping (corrupt or a zero-size member): cannot be expressed
+			// Overlapping (corrupt debug info, or a zero-size member):
+			// a struct cannot express it; say so where it would be.
+			if size > 0 || m.BitSize > 0 {
+				slots.WriteString(in + "/* left out: " + strings.ReplaceAll(h.decl(m.Type, m.Name, in), "*/", "* /") +
+					" at bit " + strconv.FormatInt(int64(m.Offset), 10) + " overlaps the member before it */\n")
+			}
+			continue
 		}
 		pad(m.Offset)
 		if m.BitSize == 0 && m.Offset%8 == 0 && (m.Offset.Bytes())%align != 0 {
@@ -689,6 +695,28 @@ func (h *header) declTo(b *strings.Builder, t types.Type, name, indent string) {
 	h.indent = outer
 }
 
+// scalar reports whether t, through typedefs and qualifiers, is a base
+// type, an enum or a pointer: those _Atomic qualifies without changing
+// their size or alignment on the targets the header is for (an _Atomic
+// struct may be padded or aligned to a power of two).
+func scalar(t types.Type) bool {
+	for w := (types.Walk{}); w.Enter(t); {
+		switch v := t.(type) {
+		case *types.Typedef:
+			t = v.Target
+		case *types.Qualifier:
+			t = v.Target
+		case *types.Base:
+			return v.ByteSize > 0 && v.ByteSize&(v.ByteSize-1) == 0 && v.ByteSize <= 8
+		case *types.Enum, *types.Pointer:
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // word gives the C words for t, or a type to write in its place (see
 // types.CSpeller.Word).
 func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
@@ -711,8 +739,11 @@ func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 		}
 		return "", v.Target
 	case *types.Qualifier:
+		if v.Kind == types.Atomic && scalar(v.Target) {
+			return "", nil // C11's _Atomic int, struct s *_Atomic p: same size and alignment as without
+		}
 		if v.Kind != types.Const && v.Kind != types.Volatile {
-			return "", v.Target // restrict, _Atomic, type tags: layout only
+			return "", v.Target // restrict, type tags, _Atomic composites: layout only
 		}
 	case *types.Pointer:
 		if voidLike(v.Target) && v.Target != nil {

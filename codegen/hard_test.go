@@ -82,3 +82,29 @@ func TestHeaderHardCases(t *testing.T) {
 	}
 	compileBPF(t, dir, "#include \"hard.h\"\n")
 }
+
+// TestHeaderOverlap: a member that overlaps the one before it (debug info
+// no C struct can spell) is left out with a comment where it would be, not
+// silently; the rest keeps its asserts and compiles.
+func TestHeaderOverlap(t *testing.T) {
+	i32 := &types.Base{Name: "int", ByteSize: 4, Encoding: types.Signed}
+	i64 := &types.Base{Name: "long", ByteSize: 8, Encoding: types.Signed}
+	s := &types.Struct{Name: "overlapping", ByteSize: 16, Lang: types.LangC, Members: []types.Member{
+		{Name: "a", Type: i64}, {Name: "b", Type: i32, Offset: 32}, {Name: "c", Type: i32, Offset: 64}}}
+	var h bytes.Buffer
+	if _, err := codegen.WriteHeader(&h, []types.Type{s}, &codegen.HeaderOptions{Source: "overlap"}); err != nil {
+		t.Fatal(err)
+	}
+	out := h.String()
+	if !strings.Contains(out, "/* left out: int b at bit 32 overlaps the member before it */") {
+		t.Errorf("no comment for the overlapping member b:\n%s", out)
+	}
+	if !strings.Contains(out, "\tint c;") || !strings.Contains(out, "overlapping, c) == 8") {
+		t.Errorf("member c or its assert missing:\n%s", out)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "overlap.h"), h.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	compileBPF(t, dir, "#include \"overlap.h\"\n")
+}
