@@ -47,6 +47,12 @@ func (c *converter) composite(n *node, size int64, depth int) (types.Type, error
 			case ok:
 				t.Members = append(t.Members, m)
 			}
+		case dwarf.TagSubprogram:
+			m, err := c.method(k, depth)
+			if err != nil {
+				return nil, err
+			}
+			t.Methods = append(t.Methods, m)
 		case dwarf.TagVariantPart:
 			vp, err := c.variantPart(k, depth)
 			if err != nil {
@@ -97,6 +103,7 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 	if v, _ := e.Val(dwarf.AttrVirtuality).(int64); v != 0 && e.Tag == dwarf.TagInheritance {
 		m.Virtual = true
 	}
+	m.Access = access(e)
 	loc, dyn, err := c.location(e)
 	if err != nil {
 		return types.Member{}, false, err
@@ -137,6 +144,38 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 		return types.Member{}, false, c.f.decodeError(e.Offset, "absurd member offset %d bits", m.Offset)
 	}
 	return m, true, nil
+}
+
+// access reads DW_AT_accessibility (DW_ACCESS_public 1, protected 2,
+// private 3), AccessNone when absent or out of range.
+func access(e *dwarf.Entry) types.Access {
+	if a, _ := e.Val(dwarf.AttrAccessibility).(int64); a >= 1 && a <= 3 {
+		return types.Access(a)
+	}
+	return types.AccessNone
+}
+
+// method converts the declaration of a C++ member function in its class
+// (read with Options.Methods). DW_AT_virtuality is 1 for virtual, 2 for
+// pure virtual.
+func (c *converter) method(n *node, depth int) (types.Method, error) {
+	e := n.entry()
+	t, err := c.funcProto(n, 0, depth+1)
+	if err != nil {
+		return types.Method{}, err
+	}
+	m := types.Method{Name: str(e, dwarf.AttrName), Proto: t.(*types.FuncProto), Access: access(e)}
+	switch v, _ := e.Val(dwarf.AttrVirtuality).(int64); v {
+	case 1:
+		m.Virtual = true
+	case 2:
+		m.Virtual, m.PureVirtual = true, true
+	}
+	m.Artificial, _ = e.Val(dwarf.AttrArtificial).(bool)
+	if in, _ := e.Val(dwarf.AttrInline).(int64); in == 1 || in == 3 { // DW_INL_(declared_)inlined
+		m.Inline = true
+	}
+	return m, nil
 }
 
 // location reads DW_AT_data_member_location: a constant (DWARF 3+) or a

@@ -28,6 +28,9 @@ import (
 type Options struct {
 	// Langs, when not empty, keeps only compile units of these languages.
 	Langs []types.Lang
+	// Methods reads the member functions C++ classes declare
+	// (types.Struct.Methods); without it they are skipped unread.
+	Methods bool
 }
 
 // File is an ELF file opened for its DWARF.

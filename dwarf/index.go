@@ -322,6 +322,14 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 		ix.nodes.put(e.Offset, n)
 		cur.n.kids = append(cur.n.kids, n)
 		push(frame{n: n, scope: cur.scope, lang: cur.lang})
+	case e.Tag == dwarf.TagSubprogram && cur.n != nil && b.f.opts.Methods && cur.lang == types.LangCPlusPlus:
+		// A member function a class declares: a part of the class,
+		// with its parameters.
+		n := b.node(e, scratch)
+		n.scope, n.lang, n.unit = cur.scope, cur.lang, b.unit
+		ix.nodes.put(e.Offset, n)
+		cur.n.kids = append(cur.n.kids, n)
+		push(frame{n: n, scope: cur.scope, lang: cur.lang})
 	default:
 		// Subprograms, variables, lexical blocks, call sites: not
 		// types. Their children are skipped unread where the producer

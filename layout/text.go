@@ -27,6 +27,12 @@ type PrintOptions struct {
 	// Native makes WriteText and WriteReorganized print each type in its
 	// own language's syntax, as WriteNative does (--syntax=native).
 	Native bool
+	// DataOnly leaves out C++ member functions (-M,
+	// --show_only_data_members).
+	DataOnly bool
+	// ClassesAsStructs prints the keyword struct for C++ classes
+	// (--classes_as_structs).
+	ClassesAsStructs bool
 	// ForcePadding prints pahole's "Force padding:" guess at the anonymous
 	// bitfields in a struct's tail padding, which pahole makes for formats
 	// that record alignment (DWARF, not BTF).
@@ -209,7 +215,7 @@ func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 		b.WriteString(c.prefix + " ")
 	}
 	kw := "struct"
-	if l.Kind == types.KindClass {
+	if l.Kind == types.KindClass && !p.opts.ClassesAsStructs {
 		kw = "class"
 	}
 	b.WriteString(kw)
@@ -226,6 +232,9 @@ func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 			} else {
 				b.WriteString(",")
 			}
+			if m.Access != types.AccessNone {
+				b.WriteString(" " + m.Access.String())
+			}
 			b.WriteString(" " + m.Type.TypeName())
 		}
 	}
@@ -239,6 +248,9 @@ func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 			}
 			if m.Virtual {
 				b.WriteString(" virtual")
+			}
+			if m.Access != types.AccessNone {
+				b.WriteString(" " + m.Access.String())
 			}
 			b.WriteString(" " + m.Type.TypeName())
 		}
@@ -261,6 +273,7 @@ func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 		}
 		fmt.Fprintf(b, "%s/* XXX %d byte%s hole, try to pack */\n", t, l.preHole, plural(l.preHole))
 	}
+	access := sections{kind: l.Kind, cur: types.AccessNone.Effective(l.Kind), on: l.Lang == types.LangCPlusPlus}
 	var (
 		last     *Slot
 		lastSize int64
@@ -310,6 +323,7 @@ func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 			b.WriteByte('\n')
 			newline = false
 		}
+		access.label(b, m.Access, indent)
 		c.lastMember = i == len(l.Members)-1
 		c.firstMember = last == nil
 		b.WriteString(t)
@@ -339,6 +353,9 @@ func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 		last = pos
 	}
 	p.forcePadding(b, l, t, &c)
+	if !p.opts.DataOnly {
+		p.methods(b, l, &access, indent)
+	}
 	if c.emitStats {
 		p.stats(b, l, t, c.baseOffset, tr)
 	}

@@ -57,6 +57,16 @@ type TypesOptions struct {
 	// Log receives what reference builds fetch and where types came from;
 	// nil means nothing is said.
 	Log io.Writer
+	// Methods reads the member functions of C++ classes from DWARF
+	// (types.Struct.Methods).
+	Methods bool
+}
+
+func (o *TypesOptions) dwarfOptions() *dwarf.Options {
+	if !o.Methods {
+		return nil
+	}
+	return &dwarf.Options{Methods: true}
 }
 
 // Types reads the types of path; an empty path means the running kernel's
@@ -92,10 +102,10 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 	switch format {
 	case "dwarf":
 		if len(o.Names) > 0 {
-			spec, err := dwarf.LoadNamed(path, o.Names, nil)
+			spec, err := dwarf.LoadNamed(path, o.Names, o.dwarfOptions())
 			return spec, false, err
 		}
-		spec, err := dwarf.Load(path, nil)
+		spec, err := dwarf.Load(path, o.dwarfOptions())
 		return spec, false, err
 	case "btf":
 		return loadBTFNamed()
@@ -111,9 +121,9 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 		return loadBTFNamed()
 	}
 	if len(o.Names) > 0 {
-		spec, err = dwarf.LoadNamed(path, o.Names, nil)
+		spec, err = dwarf.LoadNamed(path, o.Names, o.dwarfOptions())
 	} else {
-		spec, err = dwarf.Load(path, nil)
+		spec, err = dwarf.Load(path, o.dwarfOptions())
 	}
 	if err == nil || !errors.Is(err, types.ErrNoDebugInfo) {
 		return spec, false, err

@@ -27,6 +27,18 @@ func PaholeFunc(f *FuncProto, name string, pointer bool, width int, lang Lang) s
 	return p.funcEntered(f, name, pointer, width)
 }
 
+// PaholeMethod writes a C++ member function's declaration as pahole's
+// function__fprintf does: the return type, the name, then the parameters
+// ("void finish(class AgentTimeoutCB *, int)").
+func PaholeMethod(f *FuncProto, name string, lang Lang) string {
+	p := pahole{lang: lang}
+	if !p.w.Enter(f) {
+		return cycleWord
+	}
+	defer p.w.Leave()
+	return p.name(f.Return) + " " + name + p.params(f)
+}
+
 // pahole spells one type; its Walk guards the recursion.
 type pahole struct {
 	lang Lang

@@ -235,10 +235,63 @@ type Member struct {
 	Tags []string
 	// Virtual marks a C++ virtual base class (Embedded is set too).
 	Virtual bool
+	// Access is the C++ access the debug info states for the member or
+	// base class (DW_AT_accessibility); AccessNone when it states none,
+	// which means the default: private in a class, public in a struct.
+	Access Access
 	// Dynamic says the member's place depends on the object at run time
 	// (a virtual base) or could not be read; Offset is 0 and meaningless
 	// then. Such members are in Struct.Dynamic, never in Struct.Members.
 	Dynamic Dynamic
+}
+
+// Access is a C++ access specifier.
+type Access uint8
+
+const (
+	AccessNone Access = iota // not stated: the kind's default
+	AccessPublic
+	AccessProtected
+	AccessPrivate
+)
+
+var accessNames = [...]string{"", "public", "protected", "private"}
+
+func (a Access) String() string {
+	if int(a) < len(accessNames) {
+		return accessNames[a]
+	}
+	return fmt.Sprintf("access(%d)", uint8(a))
+}
+
+// Effective is the access a member has in a type of kind k: a stated
+// one, else the default (private in a class, public in a struct or
+// union).
+func (a Access) Effective(k Kind) Access {
+	switch {
+	case a != AccessNone:
+		return a
+	case k == KindClass:
+		return AccessPrivate
+	}
+	return AccessPublic
+}
+
+// Method is a C++ member function as its class declares it (a
+// DW_TAG_subprogram among the class's children). Proto's parameters
+// include the artificial this pointer of a non-static method, as the
+// debug info records it.
+type Method struct {
+	Name   string
+	Proto  *FuncProto
+	Access Access
+	// Virtual marks a virtual method; PureVirtual one declared = 0.
+	Virtual, PureVirtual bool
+	// Artificial marks a method the compiler declared (an implicit
+	// constructor or assignment).
+	Artificial bool
+	// Inline marks a method declared inline.
+	Inline bool
 }
 
 // Dynamic tells why a member has no offset fixed by its type.
@@ -323,6 +376,8 @@ type Struct struct {
 	Template []TemplateParam
 	// Tags are BTF declaration tags (btf_decl_tag("...")) on the type.
 	Tags []string
+	// Methods are a C++ class's member functions, in declaration order.
+	Methods []Method
 }
 
 // FuncParam is a parameter of a FuncProto.

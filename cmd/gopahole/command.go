@@ -157,7 +157,7 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	if f.prettify.file != "" {
 		return runPrettify(f, path, w, stderr)
 	}
-	lo := &load.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: sel.Classes, Log: stderr}
+	lo := &load.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: sel.Classes, Log: stderr, Methods: f.methods()}
 	if f.output == "c" {
 		return writeHeader(w, path, lo, sel)
 	}
@@ -246,4 +246,11 @@ func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.S
 	}
 	_, err = hw.Finish(w)
 	return nil, true, err
+}
+
+// methods reports whether the output shows C++ member functions, which
+// are read from the DWARF only then (they cost C++ loads several times
+// their time without).
+func (f *paholeFlags) methods() bool {
+	return f.output == "text" && !f.sizes && !f.json && !f.packable
 }
