@@ -141,11 +141,14 @@ func NewFromELF(ef *elfx.File) (*Model, error) {
 	m := &Model{Path: ef.Path, ELF: ef, Syms: readSyms(ef, nil)}
 	var fns []*types.Func
 	if pcln.Has(ef) {
-		var err error
-		if fns, err = pcln.Functions(ef); err != nil {
+		t, err := pcln.Open(ef)
+		if err != nil {
 			return nil, err
 		}
-		fns = pclnInlines(ef, fns)
+		if fns, err = t.Functions(ef.Path); err != nil {
+			return nil, err
+		}
+		fns = pclnInlines(ef, t, fns)
 		for _, fn := range fns {
 			if fn.Size > 0 {
 				var inst *types.Instance

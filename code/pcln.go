@@ -14,8 +14,8 @@ import (
 // out-of-line copy becomes a function of its own, with no code. Arguments
 // of inlined calls are not recorded in the table. It returns fns with
 // those callees appended.
-func pclnInlines(ef *elfx.File, fns []*types.Func) []*types.Func {
-	tree, err := pcln.Inlines(ef)
+func pclnInlines(ef *elfx.File, t *pcln.Table, fns []*types.Func) []*types.Func {
+	tree, err := t.Inlines(ef)
 	if err != nil || len(tree) == 0 {
 		return fns
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -91,56 +90,17 @@ func startAgent(t *testing.T, bin string, args ...string) (addr string, stderr f
 	return addr, text
 }
 
-// freePort is a TCP port on the loopback address nobody listens on now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startPrometheus runs Debian's Prometheus server scraping targets every
 // second, with its storage in a temporary directory, and returns its
 // address.
 func startPrometheus(t *testing.T, targets ...string) string {
 	t.Helper()
-	prom, err := exec.LookPath("prometheus")
-	if err != nil {
-		testutil.Skipf(t, "prometheus not installed (bash scripts/install-deps.sh): %v", err)
-	}
-	dir := t.TempDir()
 	var ts []string
 	for _, a := range targets {
 		ts = append(ts, fmt.Sprintf("%q", a))
 	}
 	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: goprobe\n    static_configs:\n      - targets: [%s]\n", strings.Join(ts, ", "))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	cmd := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+addr)
-	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		logf.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			t.Logf("prometheus log:\n%s", b)
-		}
-	})
-	return addr
+	return testutil.StartPrometheus(t, cfg, false).Addr
 }
 
 // promQuery asks Prometheus's HTTP API for query's value now: the single

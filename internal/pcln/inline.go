@@ -1,8 +1,6 @@
 package pcln
 
 import (
-	"debug/elf"
-	"debug/gosym"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -43,65 +41,51 @@ const (
 	funcdataInlTree    = 3
 	magic120           = 0xfffffff1 // Go 1.20 and later
 	inlinedCallSize    = 16
-	// moduledata field indices (in words) of pcHeader, text and gofunc,
-	// Go 1.20 to 1.26 (runtime/symtab.go).
-	mdText, mdGofunc = 22, 40
 )
 
 // Inlines reads the inline trees of ef's .gopclntab. Binaries older than
 // Go 1.20 (another table format) give an empty tree and no error.
-func Inlines(ef *elfx.File) (tree Tree, err error) {
+func Inlines(ef *elfx.File) (Tree, error) {
+	t, err := Open(ef)
+	if err != nil {
+		return nil, err
+	}
+	return t.Inlines(ef)
+}
+
+// Inlines reads the table's inline trees from ef, the file it came from.
+// Tables older than Go 1.20 (another format) give an empty tree and no
+// error.
+func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			tree, err = nil, fmt.Errorf("%s: section .gopclntab: corrupt inline tree: %v", ef.Path, p)
 		}
 	}()
-	sec := ef.Section(".gopclntab")
-	if sec == nil {
-		return nil, fmt.Errorf("%s: no .gopclntab section: not a Go binary", ef.Path)
-	}
-	tab, err := sec.Data()
-	if err != nil {
-		return nil, fmt.Errorf("%s: section .gopclntab: %v", ef.Path, err)
-	}
+	tab := t.Data
 	le := binary.LittleEndian
-	if len(tab) < 72 || le.Uint32(tab) != magic120 || tab[7] != 8 || ef.ByteOrder != binary.ByteOrder(le) {
+	if t.magic != magic120 || tab[7] != 8 {
 		return Tree{}, nil
 	}
 	quantum := uint64(tab[6])
 	nfunc := int(le.Uint64(tab[8:]))
-	textStart := le.Uint64(tab[24:])
+	textStart := t.Text
 	funcnames := tab[le.Uint64(tab[32:]):]
 	pctab := tab[le.Uint64(tab[56:]):]
 	pcln := tab[le.Uint64(tab[64:]):]
-
-	// Go 1.26 no longer stores the text start in the header (0): it is
-	// moduledata.text.
-	gofunc, mtext, err := goFunc(ef, sec.Addr)
-	if textStart == 0 {
-		textStart = mtext
-	}
-	if err != nil {
-		return nil, err
+	gofunc := t.GoFunc
+	if gofunc == 0 {
+		return nil, fmt.Errorf("%s: no runtime module data points at .gopclntab: cannot read inline trees", ef.Path)
 	}
 	var funcdata []byte // go:func.* to the end of its section
-	for _, s := range ef.Sections {
-		if s.Addr <= gofunc && gofunc < s.Addr+s.Size && s.Type == elf.SHT_PROGBITS {
-			d, err := s.Data()
-			if err != nil {
-				return nil, fmt.Errorf("%s: section %s: %v", ef.Path, s.Name, err)
-			}
-			funcdata = d[gofunc-s.Addr:]
+	if s := section(ef, gofunc); s != nil {
+		d, err := s.Data()
+		if err != nil {
+			return nil, fmt.Errorf("%s: section %s: %v", ef.Path, s.Name, err)
 		}
+		funcdata = d[gofunc-s.Addr:]
 	}
-	var text uint64
-	if t := ef.Section(".text"); t != nil {
-		text = t.Addr
-	}
-	lines, err := gosym.NewTable(nil, gosym.NewLineTable(tab, text))
-	if err != nil {
-		return nil, fmt.Errorf("%s: section .gopclntab: %v", ef.Path, err)
-	}
+	lines := t.Lines
 
 	type fnInl struct {
 		entry, end uint64
@@ -238,32 +222,4 @@ func cstring(b []byte) string {
 		}
 	}
 	return ""
-}
-
-// goFunc finds the address of go:func.*, the base of funcdata offsets,
-// in the runtime's moduledata (runtime.firstmoduledata, in a writable data
-// section): the word array that starts with the address of .gopclntab and
-// holds the start of .text at word 22; it returns go:func.* and that text
-// start.
-func goFunc(ef *elfx.File, pclntab uint64) (gofunc, text uint64, err error) {
-	var lo, hi uint64
-	if t := ef.Section(".text"); t != nil {
-		lo, hi = t.Addr, t.Addr+t.Size
-	}
-	le := binary.LittleEndian
-	for _, sec := range ef.Sections {
-		if sec.Type != elf.SHT_PROGBITS || sec.Flags&elf.SHF_WRITE == 0 {
-			continue
-		}
-		data, err := sec.Data()
-		if err != nil {
-			continue
-		}
-		for off := 0; off+8*(mdGofunc+1) <= len(data); off += 8 {
-			if t := le.Uint64(data[off+8*mdText:]); le.Uint64(data[off:]) == pclntab && t >= lo && t < hi {
-				return le.Uint64(data[off+8*mdGofunc:]), t, nil
-			}
-		}
-	}
-	return 0, 0, fmt.Errorf("%s: no runtime module data points at .gopclntab: cannot read inline trees", ef.Path)
 }

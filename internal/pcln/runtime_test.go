@@ -1,0 +1,106 @@
+package pcln_test
+
+import (
+	"net/http"
+	"os/exec"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/pcln"
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// TestPrometheusRuntimeAddresses: Debian's /usr/bin/prometheus (go1.19,
+// cgo, external linking, stripped) symbolizes its own goroutine and heap
+// profiles with the runtime's tables; every address in them lies in the
+// function of that name in the table Open reads. Counting from the ELF
+// .text start (0x100 below runtime.text in this binary) fails this.
+func TestPrometheusRuntimeAddresses(t *testing.T) {
+	p := testutil.StartPrometheus(t, "global: {scrape_interval: 1h}\n", true)
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elfx.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	tab, err := pcln.Open(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	for _, prof := range []string{"goroutine", "heap", "allocs"} {
+		resp, err := http.Get("http://" + p.Addr + "/debug/pprof/" + prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := profile.Parse(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s profile: %v", prof, err)
+		}
+		for _, loc := range pr.Location {
+			if len(loc.Line) == 0 || loc.Mapping == nil || loc.Mapping.File != bin || seen[loc.Address] {
+				continue
+			}
+			seen[loc.Address] = true
+			// The runtime's frames are innermost first: the last is the
+			// function the code belongs to. The address is a return
+			// address: the call before it is in the same function.
+			want := loc.Line[len(loc.Line)-1].Function.Name
+			fn := tab.Lines.PCToFunc(loc.Address - 1)
+			if fn == nil || fn.Name != want {
+				got := "nothing"
+				if fn != nil {
+					got = fn.Name
+				}
+				t.Errorf("%#x: the runtime says %s, the table %s", loc.Address, want, got)
+			}
+		}
+	}
+	if len(seen) < 100 {
+		t.Fatalf("only %d addresses of prometheus's own profiles compared", len(seen))
+	}
+	t.Logf("%d addresses of prometheus's profiles in the runtime's function (runtime.text %#x, .text %#x)",
+		len(seen), tab.Text, ef.Section(".text").Addr)
+}
+
+// TestCgoLinkModes: testdata/cgo-work built by the oldest and newest Go
+// the module registry serves and by the machine's own, linked internally,
+// externally, as PIE and with -s -w: each function the program names with
+// the runtime's FuncForPC is at the runtime's entry in the table, and the
+// table names the function at an address inside it.
+func TestCgoLinkModes(t *testing.T) {
+	n := 0
+	for _, tc := range testutil.GoToolchains {
+		for _, mode := range testutil.GoLinkModes {
+			bin := testutil.BuildCgoWork(t, tc, mode)
+			want := testutil.CgoWorkFuncs(t, bin)
+			ef, err := elfx.Open(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tab, err := pcln.Open(ef)
+			ef.Close()
+			if err != nil {
+				t.Fatalf("%s %s: %v", tc, mode, err)
+			}
+			for name, entry := range want {
+				n++
+				if f := tab.Lines.LookupFunc(name); f == nil || f.Entry != entry {
+					t.Errorf("%s %s: %s: the runtime says %#x, the table %v", tc, mode, name, entry, f)
+				}
+				if f := tab.Lines.PCToFunc(entry + 1); f == nil || f.Name != name {
+					t.Errorf("%s %s: %#x: the runtime says %s, the table %v", tc, mode, entry+1, name, f)
+				}
+			}
+		}
+	}
+	if n < 8*len(testutil.GoToolchains)*len(testutil.GoLinkModes) {
+		t.Fatalf("only %d functions compared", n)
+	}
+}

@@ -1,0 +1,3 @@
+module cgowork
+
+go 1.21

@@ -1,0 +1,69 @@
+// A cgo program shaped like the Go services distributions ship, built by
+// internal/testutil.BuildCgoWork with several Go toolchains and link modes
+// (internal, external, PIE, -s -w): for example
+//
+//	CGO_ENABLED=1 go build -ldflags='-s -w -linkmode=external' -o app .
+//
+// `app N` calls work N times and prints the total; `app funcs` prints, for
+// a few functions, the runtime's own name and entry address (FuncForPC)
+// and the start of the mapping of the executable's first page, from which
+// a test gets each function's address in the file.
+package main
+
+// static int twice(int x) { return 2 * x; }
+import "C"
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+//go:noinline
+func work(i int) int { return i*3 + 1 }
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "funcs" {
+		funcs()
+		return
+	}
+	n, err := strconv.Atoi(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "usage: app N | app funcs")
+		os.Exit(2)
+	}
+	total := 0
+	for i := 0; i < n; i++ {
+		total += work(i)
+	}
+	total += int(C.twice(1))
+	fmt.Println(total)
+}
+
+// funcs prints "base ADDR" (where the executable's first page is mapped)
+// and then "NAME ENTRY" for a few functions, as the runtime knows them.
+func funcs() {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		panic(err)
+	}
+	exe, _ := os.Executable()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fs := strings.Fields(s.Text())
+		if len(fs) >= 6 && fs[5] == exe && fs[2] == "00000000" {
+			lo, _, _ := strings.Cut(fs[0], "-")
+			fmt.Println("base", "0x"+lo)
+			break
+		}
+	}
+	for _, fn := range []any{work, main, funcs, fmt.Println, strconv.Atoi, runtime.GC, strings.Fields, bufio.NewScanner} {
+		pc := reflect.ValueOf(fn).Pointer()
+		rf := runtime.FuncForPC(pc)
+		fmt.Printf("%s %#x\n", rf.Name(), rf.Entry())
+	}
+}
