@@ -23,6 +23,10 @@ type HeaderOptions struct {
 	Guard string
 	// NoAsserts leaves out the _Static_asserts.
 	NoAsserts bool
+	// SkipAtomicTypedefs leaves out the typedefs of the base types older
+	// compilers named after <stdatomic.h>'s types (atomic_int...), for a
+	// compiler that defines them already.
+	SkipAtomicTypedefs bool
 }
 
 // emission states of a type.
@@ -49,6 +53,9 @@ type header struct {
 	speller types.CSpeller
 	indent  string
 	bodies  // bodies rendered later, in parallel (cheader_par.go)
+	// atomics are the legacy atomic_ base types typedef'd already; nil
+	// with HeaderOptions.SkipAtomicTypedefs.
+	atomics map[string]bool
 }
 
 // WriteHeader writes a self-contained C header that defines roots and
@@ -103,6 +110,9 @@ func newHeader(o *HeaderOptions, n int, deferBodies bool) *header {
 	// the bodies are most).
 	h := &header{tags: newNamerSized(n), idents: newNamerSized(4 * n), infos: make(map[types.Type]*typeInfo, 3*n),
 		pads: newNamer(), floats: map[string]string{}, asserts: !o.NoAsserts}
+	if !o.SkipAtomicTypedefs {
+		h.atomics = map[string]bool{}
+	}
 	h.deferBodies, h.padsJob = deferBodies, -1
 	if deferBodies {
 		h.jobs = make([]bodyJob, 0, n+n/4)
@@ -214,6 +224,11 @@ func (h *header) define(t types.Type) {
 	}
 	defer h.walk.Leave()
 	switch v := t.(type) {
+	case *types.Base:
+		if c := legacyAtomic(v); c != "" && h.atomics != nil && !h.atomics[v.Name] {
+			h.atomics[v.Name] = true
+			fmt.Fprintf(&h.out, "typedef _Atomic %s %s;\n", c, v.Name)
+		}
 	case *types.Qualifier:
 		h.define(v.Target)
 	case *types.Array:
@@ -722,6 +737,9 @@ func scalar(t types.Type) bool {
 func (h *header) word(t types.Type, inner, indent string) (string, types.Type) {
 	switch v := t.(type) {
 	case *types.Base:
+		if legacyAtomic(v) != "" {
+			return v.Name, nil // typedef'd by define
+		}
 		if v.ByteSize == 0 { // Rust's (), !: takes no room
 			return "", &types.Array{Elem: &types.Base{ByteSize: 1}, Count: 0}
 		}

@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/binscope/binscope/types"
 )
@@ -116,4 +117,39 @@ func cBase(b *types.Base) (name string, n int64) {
 		return "unsigned __int128", 0
 	}
 	return "unsigned char", sz
+}
+
+// atomicWords are C's spellings of the types <stdatomic.h> names atomic_X
+// after, by X.
+var atomicWords = map[string]string{
+	"bool": "_Bool", "char": "char", "schar": "signed char", "uchar": "unsigned char",
+	"short": "short", "ushort": "unsigned short", "int": "int", "uint": "unsigned int",
+	"long": "long", "ulong": "unsigned long", "llong": "long long", "ullong": "unsigned long long",
+	"size_t": "unsigned long", "ptrdiff_t": "long", "intptr_t": "long", "uintptr_t": "unsigned long",
+	"intmax_t": "long", "uintmax_t": "unsigned long",
+	"int8_t": "signed char", "uint8_t": "unsigned char", "int16_t": "short", "uint16_t": "unsigned short",
+	"int32_t": "int", "uint32_t": "unsigned int", "int64_t": "long", "uint64_t": "unsigned long",
+}
+
+// atomicSizes are the sizes of atomicWords' spellings on the 64-bit
+// targets the header is for.
+var atomicSizes = map[string]int64{
+	"_Bool": 1, "char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2,
+	"int": 4, "unsigned int": 4, "long": 8, "unsigned long": 8, "long long": 8, "unsigned long long": 8,
+}
+
+// legacyAtomic returns the C type that a base type older compilers named
+// after <stdatomic.h> (a DW_TAG_base_type "atomic_int", where newer ones
+// write DW_TAG_atomic_type over int) is _Atomic of, or "" for any other
+// base type or one whose size does not match.
+func legacyAtomic(b *types.Base) string {
+	x, ok := strings.CutPrefix(b.Name, "atomic_")
+	if !ok {
+		return ""
+	}
+	c := atomicWords[x]
+	if c == "" || atomicSizes[c] != b.ByteSize {
+		return ""
+	}
+	return c
 }

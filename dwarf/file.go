@@ -28,6 +28,16 @@ import (
 type Options struct {
 	// Langs, when not empty, keeps only compile units of these languages.
 	Langs []types.Lang
+	// ExcludeUnits, when not empty, leaves out the compile units whose
+	// names start with it (pahole's -X).
+	ExcludeUnits string
+	// FirstUnit reads the first compile unit only (pahole's
+	// --first_obj_only).
+	FirstUnit bool
+	// Private lists the types defined inside other types among the
+	// named ones (pahole's --show_private_classes); those defined inside
+	// functions stay out.
+	Private bool
 	// Methods reads the member functions C++ classes declare
 	// (types.Struct.Methods); without it they are skipped unread.
 	Methods bool

@@ -287,7 +287,8 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 		ix.units = append(ix.units, u)
 		b.unit = int32(len(ix.units) - 1)
 		b.cur = frame{lang: u.lang}
-		if !b.f.wantLang(u.lang) {
+		if !b.f.wantLang(u.lang) || (b.f.opts.ExcludeUnits != "" && strings.HasPrefix(u.name, b.f.opts.ExcludeUnits)) ||
+			(b.f.opts.FirstUnit && len(ix.units) > 1) {
 			return true, nil
 		}
 		if e.Children {
@@ -305,6 +306,9 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 		ix.nodes.put(e.Offset, n)
 		if cur.n != nil {
 			cur.n.kids = append(cur.n.kids, n)
+			if b.f.opts.Private && hasName(e) && !b.local {
+				ix.named = append(ix.named, n) // a class defined inside another
+			}
 		} else if hasName(e) && !b.local {
 			ix.named = append(ix.named, n)
 		}

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"bytes"
+	"regexp"
 
 	"github.com/binscope/binscope/types"
 )
@@ -45,13 +46,20 @@ func (p *printer) methods(b *bytes.Buffer, l *Layout, access *sections, indent i
 		if m.Virtual {
 			b.WriteString("virtual ")
 		}
-		b.WriteString(MethodDecl(m, p.lang))
+		d := MethodDecl(m, p.lang)
+		if p.opts.ClassesAsStructs {
+			d = classWord.ReplaceAllString(d, "${1}struct ")
+		}
+		b.WriteString(d)
 		if m.PureVirtual {
 			b.WriteString(" = 0")
 		}
 		b.WriteString(";\n")
 	}
 }
+
+// classWord is the keyword class in a spelled type.
+var classWord = regexp.MustCompile(`(^|[(, ])class `)
 
 // MethodDecl spells a method's return type, name and parameter types as
 // pahole does: "void finish(class AgentTimeoutCB *, int)".

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -83,6 +84,42 @@ func (p *printer) typeDeclSlot(t types.Type, name string, noName bool, c *conf, 
 	return p.typeDecl(t, name, noName, c)
 }
 
+// pointee prints, for -p, a member that points to a struct (through any
+// number of pointers) as pahole does: the struct's body, its members
+// without offsets, then the name with a star per pointer ("} **name");
+// a struct being expanded already on the way (struct self_ref's next) by
+// its name. It reports false for a type that is no such pointer.
+func (p *printer) pointee(b *bytes.Buffer, t types.Type, name string, c *conf) bool {
+	n := 0
+	for w := (types.Walk{}); w.Enter(t); n++ {
+		ptr, ok := t.(*types.Pointer)
+		if !ok || ptr.Ref != 0 || ptr.Target == nil {
+			break
+		}
+		if _, fn := ptr.Target.(*types.FuncProto); fn {
+			break
+		}
+		t = ptr.Target
+	}
+	st, ok := t.(*types.Struct)
+	if n == 0 || !ok {
+		return false
+	}
+	name = strings.Repeat("*", n) + name
+	if !st.Incomplete && st.Variants == nil && !slices.Contains(p.expanding, st) {
+		if l := p.layoutOf(st); l != nil {
+			p.expanding = append(p.expanding, st)
+			tc := *c
+			tc.noOffsets = true
+			b.WriteString(p.composite(l, name, false, &tc))
+			p.expanding = p.expanding[:len(p.expanding)-1]
+			return true
+		}
+	}
+	fmt.Fprintf(b, "%-*s %s", c.typeSpacing, TypeString(st, p.lang), name)
+	return true
+}
+
 // typeDecl prints a declaration of name with type t, the type padded to
 // the type column (pahole's type__fprintf). noName marks the member of a
 // struct, union or enum type whose name the caller prints.
@@ -94,6 +131,9 @@ func (p *printer) typeDecl(t types.Type, name string, noName bool, c *conf) stri
 
 // typeDeclTo is typeDecl written to b.
 func (p *printer) typeDeclTo(b *bytes.Buffer, t types.Type, name string, noName bool, c *conf) {
+	if p.opts.ExpandPointers && p.pointee(b, t, name, c) {
+		return // bounded by p.expanding, not by the walk
+	}
 	if !p.walk.Enter(t) {
 		b.WriteString("/* too deep */ " + name)
 		return
@@ -236,6 +276,13 @@ func (p *printer) array(a *types.Array, name string, c *conf) string {
 		if q, ok := elem.(*types.Qualifier); ok && q.Kind == types.Const {
 			elem = q.Target
 		}
+	}
+	if p.opts.FlatArrays && len(dims) > 1 {
+		n := int64(1)
+		for _, d := range dims {
+			n *= d
+		}
+		dims = []int64{n}
 	}
 	s := p.typeDecl(elem, name, false, c)
 	single := c.lastMember && c.firstMember

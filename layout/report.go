@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sort"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/binscope/binscope/types"
@@ -27,7 +29,34 @@ type Report struct {
 	Print   *PrintOptions
 	// Tool starts each warning line ("gopahole").
 	Tool string
+	// Packed shows only the types printed packed (--packed); Flexible
+	// only those ending in a flexible array (--with_flexible_array).
+	Packed, Flexible bool
+	// FixSillyBitfields reads a bitfield as wide as its type as the plain
+	// member it is (--fixup_silly_bitfields).
+	FixSillyBitfields bool
+	// Sort prints the types in the order of their names (--sort), not
+	// the loader's.
+	Sort bool
+	// Count prints one row per type, its name and a number, instead of
+	// its layout.
+	Count Count
+	// Separator separates the fields of Sizes, Packable and Count rows
+	// (-t); "" means a tab.
+	Separator string
+	// NoForcePadding leaves out pahole's "Force padding:" guess, which
+	// DWARF's types otherwise print (--suppress_force_paddings).
+	NoForcePadding bool
 }
+
+// Count is a number a report prints for each type.
+type Count uint8
+
+const (
+	CountNone    Count = iota
+	CountMembers       // -n, --nr_members: its members
+	CountNameLen       // -N, --class_name_len: its name's length in bytes
+)
 
 // Source hands a run its types: it loads them and calls each with every
 // named type as it is converted when it can (streamed), or returns them
@@ -52,13 +81,13 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 	r, rc.Print = &rc, &po // ForcePadding is set below
 	pl := newPipeline(r, w, warn)
 	var each func(types.Type)
-	if len(sel.Classes) == 0 {
+	if len(sel.Classes) == 0 && !r.Sort {
 		// Types are analysed and printed while the loader is still
 		// converting the rest (BTF hands them over one by one).
 		pl.file = file
 		pk := NewPicker(sel)
 		each = func(t types.Type) {
-			if n, ok := pk.Take(t); ok {
+			for _, n := range pk.TakeAll(t) {
 				pl.add(n)
 			}
 		}
@@ -71,11 +100,14 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 	if !streamed {
 		pl.file = spec.Path
 		// pahole guesses tail bitfields where the format records alignment
-		r.Print.ForcePadding = spec.Format == "dwarf"
+		r.Print.ForcePadding = spec.Format == "dwarf" && !r.NoForcePadding
 		picked, err := Select(spec, sel)
 		if err != nil {
 			pl.abort()
 			return err
+		}
+		if r.Sort {
+			sort.SliceStable(picked, func(i, j int) bool { return picked[i].Name < picked[j].Name })
 		}
 		for _, n := range picked {
 			pl.add(n)
@@ -95,10 +127,16 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 // returns its layout for JSON; nil when the report leaves it out.
 func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *analysisCache) (*Layout, error) {
 	if n.Struct == nil {
-		if r.JSON || r.Sizes || r.Packable || r.Reorganize || r.Holes > 0 || r.BitHoles > 0 {
+		if r.JSON || r.Sizes || r.Packed || r.Flexible || r.Count != CountNone || r.Packable || r.Reorganize || r.Holes > 0 || r.BitHoles > 0 {
 			return nil, nil // no layout: a typedef or an enum
 		}
 		return nil, WriteDecl(out, n.Decl, r.Print)
+	}
+	if r.Flexible && !flexible(n.Struct) {
+		return nil, nil
+	}
+	if r.FixSillyBitfields {
+		n.Struct = fixSilly(n.Struct)
 	}
 	l, err := analyzeCached(n.Struct, r.Analyze, cache)
 	if err != nil {
@@ -109,7 +147,7 @@ func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *an
 	if l.Warning != "" {
 		fmt.Fprintf(warn, "%s: %s: %s: %s\n", r.Tool, file, n.Name, l.Warning)
 	}
-	if len(l.Holes) < r.Holes || len(l.BitHoles) < r.BitHoles {
+	if len(l.Holes) < r.Holes || len(l.BitHoles) < r.BitHoles || (r.Packed && !l.Packed) {
 		return nil, nil
 	}
 	var reorg *Reorganized
@@ -122,14 +160,38 @@ func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *an
 	switch {
 	case r.JSON:
 		return l, nil
+	case r.Count == CountMembers:
+		return nil, r.row(out, l.Name, int64(l.memberCount()))
+	case r.Count == CountNameLen:
+		return nil, r.row(out, l.Name, int64(len(l.Name)))
 	case r.Sizes:
-		return nil, WriteSizes(out, l)
+		holes := len(l.Holes)
+		if l.Kind == types.KindUnion {
+			holes = 0
+		}
+		return nil, r.row(out, l.Name, l.Size, int64(holes))
 	case r.Packable && !r.Reorganize:
-		return nil, WritePackable(out, reorg)
+		return nil, r.row(out, reorg.From.Name, reorg.From.Size, reorg.Layout.Size, reorg.Saved())
 	case r.Reorganize:
 		return nil, WriteReorganized(out, reorg, r.Print)
 	}
 	return nil, WriteText(out, l, r.Print)
+}
+
+// row prints a type's name and numbers, separated by r.Separator (a tab
+// by default), as pahole's -s, -P, -n and -N rows.
+func (r *Report) row(out *bytes.Buffer, name string, nums ...int64) error {
+	sep := r.Separator
+	if sep == "" {
+		sep = "\t"
+	}
+	out.WriteString(name)
+	for _, n := range nums {
+		out.WriteString(sep)
+		out.WriteString(strconv.FormatInt(n, 10))
+	}
+	out.WriteByte('\n')
+	return nil
 }
 
 // pipeline analyses and prints types in batches on every CPU and writes

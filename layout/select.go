@@ -21,7 +21,10 @@ type Selection struct {
 	Unions      bool     // --unions: unions only
 	Langs       []types.Lang
 	SkipMissing bool // --skip_missing: a name in Classes that is not found is no error
-	Anon        bool // -a: include anonymous types named by a typedef
+	Anon        bool // -a: include anonymous types: those named by a typedef, and those nested in the types shown
+	// DeclExclude leaves out the types declared in files whose names
+	// start with it (-D).
+	DeclExclude string
 }
 
 // Named is a composite type with the name it is shown under (a typedef's
@@ -83,9 +86,7 @@ func Select(spec *types.Spec, sel *Selection) ([]Named, error) {
 	}
 	pk := NewPicker(sel)
 	for _, t := range spec.Types() {
-		if n, ok := pk.Take(t); ok {
-			out = append(out, n)
-		}
+		out = append(out, pk.TakeAll(t)...)
 	}
 	return out, nil
 }
@@ -117,6 +118,53 @@ func (pk *Picker) Take(t types.Type) (Named, bool) {
 		return n, false
 	}
 	return n, true
+}
+
+// TakeAll is Take with, when the selection includes anonymous types
+// (-a), the anonymous structs and unions nested in the type taken, before
+// it and under pahole's name for them, "(null)".
+func (pk *Picker) TakeAll(t types.Type) []Named {
+	n, ok := pk.Take(t)
+	if !ok {
+		return nil
+	}
+	if !pk.sel.Anon {
+		return []Named{n}
+	}
+	var out []Named
+	pk.nested(n.Struct, &out, 0)
+	return append(out, n)
+}
+
+// nested appends the anonymous composites among s's member types, inner
+// ones first.
+func (pk *Picker) nested(s *types.Struct, out *[]Named, depth int) {
+	if depth > types.MaxDepth {
+		return
+	}
+	for i := range s.Members {
+		t := s.Members[i].Type
+		for j := 0; j < types.MaxDepth && t != nil; j++ {
+			switch v := t.(type) {
+			case *types.Qualifier:
+				t = v.Target
+				continue
+			case *types.Array:
+				t = v.Elem
+				continue
+			case *types.Pointer:
+				t = v.Target
+				continue
+			case *types.Struct:
+				if v.Name == "" && !v.Incomplete && !pk.seen[v] {
+					pk.seen[v] = true
+					pk.nested(v, out, depth+1)
+					*out = append(*out, filter([]Named{{Name: "(null)", Struct: v}}, pk.sel)...)
+				}
+			}
+			break
+		}
+	}
 }
 
 func composite(t types.Type) (Named, bool) {
@@ -168,6 +216,9 @@ func filter(in []Named, sel *Selection) []Named {
 			continue
 		}
 		if sel.Exclude != "" && strings.HasPrefix(n.Name, sel.Exclude) {
+			continue
+		}
+		if sel.DeclExclude != "" && strings.HasPrefix(s.Decl.File, sel.DeclExclude) {
 			continue
 		}
 		if len(sel.Langs) > 0 && !langIn(s.Lang, sel.Langs) {

@@ -33,6 +33,23 @@ type PrintOptions struct {
 	// ClassesAsStructs prints the keyword struct for C++ classes
 	// (--classes_as_structs).
 	ClassesAsStructs bool
+	// Quiet leaves out every comment: offsets and sizes, holes, the
+	// trailer (-q).
+	Quiet bool
+	// FlatArrays prints a multi-dimensional array as one dimension of
+	// all its elements: a[3][4] as a[12] (--flat_arrays).
+	FlatArrays bool
+	// NoAligned leaves out the __aligned__ attributes and the forced
+	// alignment counts (--suppress_aligned_attribute); NoPacked the
+	// __packed__ attributes (--suppress_packed).
+	NoAligned, NoPacked bool
+	// FixSillyBitfields prints a bitfield as wide as its type (int x:32)
+	// as the plain member it is (--fixup_silly_bitfields).
+	FixSillyBitfields bool
+	// ExpandPointers expands the struct a member points to, as an
+	// anonymous one is (-p, --expand_pointers); a struct already being
+	// expanded on the way there is not expanded again.
+	ExpandPointers bool
 	// ForcePadding prints pahole's "Force padding:" guess at the anonymous
 	// bitfields in a struct's tail padding, which pahole makes for formats
 	// that record alignment (DWARF, not BTF).
@@ -60,6 +77,9 @@ type conf struct {
 	unionMember bool
 	firstMember bool
 	lastMember  bool
+	// noOffsets leaves out the members' offset comments (inside the
+	// structs -p expands).
+	noOffsets bool
 }
 
 // printer formats layouts as pahole does.
@@ -71,6 +91,9 @@ type printer struct {
 	// walk guards the recursion of member types into the bodies
 	// they expand (typeDecl).
 	walk types.Walk
+	// expanding are the named structs -p is expanding, outermost
+	// first.
+	expanding []*types.Struct
 }
 
 func newPrinter(l *Layout, opts *PrintOptions) *printer {
@@ -110,7 +133,7 @@ func WriteText(w io.Writer, l *Layout, opts *PrintOptions) error {
 	if opts != nil && opts.Native {
 		return WriteNative(w, l, opts)
 	}
-	if bb, ok := w.(*bytes.Buffer); ok { // a report's batch: print in place
+	if bb, ok := w.(*bytes.Buffer); ok && (opts == nil || !opts.Quiet) { // a report's batch: print in place
 		newPrinter(l, opts).top(bb, l)
 		bb.WriteString(";\n")
 		return nil
@@ -118,6 +141,10 @@ func WriteText(w io.Writer, l *Layout, opts *PrintOptions) error {
 	var b bytes.Buffer
 	newPrinter(l, opts).top(&b, l)
 	b.WriteString(";\n")
+	if opts != nil && opts.Quiet {
+		_, err := io.WriteString(w, quietText(b.String()))
+		return err
+	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
@@ -288,7 +315,7 @@ func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 	for i := range l.Members {
 		pos := &l.Members[i]
 		m := pos.Member
-		if explicitAlign(l, m) != 0 {
+		if p.align(l, m) != 0 {
 			hole := l.preHole
 			if last != nil {
 				hole = last.Hole
@@ -360,13 +387,13 @@ func (p *printer) class(b *bytes.Buffer, l *Layout, in *conf) {
 		p.stats(b, l, t, c.baseOffset, tr)
 	}
 	b.WriteString(tabs(indent) + "}")
-	if l.Packed {
+	if l.Packed && !p.opts.NoPacked {
 		b.WriteString(" __attribute__((__packed__))")
 	}
 	if c.hasSuffix {
 		b.WriteString(" " + c.suffix)
 	}
-	if a := typeAlign(l); a != 0 && !l.Packed {
+	if a := typeAlign(l); a != 0 && !l.Packed && !p.opts.NoAligned {
 		fmt.Fprintf(b, " __attribute__((__aligned__(%d)))", a)
 	}
 }
@@ -406,6 +433,14 @@ func explicitAlign(l *Layout, m *types.Member) int64 {
 		return 0
 	}
 	return m.Align
+}
+
+// align is explicitAlign unless the options suppress the attribute.
+func (p *printer) align(l *Layout, m *types.Member) int64 {
+	if p.opts.NoAligned {
+		return 0
+	}
+	return explicitAlign(l, m)
 }
 
 // typeAlign is explicitAlign for the type itself.
@@ -583,19 +618,22 @@ func (p *printer) member(b *bytes.Buffer, l *Layout, pos *Slot, unionMember bool
 		s.WriteString(":" + strconv.FormatInt(int64(pos.BitSize), 10))
 	}
 	alignAttr := 0
-	if a := explicitAlign(l, m); a != 0 {
+	if a := p.align(l, m); a != 0 {
 		a := fmt.Sprintf(" __attribute__((__aligned__(%d)))", a)
 		alignAttr = len(a)
 		s.WriteString(a)
 	}
 	s.WriteString(";")
+	if c.noOffsets {
+		return
+	}
 	sizeSpacing := 5
 	if composite && m.Type.TypeName() == "" {
 		slen := alignAttr - 1
 		if name != "" {
 			slen = alignAttr + len(name)
 		}
-		if st, ok := m.Type.(*types.Struct); ok && st.Kind != types.KindUnion && pos.Inner != nil && pos.Inner.Packed {
+		if st, ok := m.Type.(*types.Struct); ok && st.Kind != types.KindUnion && pos.Inner != nil && pos.Inner.Packed && !p.opts.NoPacked {
 			slen += len("__attribute__((__packed__))") + 1
 		}
 		s.WriteString(gap(sc.typeSpacing + sc.nameSpacing - slen - 3))

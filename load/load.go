@@ -60,13 +60,20 @@ type TypesOptions struct {
 	// Methods reads the member functions of C++ classes from DWARF
 	// (types.Struct.Methods).
 	Methods bool
+	// ExcludeUnits leaves out the DWARF compile units whose names start
+	// with it.
+	ExcludeUnits string
+	// Private lists the types DWARF defines inside other types too.
+	Private bool
+	// FirstUnit reads only the first DWARF compile unit.
+	FirstUnit bool
 }
 
 func (o *TypesOptions) dwarfOptions() *dwarf.Options {
-	if !o.Methods {
+	if !o.Methods && !o.Private && !o.FirstUnit && o.ExcludeUnits == "" {
 		return nil
 	}
-	return &dwarf.Options{Methods: true}
+	return &dwarf.Options{Methods: o.Methods, Private: o.Private, FirstUnit: o.FirstUnit, ExcludeUnits: o.ExcludeUnits}
 }
 
 // Types reads the types of path; an empty path means the running kernel's

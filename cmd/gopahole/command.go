@@ -46,34 +46,44 @@ type paholeFlags struct {
 	anon       bool
 	btfBase    string
 	prettify   prettifyFlags
+	compat     compatFlags
 }
 
 func gopaholeCommand(stdout, stderr io.Writer) *cobra.Command {
 	var f paholeFlags
 	cmd := &cobra.Command{
-		Use:   "gopahole [flags] [FILE]",
+		Use:   "gopahole [flags] [FILE|DIR...]",
 		Short: "Show struct, union and class layouts of Go, Rust, Zig, C and C++ binaries and of BTF",
 		Long: `gopahole shows the layout of data types: members in memory order with their
 offsets and sizes, holes, bit holes, tail padding and cacheline boundaries.
 It reads DWARF from ELF binaries (Go, Rust, Zig, C, C++; separate debug files by
 build-id or .gnu_debuglink) and BTF (the running kernel's when no FILE is given,
-kernel modules, .BTF sections, raw BTF files).`,
+kernel modules, .BTF sections, raw BTF files). Several files, and
+directories (every ELF file under them), read as one: a type is shown from
+the first file that has it.
+
+pahole's options mean what pahole's manual says; --version prints the
+pahole release whose output gopahole reproduces (v1.24).`,
 		Example: `  gopahole -C task_struct
   gopahole -C github.com/prometheus/client_golang/prometheus.counter ./app
   gopahole --syntax=native -C 'layouts::Holey' ./rustbin
   gopahole --json -C main.Pair[int,string] ./gobin
   gopahole -H 2 --structs ./prog
   gopahole -C 'perf_event_header(sizeof,type,type_enum=perf_event_type)' --header perf_file_header --range data --prettify perf.data ./perf`,
-		Args: command.Args(cobra.MaximumNArgs(1)),
+		Args: command.Args(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := ""
-			if len(args) == 1 {
-				path = args[0]
+			if done, err := f.compat.version(stdout); done {
+				return err
 			}
-			return runPahole(&f, path, stdout, stderr)
+			paths, err := inputs(args)
+			if err != nil {
+				return err
+			}
+			return runPahole(&f, paths, stdout, stderr)
 		},
 	}
 	addFlags(cmd, &f)
+	addCompatFlags(cmd, &f)
 	addPrettifyFlags(cmd, &f.prettify)
 	command.AddCompletion(cmd)
 	for flag, values := range map[string][]string{
@@ -116,8 +126,12 @@ func addFlags(cmd *cobra.Command, f *paholeFlags) {
 
 // selection is the types the flags pick.
 func (f *paholeFlags) selection() (*layout.Selection, error) {
+	classes, err := classList(command.SplitList(f.classes))
+	if err != nil {
+		return nil, err
+	}
 	sel := &layout.Selection{
-		Classes: command.SplitList(f.classes), Prefix: f.prefix, Exclude: f.exclude, Contains: f.contains,
+		Classes: classes, Prefix: f.prefix, DeclExclude: f.compat.declExclude, Exclude: f.exclude, Contains: f.contains,
 		PointersTo: f.pointersTo, Structs: f.structs, Unions: f.unions, SkipMissing: f.skipMiss, Anon: f.anon,
 	}
 	for _, l := range command.SplitList(f.langs) {
@@ -131,6 +145,9 @@ func (f *paholeFlags) selection() (*layout.Selection, error) {
 }
 
 func (f *paholeFlags) check() error {
+	if f.compat.compile {
+		f.output = "c"
+	}
 	if f.cacheline <= 0 || f.cacheline&(f.cacheline-1) != 0 {
 		return command.Usagef("--cacheline_size %d: want a power of two", f.cacheline)
 	}
@@ -143,7 +160,7 @@ func (f *paholeFlags) check() error {
 	return command.OneOf("--format", f.output, "text", "c")
 }
 
-func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
+func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 	if err := f.check(); err != nil {
 		return err
 	}
@@ -151,21 +168,49 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	path := ""
+	if len(paths) > 0 {
+		path = paths[0]
+	}
 	command.HugeHeap(load.PathOrKernel(path))
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
 	if f.prettify.file != "" {
 		return runPrettify(f, path, w, stderr)
 	}
-	lo := &load.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: sel.Classes, Log: stderr, Methods: f.methods()}
-	if f.output == "c" {
-		return writeHeader(w, path, lo, sel)
+	lo := &load.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: sel.Classes, Log: stderr, Methods: f.methods(),
+		ExcludeUnits: f.compat.cuExclude, Private: f.compat.private, FirstUnit: f.compat.firstObjOnly}
+	if done, err := f.compat.counts(w, paths, sel); done {
+		return err
 	}
-	aopts := &layout.Options{CachelineSize: f.cacheline}
-	r := &layout.Report{
-		Holes: f.holes, BitHoles: f.bitHoles, Sizes: f.sizes, Packable: f.packable, Reorganize: f.reorg, JSON: f.json,
-		Analyze: aopts, Tool: "gopahole",
-		Print: &layout.PrintOptions{Hex: f.hex, Expand: f.expand, DeclInfo: f.declInfo, RelOffset: f.relOffset, Native: f.syntax == "native"},
+	if f.compat.tableStats {
+		all := *lo
+		all.Names = nil
+		spec, err := loadMany(paths, &all)
+		if err != nil {
+			return err
+		}
+		tableCounts(stderr, spec)
+	}
+	if f.compat.enumerator != "" {
+		return writeEnumerators(w, paths, lo, f.compat.enumerator)
+	}
+	if len(paths) > 1 {
+		return runMany(f, sel, paths, lo, w, stderr)
+	}
+	if f.output == "c" {
+		return writeHeader(w, path, lo, sel, f.compat.skipAtomic)
+	}
+	r := f.report()
+	if f.compat.reorgSteps && f.reorg {
+		// the layout before reorganizing, then after
+		before := *r
+		before.Reorganize = false
+		if err := before.Run(w, stderr, sel, load.PathOrKernel(path), func(func(types.Type)) (*types.Spec, bool, error) {
+			return load.Types(path, lo)
+		}); err != nil {
+			return err
+		}
 	}
 	return r.Run(w, stderr, sel, load.PathOrKernel(path), func(each func(types.Type)) (*types.Spec, bool, error) {
 		lo.Each = each
@@ -173,10 +218,24 @@ func runPahole(f *paholeFlags, path string, stdout, stderr io.Writer) error {
 	})
 }
 
+// report is what the flags ask to print of each type.
+func (f *paholeFlags) report() *layout.Report {
+	c := &f.compat
+	return &layout.Report{
+		Holes: f.holes, BitHoles: f.bitHoles, Sizes: f.sizes, Packable: f.packable, Reorganize: f.reorg, JSON: f.json,
+		Analyze: &layout.Options{CachelineSize: f.cacheline}, Tool: "gopahole",
+		Packed: c.packed, Flexible: c.flexible, FixSillyBitfields: c.fixSilly, Sort: c.sort, Count: c.count(), Separator: c.separator,
+		Print: &layout.PrintOptions{Hex: f.hex, Expand: f.expand, DeclInfo: f.declInfo, RelOffset: f.relOffset, Native: f.syntax == "native",
+			DataOnly: c.dataOnly, ClassesAsStructs: c.classesAsStructs, Quiet: c.quiet, FlatArrays: c.flatArrays,
+			NoAligned: c.noAligned, NoPacked: c.noPacked, ExpandPointers: c.expandPointers},
+		NoForcePadding: c.noForcePaddings,
+	}
+}
+
 // writeHeader answers --format=c: the selected types and what they need,
 // as one C header.
-func writeHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Selection) error {
-	opts := &codegen.HeaderOptions{Source: load.PathOrKernel(path), BuildID: load.BuildID(path)}
+func writeHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Selection, skipAtomic bool) error {
+	opts := &codegen.HeaderOptions{Source: load.PathOrKernel(path), BuildID: load.BuildID(path), SkipAtomicTypedefs: skipAtomic}
 	var spec *types.Spec
 	var err error
 	if len(sel.Classes) == 0 && !sel.Anon {
@@ -195,6 +254,14 @@ func writeHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Se
 		return err
 	}
 	_, err = codegen.WriteHeader(w, layout.Roots(spec, picked), opts)
+	return err
+}
+
+// writeRoots writes the header of the types picked from spec, read from
+// path (and others).
+func writeRoots(w io.Writer, path string, spec *types.Spec, picked []layout.Named, skipAtomic bool) error {
+	opts := &codegen.HeaderOptions{Source: load.PathOrKernel(path), BuildID: load.BuildID(path), SkipAtomicTypedefs: skipAtomic}
+	_, err := codegen.WriteHeader(w, layout.Roots(spec, picked), opts)
 	return err
 }
 
@@ -252,5 +319,6 @@ func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.S
 // are read from the DWARF only then (they cost C++ loads several times
 // their time without).
 func (f *paholeFlags) methods() bool {
-	return f.output == "text" && !f.sizes && !f.json && !f.packable
+	c := &f.compat
+	return f.output == "text" && !f.sizes && !f.json && !f.packable && !c.dataOnly && c.count() == layout.CountNone
 }

@@ -44,13 +44,17 @@ func TestErrors(t *testing.T) {
 	if out, err := exec.Command("strip", stripped).CombinedOutput(); err != nil {
 		t.Fatalf("strip: %v %s", err, out)
 	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		code int
 		want []string
 	}{
 		{[]string{filepath.Join(dir, "missing")}, 1, []string{"missing", "no such file"}},
-		{[]string{dir}, 1, []string{dir, "directory"}},
+		{[]string{empty}, 1, []string{empty, "no ELF file"}},
 		{[]string{notELF}, 1, []string{notELF, "not an ELF"}},
 		{[]string{truncated}, 1, []string{truncated}},
 		{[]string{stripped}, 1, []string{stripped, "no debug info", "-g"}},
@@ -59,7 +63,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"-F", "elf", c.Path}, 2, []string{"format"}},
 		{[]string{"-c", "48", c.Path}, 2, []string{"power of two"}},
 		{[]string{"--no-such-flag"}, 2, []string{"unknown flag"}},
-		{[]string{"a", "b"}, 2, []string{"at most"}},
+		{[]string{c.Path, filepath.Join(dir, "missing")}, 1, []string{"missing", "no such file"}},
 	}
 	for _, tc := range cases {
 		code, stdout, stderr := run(tc.args...)
