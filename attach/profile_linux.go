@@ -265,6 +265,9 @@ func (p *Profile) Counters() []uint64 { return unwindCounts(p.coll) }
 
 func unwindCounts(coll *ebpf.Collection) []uint64 {
 	out := make([]uint64, stack.UnwindCounters)
+	if coll == nil {
+		return out
+	}
 	if m := coll.Maps["unwind_counts"]; m != nil {
 		for i := range out {
 			m.Lookup(uint32(i), &out[i])

@@ -215,6 +215,9 @@ func (s *Session) Wake() {
 // Counts returns the hits of each probe and the records the ring buffer
 // had no room for.
 func (s *Session) Counts() (hits []uint64, dropped uint64, err error) {
+	if s.coll == nil {
+		return nil, 0, errClosed
+	}
 	m := s.coll.Maps["counts"]
 	for i := range s.Spec.Probes {
 		var n uint64
@@ -231,6 +234,9 @@ func (s *Session) Counts() (hits []uint64, dropped uint64, err error) {
 // BPF program was running on the CPU (the kernel's recursion misses).
 func (s *Session) Misses() []uint64 {
 	out := make([]uint64, len(s.Spec.Probes))
+	if s.coll == nil {
+		return out
+	}
 	for i, p := range s.Spec.Probes {
 		for j := range p.Sites {
 			if prog := s.coll.Programs[spec.ProgramName(i, j)]; prog != nil {
@@ -251,11 +257,16 @@ func (s *Session) Close() {
 	s.links = nil
 	if s.rd != nil {
 		s.rd.Close()
+		s.rd = nil
 	}
 	if s.coll != nil {
 		s.coll.Close()
+		s.coll = nil
 	}
 }
+
+// errClosed is what a closed session's counters return.
+var errClosed = errors.New("the probes are detached")
 
 // Hist is Probes for aggregation: the spec's probes (a key and an
 // optional value each) fill the "hist" map instead of sending events.
@@ -270,6 +281,9 @@ func Hist(s *spec.Spec, target string, opts *Options) (*Session, error) {
 // Descendants lists the processes the programs found to descend from the
 // root so far (see Options.Descendants).
 func (s *Session) Descendants() []int {
+	if s.coll == nil {
+		return nil
+	}
 	m := s.coll.Maps["desc_seen"]
 	if m == nil {
 		return nil
@@ -293,6 +307,9 @@ func (s *Session) SetRoot(pid int) error { return setRoot(s.coll, pid) }
 var rootKey = uint32(0)
 
 func setRoot(coll *ebpf.Collection, pid int) error {
+	if coll == nil {
+		return errClosed
+	}
 	m := coll.Maps["desc_root"]
 	if m == nil {
 		return nil
@@ -306,6 +323,9 @@ func setRoot(coll *ebpf.Collection, pid int) error {
 // Stacks reads the hits counted per stack (bpfprog.CountStacks), by probe, with
 // their frames named outermost first.
 func (s *Session) Stacks(sym *stack.Symbolizer) (map[int][]stack.Stack, error) {
+	if s.coll == nil {
+		return nil, errClosed
+	}
 	m := s.coll.Maps["stacks"]
 	if m == nil || s.unwinder == nil {
 		return nil, errors.New("not a session that counts stacks")
@@ -329,6 +349,9 @@ func (s *Session) StackCounters() []uint64 { return unwindCounts(s.coll) }
 
 // Hist reads the aggregates so far.
 func (s *Session) Hist() ([]*spec.HistEntry, error) {
+	if s.coll == nil {
+		return nil, errClosed
+	}
 	m := s.coll.Maps["hist"]
 	if m == nil {
 		return nil, errors.New("not an aggregation session")

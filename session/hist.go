@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/binscope/binscope/attach"
@@ -58,12 +59,11 @@ func Hist(o *HistOptions) (int, error) {
 	}
 	defer sess.Close()
 	o.note("%d probes attached in %s", len(spec.Probes), target)
+	stopMetrics := func() {}
 	if o.Metrics.serving() {
-		stopMetrics, err := o.Metrics.serveHist(sess, spec, target, o.Key, o.Value, o.Stderr)
-		if err != nil {
+		if stopMetrics, err = o.Metrics.serveHist(sess, spec, target, o.Key, o.Value, o.Stderr); err != nil {
 			return 0, err
 		}
-		defer stopMetrics()
 	}
 	o.Stdout = locked(o.Stdout) // the command writes there too
 	out := bufio.NewWriter(o.Stdout)
@@ -76,7 +76,21 @@ func Hist(o *HistOptions) (int, error) {
 		writeHist(out, spec, es, o.Value != "", o.JSON)
 		out.Flush()
 	}
-	ro := runOptions{every: o.Interval, tick: func() bool { print(); return true }}
+	st := newStopper(o.Stop)
+	defer st.end()
+	st.watch(func() uint64 { h, _, _ := sess.Counts(); return sum(h) })
+	var once sync.Once
+	finish := func() {
+		once.Do(func() {
+			stopMetrics()
+			print()
+			sess.Close()
+			if st.why != "" {
+				o.note("%s", st.why)
+			}
+		})
+	}
+	ro := runOptions{every: o.Interval, tick: func() bool { print(); return true }, stop: st.done(), stopped: finish}
 	if only || kernelOnly {
 		ro.gate = &attach.GateHooks{Exec: func(pid int) { sess.SetRoot(pid) }}
 	}
@@ -84,7 +98,7 @@ func Hist(o *HistOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	print()
+	finish()
 	return status, nil
 }
 

@@ -26,6 +26,11 @@ type runOptions struct {
 	// and each time the loader mapped libraries, before their
 	// constructors.
 	gate *attach.GateHooks
+	// stop, when it closes, ends the run before the command does (see
+	// Stop): stopped detaches and prints; a command runs on, and the
+	// wait goes on until it ends, without ticks.
+	stop    <-chan struct{}
+	stopped func()
 }
 
 // runOrWait runs the command, forwarding SIGINT and SIGTERM to it, and
@@ -53,6 +58,7 @@ func (o *Options) runOrWait(ro runOptions) (int, error) {
 		defer t.Stop()
 		ticks = t.C
 	}
+	stop := ro.stop
 	for {
 		select {
 		case err := <-done:
@@ -66,6 +72,13 @@ func (o *Options) runOrWait(ro runOptions) (int, error) {
 			if !ro.tick() && c == nil {
 				return 0, nil
 			}
+		case <-stop:
+			stop, ticks = nil, nil
+			ro.stopped()
+			if c == nil {
+				return 0, nil
+			}
+			o.note("%s (pid %d) runs on unprobed; goprobe ends when it does", o.Run[0], c.Process.Pid)
 		}
 	}
 }

@@ -20,12 +20,13 @@ type attached struct {
 // time the probed file is replaced on disk. Each has a reader goroutine
 // that hands its events to print.
 type sessions struct {
-	mu    sync.Mutex
-	all   []attached
-	stop  chan struct{}
-	wg    sync.WaitGroup
-	print func(*spec.Spec, Probes, *spec.Event)
-	root  int // the command's process, for attachments that see only it and its descendants
+	mu     sync.Mutex
+	all    []attached
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	print  func(*spec.Spec, Probes, *spec.Event)
+	root   int // the command's process, for attachments that see only it and its descendants
+	closed sync.Once
 }
 
 func newSessions(stop chan struct{}, print func(*spec.Spec, Probes, *spec.Event)) *sessions {
@@ -174,4 +175,5 @@ func (s *sessions) addDescendants() {
 	}
 }
 
-func (s *sessions) close() { s.each(Probes.Close) }
+// close detaches every attachment, once.
+func (s *sessions) close() { s.closed.Do(func() { s.each(Probes.Close) }) }

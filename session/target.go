@@ -30,6 +30,7 @@ type Options struct {
 	SpecFile string   // --spec: the probes, from goprobe gen --format=spec, instead of Defs
 	Defs     []string // probe definitions
 	Run      []string // the command to run and its arguments; none means wait for PID or SIGINT
+	Stop     Stop     // trace, stat, hist: stop after a number of hits or a time
 	// Kernel attaches and starts the command; nil means Host.
 	Kernel Kernel
 	// Stdout and Stderr are the command's, shared with what the run

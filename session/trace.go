@@ -32,6 +32,8 @@ type TraceOptions struct {
 	// Metrics, when its Listen is set, serves the counts as Prometheus
 	// metrics while the run lasts (stat --listen).
 	Metrics *MetricOptions
+	// Interval, when > 0, prints stat's counts at that interval too.
+	Interval time.Duration
 }
 
 // Trace attaches the probes, runs the command (or waits for the process,
@@ -50,31 +52,77 @@ func Trace(o *TraceOptions) (status int, err error) {
 	if err != nil {
 		return 0, err
 	}
+	t.stop = newStopper(o.Stop)
+	defer t.stop.end()
 	stop := make(chan struct{})
 	t.ss = newSessions(stop, t.print)
 	defer t.ss.close()
 	t.ss.add(t.spec, t.first)
+	stopMetrics := func() {}
 	if o.Metrics.serving() {
-		stopMetrics, err := o.Metrics.serveStat(t.ss, t.spec, t.target, o.Stderr)
-		if err != nil {
+		if stopMetrics, err = o.Metrics.serveStat(t.ss, t.spec, t.target, o.Stderr); err != nil {
 			close(stop)
 			t.ss.wait()
 			return 0, err
 		}
-		defer stopMetrics()
 	}
 	watchDone := make(chan struct{})
 	go watchReplaced(stop, watchDone, t.target, t.replaced)
 	liveDone := t.live(stop)
-	status, err = o.runOrWait(t.runOptions())
-	close(stop)
-	<-watchDone
-	t.ss.wait()
-	<-liveDone
+	if o.Stat {
+		t.stop.watch(func() uint64 { h, _ := t.ss.counts(len(t.spec.Probes)); return sum(h) })
+	}
+	var reportErr error
+	var once sync.Once
+	finish := func() {
+		once.Do(func() {
+			stopMetrics()
+			close(stop)
+			<-watchDone
+			t.ss.wait()
+			<-liveDone
+			reportErr = t.report()
+			t.ss.close()
+			if t.stop.why != "" {
+				o.note("%s", t.stop.why)
+			}
+		})
+	}
+	ro := t.runOptions()
+	ro.stop, ro.stopped = t.stop.done(), finish
+	if o.Stat && o.Interval > 0 {
+		go t.every(o.Interval, stop)
+	}
+	status, err = o.runOrWait(ro)
+	finish()
 	if err != nil {
 		return 0, err
 	}
-	return status, t.report()
+	return status, reportErr
+}
+
+// every prints the counts at each interval until stop.
+func (t *tracer) every(d time.Duration, stop chan struct{}) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			t.writeCounts()
+		}
+	}
+}
+
+// writeCounts prints stat's counts so far (stat --interval).
+func (t *tracer) writeCounts() {
+	hits, dropped := t.ss.counts(len(t.spec.Probes))
+	misses := t.ss.misses(len(t.spec.Probes))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	writeStat(t.out, t.spec, hits, misses, dropped, t.o.JSON)
+	t.out.Flush()
 }
 
 // tracer is one trace or stat run.
@@ -89,6 +137,7 @@ type tracer struct {
 	out    *bufio.Writer
 	mu     sync.Mutex // out and events
 	events uint64
+	stop   *stopper
 }
 
 // attach resolves the probes and attaches them the first time.
@@ -146,10 +195,18 @@ func (o *TraceOptions) attachOptions(target string, spec *spec.Spec) (*attach.Op
 func (t *tracer) print(spec *spec.Spec, p Probes, e *spec.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.events++
-	if t.o.Stat {
-		return
+	if c := t.o.Stop.Count; c > 0 && t.events >= c {
+		return // past the stop: detaching
 	}
+	t.events++
+	if !t.o.Stat {
+		t.printEvent(spec, p, e)
+	}
+	t.stop.counted(t.events)
+}
+
+// printEvent prints one event of trace; t.mu is held.
+func (t *tracer) printEvent(spec *spec.Spec, p Probes, e *spec.Event) {
 	var frames []stack.Frame
 	if e.Stack != nil {
 		frames = p.UserFrames(t.sym, int(e.Pid), e.Stack)

@@ -48,15 +48,24 @@ func addTarget(fl *pflag.FlagSet, o *session.Options) {
 	fl.IntVarP(&o.PID, "pid", "p", 0, "probe only this process")
 }
 
+// addStopFlags adds the flags that stop a run by itself (bpftrace's
+// exit()): the probes detach, the counts print, the process runs on.
+func addStopFlags(fl *pflag.FlagSet, s *session.Stop) {
+	fl.Uint64VarP(&s.Count, "count", "n", 0, "stop after this many hits (a command goprobe started runs on to its end, unprobed)")
+	fl.DurationVar(&s.Duration, "duration", 0, "stop after this time (5s, 2m)")
+}
+
 func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 	o := &session.TraceOptions{Options: session.Options{Stdout: stdout, Stderr: stderr}, Stat: stat, Metrics: &session.MetricOptions{}}
 	use, short := "trace [flags] 'PROBE [ARG...]'... [-- CMD ARGS...]", "Print one line per hit with the probe's arguments"
 	example := `  goprobe trace -x ./app 'main.(*acc).add v a->n'
   goprobe trace --json 'maybe_alloc n' -- ./prog 10
+  goprobe trace -n 5 -p 4242 'malloc size'
   goprobe trace --spec app.spec.json -x ./app.stripped -- ./app.stripped`
 	if stat {
 		use, short = "stat [flags] 'PROBE'... [-- CMD ARGS...]", "Count the hits of each probe and print the counts at exit"
-		example = `  goprobe stat 'main.work' 'main.twice' -- ./app`
+		example = `  goprobe stat 'main.work' 'main.twice' -- ./app
+  goprobe stat --duration 10s --interval 1s -p 4242 'malloc'`
 	}
 	cmd := &cobra.Command{
 		Use:     use,
@@ -69,11 +78,13 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	addTarget(fl, &o.Options)
+	addStopFlags(fl, &o.Stop)
 	fl.StringVar(&o.SpecFile, "spec", "", "take the probes from a spec made by goprobe gen --format=spec (no debug info needed)")
 	fl.BoolVar(&o.JSON, "json", false, "print JSON lines (trace) or a JSON object (stat)")
 	if stat {
 		fl.BoolVar(&o.Stacks, "stacks", false, "count the hits per distinct user stack, unwound in the kernel")
 		fl.StringVar(&o.Folded, "folded", "", "with --stacks: write the stacks in the folded format to FILE")
+		fl.DurationVar(&o.Interval, "interval", 0, "also print the counts so far at this interval")
 		addMetricFlags(fl, o.Metrics, false)
 	} else {
 		fl.BoolVar(&o.Stack, "stack", false, "add the user stack, unwound in the kernel, to each event")
@@ -111,6 +122,7 @@ table is printed at exit, and every --interval.`,
 	}
 	fl := cmd.Flags()
 	addTarget(fl, &o.Options)
+	addStopFlags(fl, &o.Stop)
 	fl.StringVar(&o.Key, "key", "", "the expression to group hits by (required)")
 	fl.StringVar(&o.Value, "value", "", "an expression to sum and histogram per key")
 	fl.DurationVar(&o.Interval, "interval", 0, "also print the table at this interval")
