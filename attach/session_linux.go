@@ -170,9 +170,13 @@ func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebp
 				}
 			}
 			if multi {
-				l, err = ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: []uint64{site.FileOffset}, PID: uint32(pid)})
+				mo := &link.UprobeMultiOptions{Addresses: []uint64{site.FileOffset}, PID: uint32(pid)}
+				if site.RefCtrOffset != 0 {
+					mo.RefCtrOffsets = []uint64{site.RefCtrOffset}
+				}
+				l, err = ex.UprobeMulti(nil, prog, mo)
 			} else {
-				l, err = ex.Uprobe("", prog, &link.UprobeOptions{Address: site.FileOffset, PID: pid})
+				l, err = ex.Uprobe("", prog, &link.UprobeOptions{Address: site.FileOffset, PID: pid, RefCtrOffset: site.RefCtrOffset})
 			}
 			if err != nil {
 				if errors.Is(err, os.ErrPermission) {
@@ -249,12 +253,18 @@ func (s *Session) Misses() []uint64 {
 	return out
 }
 
-// Close detaches every probe and unloads the programs.
-func (s *Session) Close() {
+// Detach detaches every probe: no program runs from then on, and the
+// counts and aggregates stay readable until Close.
+func (s *Session) Detach() {
 	for _, l := range s.links {
 		l.Close()
 	}
 	s.links = nil
+}
+
+// Close detaches every probe and unloads the programs.
+func (s *Session) Close() {
+	s.Detach()
 	if s.rd != nil {
 		s.rd.Close()
 		s.rd = nil

@@ -92,7 +92,11 @@ func WriteBPFC(w io.Writer, s *spec.Spec, opts *BPFCOptions) error {
 				fmt.Fprintf(&b, "// %s: values kept from the entry for %%return are not generated in C yet (goprobe trace keeps them)\n\n", p.Def)
 				continue
 			}
-			fmt.Fprintf(&b, "// %s: %s site in %s at %#x, file offset %#x\n", p.Def, site.Kind, site.Function, site.Addr, site.FileOffset)
+			fmt.Fprintf(&b, "// %s: %s site in %s at %#x, file offset %#x", p.Def, site.Kind, site.Function, site.Addr, site.FileOffset)
+			if site.RefCtrOffset != 0 {
+				fmt.Fprintf(&b, ", with the semaphore at file offset %#x as its ref_ctr_offset", site.RefCtrOffset)
+			}
+			b.WriteString("\n")
 			fmt.Fprintf(&b, "SEC(\"uprobe\")\nint %s(struct pt_regs *ctx)\n{\n", spec.ProgramName(i, j))
 			switch g := site.Guard; {
 			case g == nil:

@@ -93,7 +93,8 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 	}
 	var body strings.Builder
 	var notes []string
-	uret := map[string]bool{} // uretprobes written, by probe and symbol
+	uret := map[string]bool{}     // uretprobes written, by probe and symbol
+	usdtDone := map[string]bool{} // usdt probes written, by probe: one covers every place
 	for i, p := range s.Probes {
 		key := "tid" // values saved at entry for %return: per thread, or per goroutine for Go
 		if p.CaptureKey != "" {
@@ -105,8 +106,12 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 			if err != nil {
 				return err
 			}
-			if bp.attach == "" {
+			if bp.attach == "" || site.USDT != "" && usdtDone[fmt.Sprint(i, bp.attach)] {
 				continue
+			}
+			usdtDone[fmt.Sprint(i, bp.attach)] = site.USDT != ""
+			if site.USDT != "" && o.Library {
+				bp.pred = joinPred(bp.pred, "pid == cpid")
 			}
 			if strings.HasPrefix(bp.attach, "uretprobe:") {
 				if uret[fmt.Sprint(i, bp.attach)] {
@@ -218,9 +223,29 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 	return err
 }
 
+// usdtArg spells a USDT operand as bpftrace's argN, which bpftrace reads
+// at each place of the probe from the note itself.
+func usdtArg(a spec.Fetch) (format, value string) {
+	v := fmt.Sprintf("arg%d", *a.Operand)
+	switch a.Type[0] {
+	case 'c':
+		return "\\\"%s\\\"", "str(" + v + ")"
+	case 's':
+		return "%ld", fmt.Sprintf("(int%d)%s", a.Size*8, v)
+	case 'u':
+		return "%lu", fmt.Sprintf("(uint%d)%s", a.Size*8, v)
+	}
+	return "0x%lx", v
+}
+
 // bpftraceWhere says where site attaches in target, and under which
 // predicate; an empty attach means the site is covered by another probe.
 func (r regs) bpftraceWhere(target string, p spec.Probe, site spec.Site, o BpftraceOptions) (bpftraceProbe, error) {
+	if site.USDT != "" {
+		// bpftrace's own usdt probe: every place of the probe, its
+		// semaphore, and its operands as arg0...
+		return bpftraceProbe{attach: "usdt:" + target + ":" + site.USDT}, nil
+	}
 	guard := r.bpftraceGuard(site.Guard)
 	if o.FileOffsets {
 		return bpftraceProbe{attach: fmt.Sprintf("uprobe:%s:%#x", target, site.FileOffset), pred: guard}, nil

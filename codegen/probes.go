@@ -54,6 +54,9 @@ func (r regs) bpftraceChain(c spec.Chain, size int64, signed bool) string {
 }
 
 func (r regs) bpftraceArg(a spec.Fetch) (format, value string) {
+	if a.Operand != nil {
+		return usdtArg(a)
+	}
 	switch a.Type {
 	case "iface":
 		return "(0x%lx,0x%lx)", r.bpftraceChain(a.Chains[0], 8, false) + ", " + r.bpftraceChain(a.Chains[1], 8, false)
@@ -175,11 +178,15 @@ func WritePerf(w io.Writer, s *spec.Spec) error {
 				fmt.Fprintf(&b, "# %s at %#x: before the stack check's compare, perf cannot tell the pass through morestack from the call: calls that grow the stack count twice\n", p.Def, site.Addr)
 			}
 			fmt.Fprintf(&b, "# %s: %s site in %s at %#x\n", p.Def, site.Kind, site.Function, site.Addr)
-			fmt.Fprintf(&b, "perf probe -q -x '%s' -a 'probe_goprobe:%s=%#x", s.Binary, event, site.FileOffset)
-			for _, a := range args {
-				b.WriteString(" " + a)
+			if site.RefCtrOffset != 0 {
+				writeUprobeEvent(&b, s.Binary, event, site, args)
+			} else {
+				fmt.Fprintf(&b, "perf probe -q -x '%s' -a 'probe_goprobe:%s=%#x", s.Binary, event, site.FileOffset)
+				for _, a := range args {
+					b.WriteString(" " + a)
+				}
+				b.WriteString("'\n")
 			}
-			b.WriteString("'\n")
 			events = append(events, "-e probe_goprobe:"+event)
 			if filter != "" {
 				events = append(events, "--filter '"+filter+"'")
@@ -191,6 +198,24 @@ func WritePerf(w io.Writer, s *spec.Spec) error {
 	}
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// writeUprobeEvent adds a site with a USDT semaphore: perf probe takes no
+// semaphore for an address, so the event is written to tracefs's
+// uprobe_events as perf would, with the semaphore's file offset in
+// parentheses (the kernel's ref_ctr_offset: it sets the semaphore while
+// the event is enabled). A string argument reads through its pointer
+// there (+0(%r12):string); perf probe -d removes the event as its own.
+func writeUprobeEvent(b *strings.Builder, binary, event string, site spec.Site, args []string) {
+	b.WriteString("T=/sys/kernel/tracing; [ -e $T/uprobe_events ] || mount -t tracefs nodev $T\n")
+	fmt.Fprintf(b, "printf '%%s\\n' 'p:probe_goprobe/%s %s:%#x(%#x)", event, binary, site.FileOffset, site.RefCtrOffset)
+	for _, a := range args {
+		if name, v, ok := strings.Cut(a, "="); ok && strings.HasSuffix(v, ":string") && strings.HasPrefix(v, "%") {
+			a = name + "=+0(" + strings.TrimSuffix(v, ":string") + "):string"
+		}
+		b.WriteString(" " + a)
+	}
+	b.WriteString("' >> $T/uprobe_events\n")
 }
 
 // perfChain spells a fetch program in perf probe's syntax.

@@ -20,11 +20,16 @@ var ErrBadDef = errors.New("bad probe definition")
 
 // Def is a parsed probe definition:
 //
-//	PROBE := FUNC[%return] | FUNC:LINE | FILE:LINE | FUNC+OFFSET
+//	PROBE := FUNC[%return] | FUNC:LINE | FILE:LINE | FUNC+OFFSET | usdt:[PROVIDER:]NAME
 //	ARG   := [NAME=]EXPR[:TYPE]
 //	EXPR  := param | local | $params | $retval | %REG, then ->field, .field, [N]
+//
+// A USDT probe's arguments are arg0, arg1... (bpftrace's names) or
+// $params for all, with an optional TYPE; PROVIDER and NAME may be shell
+// patterns ("*" matches any), and without PROVIDER any provider's.
 type Def struct {
 	Text   string
+	USDT   *USDTPoint // usdt:PROVIDER:NAME
 	Func   string
 	File   string // FILE:LINE
 	Line   int
@@ -76,6 +81,9 @@ func Parse(text string) (*Def, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %q: %s", ErrBadDef, d.Text, fmt.Sprintf(format, a...))
 	}
+	if rest, ok := strings.CutPrefix(point, "usdt:"); ok {
+		return parseUSDT(d, rest, fields[1:])
+	}
 	if p, ok := strings.CutSuffix(point, "%return"); ok {
 		d.Return, point = true, p
 	}
@@ -117,6 +125,57 @@ func Parse(text string) (*Def, error) {
 		d.Args = append(d.Args, a)
 	}
 	return d, nil
+}
+
+// USDTPoint names USDT probes: a provider (any when "") and a name, each
+// a shell pattern.
+type USDTPoint struct {
+	Provider, Name string
+}
+
+// String is usdt:PROVIDER:NAME as written.
+func (u *USDTPoint) String() string {
+	if u.Provider == "" {
+		return "usdt:" + u.Name
+	}
+	return "usdt:" + u.Provider + ":" + u.Name
+}
+
+// parseUSDT reads usdt:[PROVIDER:]NAME and its arguments: argN or
+// $params, each with an optional NAME= and :TYPE.
+func parseUSDT(d *Def, point string, args []string) (*Def, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w %q: %s", ErrBadDef, d.Text, fmt.Sprintf(format, a...))
+	}
+	provider, name, ok := strings.Cut(point, ":")
+	if !ok {
+		provider, name = "", point
+	}
+	if name == "" || strings.Contains(name, ":") || strings.ContainsAny(point, "%+") {
+		return nil, bad("a USDT probe is usdt:PROVIDER:NAME or usdt:NAME (readelf -n lists them; goprobe list -x BIN too)")
+	}
+	d.USDT = &USDTPoint{Provider: provider, Name: name}
+	for _, f := range args {
+		a, err := parseArg(f)
+		if err != nil {
+			return nil, bad("argument %q: %v", f, err)
+		}
+		if _, ok := USDTArg(a.Base); (!ok && a.Base != "$params") || len(a.Path) > 0 {
+			return nil, bad("argument %q: a USDT probe's arguments are arg0, arg1, ... or $params, without fields", f)
+		}
+		d.Args = append(d.Args, a)
+	}
+	return d, nil
+}
+
+// USDTArg is the index N of a USDT argument's name argN.
+func USDTArg(base string) (int, bool) {
+	n, ok := strings.CutPrefix(base, "arg")
+	if !ok || n == "" || len(n) > 1 && n[0] == '0' {
+		return 0, false
+	}
+	i, err := strconv.Atoi(n)
+	return i, err == nil && i >= 0
 }
 
 // joinPoint rejoins a probe point that the split cut inside brackets: a

@@ -17,6 +17,7 @@ import (
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/symtab"
 	"github.com/binscope/binscope/types"
+	"github.com/binscope/binscope/usdt"
 )
 
 // Resolver resolves definitions against one binary's model of code.
@@ -46,6 +47,20 @@ type Resolver struct {
 	hostsOf   *code.Model
 	producers map[uint64]bool
 	group     uint32 // the last mark group given (see Mark)
+	// usdt are the file's USDT probes once read; usdtTable the
+	// symbols that place them; closers what Close releases.
+	usdt      []usdt.Probe
+	usdtTable *symtab.Table
+	closers   []func() error
+}
+
+// Close releases the files the resolver opened itself (a debug file for
+// the symbols that hold USDT probes).
+func (r *Resolver) Close() {
+	for _, c := range r.closers {
+		c()
+	}
+	r.closers = nil
 }
 
 // NewResolver resolves against f's DWARF. Functions are read as
@@ -119,6 +134,16 @@ func NewSymbolResolver(ef *elfx.File) (*Resolver, error) {
 		return nil, fmt.Errorf("%s: %w, no .gopclntab and no function symbols to probe by", ef.Path, types.ErrNoDebugInfo)
 	}
 	return &Resolver{ef: ef, path: ef.Path, arch: a, model: m}, nil
+}
+
+// NewUSDTResolver resolves USDT probes (usdt:PROVIDER:NAME) alone, from
+// ef's notes and symbols: no function model is read.
+func NewUSDTResolver(ef *elfx.File) (*Resolver, error) {
+	a, err := arch.ForMachine(ef.Machine)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ef.Path, err)
+	}
+	return &Resolver{ef: ef, path: ef.Path, arch: a}, nil
 }
 
 // varsAt is f.VarsAt, or nothing without debug info.
@@ -212,6 +237,9 @@ func sameName(fns []*types.Func) bool {
 // units; a Rust generic's instances, which legacy symbols name without
 // their arguments) gets the sites of all of them.
 func (r *Resolver) Resolve(d *Def) (*spec.Probe, error) {
+	if d.USDT != nil {
+		return r.resolveUSDT(d)
+	}
 	if d.File != "" {
 		return r.resolveFileLine(d)
 	}
@@ -652,6 +680,9 @@ func (r *Resolver) Types(defs []*Def) []types.Type {
 	seen := map[types.Type]bool{}
 	var out []types.Type
 	for _, d := range defs {
+		if d.Func == "" || r.f == nil && r.model == nil {
+			continue // a USDT probe's or a line's arguments have no named types
+		}
 		fn, err := r.lookup(d.Func)
 		if err != nil {
 			continue

@@ -52,8 +52,9 @@ for p in gcc g++ clang llvm libbpf-dev bpftrace dwarves linux-perf bpftool prome
 	installed "$p" || missing+=("$p")
 done
 # Real programs with debug info, the oracles, and the libraries and crate
-# sources (under /usr/share/cargo/registry) the real-world fixtures build on.
-for p in gdb binutils libc6-dbg python3.11-dbg libstdc++6-12-dbg \
+# sources (under /usr/share/cargo/registry) the real-world fixtures build on;
+# <sys/sdt.h> for programs with USDT probes of their own.
+for p in gdb binutils libc6-dbg python3.11-dbg libstdc++6-12-dbg systemtap-sdt-dev \
 	libboost-dev nlohmann-json3-dev \
 	librust-regex+default-dev librust-serde-json-dev librust-serde-derive-dev librust-smallvec-dev; do
 	installed "$p" || missing+=("$p")

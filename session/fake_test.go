@@ -188,6 +188,8 @@ func (p *fakeProbes) AddProcess(pid int) error {
 	return nil
 }
 
+func (p *fakeProbes) Detach() {}
+
 func (p *fakeProbes) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -83,6 +83,7 @@ func Hist(o *HistOptions) (int, error) {
 	finish := func() {
 		once.Do(func() {
 			stopMetrics()
+			sess.Detach()
 			print()
 			sess.Close()
 			if st.why != "" {

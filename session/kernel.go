@@ -63,6 +63,9 @@ type Probes interface {
 	StackCounters() []uint64
 	Stacks(sym *stack.Symbolizer) (map[int][]stack.Stack, error)
 	UserFrames(sym *stack.Symbolizer, pid int, ips []uint64) []stack.Frame
+	// Detach detaches the programs; what they counted stays readable
+	// until Close.
+	Detach()
 	Close()
 }
 

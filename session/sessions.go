@@ -175,5 +175,8 @@ func (s *sessions) addDescendants() {
 	}
 }
 
-// close detaches every attachment, once.
+// detach detaches every attachment; their counts stay readable.
+func (s *sessions) detach() { s.each(Probes.Detach) }
+
+// close detaches every attachment and releases it, once.
 func (s *sessions) close() { s.closed.Do(func() { s.each(Probes.Close) }) }

@@ -165,29 +165,51 @@ func parseDefs(defs []string) ([]*probe.Def, error) {
 
 // NewResolver resolves against target's DWARF or, without it, its
 // .gopclntab or symbols (see Resolve); done releases the file.
+// USDT probes need no debug info: definitions of USDT probes alone are
+// resolved from the file's notes and symbols.
 func NewResolver(target string, defs []*probe.Def, log io.Writer) (r *probe.Resolver, done func(), err error) {
-	df, err := dwarf.Open(target, nil)
-	if err == nil {
-		r, err := probe.NewResolver(df)
-		if err != nil {
-			df.Close()
-			return nil, nil, err
+	err = types.ErrNoDebugInfo
+	if !onlyUSDT(defs) {
+		var df *dwarf.File
+		if df, err = dwarf.Open(target, nil); err == nil {
+			r, err := probe.NewResolver(df)
+			if err != nil {
+				df.Close()
+				return nil, nil, err
+			}
+			return r, func() { r.Close(); df.Close() }, nil
 		}
-		return r, func() { df.Close() }, nil
 	}
 	if !errors.Is(err, types.ErrNoDebugInfo) {
 		return nil, nil, err
 	}
 	ef, oerr := elfx.Open(target)
 	if oerr != nil {
+		if onlyUSDT(defs) {
+			return nil, nil, oerr
+		}
 		return nil, nil, err
 	}
-	r, rerr := symbolResolver(ef, defs, log)
-	if rerr != nil {
-		ef.Close()
-		return nil, nil, rerr
+	if onlyUSDT(defs) {
+		r, err = probe.NewUSDTResolver(ef)
+	} else {
+		r, err = symbolResolver(ef, defs, log)
 	}
-	return r, func() { ef.Close() }, nil
+	if err != nil {
+		ef.Close()
+		return nil, nil, err
+	}
+	return r, func() { r.Close(); ef.Close() }, nil
+}
+
+// onlyUSDT reports whether every definition is a USDT probe's.
+func onlyUSDT(defs []*probe.Def) bool {
+	for _, d := range defs {
+		if d.USDT == nil {
+			return false
+		}
+	}
+	return len(defs) > 0
 }
 
 // symbolResolver resolves against ef, which has no debug info. When ef

@@ -77,6 +77,7 @@ func Trace(o *TraceOptions) (status int, err error) {
 	finish := func() {
 		once.Do(func() {
 			stopMetrics()
+			t.ss.detach()
 			close(stop)
 			<-watchDone
 			t.ss.wait()

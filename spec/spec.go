@@ -53,6 +53,7 @@ const (
 	SiteClone  = "clone"  // a full compiler clone's entry (.isra, .constprop)
 	SiteLine   = "line"   // the first address of a source line
 	SiteOffset = "offset" // FUNC+OFFSET
+	SiteUSDT   = "usdt"   // a USDT probe's nop (usdt:PROVIDER:NAME)
 	// SiteCapture is the entry of a function with a %return probe whose
 	// arguments start from parameters: its program saves each capture
 	// chain's value, keyed by goroutine (Go) or thread, for the return
@@ -80,6 +81,14 @@ type Site struct {
 	// Mark, when set, keeps a call that passes several starts of an
 	// inline expansion from counting twice (see Mark).
 	Mark *Mark `json:"mark,omitempty"`
+	// RefCtrOffset, when not 0, is the file offset of a USDT probe's
+	// is-enabled semaphore (a uint16): the kernel adds one to it in
+	// every process mapping the file while the uprobe is attached and
+	// takes it back at detach (the uprobe's ref_ctr_offset), so that the
+	// code guarded by it runs only then.
+	RefCtrOffset uint64 `json:"ref_ctr_offset,omitempty"`
+	// USDT is a USDT site's PROVIDER:NAME.
+	USDT string `json:"usdt,omitempty"`
 }
 
 // Fetch reads one argument. Type is u8..u64, s8..s64, x8..x64, f32, f64
@@ -105,6 +114,10 @@ type Fetch struct {
 	// members' names; a spec read from a file has none (its bytes print
 	// in hex).
 	Layout types.Type `json:"-"`
+	// Operand, at a USDT site, is the index of the probe's operand this
+	// reads (argN), for generators that let the tool read it (bpftrace's
+	// usdt probes).
+	Operand *int `json:"operand,omitempty"`
 }
 
 // Part is a fetch that belongs to a whole-struct argument: Of is that

@@ -22,10 +22,11 @@ fires once per call, so it becomes a uprobe site at the function's out-of-line
 copy, at every inline expansion and at every full compiler clone (every RET
 for %return), each with its own programs to read the arguments.
 
-Definitions: FUNC[%return] | FUNC:LINE | FUNC+OFFSET, then arguments
-[NAME=]EXPR[:TYPE], EXPR being a parameter or variable, $params, $retval or
-%REG followed by ->field, .field and [N]; TYPE one of u8..u64, s8..s64,
-x8..x64, f32, f64, string, bytes.`,
+Definitions: FUNC[%return] | FUNC:LINE | FUNC+OFFSET | usdt:PROVIDER:NAME,
+then arguments [NAME=]EXPR[:TYPE], EXPR being a parameter or variable,
+$params, $retval or %REG followed by ->field, .field and [N] (a USDT probe's:
+arg0, arg1, ... or $params); TYPE one of u8..u64, s8..s64, x8..x64, f32, f64,
+string, bytes.`,
 		Args: command.Args(cobra.NoArgs),
 	}
 	root.AddCommand(genCommand(stdout, stderr), traceCommand(stdout, stderr, false), traceCommand(stdout, stderr, true),

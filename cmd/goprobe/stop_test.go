@@ -75,9 +75,9 @@ func TestTraceCountStops(t *testing.T) {
 	}
 }
 
-// startTicker starts the ticker as a process of its own and returns it
-// with a reader of its output, once it runs.
-func startTicker(t *testing.T, bin string, args ...string) (*exec.Cmd, *bufio.Reader) {
+// startProgram starts a test program as a process of its own and returns
+// it with a reader of its output, once it printed "NAME started".
+func startProgram(t *testing.T, bin string, args ...string) (*exec.Cmd, *bufio.Reader) {
 	t.Helper()
 	c := exec.Command(bin, args...)
 	stdout, err := c.StdoutPipe()
@@ -89,20 +89,21 @@ func startTicker(t *testing.T, bin string, args ...string) (*exec.Cmd, *bufio.Re
 	}
 	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 	r := bufio.NewReader(stdout)
-	if l, err := r.ReadString('\n'); err != nil || l != "ticker started\n" {
-		t.Fatalf("ticker: %q %v", l, err)
+	if l, err := r.ReadString('\n'); err != nil || l != filepath.Base(bin)+" started\n" {
+		t.Fatalf("%s: %q %v", bin, l, err)
 	}
 	return c, r
 }
 
-// endTicker waits for the ticker and returns its own record.
-func endTicker(t *testing.T, c *exec.Cmd, r *bufio.Reader) (calls, sum int) {
+// endProgram waits for a program startProgram started and returns the
+// rest of its output.
+func endProgram(t *testing.T, c *exec.Cmd, r *bufio.Reader) string {
 	t.Helper()
 	rest, _ := r.ReadString(0)
 	if err := c.Wait(); err != nil {
-		t.Fatalf("the ticker ended with %v:\n%s", err, rest)
+		t.Fatalf("%s ended with %v:\n%s", c.Path, err, rest)
 	}
-	return tickerSaid(t, rest)
+	return rest
 }
 
 // statCountOf is the count of probe in goprobe stat --json's output.
@@ -137,7 +138,7 @@ func TestStatStopsOnProcess(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := tc.n
-			c, r := startTicker(t, bin, strconv.Itoa(n), strconv.Itoa(tc.us))
+			c, r := startProgram(t, bin, strconv.Itoa(n), strconv.Itoa(tc.us))
 			start := time.Now()
 			code, out, errs := runGoprobe(append([]string{"stat", "--json", "-p", strconv.Itoa(c.Process.Pid), "tick"}, tc.args...)...)
 			took := time.Since(start)
@@ -166,7 +167,7 @@ func TestStatStopsOnProcess(t *testing.T) {
 					t.Errorf("stopped at %d hits, before %d", last, want)
 				}
 			}
-			calls, sum := endTicker(t, c, r)
+			calls, sum := tickerSaid(t, endProgram(t, c, r))
 			if last < 1 || last >= calls || calls != n || sum != 3*n*(n-1)/2+n {
 				t.Errorf("stat counted %d; the ticker made %d calls (sum %d)\n%s", last, calls, sum, errs)
 			}

@@ -17,7 +17,7 @@ var layers = map[string]int{
 	"internal/jsonx": 0, "internal/table": 0, "internal/cache": 0, "internal/dwexpr": 0, "internal/testutil": 0,
 	"internal/gen": 0, "internal/pcln": 0, "internal/cfi": 0, "internal/bpfasm": 0, "internal/par": 0,
 
-	"dwarf": 1, "btf": 1, "symtab": 1, "tracepoint": 1,
+	"dwarf": 1, "btf": 1, "symtab": 1, "tracepoint": 1, "usdt": 1,
 
 	"code": 2, "goref": 2, "load": 2,
 
