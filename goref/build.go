@@ -1,10 +1,10 @@
 package goref
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -120,18 +120,12 @@ func Build(bin string, names, keep []string, opts *Options) (*Ref, error) {
 	if err != nil {
 		return nil, err
 	}
-	local, err := goVersion(o.Go, "")
+	modCache := goEnv(o.Go, append(os.Environ(), "GOTOOLCHAIN=local"), "GOMODCACHE")
+	local, err := goVersion(&o, modCache, "")
 	if err != nil {
 		return nil, fmt.Errorf("%s: a reference build needs the go command: %v", bin, err)
 	}
-	toolchain := local
-	if b.GoVersion != local && !o.LocalToolchain && releaseRE().MatchString(b.GoVersion) {
-		if v, err := goVersion(o.Go, b.GoVersion); err == nil && v == b.GoVersion {
-			toolchain = v
-		} else if o.Log != nil {
-			fmt.Fprintf(o.Log, "goref: %s is not available (%v); building the reference with the local %s: layouts of the standard library may differ\n", b.GoVersion, err, local)
-		}
-	}
+	toolchain := toolchainFor(&o, modCache, b.GoVersion, local)
 	ref := &Ref{Modules: mods, Packages: pkgs, GoVersion: b.GoVersion, Toolchain: toolchain}
 
 	base := o.CacheDir
@@ -152,14 +146,17 @@ func Build(bin string, names, keep []string, opts *Options) (*Ref, error) {
 	if st, err := os.Stat(ref.Path); err == nil && st.Mode().IsRegular() {
 		ref.Cached = true
 		if meta, err := os.ReadFile(filepath.Join(dir, "meta.json")); err == nil {
-			var m struct{ Toolchain string }
+			var m struct {
+				Toolchain string
+				Dropped   []string
+			}
 			if json.Unmarshal(meta, &m) == nil && m.Toolchain != "" {
-				ref.Toolchain = m.Toolchain
+				ref.Toolchain, ref.Dropped = m.Toolchain, m.Dropped
 			}
 		}
 		return ref, nil
 	}
-	if err := b.build(&o, ref, dir, kept); err != nil {
+	if err := b.build(&o, ref, dir, modCache, kept); err != nil {
 		return nil, err
 	}
 	return ref, nil
@@ -176,25 +173,10 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// goVersion is the go command's version with GOTOOLCHAIN=toolchain
-// ("" for the environment's choice).
-func goVersion(goCmd, toolchain string) (string, error) {
-	cmd := exec.Command(goCmd, "env", "GOVERSION")
-	cmd.Env = os.Environ()
-	if toolchain != "" {
-		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+toolchain)
-	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s", firstLine(string(out), err))
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
 // key names a reference: everything that decides its content.
 func (b *Origin) key(toolchain string, pkgs, kept []string, dirs map[string]string) string {
 	h := sha256.New()
-	fmt.Fprintln(h, "goref 1", toolchain, b.Settings["GOOS"], b.Settings["GOARCH"], b.Settings["-tags"], b.Settings["CGO_ENABLED"])
+	fmt.Fprintln(h, "goref 2", toolchain, b.Settings["GOOS"], b.Settings["GOARCH"], b.Settings["-tags"], b.Settings["CGO_ENABLED"])
 	for _, d := range b.Deps {
 		fmt.Fprintln(h, d.Path, d.Version, d.Sum)
 		if d.Replace != nil {
@@ -211,21 +193,17 @@ func (b *Origin) key(toolchain string, pkgs, kept []string, dirs map[string]stri
 }
 
 // build writes the reference program to dir/src and builds dir/ref.
-func (b *Origin) build(o *Options, ref *Ref, dir string, kept []string) error {
+// Functions of kept that the toolchain's source lacks (the binary's Go
+// version could not be had, or a build tag differs) are dropped, named
+// in ref.Dropped, and the build is run again without them.
+func (b *Origin) build(o *Options, ref *Ref, dir, modCache string, kept []string) error {
+	pl, err := placeFor(ref.Packages)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.Path, err)
+	}
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		return fmt.Errorf("reference build: %v", err)
-	}
-	files := map[string]string{
-		"go.mod":  b.goMod(ref.Toolchain, o.Dirs),
-		"go.sum":  b.goSum(o.Dirs),
-		"main.go": mainGo(ref, kept),
-		"keep.s":  "// Lets main.go declare the functions it keeps without bodies.\n",
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
-			return fmt.Errorf("reference build: %v", err)
-		}
 	}
 	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN="+toolchainEnv(ref.Toolchain))
 	for _, k := range []string{"GOOS", "GOARCH", "CGO_ENABLED", "GOAMD64", "GOARM64"} {
@@ -233,22 +211,76 @@ func (b *Origin) build(o *Options, ref *Ref, dir string, kept []string) error {
 			env = append(env, k+"="+v)
 		}
 	}
-	modCache := goEnv(o.Go, env, "GOMODCACHE")
-	missing := b.missing(modCache)
-	args := []string{"build", "-o", filepath.Join(dir, "ref.tmp"), "-ldflags=-checklinkname=0"}
+	if err := writeFiles(src, map[string]string{"go.mod": b.goMod(pl.Module, ref.Toolchain, o.Dirs), "go.sum": b.goSum(o.Dirs)}); err != nil {
+		return err
+	}
+	args := []string{"build", "-o", filepath.Join(dir, "ref.tmp")}
+	if f := ldflags(ref.Toolchain); f != "" {
+		args = append(args, "-ldflags="+f)
+	}
 	if tags := b.Settings["-tags"]; tags != "" {
 		args = append(args, "-tags="+tags)
 	}
-	args = append(args, ".")
+	target := "."
+	if pl.Std != "" {
+		ov, err := overlay(o, modCache, src, env, pl.Std)
+		if err != nil {
+			return fmt.Errorf("%s: reference build: %v", b.Path, err)
+		}
+		args, target = append(args, "-overlay="+ov), pl.Std
+	}
+	args = append(args, target)
+	missing := b.missing(modCache)
 	if o.Log != nil {
 		fmt.Fprintf(o.Log, "goref: building a reference of %s with %s in %s\n", strings.Join(ref.Packages, ", "), ref.Toolchain, src)
 	}
 	start := time.Now()
-	cmd := exec.Command(o.Go, args...)
-	cmd.Dir, cmd.Env = src, env
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	err := cmd.Run()
+	var errOut string
+	for attempt := 0; ; attempt++ {
+		if err := writeFiles(src, map[string]string{"main.go": mainGo(ref, kept)}); err != nil {
+			return err
+		}
+		_, errOut, err = goRun(o, modCache, src, env, args...)
+		gone := undefined(errOut, kept)
+		if err == nil || attempt == 8 || len(gone) == 0 || len(gone) == len(kept) {
+			break
+		}
+		kept = without(kept, gone)
+		ref.Dropped = append(ref.Dropped, gone...)
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "goref: %d functions of the binary are not in %s's source of %s (%s): building without them, they get no parameters\n",
+				len(gone), ref.Toolchain, strings.Join(ref.Packages, ", "), abbrev(gone, 3))
+		}
+	}
+	b.reportFetched(o, ref, env, modCache, missing)
+	if err != nil {
+		os.WriteFile(filepath.Join(src, "build.log"), []byte(errOut), 0o644)
+		err = b.buildError(errOut, err, src, ref.Modules)
+		if o.Log != nil && !errors.Is(err, ErrUnavailable) {
+			// Not a source that cannot be had, which the error says in
+			// full: the go command's whole word.
+			fmt.Fprintf(o.Log, "goref: go %s (in %s) failed:\n\t%s\n", strings.Join(args, " "), src, strings.ReplaceAll(strings.TrimSpace(errOut), "\n", "\n\t"))
+		}
+		return err
+	}
+	if err := os.Rename(filepath.Join(dir, "ref.tmp"), ref.Path); err != nil {
+		return fmt.Errorf("reference build: %v", err)
+	}
+	sort.Strings(ref.Dropped)
+	meta, _ := json.MarshalIndent(map[string]any{
+		"binary": b.Path, "goVersion": b.GoVersion, "toolchain": ref.Toolchain, "modules": ref.Modules,
+		"packages": ref.Packages, "kept": len(kept), "dropped": ref.Dropped, "fetched": ref.Fetched, "seconds": time.Since(start).Seconds(),
+	}, "", "  ")
+	os.WriteFile(filepath.Join(dir, "meta.json"), append(meta, '\n'), 0o644)
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, "goref: built %s in %.1fs\n", ref.Path, time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// reportFetched says which of the modules missing from the module cache
+// before the build the go command fetched, and from where.
+func (b *Origin) reportFetched(o *Options, ref *Ref, env []string, modCache string, missing []*debug.Module) {
 	var fetched []string
 	for _, m := range missing {
 		if _, err := os.Stat(zipPath(modCache, m)); err == nil {
@@ -261,21 +293,70 @@ func (b *Origin) build(o *Options, ref *Ref, dir string, kept []string) error {
 			fmt.Fprintf(o.Log, "goref: %s\n", ref.Fetched)
 		}
 	}
-	if err != nil {
-		return b.buildError(stderr.String(), err, src, ref.Modules)
-	}
-	if err := os.Rename(filepath.Join(dir, "ref.tmp"), ref.Path); err != nil {
-		return fmt.Errorf("reference build: %v", err)
-	}
-	meta, _ := json.MarshalIndent(map[string]any{
-		"binary": b.Path, "goVersion": b.GoVersion, "toolchain": ref.Toolchain, "modules": ref.Modules,
-		"packages": ref.Packages, "kept": len(kept), "fetched": ref.Fetched, "seconds": time.Since(start).Seconds(),
-	}, "", "  ")
-	os.WriteFile(filepath.Join(dir, "meta.json"), append(meta, '\n'), 0o644)
-	if o.Log != nil {
-		fmt.Fprintf(o.Log, "goref: built %s in %.1fs\n", ref.Path, time.Since(start).Seconds())
+}
+
+func writeFiles(dir string, files map[string]string) error {
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return fmt.Errorf("reference build: %v", err)
+		}
 	}
 	return nil
+}
+
+// overlay writes src/overlay.json, which adds src/main.go to the
+// toolchain's source tree as the package pkg (cmd/go/binscoperef), so
+// that it may import the internal packages of the tree it lies in;
+// nothing is written to the toolchain's tree.
+func overlay(o *Options, modCache, src string, env []string, pkg string) (string, error) {
+	out, errOut, err := goRun(o, modCache, src, env, "env", "GOROOT")
+	root := strings.TrimSpace(out)
+	if err != nil || root == "" {
+		return "", fmt.Errorf("no GOROOT: %s", lastWord(errOut, err))
+	}
+	js, _ := json.Marshal(map[string]map[string]string{"Replace": {
+		filepath.Join(root, "src", filepath.FromSlash(pkg), "main.go"): filepath.Join(src, "main.go"),
+	}})
+	path := filepath.Join(src, "overlay.json")
+	if err := os.WriteFile(path, js, 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// undefined are the functions of kept the linker reported missing
+// ("main.keep58·f: relocation target net/http.(*ServeMux).handler not
+// defined").
+func undefined(errOut string, kept []string) []string {
+	var out []string
+	for _, l := range strings.Split(errOut, "\n") {
+		_, rest, ok := strings.Cut(l, "relocation target ")
+		if !ok {
+			continue
+		}
+		if name, ok := strings.CutSuffix(strings.TrimSpace(rest), " not defined"); ok && contains(kept, name) && !contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func without(xs, drop []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !contains(drop, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// abbrev lists the first n of xs and how many more there are.
+func abbrev(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(xs[:n], ", "), len(xs)-n)
 }
 
 func toolchainEnv(v string) string {
@@ -335,106 +416,6 @@ func escape(s string) string {
 	return sb.String()
 }
 
-// goMod pins every dependency at the binary's version.
-func (b *Origin) goMod(toolchain string, dirs map[string]string) string {
-	var sb strings.Builder
-	sb.WriteString("// Generated by binscope: a reference build of the packages a binary without DWARF was built from.\nmodule binscope.local/ref\n\n")
-	fmt.Fprintf(&sb, "go %s\n\n", goLine(b.GoVersion, toolchain))
-	var req, rep []string
-	if d, ok := dirs[b.Main.Path]; ok && b.Main.Path != "" {
-		req = append(req, b.Main.Path+" v0.0.0")
-		rep = append(rep, b.Main.Path+" => "+d)
-	}
-	for _, d := range b.Deps {
-		dir, named := dirs[d.Path]
-		switch {
-		case named:
-			req = append(req, d.Path+" "+d.Version)
-			rep = append(rep, d.Path+" => "+dir)
-		case d.Replace != nil && d.Replace.Version == "":
-			// A directory of the original build: not to be had.
-		case d.Replace != nil:
-			req = append(req, d.Path+" "+d.Version)
-			rep = append(rep, d.Path+" "+d.Version+" => "+d.Replace.Path+" "+d.Replace.Version)
-		default:
-			req = append(req, d.Path+" "+d.Version)
-		}
-	}
-	if len(req) > 0 {
-		sb.WriteString("require (\n\t" + strings.Join(req, "\n\t") + "\n)\n")
-	}
-	if len(rep) > 0 {
-		sb.WriteString("\nreplace (\n\t" + strings.Join(rep, "\n\t") + "\n)\n")
-	}
-	return sb.String()
-}
-
-// goSum holds the checksums the build info recorded: the go command
-// checks the source it gets against them, so the reference is built from
-// the source the binary was.
-func (b *Origin) goSum(dirs map[string]string) string {
-	var sb strings.Builder
-	for _, d := range b.Deps {
-		if _, ok := dirs[d.Path]; ok {
-			continue
-		}
-		m := d
-		if d.Replace != nil {
-			m = d.Replace
-		}
-		if m.Version != "" && strings.HasPrefix(m.Sum, "h1:") {
-			fmt.Fprintf(&sb, "%s %s %s\n", m.Path, m.Version, m.Sum)
-		}
-	}
-	return sb.String()
-}
-
-// goLine is the go directive: the older of the binary's language version
-// and the toolchain's.
-func goLine(binary, toolchain string) string {
-	a, b := minor(binary), minor(toolchain)
-	if a == 0 || b != 0 && b < a {
-		a = b
-	}
-	if a == 0 {
-		a = 21
-	}
-	return fmt.Sprintf("1.%d", a)
-}
-
-func minor(v string) int {
-	v = strings.TrimPrefix(v, "go")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 || parts[0] != "1" {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
-	return n
-}
-
-// mainGo imports the packages and keeps the functions.
-func mainGo(ref *Ref, kept []string) string {
-	var sb strings.Builder
-	sb.WriteString("// Code generated by binscope; DO NOT EDIT.\n\n")
-	sb.WriteString("// Command ref imports the packages a binary was built from and keeps the\n// functions its probes name, so that its DWARF describes their types and\n// signatures.\npackage main\n\nimport (\n\t_ \"unsafe\"\n\n")
-	for _, p := range ref.Packages {
-		fmt.Fprintf(&sb, "\t_ %q\n", p)
-	}
-	sb.WriteString(")\n\n")
-	for i, k := range kept {
-		fmt.Fprintf(&sb, "//go:linkname keep%d %s\nfunc keep%d()\n\n", i, k, i)
-	}
-	sb.WriteString("var kept = []func(){")
-	for i := range kept {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		fmt.Fprintf(&sb, "keep%d", i)
-	}
-	sb.WriteString("}\n\nfunc main() { println(len(kept)) }\n")
-	return sb.String()
-}
-
 // buildError turns the go command's complaint into one line that says
 // what to do.
 func (b *Origin) buildError(out string, err error, src string, needed []string) error {
@@ -447,6 +428,12 @@ func (b *Origin) buildError(out string, err error, src string, needed []string) 
 		}
 	}
 	line := firstLine(strings.Join(lines, "\n"), err)
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "# ") {
+			line = l // "# binscope.local/ref" only names the package
+			break
+		}
+	}
 pick:
 	for _, l := range lines {
 		for _, u := range append(unavailable, "checksum mismatch", "SECURITY ERROR") {
@@ -491,7 +478,7 @@ pick:
 	if strings.Contains(line, "checksum mismatch") || strings.Contains(line, "SECURITY ERROR") {
 		return fmt.Errorf("%s: %w: the module source differs from what the binary was built from (%s)", b.Path, ErrUnavailable, line)
 	}
-	return fmt.Errorf("%s: reference build failed in %s: %s", b.Path, src, line)
+	return fmt.Errorf("%s: the reference build failed: %s (the go command's whole output is in %s)", b.Path, line, filepath.Join(src, "build.log"))
 }
 
 func firstLine(out string, err error) string {

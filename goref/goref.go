@@ -165,6 +165,10 @@ type Ref struct {
 	// Cached is set when the reference came from the cache, without the
 	// go command.
 	Cached bool
+	// Dropped are the functions of the binary that the reference's
+	// source lacks (its toolchain's standard library is not the
+	// binary's), which get no parameters.
+	Dropped []string
 	// Fetched says what the go command downloaded for this reference,
 	// and from where (GOPROXY), when it did.
 	Fetched string
@@ -180,6 +184,9 @@ func (r *Ref) Note() string {
 	s := fmt.Sprintf("types and signatures from a reference build of %s with %s, not from the binary itself", from, r.Toolchain)
 	if r.Toolchain != r.GoVersion {
 		s += fmt.Sprintf(" (the binary was built with %s)", r.GoVersion)
+	}
+	if len(r.Dropped) > 0 {
+		s += fmt.Sprintf("; %d of the binary's functions are not in that source and get no parameters", len(r.Dropped))
 	}
 	if r.Cached {
 		s += " (cached)"

@@ -245,6 +245,45 @@ func member(s *types.Struct, name string) *types.Member {
 			return &s.Members[i]
 		}
 	}
+	return promoted(s, name)
+}
+
+// promoted is a field of a Go struct's embedded struct (not through a
+// pointer), at any depth, as Go promotes it: the shallowest wins, and two
+// at the same depth are ambiguous (nil). The copy's Offset counts from s.
+// load.Package embeds PackagePublic, so pkg->ImportPath is
+// pkg->PackagePublic.ImportPath.
+func promoted(s *types.Struct, name string) *types.Member {
+	type level struct {
+		s   *types.Struct
+		off types.Bits
+	}
+	cur := []level{{s, 0}}
+	for depth := 0; depth < 8 && len(cur) > 0; depth++ {
+		var next []level
+		var found *types.Member
+		n := 0
+		for _, l := range cur {
+			for i := range l.s.Members {
+				m := &l.s.Members[i]
+				if depth > 0 && m.Name == name {
+					c := *m
+					c.Offset += l.off
+					found, n = &c, n+1
+				}
+				if es, ok := types.Resolve(m.Type).(*types.Struct); ok && m.Embedded && m.BitSize == 0 {
+					next = append(next, level{es, l.off + m.Offset})
+				}
+			}
+		}
+		if n == 1 {
+			return found
+		}
+		if n > 1 {
+			return nil
+		}
+		cur = next
+	}
 	return nil
 }
 

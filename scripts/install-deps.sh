@@ -100,9 +100,10 @@ if ! command -v go >/dev/null 2>&1; then
 	exit 1
 fi
 # testdata/cgo-work is built by the oldest and newest Go toolchains the
-# module registry serves (internal/testutil.GoToolchains); the go command
-# fetches each once into its module cache (about 70 MB each).
-for tc in go1.21.0 go1.27.3; do
+# module registry serves (internal/testutil.GoToolchains); goref's tests
+# build references with go1.19.8, the toolchain of Debian's prometheus. The
+# go command fetches each once into its module cache (70 to 150 MB each).
+for tc in go1.19.8 go1.21.0 go1.27.3; do
 	if [ ! -d "$(go env GOMODCACHE)/golang.org/toolchain@v0.0.1-$tc.linux-$(go env GOARCH)" ]; then
 		act "GOTOOLCHAIN=$tc go version (toolchain download)"
 		GOTOOLCHAIN=$tc go version >/dev/null

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"sort"
 	"strings"
 	"testing"
 
@@ -68,5 +71,69 @@ func TestStrippedInlineCounts(t *testing.T) {
 				t.Errorf("%s: %s: want %s calls at its inline sites; goprobe said:\n%s", v, fn, n, errs+out)
 			}
 		}
+	}
+}
+
+// TestGoRefInternalTrace: cmd/go built as production images are (no
+// DWARF) is traced through types of its internal packages
+// (cmd/go/internal/work.Action, cmd/go/internal/load.Package and its
+// embedded PackagePublic): `go vet ./...` traces one vet call for each
+// package of the module (exactly those `go list ./...` names, each once)
+// and for some of their dependencies (each one `go list -deps` names).
+func TestGoRefInternalTrace(t *testing.T) {
+	needBPF(t)
+	tmp := t.TempDir()
+	gobin := filepath.Join(tmp, "go-stripped")
+	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-trimpath", "-o", gobin, "cmd/go").CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/go: %v\n%s", err, out)
+	}
+	mod := filepath.Join(tmp, "mod")
+	files := map[string]string{
+		"go.mod":  "module example.com/vm\n\ngo 1.21\n",
+		"a/a.go":  "package a\n\nfunc A() int { return 1 }\n",
+		"b/b.go":  "package b\n\nimport \"example.com/vm/a\"\n\nfunc B() int { return a.A() }\n",
+		"c/c.go":  "package c\n\nfunc C() string { return \"c\" }\n",
+		"main.go": "package main\n\nimport (\n\t\"example.com/vm/b\"\n\t\"example.com/vm/c\"\n)\n\nfunc main() { println(b.B(), c.C()) }\n",
+	}
+	for name, text := range files {
+		os.MkdirAll(filepath.Dir(filepath.Join(mod, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(mod, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goList := func(args ...string) []string {
+		list := exec.Command("go", append([]string{"list"}, args...)...)
+		list.Dir = mod
+		out, err := list.Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		return strings.Fields(string(out))
+	}
+	want, deps := goList("./..."), map[string]bool{}
+	for _, p := range goList("-deps", "./...") {
+		deps[p] = true
+	}
+	// A fresh build cache: vet results are cached, and a cached package
+	// is not vetted again.
+	run := "cd " + mod + " && GOROOT=" + runtime.GOROOT() + " GOCACHE=" + filepath.Join(tmp, "cache") + " GOTOOLCHAIN=local GOFLAGS= " + gobin + " vet ./..."
+	code, tr, errs := runGoprobe("trace", "-x", gobin, "cmd/go/internal/work.(*Builder).vet a->Package->ImportPath", "--", "sh", "-c", run)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	got := regexp.MustCompile(`ImportPath="([^"]*)"`).FindAllStringSubmatch(tr, -1)
+	var paths []string
+	for _, m := range got {
+		if !deps[m[1]] {
+			t.Errorf("vetted %q, which is no package of the build (go list -deps)", m[1])
+		}
+		if strings.HasPrefix(m[1], "example.com/") {
+			paths = append(paths, m[1])
+		}
+	}
+	sort.Strings(paths)
+	sort.Strings(want)
+	if len(want) < 4 || strings.Join(paths, " ") != strings.Join(want, " ") {
+		t.Errorf("vetted %q of the module, go list names %q; goprobe said:\n%s%s", paths, want, tr, errs)
 	}
 }

@@ -1,0 +1,137 @@
+package goref
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// progressEvery is how often a download that lasts is reported.
+const progressEvery = 5 * time.Second
+
+// goRun runs the go command in dir with env and returns its standard
+// output and standard error, whole. While it runs, the go command's
+// download notices ("go: downloading go1.21.0 (linux/amd64)", "go:
+// downloading github.com/x/y v1.2.3") are relayed to o.Log as they come,
+// and while a download lasts, a line every few seconds says how many
+// bytes of it have arrived in the module cache (modCache), so that a
+// toolchain's 70 to 150 MB do not pass in silence.
+func goRun(o *Options, modCache, dir string, env []string, args ...string) (stdout, stderr string, err error) {
+	cmd := exec.Command(o.Go, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errOut bytes.Buffer
+	cmd.Stdout = &out
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return "", "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", "", err
+	}
+	p := &progress{log: o.Log, modCache: modCache, done: make(chan struct{})}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		p.tick()
+	}()
+	sc := bufio.NewScanner(pipe)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		errOut.WriteString(line + "\n")
+		if what, ok := strings.CutPrefix(line, "go: downloading "); ok {
+			p.start(what)
+		}
+	}
+	io.Copy(&errOut, pipe)
+	err = cmd.Wait()
+	close(p.done)
+	wg.Wait()
+	return out.String(), errOut.String(), err
+}
+
+// progress reports the download the go command is at.
+type progress struct {
+	log      io.Writer
+	modCache string
+	done     chan struct{}
+
+	mu    sync.Mutex
+	what  string // "go1.21.0 (linux/amd64)", "github.com/x/y v1.2.3"
+	since time.Time
+}
+
+func (p *progress) start(what string) {
+	if p.log == nil {
+		return
+	}
+	p.mu.Lock()
+	p.what, p.since = what, time.Now()
+	p.mu.Unlock()
+	fmt.Fprintf(p.log, "goref: downloading %s\n", what)
+}
+
+func (p *progress) tick() {
+	t := time.NewTicker(progressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		what, since := p.what, p.since
+		p.mu.Unlock()
+		if what == "" || time.Since(since) < progressEvery {
+			continue
+		}
+		line := fmt.Sprintf("goref: downloading %s: %.0f s", what, time.Since(since).Seconds())
+		if n := downloaded(p.modCache, what); n > 0 {
+			line += fmt.Sprintf(", %.1f MB so far", float64(n)/1e6)
+		}
+		fmt.Fprintln(p.log, line)
+	}
+}
+
+// downloaded is how many bytes of what's archive the module cache holds,
+// its temporary files included (the go command writes V.zip*.tmp, then
+// renames it V.zip); 0 when it cannot tell.
+func downloaded(modCache, what string) int64 {
+	if modCache == "" {
+		return 0
+	}
+	path, version, ok := strings.Cut(what, " ")
+	if !ok {
+		return 0
+	}
+	if strings.HasPrefix(path, "go1") && strings.HasPrefix(version, "(") {
+		// A toolchain: the module golang.org/toolchain at
+		// v0.0.1-go1.21.0.linux-amd64.
+		platform := strings.ReplaceAll(strings.Trim(version, "()"), "/", ".")
+		path, version = "golang.org/toolchain", "v0.0.1-"+path+"."+platform
+	}
+	dir := filepath.Join(modCache, "cache", "download", escape(path), "@v")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	prefix := escape(version) + ".zip"
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			if info, err := e.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+	}
+	return n
+}
