@@ -1,14 +1,21 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/binscope/binscope/cmd/internal/cmdtest"
 	"github.com/binscope/binscope/internal/testutil"
@@ -135,5 +142,60 @@ func TestGoRefInternalTrace(t *testing.T) {
 	sort.Strings(want)
 	if len(want) < 4 || strings.Join(paths, " ") != strings.Join(want, " ") {
 		t.Errorf("vetted %q of the module, go list names %q; goprobe said:\n%s%s", paths, want, tr, errs)
+	}
+}
+
+// TestGoRefPrometheusPaths: Debian's prometheus (go1.19.8, cgo, external
+// linking, no DWARF) probed by -p prints the path of every request it
+// serves, from the types of a go1.19.8 reference build: exactly the
+// paths sent, in order.
+func TestGoRefPrometheusPaths(t *testing.T) {
+	needBPF(t)
+	prom := testutil.StartPrometheus(t, "global: {scrape_interval: 1h}\n", true)
+	bin := buildGoprobe(t, t.TempDir())
+	cmd := exec.Command(bin, "trace", "-p", strconv.Itoa(prom.Cmd.Process.Pid), "net/http.serverHandler.ServeHTTP req->URL->Path")
+	var out, errs strings.Builder
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = &out, io.MultiWriter(&errs, pw)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	attached := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "attached") {
+				attached <- true
+			}
+		}
+	}()
+	select {
+	case <-attached:
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("no probe attached after 3 minutes:\n%s", errs.String())
+	}
+	sent := []string{"/-/healthy", "/api/v1/status/buildinfo", "/metrics", "/-/ready"}
+	for i := 0; i < 20; i++ {
+		sent = append(sent, fmt.Sprintf("/binscope/%d/path", i))
+	}
+	for _, p := range sent {
+		resp, err := http.Get("http://" + prom.Addr + p + "?q=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	time.Sleep(500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	pw.Close()
+	var got []string
+	for _, m := range regexp.MustCompile(`req->URL->Path="([^"]*)"`).FindAllStringSubmatch(out.String(), -1) {
+		got = append(got, m[1])
+	}
+	if strings.Join(got, " ") != strings.Join(sent, " ") {
+		t.Errorf("traced paths %q, sent %q; goprobe said:\n%s%s", got, sent, out.String(), errs.String())
 	}
 }
