@@ -7,6 +7,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
 
@@ -69,14 +70,14 @@ func (r *Resolver) flowOf(inst *types.Instance) (*flow, error) {
 		ins := fl.op[a]
 		next := a + uint64(ins.Len)
 		var to []uint64
-		target, direct := branchTarget(a, ins)
+		target, direct := x86.BranchTarget(a, ins)
 		switch {
 		case ins.Op == x86asm.RET || ins.Op == x86asm.UD2 || ins.Op == x86asm.HLT:
 		case ins.Op == x86asm.JMP && direct:
 			to = append(to, target)
 		case ins.Op == x86asm.JMP:
 			fl.indirect = append(fl.indirect, a)
-		case isCondJump(ins.Op) && direct:
+		case x86.IsCondJump(ins.Op) && direct:
 			to = append(to, next, target)
 		default: // calls return; other instructions fall through
 			to = append(to, next)
@@ -92,26 +93,8 @@ func (r *Resolver) flowOf(inst *types.Instance) (*flow, error) {
 	return fl, nil
 }
 
-// branchTarget is the target of a direct (relative) jump or call.
-func branchTarget(a uint64, ins x86asm.Inst) (uint64, bool) {
-	if ins.Op != x86asm.CALL && ins.Op != x86asm.JMP && !isCondJump(ins.Op) {
-		return 0, false
-	}
-	if rel, ok := ins.Args[0].(x86asm.Rel); ok {
-		return uint64(int64(a) + int64(ins.Len) + int64(rel)), true
-	}
-	return 0, false
-}
-
-func isCondJump(op x86asm.Op) bool {
-	switch op {
-	case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JCXZ, x86asm.JE, x86asm.JECXZ, x86asm.JG,
-		x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JNE, x86asm.JNO, x86asm.JNP, x86asm.JNS, x86asm.JO,
-		x86asm.JP, x86asm.JRCXZ, x86asm.JS, x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE:
-		return true
-	}
-	return false
-}
+// branchTarget is x86.BranchTarget, for placement.
+func branchTarget(a uint64, ins x86asm.Inst) (uint64, bool) { return x86.BranchTarget(a, ins) }
 
 // has reports whether a starts an instruction of the instance.
 func (fl *flow) has(a uint64) bool {

@@ -6,6 +6,7 @@ import (
 	"github.com/binscope/binscope/dwarf"
 
 	"github.com/binscope/binscope/internal/cfi"
+	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
 
@@ -182,7 +183,7 @@ func (r *Resolver) entryKept(reg string, pc uint64) (ok bool, host string) {
 	if host == "" {
 		host = fn.Name
 	}
-	bit := regBit(reg)
+	bit := x86.RegBit(reg)
 	if bit == 0 || !r.decodes() {
 		return false, host
 	}
@@ -220,7 +221,7 @@ func (r *Resolver) entryKept(reg string, pc uint64) (ok bool, host string) {
 			continue
 		}
 		seen[x] = true
-		if writes(r.arch, fl.op[x], goCode)&bit != 0 {
+		if x86.Writes(r.arch, fl.op[x], goCode)&bit != 0 {
 			return false, host
 		}
 		work = append(work, fl.pred[x]...)

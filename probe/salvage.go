@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
 
@@ -58,7 +59,7 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		for _, b := range back[i+1:] {
 			bi := fl.op[b]
 			d, ok := bi.Args[0].(x86asm.Reg)
-			if !ok || family(d) != family(dst) {
+			if !ok || x86.Family(d) != x86.Family(dst) {
 				continue
 			}
 			if s, ok := bi.Args[1].(x86asm.Reg); ok && (bi.Op == x86asm.MOV || bi.Op == x86asm.MOVSXD) {
@@ -95,8 +96,8 @@ func (fl *flow) dominating(addr uint64, n int) []uint64 {
 
 // gprName is the pt_regs name of the 64-bit register r is part of.
 func gprName(r x86asm.Reg) string {
-	if f := family(r); f >= 0 && f < len(gprs) {
-		return gprs[f]
+	if f := x86.Family(r); f >= 0 && f < len(x86.GPRs) {
+		return x86.GPRs[f]
 	}
 	return ""
 }

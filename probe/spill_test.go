@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/internal/x86"
 )
 
 // TestLeaksSP: the instructions that make a stack address a value (an lea
@@ -31,7 +32,7 @@ func TestLeaksSP(t *testing.T) {
 	}
 	var all []byte
 	for _, c := range cases {
-		in, err := decodeInsn(c.code)
+		in, err := x86.Decode(c.code)
 		if err != nil || in.Len != len(c.code) {
 			t.Fatalf("%s: %v (length %d)", c.asm, err, in.Len)
 		}

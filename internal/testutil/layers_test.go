@@ -15,14 +15,14 @@ import (
 var layers = map[string]int{
 	"types": 0, "internal/arch": 0, "internal/leb128": 0, "internal/elfx": 0, "internal/naming": 0,
 	"internal/jsonx": 0, "internal/table": 0, "internal/cache": 0, "internal/dwexpr": 0, "internal/testutil": 0,
-	"internal/gen": 0, "internal/pcln": 0, "internal/cfi": 0, "internal/bpfasm": 0, "internal/par": 0,
+	"internal/gen": 0, "internal/pcln": 0, "internal/cfi": 0, "internal/bpfasm": 0, "internal/par": 0, "internal/x86": 0,
 
 	"dwarf": 1, "btf": 1, "symtab": 1, "tracepoint": 1, "usdt": 1,
 
 	"code": 2, "goref": 2, "load": 2,
 
 	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "probe": 3, "spec": 3, "bpfprog": 3, "metric": 3,
-	"pprof": 3, "pretty": 3,
+	"pprof": 3, "pretty": 3, "uprobe": 3,
 
 	"session": 4, "attach": 4,
 

@@ -1,4 +1,4 @@
-package probe
+package x86
 
 // vexLen is the length of the VEX- or EVEX-encoded instruction (AVX,
 // AVX-512, BMI: vzeroupper, vmovdqu, shlx...) at the start of code, which

@@ -1,22 +1,22 @@
-package probe
+package x86
 
 import (
 	"github.com/binscope/binscope/internal/arch"
 	"golang.org/x/arch/x86/x86asm"
 )
 
-// gprs names the x86-64 general registers in their encoding order, the
-// order of the bits of a regSet.
-var gprs = [16]string{"RAX", "RCX", "RDX", "RBX", "RSP", "RBP", "RSI", "RDI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
+// GPRs names the x86-64 general registers in their encoding order, the
+// order of the bits of a RegSet.
+var GPRs = [16]string{"RAX", "RCX", "RDX", "RBX", "RSP", "RBP", "RSI", "RDI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
 
-// regSet is a set of general registers, bit i for gprs[i].
-type regSet uint16
+// RegSet is a set of general registers, bit i for GPRs[i].
+type RegSet uint16
 
-const allRegs regSet = 0xffff
+const AllRegs RegSet = 0xffff
 
-// regBit is the register a pt_regs name denotes, as a set.
-func regBit(name string) regSet {
-	for i, g := range gprs {
+// RegBit is the register a pt_regs name denotes, as a set.
+func RegBit(name string) RegSet {
+	for i, g := range GPRs {
 		if g == name {
 			return 1 << i
 		}
@@ -24,9 +24,9 @@ func regBit(name string) regSet {
 	return 0
 }
 
-// family is the 64-bit register an x86asm register is part of (AL, AH,
+// Family is the 64-bit register an x86asm register is part of (AL, AH,
 // AX, EAX are RAX), or -1.
-func family(r x86asm.Reg) int {
+func Family(r x86asm.Reg) int {
 	switch {
 	case r >= x86asm.AL && r <= x86asm.BL:
 		return int(r - x86asm.AL)
@@ -44,17 +44,17 @@ func family(r x86asm.Reg) int {
 	return -1
 }
 
-// callClobbers are the registers a call may change: the C ABI's
+// CallClobbers are the registers a call may change: the C ABI's
 // caller-saved registers, or, in Go code (every register is caller-saved
 // in Go's internal ABI but the stack pointer, the frame pointer and the
 // goroutine), all the others.
-func callClobbers(a *arch.Arch, goCode bool) regSet {
+func CallClobbers(a *arch.Arch, goCode bool) RegSet {
 	if goCode {
-		return allRegs &^ regBit(a.SP) &^ regBit(a.FP) &^ regBit(a.GoG)
+		return AllRegs &^ RegBit(a.SP) &^ RegBit(a.FP) &^ RegBit(a.GoG)
 	}
-	var s regSet
+	var s RegSet
 	for _, r := range a.CallerSaved {
-		s |= regBit(r)
+		s |= RegBit(r)
 	}
 	return s
 }
@@ -89,19 +89,19 @@ var readOnly = map[x86asm.Op]bool{
 	x86asm.UCOMISS: true, x86asm.UCOMISD: true, x86asm.COMISS: true, x86asm.COMISD: true, x86asm.PTEST: true,
 }
 
-// writes is the set of general registers in may change: its first
+// Writes is the set of general registers in may change: its first
 // operand when that is a register it writes, both operands of an exchange,
 // and the registers the instruction changes implicitly (a call: those the
 // callee may change). Instructions decoded as unknown change all of them.
-func writes(a *arch.Arch, in x86asm.Inst, goCode bool) regSet {
+func Writes(a *arch.Arch, in x86asm.Inst, goCode bool) RegSet {
 	if in.Op == 0 {
-		return allRegs
+		return AllRegs
 	}
-	var s regSet
+	var s RegSet
 	if in.Op == x86asm.CALL {
-		s |= callClobbers(a, goCode) | regBit(a.SP)
+		s |= CallClobbers(a, goCode) | RegBit(a.SP)
 	}
-	if isCondJump(in.Op) {
+	if IsCondJump(in.Op) {
 		return s | implicitSet(in.Op)
 	}
 	for i, a := range in.Args {
@@ -109,7 +109,7 @@ func writes(a *arch.Arch, in x86asm.Inst, goCode bool) regSet {
 		if !ok {
 			continue
 		}
-		f := family(r)
+		f := Family(r)
 		if f < 0 {
 			continue
 		}
@@ -121,15 +121,15 @@ func writes(a *arch.Arch, in x86asm.Inst, goCode bool) regSet {
 		}
 	}
 	if in.Op == x86asm.IMUL && in.Args[1] == nil { // the one-operand form
-		s |= regBit("RAX") | regBit("RDX")
+		s |= RegBit("RAX") | RegBit("RDX")
 	}
 	return s | implicitSet(in.Op)
 }
 
-func implicitSet(op x86asm.Op) regSet {
-	var s regSet
+func implicitSet(op x86asm.Op) RegSet {
+	var s RegSet
 	for _, r := range implicit[op] {
-		s |= regBit(r)
+		s |= RegBit(r)
 	}
 	return s
 }
