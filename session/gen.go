@@ -50,10 +50,15 @@ func Gen(w io.Writer, o *GenOptions) error {
 	if err != nil {
 		return err
 	}
+	onto := o.Exe
 	if o.Target != "" {
 		if err := SameBuild(o.Target, ps.BuildID); err != nil {
 			return err
 		}
+		onto = o.Target
+	}
+	if ps, err = proven(onto, ps, o.Log); err != nil {
+		return err
 	}
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()

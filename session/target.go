@@ -119,12 +119,15 @@ func (o *Options) loadSpec(defs []string, target string) (*spec.Spec, error) {
 		if err := SameBuild(target, s.BuildID); err != nil {
 			return nil, err
 		}
-		return s, nil
+		return proven(target, s, o.Stderr)
 	}
 	// Probes cached for this build (goprobe gen --cache) were resolved
 	// where the debug info was: they serve a stripped copy.
 	if s, ok, err := o.cachedSpec(target, defs); ok || err != nil {
-		return s, err
+		if err != nil {
+			return nil, err
+		}
+		return proven(target, s, o.Stderr)
 	}
 	return Resolve(target, defs, o.Stderr)
 }
@@ -148,7 +151,11 @@ func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
 		return nil, err
 	}
 	defer done()
-	return r.Spec(ds)
+	s, err := r.Spec(ds)
+	if err != nil {
+		return nil, err
+	}
+	return proven(target, s, log)
 }
 
 func parseDefs(defs []string) ([]*probe.Def, error) {

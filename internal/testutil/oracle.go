@@ -413,3 +413,24 @@ func stripReturnType(s string) string {
 	}
 	return s[cut+1:]
 }
+
+// InstructionStarts are the addresses where objdump's disassembly of
+// path's executable sections starts an instruction it can decode (bytes
+// it shows as "(bad)" are left out): another decoder's reading of where
+// instructions start. The test skips (fails in CI) without objdump.
+func InstructionStarts(t testing.TB, path string) map[uint64]bool {
+	t.Helper()
+	out, err := exec.Command("objdump", "-d", "--no-show-raw-insn", path).Output()
+	if err != nil {
+		Skipf(t, "objdump -d %s: %v", path, err)
+	}
+	starts := map[uint64]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+([0-9a-f]+):\t(.*)$`).FindAllStringSubmatch(string(out), -1) {
+		if strings.Contains(m[2], "(bad)") {
+			continue
+		}
+		a, _ := strconv.ParseUint(m[1], 16, 64)
+		starts[a] = true
+	}
+	return starts
+}
