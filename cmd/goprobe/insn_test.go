@@ -222,9 +222,9 @@ func main() {
 	starts := testutil.InstructionStarts(t, bin)
 	for _, format := range []string{"spec", "bpftrace", "perf"} {
 		code, art, errs := runGoprobe("gen", "--format="+format, "-x", bin, "main.work")
-		if code != 0 {
-			if !strings.Contains(errs, "refused") {
-				t.Errorf("gen --format=%s: exit %d without a refusal: %s", format, code, errs)
+		if code != 0 { // refused, or not expressible in the format: no artifact at all
+			if art != "" {
+				t.Errorf("gen --format=%s: exit %d with an artifact: %s", format, code, errs)
 			}
 			continue
 		}
