@@ -241,3 +241,7 @@ func WriteJSON(w io.Writer, fns []*types.Func) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(out)
 }
+
+// Pick returns the functions of m that l's filters pick (its Show aside),
+// in m's order.
+func Pick(m *code.Model, l *Listing) []*types.Func { return l.pick(m) }

@@ -94,7 +94,7 @@ func WriteFuncLines(w io.Writer, m *code.Model, d Debug, name string) error {
 	return WriteLines(w, fn, rows, InlinedInto(m.Funcs(), fn.Name))
 }
 
-// WriteVarsAt answers gofunct -V FUNC[:LINE|:+OFFSET]: WriteVars at the
+// WriteVarsAt answers gofunct --vars FUNC[:LINE|:+OFFSET]: WriteVars at the
 // function's entry (after the prologue in unoptimised code, as perf
 // probe -V looks), or at the first address of a line of it, LINE in its
 // file or OFFSET lines after its declaration. A line without code is an

@@ -8,6 +8,7 @@ package symtab
 
 import (
 	"debug/elf"
+	"fmt"
 	"sort"
 
 	"github.com/binscope/binscope/internal/elfx"
@@ -177,4 +178,39 @@ func Objects(files ...*elfx.File) []Symbol {
 		}
 	}
 	return out
+}
+
+// Entry is a function symbol where its table lists it.
+type Entry struct {
+	Index int // in the table: 1 is the first after the null symbol
+	Name  string
+	Addr  uint64
+	Size  uint64
+}
+
+// Section lists the functions defined in the symbol table section (.symtab
+// or .dynsym) of ef, in the table's order, names as the table spells them
+// (pfunct --symtab), and how many symbols the table holds. Errors: the
+// section is neither, or absent.
+func Section(ef *elfx.File, section string) ([]Entry, int, error) {
+	var syms []elf.Symbol
+	var err error
+	switch section {
+	case ".symtab":
+		syms, err = ef.Symbols()
+	case ".dynsym":
+		syms, err = ef.DynamicSymbols()
+	default:
+		return nil, 0, fmt.Errorf("symbol table %s: want .symtab or .dynsym", section)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", section, err)
+	}
+	var out []Entry
+	for i, s := range syms {
+		if t := elf.ST_TYPE(s.Info); (t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC) && s.Section != elf.SHN_UNDEF {
+			out = append(out, Entry{Index: i + 1, Name: s.Name, Addr: s.Value, Size: s.Size})
+		}
+	}
+	return out, len(syms) + 1, nil
 }

@@ -37,7 +37,8 @@ type functFlags struct {
 	vars       string
 	json       bool
 	noCache    bool
-	verbose    bool
+	cacheLog   bool
+	pf         pfunctFlags
 }
 
 func gofunctCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -64,7 +65,7 @@ BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
   gofunct -P -f 'main.(*acc).add' ./app
   gofunct --inline -f maybe_alloc ./prog
   gofunct -L main.work ./app
-  gofunct -V main.work:17 ./app
+  gofunct --vars main.work:17 ./app
   gofunct -a 0x49e148 ./app
   gofunct --json ./prog`,
 		Args: command.Args(cobra.ExactArgs(1)),
@@ -86,10 +87,11 @@ BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
 	fl.StringVarP(&f.class, "class", "c", "", "show functions taking a pointer to TYPE")
 	fl.StringVarP(&f.addr, "addr", "a", "", "show the function and the inline chain at address ADDR")
 	fl.StringVarP(&f.lines, "lines", "L", "", "show the source lines of FUNC with the addresses that carry them (perf probe -L)")
-	fl.StringVarP(&f.vars, "vars", "V", "", "show the variables available at FUNC, FUNC:LINE or FUNC:+OFFSET with their locations (perf probe -V)")
+	fl.StringVar(&f.vars, "vars", "", "show the variables available at FUNC, FUNC:LINE or FUNC:+OFFSET with their locations (perf probe -V)")
 	fl.BoolVar(&f.json, "json", false, "print a JSON array, one object per function, with parameters and locations")
 	fl.BoolVar(&f.noCache, "no-cache", false, "read the binary even when the index cache holds its listing (also: "+cache.Env+"=off)")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "say on stderr whether the listing came from the index cache, and why an entry was not used")
+	fl.BoolVarP(&f.cacheLog, "cache_log", "v", false, "say on stderr whether the listing came from the index cache, and why an entry was not used")
+	addPfunctFlags(cmd, &f.pf)
 	command.AddCompletion(cmd)
 	return cmd
 }
@@ -114,14 +116,17 @@ func (f *functFlags) listing() *funcs.Listing {
 }
 
 func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
-	params := f.prototypes || f.json || f.nrParams || f.class != "" || f.vars != ""
+	if f.pf.symtab != "" {
+		return writeSymtab(stdout, path, f.pf.symtab)
+	}
+	params := f.prototypes || f.json || f.nrParams || f.class != "" || f.vars != "" || f.pf.params()
 	l := f.listing()
 	lc := f.listCache(path, l, stderr)
 	if lc != nil && lc.Write(stdout, l) {
 		return nil
 	}
 	command.HugeHeap(path)
-	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, SpelledParams: f.vars == "", Names: l.Names, Log: stderr})
+	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr})
 	if err != nil {
 		return err
 	}
@@ -146,12 +151,14 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	case f.lines != "":
 		return funcs.WriteFuncLines(w, c.Model, c.DWARF, f.lines)
 	case f.vars != "" && c.DWARF == nil:
-		return load.NeedDWARF(path, "-V")
+		return load.NeedDWARF(path, "--vars")
 	case f.vars != "":
 		return funcs.WriteVarsAt(w, c.Model, c.DWARF, f.vars)
 	case f.stats:
 		funcs.WriteInlineStats(w, c.Funcs())
 		return nil
+	case f.pf.any():
+		return f.pf.run(w, c, l, path)
 	}
 	if c.DWARF == nil && !c.Ref {
 		l.NoParams = func() error { return load.NeedDWARF(path, "-P") }
@@ -162,11 +169,11 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 // listCache is the index cache entry of a plain listing (nil for the
 // other views, or with --no-cache).
 func (f *functFlags) listCache(path string, l *funcs.Listing, stderr io.Writer) *funcs.ListCache {
-	if f.noCache || f.stats || f.addr != "" || f.lines != "" || f.vars != "" {
+	if f.noCache || f.stats || f.addr != "" || f.lines != "" || f.vars != "" || f.pf.any() {
 		return nil
 	}
 	var log func(string)
-	if f.verbose {
+	if f.cacheLog {
 		log = func(msg string) { fmt.Fprintf(stderr, "gofunct: %s\n", msg) }
 	}
 	return funcs.OpenListCache(path, l, log)

@@ -162,13 +162,13 @@ func TestGofunctQueries(t *testing.T) {
 	}
 	// -V work: the parameters at entry, where -P puts them.
 	_, proto, _ := runGofunct("-P", "-f", "work", bin)
-	_, vars, _ := runGofunct("-V", "work", bin)
+	_, vars, _ := runGofunct("--vars", "work", bin)
 	loc := regexp.MustCompile(`/\* n: (\S+) \*/`).FindStringSubmatch(proto)
 	if loc == nil || !regexp.MustCompile(`param\s+n\s+int\s+`+loc[1]).MatchString(vars) {
 		t.Errorf("-P %q, -V %q", proto, vars)
 	}
 	// Lines without code, functions only inlined: one line saying so.
-	for _, args := range [][]string{{"-V", "work:1", bin}, {"-L", "add3", bin}, {"-a", "0x1", bin}, {"-a", "zz", bin}} {
+	for _, args := range [][]string{{"--vars", "work:1", bin}, {"-L", "add3", bin}, {"-a", "0x1", bin}, {"-a", "zz", bin}} {
 		code, _, errs := runGofunct(args...)
 		if code != 1 || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", args, code, errs)
@@ -224,7 +224,7 @@ func TestGofunctGolden(t *testing.T) {
 		{"c-prototypes.txt", []string{"-P"}},
 		{"c-inline.txt", []string{"--inline"}},
 		{"c-lines.txt", []string{"-L", "work"}},
-		{"c-vars.txt", []string{"-V", "work:8"}},
+		{"c-vars.txt", []string{"--vars", "work:8"}},
 		{"c-stats.txt", []string{"-I"}},
 		{"c.json", []string{"--json", "-f", "work,add3"}},
 	} {

@@ -1,5 +1,5 @@
 // Package table writes the tools' tables (goprobe stat, hist and profile's
-// top functions, gofunct -V) in one style, through
+// top functions, gofunct --vars) in one style, through
 // github.com/olekukonko/tablewriter: plain columns two spaces apart, no
 // borders or rules, text left-aligned and numbers right-aligned, never
 // wrapped, no trailing blanks. What awk or strings.Fields reads of one
