@@ -73,7 +73,7 @@ func holds(rs [][2]uint64, a uint64) bool {
 
 // At is the inline chain at addr, innermost frame first, as
 // `addr2line -f -i` prints it: the innermost frame's line is the line
-// table's at addr, each outer frame's the call site of the expansion it
+// table's at addr (DWARF's, or for a Go binary without it .gopclntab's), each outer frame's the call site of the expansion it
 // holds. nil when no function holds addr.
 func (m *Model) At(addr uint64) []Frame {
 	h, ok := m.hostAt(addr)
@@ -84,7 +84,9 @@ func (m *Model) At(addr uint64) []Frame {
 	var row types.Line
 	if m.DWARF != nil {
 		row, _ = m.DWARF.LineAt(addr)
-
+	} else if m.pcln != nil {
+		// The runtime's own line at addr: the innermost inlined call's.
+		row.File, row.Line, _ = m.pcln.Lines.PCToLine(addr)
 	}
 	frames := make([]Frame, 0, len(exp)+1)
 	file, line, col := row.File, row.Line, row.Column

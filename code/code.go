@@ -67,6 +67,9 @@ type Model struct {
 	nameOnce sync.Once
 	owned    bool  // Close closes the files
 	marks    marks // Go's inline marks (see InlineMark)
+	// pcln is the Go table the model was read from (no DWARF), which
+	// also answers lines; nil otherwise.
+	pcln *pcln.Table
 }
 
 // host is one address range of code: a range of an instance (the
@@ -149,6 +152,7 @@ func NewFromELF(ef *elfx.File) (*Model, error) {
 			return nil, err
 		}
 		fns = pclnInlines(ef, t, fns)
+		m.pcln = t
 		for _, fn := range fns {
 			if fn.Size > 0 {
 				var inst *types.Instance

@@ -89,13 +89,13 @@ func TestCgoLinkModes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", tc, mode, err)
 			}
-			for name, entry := range want {
+			for _, w := range want {
 				n++
-				if f := tab.Lines.LookupFunc(name); f == nil || f.Entry != entry {
-					t.Errorf("%s %s: %s: the runtime says %#x, the table %v", tc, mode, name, entry, f)
+				if f := tab.Lines.LookupFunc(w.Name); f == nil || f.Entry != w.Addr {
+					t.Errorf("%s %s: %s: the runtime says %#x, the table %v", tc, mode, w.Name, w.Addr, f)
 				}
-				if f := tab.Lines.PCToFunc(entry + 1); f == nil || f.Name != name {
-					t.Errorf("%s %s: %#x: the runtime says %s, the table %v", tc, mode, entry+1, name, f)
+				if f := tab.Lines.PCToFunc(w.Addr + 1); f == nil || f.Name != w.Name {
+					t.Errorf("%s %s: %#x: the runtime says %s, the table %v", tc, mode, w.Addr+1, w.Name, f)
 				}
 			}
 		}

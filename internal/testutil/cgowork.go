@@ -19,8 +19,9 @@ var GoToolchains = []string{"go1.21.0", "local", "go1.27.3"}
 
 // GoLinkModes are the ways distributions link a cgo program: the Go
 // linker alone, the external (C) linker, a position-independent
-// executable, and -s -w (no symbol table, no DWARF: .gopclntab only).
-var GoLinkModes = []string{"internal", "external", "pie", "stripped"}
+// executable, and -s -w (no symbol table, no DWARF: .gopclntab only),
+// externally linked or as PIE.
+var GoLinkModes = []string{"internal", "external", "pie", "stripped", "pie-stripped"}
 
 // BuildCgoWork builds testdata/cgo-work with toolchain (a GOTOOLCHAIN
 // value) in link mode (one of GoLinkModes), once per source content: the
@@ -28,10 +29,11 @@ var GoLinkModes = []string{"internal", "external", "pie", "stripped"}
 func BuildCgoWork(t testing.TB, toolchain, mode string) string {
 	t.Helper()
 	flags := map[string][]string{
-		"internal": {"-ldflags=-linkmode=internal"},
-		"external": {"-ldflags=-linkmode=external"},
-		"pie":      {"-buildmode=pie"},
-		"stripped": {"-ldflags=-s -w -linkmode=external"},
+		"internal":     {"-ldflags=-linkmode=internal"},
+		"external":     {"-ldflags=-linkmode=external"},
+		"pie":          {"-buildmode=pie"},
+		"stripped":     {"-ldflags=-s -w -linkmode=external"},
+		"pie-stripped": {"-buildmode=pie", "-ldflags=-s -w"},
 	}[mode]
 	if flags == nil {
 		t.Fatalf("cgo-work: unknown link mode %q", mode)
@@ -68,10 +70,20 @@ func BuildCgoWork(t testing.TB, toolchain, mode string) string {
 	return out
 }
 
+// CgoFunc is a function as a running cgo-work program reports it.
+type CgoFunc struct {
+	Name string
+	// Addr is the runtime's entry, less where the executable was loaded:
+	// the entry's address in the file.
+	Addr uint64
+	// File and Line are the runtime's for the entry.
+	File string
+	Line int
+}
+
 // CgoWorkFuncs runs a cgo-work binary with "funcs" and returns the
-// functions it names with their addresses in the file (the runtime's
-// entries, less where the executable was loaded).
-func CgoWorkFuncs(t testing.TB, bin string) map[string]uint64 {
+// functions it names (at least 8).
+func CgoWorkFuncs(t testing.TB, bin string) []CgoFunc {
 	t.Helper()
 	out, err := exec.Command(bin, "funcs").Output()
 	if err != nil {
@@ -89,25 +101,37 @@ func CgoWorkFuncs(t testing.TB, bin string) map[string]uint64 {
 			first, found = p.Vaddr, true
 		}
 	}
-	funcs := map[string]uint64{}
+	var funcs []CgoFunc
 	var base uint64
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		name, v, _ := strings.Cut(l, " ")
-		a, err := strconv.ParseUint(v, 0, 64)
+		fs := strings.Fields(l)
+		if len(fs) < 2 {
+			t.Fatalf("%s funcs: %q", bin, l)
+		}
+		a, err := strconv.ParseUint(fs[1], 0, 64)
 		if err != nil {
 			t.Fatalf("%s funcs: %q: %v", bin, l, err)
 		}
-		if name == "base" {
+		if fs[0] == "base" {
 			base = a
 			continue
 		}
-		funcs[name] = a
+		fn := CgoFunc{Name: fs[0], Addr: a}
+		if len(fs) < 3 {
+			t.Fatalf("%s funcs: %q: no line", bin, l)
+		}
+		file, line, _ := strings.Cut(fs[2], ":")
+		fn.File = file
+		if fn.Line, err = strconv.Atoi(line); err != nil || fn.Line <= 0 {
+			t.Fatalf("%s funcs: %q: no line", bin, l)
+		}
+		funcs = append(funcs, fn)
 	}
 	if base == 0 || !found || len(funcs) < 8 {
 		t.Fatalf("%s funcs: no load base, no first segment or too few functions:\n%s", bin, out)
 	}
-	for n, a := range funcs {
-		funcs[n] = a - base + first
+	for i := range funcs {
+		funcs[i].Addr = funcs[i].Addr - base + first
 	}
 	return funcs
 }

@@ -1,12 +1,12 @@
 // A cgo program shaped like the Go services distributions ship, built by
 // internal/testutil.BuildCgoWork with several Go toolchains and link modes
-// (internal, external, PIE, -s -w): for example
+// (internal, external, PIE, -s -w, PIE with -s -w): for example
 //
 //	CGO_ENABLED=1 go build -ldflags='-s -w -linkmode=external' -o app .
 //
 // `app N` calls work N times and prints the total; `app funcs` prints, for
-// a few functions, the runtime's own name and entry address (FuncForPC)
-// and the start of the mapping of the executable's first page, from which
+// a few functions, the runtime's own name, entry address and line
+// (FuncForPC) and the start of the mapping of the executable's first page, from which
 // a test gets each function's address in the file.
 package main
 
@@ -45,7 +45,8 @@ func main() {
 }
 
 // funcs prints "base ADDR" (where the executable's first page is mapped)
-// and then "NAME ENTRY" for a few functions, as the runtime knows them.
+// and then "NAME ENTRY FILE:LINE" for a few functions, as the runtime
+// knows them.
 func funcs() {
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
@@ -64,6 +65,7 @@ func funcs() {
 	for _, fn := range []any{work, main, funcs, fmt.Println, strconv.Atoi, runtime.GC, strings.Fields, bufio.NewScanner} {
 		pc := reflect.ValueOf(fn).Pointer()
 		rf := runtime.FuncForPC(pc)
-		fmt.Printf("%s %#x\n", rf.Name(), rf.Entry())
+		file, line := rf.FileLine(rf.Entry())
+		fmt.Printf("%s %#x %s:%d\n", rf.Name(), rf.Entry(), file, line)
 	}
 }
