@@ -31,7 +31,7 @@ func unwindTables(pid int, run []string, target string) (*stack.Tables, error) {
 			return nil, processError(pid, err)
 		}
 		for _, m := range ms {
-			tables.Add(m.Path)
+			tables.Add(m.Readable())
 		}
 		return tables, nil
 	case len(run) > 0:

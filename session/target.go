@@ -65,6 +65,11 @@ func (o *Options) probeTarget() (string, error) {
 		if err != nil {
 			return "", processError(o.PID, err)
 		}
+		if !stack.SameRoot(o.PID) {
+			// A container: the path is the process's, in its mount
+			// namespace; here the file is under its root.
+			return fmt.Sprintf("/proc/%d/root%s", o.PID, exe), nil
+		}
 		return exe, nil
 	}
 	return "", usage("name the binary with -x, a process with -p, or a command after --")
@@ -393,7 +398,7 @@ func mappedFiles(pid int, target string) []string {
 	var files []string
 	seen := map[string]bool{real(target): true}
 	for _, m := range ms {
-		if p := real(m.Path); !seen[p] {
+		if p := real(m.Readable()); !seen[p] {
 			seen[p] = true
 			files = append(files, p)
 		}

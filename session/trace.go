@@ -306,6 +306,20 @@ func (t *tracer) runOptions() runOptions {
 	if t.aopts.Descendants || t.aopts.KernelDescendants {
 		ro.gate = &attach.GateHooks{Exec: t.ss.setRoot}
 	}
+	if t.aopts.Stacks != bpfprog.NoStacks && len(t.o.Run) == 0 && t.o.PID == 0 {
+		// -x alone: each process running the binary, now or later, gets
+		// its tables as it is found (processes of a library's users
+		// unwind by frame pointer).
+		running := stack.NewRunning(t.target)
+		add := func() bool {
+			for _, pid := range running.New() {
+				t.ss.addProcess(pid)
+			}
+			return true
+		}
+		add()
+		ro.every, ro.tick = 20*time.Millisecond, add
+	}
 	if t.aopts.Stacks != bpfprog.NoStacks && len(t.o.Run) > 0 {
 		var child int
 		ro.gate = &attach.GateHooks{

@@ -49,9 +49,9 @@ func (s *Symbolizer) Locate(ms []Mapping, addr uint64, ret bool) Location {
 			continue
 		}
 		loc.Map = mp
-		m := s.file(mp.Path)
+		m := s.file(mp.Readable())
 		if m == nil {
-			loc.BuildID = s.buildID(mp.Path)
+			loc.BuildID = s.buildID(mp.Readable())
 			return loc
 		}
 		if m.ELF != nil {

@@ -16,8 +16,18 @@ import (
 // /proc/PID/maps: the file's bytes from Offset on at [Start, End).
 type Mapping struct {
 	Start, End, Offset uint64
-	Path               string
+	Path               string // as the process names it (in its mount namespace)
 	Bias               uint64 // address in the process minus address in the file
+	// File is where this process reads it (ProcFile): "" means Path.
+	File string
+}
+
+// Readable is the path this process opens the mapped file by.
+func (m *Mapping) Readable() string {
+	if m.File != "" {
+		return m.File
+	}
+	return m.Path
 }
 
 // ProcMappings reads the executable file mappings of process pid, with
@@ -29,6 +39,7 @@ func ProcMappings(pid int) ([]Mapping, error) {
 	}
 	defer f.Close()
 	var out []Mapping
+	same := SameRoot(pid)
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// 55d4c4a00000-55d4c4a9c000 r-xp 00001000 fd:01 1234 /usr/bin/app
@@ -41,7 +52,12 @@ func ProcMappings(pid int) ([]Mapping, error) {
 		m.Start, _ = strconv.ParseUint(lo, 16, 64)
 		m.End, _ = strconv.ParseUint(hi, 16, 64)
 		m.Offset, _ = strconv.ParseUint(fs[2], 16, 64)
-		ef, err := elfx.Open(m.Path)
+		if !same {
+			if m.File = keptOpen(fmt.Sprintf("/proc/%d/root%s", pid, m.Path)); m.File == "" {
+				continue
+			}
+		}
+		ef, err := elfx.Open(m.Readable())
 		if err != nil {
 			continue
 		}

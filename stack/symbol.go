@@ -71,7 +71,7 @@ func (s *Symbolizer) User(ms []Mapping, addr uint64, ret bool) []Frame {
 		}
 		mod := filepath.Base(mp.Path)
 		va := look - mp.Bias
-		m := s.file(mp.Path)
+		m := s.file(mp.Readable())
 		var fn *types.Func
 		if m != nil {
 			fn = m.Func(va)

@@ -173,7 +173,7 @@ func (t *Tables) ProcValue(ms []Mapping) []byte {
 		if n == MaxModules {
 			break
 		}
-		lo, hi := t.Add(m.Path)
+		lo, hi := t.Add(m.Readable())
 		if hi == lo {
 			continue
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -153,28 +151,7 @@ func TestGoRefPrometheusPaths(t *testing.T) {
 	needBPF(t)
 	prom := testutil.StartPrometheus(t, "global: {scrape_interval: 1h}\n", true)
 	bin := buildGoprobe(t, t.TempDir())
-	cmd := exec.Command(bin, "trace", "-p", strconv.Itoa(prom.Cmd.Process.Pid), "net/http.serverHandler.ServeHTTP req->URL->Path")
-	var out, errs strings.Builder
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = &out, io.MultiWriter(&errs, pw)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	attached := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "attached") {
-				attached <- true
-			}
-		}
-	}()
-	select {
-	case <-attached:
-	case <-time.After(3 * time.Minute):
-		cmd.Process.Kill()
-		t.Fatalf("no probe attached after 3 minutes:\n%s", errs.String())
-	}
+	finish := startAttached(t, bin, "trace", "-p", strconv.Itoa(prom.Cmd.Process.Pid), "net/http.serverHandler.ServeHTTP req->URL->Path")
 	sent := []string{"/-/healthy", "/api/v1/status/buildinfo", "/metrics", "/-/ready"}
 	for i := 0; i < 20; i++ {
 		sent = append(sent, fmt.Sprintf("/binscope/%d/path", i))
@@ -188,14 +165,12 @@ func TestGoRefPrometheusPaths(t *testing.T) {
 		resp.Body.Close()
 	}
 	time.Sleep(500 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	cmd.Wait()
-	pw.Close()
+	out, errs := finish(true)
 	var got []string
-	for _, m := range regexp.MustCompile(`req->URL->Path="([^"]*)"`).FindAllStringSubmatch(out.String(), -1) {
+	for _, m := range regexp.MustCompile(`req->URL->Path="([^"]*)"`).FindAllStringSubmatch(out, -1) {
 		got = append(got, m[1])
 	}
 	if strings.Join(got, " ") != strings.Join(sent, " ") {
-		t.Errorf("traced paths %q, sent %q; goprobe said:\n%s%s", got, sent, out.String(), errs.String())
+		t.Errorf("traced paths %q, sent %q; goprobe said:\n%s%s", got, sent, out, errs)
 	}
 }

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startAttached runs the goprobe binary bin with args and returns once
+// its probes are attached; finish (with interrupt, after a SIGINT) waits
+// for it to end and returns its standard output and error.
+func startAttached(t *testing.T, bin string, args ...string) (finish func(interrupt bool) (stdout, stderr string)) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var out, errs strings.Builder
+	var mu sync.Mutex
+	pr, pw := io.Pipe()
+	cmd.Stdout = &out
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	attached, done := make(chan bool, 1), make(chan bool)
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			mu.Lock()
+			errs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if strings.Contains(sc.Text(), "attached") {
+				select {
+				case attached <- true:
+				default:
+				}
+			}
+		}
+	}()
+	finish = func(interrupt bool) (string, string) {
+		if interrupt {
+			cmd.Process.Signal(syscall.SIGINT)
+		}
+		cmd.Wait()
+		pw.Close()
+		<-done
+		return out.String(), errs.String()
+	}
+	select {
+	case <-attached:
+	case <-done:
+		_, e := finish(false)
+		t.Fatalf("goprobe %v ended before attaching:\n%s", args, e)
+	case <-time.After(3 * time.Minute):
+		cmd.Process.Kill()
+		_, e := finish(false)
+		t.Fatalf("goprobe %v: nothing attached after 3 minutes:\n%s", args, e)
+	}
+	return finish
+}
+
+// waiter is a C program that waits for a file to exist, then calls work
+// through outer n times and prints how many calls it made.
+const waiter = `#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) void work(int i) { for (int k = 0; k < 2000; k++) sink += k ^ i; }
+__attribute__((noinline)) void outer(int n, int *calls) { for (int i = 0; i < n; i++) { work(i); (*calls)++; } }
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), calls = 0;
+	while (access(argv[2], F_OK) != 0) usleep(5000);
+	outer(n, &calls);
+	printf("calls work %d\n", calls);
+	return 0;
+}
+`
+
+// buildWaiter compiles waiter into dir.
+func buildWaiter(t *testing.T, dir string) string {
+	t.Helper()
+	src, bin := filepath.Join(dir, "waiter.c"), filepath.Join(dir, "waiter")
+	if err := os.WriteFile(src, []byte(waiter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("gcc", "-O2", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// namedStack checks that stat --stacks counted want calls of work, all on
+// stacks named work <- outer <- main.
+func namedStack(t *testing.T, out string, want int) {
+	t.Helper()
+	if !regexp.MustCompile(`(?m)^work: ` + strconv.Itoa(want) + ` hits`).MatchString(out) {
+		t.Errorf("want %d hits of work; goprobe said:\n%s", want, out)
+	}
+	named := 0 // a stack per process: their libraries lie at other addresses
+	for _, m := range regexp.MustCompile(`(?m)^\s+(\d+)\s+work\n\s+outer\n\s+main\n`).FindAllStringSubmatch(out, -1) {
+		k, _ := strconv.Atoi(m[1])
+		named += k
+	}
+	if named != want {
+		t.Errorf("want all %d on the stack work <- outer <- main; goprobe said:\n%s", want, out)
+	}
+	if strings.Contains(out, "without an unwind table") {
+		t.Errorf("stacks cut short:\n%s", out)
+	}
+}
+
+// TestContainerPID: a process in its own mount and pid namespaces,
+// running a program from a tmpfs mounted only there (the path does not
+// exist where goprobe runs), probed by -p: the calls it counts itself,
+// on named stacks.
+func TestContainerPID(t *testing.T) {
+	needBPF(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatalf("unshare (util-linux): %v", err)
+	}
+	tmp := t.TempDir()
+	app, mnt, start := buildWaiter(t, tmp), filepath.Join(tmp, "mnt"), filepath.Join(tmp, "start")
+	os.Mkdir(mnt, 0o755)
+	inside := filepath.Join(mnt, "app")
+	const n = 300
+	script := "mount -t tmpfs none " + mnt + " && cp " + app + " " + inside + " && exec " + inside + " " + strconv.Itoa(n) + " " + start
+	ns := exec.Command("unshare", "-m", "-p", "-f", "--mount-proc", "sh", "-c", script)
+	var nsOut strings.Builder
+	ns.Stdout, ns.Stderr = &nsOut, &nsOut
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer ns.Process.Kill()
+	pid := 0
+	for deadline := time.Now().Add(30 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		pid = pidRunning(inside)
+	}
+	if pid == 0 {
+		t.Fatalf("no process runs %s: %s", inside, nsOut.String())
+	}
+	if _, err := os.Stat(inside); err == nil {
+		t.Fatalf("%s exists outside the process's mount namespace", inside)
+	}
+	finish := startAttached(t, buildGoprobe(t, tmp), "stat", "--stacks", "-p", strconv.Itoa(pid), "work")
+	os.WriteFile(start, nil, 0o644)
+	out, errs := finish(false)
+	ns.Wait()
+	m := regexp.MustCompile(`calls work (\d+)`).FindStringSubmatch(nsOut.String())
+	if m == nil || m[1] != strconv.Itoa(n) {
+		t.Fatalf("the program said %q", nsOut.String())
+	}
+	namedStack(t, out+errs, n)
+}
+
+// pidRunning is the process whose command line starts with path.
+func pidRunning(path string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.HasPrefix(string(b), path+"\x00") {
+			return pid
+		}
+	}
+	return 0
+}
+
+// TestExeStartedElsewhere: with -x and no command, processes of the
+// binary that goprobe did not start, and that start after it attached,
+// unwind with their tables: each call on a named stack.
+func TestExeStartedElsewhere(t *testing.T) {
+	needBPF(t)
+	tmp := t.TempDir()
+	app, start := buildWaiter(t, tmp), filepath.Join(tmp, "start")
+	finish := startAttached(t, buildGoprobe(t, tmp), "stat", "--stacks", "-x", app, "work")
+	var procs []*exec.Cmd
+	var outs []*strings.Builder
+	for i := 1; i <= 3; i++ {
+		c := exec.Command(app, strconv.Itoa(100*i), start)
+		var b strings.Builder
+		c.Stdout = &b
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs, outs = append(procs, c), append(outs, &b)
+	}
+	time.Sleep(300 * time.Millisecond) // found by the 20 ms scan
+	os.WriteFile(start, nil, 0o644)
+	total := 0
+	for i, c := range procs {
+		c.Wait()
+		m := regexp.MustCompile(`calls work (\d+)`).FindStringSubmatch(outs[i].String())
+		if m == nil {
+			t.Fatalf("process %d said %q", i, outs[i].String())
+		}
+		k, _ := strconv.Atoi(m[1])
+		total += k
+	}
+	time.Sleep(100 * time.Millisecond)
+	out, errs := finish(true)
+	namedStack(t, out+errs, total)
+}

@@ -1,0 +1,80 @@
+package stack
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// ProcFile is the path by which this process reads the file that process
+// pid sees at path (its executable, a file it maps): path itself when pid
+// has this process's root and mount namespace; else (a container: the
+// file may exist only in pid's mount namespace, or be another file here)
+// the file opened through /proc/PID/root and kept open for the rest of
+// the run, as /proc/self/fd/N, so that its code can still be named after
+// the process and its mount namespace are gone. The path shown to a user
+// stays path. "" when the file cannot be opened.
+func ProcFile(pid int, path string) string {
+	if SameRoot(pid) {
+		return path
+	}
+	return keptOpen(fmt.Sprintf("/proc/%d/root%s", pid, path))
+}
+
+// SameRoot reports whether process pid resolves paths as this process
+// does: the same mount namespace and root directory.
+func SameRoot(pid int) bool {
+	self, err1 := os.Readlink("/proc/self/ns/mnt")
+	other, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
+	if err1 != nil || err2 != nil || self != other {
+		return err2 != nil // a process gone: nothing better to read
+	}
+	root, err := os.Readlink(fmt.Sprintf("/proc/%d/root", pid))
+	return err != nil || root == "/"
+}
+
+type fileID struct{ dev, ino uint64 }
+
+var kept struct {
+	sync.Mutex
+	files map[fileID]*os.File
+}
+
+// keptOpen opens path once per file (by device and inode) and returns
+// /proc/self/fd/N; "" when it cannot be opened.
+func keptOpen(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	st, ok := statID(f)
+	if !ok {
+		f.Close()
+		return ""
+	}
+	kept.Lock()
+	defer kept.Unlock()
+	if old, ok := kept.files[st]; ok {
+		f.Close()
+		f = old
+	} else {
+		if kept.files == nil {
+			kept.files = map[fileID]*os.File{}
+		}
+		kept.files[st] = f
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+}
+
+func statID(f *os.File) (fileID, bool) {
+	fi, err := f.Stat()
+	if err != nil {
+		return fileID{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), st.Ino}, true
+}
