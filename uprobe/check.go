@@ -94,7 +94,7 @@ func (c *Code) site(s spec.Site, goCode bool, a *arch.Arch) (spec.Site, string) 
 			return s, first + ", and its piece of code ends after it"
 		}
 		next := p.starts[i]
-		if p.targets[next] {
+		if p.targets[next] || c.enteredFromPieces(s.Addr, next) {
 			return s, fmt.Sprintf("%s, and the next instruction (%#x) is a branch target, where a probe would count more than the calls", first, next)
 		}
 		moved.Addr = next

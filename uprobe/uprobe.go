@@ -52,6 +52,7 @@ type piece struct {
 	starts  []uint64 // instruction starts, ascending
 	insns   []x86asm.Inst
 	targets map[uint64]bool // direct branch targets inside the piece
+	exits   map[uint64]bool // and outside it
 	sweep   string          // why the sweep failed
 	err     string          // why the piece cannot be proven: sweep, or its start
 	before  bool            // checkBefore ran
@@ -143,6 +144,38 @@ func fallsThrough(in x86asm.Inst) bool {
 	return true
 }
 
+// enteredFromPieces reports whether a direct branch of another piece of
+// the function holding addr (its .cold or .part continuation, which jumps
+// back into the body) lands at t, or whether such a piece cannot be
+// decoded to tell.
+func (c *Code) enteredFromPieces(addr, t uint64) bool {
+	for _, m := range c.models {
+		fn := m.Func(addr)
+		if fn == nil {
+			continue
+		}
+		ranges := append([][2]uint64(nil), fn.Ranges...)
+		for _, cl := range fn.Clones {
+			if cl.Call() {
+				continue // a full copy is called, it does not jump back
+			}
+			ranges = append(ranges, cl.Ranges...)
+			if len(cl.Ranges) == 0 && cl.Size > 0 {
+				ranges = append(ranges, [2]uint64{cl.Address, cl.Address + cl.Size})
+			}
+		}
+		for _, rg := range ranges {
+			if addr >= rg[0] && addr < rg[1] {
+				continue
+			}
+			if q := c.pieceOf(rg[0], rg[1]); q.sweep != "" || q.exits[t] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (c *Code) pieceOf(lo, hi uint64) *piece {
 	if p := c.pieces[lo]; p != nil && p.hi == hi {
 		return p
@@ -158,7 +191,7 @@ func (c *Code) pieceOf(lo, hi uint64) *piece {
 // where a direct branch of the piece lands inside an instruction of the
 // sweep: bytes that are data, or a start that is not one.
 func (c *Code) decode(lo, hi uint64) *piece {
-	p := &piece{lo: lo, hi: hi, targets: map[uint64]bool{}}
+	p := &piece{lo: lo, hi: hi, targets: map[uint64]bool{}, exits: map[uint64]bool{}}
 	b, err := c.ef.Code(lo, hi-lo)
 	if err != nil {
 		p.err = err.Error()
@@ -176,6 +209,8 @@ func (c *Code) decode(lo, hi uint64) *piece {
 		p.insns = append(p.insns, in)
 		if t, ok := x86.BranchTarget(a, in); ok && t >= lo && t < hi {
 			p.targets[t] = true
+		} else if ok {
+			p.exits[t] = true
 		}
 		off += n
 	}

@@ -240,3 +240,54 @@ func TestLockEntryMoves(t *testing.T) {
 		t.Errorf("x at the moved site: %q; note %q", site.Args[0].Unavailable, site.Note)
 	}
 }
+
+// TestMoveKeepsOneHitPerCall: of three functions starting with a
+// lock-prefixed add (testdata/moves.S), only the one whose next
+// instruction no branch reaches has its entry moved there; a loop back
+// to it, or a jump back from the function's .cold piece, refuses it.
+func TestMoveKeepsOneHitPerCall(t *testing.T) {
+	dir := t.TempDir()
+	main := filepath.Join(dir, "main.c")
+	src := "long f_ok(long), f_loop(long), f_cold(long);\nint main(void) { return (int)(f_ok(1) + f_loop(3) + f_cold(-2)); }\n"
+	if err := os.WriteFile(main, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "moves")
+	if out, err := exec.Command("gcc", "-o", bin, main, filepath.Join(testutil.Root(t), "uprobe", "testdata", "moves.S")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	c := open(t, bin)
+	m, err := code.NewFromELF(c.ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &spec.Spec{Arch: "x86_64"}
+	for _, name := range []string{"f_ok", "f_loop", "f_cold"} {
+		fns := m.Lookup(name)
+		if len(fns) != 1 {
+			t.Fatalf("%s: %d functions", name, len(fns))
+		}
+		off, err := c.ef.FileOffset(fns[0].LowPC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Probes = append(s.Probes, spec.Probe{Def: name, Function: name, Lang: "c",
+			Sites: []spec.Site{{Kind: spec.SiteEntry, Function: name, Addr: fns[0].LowPC, FileOffset: off}}})
+	}
+	out, refs := c.Check(s)
+	if got := out.Probes[0].Sites; len(got) != 1 || got[0].Addr != s.Probes[0].Sites[0].Addr+9 {
+		t.Errorf("f_ok: %+v, want its entry moved 9 bytes past the lock addq", got)
+	}
+	why := map[string]string{}
+	for _, r := range refs {
+		why[r.Def] = r.Why
+	}
+	for _, name := range []string{"f_loop", "f_cold"} {
+		if !strings.Contains(why[name], "branch target") {
+			t.Errorf("%s: refused for %q, want its next instruction named a branch target", name, why[name])
+		}
+	}
+	if len(refs) != 2 {
+		t.Errorf("%d refusals: %v", len(refs), refs)
+	}
+}

@@ -1,0 +1,46 @@
+// gcc -o moves moves.S (with a main calling f_ok, f_loop and f_cold)
+//
+// Three functions whose first instruction is a lock-prefixed add, on
+// which the kernel refuses a uprobe. Only f_ok's entry may move to the
+// next instruction: f_loop branches back to that instruction, and
+// f_cold's cold piece jumps back to it, so a probe there would count more
+// than the calls.
+	.text
+	.globl	f_ok
+	.type	f_ok, @function
+f_ok:
+	lock addq $1, hits(%rip)
+	leaq	1(%rdi), %rax
+	ret
+	.size	f_ok, .-f_ok
+
+	.globl	f_loop
+	.type	f_loop, @function
+f_loop:
+	lock addq $1, hits(%rip)
+1:	decq	%rdi
+	jg	1b
+	movq	%rdi, %rax
+	ret
+	.size	f_loop, .-f_loop
+
+	.globl	f_cold
+	.type	f_cold, @function
+f_cold:
+	lock addq $1, hits(%rip)
+2:	testq	%rdi, %rdi
+	js	f_cold.cold
+	movq	%rdi, %rax
+	ret
+	.size	f_cold, .-f_cold
+	.type	f_cold.cold, @function
+f_cold.cold:
+	negq	%rdi
+	jmp	2b
+	.size	f_cold.cold, .-f_cold.cold
+
+	.bss
+	.align	8
+hits:
+	.quad	0
+	.section	.note.GNU-stack,"",@progbits
