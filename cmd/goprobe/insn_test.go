@@ -78,6 +78,23 @@ func TestStatLockEntry(t *testing.T) {
 	if n["f"] != 100 || n["f%return"] != 100 {
 		t.Errorf("counted f %d, f%%return %d; the program made 100 calls", n["f"], n["f%return"])
 	}
+	// The artifacts name the moved site, never the refused instruction.
+	starts, first := testutil.InstructionStarts(t, bin), fnStart(t, bin)
+	for _, format := range []string{"spec", "perf"} {
+		code, art, errs := runGoprobe("gen", "--format="+format, "-x", bin, "f", "f%return")
+		if code != 0 {
+			t.Fatalf("gen --format=%s: %s", format, errs)
+		}
+		addrs := artifactOffsets(t, bin, format, art)
+		for _, a := range addrs {
+			if !starts[a] || a == first {
+				t.Errorf("gen --format=%s names %#x: not an instruction start, or f's lock addq", format, a)
+			}
+		}
+		if len(addrs) != 2 {
+			t.Errorf("gen --format=%s names %d sites, want f's moved entry and its return", format, len(addrs))
+		}
+	}
 	events, _ := traced(t, "f x", "--", bin, "4")
 	var xs []string
 	for _, e := range events {
@@ -86,6 +103,27 @@ func TestStatLockEntry(t *testing.T) {
 	if got := strings.Join(xs, " "); got != "map[x:0] map[x:1] map[x:2] map[x:3]" {
 		t.Errorf("x read at f's moved entry: %s", got)
 	}
+}
+
+// fnStart is the address of f's first instruction in bin.
+func fnStart(t *testing.T, bin string) uint64 {
+	t.Helper()
+	ef, err := elfx.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	syms, err := ef.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == "f" {
+			return s.Value
+		}
+	}
+	t.Fatalf("%s: no symbol f", bin)
+	return 0
 }
 
 // TestShiftedSpecNeverAttached: every site of a spec made for the lock
