@@ -30,7 +30,8 @@ string, bytes.`,
 		Args: command.Args(cobra.NoArgs),
 	}
 	root.AddCommand(genCommand(stdout, stderr), traceCommand(stdout, stderr, false), traceCommand(stdout, stderr, true),
-		histCommand(stdout, stderr), profileCommand(stdout, stderr), serveCommand(stderr), cacheCommand(stdout))
+		histCommand(stdout, stderr), profileCommand(stdout, stderr), serveCommand(stderr), cacheCommand(stdout),
+		listCommand(stdout, stderr))
 	command.AddCompletion(root)
 	return command.Execute(root, args, stdout, stderr)
 }
