@@ -1,4 +1,4 @@
-// gcc -o moves moves.S (with a main calling f_ok, f_loop and f_cold)
+// gcc -o moves main.c moves.S (main.c calls the functions: see uprobe_test.go)
 //
 // Three functions whose first instruction is a lock-prefixed add, on
 // which the kernel refuses a uprobe. Only f_ok's entry may move to the
@@ -38,6 +38,23 @@ f_cold.cold:
 	negq	%rdi
 	jmp	2b
 	.size	f_cold.cold, .-f_cold.cold
+
+// f_table keeps its jump table in its own code: data the sweep cannot
+// decode, so no site of f_table is proven (not even its entry).
+	.globl	f_table
+	.type	f_table, @function
+f_table:
+	leaq	table(%rip), %rax
+	movslq	(%rax,%rdi,4), %rdx
+	addq	%rdx, %rax
+	jmp	*%rax
+table:
+	.long	3f - table, 4f - table
+3:	movl	$1, %eax
+	ret
+4:	movl	$2, %eax
+	ret
+	.size	f_table, .-f_table
 
 	.bss
 	.align	8
