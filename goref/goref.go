@@ -169,6 +169,10 @@ type Ref struct {
 	// source lacks (its toolchain's standard library is not the
 	// binary's), which get no parameters.
 	Dropped []string
+	// Moved are the functions that start at another line in the
+	// reference's source than in the binary (Attach), which get no
+	// parameters: their source is not the binary's.
+	Moved []string
 	// Fetched says what the go command downloaded for this reference,
 	// and from where (GOPROXY), when it did.
 	Fetched string
@@ -187,6 +191,9 @@ func (r *Ref) Note() string {
 	}
 	if len(r.Dropped) > 0 {
 		s += fmt.Sprintf("; %d of the binary's functions are not in that source and get no parameters", len(r.Dropped))
+	}
+	if len(r.Moved) > 0 {
+		s += fmt.Sprintf("; %d start at another line than in the binary and get no parameters", len(r.Moved))
 	}
 	if r.Cached {
 		s += " (cached)"
