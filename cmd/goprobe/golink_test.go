@@ -10,8 +10,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/binscope/binscope/internal/testutil"
 )
@@ -112,40 +115,181 @@ func TestPrometheusServeHTTP(t *testing.T) {
 	}
 }
 
+// promtoolRules writes a rules file of k recording rules and returns
+// promtool, the file, and what `promtool check rules FILE` prints unprobed.
+func promtoolRules(t *testing.T, k int) (promtool, file, said string) {
+	t.Helper()
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		testutil.Skipf(t, "promtool not installed (bash scripts/install-deps.sh): %v", err)
+	}
+	var rules strings.Builder
+	rules.WriteString("groups:\n  - name: g\n    rules:\n")
+	for i := range k {
+		fmt.Fprintf(&rules, "      - record: job:r%d:sum\n        expr: sum by (job) (rate(http_requests_total{i=\"%d\"}[5m]))\n", i, i)
+	}
+	file = filepath.Join(t.TempDir(), "rules.yml")
+	if err := os.WriteFile(file, []byte(rules.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(promtool, "check", "rules", file).Output()
+	if err != nil || !strings.Contains(string(out), fmt.Sprintf("SUCCESS: %d rules found", k)) {
+		t.Fatalf("promtool check rules unprobed: %v\n%s", err, out)
+	}
+	return promtool, file, string(out)
+}
+
+// promParse is the PromQL parser's entry, as .gopclntab names it.
+const promParse = "github.com/prometheus/prometheus/promql/parser.ParseExpr"
+
 // TestPromtoolParseExpr: `promtool check rules` on a file of k rules
 // (Debian's promtool: go1.19, cgo, stripped) calls the PromQL parser's
 // ParseExpr once per rule, and says every rule is fine as it does
 // unprobed.
 func TestPromtoolParseExpr(t *testing.T) {
 	needBPF(t)
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		testutil.Skipf(t, "promtool not installed (bash scripts/install-deps.sh): %v", err)
-	}
 	const k = 7
-	var rules strings.Builder
-	rules.WriteString("groups:\n  - name: g\n    rules:\n")
-	for i := range k {
-		fmt.Fprintf(&rules, "      - record: job:r%d:sum\n        expr: sum by (job) (rate(http_requests_total{i=\"%d\"}[5m]))\n", i, i)
-	}
-	file := filepath.Join(t.TempDir(), "rules.yml")
-	if err := os.WriteFile(file, []byte(rules.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want, err := exec.Command(promtool, "check", "rules", file).Output()
-	if err != nil || !strings.Contains(string(want), fmt.Sprintf("SUCCESS: %d rules found", k)) {
-		t.Fatalf("promtool check rules unprobed: %v\n%s", err, want)
-	}
-	const parse = "github.com/prometheus/prometheus/promql/parser.ParseExpr"
-	code, out, errs := runGoprobe("stat", parse, "--", promtool, "check", "rules", file)
+	promtool, file, want := promtoolRules(t, k)
+	code, out, errs := runGoprobe("stat", promParse, "--", promtool, "check", "rules", file)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	rest, ok := strings.CutPrefix(out, string(want))
+	rest, ok := strings.CutPrefix(out, want)
 	if !ok {
 		t.Errorf("promtool printed %q probed, %q unprobed", out, want)
 	}
-	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(parse) + `\s+` + strconv.Itoa(k) + `\s+1\s+0$`).MatchString(rest) {
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(promParse) + `\s+` + strconv.Itoa(k) + `\s+1\s+0$`).MatchString(rest) {
 		t.Errorf("want %d calls of ParseExpr, one per rule:\n%s%s", k, errs, rest)
 	}
+}
+
+// TestPromtoolArtifacts: the bpftrace script and the perf commands
+// generated for promtool's ParseExpr, run unedited by the installed
+// bpftrace and perf, count one call per rule: the artifacts name the
+// address the runtime's table gives.
+func TestPromtoolArtifacts(t *testing.T) {
+	needPerfTools(t)
+	const k = 5
+	promtool, file, _ := promtoolRules(t, k)
+	// bpftrace 0.17 attaches inside a function only in a file without a
+	// symbol table (promtool has .dynsym): a stripped copy, as goprobe
+	// says.
+	stripped := filepath.Join(t.TempDir(), "promtool")
+	if out, err := exec.Command("strip", "-o", stripped, promtool).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v %s", err, out)
+	}
+	code, script, errs := runGoprobe("gen", "--format=bpftrace", "-x", promtool, "--target", stripped, promParse)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	out := runAsSaid(t, script, stripped+" check rules "+file)
+	if got := bpftraceCounts(out)[promParse]; got != k {
+		t.Errorf("bpftrace counted %d calls of ParseExpr for %d rules:\n%s\n%s", got, k, out, script)
+	}
+	code, perf, errs := runGoprobe("gen", "--format=perf", "-x", promtool, promParse)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	out, n := runPerfScript(t, perf, promtool, "check", "rules", file)
+	if n[0] != k {
+		t.Errorf("perf counted %d calls of ParseExpr for %d rules:\n%s\n%s", n[0], k, out, perf)
+	}
+}
+
+// TestPrometheusProfileNames: Debian's prometheus profiled by -p while it
+// answers queries, and at the same time by its own CPU profiler
+// (/debug/pprof/profile, the runtime naming its frames): every address of
+// the executable that both profiles hold gets the same function in both,
+// but where the runtime hides the frame of a wrapper the compiler made
+// (see pointerWrapper).
+func TestPrometheusProfileNames(t *testing.T) {
+	needBPF(t)
+	p := testutil.StartPrometheus(t, "global: {scrape_interval: 1h}\n", true)
+	goprobe := buildGoprobe(t, t.TempDir())
+	ours := filepath.Join(t.TempDir(), "goprobe.pb")
+	cmd := exec.Command(goprobe, "profile", "-F", "499", "-p", strconv.Itoa(p.Cmd.Process.Pid), "--pprof", ours, "--top", "0")
+	var errs strings.Builder
+	cmd.Stderr = &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	own := make(chan *profile.Profile, 1)
+	go func() {
+		defer close(own)
+		time.Sleep(time.Second) // goprobe attaches
+		resp, err := http.Get("http://" + p.Addr + "/debug/pprof/profile?seconds=4")
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if pr, err := profile.Parse(resp.Body); err == nil {
+			own <- pr
+		}
+	}()
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); {
+		for _, q := range []string{"/api/v1/query?query=sum(rate(prometheus_http_requests_total[5m]))", "/metrics"} {
+			if resp, err := http.Get("http://" + p.Addr + q); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}
+	}
+	theirs := <-own
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("goprobe profile: %v\n%s", err, errs.String())
+	}
+	if theirs == nil {
+		t.Fatal("no CPU profile from prometheus")
+	}
+	f, err := os.Open(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mine, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := p.Cmd.Path
+	// outermost is the function holding each address of exe: the last of
+	// a location's frames (the others are inlined into it).
+	outermost := func(pr *profile.Profile) map[uint64]string {
+		m := map[uint64]string{}
+		for _, loc := range pr.Location {
+			if len(loc.Line) > 0 && loc.Mapping != nil && loc.Mapping.File == exe {
+				m[loc.Address] = loc.Line[len(loc.Line)-1].Function.Name
+			}
+		}
+		return m
+	}
+	want, got := outermost(theirs), outermost(mine)
+	n := 0
+	for a, name := range got {
+		if w, ok := want[a]; ok {
+			n++
+			if w != name && !pointerWrapper(name, w) {
+				t.Errorf("%#x: prometheus's own profile says %s, goprobe's %s", a, w, name)
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d addresses in both profiles (%d in prometheus's, %d in goprobe's)\n%s", n, len(want), len(got), errs.String())
+	}
+	t.Logf("%d addresses in both profiles name the same function", n)
+}
+
+// pointerWrapper reports whether fn is the method wrapper the compiler
+// generates for the pointer type, pkg.(*T).M, of method pkg.T.M: the
+// runtime leaves such wrapper frames out of its tracebacks and profiles,
+// so at an address of the wrapper where M was inlined it names M alone.
+func pointerWrapper(fn, m string) bool {
+	i := strings.LastIndex(m, "/") + 1
+	dot := strings.Index(m[i:], ".")
+	if dot < 0 {
+		return false
+	}
+	pkg, rest := m[:i+dot], m[i+dot+1:]
+	typ, meth, ok := strings.Cut(rest, ".")
+	return ok && fn == pkg+".(*"+typ+")."+meth
 }
