@@ -39,8 +39,8 @@ var enabledWork = regexp.MustCompile(`(?m)^enabled work\((-?\d+), (-?\d+), (\w+)
 
 // TestUSDTOwnProgram: a program's own USDT probes (sys/sdt.h), built at
 // -O0 (operands in the frame: -4@-4(%rbp)) and -O2 (registers, a 32-bit
-// one, and a constant): each argument read equals what the program
-// passed, by its own record; the semaphore-guarded branch runs on every
+// one, a constant, globals relative to %rip, base+index*scale): each
+// argument read equals what the program passed, by its own record; the semaphore-guarded branch runs on every
 // call while the probe is attached, and the semaphore reads 1 then; a
 // probe written at two places fires at both.
 func TestUSDTOwnProgram(t *testing.T) {
@@ -49,7 +49,7 @@ func TestUSDTOwnProgram(t *testing.T) {
 		t.Run(opt, func(t *testing.T) {
 			bin := buildC(t, "sdt", opt, "-g")
 			const n = 20
-			code, out, errs := runGoprobe("trace", "--json", "usdt:demo:work arg0 arg1 arg2:string arg3", "usdt:demo:tick $params", "--", bin, strconv.Itoa(n))
+			code, out, errs := runGoprobe("trace", "--json", "usdt:demo:work arg0 arg1 arg2:string arg3", "usdt:demo:tick $params", "usdt:demo:sum $params", "--", bin, strconv.Itoa(n))
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errs)
 			}
@@ -72,6 +72,14 @@ func TestUSDTOwnProgram(t *testing.T) {
 			sort.Slice(ticks, func(i, j int) bool { a, _ := strconv.Atoi(ticks[i]); b, _ := strconv.Atoi(ticks[j]); return a < b })
 			if len(ticks) != n+1 || ticks[0] != "0" || ticks[n] != strconv.Itoa(n) {
 				t.Errorf("demo:tick read %v; want 0..%d from two places", ticks, n)
+			}
+			var sums []string
+			for _, e := range ev["usdt:demo:sum $params"] {
+				sums = append(sums, fmt.Sprintf("sum(%v, %v, %v)", e["arg0"], e["arg1"], e["arg2"]))
+			}
+			passed := regexp.MustCompile(`(?m)^sum\(.*\)$`).FindAllString(out, -1)
+			if len(passed) != n || strings.Join(sums, "\n") != strings.Join(passed, "\n") {
+				t.Errorf("demo:sum read:\n%s\nthe program passed:\n%s", strings.Join(sums, "\n"), strings.Join(passed, "\n"))
 			}
 			if !strings.Contains(out, "semaphore at end: 1\n") {
 				t.Errorf("the semaphore did not read 1 while attached:\n%s", out)
@@ -308,4 +316,32 @@ func TestUSDTGen(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestUSDTSemaphoreEveryProcess: probes on a binary with neither -p nor a
+// command see every process running it, and the kernel sets the
+// semaphore in each: two running copies both run the guarded branch
+// while attached, as often as goprobe counts in all, and end with it 0.
+func TestUSDTSemaphoreEveryProcess(t *testing.T) {
+	needBPF(t)
+	bin := buildC(t, "sdt", "-O2", "-g")
+	const n = 1200
+	c1, r1 := startProgram(t, bin, strconv.Itoa(n), "1000")
+	c2, r2 := startProgram(t, bin, strconv.Itoa(n), "1000")
+	code, out, errs := runGoprobe("stat", "--json", "--duration", "300ms", "-x", bin, "usdt:demo:work")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	counted := statCountOf(t, out)[0]
+	ran := 0
+	for _, rest := range []string{endProgram(t, c1, r1), endProgram(t, c2, r2)} {
+		k := len(enabledWork.FindAllString(rest, -1))
+		if k < 100 || !strings.Contains(rest, "semaphore at end: 0\n") {
+			t.Errorf("a process ran the guarded branch %d times, or kept its semaphore:\n%s", k, rest[max(0, len(rest)-100):])
+		}
+		ran += k
+	}
+	if ran < counted || ran > counted+50 {
+		t.Errorf("the guarded branches ran %d times; goprobe counted %d", ran, counted)
+	}
 }

@@ -6,7 +6,10 @@
 // semaphore's value at the end (0 again once every probe detached).
 // demo:tick(i) has a semaphore too but no guard, and two places: one
 // per call of work, one more at the end with N. Arguments: N calls, US
-// microseconds between them.
+// microseconds between them. demo:sum(total, table[i & 7], config) reads a
+// running sum, a signed short and a volatile global, which GCC -O2 passes
+// as a memory operand relative to %rip (8@config(%rip)); the program
+// prints each call's values.
 #define _SDT_HAS_SEMAPHORES 1
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +17,13 @@
 #include <unistd.h>
 
 __extension__ unsigned short demo_work_semaphore __attribute__((unused)) __attribute__((section(".probes")));
+__extension__ unsigned short demo_sum_semaphore __attribute__((unused)) __attribute__((section(".probes")));
 __extension__ unsigned short demo_tick_semaphore __attribute__((unused)) __attribute__((section(".probes")));
 
 static const char *names[] = {"alpha", "beta", "gamma"};
+static long total;
+static short table[8];
+volatile long config = 42;
 
 __attribute__((noinline)) static void work(long i)
 {
@@ -27,12 +34,17 @@ __attribute__((noinline)) static void work(long i)
 		DTRACE_PROBE4(demo, work, i, neg, name, 7);
 	}
 	DTRACE_PROBE1(demo, tick, i);
+	total += i;
+	table[i & 7] = (short)-i;
+	printf("sum(%ld, %d, %ld)\n", total, table[i & 7], config);
+	DTRACE_PROBE3(demo, sum, total, table[i & 7], config);
 }
 
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10;
 	long us = argc > 2 ? atol(argv[2]) : 0;
+	config = n * 1000 + 5; /* a value of the run, not the file's */
 	printf("sdt started\n");
 	fflush(stdout);
 	for (long i = 0; i < n; i++) {
