@@ -58,15 +58,16 @@ func goRun(o *Options, modCache, dir string, env []string, args ...string) (stdo
 	return out.String(), errOut.String(), err
 }
 
-// progress reports the download the go command is at.
+// progress reports the downloads the go command announced.
 type progress struct {
 	log      io.Writer
 	modCache string
 	done     chan struct{}
 
 	mu    sync.Mutex
-	what  string // "go1.21.0 (linux/amd64)", "github.com/x/y v1.2.3"
+	whats []string // "go1.21.0 (linux/amd64)", "github.com/x/y v1.2.3"
 	since time.Time
+	last  int64 // bytes at the last report
 }
 
 func (p *progress) start(what string) {
@@ -74,11 +75,16 @@ func (p *progress) start(what string) {
 		return
 	}
 	p.mu.Lock()
-	p.what, p.since = what, time.Now()
+	if len(p.whats) == 0 {
+		p.since = time.Now()
+	}
+	p.whats = append(p.whats, what)
 	p.mu.Unlock()
 	fmt.Fprintf(p.log, "goref: downloading %s\n", what)
 }
 
+// tick says every few seconds how many bytes of the announced downloads
+// have arrived, while they grow (afterwards the go command builds).
 func (p *progress) tick() {
 	t := time.NewTicker(progressEvery)
 	defer t.Stop()
@@ -89,16 +95,21 @@ func (p *progress) tick() {
 		case <-t.C:
 		}
 		p.mu.Lock()
-		what, since := p.what, p.since
+		whats, since := append([]string(nil), p.whats...), p.since
 		p.mu.Unlock()
-		if what == "" || time.Since(since) < progressEvery {
+		var n int64
+		for _, w := range whats {
+			n += downloaded(p.modCache, w)
+		}
+		if len(whats) == 0 || n == p.last {
 			continue
 		}
-		line := fmt.Sprintf("goref: downloading %s: %.0f s", what, time.Since(since).Seconds())
-		if n := downloaded(p.modCache, what); n > 0 {
-			line += fmt.Sprintf(", %.1f MB so far", float64(n)/1e6)
+		p.last = n
+		what := whats[0]
+		if len(whats) > 1 {
+			what = fmt.Sprintf("%d modules", len(whats))
 		}
-		fmt.Fprintln(p.log, line)
+		fmt.Fprintf(p.log, "goref: downloading %s: %.1f MB so far (%.0f s)\n", what, float64(n)/1e6, time.Since(since).Seconds())
 	}
 }
 
@@ -116,7 +127,7 @@ func downloaded(modCache, what string) int64 {
 	if strings.HasPrefix(path, "go1") && strings.HasPrefix(version, "(") {
 		// A toolchain: the module golang.org/toolchain at
 		// v0.0.1-go1.21.0.linux-amd64.
-		platform := strings.ReplaceAll(strings.Trim(version, "()"), "/", ".")
+		platform := strings.ReplaceAll(strings.Trim(version, "()"), "/", "-")
 		path, version = "golang.org/toolchain", "v0.0.1-"+path+"."+platform
 	}
 	dir := filepath.Join(modCache, "cache", "download", escape(path), "@v")
@@ -127,7 +138,7 @@ func downloaded(modCache, what string) int64 {
 	var n int64
 	prefix := escape(version) + ".zip"
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) {
+		if strings.HasPrefix(e.Name(), prefix) && e.Name() != prefix+"hash" {
 			if info, err := e.Info(); err == nil {
 				n += info.Size()
 			}
