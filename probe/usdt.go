@@ -97,7 +97,7 @@ func (r *Resolver) usdtSite(d *Def, up usdt.Probe) (spec.Site, error) {
 			return spec.Site{}, fmt.Errorf("%s: the semaphore of USDT probe %s: %v", r.path, up.String(), err)
 		}
 	}
-	args, err := usdtArgs(d, up)
+	args, err := usdtArgs(r.path, d, up)
 	if err != nil {
 		return spec.Site{}, err
 	}
@@ -163,7 +163,7 @@ type usdtArg struct {
 
 // usdtArgs pairs the definition's arguments with the probe's operands:
 // argN is operand N, $params every operand.
-func usdtArgs(d *Def, up usdt.Probe) ([]usdtArg, error) {
+func usdtArgs(path string, d *Def, up usdt.Probe) ([]usdtArg, error) {
 	var out []usdtArg
 	for _, a := range d.Args {
 		if a.Base == "$params" {
@@ -175,7 +175,7 @@ func usdtArgs(d *Def, up usdt.Probe) ([]usdtArg, error) {
 		}
 		i, _ := USDTArg(a.Base)
 		if i >= len(up.Args) {
-			return nil, fmt.Errorf("USDT probe %s at %#x has %d arguments (arg0..arg%d): no %s", up.String(), up.Addr, len(up.Args), len(up.Args)-1, a.Base)
+			return nil, fmt.Errorf("%s: USDT probe %s at %#x has %d arguments (arg0..arg%d): no %s", path, up.String(), up.Addr, len(up.Args), len(up.Args)-1, a.Base)
 		}
 		out = append(out, usdtArg{a, up.Args[i], i})
 	}
