@@ -37,6 +37,8 @@ type converter struct {
 	// opaque converts C and C++ structs, classes and unions without
 	// their members (FuncOptions.SpelledParams).
 	opaque bool
+	// alt converts the types of the dwz alternate file (nil without).
+	alt *converter
 }
 
 // newConverter converts the types of ix; memo is how many conversions to
@@ -56,7 +58,7 @@ func newConverter(f *File, ix *index, memo int) *converter {
 // with room for memo conversions.
 func (c *converter) another(memo int) *converter {
 	o := newConverter(c.f, c.ix, memo)
-	o.opaque = c.opaque
+	o.opaque, o.alt = c.opaque, c.alt
 	return o
 }
 
@@ -72,9 +74,7 @@ func (c *converter) spec() (*types.Spec, error) {
 	added := make(map[types.Type]bool)
 	var key []byte
 	for _, n := range c.ix.named {
-		switch n.tag {
-		case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
-		default:
+		if !listedTag(n.tag) {
 			continue
 		}
 		key = c.dedupKey(key[:0], n)
@@ -98,7 +98,21 @@ func (c *converter) spec() (*types.Spec, error) {
 		}
 		s.Add(t)
 	}
+	if c.f.alt != nil || c.f.altMissing != "" {
+		if err := c.addAltTypes(s, added); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// listedTag reports the tags of the types a spec lists by name.
+func listedTag(t dwarf.Tag) bool {
+	switch t {
+	case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
+		return true
+	}
+	return false
 }
 
 // mainLang picks the language the program was written in: Go, Rust or Zig
@@ -145,6 +159,9 @@ func (c *converter) root(off dwarf.Offset) (types.Type, error) {
 // its parts are converted, so cycles (a struct holding a pointer to itself,
 // or a corrupt typedef loop) end.
 func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
+	if off&altBit != 0 {
+		return c.altType(off&^altBit, depth)
+	}
 	if t, ok := c.memo[off]; ok {
 		return t, nil
 	}

@@ -216,7 +216,7 @@ func (s *scan) value(pos int, sp attrSpec, ss *strSections) (v any, next int, ok
 		return b[0] == 1, pos + 1, true
 	case fFlagPresent:
 		return true, pos, true
-	case fString, fStrp, fLineStrp, fStrx, fStrx1, fStrx2, fStrx3, fStrx4:
+	case fString, fStrp, fLineStrp, fStrx, fStrx1, fStrx2, fStrx3, fStrx4, fGNUStrpAlt, fStrpSup:
 		x, next, ok := s.strBytes(pos, sp, ss)
 		return secString(x), next, ok
 	case fBlock1, fBlock2, fBlock4, fBlock, fExprloc, fData16:
@@ -238,12 +238,17 @@ func (s *scan) value(pos int, sp attrSpec, ss *strSections) (v any, next int, ok
 type strSections struct {
 	str, lineStr, offsets []byte
 	base                  int64
+	alt                   []byte // the dwz alternate file's .debug_str
 }
 
 func (f *File) strSections() *strSections {
 	d := f.Debug
-	return &strSections{str: d.DWARFSection(".debug_str"), lineStr: d.DWARFSection(".debug_line_str"),
+	ss := &strSections{str: d.DWARFSection(".debug_str"), lineStr: d.DWARFSection(".debug_line_str"),
 		offsets: d.DWARFSection(".debug_str_offsets"), base: -1}
+	if f.alt != nil {
+		ss.alt = f.alt.debugStr()
+	}
+	return ss
 }
 
 // secString is a string attribute's bytes (strBytes) as a string,
@@ -280,13 +285,17 @@ func (s *scan) strBytes(pos int, sp attrSpec, ss *strSections) (v []byte, next i
 	}
 	switch sp.form {
 	case fString:
-	case fStrp, fLineStrp:
+	case fStrp, fLineStrp, fGNUStrpAlt, fStrpSup:
 		if off, ok = word(b, s.u.offSize); !ok {
 			return nil, 0, false
 		}
-		sec = ss.str
-		if sp.form == fLineStrp {
+		switch sp.form {
+		case fStrp:
+			sec = ss.str
+		case fLineStrp:
 			sec = ss.lineStr
+		default: // in the dwz alternate file
+			sec = ss.alt
 		}
 		next = pos + s.u.offSize
 	case fStrx, fStrx1, fStrx2, fStrx3, fStrx4:

@@ -38,6 +38,9 @@ type Options struct {
 	// named ones (pahole's --show_private_classes); those defined inside
 	// functions stay out.
 	Private bool
+	// Warn, when not nil, receives what the reader could not do but
+	// went on without (a dwz alternate file it could not find), once.
+	Warn func(string)
 	// Methods reads the member functions C++ classes declare
 	// (types.Struct.Methods); without it they are skipped unread.
 	Methods bool
@@ -69,6 +72,12 @@ type File struct {
 	abbrevs    *abbrevTables               // parsed by the scans (see scan)
 	unitRanges []unitRange                 // every unit's address ranges, sorted (see unitAt)
 	callSites  map[dwarf.Offset][]CallSite // each unit's call sites, read once (held under convMu)
+	// alt is the dwz alternate file .gnu_debugaltlink names (see
+	// alt.go); altMissing says why it could not be opened.
+	alt        *File
+	altMissing string
+	strOnce    sync.Once
+	str        []byte // .debug_str, for the files alt names
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
@@ -90,6 +99,12 @@ func (f *File) typeConverter() (*converter, error) {
 		return nil, err
 	}
 	f.conv = newConverter(f, ix, ix.nodes.size()/2)
+	if f.alt != nil {
+		if f.conv.alt, err = f.alt.typeConverter(); err != nil {
+			f.conv, f.convErr = nil, err
+			return nil, err
+		}
+	}
 	return f.conv, nil
 }
 
@@ -209,6 +224,7 @@ func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
 	}
 	f.Data = d
 	f.primeUnits()
+	f.openAlt()
 	return f, nil
 }
 
@@ -259,6 +275,9 @@ func noDebugInfo(ef *elfx.File, tried []string) error {
 
 // Close releases the files.
 func (f *File) Close() error {
+	if f.alt != nil {
+		f.alt.Close()
+	}
 	if f.Debug != f.ELF {
 		f.Debug.Close()
 	}

@@ -233,6 +233,7 @@ func (n *node) entry() *dwarf.Entry {
 		if err != nil || e == nil || e.Offset != n.off || e.Tag != n.tag {
 			panic(l.f.decodeError(n.off, "cannot decode the %v entry: %v", n.tag, err))
 		}
+		l.f.resolveAlt(e)
 		n.ent = e
 	}
 	return n.ent
@@ -542,6 +543,7 @@ func (er *entryReader) next() (*dwarf.Entry, error) {
 	if e == nil {
 		return nil, nil
 	}
+	er.f.resolveAlt(e)
 	er.n++
 	if er.n > er.budget {
 		return nil, er.f.decodeError(e.Offset, "entries do not advance (corrupt unit header)")

@@ -48,6 +48,7 @@ func (f *File) Scopes() (out []Scope, err error) {
 		if e == nil {
 			return out, nil
 		}
+		f.resolveAlt(e)
 		if e.Tag != dwarf.TagSubprogram {
 			continue
 		}
@@ -76,6 +77,7 @@ func (c *converter) scope(r *dwarf.Reader, s *Scope) error {
 		if e == nil {
 			return nil
 		}
+		c.f.resolveAlt(e)
 		switch e.Tag {
 		case 0:
 			depth--

@@ -502,6 +502,14 @@ func (s *scan) refOffset(pos int, sp attrSpec) (uint64, bool) {
 		return uint64(s.order.Uint32(b)), true
 	case sp.form == fRefAddr && refAddr == 8 && len(b) >= 8:
 		return s.order.Uint64(b), true
+	case (sp.form == fGNURefAlt && s.u.offSize == 4 || sp.form == fRefSup4) && len(b) >= 4:
+		if v := uint64(s.order.Uint32(b)); v < uint64(altBit) {
+			return uint64(altBit) | v, true // in the dwz alternate file
+		}
+	case (sp.form == fGNURefAlt && s.u.offSize == 8 || sp.form == fRefSup8) && len(b) >= 8:
+		if v := s.order.Uint64(b); v < uint64(altBit) {
+			return uint64(altBit) | v, true
+		}
 	}
 	return 0, false
 }

@@ -769,6 +769,7 @@ func (de *dieEntries) full(d die) (*dwarf.Entry, error) {
 	if err != nil || e == nil || e.Offset != d.off || e.Tag != d.tag || e.Children != d.children {
 		return nil, errScan
 	}
+	de.f.resolveAlt(e)
 	return e, nil
 }
 

@@ -70,10 +70,14 @@ type TypesOptions struct {
 }
 
 func (o *TypesOptions) dwarfOptions() *dwarf.Options {
-	if !o.Methods && !o.Private && !o.FirstUnit && o.ExcludeUnits == "" {
+	if !o.Methods && !o.Private && !o.FirstUnit && o.ExcludeUnits == "" && o.Log == nil {
 		return nil
 	}
-	return &dwarf.Options{Methods: o.Methods, Private: o.Private, FirstUnit: o.FirstUnit, ExcludeUnits: o.ExcludeUnits}
+	d := &dwarf.Options{Methods: o.Methods, Private: o.Private, FirstUnit: o.FirstUnit, ExcludeUnits: o.ExcludeUnits}
+	if o.Log != nil {
+		d.Warn = func(msg string) { fmt.Fprintln(o.Log, msg) }
+	}
+	return d
 }
 
 // Types reads the types of path; an empty path means the running kernel's

@@ -3,7 +3,8 @@
 # as root: compilers for the fixtures (gcc, g++, clang, rustc, Zig 0.11),
 # node (the flame graph's script is tested with it),
 # the BPF and DWARF tools the tests compare with or use (libbpf-dev,
-# bpftrace, dwarves for pahole, linux-perf, bpftool, llvm), the Prometheus
+# bpftrace, dwarves for pahole, dwz for compressed debug info, linux-perf,
+# bpftool, llvm), the Prometheus
 # server and promtool (goprobe's /metrics is scraped and checked), and the real
 # programs the model of code is checked on against addr2line: glibc's,
 # Python's and libstdc++'s debug files, Boost and nlohmann-json for the
@@ -48,7 +49,7 @@ zig_ok() {
 }
 
 missing=()
-for p in gcc g++ clang llvm libbpf-dev bpftrace dwarves linux-perf bpftool prometheus; do
+for p in gcc g++ clang llvm libbpf-dev bpftrace dwarves dwz linux-perf bpftool prometheus; do
 	installed "$p" || missing+=("$p")
 done
 # Real programs with debug info, the oracles, and the libraries and crate
