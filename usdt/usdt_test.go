@@ -138,3 +138,64 @@ func TestParseArg(t *testing.T) {
 		}
 	}
 }
+
+// TestPrelinkAdjusted: a prelinker moves a file's sections after the
+// notes were written, so a note's addresses are the ones before the move
+// and its base differs from .stapsdt.base's address by the move. A copy
+// of the sys/sdt.h program whose notes say the file was linked 0x10000
+// lower reads back, adjusted, as readelf -n reads the original.
+func TestPrelinkAdjusted(t *testing.T) {
+	bin := sdtProgram(t, "-O2")
+	want := readelfProbes(t, bin)
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := ef.Section(".note.stapsdt")
+	if sec == nil {
+		t.Fatal("no .note.stapsdt")
+	}
+	const moved = 0x10000
+	bo := ef.ByteOrder
+	notes := 0
+	for off := int(sec.Offset); off < int(sec.Offset+sec.Size); {
+		namesz, descsz := int(bo.Uint32(b[off:])), int(bo.Uint32(b[off+4:]))
+		desc := off + 12 + align4(namesz)
+		for k := 0; k < 3; k++ { // location, base, semaphore
+			at := desc + 8*k
+			if v := bo.Uint64(b[at:]); v != 0 {
+				bo.PutUint64(b[at:], v-moved)
+			}
+		}
+		notes++
+		off = desc + align4(descsz)
+	}
+	ef.Close()
+	moved1 := filepath.Join(t.TempDir(), "prelinked")
+	if err := os.WriteFile(moved1, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out := readelfProbes(t, moved1); len(out) != notes || out[0] == want[0] {
+		t.Fatalf("the copy's notes were not moved: %v", out)
+	}
+	f, err := elfx.Open(moved1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ps, err := Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, fmt.Sprintf("%s %#x %#x %s", p.String(), p.Addr, p.Semaphore, p.Operands))
+	}
+	if notes < 4 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("read from the moved notes:\n%s\nreadelf on the original:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
