@@ -26,14 +26,21 @@ func buildLock(t *testing.T) string {
 	if out, err := exec.Command("gcc", "-O2", "-g", "-fcf-protection=none", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	out, err := exec.Command("objdump", "-d", "--no-show-raw-insn", "--disassemble=f", bin).Output()
+	startsWithLock(t, bin, "f")
+	return bin
+}
+
+// startsWithLock fails the test unless objdump's disassembly of sym in
+// bin starts with a lock-prefixed instruction.
+func startsWithLock(t *testing.T, bin, sym string) {
+	t.Helper()
+	out, err := exec.Command("objdump", "-d", "--no-show-raw-insn", "--disassemble="+sym, bin).Output()
 	if err != nil {
 		testutil.Skipf(t, "objdump: %v", err)
 	}
 	if m := regexp.MustCompile(`(?m)^\s+[0-9a-f]+:\t(\S+)`).FindStringSubmatch(string(out)); m == nil || m[1] != "lock" {
-		t.Fatalf("f does not start with a lock-prefixed instruction:\n%s", out)
+		t.Fatalf("%s does not start with a lock-prefixed instruction:\n%s", sym, out)
 	}
-	return bin
 }
 
 // statCounts runs goprobe stat --json and returns each probe's count and
@@ -124,6 +131,37 @@ func fnStart(t *testing.T, bin string) uint64 {
 	}
 	t.Fatalf("%s: no symbol f", bin)
 	return 0
+}
+
+// TestStatLockEntryRust: the same with Rust, whose AtomicU64::fetch_add
+// at the top of f is a lock incq.
+func TestStatLockEntryRust(t *testing.T) {
+	needBPF(t)
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		testutil.Skipf(t, "rustc not installed: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "lock_rs")
+	src := filepath.Join(testutil.Root(t), "uprobe", "testdata", "lock.rs")
+	if out, err := exec.Command(rustc, "-O", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("rustc: %v\n%s", err, out)
+	}
+	out, err := exec.Command("nm", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sym := regexp.MustCompile(`\s(_ZN4lock1f17h[0-9a-f]+E)\n`).FindSubmatch(out)
+	if sym == nil {
+		t.Fatalf("no symbol of lock::f:\n%s", out)
+	}
+	startsWithLock(t, bin, string(sym[1]))
+	n, said := statCounts(t, "lock::f", "lock::f%return", "--", bin, "100")
+	if !strings.Contains(said, "calls f=100 ") {
+		t.Fatalf("the program's own count: %s", said)
+	}
+	if n["lock::f"] != 100 || n["lock::f%return"] != 100 {
+		t.Errorf("counted lock::f %d, %%return %d; the program made 100 calls", n["lock::f"], n["lock::f%return"])
+	}
 }
 
 // TestShiftedSpecNeverAttached: every site of a spec made for the lock
