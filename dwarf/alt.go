@@ -267,7 +267,9 @@ func (c *converter) addAltTypes(s *types.Spec, added map[types.Type]bool) error 
 		if int(n.unit) < 0 || int(n.unit) >= len(a.ix.units) || !units[a.ix.units[n.unit].entry.Offset] {
 			continue
 		}
-		key = a.dedupKey(key[:0], n)
+		if key, err = a.dedupKey(key[:0], n); err != nil {
+			return err
+		}
 		if _, ok := seen[string(key)]; ok {
 			continue
 		}

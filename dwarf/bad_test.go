@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
 )
@@ -78,6 +79,7 @@ func TestCorruptSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	errs := 0
 	for i := 0; i < 200; i++ {
 		b := bytes.Clone(good)
 		// Deterministic spread of corruptions over the whole file.
@@ -89,9 +91,18 @@ func TestCorruptSections(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if _, err := f.Types(); err != nil && !strings.HasPrefix(err.Error(), "corrupt") {
-			t.Errorf("error does not name the file: %v", err)
+		_, err = f.Types()
+		if err == nil {
+			continue
 		}
+		errs++
+		var de *elfx.DecodeError
+		if msg := err.Error(); !strings.HasPrefix(msg, "corrupt: section .debug_") || !errors.As(err, &de) {
+			t.Errorf("error does not name the file and section: %v", err)
+		}
+	}
+	if errs < 10 {
+		t.Errorf("%d of 200 corruptions made an error: want at least 10", errs)
 	}
 }
 
@@ -133,4 +144,44 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCorruptRecord damages one record, the name of a struct member,
+// which debug/dwarf then refuses to decode: the struct is left out, the
+// other types are read, and the error names the section and the member's
+// offset.
+func TestCorruptRecord(t *testing.T) {
+	c := testutil.Fixture(t, "c-layouts")
+	path, owner, at := testutil.CorruptMember(t, c.Path)
+	want, err := dwarf.Load(c.Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := dwarf.Load(path, nil)
+	if err == nil || spec == nil {
+		t.Fatalf("Load = %v, %v: want the rest of the types and an error", spec, err)
+	}
+	msg := err.Error()
+	var de *elfx.DecodeError
+	switch {
+	case !errors.Is(err, types.ErrPartial):
+		t.Errorf("error %q does not wrap types.ErrPartial", msg)
+	case !errors.As(err, &de) || de.Section != ".debug_info" || de.Offset != at:
+		t.Errorf("error %q: want a DecodeError of .debug_info at the member's offset %#x", msg, at)
+	case strings.Contains(msg, "\n") || !strings.Contains(msg, path) ||
+		!strings.Contains(msg, fmt.Sprintf("section .debug_info at offset %#x", at)):
+		t.Errorf("error %q: want one line naming the file, the section and offset %#x", msg, at)
+	}
+	if len(spec.Lookup(owner)) > 0 {
+		t.Errorf("struct %s, whose member is corrupt, was read", owner)
+	}
+	kept := 0
+	for _, wt := range want.Types() {
+		if name := wt.TypeName(); name != owner && len(spec.Lookup(name)) > 0 {
+			kept++
+		}
+	}
+	if n := len(want.Types()); kept < n-3 || n < 20 {
+		t.Errorf("%d of %d other types read: want all but the few that hold %s", kept, n-1, owner)
+	}
 }

@@ -53,11 +53,6 @@ const (
 // CallSites returns the call sites of the compile unit holding pc (read
 // once per unit), in DIE order.
 func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			sites, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	r := f.Data.Reader()
 	cu, err := r.SeekPC(pc)
 	if err != nil {
@@ -161,7 +156,7 @@ func (f *File) unitNext(r *dwarf.Reader, n, depth int) (*dwarf.Entry, error) {
 	}
 	e, err := r.Next()
 	if err != nil {
-		return nil, fmt.Errorf("%s: section .debug_info: %v", f.Path, err)
+		return nil, f.infoError(0, err)
 	}
 	if e == nil || e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
 		return nil, nil

@@ -6,13 +6,12 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-func (c *converter) composite(n *node, size int64, depth int) (types.Type, error) {
-	e := n.entry()
+func (c *converter) composite(n *node, e *dwarf.Entry, size int64, depth int) (types.Type, error) {
 	t := &types.Struct{
 		Name:     c.qualify(n, str(e, dwarf.AttrName)),
 		ByteSize: size,
 		Lang:     n.lang,
-		Decl:     c.decl(n),
+		Decl:     c.decl(n, e),
 	}
 	switch e.Tag {
 	case dwarf.TagUnionType:
@@ -35,7 +34,7 @@ func (c *converter) composite(n *node, size int64, depth int) (types.Type, error
 		return t, nil
 	}
 	for _, k := range n.kids {
-		switch k.entry().Tag {
+		switch k.tag {
 		case dwarf.TagMember, dwarf.TagInheritance:
 			m, ok, err := c.member(k, depth)
 			if err != nil {
@@ -60,25 +59,40 @@ func (c *converter) composite(n *node, size int64, depth int) (types.Type, error
 			}
 			t.Variants = vp
 		case dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter:
-			p := types.TemplateParam{Name: str(k.entry(), dwarf.AttrName)}
-			if off, ok := k.entry().Val(dwarf.AttrType).(dwarf.Offset); ok && k.entry().Tag == dwarf.TagTemplateTypeParameter {
-				pt, err := c.typ(off, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				p.Type = pt
+			p, err := c.templateParam(k, depth)
+			if err != nil {
+				return nil, err
 			}
-			p.Value, _ = k.entry().Val(dwarf.AttrConstValue).(int64)
 			t.Template = append(t.Template, p)
 		}
 	}
 	return t, nil
 }
 
+// templateParam converts a DW_TAG_template_type_parameter or
+// DW_TAG_template_value_parameter.
+func (c *converter) templateParam(n *node, depth int) (types.TemplateParam, error) {
+	e, err := n.entry()
+	if err != nil {
+		return types.TemplateParam{}, err
+	}
+	p := types.TemplateParam{Name: str(e, dwarf.AttrName)}
+	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok && e.Tag == dwarf.TagTemplateTypeParameter {
+		if p.Type, err = c.typ(off, depth+1); err != nil {
+			return types.TemplateParam{}, err
+		}
+	}
+	p.Value, _ = e.Val(dwarf.AttrConstValue).(int64)
+	return p, nil
+}
+
 // member converts a DW_TAG_member or DW_TAG_inheritance. Static members
 // (declarations without a location) take no space and are left out.
 func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
-	e := n.entry()
+	e, err := n.entry()
+	if err != nil {
+		return types.Member{}, false, err
+	}
 	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
 		return types.Member{}, false, nil
 	}
@@ -159,8 +173,11 @@ func access(e *dwarf.Entry) types.Access {
 // (read with Options.Methods). DW_AT_virtuality is 1 for virtual, 2 for
 // pure virtual.
 func (c *converter) method(n *node, depth int) (types.Method, error) {
-	e := n.entry()
-	t, err := c.funcProto(n, 0, depth+1)
+	e, err := n.entry()
+	if err != nil {
+		return types.Method{}, err
+	}
+	t, err := c.funcProto(n, e, 0, depth+1)
 	if err != nil {
 		return types.Method{}, err
 	}
@@ -209,25 +226,33 @@ func (c *converter) location(e *dwarf.Entry) (int64, types.Dynamic, error) {
 // default variant) and one member.
 func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) {
 	vp := &types.VariantPart{}
-	discr, _ := n.entry().Val(dwarf.AttrDiscr).(dwarf.Offset)
+	e, err := n.entry()
+	if err != nil {
+		return nil, err
+	}
+	discr, _ := e.Val(dwarf.AttrDiscr).(dwarf.Offset)
 	for _, k := range n.kids {
-		switch k.entry().Tag {
+		switch k.tag {
 		case dwarf.TagMember:
 			m, ok, err := c.member(k, depth)
 			if err != nil {
 				return nil, err
 			}
-			if ok && (k.entry().Offset == discr || vp.Tag == nil) {
+			if ok && (k.off == discr || vp.Tag == nil) {
 				mm := m
 				vp.Tag = &mm
 			}
 		case dwarf.TagVariant:
+			ke, err := k.entry()
+			if err != nil {
+				return nil, err
+			}
 			v := types.Variant{Default: true}
-			if d, ok := k.entry().Val(dwarf.AttrDiscrValue).(int64); ok {
+			if d, ok := ke.Val(dwarf.AttrDiscrValue).(int64); ok {
 				v.Discr, v.Default = d, false
 			}
 			for _, km := range k.kids {
-				if km.entry().Tag != dwarf.TagMember {
+				if km.tag != dwarf.TagMember {
 					continue
 				}
 				m, ok, err := c.member(km, depth)
@@ -245,14 +270,17 @@ func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) 
 	return vp, nil
 }
 
-func (c *converter) array(n *node, depth int) (types.Type, error) {
-	e := n.entry()
+func (c *converter) array(n *node, e *dwarf.Entry, depth int) (types.Type, error) {
 	var dims []int64
 	for _, k := range n.kids {
-		if k.entry().Tag != dwarf.TagSubrangeType {
+		if k.tag != dwarf.TagSubrangeType {
 			continue
 		}
-		dims = append(dims, count(k.entry()))
+		ke, err := k.entry()
+		if err != nil {
+			return nil, err
+		}
+		dims = append(dims, count(ke))
 	}
 	if len(dims) == 0 {
 		dims = []int64{-1}
@@ -296,9 +324,8 @@ func count(e *dwarf.Entry) int64 {
 	return ub - lb + 1
 }
 
-func (c *converter) enum(n *node, size int64, depth int) (types.Type, error) {
-	e := n.entry()
-	t := &types.Enum{Name: c.qualify(n, str(e, dwarf.AttrName)), ByteSize: size, Lang: n.lang, Decl: c.decl(n)}
+func (c *converter) enum(n *node, e *dwarf.Entry, size int64, depth int) (types.Type, error) {
+	t := &types.Enum{Name: c.qualify(n, str(e, dwarf.AttrName)), ByteSize: size, Lang: n.lang, Decl: c.decl(n, e)}
 	c.memo[e.Offset] = t
 	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
 		u, err := c.typ(off, depth+1)
@@ -313,14 +340,18 @@ func (c *converter) enum(n *node, size int64, depth int) (types.Type, error) {
 		}
 	}
 	for _, k := range n.kids {
-		if k.entry().Tag != dwarf.TagEnumerator {
+		if k.tag != dwarf.TagEnumerator {
 			continue
 		}
-		v, _ := k.entry().Val(dwarf.AttrConstValue).(int64)
+		ke, err := k.entry()
+		if err != nil {
+			return nil, err
+		}
+		v, _ := ke.Val(dwarf.AttrConstValue).(int64)
 		if v < 0 {
 			t.Signed = true
 		}
-		t.Values = append(t.Values, types.EnumValue{Name: str(k.entry(), dwarf.AttrName), Value: v})
+		t.Values = append(t.Values, types.EnumValue{Name: str(ke, dwarf.AttrName), Value: v})
 	}
 	return t, nil
 }
@@ -328,8 +359,7 @@ func (c *converter) enum(n *node, size int64, depth int) (types.Type, error) {
 // funcProto converts a function type. Go records its results as formal
 // parameters marked DW_AT_variable_parameter; a single result becomes the
 // Return type.
-func (c *converter) funcProto(n *node, size int64, depth int) (types.Type, error) {
-	e := n.entry()
+func (c *converter) funcProto(n *node, e *dwarf.Entry, size int64, depth int) (types.Type, error) {
 	t := &types.FuncProto{Name: str(e, dwarf.AttrName), ByteSize: size}
 	c.memo[e.Offset] = t
 	var err error
@@ -338,17 +368,21 @@ func (c *converter) funcProto(n *node, size int64, depth int) (types.Type, error
 	}
 	var results []types.Type
 	for _, k := range n.kids {
-		switch k.entry().Tag {
+		switch k.tag {
 		case dwarf.TagFormalParameter:
-			pt, err := c.ref(k.entry(), depth)
+			ke, err := k.entry()
 			if err != nil {
 				return nil, err
 			}
-			if out, _ := k.entry().Val(dwarf.AttrVarParam).(bool); out && n.lang == types.LangGo {
+			pt, err := c.ref(ke, depth)
+			if err != nil {
+				return nil, err
+			}
+			if out, _ := ke.Val(dwarf.AttrVarParam).(bool); out && n.lang == types.LangGo {
 				results = append(results, pt)
 				continue
 			}
-			t.Params = append(t.Params, types.FuncParam{Name: str(k.entry(), dwarf.AttrName), Type: pt})
+			t.Params = append(t.Params, types.FuncParam{Name: str(ke, dwarf.AttrName), Type: pt})
 		case dwarf.TagUnspecifiedParameters:
 			t.Variadic = true
 		}

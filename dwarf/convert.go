@@ -3,6 +3,7 @@ package dwarf
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"fmt"
 
 	"github.com/binscope/binscope/types"
 )
@@ -62,6 +63,10 @@ func (c *converter) another(memo int) *converter {
 	return o
 }
 
+// spec converts the named types of the index. A type that cannot be
+// converted is left out, with the types that need it; the Spec of the rest
+// comes back with an error wrapping types.ErrPartial and the first
+// *elfx.DecodeError, unless more than maxLeftOut are (then the Spec is nil).
 func (c *converter) spec() (*types.Spec, error) {
 	s := &types.Spec{
 		Path:        c.f.Path,
@@ -73,18 +78,30 @@ func (c *converter) spec() (*types.Spec, error) {
 	seen := make(map[string]types.Type)
 	added := make(map[types.Type]bool)
 	var key []byte
+	var left leftOut
 	for _, n := range c.ix.named {
 		if !listedTag(n.tag) {
 			continue
 		}
-		key = c.dedupKey(key[:0], n)
+		var err error
+		if key, err = c.dedupKey(key[:0], n); err != nil {
+			if err := left.add(err); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if t, ok := seen[string(key)]; ok {
 			n.same = t // as memo would, without a map entry for each
 			continue
 		}
 		t, err := c.root(n.off)
 		if err != nil {
-			return nil, err
+			if err := left.add(err); err != nil {
+				return nil, err
+			}
+			// Conversions the failed one left half made are dropped.
+			c.memo = make(map[dwarf.Offset]types.Type)
+			continue
 		}
 		seen[string(key)] = t
 		if added[t] { // a declaration resolved to a definition already added
@@ -103,7 +120,7 @@ func (c *converter) spec() (*types.Spec, error) {
 			return nil, err
 		}
 	}
-	return s, nil
+	return s, left.err()
 }
 
 // listedTag reports the tags of the types a spec lists by name.
@@ -114,6 +131,55 @@ func listedTag(t dwarf.Tag) bool {
 	}
 	return false
 }
+
+// maxLeftOut is how many corrupt records a result may leave out before the
+// whole file is an error.
+const maxLeftOut = 100
+
+// leftOut counts the records a result leaves out, keeping the first error.
+type leftOut struct {
+	first error
+	n     int
+}
+
+// add records err; past maxLeftOut records it returns the error that
+// fails the whole file.
+func (l *leftOut) add(err error) error {
+	if l.n == 0 {
+		l.first = err
+	}
+	l.n++
+	if l.n > maxLeftOut {
+		return fmt.Errorf("%w; more than %d corrupt records", l.first, maxLeftOut)
+	}
+	return nil
+}
+
+// err is nil when nothing was left out, else a *PartialError.
+func (l *leftOut) err() error {
+	if l.n == 0 {
+		return nil
+	}
+	return &PartialError{Err: l.first, LeftOut: l.n}
+}
+
+// PartialError comes back with a result that leaves out records it could
+// not decode: Err is the first one's error (a *elfx.DecodeError, naming
+// section and offset), LeftOut how many records were left out. It matches
+// types.ErrPartial.
+type PartialError struct {
+	Err     error
+	LeftOut int
+}
+
+func (e *PartialError) Error() string {
+	if e.LeftOut == 1 {
+		return e.Err.Error() + "; that record is left out"
+	}
+	return fmt.Sprintf("%v; that record and %d more are left out", e.Err, e.LeftOut-1)
+}
+
+func (e *PartialError) Unwrap() []error { return []error{e.Err, types.ErrPartial} }
 
 // mainLang picks the language the program was written in: Go, Rust or Zig
 // when a unit is (their binaries link C and assembly too), else the most
@@ -150,7 +216,7 @@ func (c *converter) root(off dwarf.Offset) (types.Type, error) {
 		return nil, err
 	}
 	if err := c.check.Check(t); err != nil {
-		return nil, c.f.decodeError(off, "%v", err)
+		return nil, c.f.infoError(off, err)
 	}
 	return t, nil
 }
@@ -178,10 +244,13 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 			return nil, err
 		}
 	}
-	if n == nil || !isTypeTag(n.entry().Tag) {
+	if n == nil || !isTypeTag(n.tag) {
 		return nil, c.f.decodeError(off, "reference to a DIE that is not a type")
 	}
-	e := n.entry()
+	e, err := n.entry()
+	if err != nil {
+		return nil, err
+	}
 	name := str(e, dwarf.AttrName)
 	size, err := c.byteSize(e)
 	if err != nil {
@@ -207,7 +276,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 		t.Target, err = c.ref(e, depth)
 		return t, err
 	case dwarf.TagTypedef:
-		t := &types.Typedef{Name: c.qualify(n, name), Lang: n.lang, Decl: c.decl(n)}
+		t := &types.Typedef{Name: c.qualify(n, name), Lang: n.lang, Decl: c.decl(n, e)}
 		c.memo[off] = t
 		t.Target, err = c.ref(e, depth)
 		return t, err
@@ -217,20 +286,20 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 		t.Target, err = c.ref(e, depth)
 		return t, err
 	case dwarf.TagArrayType:
-		return c.array(n, depth)
+		return c.array(n, e, depth)
 	case dwarf.TagEnumerationType:
-		return c.enum(n, size, depth)
+		return c.enum(n, e, size, depth)
 	case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType:
-		if def := c.definition(n); def != 0 {
+		if def := c.definition(n, e); def != 0 {
 			t, err := c.typ(def, depth+1)
 			if err == nil {
 				c.memo[off] = t
 			}
 			return t, err
 		}
-		return c.composite(n, size, depth)
+		return c.composite(n, e, size, depth)
 	case dwarf.TagSubroutineType:
-		return c.funcProto(n, size, depth)
+		return c.funcProto(n, e, size, depth)
 	}
 	return nil, c.f.decodeError(off, "unexpected tag %v", e.Tag)
 }
@@ -264,21 +333,22 @@ func (c *converter) qualify(n *node, name string) string {
 	return n.scope + name
 }
 
-func (c *converter) decl(n *node) types.Decl {
-	line, _ := n.entry().Val(dwarf.AttrDeclLine).(int64)
+// decl is where n, whose DIE is e, is declared.
+func (c *converter) decl(n *node, e *dwarf.Entry) types.Decl {
+	line, _ := e.Val(dwarf.AttrDeclLine).(int64)
 	if line == 0 {
 		return types.Decl{}
 	}
-	return types.Decl{File: c.fileName(n), Line: int(line)}
+	return types.Decl{File: c.fileName(n, e), Line: int(line)}
 }
 
-// fileName resolves DW_AT_decl_file through the line table of the node's
-// compile unit.
-func (c *converter) fileName(n *node) string {
+// fileName resolves DW_AT_decl_file of e, n's DIE, through the line table
+// of the node's compile unit.
+func (c *converter) fileName(n *node, e *dwarf.Entry) string {
 	if n.unit < 0 || int(n.unit) >= len(c.ix.units) {
 		return ""
 	}
-	return fileName(c.f.unitFiles(c.ix.units[n.unit].entry), n.entry().Val(dwarf.AttrDeclFile))
+	return fileName(c.f.unitFiles(c.ix.units[n.unit].entry), e.Val(dwarf.AttrDeclFile))
 }
 
 func encoding(e *dwarf.Entry) types.Encoding {
@@ -320,11 +390,11 @@ func qualKind(t dwarf.Tag) types.QualKind {
 // among them), or 0 when n is a definition, not C++, or defined nowhere in
 // the file. The one-definition rule makes any definition of the name the
 // right one; C has no such rule, so its declarations stay incomplete.
-func (c *converter) definition(n *node) dwarf.Offset {
-	if decl, _ := n.entry().Val(dwarf.AttrDeclaration).(bool); !decl || n.lang != types.LangCPlusPlus || !hasName(n.entry()) {
+func (c *converter) definition(n *node, e *dwarf.Entry) dwarf.Offset {
+	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); !decl || n.lang != types.LangCPlusPlus || !hasName(e) {
 		return 0
 	}
-	return c.ix.defs[defKey(n)]
+	return c.ix.defs[defKeyOf(e.Tag, n.scope, str(e, dwarf.AttrName))]
 }
 
 // classKey is the name a declaration and its definition share: struct
@@ -332,10 +402,6 @@ func (c *converter) definition(n *node) dwarf.Offset {
 type classKey struct {
 	union       bool
 	scope, name string
-}
-
-func defKey(n *node) classKey {
-	return defKeyOf(n.entry().Tag, n.scope, str(n.entry(), dwarf.AttrName))
 }
 
 func defKeyOf(tag dwarf.Tag, scope, name string) classKey {

@@ -27,9 +27,11 @@ type keyAttrs struct {
 // every unit that includes their header, so the attributes come from the
 // DIEs' bytes where the index was built over a scan (rawAttrs), and only
 // otherwise from debug/dwarf: both give the same values, so the same key.
-func (c *converter) dedupKey(b []byte, n *node) []byte {
+func (c *converter) dedupKey(b []byte, n *node) ([]byte, error) {
 	var a keyAttrs
-	c.keyAttrs(n, &a)
+	if err := c.keyAttrs(n, &a); err != nil {
+		return b, err
+	}
 	b = strconv.AppendInt(b, int64(a.tag), 10)
 	b = append(b, '|')
 	b = append(b, n.scope...)
@@ -42,7 +44,9 @@ func (c *converter) dedupKey(b []byte, n *node) []byte {
 		if off, ok := a.typ.(dwarf.Offset); ok {
 			if t := c.ix.nodes.get(off); t != nil {
 				var ta keyAttrs
-				c.keyAttrs(t, &ta)
+				if err := c.keyAttrs(t, &ta); err != nil {
+					return b, err
+				}
 				b = append(b, '|')
 				b = strconv.AppendInt(b, int64(ta.tag), 10)
 				b = append(b, '|')
@@ -52,16 +56,21 @@ func (c *converter) dedupKey(b []byte, n *node) []byte {
 				if len(ta.name) == 0 {
 					// typedef struct { ... } name: the body tells apart.
 					b = append(b, '{')
-					b = c.dedupKey(b, t)
+					var err error
+					if b, err = c.dedupKey(b, t); err != nil {
+						return b, err
+					}
 					b = append(b, '}')
 				}
 			}
 		}
-		return b
+		return b, nil
 	}
 	for _, k := range n.kids {
 		var ka keyAttrs
-		c.keyAttrs(k, &ka)
+		if err := c.keyAttrs(k, &ka); err != nil {
+			return b, err
+		}
 		b = append(b, ';')
 		b = strconv.AppendInt(b, int64(ka.tag), 10)
 		b = append(b, ',')
@@ -71,7 +80,7 @@ func (c *converter) dedupKey(b []byte, n *node) []byte {
 			b = appendVal(b, v)
 		}
 	}
-	return b
+	return b, nil
 }
 
 // appendVal appends v as fmt's %v prints it.
@@ -100,16 +109,20 @@ func appendVal(b []byte, v any) []byte {
 
 // keyAttrs reads n's key attributes: from its bytes, else through
 // debug/dwarf.
-func (c *converter) keyAttrs(n *node, a *keyAttrs) {
+func (c *converter) keyAttrs(n *node, a *keyAttrs) error {
 	if c.rawAttrs(n, a) {
-		return
+		return nil
 	}
-	e := n.entry()
+	e, err := n.entry()
+	if err != nil {
+		return err
+	}
 	*a = keyAttrs{
 		tag: e.Tag, name: []byte(str(e, dwarf.AttrName)), size: e.Val(dwarf.AttrByteSize), decl: e.Val(dwarf.AttrDeclaration),
 		typ: e.Val(dwarf.AttrType), loc: e.Val(dwarf.AttrDataMemberLoc), dbo: e.Val(dwarf.AttrDataBitOffset),
 		bo: e.Val(dwarf.AttrBitOffset), cvalue: e.Val(dwarf.AttrConstValue),
 	}
+	return nil
 }
 
 // rawAttrs reads n's key attributes from the DIE's bytes, decoding each

@@ -1,9 +1,6 @@
 package dwarf
 
-import (
-	"debug/dwarf"
-	"fmt"
-)
+import "debug/dwarf"
 
 // Definition is a struct, class or union defined in a compile unit.
 type Definition struct {
@@ -17,11 +14,6 @@ type Definition struct {
 // .debug_info order. Corrupt DWARF gives an error naming the file, the
 // section and the offset.
 func (f *File) Definitions() (defs []Definition, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			defs, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	c, err := f.typeConverter()
 	if err != nil {
 		return nil, err
@@ -32,7 +24,10 @@ func (f *File) Definitions() (defs []Definition, err error) {
 		default:
 			continue
 		}
-		e := n.entry()
+		e, err := n.entry()
+		if err != nil {
+			return nil, err
+		}
 		if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
 			continue
 		}

@@ -10,6 +10,12 @@
 // A File is the one DWARF reader of the project: it opens the ELF file once,
 // indexes the type entries of every compile unit once, and converts them to
 // types values on demand, for every walk that needs them.
+//
+// Corrupt input comes back as a *elfx.DecodeError naming the file, the
+// section and the offset of the record. Types leaves a type it cannot
+// decode out and returns the others with a *PartialError (matching
+// types.ErrPartial). The package recovers no panic: debug/elf's, on
+// corrupt headers and compressed sections, are recovered in elfx.Guard.
 package dwarf
 
 import (
@@ -88,11 +94,6 @@ func (f *File) typeConverter() (*converter, error) {
 	if f.conv != nil || f.convErr != nil {
 		return f.conv, f.convErr
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			f.convErr = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	ix, err := f.index()
 	if err != nil {
 		f.convErr = err
@@ -295,14 +296,11 @@ func Load(path string, opts *Options) (*types.Spec, error) {
 	return f.Types()
 }
 
-// Types converts the file's type entries into a Spec. Corrupt DWARF gives
-// an error naming the file, the section and the offset.
+// Types converts the file's type entries into a Spec. A type whose DIEs
+// are corrupt is left out, with the types that need it: the Spec of the
+// rest comes back with a *PartialError naming the first one's section and
+// offset (more than maxLeftOut such types: no Spec, and the error).
 func (f *File) Types() (spec *types.Spec, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			spec, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	c, err := f.typeConverter()
 	if err != nil {
 		return nil, err
@@ -310,10 +308,15 @@ func (f *File) Types() (spec *types.Spec, err error) {
 	return c.spec()
 }
 
-// decodeError wraps err with file, section and offset, as
-// debug/dwarf.DecodeError does.
+// decodeError is a *elfx.DecodeError for the DIE at off in .debug_info.
 func (f *File) decodeError(off dwarf.Offset, format string, args ...any) error {
-	return fmt.Errorf("%s: section .debug_info at offset %#x: %s", f.Path, off, fmt.Sprintf(format, args...))
+	return f.infoError(off, fmt.Errorf(format, args...))
+}
+
+// infoError is err, met at the DIE at off, as a *elfx.DecodeError (err
+// itself when it is one already).
+func (f *File) infoError(off dwarf.Offset, err error) error {
+	return elfx.Decode(f.Path, ".debug_info", uint64(off), err)
 }
 
 // errTooDeep is returned for DIE trees nested beyond reason.

@@ -106,11 +106,6 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 // dieEntries): errScan when the scan falls out of step. A fast walk of the
 // whole file runs on every core, over spans of .debug_info (funcSpans).
 func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			fns, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	var units map[dwarf.Offset]bool
 	if o.At != 0 {
 		if units, err = f.unitsFor(o.At); err != nil {
@@ -143,11 +138,6 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 		work := make(chan *fillWork, 1)
 		fill = func(out []*types.Func, parts map[*types.Func][]*subprogram) (err error) {
 			defer close(work)
-			defer func() {
-				if p := recover(); p != nil {
-					err = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-				}
-			}()
 			pf = newParamFiller(f, parts, order)
 			pf.opaque = o.SpelledParams
 			if o.DeferParams {

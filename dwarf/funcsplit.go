@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"fmt"
 
 	"github.com/binscope/binscope/internal/leb128"
 	"github.com/binscope/binscope/internal/par"
@@ -142,11 +141,6 @@ func (f *File) walkSpans(o FuncOptions, units map[dwarf.Offset]bool, fast bool, 
 	ws := make([]walked, len(spans))
 	errs := make([]error, len(spans))
 	par.Each(len(spans), 2, func(i int) {
-		defer func() {
-			if p := recover(); p != nil {
-				errs[i] = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-			}
-		}()
 		ws[i], errs[i] = f.walkSpan(o, units, fast, spans[i])
 	})
 	for _, err := range errs {

@@ -214,11 +214,10 @@ type lazyEntries struct {
 }
 
 // entry is n's DIE. A DIE debug/dwarf cannot decode, or that is not the
-// one the scan saw, panics with an error naming the offset: the entry
-// points of the package turn it into an error.
-func (n *node) entry() *dwarf.Entry {
+// one the scan saw, is a *elfx.DecodeError naming its offset.
+func (n *node) entry() (*dwarf.Entry, error) {
 	if n.lazy == nil {
-		return n.ent
+		return n.ent, nil
 	}
 	l := n.lazy
 	l.mu.Lock()
@@ -226,17 +225,20 @@ func (n *node) entry() *dwarf.Entry {
 	if n.ent == nil {
 		if e, ok := l.quickEntry(n); ok {
 			n.ent = e
-			return e
+			return e, nil
 		}
 		l.r.Seek(n.off)
 		e, err := l.r.Next()
 		if err != nil || e == nil || e.Offset != n.off || e.Tag != n.tag {
-			panic(l.f.decodeError(n.off, "cannot decode the %v entry: %v", n.tag, err))
+			if err == nil {
+				err = fmt.Errorf("not the %v entry the index saw there", n.tag)
+			}
+			return nil, l.f.decodeError(n.off, "cannot decode the %v entry: %v", n.tag, err)
 		}
 		l.f.resolveAlt(e)
 		n.ent = e
 	}
-	return n.ent
+	return n.ent, nil
 }
 
 // indexer builds an index from DIEs in .debug_info order.
@@ -538,7 +540,7 @@ func (f *File) entries() *entryReader {
 func (er *entryReader) next() (*dwarf.Entry, error) {
 	e, err := er.r.Next()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", er.f.Path, err)
+		return nil, er.f.infoError(er.last, err)
 	}
 	if e == nil {
 		return nil, nil

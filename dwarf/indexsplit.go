@@ -38,11 +38,6 @@ func (f *File) indexSplit() (*index, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer func() {
-			if p := recover(); p != nil {
-				errs[1] = f.decodeError(0, "%v", p)
-			}
-		}()
 		ix[1], errs[1] = f.indexWith(second)
 	}()
 	ix[0], errs[0] = f.indexWith(first)

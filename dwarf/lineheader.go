@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/leb128"
 )
 
@@ -22,17 +23,24 @@ func (f *File) lineReader(cu *dwarf.Entry) (*dwarf.LineReader, error) {
 			return nil, err
 		}
 		if err := checkLineHeader(b, off, f.Debug.ByteOrder); err != nil {
-			return nil, fmt.Errorf("%s: section .debug_line at offset %#x: %v", f.Path, off, err)
+			return nil, elfx.Decode(f.Path, ".debug_line", uint64(off), err)
 		}
 	}
 	lr, err := f.Data.LineReader(cu)
 	if err != nil {
-		return nil, fmt.Errorf("%s: section .debug_line: %v", f.Path, err)
+		return nil, f.lineError(cu, err)
 	}
 	return lr, nil
 }
 
 var errLineHeader = errors.New("line program header truncated")
+
+// lineError is err, met in the line program of unit cu, as a
+// *elfx.DecodeError at the program's offset in .debug_line.
+func (f *File) lineError(cu *dwarf.Entry, err error) error {
+	off, _ := cu.Val(dwarf.AttrStmtList).(int64)
+	return elfx.Decode(f.Path, ".debug_line", uint64(off), err)
+}
 
 // checkLineHeader checks the DWARF 5 directory and file tables of the line
 // program header at off in b: each entry has fields, and the count fits in

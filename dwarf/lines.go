@@ -17,11 +17,6 @@ import (
 // inlined into it. It returns types.ErrNotFound for a function with no
 // out-of-line code.
 func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			rows, err = nil, fmt.Errorf("%s: section .debug_line: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	if fn.LowPC == 0 || len(fn.Ranges) == 0 {
 		return nil, fmt.Errorf("%s: %w: %s has no out-of-line code", f.Path, types.ErrNotFound, fn.Name)
 	}
@@ -65,13 +60,13 @@ func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 	seqStart := 0
 	for n := 0; ; n++ {
 		if n > 1<<26 {
-			return nil, fmt.Errorf("%s: section .debug_line: line program does not end", f.Path)
+			return nil, f.lineError(cu, errors.New("line program does not end"))
 		}
 		if err := lr.Next(&le); err != nil {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, fmt.Errorf("%s: section .debug_line: %v", f.Path, err)
+			return nil, f.lineError(cu, err)
 		}
 		if le.EndSequence {
 			// A row at the sequence's end address covers no code
@@ -152,11 +147,6 @@ func (f *File) PrologueEnd(fn *types.Func) uint64 {
 // (innermost last). A variable whose location list does not cover pc has
 // an empty Loc (optimised out there).
 func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			vars, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	r := f.Data.Reader()
 	cu, err := r.SeekPC(pc)
 	if err != nil {
@@ -339,11 +329,6 @@ func (f *File) entryPCOf(e *dwarf.Entry) uint64 {
 // begins, in every compile unit: file is the path as the line tables name
 // it, or a suffix of it after a '/'. Rows are in address order.
 func (f *File) LineAddrs(file string, line int) (addrs []uint64, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			addrs, err = nil, fmt.Errorf("%s: section .debug_line: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	err = f.eachUnit(func(e *dwarf.Entry) {
 		rows, err := f.unitRows(e)
 		if err != nil {
@@ -390,11 +375,6 @@ func (f *File) eachUnit(fn func(cu *dwarf.Entry)) error {
 // greatest address not above addr in the compile unit holding addr, as
 // addr2line reads it; ok is false when no unit's table covers addr.
 func (f *File) LineAt(addr uint64) (row types.Line, ok bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			row, ok = types.Line{}, false
-		}
-	}()
 	cu, err := f.unitAt(addr)
 	if err != nil || cu == nil {
 		return types.Line{}, false

@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"fmt"
 
 	"github.com/binscope/binscope/types"
 )
@@ -30,11 +29,6 @@ type Scope struct {
 // .debug_info order. Corrupt DWARF gives an error naming the file, the
 // section and the offset.
 func (f *File) Scopes() (out []Scope, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			out, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	c, err := f.typeConverter()
 	if err != nil {
 		return nil, err
@@ -43,7 +37,7 @@ func (f *File) Scopes() (out []Scope, err error) {
 	for {
 		e, err := r.Next()
 		if err != nil {
-			return nil, fmt.Errorf("%s: section .debug_info: %w", f.Path, err)
+			return nil, f.infoError(0, err)
 		}
 		if e == nil {
 			return out, nil
@@ -72,7 +66,7 @@ func (c *converter) scope(r *dwarf.Reader, s *Scope) error {
 	for depth := 1; depth > 0; {
 		e, err := r.Next()
 		if err != nil {
-			return fmt.Errorf("%s: section .debug_info: %w", c.f.Path, err)
+			return c.f.infoError(0, err)
 		}
 		if e == nil {
 			return nil

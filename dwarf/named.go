@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"fmt"
 	"runtime"
 	"sync"
 
@@ -58,11 +57,6 @@ type unitSpan struct {
 
 // typesNamed is LoadNamed's fast path; ok is false when it cannot answer.
 func (f *File) typesNamed(names []string) (spec *types.Spec, ok bool, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			spec, ok, err = nil, false, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	units, err := f.unitEntries()
 	if err != nil || len(units) == 0 {
 		return nil, false, err
@@ -103,18 +97,22 @@ func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *t
 	s.Lang, s.Producer = mainLang(ix.units)
 	added := map[types.Type]bool{}
 	for _, n := range ix.named {
-		switch n.entry().Tag {
+		switch n.tag {
 		case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
 		default:
 			continue
 		}
-		if decl, _ := n.entry().Val(dwarf.AttrDeclaration).(bool); decl {
+		e, err := n.entry()
+		if err != nil {
+			return nil, false, err
+		}
+		if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
 			continue
 		}
-		if q := n.scope + str(n.entry(), dwarf.AttrName); !contains(names, q) {
+		if q := n.scope + str(e, dwarf.AttrName); !contains(names, q) {
 			continue
 		}
-		t, err := c.root(n.entry().Offset)
+		t, err := c.root(n.off)
 		if err != nil {
 			return nil, false, err
 		}
@@ -137,7 +135,7 @@ func (f *File) unitEntries() ([]unitSpan, error) {
 	for {
 		e, err := r.Next()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", f.Path, err)
+			return nil, f.infoError(0, err)
 		}
 		if e == nil {
 			break

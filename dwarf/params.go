@@ -158,11 +158,6 @@ func (fw *fillWork) take(w int, back bool) []*types.Func {
 // fill fills what is left of share w with c, from its front, or from its
 // back for a helper.
 func (fw *fillWork) fill(c *converter, w int, back bool) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", fw.pf.f.Path, p)
-		}
-	}()
 	for {
 		fns := fw.take(w, back)
 		if len(fns) == 0 {
@@ -234,11 +229,6 @@ func (f *File) FillParams(fn *types.Func) (err error) {
 	if fn.SymbolOnly {
 		return nil
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	f.paramsMu.Lock()
 	defer f.paramsMu.Unlock()
 	for _, pf := range f.fillers {

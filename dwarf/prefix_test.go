@@ -44,8 +44,15 @@ func TestRawKeysEqualDecoded(t *testing.T) {
 			if raw.rawAttrs(ln, &a) {
 				fromBytes++
 			}
-			got := string(raw.dedupKey(nil, ln))
-			want := string(decoded.dedupKey(nil, eager.named[i]))
+			gk, err := raw.dedupKey(nil, ln)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wk, err := decoded.dedupKey(nil, eager.named[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := string(gk), string(wk)
 			if got != want {
 				t.Fatalf("named %#x: key from the bytes\n%s\nfrom debug/dwarf\n%s", ln.off, got, want)
 			}

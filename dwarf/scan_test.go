@@ -220,7 +220,11 @@ func nodeDiff(got, want *node) string {
 			return fmt.Sprintf("kid %d at %#x, want %#x", i, got.kids[i].off, want.kids[i].off)
 		}
 	}
-	ge, we := got.entry(), want.entry()
+	ge, gerr := got.entry()
+	we, werr := want.entry()
+	if gerr != nil || werr != nil {
+		return fmt.Sprintf("entry: %v; want %v", gerr, werr)
+	}
 	if ge.Offset != we.Offset || ge.Tag != we.Tag || ge.Children != we.Children || len(ge.Field) != len(we.Field) {
 		return fmt.Sprintf("entry %+v, want %+v", ge, we)
 	}

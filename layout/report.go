@@ -2,6 +2,7 @@ package layout
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -68,7 +69,9 @@ type Source func(each func(types.Type)) (spec *types.Spec, streamed bool, err er
 // so the output is a serial run's. A type the analysis refuses, or one it
 // warns about, is a line "TOOL: FILE: TYPE: why" on warn, and the rest
 // are printed; file names the source in those lines until its spec says.
-// The error is the loader's, the selection's or the writer's.
+// The error is the loader's, the selection's or the writer's; an error
+// of a loader that left out corrupt records (types.ErrPartial) comes
+// after the rest is printed.
 func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source) error {
 	var rc Report
 	if r != nil {
@@ -93,10 +96,13 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 		}
 	}
 	spec, streamed, err := load(each)
-	if err != nil {
+	if err != nil && (spec == nil || !errors.Is(err, types.ErrPartial)) {
 		pl.abort()
 		return err
 	}
+	// A loader that left out corrupt records: the rest is printed, then
+	// the error.
+	partial := err
 	if !streamed {
 		pl.file = spec.Path
 		// pahole guesses tail bitfields where the format records alignment
@@ -118,9 +124,11 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 		return err
 	}
 	if r.JSON {
-		return WriteJSON(w, results, r.Print)
+		if err := WriteJSON(w, results, r.Print); err != nil {
+			return err
+		}
 	}
-	return nil
+	return partial
 }
 
 // render analyses one type and prints it to out (warnings to warn), or

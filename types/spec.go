@@ -12,6 +12,10 @@ var (
 	ErrNotFound     = errors.New("not found")
 	ErrNoDebugInfo  = errors.New("no debug info")
 	ErrNotSupported = errors.New("not supported")
+	// ErrPartial comes back with a result that leaves out the records a
+	// loader could not decode (corrupt input): the rest is usable, and
+	// the error names the first record left out.
+	ErrPartial = errors.New("records left out")
 )
 
 // Spec is every type one file (a binary, its debug file, a BTF blob) holds.

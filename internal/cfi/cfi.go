@@ -137,16 +137,7 @@ func (r Row) sameRules(o Row) bool {
 // DecodeError is corrupt or unsupported call frame information: Offset is
 // the byte offset in Section (after decompression) of the entry or the
 // instruction that could not be read.
-type DecodeError struct {
-	File    string
-	Section string
-	Offset  uint64
-	Err     string
-}
-
-func (e *DecodeError) Error() string {
-	return fmt.Sprintf("%s: section %s at offset %#x: %s (corrupt call frame information)", e.File, e.Section, e.Offset, e.Err)
-}
+type DecodeError = elfx.DecodeError
 
 // fpRegister names each machine's frame pointer in its arch table.
 var fpRegister = map[elf.Machine]string{elf.EM_X86_64: "RBP", elf.EM_AARCH64: "X29"}
@@ -270,20 +261,18 @@ func sectionData(f *elfx.File, name string) (data []byte, addr uint64, err error
 		return nil, 0, nil
 	}
 	fail := func(format string, args ...any) error {
-		return &DecodeError{File: f.Path, Section: name, Err: fmt.Sprintf(format, args...)}
+		return &DecodeError{File: f.Path, Section: name, Offset: elfx.NoOffset, Err: fmt.Errorf(format, args...)}
 	}
-	defer func() {
-		// debug/elf can panic on a corrupt compression header.
-		if p := recover(); p != nil {
-			data, err = nil, fail("reading the section: %v", p)
-		}
-	}()
 	if s.Flags&elf.SHF_COMPRESSED == 0 && s.Size > maxSection {
 		return nil, 0, fail("section of %d bytes is too large", s.Size)
 	}
-	data, err = s.Data()
+	// debug/elf can panic on a corrupt compression header.
+	err = elfx.Guard(f.Path, name, func() (err error) {
+		data, err = s.Data()
+		return err
+	})
 	if err != nil {
-		return nil, 0, fail("reading the section: %v", err)
+		return nil, 0, elfx.Decode(f.Path, name, elfx.NoOffset, fmt.Errorf("reading the section: %w", err))
 	}
 	if len(data) > maxSection {
 		return nil, 0, fail("section of %d bytes is too large", len(data))

@@ -380,7 +380,7 @@ func TestCorrupt(t *testing.T) {
 			if !errors.As(err, &de) {
 				t.Fatalf("got %v, want a *DecodeError", err)
 			}
-			if de.File != path || de.Section != ".eh_frame" || de.Offset != uint64(c.at) || !strings.Contains(de.Err, c.message) {
+			if de.File != path || de.Section != ".eh_frame" || de.Offset != uint64(c.at) || !strings.Contains(de.Err.Error(), c.message) {
 				t.Errorf("got %q, want offset %#x and %q", err, c.at, c.message)
 			}
 			if strings.Count(err.Error(), "\n") != 0 {
@@ -396,7 +396,7 @@ func TestCorrupt(t *testing.T) {
 		}
 		_, err := parseSection(p, ".debug_frame", b[:8], 0, testMachine(f))
 		var de *DecodeError
-		if !errors.As(err, &de) || de.Offset != 0 || !strings.Contains(de.Err, "truncated entry length") {
+		if !errors.As(err, &de) || de.Offset != 0 || !strings.Contains(de.Err.Error(), "truncated entry length") {
 			t.Errorf("got %v", err)
 		}
 	})

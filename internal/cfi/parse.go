@@ -38,7 +38,7 @@ func newSection(file, name string, b []byte, addr uint64, eh bool, m *machine) *
 }
 
 func (s *section) errorf(off int, format string, args ...any) error {
-	return &DecodeError{File: s.file, Section: s.name, Offset: uint64(off), Err: fmt.Sprintf(format, args...)}
+	return &DecodeError{File: s.file, Section: s.name, Offset: uint64(off), Err: fmt.Errorf(format, args...)}
 }
 
 // reader reads s.b from off up to end. A read past end returns zeros and

@@ -95,23 +95,25 @@ func Open(path string) (*File, error) {
 }
 
 // NewFile reads ELF from r; name is used in errors.
-func NewFile(r io.ReaderAt, name string) (ef *File, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			ef, err = nil, fmt.Errorf("%s: corrupt ELF file: %v", name, p)
-		}
-	}()
+func NewFile(r io.ReaderAt, name string) (*File, error) {
 	var magic [4]byte
 	if n, _ := r.ReadAt(magic[:], 0); n < 4 || string(magic[:]) != elf.ELFMAG {
 		return nil, fmt.Errorf("%s: %w (expected a binary, shared object or debug file)", name, ErrNotELF)
 	}
-	f, err := elf.NewFile(r)
+	var ef *File
+	err := Guard(name, "", func() error {
+		f, err := elf.NewFile(r)
+		if err != nil {
+			return err
+		}
+		ef = &File{File: f, Path: name, r: r}
+		ef.BuildID = readBuildID(f)
+		ef.DebugLink = readDebugLink(f)
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: corrupt ELF file: %v", name, err)
+		return nil, Decode(name, "", NoOffset, fmt.Errorf("corrupt ELF file: %w", err))
 	}
-	ef = &File{File: f, Path: name, r: r}
-	ef.BuildID = readBuildID(f)
-	ef.DebugLink = readDebugLink(f)
 	return ef, nil
 }
 
@@ -164,20 +166,18 @@ func (f *File) HasDWARF() bool {
 // DWARF returns the file's DWARF data, decompressing sections as needed.
 // A panic inside debug/elf or debug/dwarf becomes an error naming the file.
 func (f *File) DWARF() (d *dwarf.Data, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			d, err = nil, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
+	err = Guard(f.Path, ".debug_info", func() error {
+		if f.Type == elf.ET_REL || f.Section(".zdebug_info") != nil {
+			// Relocations to apply, or the old compressed-section
+			// naming: debug/elf knows both.
+			d, err = f.File.DWARF()
+		} else {
+			d, err = f.dwarfParallel()
 		}
-	}()
-	if f.Type == elf.ET_REL || f.Section(".zdebug_info") != nil {
-		// Relocations to apply, or the old compressed-section naming:
-		// debug/elf knows both.
-		d, err = f.File.DWARF()
-	} else {
-		d, err = f.dwarfParallel()
-	}
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", f.Path, err)
+		return nil, Decode(f.Path, ".debug_info", NoOffset, err)
 	}
 	return d, nil
 }
@@ -205,18 +205,16 @@ func (f *File) dwarfParallel() (*dwarf.Data, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			defer func() {
-				if p := recover(); p != nil {
-					errs[i] = fmt.Errorf("%v", p)
-				}
-			}()
-			data[i], errs[i] = f.sectionBytes(name)
+			errs[i] = Guard(f.Path, name, func() (err error) {
+				data[i], err = f.sectionBytes(name)
+				return err
+			})
 		}()
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("section %s: %v", dwarfSections[i], err)
+			return nil, Decode(f.Path, dwarfSections[i], NoOffset, err)
 		}
 	}
 	d, err := f.newDWARF(data)
@@ -227,7 +225,7 @@ func (f *File) dwarfParallel() (*dwarf.Data, error) {
 		if s.Name == ".debug_types" && s.Type != elf.SHT_NOBITS {
 			b, err := s.Data()
 			if err != nil {
-				return nil, fmt.Errorf("section %s: %v", s.Name, err)
+				return nil, Decode(f.Path, s.Name, NoOffset, err)
 			}
 			if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
 				return nil, err

@@ -201,25 +201,32 @@ func (f *File) sectionBytes(name string) ([]byte, error) {
 // give those prefixes. A file that needs relocations or has .zdebug
 // sections or type units returns ok false: DWARF reads it.
 func (f *File) DWARFPrefix(info, line uint64) (d *dwarf.Data, ok bool, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			d, ok, err = nil, false, fmt.Errorf("%s: section .debug_info: corrupt DWARF: %v", f.Path, p)
-		}
-	}()
 	if !f.PrefixReadable() {
 		return nil, false, nil
 	}
+	err = Guard(f.Path, ".debug_info", func() (err error) {
+		d, err = f.dwarfPrefix(info, line)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return d, true, nil
+}
+
+// dwarfPrefix is DWARFPrefix for a file it can read.
+func (f *File) dwarfPrefix(info, line uint64) (*dwarf.Data, error) {
 	get := func(name string, n uint64) ([]byte, error) {
 		l, err := f.lazySection(name)
 		if err == ErrNoSection {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: section %s: %v", f.Path, name, err)
+			return nil, Decode(f.Path, name, NoOffset, err)
 		}
 		b, err := l.Prefix(n)
 		if err != nil {
-			return nil, fmt.Errorf("%s: section %s: %v", f.Path, name, err)
+			return nil, Decode(f.Path, name, NoOffset, err)
 		}
 		return b, nil
 	}
@@ -233,15 +240,16 @@ func (f *File) DWARFPrefix(info, line uint64) (d *dwarf.Data, ok bool, err error
 		if !ok {
 			n = 1<<64 - 1
 		}
+		var err error
 		if data[i], err = get(name, n); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
-	d, err = f.newDWARF(data)
+	d, err := f.newDWARF(data)
 	if err != nil {
-		return nil, false, fmt.Errorf("%s: %v", f.Path, err)
+		return nil, Decode(f.Path, ".debug_info", NoOffset, err)
 	}
-	return d, true, nil
+	return d, nil
 }
 
 // PrefixReadable reports whether DWARFPrefix can read the file: no

@@ -1,0 +1,65 @@
+package elfx
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+)
+
+// DecodeError is a record of an ELF file that cannot be decoded, as
+// debug/dwarf's DecodeError reports one: File names the file, Section the
+// section (".debug_info", ".debug_line", ...; "" for the ELF headers) and
+// Offset the record's offset in bytes from the section's start (NoOffset
+// when unknown). Err says what is wrong.
+type DecodeError struct {
+	File    string
+	Section string
+	Offset  uint64
+	Err     error
+}
+
+// NoOffset is DecodeError.Offset when the offset is unknown.
+const NoOffset = ^uint64(0)
+
+func (e *DecodeError) Error() string {
+	where := e.File
+	if e.Section != "" {
+		where += ": section " + e.Section
+	}
+	if e.Offset != NoOffset {
+		where += fmt.Sprintf(" at offset %#x", e.Offset)
+	}
+	return fmt.Sprintf("%s: %v (the file is damaged or of a form not read here: rebuild it, "+
+		"or reinstall the package it or its debug file came from)", where, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Decode wraps err, met at offset off of section in file, as a
+// *DecodeError; when err holds one already, that one (which knows better
+// where the fault lies). An error debug/dwarf returned as a
+// dwarf.DecodeError keeps the section and offset it names.
+func Decode(file, section string, off uint64, err error) error {
+	var de *DecodeError
+	if errors.As(err, &de) {
+		return de
+	}
+	var dde dwarf.DecodeError
+	if errors.As(err, &dde) {
+		return &DecodeError{File: file, Section: ".debug_" + dde.Name, Offset: uint64(dde.Offset), Err: errors.New(dde.Err)}
+	}
+	return &DecodeError{File: file, Section: section, Offset: off, Err: err}
+}
+
+// Guard runs fn, which calls debug/elf or debug/dwarf on the section of
+// file (a library that can panic on corrupt input), and turns such a panic
+// into a *DecodeError. It is the project's one boundary for them: the
+// readers above return their errors as values.
+func Guard(file, section string, fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &DecodeError{File: file, Section: section, Offset: NoOffset, Err: fmt.Errorf("%v", p)}
+		}
+	}()
+	return fn()
+}
