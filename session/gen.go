@@ -2,11 +2,11 @@ package session
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 
 	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/symtab"
 )
@@ -32,10 +32,10 @@ func Gen(w io.Writer, o *GenOptions) error {
 	switch o.Format {
 	case "spec", "bpftrace", "perf", "bpf-c":
 	default:
-		return usageError{fmt.Errorf("--format %q: want spec, bpf-c, bpftrace or perf", o.Format)}
+		return usage.Errorf("--format %q: want spec, bpf-c, bpftrace or perf", o.Format)
 	}
 	if len(o.Defs) == 0 {
-		return usage("no probe definitions")
+		return usage.Errorf("no probe definitions")
 	}
 	defs, err := parseDefs(o.Defs)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/binscope/binscope/attach"
 	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/internal/table"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/spec"
 )
 
@@ -39,10 +40,10 @@ type HistOptions struct {
 // text; the resolver's and the kernel's.
 func Hist(o *HistOptions) (int, error) {
 	if o.Key == "" {
-		return 0, usage("--key is required")
+		return 0, usage.Errorf("--key is required")
 	}
 	if len(o.Defs) == 0 {
-		return 0, usage("no probe definitions")
+		return 0, usage.Errorf("no probe definitions")
 	}
 	if err := o.Metrics.check(len(o.Defs)); err != nil {
 		return 0, err
@@ -109,7 +110,7 @@ func (o *HistOptions) histSpec() (string, *spec.Spec, error) {
 	var full []string
 	for _, d := range o.Defs {
 		if len(strings.Fields(d)) > 1 {
-			return "", nil, usageError{fmt.Errorf("%q: hist takes --key and --value, not arguments", d)}
+			return "", nil, usage.Errorf("%q: hist takes --key and --value, not arguments", d)
 		}
 		x := d + " key=" + o.Key
 		if o.Value != "" {

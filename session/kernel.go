@@ -17,7 +17,6 @@
 package session
 
 import (
-	"errors"
 	"os/exec"
 	"time"
 
@@ -94,10 +93,3 @@ type Profiler interface {
 // Host is the running kernel: package attach on Linux, elsewhere a kernel
 // that returns attach.ErrNotSupported.
 var Host Kernel = host{}
-
-// usageError is a command line a run cannot serve: exit status 2.
-type usageError struct{ error }
-
-func (usageError) Usage() bool { return true }
-
-func usage(msg string) error { return usageError{errors.New(msg)} }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/metric"
 	"github.com/binscope/binscope/spec"
 )
@@ -33,12 +34,12 @@ func (m *MetricOptions) check(probes int) error {
 	}
 	if m.Listen == "" {
 		if len(m.Names) > 0 || len(m.Helps) > 0 || m.Label != "" {
-			return usage("--metric, --metric-help and --label name what --listen serves: add --listen ADDR")
+			return usage.Errorf("--metric, --metric-help and --label name what --listen serves: add --listen ADDR")
 		}
 		return nil
 	}
 	if len(m.Names) > probes || len(m.Helps) > probes {
-		return usageError{fmt.Errorf("%d --metric and %d --metric-help for %d probes: give at most one each per probe, in order", len(m.Names), len(m.Helps), probes)}
+		return usage.Errorf("%d --metric and %d --metric-help for %d probes: give at most one each per probe, in order", len(m.Names), len(m.Helps), probes)
 	}
 	return nil
 }
@@ -106,7 +107,7 @@ func (m *MetricOptions) families(spec *spec.Spec, target, key, value string) ([]
 			err = fs[i].Check()
 		}
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--metric for %s: %v", fs[i].Probe, err)}
+			return nil, usage.Errorf("--metric for %s: %v", fs[i].Probe, err)
 		}
 	}
 	return fs, nil

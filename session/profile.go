@@ -11,6 +11,7 @@ import (
 	"github.com/binscope/binscope/attach"
 	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/flame"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/stack"
 )
 
@@ -45,10 +46,10 @@ type ProfileOptions struct {
 // that do not go together; the kernel's.
 func Profile(o *ProfileOptions) (int, error) {
 	if o.PID > 0 && len(o.Run) > 0 || o.PID == 0 && len(o.Run) == 0 && !o.All {
-		return 0, usage("name a process with -p, a command after --, or profile every process with -a")
+		return 0, usage.Errorf("name a process with -p, a command after --, or profile every process with -a")
 	}
 	if o.Color != "lang" && o.Color != "module" {
-		return 0, usageError{fmt.Errorf("--color %q: want lang or module", o.Color)}
+		return 0, usage.Errorf("--color %q: want lang or module", o.Color)
 	}
 	tables, err := unwindTables(o.PID, o.Run, "")
 	if err != nil {

@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/binscope/binscope/bpfprog"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
 )
@@ -180,8 +180,7 @@ func TestTargets(t *testing.T) {
 			t.Errorf("%+v: %q, %v; want %q", tc.o, got, err, tc.want)
 		}
 	}
-	var u interface{ Usage() bool }
-	if _, err := (&Options{}).probeTarget(); !errors.As(err, &u) {
+	if _, err := (&Options{}).probeTarget(); !usage.Is(err) {
 		t.Errorf("nothing named: %v, want a usage error", err)
 	}
 	gone := exec.Command("true")

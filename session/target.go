@@ -16,6 +16,7 @@ import (
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/goref"
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/load"
 	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/spec"
@@ -72,7 +73,7 @@ func (o *Options) probeTarget() (string, error) {
 		}
 		return exe, nil
 	}
-	return "", usage("name the binary with -x, a process with -p, or a command after --")
+	return "", usage.Errorf("name the binary with -x, a process with -p, or a command after --")
 }
 
 // processError says in one line why process pid cannot be read.
@@ -110,7 +111,7 @@ func onlyCommand(target string, run []string) bool {
 func (o *Options) loadSpec(defs []string, target string) (*spec.Spec, error) {
 	if o.SpecFile != "" {
 		if len(defs) > 0 {
-			return nil, usage("--spec holds the probes: give no definitions")
+			return nil, usage.Errorf("--spec holds the probes: give no definitions")
 		}
 		r, err := os.Open(o.SpecFile)
 		if err != nil {
@@ -145,7 +146,7 @@ func (o *Options) loadSpec(defs []string, target string) (*spec.Spec, error) {
 // (types.ErrNotFound for a function the file does not have).
 func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
 	if len(defs) == 0 {
-		return nil, usage("no probe definitions")
+		return nil, usage.Errorf("no probe definitions")
 	}
 	ds, err := parseDefs(defs)
 	if err != nil {
@@ -312,7 +313,7 @@ func (o *Options) kernelEvents() ([]spec.Probe, error) {
 	for _, d := range o.Defs {
 		isEvent, err := probe.KernelEvent(d)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usage.Wrap(err)
 		}
 		if !isEvent {
 			funcs = append(funcs, d)

@@ -11,6 +11,7 @@ import (
 	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/internal/table"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
 )
@@ -43,7 +44,7 @@ type TraceOptions struct {
 // together, the resolver's, the kernel's (attach.ErrPermission).
 func Trace(o *TraceOptions) (status int, err error) {
 	if o.Folded != "" && !o.Stacks {
-		return 0, usage("--folded needs --stacks")
+		return 0, usage.Errorf("--folded needs --stacks")
 	}
 	if err := o.Metrics.check(max(len(o.Defs), 1)); err != nil {
 		return 0, err

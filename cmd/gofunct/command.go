@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/cmd/internal/oneshot"
 	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/load"
@@ -125,7 +126,7 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	if lc != nil && lc.Write(stdout, l) {
 		return nil
 	}
-	command.HugeHeap(path)
+	oneshot.HugeHeap(path)
 	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr})
 	if err != nil {
 		return err

@@ -6,10 +6,10 @@ package main
 import (
 	"os"
 
-	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/cmd/internal/oneshot"
 )
 
 func main() {
-	command.OneShotGC() // a run reads a whole binary's DWARF once and exits
+	oneshot.GC() // a run reads a whole binary's DWARF once and exits
 	os.Exit(gofunct(os.Args[1:], os.Stdout, os.Stderr))
 }

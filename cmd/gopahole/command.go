@@ -7,7 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/cmd/internal/oneshot"
 	"github.com/binscope/binscope/codegen"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/load"
 	"github.com/binscope/binscope/types"
@@ -137,7 +139,7 @@ func (f *paholeFlags) selection() (*layout.Selection, error) {
 	for _, l := range command.SplitList(f.langs) {
 		lang, err := types.ParseLang(l)
 		if err != nil {
-			return nil, command.Usage(err)
+			return nil, usage.Wrap(err)
 		}
 		sel.Langs = append(sel.Langs, lang)
 	}
@@ -149,10 +151,10 @@ func (f *paholeFlags) check() error {
 		f.output = "c"
 	}
 	if f.cacheline <= 0 || f.cacheline&(f.cacheline-1) != 0 {
-		return command.Usagef("--cacheline_size %d: want a power of two", f.cacheline)
+		return usage.Errorf("--cacheline_size %d: want a power of two", f.cacheline)
 	}
 	if f.format != "" && f.format != "dwarf" && f.format != "btf" {
-		return command.Usagef("-F %q: unknown format (want dwarf or btf)", f.format)
+		return usage.Errorf("-F %q: unknown format (want dwarf or btf)", f.format)
 	}
 	if err := command.OneOf("--syntax", f.syntax, "c", "native"); err != nil {
 		return err
@@ -172,7 +174,7 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 	if len(paths) > 0 {
 		path = paths[0]
 	}
-	command.HugeHeap(load.PathOrKernel(path))
+	oneshot.HugeHeap(load.PathOrKernel(path))
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
 	if f.prettify.file != "" {

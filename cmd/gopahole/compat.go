@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/load"
 	"github.com/binscope/binscope/types"
@@ -102,7 +102,7 @@ func addCompatFlags(cmd *cobra.Command, f *paholeFlags) {
 func (c *compatFlags) counts(w io.Writer, paths []string, sel *layout.Selection) (bool, error) {
 	switch {
 	case c.definedIn && len(sel.Classes) == 0:
-		return true, command.Usagef("-u: name the types with -C")
+		return true, usage.Errorf("-u: name the types with -C")
 	case c.definedIn, c.nrDefinitions:
 		return true, c.definitions(w, paths, sel)
 	case c.nrMethods:
@@ -304,7 +304,7 @@ func classList(names []string) ([]string, error) {
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, command.Usagef("-C %s: %v", n, err)
+			return nil, usage.Errorf("-C %s: %v", n, err)
 		}
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		for sc.Scan() {

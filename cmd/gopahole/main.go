@@ -5,10 +5,10 @@ package main
 import (
 	"os"
 
-	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/cmd/internal/oneshot"
 )
 
 func main() {
-	command.OneShotGC() // a run reads a file's types once and exits
+	oneshot.GC() // a run reads a file's types once and exits
 	os.Exit(gopahole(os.Args[1:], os.Stdout, os.Stderr))
 }

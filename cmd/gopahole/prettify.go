@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/load"
 	"github.com/binscope/binscope/pretty"
 	"github.com/binscope/binscope/types"
@@ -38,16 +39,16 @@ func runPrettify(f *paholeFlags, path string, w io.Writer, stderr io.Writer) err
 	p := &f.prettify
 	classes := command.SplitList(f.classes)
 	if len(classes) > 1 || len(classes) == 0 && p.header == "" {
-		return command.Usagef("--prettify needs one record type (-C TYPE) or a --header TYPE")
+		return usage.Errorf("--prettify needs one record type (-C TYPE) or a --header TYPE")
 	}
 	if p.count < 0 || p.skip < 0 {
-		return command.Usagef("--count and --skip take a number of records, not %d", min(p.count, p.skip))
+		return usage.Errorf("--count and --skip take a number of records, not %d", min(p.count, p.skip))
 	}
 	var class pretty.Class
 	if len(classes) == 1 {
 		var err error
 		if class, err = pretty.ParseClass(classes[0]); err != nil {
-			return command.Usage(err)
+			return usage.Wrap(err)
 		}
 	}
 	var names []string // the types to read; all of them when a type_enum picks record types by name

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/session"
 )
 
@@ -22,12 +23,12 @@ func genCommand(stdout, stderr io.Writer) *cobra.Command {
 		Args: command.Args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Exe == "" {
-				return command.Usagef("-x BINARY is required")
+				return usage.Errorf("-x BINARY is required")
 			}
 			o.Defs = args
 			if cache {
 				if cmd.Flags().Changed("format") || o.Target != "" {
-					return command.Usagef("--cache keeps the spec in the probe cache: give no --format or --target")
+					return usage.Errorf("--cache keeps the spec in the probe cache: give no --format or --target")
 				}
 				return session.CachePut(o.Exe, o.Defs, nil, stderr)
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/session"
 )
 
@@ -32,7 +33,7 @@ character) or, without either, a part of the names.`,
 				o.Exe, args = args[0], args[1:]
 			}
 			if len(args) > 1 {
-				return command.Usagef("one PATTERN at most, got %q", args)
+				return usage.Errorf("one PATTERN at most, got %q", args)
 			}
 			if len(args) == 1 {
 				o.Pattern = args[0]

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/cmd/internal/command"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/session"
 )
 
@@ -26,9 +27,9 @@ folded file (--folded) and an interactive SVG flame graph (--svg).`,
   goprobe profile -a --svg all.svg   (every process, until SIGINT)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if d := cmd.ArgsLenAtDash(); d > 0 {
-				return command.Usagef("unexpected arguments before --: %v", args[:d])
+				return usage.Errorf("unexpected arguments before --: %v", args[:d])
 			} else if d < 0 && len(args) > 0 {
-				return command.Usagef("unexpected arguments %v (the command goes after --)", args)
+				return usage.Errorf("unexpected arguments %v (the command goes after --)", args)
 			}
 			o.Run = args
 			return command.Exit(session.Profile(o))

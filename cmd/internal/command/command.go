@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
+
+	"github.com/binscope/binscope/internal/usage"
 )
 
 // Execute runs a cobra command tree with args and turns its error into the
@@ -28,7 +26,7 @@ func Execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code
 	root.SilenceErrors = true
 	// Flag errors (unknown flags, bad values, missing values) are usage
 	// errors; subcommands inherit this.
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Wrap(err) })
 	defer func() {
 		// A bug must not show the user a goroutine dump: one line, exit 1.
 		if r := recover(); r != nil {
@@ -52,29 +50,10 @@ func Execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code
 		msg = msg[:i]
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", root.Name(), msg)
-	if IsUsage(err) {
+	if usage.Is(err) {
 		return 2
 	}
 	return 1
-}
-
-// usageError marks a command line the tool cannot run.
-type usageError struct{ error }
-
-func (u usageError) Unwrap() error { return u.error }
-func (usageError) Usage() bool     { return true }
-
-// Usage marks err as a usage error (exit status 2).
-func Usage(err error) error { return usageError{err} }
-
-// Usagef is Usage(fmt.Errorf(format, args...)).
-func Usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
-// IsUsage reports whether err is a usage error: one made by Usage, or a
-// library's error with a Usage() bool method that says so.
-func IsUsage(err error) bool {
-	var u interface{ Usage() bool }
-	return errors.As(err, &u) && u.Usage()
 }
 
 // Args makes the errors of a cobra argument check (too many arguments,
@@ -82,7 +61,7 @@ func IsUsage(err error) bool {
 func Args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return Usage(err)
+			return usage.Wrap(err)
 		}
 		return nil
 	}
@@ -153,7 +132,7 @@ func AddCompletion(cmd *cobra.Command) {
 		case "powershell":
 			return c.Root().GenPowerShellCompletionWithDesc(out)
 		}
-		return Usagef("--completion %q: want bash, zsh, fish or powershell", shell)
+		return usage.Errorf("--completion %q: want bash, zsh, fish or powershell", shell)
 	}
 }
 
@@ -164,7 +143,7 @@ func OneOf(flag, value string, want ...string) error {
 			return nil
 		}
 	}
-	return Usagef("%s %q: want %s", flag, value, orList(want))
+	return usage.Errorf("%s %q: want %s", flag, value, orList(want))
 }
 
 func orList(ws []string) string {
@@ -173,84 +152,3 @@ func orList(ws []string) string {
 	}
 	return strings.Join(ws[:len(ws)-1], ", ") + " or " + ws[len(ws)-1]
 }
-
-// OneShotGC is for a run that reads a whole file once and exits, unless
-// the user set GOGC: the garbage collector first runs when the heap
-// reaches oneShotHeap (a small file's run, a C++ program's listing or
-// glibc's prototypes, collects nothing), then paces as GOGC=400 (a quarter
-// as often as the default) for a large one.
-func OneShotGC() {
-	if os.Getenv("GOGC") != "" {
-		return
-	}
-	oneShot.Lock()
-	defer oneShot.Unlock()
-	oneShot.on = true
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(oneShotHeap)
-	armFirstCollection()
-}
-
-// oneShot is OneShotGC's state: on until the first collection hands
-// pacing to GOGC=400; gen counts the sentinels armed, so that only the
-// last one's finalizer acts (HugeHeap's own collection is not the first).
-var oneShot struct {
-	sync.Mutex
-	on, huge bool
-	gen      int
-}
-
-// armFirstCollection makes the next collection hand pacing to GOGC=400:
-// it finds this object unreachable and runs its finalizer.
-// oneShot is locked.
-func armFirstCollection() {
-	oneShot.gen++
-	gen := oneShot.gen
-	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
-		oneShot.Lock()
-		defer oneShot.Unlock()
-		if gen == oneShot.gen && oneShot.on {
-			oneShot.on = false
-			debug.SetGCPercent(400)
-			debug.SetMemoryLimit(math.MaxInt64)
-		}
-	})
-}
-
-// HugeHeap is for a OneShotGC run about to decode the file at path: when
-// it is large (hugeHeapInput), the heap it fills is backed by huge pages
-// where the kernel allows (see hugeHeap). Once per run, before the first
-// collection; the collection it runs keeps OneShotGC's pacing. It runs
-// before the file is opened, not beside it: a collection of the empty heap
-// takes a fraction of a millisecond alone, where one running beside the
-// file's reading held a core for its marking and stopped the run for up
-// to two (cpp-real's listing took 1.9 ms longer, medians of 40 runs).
-func HugeHeap(path string) {
-	if st, err := os.Stat(path); err != nil || st.Size() < hugeHeapInput {
-		return
-	}
-	oneShot.Lock()
-	defer oneShot.Unlock()
-	if !oneShot.on || oneShot.huge {
-		return
-	}
-	oneShot.huge = true
-	oneShot.gen++ // the collection below is not the first: its finalizer does nothing
-	hugeHeap(hugeHeapBytes)
-	armFirstCollection()
-}
-
-const (
-	// oneShotHeap is the heap a run grows to before its first collection.
-	oneShotHeap = 256 << 20
-	// hugeHeapInput is the smallest file HugeHeap prepares for: a listing
-	// of a 1 MB binary fills a few MB of heap.
-	hugeHeapInput = 1 << 20
-	// hugeHeapBytes is the heap HugeHeap advises: address space, touched
-	// only as the run allocates (cpp-real's prototypes fill 60 MB).
-	hugeHeapBytes = 128 << 20
-)
-
-// sentinel holds a pointer, so that it is never batched with other small
-// objects (whose finalizers may not run).
-type sentinel struct{ _ *byte }

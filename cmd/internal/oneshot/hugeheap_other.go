@@ -1,5 +1,5 @@
 //go:build !linux
 
-package command
+package oneshot
 
 func hugeHeap(n int) {}

@@ -1,4 +1,4 @@
-package command
+package oneshot
 
 import (
 	"runtime/debug"

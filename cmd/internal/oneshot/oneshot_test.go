@@ -1,4 +1,4 @@
-package command
+package oneshot
 
 import (
 	"bytes"
@@ -14,15 +14,15 @@ import (
 	"time"
 )
 
-// TestOneShotGC: no collection before the heap reaches oneShotHeap; after
+// TestGC: no collection before the heap reaches oneShotHeap; after
 // the first, the collector paces as GOGC=400.
-func TestOneShotGC(t *testing.T) {
+func TestGC(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
-		t.Skip("GOGC is set: OneShotGC leaves the collector alone")
+		t.Skip("GOGC is set: GC leaves the collector alone")
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	OneShotGC()
+	GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	var keep [][]byte
@@ -51,7 +51,7 @@ func TestOneShotGC(t *testing.T) {
 	runtime.KeepAlive(keep)
 }
 
-// TestHugeHeap: HugeHeap on a large file keeps OneShotGC's pacing (the
+// TestHugeHeap: HugeHeap on a large file keeps GC's pacing (the
 // collection it runs is not the first), does nothing for a small file,
 // and where the kernel's policy allows transparent huge pages for an
 // advised range, the heap the run fills next is backed by them
@@ -59,7 +59,7 @@ func TestOneShotGC(t *testing.T) {
 // in a process of its own, whose heap holds no pages other tests freed.
 func TestHugeHeap(t *testing.T) {
 	if os.Getenv("GOGC") != "" {
-		t.Skip("GOGC is set: OneShotGC leaves the collector alone")
+		t.Skip("GOGC is set: GC leaves the collector alone")
 	}
 	if os.Getenv("BINSCOPE_TEST_HUGEHEAP") == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHugeHeap$", "-test.v")
@@ -73,7 +73,7 @@ func TestHugeHeap(t *testing.T) {
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	OneShotGC()
+	GC()
 	small := filepath.Join(t.TempDir(), "small")
 	if err := os.WriteFile(small, make([]byte, hugeHeapInput-1), 0o644); err != nil {
 		t.Fatal(err)
