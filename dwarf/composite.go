@@ -30,8 +30,7 @@ func (c *converter) composite(n *node, e *dwarf.Entry, size int64, depth int) (t
 	}
 	c.memo[e.Offset] = t
 	if c.opaque && !t.Incomplete && (n.lang == types.LangC || n.lang == types.LangCPlusPlus) {
-		t.Opaque = true // the C speller spells it by its name
-		return t, nil
+		return t, nil // spelled by its name: its parts are left unread
 	}
 	for _, k := range n.kids {
 		switch k.tag {

@@ -102,16 +102,35 @@ func TestHelpedFillEqualsOne(t *testing.T) {
 
 // TestOpaqueParamsSpellAlike: with SpelledParams, parameter and result
 // types spell as they do whole (C and C++ composites by name, the others
-// whole), and at least one input has composites left opaque.
+// whole), and at least three inputs have parameters of a composite whose
+// members were left unread (none, where the whole walk has some).
 func TestOpaqueParamsSpellAlike(t *testing.T) {
 	withOpaque := 0
 	eachScanInput(t, func(t *testing.T, f *File, _ int) {
 		whole := filledDescribed(t, f.Path, FuncOptions{Params: true})
+		_, wholeFns := openFunctions(t, f.Path, FuncOptions{Params: true})
 		_, fns := openFunctions(t, f.Path, FuncOptions{Params: true, SpelledParams: true})
+		type paramKey struct {
+			name string
+			pc   uint64
+			i    int
+		}
+		members := func(p types.Param) int {
+			if s, ok := types.Resolve(types.Unqualified(p.Type)).(*types.Struct); ok {
+				return len(s.Members)
+			}
+			return -1
+		}
+		had := map[paramKey]int{}
+		for _, fn := range wholeFns {
+			for i, p := range fn.Params {
+				had[paramKey{fn.Name, fn.LowPC, i}] = members(p)
+			}
+		}
 		opaque := 0
 		for _, fn := range fns {
-			for _, p := range fn.Params {
-				if s, ok := types.Resolve(types.Unqualified(p.Type)).(*types.Struct); ok && s.Opaque {
+			for i, p := range fn.Params {
+				if members(p) == 0 && had[paramKey{fn.Name, fn.LowPC, i}] > 0 {
 					opaque++
 				}
 			}

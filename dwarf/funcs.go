@@ -74,8 +74,11 @@ type FuncOptions struct {
 	At uint64
 	// SpelledParams, with Params (not DeferParams), says the caller only
 	// spells the types of parameters and results: C and C++ structs,
-	// classes and unions among them are Opaque, their members not read
-	// (a class passed by reference would bring its members' types).
+	// classes and unions among them (which C spells by name) are read
+	// for their name and size only, without their members, variants and
+	// template parameters (a class passed by reference would bring its
+	// members' types). Such types serve to spell prototypes, and nothing
+	// else: they carry no mark of it.
 	SpelledParams bool
 }
 

@@ -362,10 +362,6 @@ type Struct struct {
 	Decl    Decl
 	// Incomplete is a forward declaration: no size, no members.
 	Incomplete bool
-	// Opaque is a definition read for its name and size only: its
-	// members, variants and template parameters were left unread (a
-	// listing's prototypes spell C and C++ types by name).
-	Opaque bool
 	// Packed is set for Zig packed structs and where the loader knows the
 	// type is packed (members at offsets their alignment forbids).
 	Packed bool
