@@ -143,11 +143,9 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 func NewFromELF(ef *elfx.File) (*Model, error) {
 	m := &Model{Path: ef.Path, ELF: ef, Syms: readSyms(ef, nil)}
 	var fns []*types.Func
-	if pcln.Has(ef) {
-		t, err := pcln.Open(ef)
-		if err != nil {
-			return nil, err
-		}
+	if t, err := openPcln(ef); err != nil {
+		return nil, err
+	} else if t != nil {
 		if fns, err = t.Functions(ef.Path); err != nil {
 			return nil, err
 		}
@@ -168,6 +166,19 @@ func NewFromELF(ef *elfx.File) (*Model, error) {
 	m.addSymbolFuncs(fns)
 	m.index()
 	return m, nil
+}
+
+// openPcln opens ef's Go function table; nil, and no error, for a file
+// without one (symbols then name its code).
+func openPcln(ef *elfx.File) (*pcln.Table, error) {
+	if !pcln.Has(ef) {
+		return nil, nil
+	}
+	t, err := pcln.Open(ef)
+	if errors.Is(err, pcln.ErrNoTable) {
+		return nil, nil
+	}
+	return t, err
 }
 
 func readSyms(ef, debug *elfx.File) *symtab.Table {

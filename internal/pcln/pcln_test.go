@@ -1,12 +1,14 @@
 package pcln_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/pcln"
@@ -71,5 +73,45 @@ func TestStripped(t *testing.T) {
 	}
 	if n < 100 {
 		t.Fatalf("only %d Go functions compared", n)
+	}
+}
+
+// TestNoTable: a C program given a .go.buildinfo section (what Has takes
+// for Go) has no table to find: Open says so with ErrNoTable, which the
+// model of code takes as "name the code by its symbols".
+func TestNoTable(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "c.c")
+	if err := os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "c")
+	if out, err := exec.Command("gcc", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	info := filepath.Join(dir, "info")
+	if err := os.WriteFile(info, []byte("\xff Go buildinf:\x08\x02"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("objcopy", "--add-section", ".go.buildinfo="+info, "--set-section-flags", ".go.buildinfo=alloc,data", bin).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	ef, err := elfx.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	if !pcln.Has(ef) {
+		t.Fatal("Has: false for a file with .go.buildinfo")
+	}
+	if _, err := pcln.Open(ef); !errors.Is(err, pcln.ErrNoTable) {
+		t.Fatalf("Open: %v, want ErrNoTable", err)
+	}
+	m, err := code.NewFromELF(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Lookup("main")) != 1 {
+		t.Errorf("the model names no main from the symbol table")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"debug/gosym"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/binscope/binscope/internal/elfx"
@@ -60,6 +61,11 @@ const (
 const mdText = 22
 
 var mdGofuncs = []int{40, 43}
+
+// ErrNoTable is wrapped by Open when a file with Go's build information
+// has no pclntab section and none could be found in its data (a Go
+// compiler other than gc, or a format this reader does not know).
+var ErrNoTable = errors.New("no Go function table")
 
 // Has reports whether ef looks like a Go binary with a pclntab: a section
 // named for it, or Go's build information (the external linker may have
@@ -299,5 +305,5 @@ func findTable(ef *elfx.File, rel map[uint64]uint64) (data []byte, addr uint64, 
 			}
 		}
 	}
-	return nil, 0, nil, fmt.Errorf("%s: no .gopclntab section and no Go function table that the runtime's module data points at: not a Go binary, or one this reader does not know", ef.Path)
+	return nil, 0, nil, fmt.Errorf("%s: %w: no .gopclntab section and no Go function table that the runtime's module data points at: not a Go binary, or one this reader does not know", ef.Path, ErrNoTable)
 }
