@@ -72,6 +72,17 @@ type Model struct {
 	pcln *pcln.Table
 }
 
+// GoStructs are the layouts of the named struct types the runtime type
+// descriptors of a Go binary read from .gopclntab record (pcln.Structs),
+// goVersion being its Go version; pcln.ErrNoTypes when the model was not
+// read from .gopclntab or the format is not read.
+func (m *Model) GoStructs(goVersion string) (map[string][]pcln.Field, error) {
+	if m.pcln == nil || m.ELF == nil {
+		return nil, pcln.ErrNoTypes
+	}
+	return m.pcln.Structs(m.ELF, goVersion)
+}
+
 // host is one address range of code: a range of an instance (the
 // out-of-line copy, a clone or a piece) or of a symbol without DWARF.
 type host struct {

@@ -173,6 +173,10 @@ type Ref struct {
 	// reference's source than in the binary (Attach), which get no
 	// parameters: their source is not the binary's.
 	Moved []string
+	// Changed are the fields (T.f) of the reference's struct types that
+	// the binary's runtime type descriptors place elsewhere, size
+	// otherwise or lack (Attach): probes refuse them.
+	Changed []string
 	// Fetched says what the go command downloaded for this reference,
 	// and from where (GOPROXY), when it did.
 	Fetched string

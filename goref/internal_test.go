@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/code"
+	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
 )
@@ -119,28 +120,7 @@ func signature(fn *types.Func) string {
 // the compiler's DWARF in a go1.19.8 build of the same program.
 func TestOldToolchain(t *testing.T) {
 	const v = "go1.19.8"
-	if out, err := exec.Command("sh", "-c", "GOTOOLCHAIN="+v+" GOPROXY=off go version").CombinedOutput(); err != nil {
-		testutil.Skipf(t, "%s is not in the module cache (scripts/install-deps.sh fetches it): %s", v, out)
-	}
-	dir := t.TempDir()
-	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n\t\"net/url\"\n)\n\nfunc main() {\n\tu, err := url.Parse(\"http://x/a?b=c\")\n\tfmt.Println(u.Query(), err, http.StatusText(200))\n}\n"
-	write := func(name, text string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("main.go", src)
-	write("go.mod", "module example.com/old\n\ngo 1.19\n")
-	build := func(out string, args ...string) string {
-		path := filepath.Join(dir, out)
-		cmd := exec.Command("go", append(append([]string{"build", "-o", path}, args...), ".")...)
-		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOTOOLCHAIN="+v, "GOFLAGS=-mod=mod", "GOWORK=off")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %v: %v\n%s", args, err, b)
-		}
-		return path
-	}
-	stripped, full := build("old-stripped", "-ldflags=-s -w", "-trimpath"), build("old")
+	stripped, full := oldProgram(t)
 	if o, err := ReadOrigin(stripped); err != nil || o.GoVersion != v {
 		t.Fatalf("%s: built by %v (%v), want %s", stripped, o, err, v)
 	}
@@ -182,4 +162,106 @@ func TestToolchainFallback(t *testing.T) {
 	if got := toolchainFor(o, "", "go1.22.3", "go1.26.8"); got != "go1.22.3" {
 		t.Errorf("toolchain %s, want go1.22.3", got)
 	}
+}
+
+// TestLayoutsCheckedAgainstBinary: the struct types of a reference built
+// by another toolchain (the local one for a go1.19.8 binary) are checked
+// against the binary's own runtime type descriptors: the members refused
+// are exactly those whose offset or size in the reference differs from
+// the compiler's DWARF of a go1.19.8 build of the same program (or that it
+// lacks), and every other one is kept.
+func TestLayoutsCheckedAgainstBinary(t *testing.T) {
+	stripped, full := oldProgram(t)
+	m, err := code.Open(stripped, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	have, err := m.GoStructs("go1.19.8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _, err := Types(stripped, []string{"net/http.Request", "net/url.URL"}, &Options{CacheDir: t.TempDir(), LocalToolchain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := dwarf.Load(full, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	structs, refused := 0, 0
+	for _, ty := range spec.Types() {
+		s, ok := ty.(*types.Struct)
+		if !ok || s.Name == "" {
+			continue
+		}
+		fs, ok := have[s.Name]
+		var want *types.Struct
+		for _, c := range truth.Lookup(s.Name) {
+			if w, ok := c.(*types.Struct); ok && len(w.Members) > 0 {
+				want = w
+			}
+		}
+		if !ok || want == nil {
+			continue
+		}
+		differs := map[string]bool{}
+		for _, mm := range s.Members {
+			differs[mm.Name] = true
+			for _, w := range want.Members {
+				a, _ := types.Sizeof(mm.Type)
+				b, _ := types.Sizeof(w.Type)
+				if w.Name == mm.Name && w.Offset == mm.Offset && a == b {
+					differs[mm.Name] = false
+				}
+			}
+		}
+		c := *s
+		got := map[string]bool{}
+		for _, f := range refuseChanged(&c, fs) {
+			got[f[len(s.Name)+1:]] = true
+		}
+		structs++
+		for name, d := range differs {
+			if got[name] != d {
+				t.Errorf("%s.%s: refused %v, differs from go1.19.8's DWARF %v", s.Name, name, got[name], d)
+			}
+			if d {
+				refused++
+			}
+		}
+	}
+	if structs < 20 || refused < 3 {
+		t.Errorf("%d structs checked, %d members refused: want at least 20 and 3", structs, refused)
+	}
+	t.Logf("%d structs checked, %d members refused", structs, refused)
+}
+
+// oldProgram builds a small program using net/url and net/http with
+// go1.19.8, without DWARF (stripped) and with it (full).
+func oldProgram(t *testing.T) (stripped, full string) {
+	t.Helper()
+	const v = "go1.19.8"
+	if out, err := exec.Command("sh", "-c", "GOTOOLCHAIN="+v+" GOPROXY=off go version").CombinedOutput(); err != nil {
+		testutil.Skipf(t, "%s is not in the module cache (scripts/install-deps.sh fetches it): %s", v, out)
+	}
+	dir := t.TempDir()
+	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n\t\"net/url\"\n)\n\nfunc main() {\n\tu, err := url.Parse(\"http://x/a?b=c\")\n\tfmt.Println(u.Query(), err, http.StatusText(200))\n}\n"
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.go", src)
+	write("go.mod", "module example.com/old\n\ngo 1.19\n")
+	build := func(out string, args ...string) string {
+		path := filepath.Join(dir, out)
+		cmd := exec.Command("go", append(append([]string{"build", "-o", path}, args...), ".")...)
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "GOTOOLCHAIN="+v, "GOFLAGS=-mod=mod", "GOWORK=off")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %v: %v\n%s", args, err, b)
+		}
+		return path
+	}
+	return build("old-stripped", "-ldflags=-s -w", "-trimpath"), build("old")
 }

@@ -108,6 +108,21 @@ func Attach(m *code.Model, names []string, opts *Options) (*Ref, error) {
 		fn.Decl = rf.Decl
 		fn.SymbolOnly = false
 	}
+	var filled []*types.Func
+	for _, fn := range want {
+		if !fn.SymbolOnly {
+			filled = append(filled, fn)
+		}
+	}
+	lc := verifyLayouts(m, ref.GoVersion, filled)
+	ref.Changed = lc.changed
+	if opts != nil && opts.Log != nil && lc.structs > 0 {
+		fmt.Fprintf(opts.Log, "goref: %d fields of %d structs checked against the binary's runtime type descriptors", lc.fields, lc.structs)
+		if len(lc.changed) > 0 {
+			fmt.Fprintf(opts.Log, "; %d differ and are refused (%s)", len(lc.changed), abbrev(lc.changed, 3))
+		}
+		fmt.Fprintln(opts.Log)
+	}
 	if len(ref.Moved) > 0 && opts != nil && opts.Log != nil {
 		fmt.Fprintf(opts.Log, "goref: %d functions start at another line in the reference's source than in the binary (%s): their source differs, they get no parameters\n",
 			len(ref.Moved), abbrev(ref.Moved, 3))

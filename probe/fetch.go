@@ -202,6 +202,10 @@ func (r *Resolver) step(pl place, st Step) place {
 			return pl
 		}
 		m := member(s, st.Name)
+		if d := dynamicMember(s, st.Name); m == nil && d != nil {
+			pl.fault = fmt.Sprintf("%s.%s: %s", s.Name, st.Name, d.Dynamic)
+			return pl
+		}
 		if m == nil {
 			var names []string
 			for _, mm := range s.Members {
@@ -246,6 +250,17 @@ func member(s *types.Struct, name string) *types.Member {
 		}
 	}
 	return promoted(s, name)
+}
+
+// dynamicMember is s's member name whose place is not fixed by the type
+// (types.Dynamic says why), or nil.
+func dynamicMember(s *types.Struct, name string) *types.Member {
+	for i := range s.Dynamic {
+		if s.Dynamic[i].Name == name {
+			return &s.Dynamic[i]
+		}
+	}
+	return nil
 }
 
 // promoted is a field of a Go struct's embedded struct (not through a

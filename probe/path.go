@@ -33,6 +33,9 @@ func checkPath(expr string, t types.Type, path []Step) error {
 				return fmt.Errorf("%s: .%s: %s is not a struct", expr, st.Name, types.TypeString(t))
 			}
 			m := member(s, st.Name)
+			if d := dynamicMember(s, st.Name); m == nil && d != nil {
+				return fmt.Errorf("%s: %s.%s: %s", expr, s.Name, st.Name, d.Dynamic)
+			}
 			if m == nil {
 				return noField(expr, s, st.Name)
 			}

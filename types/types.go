@@ -306,9 +306,14 @@ const (
 	// DynamicUnknown: the location could not be read (an expression the
 	// loader does not evaluate).
 	DynamicUnknown
+	// DynamicChanged: the member came from a reference build (a Go
+	// binary without DWARF) and the binary's own runtime type
+	// descriptors give it another offset or size, or do not have it.
+	DynamicChanged
 )
 
-var dynamicNames = [...]string{"", "offset read from the object at run time", "location not understood"}
+var dynamicNames = [...]string{"", "offset read from the object at run time", "location not understood",
+	"the binary's runtime type descriptor gives it another offset or size than the reference build"}
 
 func (d Dynamic) String() string {
 	if int(d) < len(dynamicNames) {

@@ -45,6 +45,8 @@ type Table struct {
 	Lines *gosym.Table
 
 	magic uint32
+	md    []uint64 // the module data's first mdWords words; nil when not found
+	rel   map[uint64]uint64
 }
 
 // Table header magics (runtime/symtab.go, debug/gosym).
@@ -59,6 +61,10 @@ const (
 // to 1.26 and 43 from Go 1.27 (which added typedesclen, itaboffset and
 // itabsize before it); goFunc tells them apart.
 const mdText = 22
+
+// mdWords is how many words of the module data are read: past typelinks
+// in every format (the structure has more than 60 words).
+const mdWords = 56
 
 var mdGofuncs = []int{40, 43}
 
@@ -109,6 +115,7 @@ func Open(ef *elfx.File) (t *Table, err error) {
 		return nil, fmt.Errorf("%s: section .gopclntab: %d bytes: too short for a table header", ef.Path, len(t.Data))
 	}
 	t.magic = le.Uint32(t.Data)
+	t.md, t.rel = md, rel
 	if md != nil && t.magic == magic120 {
 		t.GoFunc = goFunc(ef, md)
 	}
@@ -195,7 +202,7 @@ func relocated(sec *elf.Section, rel map[uint64]uint64) ([]byte, error) {
 // whose word 0 is pclntab and whose word 22 (text) lies in executable code.
 // It returns the words up to the last gofunc index, or nil.
 func moduleData(ef *elfx.File, rel map[uint64]uint64, pclntab uint64) []uint64 {
-	words := mdGofuncs[len(mdGofuncs)-1] + 1
+	words := mdWords
 	le := binary.LittleEndian
 	for _, sec := range ef.Sections {
 		if sec.Type != elf.SHT_PROGBITS || sec.Flags&elf.SHF_WRITE == 0 || sec.Flags&elf.SHF_ALLOC == 0 {
