@@ -265,3 +265,51 @@ func oldProgram(t *testing.T) (stripped, full string) {
 	}
 	return build("old-stripped", "-ldflags=-s -w", "-trimpath"), build("old")
 }
+
+// TestStructsAgreeWithDWARF: the layouts the runtime type descriptors of
+// a go1.26.8 build without DWARF record (pcln.Table.Structs) equal the
+// compiler's DWARF of the same build with DWARF, field for field.
+func TestStructsAgreeWithDWARF(t *testing.T) {
+	m, err := code.Open(testutil.Fixture(t, "go-prom-stripped").Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	o, err := ReadOrigin(m.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := m.GoStructs(o.GoVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := dwarf.Load(testutil.Fixture(t, "go-prom").Path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	structs, fields := 0, 0
+	for name, fs := range have {
+		var want *types.Struct
+		for _, c := range truth.Lookup(name) {
+			if w, ok := c.(*types.Struct); ok && len(w.Members) == len(fs) {
+				want = w
+			}
+		}
+		if want == nil {
+			continue
+		}
+		structs++
+		for i, f := range fs {
+			w := want.Members[i]
+			size, _ := types.Sizeof(w.Type)
+			if f.Name != w.Name || f.Offset != uint64(w.ByteOffset()) || f.Size != uint64(size) {
+				t.Errorf("%s field %d: descriptor %+v, DWARF %s at %d size %d", name, i, f, w.Name, w.ByteOffset(), size)
+			}
+			fields++
+		}
+	}
+	if structs < 100 {
+		t.Errorf("only %d structs compared", structs)
+	}
+	t.Logf("%d fields of %d structs agree (%d structs in the descriptors)", fields, structs, len(have))
+}
