@@ -20,6 +20,23 @@ one() {
 	tail -1 "$out/time.txt" | awk -v a="$t0" -v b="$t1" '{ printf "%.4f %s %.2f\n", b - a, $1, $2 + $3 }'
 }
 
+# Each script's latest row of each name, for bench/readme.sh: one line per
+# row in $out/results/SCRIPT.tsv (a row run again replaces its line).
+results="$out/results/$(basename "$0" .sh).tsv"
+mkdir -p "$out/results"
+touch "$results"
+
+# record NAME FIELDS...: replaces row NAME of the results with NAME, the
+# date, the commit, the load average and FIELDS, tab-separated.
+record() {
+	local name=$1 line
+	shift
+	line=$(printf '%s\t' "$name" "$(date -u +%F)" "$(git rev-parse --short HEAD 2>/dev/null || echo -)" \
+		"$(cut -d' ' -f1 /proc/loadavg)" "$@")
+	{ grep -v -P "^\Q$name\E\t" "$results" || true; printf '%s\n' "${line%$'\t'}"; } >"$results.new"
+	mv "$results.new" "$results"
+}
+
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 
 # compare NAME OURS PEER RUNS ARGS...: runs OURS and PEER on ARGS, alternating,
@@ -46,6 +63,7 @@ compare() {
 	pt=$(cut -d' ' -f1 "$out/$name.theirs" | median)
 	pm=$(cut -d' ' -f2 "$out/$name.theirs" | median)
 	pc=$(cut -d' ' -f3 "$out/$name.theirs" | median)
+	record "$name" "$runs" "$(basename "$ours")" "$ot" "$om" "$oc" "$peer" "$pt" "$pm" "$pc"
 	awk -v n="$name" -v o="$(basename "$ours")" -v p="$peer" -v ot="$ot" -v om="$om" -v oc="$oc" -v pt="$pt" -v pm="$pm" -v pc="$pc" 'BEGIN {
 		printf "%-15s %s %6.3f s %7.1f MB cpu %5.2f s | %s %6.3f s %7.1f MB cpu %5.2f s | time ratio %.2f, cpu %.2f\n",
 			n, o, ot, om/1024, oc, p, pt, pm/1024, pc, ot/pt, (pc > 0 ? oc/pc : 0)

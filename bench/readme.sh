@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Rewrites the README's results (between the "results:" markers) from the
+# latest rows bench/pahole.sh, bench/pfunct.sh, bench/header.sh and
+# bench/goprobe.sh recorded in bench/out/results/: one table per script,
+# one line per row, with the date, commit and load average it ran at.
+#
+#   bash bench/pahole.sh 11 && bash bench/pfunct.sh 11 && bash bench/readme.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${BENCH_OUT:-bench/out}
+begin='<!-- results: begin (bench/readme.sh writes this part) -->'
+end='<!-- results: end -->'
+grep -qxF "$begin" README.md && grep -qxF "$end" README.md || { echo "readme: README.md has no results markers" >&2; exit 1; }
+table=$(mktemp)
+for script in pahole pfunct header goprobe; do
+	f=$out/results/$script.tsv
+	[ -s "$f" ] || { echo "readme: no rows of bench/$script.sh in $f, left out" >&2; continue; }
+	awk -F'\t' -v s="$script" '
+	BEGIN {
+		printf "\n`bash bench/%s.sh`:\n\n", s
+		print "| row | ours | peer | time ratio | CPU ratio | runs | measured |"
+		print "|-----|------|------|------------|-----------|------|----------|"
+	}
+	# name date commit load runs ours ot om oc peer pt pm pc
+	{
+		printf "| %s | %s %.3f s, %.0f MB | %s %.3f s, %.0f MB | %.2f | %.2f | %d | %s, %s, load %s |\n",
+			$1, $6, $7, $8 / 1024, $10, $11, $12 / 1024, $7 / $11, ($13 > 0 ? $9 / $13 : 0), $5, $2, $3, $4
+	}' "$f" >>"$table"
+done
+[ -s "$table" ] || { echo "readme: no results to write" >&2; exit 1; }
+awk -v b="$begin" -v e="$end" -v t="$table" '
+	$0 == b { print; while ((getline l < t) > 0) print l; print ""; skip = 1; next }
+	$0 == e { skip = 0 }
+	!skip' README.md >README.md.new
+mv README.md.new README.md
+rm -f "$table"
+echo "readme: results rewritten from $out/results"
