@@ -19,12 +19,12 @@ import (
 	"github.com/binscope/binscope/internal/testutil"
 )
 
-// TestCgoLinkModesCount: testdata/cgo-work (a cgo loop calling work N
-// times, then printing the total), built by the oldest and newest Go the
-// module registry serves and by the machine's own, linked internally,
-// externally, as PIE and with -s -w: `goprobe stat main.work` counts
-// exactly N calls, and the program prints byte for byte what it prints
-// unprobed.
+// TestCgoLinkModesCount: testdata/cgo-work (a cgo loop calling work and
+// the inlined mix N times, then printing the total), built by the oldest
+// and newest Go the module registry serves and by the machine's own,
+// linked internally, externally, as PIE and with -s -w: `goprobe stat`
+// counts exactly N calls of each, and the program prints byte for byte
+// what it prints unprobed.
 func TestCgoLinkModesCount(t *testing.T) {
 	needBPF(t)
 	const n = 1000
@@ -35,7 +35,7 @@ func TestCgoLinkModesCount(t *testing.T) {
 			if err != nil || len(want) < 2 {
 				t.Fatalf("%s %s unprobed: %v %q", tc, mode, err, want)
 			}
-			code, out, errs := runGoprobe("stat", "main.work", "--", bin, strconv.Itoa(n))
+			code, out, errs := runGoprobe("stat", "main.work", "main.mix", "--", bin, strconv.Itoa(n))
 			if code != 0 {
 				t.Fatalf("%s %s: exit %d: %s", tc, mode, code, errs)
 			}
@@ -45,6 +45,12 @@ func TestCgoLinkModesCount(t *testing.T) {
 			}
 			if !regexp.MustCompile(`(?m)^main\.work\s+` + strconv.Itoa(n) + `\s+1\s+0$`).MatchString(rest) {
 				t.Errorf("%s %s: want %d calls of main.work at 1 site:\n%s%s", tc, mode, n, errs, rest)
+			}
+			// mix is inlined into main, its out-of-line copy left out by
+			// the linker: one site, the inline one (from DWARF, or without
+			// it from the runtime's inline tree).
+			if !regexp.MustCompile(`(?m)^main\.mix\s+` + strconv.Itoa(n) + `\s+1\s+0$`).MatchString(rest) {
+				t.Errorf("%s %s: want %d calls of the inlined main.mix at its site:\n%s%s", tc, mode, n, errs, rest)
 			}
 		}
 	}

@@ -4,7 +4,7 @@
 //
 //	CGO_ENABLED=1 go build -ldflags='-s -w -linkmode=external' -o app .
 //
-// `app N` calls work N times and prints the total; `app funcs` prints, for
+// `app N` calls work and mix (inlined) N times each and prints the total; `app funcs` prints, for
 // a few functions, the runtime's own name, entry address and line
 // (FuncForPC) and the start of the mapping of the executable's first page, from which
 // a test gets each function's address in the file.
@@ -26,6 +26,9 @@ import (
 //go:noinline
 func work(i int) int { return i*3 + 1 }
 
+// mix is inlined into main (go build -gcflags=-m: "inlining call to mix").
+func mix(i int) int { return i ^ 5 }
+
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "funcs" {
 		funcs()
@@ -38,7 +41,7 @@ func main() {
 	}
 	total := 0
 	for i := 0; i < n; i++ {
-		total += work(i)
+		total += work(i) + mix(i)
 	}
 	total += int(C.twice(1))
 	fmt.Println(total)
