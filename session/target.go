@@ -399,7 +399,11 @@ func mappedFiles(pid int, target string) []string {
 	var files []string
 	seen := map[string]bool{real(target): true}
 	for _, m := range ms {
-		if p := real(m.Readable()); !seen[p] {
+		p := m.File // a container's file, opened through its root: no path here names it
+		if p == "" {
+			p = real(m.Path)
+		}
+		if !seen[p] {
 			seen[p] = true
 			files = append(files, p)
 		}

@@ -67,17 +67,20 @@ func startAttached(t *testing.T, bin string, args ...string) (finish func(interr
 	return finish
 }
 
-// waiter is a C program that waits for a file to exist, then calls work
-// through outer n times and prints how many calls it made.
+// waiter is a C program that waits for a file to exist (polling with
+// nanosleep), then calls work through outer n times, each call followed
+// by a call of the C library's usleep, and prints how many calls it made.
 const waiter = `#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 static volatile unsigned long sink;
 __attribute__((noinline)) void work(int i) { for (int k = 0; k < 2000; k++) sink += k ^ i; }
-__attribute__((noinline)) void outer(int n, int *calls) { for (int i = 0; i < n; i++) { work(i); (*calls)++; } }
+__attribute__((noinline)) void outer(int n, int *calls) { for (int i = 0; i < n; i++) { work(i); usleep(0); (*calls)++; } }
 int main(int argc, char **argv) {
 	int n = atoi(argv[1]), calls = 0;
-	while (access(argv[2], F_OK) != 0) usleep(5000);
+	struct timespec ts = {0, 5000000};
+	while (access(argv[2], F_OK) != 0) nanosleep(&ts, 0);
 	outer(n, &calls);
 	printf("calls work %d\n", calls);
 	return 0;
@@ -146,18 +149,26 @@ func TestContainerPID(t *testing.T) {
 	if pid == 0 {
 		t.Fatalf("no process runs %s: %s", inside, nsOut.String())
 	}
+	defer syscall.Kill(pid, syscall.SIGKILL) // killing unshare leaves it waiting
 	if _, err := os.Stat(inside); err == nil {
 		t.Fatalf("%s exists outside the process's mount namespace", inside)
 	}
-	finish := startAttached(t, buildGoprobe(t, tmp), "stat", "--stacks", "-p", strconv.Itoa(pid), "work")
+	gp := buildGoprobe(t, tmp)
+	finish := startAttached(t, gp, "stat", "--stacks", "-p", strconv.Itoa(pid), "work")
+	// The C library the process maps, opened through its root.
+	finishLib := startAttached(t, gp, "stat", "-p", strconv.Itoa(pid), "usleep")
 	os.WriteFile(start, nil, 0o644)
 	out, errs := finish(false)
+	libOut, libErrs := finishLib(false)
 	ns.Wait()
 	m := regexp.MustCompile(`calls work (\d+)`).FindStringSubmatch(nsOut.String())
 	if m == nil || m[1] != strconv.Itoa(n) {
 		t.Fatalf("the program said %q", nsOut.String())
 	}
 	namedStack(t, out+errs, n)
+	if !regexp.MustCompile(`(?m)^usleep\s+` + strconv.Itoa(n) + `\s`).MatchString(libOut) {
+		t.Errorf("want %d calls of usleep; goprobe said:\n%s%s", n, libOut, libErrs)
+	}
 }
 
 // pidRunning is the process whose command line starts with path.
