@@ -29,6 +29,9 @@ type altLink struct {
 }
 
 func readAltLink(df *elfx.File) (altLink, bool) {
+	if l, ok := readSup(df); ok {
+		return l, true
+	}
 	s := df.Section(".gnu_debugaltlink")
 	if s == nil {
 		return altLink{}, false
@@ -42,6 +45,25 @@ func readAltLink(df *elfx.File) (altLink, bool) {
 		return altLink{}, false
 	}
 	return altLink{path: string(b[:i]), buildID: hex.EncodeToString(b[i+1:])}, true
+}
+
+// readSup reads DWARF 5's .debug_sup of a file that uses a supplementary
+// file (version 5, is_supplementary 0, the file's name, a checksum): the
+// same links as dwz's, with DW_FORM_ref_sup4/8 and DW_FORM_strp_sup.
+func readSup(df *elfx.File) (altLink, bool) {
+	s := df.Section(".debug_sup")
+	if s == nil {
+		return altLink{}, false
+	}
+	b, err := s.Data()
+	if err != nil || len(b) < 4 || b[2] != 0 { // a supplementary file itself
+		return altLink{}, false
+	}
+	i := bytes.IndexByte(b[3:], 0)
+	if i <= 0 {
+		return altLink{}, false
+	}
+	return altLink{path: string(b[3 : 3+i])}, true
 }
 
 // candidates are the places the alternate file may be: the path as
@@ -112,8 +134,20 @@ func (f *File) resolveAlt(e *dwarf.Entry) {
 	}
 	for i := range e.Field {
 		fl := &e.Field[i]
-		off, ok := fl.Val.(int64)
-		if !ok {
+		var off int64
+		switch v := fl.Val.(type) {
+		case int64: // DW_FORM_GNU_ref_alt, DW_FORM_GNU_strp_alt
+			off = v
+		case uint32: // DWARF 5's ref_sup4, strp_sup (32-bit DWARF)
+			off = int64(v)
+			fl.Class = supClass(fl.Class)
+		case uint64: // ref_sup8, strp_sup (64-bit DWARF)
+			if fl.Class != dwarf.ClassString && fl.Class != dwarf.ClassReference {
+				continue
+			}
+			off = int64(v)
+			fl.Class = supClass(fl.Class)
+		default:
 			continue
 		}
 		switch fl.Class {
@@ -145,6 +179,19 @@ func (f *File) debugStr() []byte {
 	return f.str
 }
 
+// supClass maps the classes debug/dwarf gives DWARF 5's supplementary
+// forms (their values unsigned, unlike any other string or reference)
+// to dwz's.
+func supClass(c dwarf.Class) dwarf.Class {
+	switch c {
+	case dwarf.ClassString:
+		return dwarf.ClassStringAlt
+	case dwarf.ClassReference:
+		return dwarf.ClassReferenceAlt
+	}
+	return c
+}
+
 // stringAt is the string at off in f's .debug_str.
 func (f *File) stringAt(off int64) (string, bool) {
 	sec := f.debugStr()
@@ -162,11 +209,18 @@ func (f *File) stringAt(off int64) (string, bool) {
 // when it refers there.
 func altRef(e *dwarf.Entry, a dwarf.Attr) (dwarf.Offset, bool) {
 	fl := e.AttrField(a)
-	if fl == nil || fl.Class != dwarf.ClassReferenceAlt {
+	if fl == nil {
 		return 0, false
 	}
-	v, ok := fl.Val.(int64)
-	return dwarf.Offset(v), ok
+	switch v := fl.Val.(type) {
+	case int64:
+		return dwarf.Offset(v), fl.Class == dwarf.ClassReferenceAlt
+	case uint32:
+		return dwarf.Offset(v), fl.Class == dwarf.ClassReference // ref_sup4
+	case uint64:
+		return dwarf.Offset(v), fl.Class == dwarf.ClassReference // ref_sup8
+	}
+	return 0, false
 }
 
 // altType converts the type at off in the alternate file; a stand-in

@@ -10,8 +10,9 @@ import (
 // TestDwzAltFile: the functions of programs dwz compressed (names in the
 // alternate file's strings, parameter types there) list as before dwz.
 func TestDwzAltFile(t *testing.T) {
-	for _, flag := range []string{"-gdwarf-4", "-g"} {
-		plain, packed, _ := testutil.DwzPair(t, flag)
+	for _, v := range [][]string{{"-gdwarf-4"}, {"-g"}, {"-g", "--dwarf-5"}} {
+		flag := strings.Join(v, " ")
+		plain, packed, _ := testutil.DwzPair(t, v[0], v[1:]...)
 		for i := range plain {
 			for _, args := range [][]string{{"--no-cache"}, {"--no-cache", "-P"}, {"-S"}, {"-V", "-T"}} {
 				_, want, _ := runGofunct(append(args, plain[i])...)

@@ -9,12 +9,14 @@ import (
 )
 
 // TestDwzAltFile: programs whose shared types dwz moved into an alternate
-// file (.gnu_debugaltlink, DW_FORM_GNU_ref_alt and strp_alt) print as
-// they did before dwz, in every form; without the alternate file, one
-// warning that says so.
+// file (.gnu_debugaltlink, DW_FORM_GNU_ref_alt and strp_alt; with
+// --dwarf-5 a supplementary file, .debug_sup, DW_FORM_ref_sup4 and
+// strp_sup) print as they did before dwz, in every form; without the
+// alternate file, one warning that says so.
 func TestDwzAltFile(t *testing.T) {
-	for _, flag := range []string{"-gdwarf-4", "-g"} {
-		plain, packed, alt := testutil.DwzPair(t, flag)
+	for _, v := range [][]string{{"-gdwarf-4"}, {"-g"}, {"-g", "--dwarf-5"}} {
+		flag := strings.Join(v, " ")
+		plain, packed, alt := testutil.DwzPair(t, v[0], v[1:]...)
 		for i := range plain {
 			for _, args := range [][]string{nil, {"-E"}, {"-s"}, {"-C", "shared_context"}, {"-p", "-C", "shared_list"}} {
 				_, want, _ := run(append(args, plain[i])...)

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,9 +50,10 @@ int main(void) {
 
 // DwzPair builds two C programs that share types, with gcc flag (-gdwarf-4,
 // -g), keeps a copy of each, then compresses the pair with dwz -m into
-// dir/alt: plain are the copies, packed the compressed programs (whose
-// .gnu_debugaltlink names "alt").
-func DwzPair(t testing.TB, flag string) (plain, packed [2]string, alt string) {
+// dir/alt (with dwzArgs, such as --dwarf-5 for DWARF 5's supplementary
+// file and .debug_sup): plain are the copies, packed the compressed
+// programs (whose .gnu_debugaltlink or .debug_sup names "alt").
+func DwzPair(t testing.TB, flag string, dwzArgs ...string) (plain, packed [2]string, alt string) {
 	t.Helper()
 	for _, tool := range []string{"gcc", "dwz"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -80,13 +82,14 @@ func DwzPair(t testing.TB, flag string) (plain, packed [2]string, alt string) {
 		}
 	}
 	alt = filepath.Join(dir, "alt")
-	cmd := exec.Command("dwz", "-m", "alt", packed[0], packed[1])
+	cmd := exec.Command("dwz", append(append(dwzArgs, "-m", "alt"), packed[0], packed[1])...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("dwz -m: %v\n%s", err, out)
 	}
-	if out, err := exec.Command("readelf", "-p", ".gnu_debugaltlink", packed[0]).Output(); err != nil || len(out) == 0 {
-		t.Fatalf("dwz wrote no .gnu_debugaltlink: %v", err)
+	if out, err := exec.Command("readelf", "-S", packed[0]).Output(); err != nil ||
+		!bytes.Contains(out, []byte(".gnu_debugaltlink")) && !bytes.Contains(out, []byte(".debug_sup")) {
+		t.Fatalf("dwz wrote neither .gnu_debugaltlink nor .debug_sup: %v", err)
 	}
 	return plain, packed, alt
 }
