@@ -52,7 +52,7 @@ func Hist(o *HistOptions) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	only := onlyCommand(target, o.Run)
+	only := onlyCommand(o.Run)
 	kernelOnly := len(o.Run) > 0 && hasTracepoints(spec)
 	sess, err := o.kernel().AttachHist(spec, target, &attach.Options{PID: o.PID, Descendants: only, KernelDescendants: kernelOnly})
 	if err != nil {

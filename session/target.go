@@ -88,21 +88,10 @@ func processError(pid int, err error) error {
 }
 
 // onlyCommand reports whether probes on target should see only the
-// command and its descendants: target is not the command's own binary (a
-// library, or a program the command runs), so other processes use it too.
-// Probes on the command's binary see every process running it.
-func onlyCommand(target string, run []string) bool {
-	if len(run) == 0 {
-		return false
-	}
-	bin, err := exec.LookPath(run[0])
-	if err != nil {
-		return false
-	}
-	a, err1 := filepath.EvalSymlinks(bin)
-	b, err2 := filepath.EvalSymlinks(target)
-	return err1 != nil || err2 != nil || a != b
-}
+// command and its descendants: whenever there is a command, as bpftrace's
+// -c does. Other processes running the same file (another copy of the
+// command's own binary, or a library every process maps) are not counted.
+func onlyCommand(run []string) bool { return len(run) > 0 }
 
 // loadSpec reads the spec file and checks that it was made for target,
 // or takes the probes cached for target's build, or builds the spec from

@@ -176,7 +176,7 @@ func (o *TraceOptions) attach() (*tracer, error) {
 // its descendants when the target is not its binary; stacks with the
 // unwind tables of the files the probed process maps.
 func (o *TraceOptions) attachOptions(target string, spec *spec.Spec) (*attach.Options, error) {
-	a := &attach.Options{PID: o.PID, Descendants: onlyCommand(target, o.Run), Events: !o.Stat}
+	a := &attach.Options{PID: o.PID, Descendants: onlyCommand(o.Run), Events: !o.Stat}
 	// Tracepoints fire for every process: with a command, they see it and
 	// its descendants.
 	a.KernelDescendants = len(o.Run) > 0 && hasTracepoints(spec)
