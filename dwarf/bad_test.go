@@ -2,6 +2,9 @@ package dwarf_test
 
 import (
 	"bytes"
+	stddwarf "debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -183,5 +186,85 @@ func TestCorruptRecord(t *testing.T) {
 	}
 	if n := len(want.Types()); kept < n-3 || n < 20 {
 		t.Errorf("%d of %d other types read: want all but the few that hold %s", kept, n-1, owner)
+	}
+}
+
+// TestCorruptLineProgram: a DWARF 5 line program header whose length runs
+// past its program (the second unit's, at a non-zero offset): Lines says
+// so naming .debug_line and the program's offset, and LineAt finds no row
+// there, rather than a wrong one.
+func TestCorruptLineProgram(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"a.c": "int g(int);\nint main(void) { return g(2); }\n",
+		"b.c": "int g(int x) { return x * 3; }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prog := filepath.Join(dir, "prog")
+	cmd := exec.Command("gcc", "-g", "-gdwarf-5", "-O0", "-o", prog, "a.c", "b.c")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		testutil.Skipf(t, "gcc: %v %s", err, out)
+	}
+	good, ef, d := testutil.ReadDWARF(t, prog)
+	var off int64 // b.c's line program
+	for r := d.Reader(); ; {
+		cu, err := r.Next()
+		if err != nil || cu == nil {
+			t.Fatalf("no unit for b.c (%v)", err)
+		}
+		r.SkipChildren()
+		if name, _ := cu.Val(stddwarf.AttrName).(string); name == "b.c" {
+			off, _ = cu.Val(stddwarf.AttrStmtList).(int64)
+			break
+		}
+	}
+	line := ef.Section(".debug_line")
+	if off == 0 || line == nil || line.Flags&elf.SHF_COMPRESSED != 0 {
+		t.Fatalf("b.c's line program at %#x of .debug_line: want a plain section and a second program", off)
+	}
+	at := line.Offset + uint64(off)
+	if v := binary.LittleEndian.Uint16(good[at+4:]); v != 5 {
+		t.Fatalf("line program version %d, want 5", v)
+	}
+	bad := bytes.Clone(good)
+	binary.LittleEndian.PutUint32(bad[at+8:], 0xfffffff0) // header_length
+	path := filepath.Join(dir, "bad-line-header")
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := dwarf.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fns, err := f.Functions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*types.Func{}
+	for _, fn := range fns {
+		if fn.LowPC != 0 {
+			byName[fn.Name] = fn
+		}
+	}
+	g, main := byName["g"], byName["main"]
+	if g == nil || main == nil {
+		t.Fatal("no functions g and main")
+	}
+	_, err = f.Lines(g)
+	var de *elfx.DecodeError
+	want := fmt.Sprintf("%s: section .debug_line at offset %#x: ", path, off)
+	if !errors.As(err, &de) || de.Section != ".debug_line" || de.Offset != uint64(off) || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Lines(g): %v; want an error starting %q", err, want)
+	}
+	if row, ok := f.LineAt(g.LowPC); ok {
+		t.Errorf("LineAt(%#x) = %+v from a corrupt line program", g.LowPC, row)
+	}
+	if rows, err := f.Lines(main); err != nil || len(rows) == 0 {
+		t.Errorf("Lines(main), whose unit's program is whole: %d rows, %v", len(rows), err)
 	}
 }

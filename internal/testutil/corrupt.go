@@ -17,18 +17,7 @@ import (
 // new file, the struct's name and the member DIE's offset in .debug_info.
 func CorruptMember(t testing.TB, path string) (bad, owner string, off uint64) {
 	t.Helper()
-	good, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ef, err := elf.NewFile(bytes.NewReader(good))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := ef.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
+	good, ef, d := ReadDWARF(t, path)
 	info, strs := ef.Section(".debug_info"), ef.Section(".debug_str")
 	if info == nil || strs == nil || info.Flags&elf.SHF_COMPRESSED != 0 || ef.ByteOrder != binary.LittleEndian {
 		t.Fatalf("%s: want plain little-endian .debug_info and .debug_str", path)
@@ -45,6 +34,25 @@ func CorruptMember(t testing.TB, path string) (bad, owner string, off uint64) {
 		t.Fatal(err)
 	}
 	return bad, owner, uint64(die)
+}
+
+// ReadDWARF reads the ELF file at path with the standard library alone:
+// its bytes, its ELF and its DWARF (for tests that damage a copy).
+func ReadDWARF(t testing.TB, path string) ([]byte, *elf.File, *dwarf.Data) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ef.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, ef, d
 }
 
 // memberWithStrp finds a member of a named struct whose name (5 bytes or
