@@ -235,7 +235,10 @@ func (r regs) perfChain(c spec.Chain) string {
 // or "".
 func computed(f spec.Fetch) string {
 	for _, c := range f.Chains {
-		if len(c.Expr) > 0 {
+		switch {
+		case len(c.Expr) > 0 && f.Operand != nil:
+			return "the USDT operand's address is computed, " + types.OpsString(c.Expr) + ", which goprobe trace evaluates and this generator does not"
+		case len(c.Expr) > 0:
 			return "computed by a DWARF expression, " + types.OpsString(c.Expr) + ", which goprobe trace evaluates and this generator does not"
 		}
 	}
