@@ -1,9 +1,11 @@
 package pcln
 
 import (
+	"debug/buildinfo"
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/binscope/binscope/internal/elfx"
 )
@@ -40,11 +42,29 @@ const (
 	pcdataInlTreeIndex = 2
 	funcdataInlTree    = 3
 	magic120           = 0xfffffff1 // Go 1.20 and later
-	inlinedCallSize    = 16
+)
+
+// inlFormat is where a table's _func and inlinedCall keep what the
+// inline reader needs (runtime/runtime2.go, runtime/symtab*.go).
+type inlFormat struct {
+	funcSize, nfuncdata int // _func's size, and its nfuncdata byte
+	callSize            int // inlinedCall's size
+	name, parentPc      int // inlinedCall's name offset and parentPc
+	parent              int // its explicit parent (int16), or -1: from pcdata at parentPc
+}
+
+var (
+	// Go 1.20 and later: _func gained startLine; inlinedCall is
+	// {funcID, _ [3]byte, nameOff, parentPc, startLine}.
+	inl120 = inlFormat{funcSize: 44, nfuncdata: 43, callSize: 16, name: 4, parentPc: 8, parent: -1}
+	// Go 1.19: inlinedCall is {parent int16, funcID, _, file, line,
+	// func_, parentPc}. (Go 1.18, same table magic, keeps funcdata as
+	// pointers: not read.)
+	inl119 = inlFormat{funcSize: 40, nfuncdata: 39, callSize: 20, name: 12, parentPc: 16, parent: 0}
 )
 
 // Inlines reads the inline trees of ef's .gopclntab. Binaries older than
-// Go 1.20 (another table format) give an empty tree and no error.
+// Go 1.19 give an empty tree and no error.
 func Inlines(ef *elfx.File) (Tree, error) {
 	t, err := Open(ef)
 	if err != nil {
@@ -54,8 +74,7 @@ func Inlines(ef *elfx.File) (Tree, error) {
 }
 
 // Inlines reads the table's inline trees from ef, the file it came from.
-// Tables older than Go 1.20 (another format) give an empty tree and no
-// error.
+// Tables older than Go 1.19 give an empty tree and no error.
 func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -64,7 +83,15 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 	}()
 	tab := t.Data
 	le := binary.LittleEndian
-	if t.magic != magic120 || tab[7] != 8 {
+	var ff inlFormat
+	switch {
+	case tab[7] != 8:
+		return Tree{}, nil
+	case t.magic == magic120:
+		ff = inl120
+	case t.magic == magic118 && t.GoFunc != 0 && isGo119(ef.Path):
+		ff = inl119
+	default:
 		return Tree{}, nil
 	}
 	quantum := uint64(tab[6])
@@ -99,8 +126,8 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 		end := textStart + uint64(le.Uint32(pcln[8*(i+1):]))
 		f := pcln[le.Uint32(pcln[8*i+4:]):]
 		npcdata := le.Uint32(f[28:])
-		nfuncdata := uint32(f[43])
-		fd := f[44+4*npcdata:]
+		nfuncdata := uint32(f[ff.nfuncdata])
+		fd := f[uint32(ff.funcSize)+4*npcdata:]
 		for k := uint32(0); k < nfuncdata; k++ {
 			if o := le.Uint32(fd[4*k:]); o != ^uint32(0) {
 				offs = append(offs, o)
@@ -110,7 +137,7 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 			continue
 		}
 		inl := le.Uint32(fd[4*funcdataInlTree:])
-		pd := le.Uint32(f[44+4*pcdataInlTreeIndex:])
+		pd := le.Uint32(f[ff.funcSize+4*pcdataInlTreeIndex:])
 		if inl == ^uint32(0) || pd == 0 {
 			continue
 		}
@@ -139,10 +166,11 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 			return -1
 		}
 		var calls []InlinedCall
-		for i := 0; (i+1)*inlinedCallSize <= len(raw); i++ {
-			e := raw[i*inlinedCallSize:]
-			nameOff := le.Uint32(e[4:])
-			parentPc := le.Uint32(e[8:])
+		var parents []int
+		for i := 0; (i+1)*ff.callSize <= len(raw); i++ {
+			e := raw[i*ff.callSize:]
+			nameOff := le.Uint32(e[ff.name:])
+			parentPc := le.Uint32(e[ff.parentPc:])
 			if int(nameOff) >= len(funcnames) || uint64(parentPc) >= f.end-f.entry {
 				break
 			}
@@ -152,9 +180,16 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 			}
 			c.File, c.Line, _ = lines.PCToLine(c.PC)
 			calls = append(calls, c)
+			if ff.parent >= 0 {
+				parents = append(parents, int(int16(le.Uint16(e[ff.parent:]))))
+			}
 		}
 		for i := range calls {
-			calls[i].Parent = indexAt(calls[i].PC)
+			if ff.parent >= 0 {
+				calls[i].Parent = parents[i]
+			} else {
+				calls[i].Parent = indexAt(calls[i].PC)
+			}
 			if calls[i].Parent >= i || calls[i].Parent >= len(calls) {
 				calls[i].Parent = -1 // a parent precedes its children
 			}
@@ -213,6 +248,13 @@ func pcSpans(p []byte, entry, end uint64, quantum uint64) []span {
 		}
 	}
 	return out
+}
+
+// isGo119 reports whether the Go binary at path says it was built by Go
+// 1.19 (its build information).
+func isGo119(path string) bool {
+	bi, err := buildinfo.ReadFile(path)
+	return err == nil && (bi.GoVersion == "go1.19" || strings.HasPrefix(bi.GoVersion, "go1.19."))
 }
 
 func cstring(b []byte) string {

@@ -3,10 +3,12 @@ package pcln_test
 import (
 	"net/http"
 	"os/exec"
+	"slices"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/pcln"
 	"github.com/binscope/binscope/internal/testutil"
@@ -15,8 +17,10 @@ import (
 // TestPrometheusRuntimeAddresses: Debian's /usr/bin/prometheus (go1.19,
 // cgo, external linking, stripped) symbolizes its own goroutine and heap
 // profiles with the runtime's tables; every address in them lies in the
-// function of that name in the table Open reads. Counting from the ELF
-// .text start (0x100 below runtime.text in this binary) fails this.
+// function of that name in the table Open reads, and the model of code
+// gives it the runtime's inline chain (Go 1.19's inline tree). Counting
+// from the ELF .text start (0x100 below runtime.text in this binary)
+// fails this.
 func TestPrometheusRuntimeAddresses(t *testing.T) {
 	p := testutil.StartPrometheus(t, "global: {scrape_interval: 1h}\n", true)
 	bin, err := exec.LookPath("prometheus")
@@ -32,7 +36,12 @@ func TestPrometheusRuntimeAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m, err := code.NewFromELF(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[uint64]bool{}
+	inlined := 0
 	for _, prof := range []string{"goroutine", "heap", "allocs"} {
 		resp, err := http.Get("http://" + p.Addr + "/debug/pprof/" + prof)
 		if err != nil {
@@ -53,6 +62,21 @@ func TestPrometheusRuntimeAddresses(t *testing.T) {
 			// address: the call before it is in the same function.
 			want := loc.Line[len(loc.Line)-1].Function.Name
 			fn := tab.Lines.PCToFunc(loc.Address - 1)
+			// The inline chain: the runtime's frames against the model's,
+			// from the table's inline tree (Go 1.19's format here).
+			var wantChain, gotChain []string
+			for _, l := range loc.Line {
+				wantChain = append(wantChain, l.Function.Name)
+			}
+			for _, f := range m.At(loc.Address - 1) {
+				gotChain = append(gotChain, f.Name)
+			}
+			if len(wantChain) > 1 {
+				inlined++
+			}
+			if !slices.Equal(wantChain, gotChain) {
+				t.Errorf("%#x: the runtime's frames %v, the model's %v", loc.Address, wantChain, gotChain)
+			}
 			if fn == nil || fn.Name != want {
 				got := "nothing"
 				if fn != nil {
@@ -62,11 +86,11 @@ func TestPrometheusRuntimeAddresses(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) < 100 {
-		t.Fatalf("only %d addresses of prometheus's own profiles compared", len(seen))
+	if len(seen) < 100 || inlined < 10 {
+		t.Fatalf("only %d addresses of prometheus's own profiles compared, %d in inlined calls", len(seen), inlined)
 	}
-	t.Logf("%d addresses of prometheus's profiles in the runtime's function (runtime.text %#x, .text %#x)",
-		len(seen), tab.Text, ef.Section(".text").Addr)
+	t.Logf("%d addresses of prometheus's profiles in the runtime's function and inline chain, %d of them in inlined calls (runtime.text %#x, .text %#x)",
+		len(seen), inlined, tab.Text, ef.Section(".text").Addr)
 }
 
 // TestCgoLinkModes: testdata/cgo-work built by the oldest and newest Go

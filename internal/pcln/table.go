@@ -38,7 +38,7 @@ type Table struct {
 	// Text is runtime.text, the base of the entry offsets of Go 1.18 and
 	// later; 0 for the absolute entries of Go 1.16 and 1.17.
 	Text uint64
-	// GoFunc is go:func.*, the base of funcdata offsets (Go 1.20 and
+	// GoFunc is go:func.*, the base of funcdata offsets (Go 1.19 and
 	// later), from the module data; 0 when the module data did not give it.
 	GoFunc uint64
 	// Lines answers names, entries and lines, counting from Text.
@@ -67,6 +67,8 @@ const mdText = 22
 const mdWords = 56
 
 var mdGofuncs = []int{40, 43}
+
+const mdGofunc119 = 38
 
 // ErrNoTable is wrapped by Open when a file with Go's build information
 // has no pclntab section and none could be found in its data (a Go
@@ -118,6 +120,12 @@ func Open(ef *elfx.File) (t *Table, err error) {
 	t.md, t.rel = md, rel
 	if md != nil && t.magic == magic120 {
 		t.GoFunc = goFunc(ef, md)
+	} else if md != nil && t.magic == magic118 {
+		// Go 1.19's module data has no covctrs: rodata, gofunc are
+		// words 37, 38 (Go 1.18 has no gofunc: see inl119).
+		if g := md[mdGofunc119]; g >= md[mdGofunc119-1] && section(ef, g) != nil {
+			t.GoFunc = g
+		}
 	}
 	switch t.magic {
 	case magic116:
