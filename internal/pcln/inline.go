@@ -11,7 +11,7 @@ import (
 )
 
 // InlinedCall is one entry of a function's inline tree in .gopclntab (the
-// runtime's inlinedCall, Go 1.20 and later): a call the compiler inlined,
+// runtime's inlinedCall, Go 1.19 and later): a call the compiler inlined,
 // which the runtime's tracebacks show as a frame.
 type InlinedCall struct {
 	// Index is the entry's index in its function's tree; Parent the
