@@ -109,7 +109,13 @@ func TestKernel(t *testing.T) {
 // bitfields.
 func TestEncodedTruth(t *testing.T) {
 	b := testutil.Fixture(t, "c-layouts")
-	spec, err := btf.Load(encode(t, b.Path), nil)
+	checkTruth(t, b, encode(t, b.Path))
+}
+
+// checkTruth loads the BTF at path, encoded from fixture b, and requires
+// what the C compiler reported of b's types.
+func checkTruth(t *testing.T, b *testutil.Built, path string) {
+	spec, err := btf.Load(path, &btf.Options{Standalone: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,15 +135,24 @@ func TestEncodedTruth(t *testing.T) {
 // loaders must give the same model, so the same text.
 func TestDifferential(t *testing.T) {
 	b := testutil.Fixture(t, "c-layouts")
+	differential(t, b, encode(t, b.Path), true)
+}
+
+// differential requires the structs and unions of the BTF at path,
+// encoded from fixture b, to print as those of b's DWARF; flat when the
+// encoder flattened multi-dimensional arrays.
+func differential(t *testing.T, b *testutil.Built, path string, flat bool) {
 	dspec, err := dwarf.Load(b.Path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bspec, err := btf.Load(encode(t, b.Path), nil)
+	bspec, err := btf.Load(path, &btf.Options{Standalone: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	flattenArrays(dspec)
+	if flat {
+		flattenArrays(dspec)
+	}
 	dtext, btext := render(t, dspec), render(t, bspec)
 	n := 0
 	for name, d := range dtext {

@@ -48,6 +48,7 @@ type paholeFlags struct {
 	anon       bool
 	btfBase    string
 	prettify   prettifyFlags
+	encode     encodeFlags
 	compat     compatFlags
 }
 
@@ -87,6 +88,7 @@ pahole release whose output gopahole reproduces (v1.24).`,
 	addFlags(cmd, &f)
 	addCompatFlags(cmd, &f)
 	addPrettifyFlags(cmd, &f.prettify)
+	addEncodeFlags(cmd, &f.encode)
 	command.AddCompletion(cmd)
 	for flag, values := range map[string][]string{
 		"format_path": {"dwarf", "btf"}, "format": {"text", "c"}, "syntax": {"c", "native"}, "lang": {"c", "c++", "go", "rust", "zig"},
@@ -177,6 +179,9 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 	oneshot.HugeHeap(load.PathOrKernel(path))
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
+	if f.encode.on() {
+		return runEncode(&f.encode, paths)
+	}
 	if f.prettify.file != "" {
 		return runPrettify(f, path, w, stderr)
 	}
