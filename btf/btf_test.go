@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,8 +212,17 @@ func flattenArrays(spec *types.Spec) {
 // render prints each named struct and union of spec (C only: the fixture
 // links nothing else with types) in pahole's text.
 func render(t *testing.T, spec *types.Spec) map[string]string {
+	return renderEach(t, spec, func(s *types.Struct, _ int) string { return s.Kind.String() + " " + s.Name })
+}
+
+// renderAll is render keeping every definition of a name.
+func renderAll(t *testing.T, spec *types.Spec) map[string]string {
+	return renderEach(t, spec, func(s *types.Struct, i int) string { return fmt.Sprintf("%s %s #%d", s.Kind, s.Name, i) })
+}
+
+func renderEach(t *testing.T, spec *types.Spec, key func(*types.Struct, int) string) map[string]string {
 	out := map[string]string{}
-	for _, ty := range spec.Types() {
+	for i, ty := range spec.Types() {
 		s, ok := ty.(*types.Struct)
 		if !ok || s.Incomplete || s.Name == "" {
 			continue
@@ -225,7 +235,7 @@ func render(t *testing.T, spec *types.Spec) map[string]string {
 		if err := layout.WriteText(&buf, l, nil); err != nil {
 			t.Fatal(err)
 		}
-		out[s.Kind.String()+" "+s.Name] = buf.String()
+		out[key(s, i)] = buf.String()
 	}
 	return out
 }

@@ -21,18 +21,25 @@ import (
 
 // encodeOurs encodes bin's DWARF (types and functions) with btf.Encode
 // into a raw BTF file and returns its path.
-func encodeOurs(t testing.TB, bin string) string {
+func encodeOurs(t testing.TB, bin string) string { return encodeWith(t, bin, true) }
+
+// encodeWith is encodeOurs, leaving the functions out unless funcs.
+func encodeWith(t testing.TB, bin string, funcs bool) string {
 	t.Helper()
 	spec, err := dwarf.Load(bin, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := code.Open(bin, &code.Options{Params: true})
-	if err != nil {
-		t.Fatal(err)
+	opts := &btf.EncodeOptions{}
+	if funcs {
+		m, err := code.Open(bin, &code.Options{Params: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		opts.Funcs = m.Funcs()
 	}
-	defer m.Close()
-	raw, err := btf.Encode(spec, &btf.EncodeOptions{Funcs: m.Funcs()})
+	raw, err := btf.Encode(spec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,16 +94,7 @@ func TestEncodeBpftool(t *testing.T) {
 		return set
 	}
 	ours, theirs := names(encodeOurs(t, b.Path)), names(encode(t, b.Path))
-	for n := range theirs {
-		if !ours[n] {
-			t.Errorf("pahole -J encodes %s, we do not", n)
-		}
-	}
-	for n := range ours {
-		if !theirs[n] {
-			t.Errorf("we encode %s, pahole -J does not", n)
-		}
-	}
+	sameSet(t, ours, theirs, "we encode", "pahole -J encodes")
 	if len(theirs) < 25 {
 		t.Errorf("only %d named types and functions compared", len(theirs))
 	}
@@ -207,4 +205,70 @@ func TestEncodeKernel(t *testing.T) {
 		t.Fatalf("kernel refuses our BTF: %v", err)
 	}
 	h.Close()
+}
+
+// alignNoise is what BTF cannot say and the reader infers (alignment
+// attributes, forced alignments and the holes they make): left out of
+// both sides of TestEncodeGlibc.
+var alignNoise = regexp.MustCompile(` __attribute__\(\(__aligned__\(\d+\)\)\)|(?m)^\s*/\* (forced alignments|XXX \d+ bytes? hole|XXX last struct has).*\*/\n\n?`)
+
+// TestEncodeGlibc encodes glibc's DWARF (types and functions, GCC -O2)
+// and requires the kernel to load it; and, of its types alone (functions
+// reach definitions of a name the DWARF loader does not list), every
+// distinct layout of a struct or union printed from our BTF to be one
+// printed from its DWARF and the other way round, up to the alignments
+// BTF cannot record.
+func TestEncodeGlibc(t *testing.T) {
+	dbg := testutil.DebugFile(testutil.RealBinary(t, "libc"))
+	raw, err := os.ReadFile(encodeOurs(t, dbg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := cbtf.NewHandleFromRawBTF(raw); errors.Is(err, os.ErrPermission) || errors.Is(err, cbtf.ErrNotSupported) {
+		testutil.Skipf(t, "the kernel does not load BTF here: %v", err)
+	} else if err != nil {
+		t.Fatalf("kernel refuses our BTF of glibc: %v", err)
+	} else {
+		h.Close()
+	}
+	dspec, err := dwarf.Load(dbg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bspec, err := btf.Load(encodeWith(t, dbg, false), &btf.Options{Standalone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layouts := func(m map[string]string) map[string]bool {
+		set := map[string]bool{}
+		for _, text := range m {
+			lines := strings.Split(alignNoise.ReplaceAllString(text, ""), "\n")
+			for i, l := range lines {
+				lines[i] = strings.Join(strings.Fields(l), " ") // the columns moved
+			}
+			set[strings.Join(lines, "\n")] = true
+		}
+		return set
+	}
+	d, b := layouts(renderAll(t, dspec)), layouts(renderAll(t, bspec))
+	sameSet(t, b, d, "from our BTF:\n", "from DWARF:\n")
+	if len(d) < 400 {
+		t.Errorf("only %d layouts compared", len(d))
+	}
+}
+
+// sameSet reports every element of a or b the other lacks, a's said by
+// aSays and b's by bSays.
+func sameSet(t *testing.T, a, b map[string]bool, aSays, bSays string) {
+	t.Helper()
+	for x := range a {
+		if !b[x] {
+			t.Errorf("%s %s, not the other", aSays, x)
+		}
+	}
+	for x := range b {
+		if !a[x] {
+			t.Errorf("%s %s, not the other", bSays, x)
+		}
+	}
 }
