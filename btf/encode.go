@@ -3,7 +3,9 @@ package btf
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	cbtf "github.com/cilium/ebpf/btf"
 
@@ -62,19 +64,50 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 }
 
 // encodable are the functions of fns BTF describes: compiled out of line,
-// with debug info, each name once (the first, by address).
+// with debug info that states their prototype (not assembly), sorted by
+// address. A name that functions with different prototypes share (static
+// functions of several compile units) is left out, as pahole leaves out
+// inconsistent prototypes: a tool attaching by name could not tell which.
 func encodable(fns []*types.Func) []*types.Func {
 	var out []*types.Func
-	seen := make(map[string]bool)
+	protos := make(map[string]string)
 	for _, fn := range fns {
-		if fn.LowPC == 0 || fn.SymbolOnly || fn.Name == "" || seen[fn.Name] {
+		if fn.LowPC == 0 || fn.SymbolOnly || fn.Name == "" || fn.Lang == types.LangAsm {
 			continue
 		}
-		seen[fn.Name] = true
+		p := prototype(fn)
+		if q, seen := protos[fn.Name]; seen {
+			if q != p {
+				protos[fn.Name] = "" // inconsistent
+			}
+			continue
+		}
+		protos[fn.Name] = p
 		out = append(out, fn)
 	}
+	out = slices.DeleteFunc(out, func(fn *types.Func) bool { return protos[fn.Name] == "" })
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LowPC < out[j].LowPC })
 	return out
+}
+
+// prototype spells fn's return and parameter types, never "".
+func prototype(fn *types.Func) string {
+	var b strings.Builder
+	b.WriteString(types.Declare(voidIfNil(fn.Return), "") + "(")
+	for _, p := range fn.Params {
+		b.WriteString(types.Declare(p.Type, "") + ",")
+	}
+	if fn.Variadic {
+		b.WriteString("...")
+	}
+	return b.String() + ")"
+}
+
+func voidIfNil(t types.Type) types.Type {
+	if t == nil {
+		return &types.Void{}
+	}
+	return t
 }
 
 // encoder turns model types into cilium/ebpf types, each once; a value is
@@ -105,6 +138,10 @@ func (e *encoder) typ(t types.Type) cbtf.Type {
 	case *types.Void:
 		return e.void
 	case *types.Base:
+		if v.ByteSize == 0 && v.Name == "" {
+			// DW_TAG_unspecified_type: BTF spells it void, as pahole does.
+			return e.void
+		}
 		c := baseType(v)
 		e.memo[t] = c
 		return c
