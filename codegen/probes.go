@@ -232,8 +232,15 @@ func (r regs) perfChain(c spec.Chain) string {
 
 // computed reports why a fetch cannot be spelled by the generators: a
 // value a DWARF expression computes (goprobe's own programs evaluate it),
-// or "".
+// a bitfield (goprobe trace extracts its bits from the bytes read), a
+// whole struct or array (goprobe trace copies and prints it), or "".
 func computed(f spec.Fetch) string {
+	if f.Type == "struct" {
+		return "a whole struct or array, which goprobe trace copies and prints and this generator does not"
+	}
+	if f.Bits != nil {
+		return fmt.Sprintf("a bitfield (bits %d..%d of the %d bytes read), which goprobe trace extracts and this generator does not", f.Bits.Offset, f.Bits.Offset+f.Bits.Size-1, f.Size)
+	}
 	for _, c := range f.Chains {
 		switch {
 		case len(c.Expr) > 0 && f.Operand != nil:

@@ -73,6 +73,11 @@ type Options struct {
 	Mem func(addr uint64, n int) ([]byte, error)
 	// StringMax bounds the bytes read through Mem for one string (default 64).
 	StringMax int
+	// CharText prints a C char array as the text before its first NUL
+	// (all of it when it has none), as printf's %s reads it, whatever
+	// bytes follow the NUL; without it an array with bytes other than
+	// NUL after its text prints element by element.
+	CharText bool
 }
 
 func (o *Options) order() binary.ByteOrder {
@@ -403,7 +408,7 @@ func (d *decoder) array(t *types.Array, b []byte, depth int) *Node {
 	if t.Count <= 0 {
 		return &Node{Kind: List}
 	}
-	if isCString(t.Elem) && (d.syntax == types.LangC || d.syntax == types.LangCPlusPlus) && textual(b) {
+	if isCString(t.Elem) && (d.syntax == types.LangC || d.syntax == types.LangCPlusPlus) && (textual(b) || d.o != nil && d.o.CharText) {
 		s := string(b)
 		if i := strings.IndexByte(s, 0); i >= 0 {
 			s = s[:i]

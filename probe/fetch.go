@@ -19,6 +19,9 @@ type place struct {
 	off   int64
 	t     types.Type
 	fault string
+	// bit, for a bitfield, is where its bits start in the bytes at off
+	// (counted from the least significant bit) and how many there are.
+	bit *spec.Bitfield
 }
 
 // fetch builds the program that reads a at a site whose variables are vars;
@@ -214,17 +217,16 @@ func (r *Resolver) step(pl place, st Step) place {
 			pl.fault = fmt.Sprintf("%s has no field %s (fields: %s)", s.Name, st.Name, strings.Join(names, ", "))
 			return pl
 		}
-		if m.BitSize > 0 {
-			pl.fault = fmt.Sprintf("%s is a bitfield", st.Name)
-			return pl
-		}
 		pl.off += m.ByteOffset()
 		pl.t = m.Type
+		if m.BitSize > 0 {
+			pl.bit = &spec.Bitfield{Offset: int64(m.Offset) - 8*m.ByteOffset(), Size: int64(m.BitSize)}
+		}
 	case Index:
 		switch v := t.(type) {
 		case *types.Array:
 			es, _ := types.Sizeof(v.Elem)
-			if v.Count >= 0 && st.Index >= v.Count {
+			if v.Count > 0 && st.Index >= v.Count { // 0 and -1: a trailing array sized at run time
 				pl.fault = fmt.Sprintf("[%d]: the array has %d elements", st.Index, v.Count)
 				return pl
 			}
@@ -343,12 +345,30 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 	if typ == "" {
 		typ = defaultType(t)
 	}
-	if typ == "" {
-		if st, ok := t.(*types.Struct); ok && pl.mem && pl.konst == nil && st.Variants == nil {
-			return wholeStruct(f, spec.Chain{Reg: pl.addr.Reg, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}, pl.t)
+	if typ == "" && pl.mem && pl.konst == nil {
+		whole := spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+		switch v := t.(type) {
+		case *types.Struct:
+			if v.Variants == nil {
+				return wholeStruct(f, whole, pl.t)
+			}
+		case *types.Array:
+			if v.Count <= 0 {
+				f.Unavailable = fmt.Sprintf("%s has no elements of its own; index it ([0])", types.TypeString(pl.t))
+				return f
+			}
+			return wholeStruct(f, whole, pl.t) // read and printed as a struct is
 		}
+	}
+	if typ == "" {
 		f.Unavailable = fmt.Sprintf("%s is a %s: name a field, or give a type (:u64, :bytes)", types.TypeString(pl.t), kindOf(t))
 		return f
+	}
+	if pl.bit != nil {
+		if typ, f.Bits = bitfieldType(typ, *pl.bit); typ == "" {
+			f.Unavailable = fmt.Sprintf("a bitfield of %d bits at bit %d reads as an integer (u, s, x) of at most 8 bytes", pl.bit.Size, pl.bit.Offset)
+			return f
+		}
 	}
 	f.Type = typ
 	read := func(off, n int64) (spec.Chain, string) {
@@ -406,6 +426,21 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 		}
 	}
 	return f
+}
+
+// bitfieldType is the fetch that reads a bitfield at b: the fewest whole
+// bytes (1, 2, 4 or 8) that hold it, with typ's signedness and format;
+// "" when no 8 bytes hold it.
+func bitfieldType(typ string, b spec.Bitfield) (string, *spec.Bitfield) {
+	if typ == "string" || !strings.Contains("usx", typ[:1]) {
+		return "", nil
+	}
+	for _, n := range []int64{8, 16, 32, 64} {
+		if b.Offset+b.Size <= n {
+			return fmt.Sprintf("%c%d", typ[0], n), &b
+		}
+	}
+	return "", nil
 }
 
 func typeSize(typ string) int64 {

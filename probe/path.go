@@ -43,7 +43,9 @@ func checkPath(expr string, t types.Type, path []Step) error {
 		case Index:
 			switch v := rt.(type) {
 			case *types.Array:
-				if v.Count >= 0 && st.Index >= v.Count {
+				// A zero-length (GNU) or flexible array member is as long
+				// as the allocation makes it: any index may be read.
+				if v.Count > 0 && st.Index >= v.Count {
 					return fmt.Errorf("%s: [%d]: %s has %d elements", expr, st.Index, types.TypeString(t), v.Count)
 				}
 				t = v.Elem

@@ -115,6 +115,9 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 			structValue(&v, f, rec, EventHeader+ArgSlot*k)
 		default:
 			v.Num = extend(v.Num, f.Type, f.Size)
+			if f.Bits != nil {
+				v.Num = f.Bits.Extract(v.Num, f.Type[0] == 's')
+			}
 		}
 		e.Args = append(e.Args, v)
 	}

@@ -118,6 +118,29 @@ type Fetch struct {
 	// reads (argN), for generators that let the tool read it (bpftrace's
 	// usdt probes).
 	Operand *int `json:"operand,omitempty"`
+	// Bits, for a bitfield, says which bits of the Size bytes read hold
+	// it: the value is (read >> Offset) & (1<<Size - 1), sign-extended
+	// for an s type.
+	Bits *Bitfield `json:"bits,omitempty"`
+}
+
+// Bitfield is where a bitfield lies in the bytes a fetch reads: Offset
+// bits from the least significant bit of their little-endian value, Size
+// bits wide. A 3-bit field at bit 35 of its struct is read from the
+// struct's byte 4 as a u8 with Bitfield{Offset: 3, Size: 3}.
+type Bitfield struct {
+	Offset int64 `json:"offset"`
+	Size   int64 `json:"size"`
+}
+
+// Extract is the bitfield's value in v, the bytes read as a number,
+// sign-extended to 64 bits when signed.
+func (b Bitfield) Extract(v uint64, signed bool) uint64 {
+	v = v >> uint(b.Offset) & (1<<uint(b.Size) - 1)
+	if signed && b.Size < 64 && v&(1<<uint(b.Size-1)) != 0 {
+		v |= ^uint64(0) << uint(b.Size)
+	}
+	return v
 }
 
 // Part is a fetch that belongs to a whole-struct argument: Of is that

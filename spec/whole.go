@@ -32,7 +32,7 @@ func (v Value) structText(oneLine bool) (string, any) {
 			texts[binary.LittleEndian.Uint64(v.Raw[off:])] = []byte(s)
 		}
 	}
-	o := &pretty.Options{StringMax: StringMax, Mem: func(addr uint64, n int) ([]byte, error) {
+	o := &pretty.Options{StringMax: StringMax, CharText: true, Mem: func(addr uint64, n int) ([]byte, error) {
 		if b, ok := texts[addr]; ok {
 			return b[:min(n, len(b))], nil
 		}
