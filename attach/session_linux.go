@@ -152,8 +152,14 @@ func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebp
 		}
 	}
 	var ex *link.Executable
-	for i, p := range s.Probes {
-		for j, site := range p.Sites {
+	// The kernel puts each program attached to a uprobe at the head of
+	// that uprobe's list of consumers (kernel/events/uprobes.c), so the
+	// last attached runs first: attaching from the last probe to the
+	// first, two probes of one site run in the order they were given.
+	for i := len(s.Probes) - 1; i >= 0; i-- {
+		p := s.Probes[i]
+		for j := len(p.Sites) - 1; j >= 0; j-- {
+			site := p.Sites[j]
 			prog := coll.Programs[spec.ProgramName(i, j)]
 			var l link.Link
 			if site.Kind == spec.SiteTracepoint {
