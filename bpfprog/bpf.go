@@ -495,7 +495,7 @@ func fetchProgram(a *arch.Arch, f spec.Fetch, at uint64, rRec asm.Register, off 
 			asm.StoreMem(rRec, off, asm.R0, asm.DWord),
 			asm.JSLT.Imm(asm.R0, 0, fail),
 		)
-	case "bytes", "struct":
+	case "bytes", "chars", "struct":
 		code, last, deref, err := chainStart(a, f.Chains[0], at, fail)
 		if err != nil {
 			return nil, err

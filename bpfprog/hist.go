@@ -56,6 +56,38 @@ func HistPrograms(s *spec.Spec) (*ebpf.CollectionSpec, error) {
 	return cs, nil
 }
 
+// widen makes the number a fetch of fewer than 8 bytes left in the stack
+// slot at off what its type says over 64 bits: sign-extended for s8..s32,
+// zero-extended otherwise. A register holds more than the value's bytes
+// (an int's upper half is whatever the caller left there), so a sum, a
+// bucket or a key made from the whole slot would be wrong.
+func widen(f spec.Fetch, off int16) asm.Instructions {
+	if f.Size <= 0 || f.Size >= 8 || !numeric(f.Type) {
+		return nil
+	}
+	shift := int32(64 - 8*f.Size)
+	right := asm.RSh
+	if f.Type[0] == 's' {
+		right = asm.ArSh
+	}
+	return asm.Instructions{
+		asm.LoadMem(asm.R1, asm.RFP, off, asm.DWord),
+		asm.LSh.Imm(asm.R1, shift),
+		right.Imm(asm.R1, shift),
+		asm.StoreMem(asm.RFP, off, asm.R1, asm.DWord),
+	}
+}
+
+// numeric reports the fetch types that are one number: u8..u64, s8..s64,
+// x8..x64, f32, f64.
+func numeric(typ string) bool {
+	switch typ {
+	case "string", "cstring", "bytes", "iface", "struct", "":
+		return false
+	}
+	return true
+}
+
 func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, error) {
 	label := func(s string) string { return fmt.Sprintf("h_%s_%d_%d", s, i, j) }
 	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
@@ -81,8 +113,10 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 			return nil, err
 		}
 		in = append(in, code...)
+		in = append(in, widen(k, histKeySlot+8)...)
 	}
 	hasValue := len(site.Args) == 2 && site.Args[1].Unavailable == ""
+	signed := hasValue && site.Args[1].Type[0] == 's'
 	if hasValue {
 		in = append(in, bpfasm.StoreImm64(asm.RFP, histValSlot, 0))
 		code, err := fetchProgram(a, site.Args[1], site.Addr, asm.RFP, histValSlot, label("val"), 1, false)
@@ -90,6 +124,7 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 			return nil, err
 		}
 		in = append(in, code...)
+		in = append(in, widen(site.Args[1], histValSlot)...)
 	}
 	in = append(in, asm.StoreMem(asm.RFP, histKeySlot+4, rOK, asm.Word))
 	in = append(in, bpfasm.Lookup("hist", histKeySlot, "")...)
@@ -120,9 +155,19 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 			asm.Mov.Reg(asm.R1, asm.R0),
 			asm.Add.Imm(asm.R1, 8),
 			asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
-			// R2 = bit length of R3 (0 for 0), by halving.
-			asm.Mov.Imm(asm.R2, 0),
 		)
+		if signed { // a value below zero counts in the negatives
+			in = append(in,
+				asm.JSGE.Imm(asm.R3, 0, label("pos")),
+				asm.Mov.Reg(asm.R1, asm.R0),
+				asm.Add.Imm(asm.R1, 16+8*spec.HistBuckets),
+				asm.Mov.Imm(asm.R3, 1),
+				asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
+				asm.Ja.Label(label("out")),
+			)
+		}
+		// R2 = bit length of R3 (0 for 0), by halving.
+		in = append(in, asm.Mov.Imm(asm.R2, 0).WithSymbol(label("pos")))
 		for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
 			skip := label(fmt.Sprintf("sh%d", sh))
 			in = append(in,

@@ -228,7 +228,7 @@ func (r regs) writeFetch(b *strings.Builder, k int, a spec.Fetch) {
 		r.valueC(&inner, fmt.Sprintf("*(__u64 *)e->a%d_data", k), a.Chains[1], 8, false)
 		b.WriteString(strings.ReplaceAll(inner.String(), "\t\t", "\t\t\t"))
 		b.WriteString("\t\t}\n")
-	case "bytes":
+	case "bytes", "chars":
 		base, last, deref := r.chainC(a.Chains[0])
 		if deref {
 			base = fmt.Sprintf("%s + %d", base, last)

@@ -68,6 +68,8 @@ func (r regs) bpftraceArg(a spec.Fetch) (format, value string) {
 		n := min(a.Size, spec.StringMax)
 		c := a.Chains[0]
 		return "%r", fmt.Sprintf("buf(%s, %d)", r.bpftraceAddr(c), n)
+	case "chars": // str stops at the NUL, or after the array's bytes
+		return "\\\"%s\\\"", fmt.Sprintf("str(%s, %d)", r.bpftraceAddr(a.Chains[0]), min(a.Size, spec.StringMax))
 	}
 	signed := a.Type[0] == 's'
 	v := r.bpftraceChain(a.Chains[0], a.Size, signed)
@@ -158,6 +160,8 @@ func WritePerf(w io.Writer, s *spec.Spec) error {
 				case "string":
 					args = append(args, name+"_ptr="+r.perfChain(a.Chains[0])+":x64", name+"_len="+r.perfChain(a.Chains[1])+":u64")
 				case "cstring":
+					args = append(args, name+"="+r.perfChain(a.Chains[0])+":string")
+				case "chars": // perf reads text at the address the chain's last read is at
 					args = append(args, name+"="+r.perfChain(a.Chains[0])+":string")
 				case "bytes":
 					args = append(args, name+"="+r.perfChain(a.Chains[0])+":x64")

@@ -353,16 +353,22 @@ func atEntry(l types.Loc, a *arch.Arch) types.Loc {
 	return l
 }
 
-// inFrame reports whether l is a slot of the function's own frame: below
-// the canonical frame address, or relative to a frame pointer. Unoptimised
-// code describes parameters so, and fills the slots in its prologue;
-// incoming stack arguments are above the CFA and hold from the entry.
+// inFrame reports whether l holds only once the prologue has run: a slot
+// below the canonical frame address, or one relative to a register the
+// prologue sets or moves (a frame pointer; the stack pointer as LLVM's
+// frame base). Unoptimised code describes parameters so, and fills the
+// slots in its prologue; incoming stack arguments relative to the CFA
+// hold from the entry.
 func inFrame(l types.Loc, a *arch.Arch) bool {
 	for _, p := range l.Pieces {
 		switch {
 		case p.Kind == types.LocCFA && p.Offset < 0:
 			return true
-		case p.Kind == types.LocMem && a != nil && p.Reg != a.SP:
+		case p.Kind == types.LocMem && a != nil:
+			// Relative to a frame pointer, or to the stack pointer
+			// as a frame base (LLVM without a frame pointer: stack
+			// arguments at fbreg +48 after five pushes): either is
+			// set up by the prologue.
 			return true
 		}
 	}

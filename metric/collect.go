@@ -24,9 +24,20 @@ type Series struct {
 	// Key is the label's value; unused when the family has no Label.
 	Key string
 	// Count is the hits; for a Histogram, Sum is the sum of the values
-	// read and Buckets their log2 buckets.
+	// read (an int64 in two's complement when Signed), Buckets their log2
+	// buckets and Negative the values below zero, which no bucket holds.
 	Count, Sum uint64
 	Buckets    []uint64
+	Negative   uint64
+	Signed     bool
+}
+
+// SumFloat is the series' sum as a float64, signed or not.
+func (s *Series) SumFloat() float64 {
+	if s.Signed {
+		return float64(int64(s.Sum))
+	}
+	return float64(s.Sum)
 }
 
 // Reading is what the caller's sessions hold at a scrape.
@@ -230,18 +241,21 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		cum := map[float64]uint64{}
-		var n uint64
+		n := s.Negative // the integers below zero are all <= -1
+		if n > 0 {
+			cum[-1] = n
+		}
 		for b := 0; b <= st.top; b++ {
 			if b < len(s.Buckets) {
 				n += s.Buckets[b]
 			}
 			cum[UpperBound(b)] = n
 		}
-		var total uint64
+		total := s.Negative
 		for _, c := range s.Buckets {
 			total += c
 		}
-		ch <- prometheus.MustNewConstHistogram(descs[s.Family], total, float64(s.Sum), cum, lv...)
+		ch <- prometheus.MustNewConstHistogram(descs[s.Family], total, s.SumFloat(), cum, lv...)
 	}
 	for i := range e.fams {
 		f, st := &e.fams[i], e.state[i]

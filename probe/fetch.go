@@ -342,7 +342,12 @@ func pieceAt(ps []types.Piece, off, n int64) (types.Piece, bool) {
 // gives it).
 func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 	t := types.Resolve(pl.t)
-	if typ == "" {
+	switch n := charArray(t); {
+	case n > 0 && (typ == "" || typ == "string"):
+		typ = "chars" // C's char[N]: its text, bounded by N and by a NUL
+	case typ == "string" && defaultType(t) == "cstring":
+		typ = "cstring" // C's char *: :string is its text up to the NUL
+	case typ == "":
 		typ = defaultType(t)
 	}
 	if typ == "" && pl.mem && pl.konst == nil {
@@ -361,6 +366,10 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 		}
 	}
 	if typ == "" {
+		if b, ok := t.(*types.Base); ok && b.ByteSize > 8 {
+			f.Unavailable = fmt.Sprintf("%s is %d bytes, wider than any number goprobe prints: give a type (:u64 for its low half, :bytes)", types.TypeString(pl.t), b.ByteSize)
+			return f
+		}
 		f.Unavailable = fmt.Sprintf("%s is a %s: name a field, or give a type (:u64, :bytes)", types.TypeString(pl.t), kindOf(t))
 		return f
 	}
@@ -399,6 +408,13 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 		return spec.Chain{Reg: p.Reg}, ""
 	}
 	switch typ {
+	case "chars":
+		if !pl.mem {
+			f.Unavailable = "a char array in registers"
+			return f
+		}
+		c, _ := read(0, 1)
+		f.Size, f.Chains = min(charArray(t), spec.StringMax), []spec.Chain{c}
 	case "string", "iface":
 		ptr, why := read(0, 8)
 		n, why2 := read(8, 8)
@@ -463,6 +479,9 @@ func defaultType(t types.Type) string {
 		if v.ByteSize <= 0 {
 			return "u64" // a type the debug info does not give: the whole register
 		}
+		if v.ByteSize > 8 && v.Encoding != types.Float {
+			return "" // __int128: no number type holds it (finish says so)
+		}
 		w := fmt.Sprint(v.ByteSize * 8)
 		switch v.Encoding {
 		case types.Float:
@@ -492,6 +511,20 @@ func defaultType(t types.Type) string {
 		}
 	}
 	return ""
+}
+
+// charArray is the length of a C char array (char[N], N > 0), or 0 for
+// any other type.
+func charArray(t types.Type) int64 {
+	a, ok := t.(*types.Array)
+	if !ok || a.Count <= 0 || a.Name != "" {
+		return 0
+	}
+	b, ok := types.Resolve(a.Elem).(*types.Base)
+	if !ok || b.ByteSize != 1 || b.Encoding != types.Char && b.Encoding != types.UnsignedChar {
+		return 0
+	}
+	return a.Count
 }
 
 // isText reports the (pointer, length) structs that hold text: Go's

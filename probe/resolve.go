@@ -402,6 +402,9 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 			if addr == fn.LowPC {
 				addr = r.entryAt(fn, d)
 			}
+			if vars, err = r.movedEntry(fn, addr, vars); err != nil {
+				return nil, err
+			}
 			note := ""
 			if at, lv, n, ok := r.later(fn, args, vars); ok {
 				addr, vars, note = at, lv, n
@@ -505,6 +508,34 @@ func paramVars(fn *types.Func, addr uint64) []types.Var {
 		vs = append(vs, v)
 	}
 	return vs
+}
+
+// movedEntry gives the parameters of an entry site at addr, past fn's
+// first instruction, their locations there: a location list says where a
+// value is at each address, and the one at the entry (a register the
+// prologue then reuses, a stack slot relative to the entry's stack
+// pointer) is stale further on. A parameter the list does not place at
+// addr is not there.
+func (r *Resolver) movedEntry(fn *types.Func, addr uint64, vars []types.Var) ([]types.Var, error) {
+	if addr <= fn.LowPC || r.f == nil || len(vars) == 0 {
+		return vars, nil
+	}
+	at, err := r.varsAt(addr)
+	if err != nil {
+		return nil, err
+	}
+	locs := map[string]types.Loc{}
+	for _, v := range at {
+		if v.Param && v.Inline == "" {
+			locs[v.Name] = v.Loc
+		}
+	}
+	out := make([]types.Var, len(vars))
+	for i, v := range vars {
+		v.Loc = locs[v.Name]
+		out[i] = v
+	}
+	return out, nil
 }
 
 // inlineParams keeps the parameters of fn's expansion among the variables

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/bits"
@@ -128,7 +129,7 @@ func (o *HistOptions) histSpec() (string, *spec.Spec, error) {
 	for _, p := range spec.Probes {
 		for _, s := range p.Sites {
 			for _, a := range s.Args {
-				if a.Name == "value" && a.Unavailable == "" && (a.Type == "string" || a.Type == "cstring" || a.Type == "bytes" || a.Type == "iface") {
+				if a.Name == "value" && a.Unavailable == "" && (a.Type == "string" || a.Type == "cstring" || a.Type == "chars" || a.Type == "bytes" || a.Type == "iface") {
 					return "", nil, fmt.Errorf("--value %s is text: it must be a number", o.Value)
 				}
 			}
@@ -165,10 +166,12 @@ func writeHist(w io.Writer, spec *spec.Spec, es []*spec.HistEntry, value, asJSON
 			Count uint64 `json:"count"`
 		}
 		type key struct {
-			Key     any      `json:"key"`
-			Count   uint64   `json:"count"`
-			Sum     *uint64  `json:"sum,omitempty"`
-			Buckets []bucket `json:"buckets,omitempty"`
+			Key   any    `json:"key"`
+			Count uint64 `json:"count"`
+			// Sum is a number, signed as the value's type is.
+			Sum      json.RawMessage `json:"sum,omitempty"`
+			Negative uint64          `json:"negative,omitempty"` // values below zero
+			Buckets  []bucket        `json:"buckets,omitempty"`
 		}
 		type pr struct {
 			Probe string `json:"probe"`
@@ -183,8 +186,7 @@ func writeHist(w io.Writer, spec *spec.Spec, es []*spec.HistEntry, value, asJSON
 				}
 				k := key{Key: e.Key.JSONValue(), Count: e.Count}
 				if value {
-					sum := e.Sum
-					k.Sum = &sum
+					k.Sum, k.Negative = json.RawMessage(e.SumString()), e.Negative
 					for b, n := range e.Buckets {
 						if n > 0 {
 							lo, hi := bucketRange(b)
@@ -213,8 +215,8 @@ func writeHist(w io.Writer, spec *spec.Spec, es []*spec.HistEntry, value, asJSON
 			if e.Probe != i {
 				continue
 			}
-			avg := float64(e.Sum) / float64(max(e.Count, 1))
-			t.Row(e.Key.String(), fmt.Sprint(e.Count), fmt.Sprint(e.Sum), fmt.Sprintf("%.1f", avg))
+			avg := e.SumFloat() / float64(max(e.Count, 1))
+			t.Row(e.Key.String(), fmt.Sprint(e.Count), e.SumString(), fmt.Sprintf("%.1f", avg))
 		}
 		t.Flush()
 		if !value {
@@ -228,10 +230,11 @@ func writeHist(w io.Writer, spec *spec.Spec, es []*spec.HistEntry, value, asJSON
 	}
 }
 
-// writeBars draws one key's log2 histogram as bpftrace's hist() does.
+// writeBars draws one key's log2 histogram as bpftrace's hist() does,
+// the values below zero in a first bucket "(..., 0)".
 func writeBars(w io.Writer, e *spec.HistEntry) {
 	first, last := -1, -1
-	var top uint64
+	top := e.Negative
 	for b, n := range e.Buckets {
 		if n > 0 {
 			if first < 0 {
@@ -241,11 +244,14 @@ func writeBars(w io.Writer, e *spec.HistEntry) {
 			top = max(top, n)
 		}
 	}
-	if first < 0 {
+	if first < 0 && e.Negative == 0 {
 		return
 	}
 	fmt.Fprintf(w, "%s:\n", e.Key)
-	for b := first; b <= last; b++ {
+	if e.Negative > 0 {
+		fmt.Fprintf(w, "%-20s %8d |%-52s|\n", "(..., 0)", e.Negative, strings.Repeat("@", int(52*e.Negative/top)))
+	}
+	for b := first; b <= last && first >= 0; b++ {
 		lo, hi := bucketRange(b)
 		span := fmt.Sprintf("[%s, %s)", human(lo), human(hi))
 		if hi == 0 {

@@ -153,7 +153,7 @@ func serveMetrics(addr string, exp *metric.Exporter, stderr io.Writer) (stop fun
 // labelValue is a key as a label's value: text as it is, numbers in
 // decimal (or hex for x types), "?" when the key could not be read.
 func labelValue(v spec.Value) string {
-	if v.OK && (v.Type == "string" || v.Type == "cstring") {
+	if v.OK && (v.Type == "string" || v.Type == "cstring" || v.Type == "chars") {
 		if v.Truncated {
 			return v.Text + "..."
 		}
@@ -193,7 +193,7 @@ func histReading(sess Probes, spec *spec.Spec) func() (*metric.Reading, error) {
 		r := &metric.Reading{Missed: sess.Misses(), Dropped: dropped, Unaggregated: make([]uint64, n)}
 		kept := make([]uint64, n)
 		for _, e := range es {
-			r.Series = append(r.Series, metric.Series{Family: e.Probe, Key: labelValue(e.Key), Count: e.Count, Sum: e.Sum, Buckets: e.Buckets[:]})
+			r.Series = append(r.Series, metric.Series{Family: e.Probe, Key: labelValue(e.Key), Count: e.Count, Sum: e.Sum, Buckets: e.Buckets[:], Negative: e.Negative, Signed: e.Signed})
 			kept[e.Probe] += e.Count
 		}
 		for i, p := range spec.Probes {

@@ -321,6 +321,8 @@ func addEntry(to map[string]*metric.Series, e *spec.HistEntry) {
 	}
 	s.Count += e.Count
 	s.Sum += e.Sum
+	s.Negative += e.Negative
+	s.Signed = e.Signed
 	for b, n := range e.Buckets {
 		s.Buckets[b] += n
 	}

@@ -110,6 +110,12 @@ func (s *Spec) Decode(rec []byte) (*Event, error) {
 				data = data[:i]
 			}
 			v.Text = string(data)
+		case "chars": // the array's bytes, up to its first NUL
+			data = data[:min(v.Num, StringMax)]
+			if i := bytes.IndexByte(data, 0); i >= 0 {
+				data = data[:i]
+			}
+			v.Text = string(data)
 		case "struct":
 			whole[k] = len(e.Args)
 			structValue(&v, f, rec, EventHeader+ArgSlot*k)
@@ -152,7 +158,7 @@ func (v Value) String() string {
 		return "?"
 	}
 	switch v.Type {
-	case "string", "cstring":
+	case "string", "cstring", "chars":
 		s := strconv.Quote(v.Text)
 		if v.Truncated {
 			s += "..."
@@ -191,7 +197,7 @@ func (v Value) JSONValue() any {
 		return nil
 	}
 	switch v.Type {
-	case "string", "cstring":
+	case "string", "cstring", "chars":
 		return v.Text
 	case "bytes", "iface":
 		return v.String()

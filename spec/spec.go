@@ -93,7 +93,8 @@ type Site struct {
 
 // Fetch reads one argument. Type is u8..u64, s8..s64, x8..x64, f32, f64
 // (bits), "string" (a pointer and a length: Go strings, Rust &str, Zig
-// slices), "cstring" (a NUL-terminated char *), "bytes" or "iface" (a Go
+// slices), "cstring" (a NUL-terminated char *), "chars" (a C char[N] in
+// place: Size bytes, up to the first NUL), "bytes" or "iface" (a Go
 // interface: its type word, an itab or for interface{} a type, and its
 // data word). Chains hold one program per part: the value; for "string"
 // the pointer, then the length; for "iface" the type word, then the data.
