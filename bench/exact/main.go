@@ -26,6 +26,7 @@ func main() {
 	emit := flag.String("emit", "", "print the source of one seed in this language (c, go, rust, zig) and exit")
 	failures := flag.Bool("failures", true, "list each function goprobe got wrong")
 	unread := flag.Bool("unread", false, "list each argument goprobe printed as ?, per site, with the reason")
+	guard := flag.Bool("guard", true, "turn about half the static functions into guarded ones (an early return, a heavy tail: GCC's partial inlining)")
 	flag.Parse()
 
 	ss, err := parseSeeds(*seeds)
@@ -34,7 +35,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *emit != "" {
-		fmt.Print(gen.Generate(ss[0]).Source(gen.Lang(*emit)))
+		fmt.Print(program(ss[0], *guard).Source(gen.Lang(*emit)))
 		return
 	}
 	abs, err := filepath.Abs(*goprobe)
@@ -51,7 +52,7 @@ func main() {
 			os.Exit(2)
 		}
 		for _, seed := range ss {
-			p := gen.Generate(seed)
+			p := program(seed, *guard)
 			r, err := gen.Run(p, b, filepath.Join(*dir, fmt.Sprintf("%s-%d", b.Name, seed)), min(*n, p.MaxN()), tools)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "exact: %s seed %d: %v\n", b.Name, seed, err)
@@ -72,6 +73,13 @@ func main() {
 		fmt.Println()
 		gen.WriteFailures(os.Stdout, results)
 	}
+}
+
+func program(seed int64, guard bool) *gen.Program {
+	if guard {
+		return gen.Generate(seed).Guarded()
+	}
+	return gen.Generate(seed)
 }
 
 func parseSeeds(s string) ([]int64, error) {

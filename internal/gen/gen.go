@@ -41,9 +41,15 @@ const (
 	KConst                // every call passes a constant first argument (.constprop)
 	KMethod               // Go: a method on *S (elsewhere a plain function)
 	numKinds
+	// KGuard is static with an early-return guard and a heavy tail (an
+	// allocation, loops, a print, the calls): GCC splits it, inlines the
+	// head and may inline the tail (.part) back into an expansion of the
+	// same function. Only Guarded makes it, so that the seeds' programs
+	// of the other kinds stay what they were.
+	KGuard = numKinds
 )
 
-var kindNames = [...]string{"plain", "static", "inline", "always", "noinline", "split", "partial", "const", "method"}
+var kindNames = [...]string{"plain", "static", "inline", "always", "noinline", "split", "partial", "const", "method", "guard"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -163,6 +169,29 @@ func Generate(seed int64) *Program {
 	next:
 	}
 	return p
+}
+
+// Guarded turns about half of p's static functions (KStatic) into KGuard,
+// drawing from a second stream of the seed, and returns p. The programs
+// of Generate alone stay as they were, seed for seed.
+func (p *Program) Guarded() *Program {
+	rng := rand.New(rand.NewSource(p.Seed*7919 + 17))
+	for _, f := range p.Funcs {
+		if f.Kind == KStatic && rng.Intn(2) == 0 {
+			f.Kind = KGuard
+		}
+	}
+	return p
+}
+
+// hasKind reports whether a function of p is of kind k.
+func (p *Program) hasKind(k Kind) bool {
+	for _, f := range p.Funcs {
+		if f.Kind == k {
+			return true
+		}
+	}
+	return false
 }
 
 // kindArgs picks the arguments of a call of f from caller: constants for

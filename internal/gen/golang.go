@@ -159,7 +159,7 @@ func (p *Program) goFunc(b *strings.Builder, i int) {
 		fmt.Fprintf(b, "\tif %s&255 == 7 {\n", first)
 		b.WriteString("\t\tfor k := int64(0); k < 64; k++ {\n\t\t\tsink(r * k)\n\t\t\tsink(r ^ k)\n\t\t\tsink(r + k*5)\n\t\t\tif k%7 == 3 {\n\t\t\t\tr += k\n\t\t\t}\n\t\t}\n")
 		b.WriteString("\t\tsink(r * 11)\n\t\tsink(r * 13)\n\t\tsink(r * 17)\n\t}\n")
-	case KPartial:
+	case KPartial, KGuard:
 		fmt.Fprintf(b, "\tif %s&3 != 0 {\n\t\treturn r\n\t}\n", first)
 		b.WriteString("\tfor k := int64(0); k < 16; k++ {\n\t\tsink(r * k)\n\t\tsink(r ^ k)\n\t\tsink(r - k)\n\t}\n")
 	case KConst:

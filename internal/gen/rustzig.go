@@ -80,7 +80,7 @@ fn sink(x: i64) { std::hint::black_box(x); }
 		switch f.Kind {
 		case KSplit:
 			fmt.Fprintf(&b, "    if (%s & 255) == 7 {\n        cold(r);\n    }\n", first)
-		case KPartial:
+		case KPartial, KGuard:
 			fmt.Fprintf(&b, "    if (%s & 3) != 0 {\n        return r;\n    }\n    for k in 0..16i64 { sink(r.wrapping_mul(k)); sink(r ^ k); sink(r.wrapping_sub(k)); }\n", first)
 		case KConst:
 			fmt.Fprintf(&b, "    for k in 0..(%s & 63) { r = r.wrapping_add(k * 3 + (r >> 3)); }\n", first)
@@ -245,7 +245,7 @@ noinline fn sink(x: i64) void {
 		switch f.Kind {
 		case KSplit:
 			fmt.Fprintf(&b, "    if (%s & 255 == 7) {\n        @setCold(true);\n        var k: i64 = 0;\n        while (k < 64) : (k += 1) {\n            sink(r *%% k);\n            sink(r ^ k);\n        }\n    }\n", first)
-		case KPartial:
+		case KPartial, KGuard:
 			fmt.Fprintf(&b, "    if (%s & 3 != 0) return r;\n    {\n        var k: i64 = 0;\n        while (k < 16) : (k += 1) {\n            sink(r *%% k);\n            sink(r ^ k);\n            sink(r -%% k);\n        }\n    }\n", first)
 		case KConst:
 			fmt.Fprintf(&b, "    {\n        var k: i64 = 0;\n        while (k < (%s & 63)) : (k += 1) r = r +%% (k * 3 + (r >> 3));\n    }\n", first)
