@@ -418,6 +418,24 @@ func (r *Resolver) neutral(inst *types.Instance, fl *flow) map[uint64]bool {
 	return fl.neutral
 }
 
+// continuation reports whether site is the rest of a call of fn rather
+// than a call: GCC's partial inlining splits fn into a head it inlines
+// and fn.part.N, and may inline the part back into an expansion of fn's
+// head (or into fn's own body), where DWARF shows an expansion of fn
+// inside one of fn, called from fn's declaration line. The head's site
+// counts the call; one at the part would count it twice. (An inlined
+// recursive call has its call site in fn's body, never at its
+// declaration.)
+func continuation(fn *types.Func, site *types.InlineSite) bool {
+	if fn.Decl.Line == 0 || site.CallLine != fn.Decl.Line || !sameFile(site.CallFile, fn.Decl.File) {
+		return false
+	}
+	if p := site.Parent; p != nil {
+		return p.Callee == fn || p.Callee != nil && p.Callee.Name == fn.Name && p.Callee.Decl == fn.Decl
+	}
+	return site.Caller == fn.Name
+}
+
 func sameFile(a, b string) bool {
 	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
 }
