@@ -5,9 +5,15 @@
 # stat and trace, perf probe and bpftrace, compared with the program's own
 # record of its calls and arguments. Prints a table per build (exact-count
 # share per tool, goprobe's wrong values and ? share), then each function
-# goprobe counted wrongly, with its shape and goprobe's sites.
+# goprobe counted wrongly, with its shape and goprobe's sites. Three in
+# four static C functions are guarded (an early return, a heavy tail: GCC
+# splits them); GDB=K compares up to K arguments per program that goprobe
+# printed as ? with gdb stopped at the same site; PEERS=false leaves out
+# perf probe and bpftrace; FOR=50m starts no program after 50 minutes
+# (seeds run in order, every build of each).
 #
 #   bash bench/exact.sh [SEEDS] [N] [BUILDS]     # defaults: 1-6, 20, all six
+#   GDB=4 PEERS=false nice bash bench/exact.sh 1000-1299 20 gcc-O2,gcc-O3,clang-O2,go,rust-O3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:${HOME:-/root}/.cargo/bin"
@@ -23,4 +29,5 @@ for tool in perf bpftrace gcc clang rustc zig; do
 done
 go build -o "$out/goprobe" ./cmd/goprobe
 go build -o "$out/exact" ./bench/exact
-"$out/exact" -goprobe "$out/goprobe" -seeds "$seeds" -n "$n" -builds "$builds" -dir "$out/exact-progs"
+"$out/exact" -goprobe "$out/goprobe" -seeds "$seeds" -n "$n" -builds "$builds" -dir "$out/exact-progs" \
+	-gdb "${GDB:-0}" -peers="${PEERS:-true}" -for "${FOR:-0}"

@@ -6,12 +6,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/binscope/binscope/internal/gen"
 )
@@ -26,6 +30,8 @@ func main() {
 	emit := flag.String("emit", "", "print the source of one seed in this language (c, go, rust, zig) and exit")
 	failures := flag.Bool("failures", true, "list each function goprobe got wrong")
 	unread := flag.Bool("unread", false, "list each argument goprobe printed as ?, per site, with the reason")
+	budget := flag.Duration("for", 0, "start no program after this long (0: run every seed)")
+	gdbMax := flag.Int("gdb", 0, "per program, compare up to this many arguments printed as ? with gdb stopped at the same site")
 	guard := flag.Bool("guard", true, "turn about half the static functions into guarded ones (an early return, a heavy tail: GCC's partial inlining)")
 	flag.Parse()
 
@@ -45,13 +51,28 @@ func main() {
 	}
 	tools := gen.Tools{Goprobe: abs, Perf: *peers, Bpftrace: *peers}
 	var results []*gen.Result
+	gdbs := map[string]*gen.GDBCheck{}
+	var gdbOrder []string
+	var bs []gen.Build
 	for _, name := range strings.Split(*builds, ",") {
 		b, ok := gen.BuildNamed(name)
 		if !ok {
 			fmt.Fprintf(os.Stderr, "exact: no build %q\n", name)
 			os.Exit(2)
 		}
-		for _, seed := range ss {
+		bs = append(bs, b)
+	}
+	// Seed by seed, every build of each: a run stopped early (-for,
+	// SIGINT, SIGTERM) has about as many programs of each build.
+	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	deadline := time.Now().Add(*budget)
+	for _, seed := range ss {
+		if stop.Err() != nil || *budget > 0 && time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "exact: stopped before seed %d\n", seed)
+			break
+		}
+		for _, b := range bs {
 			p := program(seed, *guard)
 			r, err := gen.Run(p, b, filepath.Join(*dir, fmt.Sprintf("%s-%d", b.Name, seed)), min(*n, p.MaxN()), tools)
 			if err != nil {
@@ -59,12 +80,38 @@ func main() {
 				continue
 			}
 			results = append(results, r)
+			if *gdbMax > 0 {
+				c, err := r.CheckUnread(filepath.Join(*dir, fmt.Sprintf("%s-%d", b.Name, seed)), *gdbMax)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "exact: %s seed %d: gdb: %v\n", b.Name, seed, err)
+				}
+				if gdbs[b.Name] == nil {
+					gdbs[b.Name] = &gen.GDBCheck{}
+					gdbOrder = append(gdbOrder, b.Name)
+				}
+				g := gdbs[b.Name]
+				g.Agree, g.Skipped, g.Differ = g.Agree+c.Agree, g.Skipped+c.Skipped, append(g.Differ, c.Differ...)
+			}
 			fmt.Fprintf(os.Stderr, "%s seed %d: done\n", b.Name, seed)
 		}
 	}
 	gen.WriteTable(os.Stdout, gen.Summarize(results))
 	fmt.Println()
 	gen.WriteReasons(os.Stdout, results)
+	if *gdbMax > 0 {
+		fmt.Println()
+		fmt.Println("| build | `?` compared with gdb | gdb has no value either | gdb prints a value | gdb made no stop |")
+		fmt.Println("|---|---|---|---|---|")
+		for _, b := range gdbOrder {
+			g := gdbs[b]
+			fmt.Printf("| %s | %d | %d | %d | %d |\n", b, g.Agree+len(g.Differ), g.Agree, len(g.Differ), g.Skipped)
+		}
+		for _, b := range gdbOrder {
+			for _, d := range gdbs[b].Differ {
+				fmt.Println(d)
+			}
+		}
+	}
 	if *unread {
 		fmt.Println()
 		gen.WriteUnread(os.Stdout, results)

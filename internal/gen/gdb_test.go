@@ -1,20 +1,14 @@
 package gen
 
 import (
-	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
 )
-
-// pieBase is where gdb loads a position-independent x86-64 executable
-// with address randomization off.
-const pieBase = 0x555555554000
 
 // TestUnreadableAgreesWithGDB: where goprobe prints ? because the debug
 // info has no location for an argument at a site (the reason class "no
@@ -49,7 +43,10 @@ func TestUnreadableAgreesWithGDB(t *testing.T) {
 				t.Fatalf("%s seed %d: %v", name, seed, err)
 			}
 			for _, u := range unreadable(t, goprobe, bin, p, b.Lang) {
-				args, ok := gdbArgs(t, bin, dir, u.addr, u.fn)
+				args, ok, err := GDBArgs(bin, dir, u.addr, u.fn)
+				if err != nil {
+					t.Fatal(err)
+				}
 				if !ok {
 					continue // the site did not run, or gdb has no such frame
 				}
@@ -109,49 +106,3 @@ func unreadable(t *testing.T, goprobe, bin string, p *Program, lang Lang) []unre
 	return out
 }
 
-// gdbArgs runs bin under gdb, stops at addr (a file address), selects the
-// frame of fn and returns `info args`: each argument's printed value. ok
-// is false when the stop or the frame did not happen.
-func gdbArgs(t *testing.T, bin, dir string, addr uint64, fn string) (map[string]string, bool) {
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pie := f.Type == elf.ET_DYN
-	f.Close()
-	at := addr
-	if pie {
-		at += pieBase
-	}
-	out, _ := exec.Command("gdb", "-batch", "-nx",
-		"-ex", "set disable-randomization on",
-		"-ex", fmt.Sprintf("starti 5 %s", filepath.Join(dir, "gdb.rec")),
-		"-ex", fmt.Sprintf("break *%#x", at),
-		"-ex", "continue",
-		"-ex", "echo @@frame\\n",
-		"-ex", "frame function "+fn,
-		"-ex", "echo @@args\\n",
-		"-ex", "info args",
-		"-ex", "echo @@end\\n",
-		"-ex", "kill", bin).CombinedOutput()
-	text := string(out)
-	_, rest, ok := strings.Cut(text, "@@frame\n")
-	if !ok {
-		return nil, false
-	}
-	frame, args, ok := strings.Cut(rest, "@@args\n")
-	if !ok || !strings.Contains(frame, fn) || strings.Contains(frame, "No stack") || strings.Contains(frame, "No frame") {
-		return nil, false
-	}
-	args, _, _ = strings.Cut(args, "@@end")
-	vals := map[string]string{}
-	for _, line := range strings.Split(args, "\n") {
-		if k, v, ok := strings.Cut(line, " = "); ok {
-			vals[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
-	}
-	if len(vals) == 0 && !strings.Contains(args, "No arguments") {
-		return nil, false
-	}
-	return vals, true
-}
