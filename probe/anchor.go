@@ -42,8 +42,9 @@ const maxAnchorKeys = 32
 // stores come with copies set when control can go from one to another
 // within one iteration of the caller's loops: then the DIE holds several
 // calls. ok is false when no kind holds (a body that stores nothing, or
-// only under a condition).
-func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64) (as []uint64, copies, ok bool) {
+// only under a condition). With own, only the body's own stores count,
+// not those of expansions nested in it.
+func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, own bool) (as []uint64, copies, ok bool) {
 	rs := site.Ranges
 	rows := r.rowsOf(inst, fl)
 	m := r.codeModel()
@@ -86,7 +87,7 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 			continue
 		}
 		chain, inside := nestedChain(ex, site)
-		if !inside {
+		if !inside || own && len(chain) > 0 {
 			continue
 		}
 		place := fmt.Sprintf("%s%+d", mem.Segment, int64(int32(mem.Disp)))

@@ -83,7 +83,7 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 			return out
 		}
 		a, b, over := fl.overlap(pts, rs)
-		if as, copies, ok := r.anchors(site, inst, fl, pts); ok && (copies || over) {
+		if as, copies, ok := r.anchors(site, inst, fl, pts, false); ok && (copies || over) {
 			return anchorStarts(as)
 		}
 		if over {
@@ -155,12 +155,15 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		// GCC duplicates the head of a body in a loop into the end of
 		// the previous call's cold path, which jumps into the body
 		// past its entry: stores tell the calls apart where the
-		// entry and the declaration's rows do not.
+		// entry and the declaration's rows do not. The body's own
+		// stores only: a nested expansion's may be in a loop of the
+		// body that GCC unrolled, several per call, with no loop left
+		// to show it.
 		var starts []uint64
 		for _, o := range out {
 			starts = append(starts, o.addr)
 		}
-		if as, copies, ok := r.anchors(site, inst, fl, starts); ok && copies && len(as) > len(out) {
+		if as, copies, ok := r.anchors(site, inst, fl, starts, true); ok && copies && len(as) > len(out) {
 			return anchorStarts(as)
 		}
 	}

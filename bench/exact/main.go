@@ -93,6 +93,7 @@ func main() {
 				g.Agree, g.Skipped, g.Differ = g.Agree+c.Agree, g.Skipped+c.Skipped, append(g.Differ, c.Differ...)
 			}
 			fmt.Fprintf(os.Stderr, "%s seed %d: done\n", b.Name, seed)
+			gen.WriteFailures(os.Stderr, []*gen.Result{r}) // as they come, for a long run
 		}
 	}
 	gen.WriteTable(os.Stdout, gen.Summarize(results))

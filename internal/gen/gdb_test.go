@@ -105,4 +105,3 @@ func unreadable(t *testing.T, goprobe, bin string, p *Program, lang Lang) []unre
 	}
 	return out
 }
-
