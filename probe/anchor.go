@@ -20,8 +20,9 @@ const maxAnchorKeys = 32
 // interleaves the caller's code with the body so that one call may pass
 // several entries.
 //
-// An anchor is a store the body makes to memory outside the frame, once
-// per call: what a call does, which no optimisation may drop or repeat.
+// An anchor is a store the body makes to memory outside the frame, or a
+// direct call it makes, once per call: what a call does, which no
+// optimisation may drop or repeat.
 // The stores of one kind are those at the same source position (line and
 // column, under the same chain of nested expansions) to the same place (a
 // global's address, or else the same operation and displacement): each
@@ -82,17 +83,13 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 			}
 		}
 		in := fl.op[a]
-		mem, st := storeTo(in)
-		if !st || !effect(in) {
+		place, global, ok := anchorPlace(a, in)
+		if !ok {
 			continue
 		}
 		chain, inside := nestedChain(ex, site)
 		if !inside || own && len(chain) > 0 {
 			continue
-		}
-		place := fmt.Sprintf("%s%+d", mem.Segment, int64(int32(mem.Disp)))
-		if mem.Base == x86asm.RIP {
-			place = fmt.Sprintf("@%#x", uint64(int64(a)+int64(in.Len)+int64(int32(mem.Disp))))
 		}
 		var path strings.Builder
 		for _, n := range chain {
@@ -104,7 +101,7 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		k := fmt.Sprintf("%s|%s:%d:%d|%s|%s", path.String(), row.File, row.Line, row.Column, in.Op, place)
 		if byKey[k] == nil {
-			kd := &kind{key: k, chain: chain, rip: mem.Base == x86asm.RIP, file: row.File, line: row.Line}
+			kd := &kind{key: k, chain: chain, rip: global, file: row.File, line: row.Line}
 			if len(chain) > 0 {
 				kd.file, kd.line = chain[0].CallFile, chain[0].CallLine
 			}
@@ -297,6 +294,30 @@ func (fl *flow) hitsBefore(p, a uint64, set map[uint64]bool) bool {
 // storeTo reports the memory operand an instruction writes, if it writes
 // one (a MOV to memory, a read-modify-write such as INC or ADD, a vector
 // store); reads (CMP, TEST, PUSH of memory) are not stores.
+// anchorPlace is what the instruction at a does that may anchor calls: a
+// store outside the frame (to a global's address, or an operation and a
+// displacement), or a direct call (a body that records through a call
+// makes it once per call, as it makes a store). global is set for a
+// global's address and a call's target: the same in every copy, whatever
+// registers each was given.
+func anchorPlace(a uint64, in x86asm.Inst) (place string, global, ok bool) {
+	if in.Op == x86asm.CALL {
+		rel, ok := in.Args[0].(x86asm.Rel)
+		if !ok {
+			return "", false, false
+		}
+		return fmt.Sprintf("call %#x", uint64(int64(a)+int64(in.Len)+int64(rel))), true, true
+	}
+	mem, st := storeTo(in)
+	if !st || !effect(in) {
+		return "", false, false
+	}
+	if mem.Base == x86asm.RIP {
+		return fmt.Sprintf("@%#x", uint64(int64(a)+int64(in.Len)+int64(int32(mem.Disp)))), true, true
+	}
+	return fmt.Sprintf("%s%+d", mem.Segment, int64(int32(mem.Disp))), false, true
+}
+
 func storeTo(in x86asm.Inst) (x86asm.Mem, bool) {
 	mem, ok := in.Args[0].(x86asm.Mem)
 	if !ok {

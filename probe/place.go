@@ -175,7 +175,7 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 func anchorStarts(as []uint64) []start {
 	out := make([]start, 0, len(as))
 	for _, x := range as {
-		out = append(out, start{addr: x, copies: true, note: fmt.Sprintf("counted at a store each call makes once (%d in this expansion)", len(as))})
+		out = append(out, start{addr: x, copies: true, note: fmt.Sprintf("counted at a store or call each call makes once (%d in this expansion)", len(as))})
 	}
 	return out
 }
@@ -437,6 +437,22 @@ func continuation(fn *types.Func, site *types.InlineSite) bool {
 		return p.Callee == fn || p.Callee != nil && p.Callee.Name == fn.Name && p.Callee.Decl == fn.Decl
 	}
 	return site.Caller == fn.Name
+}
+
+// merged reports whether site is code LLVM merged from several calls of
+// fn (one instruction standing for an instruction of each): an expansion
+// called from line 0 beside expansions of fn with a call line, in the
+// same caller. Each of those counts its call; the merged code is no call.
+func merged(fn *types.Func, site *types.InlineSite) bool {
+	if site.CallLine != 0 {
+		return false
+	}
+	for _, s := range fn.Inlined {
+		if s != site && s.CallLine != 0 && s.Parent == site.Parent && s.Caller == site.Caller {
+			return true
+		}
+	}
+	return false
 }
 
 func sameFile(a, b string) bool {

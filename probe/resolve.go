@@ -415,8 +415,8 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 			p.Sites[len(p.Sites)-1].Note = note
 		}
 		for _, in := range fn.Inlined {
-			if continuation(fn, in) {
-				continue // the rest of a call another site counts
+			if continuation(fn, in) || merged(fn, in) {
+				continue // code of calls other sites count
 			}
 			r.group++
 			var copies []copySite // the sites of this expansion that are copies

@@ -106,6 +106,8 @@ var regressions = []struct {
 	{"gcc-O3", 139, "GCC's .part of a guarded function inlined back into each expansion of its head (an expansion of fn11 in one of fn11, at its declaration line): counted twice", nil, true},
 	{"gcc-O2", 122, "a guarded function's .part inlined back into an expansion of its head", nil, true},
 	{"gcc-O3", 119, "a nested expansion's store in a loop of the body GCC unrolled (three per call) taken for the calls' anchor: counted three times", nil, false},
+	{"clang-O2", 1003, "copies of an unrolled loop's expansion that record through a call and store nothing: counted at the call", nil, true},
+	{"rust-O3", 1007, "LLVM's code merged from two calls, an expansion called from line 0: no call", nil, true},
 }
 
 // TestExact probes every function of a few generated programs (gcc -O2 and
