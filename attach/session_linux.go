@@ -28,6 +28,9 @@ type Session struct {
 	coll  *ebpf.Collection
 	links []link.Link
 	rd    *ringbuf.Reader
+	// progs names, per probe, the programs its sites run (sites with
+	// the same code share one).
+	progs [][]string
 }
 
 // permissionError is ErrPermission for what the kernel refused, in one
@@ -98,18 +101,22 @@ func Probes(s *spec.Spec, target string, opts *Options) (*Session, error) {
 		}
 		o.Tables = stack.NewTables(a)
 	}
-	return attach(s, target, o, func(s *spec.Spec) (*ebpf.CollectionSpec, error) {
+	return attach(s, target, o, func(s *spec.Spec, multi bool) (*ebpf.CollectionSpec, error) {
 		rows := 0
 		if o.Tables != nil {
 			rows = len(o.Tables.Rows) + 1<<16
 		}
-		return bpfprog.Programs(s, &bpfprog.ProgramOptions{Stacks: o.Stacks, RowCapacity: rows, Events: o.Events})
+		return bpfprog.Programs(s, &bpfprog.ProgramOptions{Stacks: o.Stacks, RowCapacity: rows, Events: o.Events, SiteCookie: multi})
 	})
 }
 
-func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebpf.CollectionSpec, error)) (_ *Session, err error) {
+func attach(s *spec.Spec, target string, o Options, build func(s *spec.Spec, multi bool) (*ebpf.CollectionSpec, error)) (_ *Session, err error) {
 	pid := o.PID
-	cs, err := build(s)
+	// A uprobe_multi link (Linux 6.6) attaches many sites at once and
+	// detaches in a few milliseconds; a perf-event uprobe waits tens of
+	// milliseconds for the kernel's grace period, per site.
+	multi := features.HaveBPFLinkUprobeMulti() == nil
+	cs, err := build(s, multi)
 	if err != nil {
 		return nil, err
 	}
@@ -125,10 +132,6 @@ func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebp
 		}
 		bpfprog.DescendantFilter(cs, off, only)
 	}
-	// A uprobe_multi link (Linux 6.6) detaches in a few milliseconds; a
-	// perf-event uprobe waits tens of milliseconds for the kernel's grace
-	// period, per site.
-	multi := features.HaveBPFLinkUprobeMulti() == nil
 	if multi {
 		for _, p := range cs.Programs {
 			if p.Type == ebpf.Kprobe {
@@ -136,11 +139,15 @@ func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebp
 			}
 		}
 	}
+	groups, err := groupSites(cs, s, multi)
+	if err != nil {
+		return nil, err
+	}
 	coll, err := ebpf.NewCollection(cs)
 	if err != nil {
 		return nil, loadError(err)
 	}
-	ss := &Session{Spec: s, coll: coll}
+	ss := &Session{Spec: s, coll: coll, progs: make([][]string, len(s.Probes))}
 	defer func() {
 		if err != nil {
 			ss.Close()
@@ -156,42 +163,32 @@ func attach(s *spec.Spec, target string, o Options, build func(*spec.Spec) (*ebp
 	// that uprobe's list of consumers (kernel/events/uprobes.c), so the
 	// last attached runs first: attaching from the last probe to the
 	// first, two probes of one site run in the order they were given.
-	for i := len(s.Probes) - 1; i >= 0; i-- {
-		p := s.Probes[i]
-		for j := len(p.Sites) - 1; j >= 0; j-- {
-			site := p.Sites[j]
-			prog := coll.Programs[spec.ProgramName(i, j)]
-			var l link.Link
-			if site.Kind == spec.SiteTracepoint {
-				group, name, _ := strings.Cut(site.Function, ":")
-				if l, err = link.Tracepoint(group, name, prog, nil); err != nil {
-					return nil, fmt.Errorf("attaching tracepoint %s: %v", site.Function, err)
-				}
-				ss.links = append(ss.links, l)
-				continue
-			}
-			if ex == nil {
-				if ex, err = link.OpenExecutable(target); err != nil {
-					return nil, err
-				}
-			}
-			if multi {
-				mo := &link.UprobeMultiOptions{Addresses: []uint64{site.FileOffset}, PID: uint32(pid)}
-				if site.RefCtrOffset != 0 {
-					mo.RefCtrOffsets = []uint64{site.RefCtrOffset}
-				}
-				l, err = ex.UprobeMulti(nil, prog, mo)
-			} else {
-				l, err = ex.Uprobe("", prog, &link.UprobeOptions{Address: site.FileOffset, PID: pid, RefCtrOffset: site.RefCtrOffset})
-			}
+	for k := len(groups) - 1; k >= 0; k-- {
+		g := groups[k]
+		ss.progs[g.probe] = append(ss.progs[g.probe], g.prog)
+		p, prog := s.Probes[g.probe], coll.Programs[g.prog]
+		if site := p.Sites[g.sites[0]]; site.Kind == spec.SiteTracepoint {
+			group, name, _ := strings.Cut(site.Function, ":")
+			l, err := link.Tracepoint(group, name, prog, nil)
 			if err != nil {
-				if errors.Is(err, os.ErrPermission) {
-					return nil, permissionError("attach a uprobe")
-				}
-				return nil, fmt.Errorf("%s: attaching %s at file offset %#x: %v", target, p.Def, site.FileOffset, err)
+				return nil, fmt.Errorf("attaching tracepoint %s: %v", site.Function, err)
 			}
 			ss.links = append(ss.links, l)
+			continue
 		}
+		if ex == nil {
+			if ex, err = link.OpenExecutable(target); err != nil {
+				return nil, err
+			}
+		}
+		l, err := g.attach(ex, p, prog, pid, multi)
+		if err != nil {
+			if errors.Is(err, os.ErrPermission) {
+				return nil, permissionError("attach a uprobe")
+			}
+			return nil, fmt.Errorf("%s: attaching %s: %v", target, p.Def, err)
+		}
+		ss.links = append(ss.links, l)
 	}
 	if m := coll.Maps["events"]; m != nil {
 		if ss.rd, err = ringbuf.NewReader(m); err != nil {
@@ -247,9 +244,9 @@ func (s *Session) Misses() []uint64 {
 	if s.coll == nil {
 		return out
 	}
-	for i, p := range s.Spec.Probes {
-		for j := range p.Sites {
-			if prog := s.coll.Programs[spec.ProgramName(i, j)]; prog != nil {
+	for i, names := range s.progs {
+		for _, name := range names {
+			if prog := s.coll.Programs[name]; prog != nil {
 				if st, err := prog.Stats(); err == nil {
 					out[i] += st.RecursionMisses
 				}
@@ -291,7 +288,9 @@ func Hist(s *spec.Spec, target string, opts *Options) (*Session, error) {
 	if opts != nil {
 		o = *opts
 	}
-	return attach(s, target, o, bpfprog.HistPrograms)
+	return attach(s, target, o, func(s *spec.Spec, _ bool) (*ebpf.CollectionSpec, error) {
+		return bpfprog.HistPrograms(s)
+	})
 }
 
 // Descendants lists the processes the programs found to descend from the

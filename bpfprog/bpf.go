@@ -37,6 +37,11 @@ type ProgramOptions struct {
 	// Events makes a site without arguments send an event for each hit
 	// too (trace prints one line per call; stat only counts).
 	Events bool
+	// SiteCookie makes a record's site index the attach cookie
+	// (bpf_get_attach_cookie) instead of a constant, so that sites whose
+	// code is otherwise the same share one program and one link (see
+	// Identity).
+	SiteCookie bool
 }
 
 // Programs builds the BPF programs of a spec with cilium/ebpf's asm, no
@@ -89,7 +94,7 @@ func Programs(s *spec.Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) 
 				// registers: no user stack to unwind from it.
 				typ, stacks = ebpf.TracePoint, NoStacks
 			}
-			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, stacks, o.Events || o.Stacks == EventStacks)
+			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, stacks, o.Events || o.Stacks == EventStacks, o.SiteCookie)
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
@@ -206,7 +211,7 @@ func usesCaptures(site spec.Site) bool {
 	return false
 }
 
-func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, stacks StackMode, events bool) (asm.Instructions, error) {
+func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, stacks StackMode, events, cookie bool) (asm.Instructions, error) {
 	if site.Kind == spec.SiteCapture {
 		return captureProgram(a, i, j, site, key)
 	}
@@ -249,7 +254,17 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	in = append(in,
 		asm.Mov.Reg(rRec, asm.R0).WithSymbol(label("reserved")),
 		asm.StoreImm(rRec, spec.EventProbe, int64(i), asm.Word),
-		asm.StoreImm(rRec, spec.EventSite, int64(j), asm.Word),
+	)
+	if cookie {
+		in = append(in,
+			asm.Mov.Reg(asm.R1, rCtx),
+			asm.FnGetAttachCookie.Call(),
+			asm.StoreMem(rRec, spec.EventSite, asm.R0, asm.Word),
+		)
+	} else {
+		in = append(in, asm.StoreImm(rRec, spec.EventSite, int64(j), asm.Word))
+	}
+	in = append(in,
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(rRec, spec.EventPidTgid, asm.R0, asm.DWord),
 		asm.FnKtimeGetNs.Call(),
