@@ -2,6 +2,7 @@ package attach
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -77,4 +78,20 @@ func (g siteGroup) attach(ex *link.Executable, p spec.Probe, prog *ebpf.Program,
 		return nil, fmt.Errorf("at %d sites, the first at file offset %#x: %w", len(g.sites), first.FileOffset, err)
 	}
 	return l, nil
+}
+
+// closeLinks closes links at once: closing a uprobe link waits for the
+// kernel's grace period (tens of milliseconds), and concurrent closes
+// share their waits.
+func closeLinks(links []link.Link) {
+	var wg sync.WaitGroup
+	busy := make(chan struct{}, 64) // a thread each while it waits
+	for _, l := range links {
+		busy <- struct{}{}
+		wg.Go(func() {
+			l.Close()
+			<-busy
+		})
+	}
+	wg.Wait()
 }

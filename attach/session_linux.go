@@ -259,9 +259,7 @@ func (s *Session) Misses() []uint64 {
 // Detach detaches every probe: no program runs from then on, and the
 // counts and aggregates stay readable until Close.
 func (s *Session) Detach() {
-	for _, l := range s.links {
-		l.Close()
-	}
+	closeLinks(s.links)
 	s.links = nil
 }
 
