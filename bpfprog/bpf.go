@@ -240,7 +240,7 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	}
 	size := spec.EventHeader + spec.ArgSlot*len(site.Args)
 	if stacks == EventStacks {
-		size += 8 * stack.Depth
+		size += 8 * stack.SiteDepth
 	}
 	in = append(in,
 		asm.LoadMapPtr(asm.R1, 0).WithReference("events"),
@@ -336,15 +336,16 @@ func processTable(out string) asm.Instructions {
 // context and stays so.
 func stackCount(a *arch.Arch, i int, done string) asm.Instructions {
 	in := asm.Instructions{asm.StoreMem(asm.RFP, sCtx, rCtx, asm.DWord)}
-	in = append(in, processTable(done)...)
+	pass := stack.Pass(done + "_u")
+	in = append(in, processTable(pass)...)
 	in = append(in, stack.CtxRegs(a, rCtx)...)
-	in = append(in, stack.KeyBuffer(done)...)
+	in = append(in, stack.KeyBuffer(pass)...)
 	in = append(in,
 		asm.LoadMem(asm.R1, asm.RFP, pTgid, asm.Word),
 		asm.StoreMem(asm.R6, 0, asm.R1, asm.Word),
 		asm.StoreImm(asm.R6, 4, int64(i), asm.Word),
 	)
-	in = append(in, stack.Unwind(done+"_u", 8)...)
+	in = append(in, stack.Unwind(done+"_u", 8, done, stack.SiteDepth)...)
 	in = append(in, stack.CountStack(done)...)
 	return append(in, asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done))
 }
@@ -357,13 +358,13 @@ func stackEvent(a *arch.Arch, off int16, done string) asm.Instructions {
 		asm.StoreMem(asm.RFP, sRec, rRec, asm.DWord),
 		asm.StoreMem(asm.RFP, sOK, rOK, asm.DWord),
 	}
-	for k := 0; k < stack.Depth; k++ {
+	for k := 0; k < stack.SiteDepth; k++ {
 		in = append(in, bpfasm.StoreImm64(rRec, off+int16(8*k), 0))
 	}
-	in = append(in, processTable(done)...)
+	in = append(in, processTable(stack.Pass(done+"_u"))...)
 	in = append(in, stack.CtxRegs(a, rCtx)...)
 	in = append(in, asm.LoadMem(asm.R6, asm.RFP, sRec, asm.DWord))
-	in = append(in, stack.Unwind(done+"_u", off)...)
+	in = append(in, stack.Unwind(done+"_u", off, done, stack.SiteDepth)...)
 	return append(in,
 		asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done),
 		asm.LoadMem(rRec, asm.RFP, sRec, asm.DWord),

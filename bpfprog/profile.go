@@ -79,7 +79,7 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(asm.RFP, pTgid, asm.R0, asm.Word),
-		asm.JEq.Imm(asm.R0, 0, "out"), // the idle task
+		asm.JEq.Imm(asm.R0, 0, stack.Pass("u")), // the idle task: on past the unwinder to out
 	}
 	if o.Descendants != nil && !o.All {
 		descendantMaps(cs)
@@ -94,13 +94,13 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 			asm.Mov.Imm(asm.R4, 0),
 			asm.FnRingbufOutput.Call(),
 		}
-		in = append(in, stack.ProcTable(pTgid, false, "out", func(fallback string) asm.Instructions {
-			return descendantCheck(*o.Descendants, fallback, "out", notify)
+		in = append(in, stack.ProcTable(pTgid, false, stack.Pass("u"), func(fallback string) asm.Instructions {
+			return descendantCheck(*o.Descendants, fallback, stack.Pass("u"), notify)
 		})...)
 	} else {
-		in = append(in, stack.ProcTable(pTgid, !o.All, "out", nil)...)
+		in = append(in, stack.ProcTable(pTgid, !o.All, stack.Pass("u"), nil)...)
 	}
-	in = append(in, stack.KeyBuffer("out")...)
+	in = append(in, stack.KeyBuffer(stack.Pass("u"))...)
 	in = append(in,
 		asm.LoadMem(asm.R1, asm.RFP, pTgid, asm.Word),
 		asm.StoreMem(asm.R6, 0, asm.R1, asm.Word),
@@ -113,7 +113,7 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 		asm.StoreMem(asm.RFP, pRegs, asm.R0, asm.DWord),
 	)
 	in = append(in, stack.TaskRegs(a, pRegs)...)
-	in = append(in, stack.Unwind("u", 8)...)
+	in = append(in, stack.Unwind("u", 8, "out", stack.Depth)...)
 	in = append(in, stack.CountStack("out")...)
 	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol("out"), asm.Return())
 	cs.Programs["profile"] = &ebpf.ProgramSpec{Name: "profile", Type: ebpf.PerfEvent, License: "GPL", Instructions: in}

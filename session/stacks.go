@@ -141,7 +141,7 @@ func writeStacks(w io.Writer, rows []jprobe, counters []uint64) {
 		}
 	}
 	if counters[stack.UnwindTruncated] > 0 {
-		fmt.Fprintf(w, "%d stacks truncated at %d frames\n", counters[stack.UnwindTruncated], stack.Depth)
+		fmt.Fprintf(w, "%d stacks truncated at %d frames\n", counters[stack.UnwindTruncated], stack.SiteDepth)
 	}
 	if n := noTableNote(counters); n != "" {
 		fmt.Fprintln(w, n)

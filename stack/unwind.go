@@ -70,7 +70,7 @@ const (
 // The unwinder's counters, in the "unwind_counts" array.
 const (
 	UnwindStacks        = iota // stacks unwound
-	UnwindTruncated            // stacks longer than Depth
+	UnwindTruncated            // stacks longer than the unwinder's depth
 	UnwindFailed               // a table lookup that failed (tables being replaced)
 	UnwindNoTable              // frames in code no table covers, unwound by frame pointer
 	UnwindMapFull              // stacks the counting map had no room for
@@ -78,25 +78,39 @@ const (
 	UnwindCounters             // the number of counters
 )
 
-// Unwind unwinds the user stack into the Depth u64 slots at
+// Unwind unwinds the user stack into the depth (at most Depth) u64 slots at
 // R6+ipsOff, zeroing the slots it does not fill. On entry R7 points to the
 // process's "unwind_procs" value, R8 holds the instruction pointer, R9 the
 // stack pointer and the slot uFP the frame pointer. It ends at label
 // prefix+"_end" with R6 and R7 intact.
-func Unwind(prefix string, ipsOff int16) asm.Instructions {
+//
+// The code is longer than a jump reaches (32767 instructions): code
+// before it that jumps past it to label pass (a caller's exit after the
+// unwinder) jumps to Pass(prefix) instead, and is carried on from there;
+// pass "" when nothing does.
+func Unwind(prefix string, ipsOff int16, pass string, depth int) asm.Instructions {
 	done, fail, end := prefix+"_done", prefix+"_fail", prefix+"_end"
 	var in asm.Instructions
-	for k := 0; k < Depth; k++ {
+	for k := 0; k < depth; k++ {
 		in = append(in, bpfasm.StoreImm64(asm.R6, ipsOff+int16(8*k), 0))
 	}
 	in = append(in,
 		bpfasm.StoreImm64(asm.RFP, uMisses, 0),
 		asm.StoreMem(asm.RFP, uSP, asm.R9, asm.DWord),
 	)
-	for k := 0; k < Depth; k++ {
+	// A jump reaches 32767 instructions; Depth frames take over 100,000:
+	// frame k jumps to its own exits, placed after it, each of which
+	// jumps to the next frame's, the last to done and fail.
+	exit := func(what string, k int) string {
+		if k == depth {
+			return map[string]string{"d": done, "f": fail, "s": pass}[what]
+		}
+		return fmt.Sprintf("%s_%s%d", prefix, what, k)
+	}
+	for k := 0; k < depth; k++ {
 		in = append(in,
 			asm.StoreMem(asm.R6, ipsOff+int16(8*k), asm.R8, asm.DWord),
-			asm.JEq.Imm(asm.R8, 0, done),
+			asm.JEq.Imm(asm.R8, 0, exit("d", k)),
 			asm.Mov.Reg(asm.R1, asm.R8),
 		)
 		if k > 0 {
@@ -105,8 +119,18 @@ func Unwind(prefix string, ipsOff int16) asm.Instructions {
 			in = append(in, asm.Sub.Imm(asm.R1, 1))
 		}
 		in = append(in, findModule()...)
-		in = append(in, search(fail)...)
+		in = append(in, search(exit("f", k))...)
 		in = append(in, step()...)
+		next := fmt.Sprintf("%s_n%d", prefix, k)
+		in = append(in,
+			asm.Ja.Label(next),
+			asm.Ja.Label(exit("d", k+1)).WithSymbol(exit("d", k)),
+			asm.Ja.Label(exit("f", k+1)).WithSymbol(exit("f", k)),
+		)
+		if pass != "" {
+			in = append(in, asm.Ja.Label(exit("s", k+1)).WithSymbol(exit("s", k)))
+		}
+		in = append(in, asm.Mov.Reg(asm.R8, asm.R8).WithSymbol(next))
 	}
 	in = append(in, asm.JEq.Imm(asm.R8, 0, done))
 	in = append(in, addCount(UnwindTruncated, 0, "", prefix+"_c1")...)
@@ -123,6 +147,10 @@ func Unwind(prefix string, ipsOff int16) asm.Instructions {
 	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(end))
 	return in
 }
+
+// Pass is the label code before Unwind(prefix, ...) jumps to for that
+// call's pass label.
+func Pass(prefix string) string { return prefix + "_s0" }
 
 // findModule picks, without branches, the module of R7's table that holds
 // the address in R1 (the address itself stays in R1): its bias goes to

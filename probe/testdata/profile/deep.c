@@ -1,0 +1,21 @@
+/* Spins at the bottom of a recursion of a depth given on the command line,
+ * and prints that depth: every sample's stack holds DEPTH+1 frames of down().
+ * build: gcc -g -O2 -o deep deep.c */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+__attribute__((noinline)) void spin(void) {
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do clock_gettime(CLOCK_MONOTONIC, &b); while ((b.tv_sec - a.tv_sec) * 1000000000L + b.tv_nsec - a.tv_nsec < 1500000000L);
+}
+__attribute__((noinline)) int down(int n) {
+	if (n == 0) { spin(); return 0; }
+	int r = down(n - 1);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+int main(int argc, char **argv) {
+	printf("depth=%d\n", down(argc > 1 ? atoi(argv[1]) : 100));
+	return 0;
+}
