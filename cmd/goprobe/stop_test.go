@@ -132,8 +132,8 @@ func TestStatStopsOnProcess(t *testing.T) {
 		n, us int // calls, and a sleep between them: about n*(us+60) µs
 		args  []string
 	}{
-		{"duration", 3000, 200, []string{"--duration", "600ms", "--interval", "100ms"}},
-		{"count", 3000, 200, []string{"-n", "50"}},
+		{"duration", 10000, 200, []string{"--duration", "600ms", "--interval", "100ms"}},
+		{"count", 10000, 200, []string{"-n", "50"}},
 		{"hot", 20000, 1, []string{"-n", "2000"}}, // detach under fire
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,4 +216,3 @@ func TestHistCountStops(t *testing.T) {
 		t.Errorf("the ticker made %d calls", calls)
 	}
 }
-
