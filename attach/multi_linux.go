@@ -85,7 +85,7 @@ func (g siteGroup) attach(ex *link.Executable, p spec.Probe, prog *ebpf.Program,
 // share their waits.
 func closeLinks(links []link.Link) {
 	var wg sync.WaitGroup
-	busy := make(chan struct{}, 64) // a thread each while it waits
+	busy := make(chan struct{}, 256) // a thread each while it waits
 	for _, l := range links {
 		busy <- struct{}{}
 		wg.Go(func() {
