@@ -301,6 +301,7 @@ func Load(path string, opts *Options) (*types.Spec, error) {
 // rest comes back with a *PartialError naming the first one's section and
 // offset (more than maxLeftOut such types: no Spec, and the error).
 func (f *File) Types() (spec *types.Spec, err error) {
+	defer f.guard(&err)
 	c, err := f.typeConverter()
 	if err != nil {
 		return nil, err
@@ -321,3 +322,13 @@ func (f *File) infoError(off dwarf.Offset, err error) error {
 
 // errTooDeep is returned for DIE trees nested beyond reason.
 var errTooDeep = errors.New("DIE tree nested too deep")
+
+// guard, deferred by each of the package's entry points, turns a panic of
+// a decoder on a corrupt record (raised on the caller's goroutine, or on a
+// worker's and carried here by par.Panic) into the call's error, so that
+// corrupt input fails that call and not the process.
+func (f *File) guard(err *error) {
+	if p := recover(); p != nil {
+		*err = elfx.Decode(f.Path, ".debug_info", elfx.NoOffset, fmt.Errorf("corrupt record: %v", p))
+	}
+}

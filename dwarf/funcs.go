@@ -94,6 +94,7 @@ type inlined struct {
 // with the ELF symbol table for compiler clones. Functions come in address
 // order, then functions that exist only inlined, by name.
 func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
+	defer f.guard(&err)
 	var o FuncOptions
 	if opts != nil {
 		o = *opts
@@ -528,9 +529,15 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 	// named (demangling, on every core): filling needs no names. Every
 	// function is filled, also those naming or merging leaves out.
 	var filled chan error
+	var pp par.Panic
 	if fill != nil {
 		filled = make(chan error, 1)
-		go func() { filled <- fill(out, parts) }()
+		go func() {
+			var err error
+			defer func() { filled <- err }()
+			defer pp.Catch()
+			err = fill(out, parts)
+		}()
 	}
 	nameAll(out)
 	for _, s := range order {
@@ -562,7 +569,9 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 	if filled != nil {
 		help()
 		// Merging changes what filling reads (LowPC, Ranges).
-		if err := <-filled; err != nil {
+		err := <-filled
+		pp.Raise()
+		if err != nil {
 			return nil, err
 		}
 	}

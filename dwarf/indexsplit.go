@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"github.com/binscope/binscope/internal/par"
 	"runtime"
 	"sync"
 )
@@ -35,13 +36,16 @@ func (f *File) indexSplit() (*index, error) {
 	var ix [2]*index
 	var errs [2]error
 	var wg sync.WaitGroup
+	var pp par.Panic
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer pp.Catch()
 		ix[1], errs[1] = f.indexWith(second)
 	}()
 	ix[0], errs[0] = f.indexWith(first)
 	wg.Wait()
+	pp.Raise()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -17,6 +17,7 @@ import (
 // inlined into it. It returns types.ErrNotFound for a function with no
 // out-of-line code.
 func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
+	defer f.guard(&err)
 	if fn.LowPC == 0 || len(fn.Ranges) == 0 {
 		return nil, fmt.Errorf("%s: %w: %s has no out-of-line code", f.Path, types.ErrNotFound, fn.Name)
 	}
@@ -147,6 +148,7 @@ func (f *File) PrologueEnd(fn *types.Func) uint64 {
 // (innermost last). A variable whose location list does not cover pc has
 // an empty Loc (optimised out there).
 func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
+	defer f.guard(&err)
 	r := f.Data.Reader()
 	cu, err := r.SeekPC(pc)
 	if err != nil {

@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"github.com/binscope/binscope/internal/par"
 	"runtime"
 	"sync"
 
@@ -165,6 +166,7 @@ func (f *File) scanUnits(units []unitSpan, names []string) []int {
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var pp par.Panic
 	next := 0
 	claim := func() int {
 		mu.Lock()
@@ -183,6 +185,7 @@ func (f *File) scanUnits(units []unitSpan, names []string) []int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer pp.Catch()
 			r := f.Data.Reader()
 			for u := claim(); u >= 0; u = claim() {
 				hits := scanUnit(r, units[u], names)
@@ -197,6 +200,7 @@ func (f *File) scanUnits(units []unitSpan, names []string) []int {
 		}()
 	}
 	wg.Wait()
+	pp.Raise()
 	return found
 }
 

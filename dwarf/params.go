@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
+	"github.com/binscope/binscope/internal/par"
 	"runtime"
 	"slices"
 	"sync"
@@ -99,6 +100,7 @@ func (pf *paramFiller) fillAll(fns []*types.Func, work chan<- *fillWork) error {
 	}
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
+	var pp par.Panic
 	for w := 0; w < workers; w++ {
 		wc := c
 		if w > 0 {
@@ -107,11 +109,13 @@ func (pf *paramFiller) fillAll(fns []*types.Func, work chan<- *fillWork) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer pp.Catch()
 			errs[w] = fw.fill(wc, w, false)
 		}()
 	}
 	wg.Wait()
 	fw.helpers.Wait() // a helper reads parts and byOff
+	pp.Raise()
 	pf.parts, pf.byOff = nil, nil
 	return errors.Join(append(errs, fw.err)...)
 }
@@ -226,6 +230,7 @@ var fillCores = func() int { return runtime.GOMAXPROCS(0) }
 // function no walk with FuncOptions.Params returned is an error: its
 // parameters were never read.
 func (f *File) FillParams(fn *types.Func) (err error) {
+	defer f.guard(&err)
 	if fn.SymbolOnly {
 		return nil
 	}

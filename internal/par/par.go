@@ -20,16 +20,19 @@ func Each(n, min int, f func(i int)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	var pp Panic
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer pp.Catch()
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 				f(i)
 			}
 		}()
 	}
 	wg.Wait()
+	pp.Raise()
 }
 
 // Stream calls f(i) for every i in [0, n) on every core, in pieces of
@@ -45,9 +48,17 @@ func Stream(n, size int, f func(i int), done func(lo, hi int)) {
 		ready[k] = make(chan struct{})
 	}
 	var next atomic.Int64
+	var pp Panic
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		go func() {
-			for k := int(next.Add(1)) - 1; k < pieces; k = int(next.Add(1)) - 1 {
+			k := -1
+			defer func() {
+				if r := recover(); r != nil {
+					pp.Keep(r)
+					close(ready[k]) // the piece it was making
+				}
+			}()
+			for k = int(next.Add(1)) - 1; k < pieces; k = int(next.Add(1)) - 1 {
 				for i := k * size; i < min(n, (k+1)*size); i++ {
 					f(i)
 				}
@@ -58,6 +69,42 @@ func Stream(n, size int, f func(i int), done func(lo, hi int)) {
 	}
 	for k := range pieces {
 		<-ready[k]
+		pp.Raise()
 		done(k*size, min(n, (k+1)*size))
+	}
+}
+
+// Panic carries a panic from a worker goroutine to the goroutine that
+// waits for the worker, where the caller's guard recovers it: a panic left
+// on a goroutine of its own ends the whole process. A decoder reading a
+// corrupt record on every core must fail the call, not the program.
+type Panic struct {
+	mu sync.Mutex
+	v  any
+}
+
+// Keep keeps r, the first panic a worker recovered (nil: nothing).
+func (p *Panic) Keep(r any) {
+	if r == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.v == nil {
+		p.v = r
+	}
+	p.mu.Unlock()
+}
+
+// Catch, deferred in a worker goroutine, keeps the worker's panic.
+func (p *Panic) Catch() { p.Keep(recover()) }
+
+// Raise panics again, on the waiting goroutine, with the first panic a
+// worker kept.
+func (p *Panic) Raise() {
+	p.mu.Lock()
+	v := p.v
+	p.mu.Unlock()
+	if v != nil {
+		panic(v)
 	}
 }
