@@ -75,11 +75,13 @@ func Trace(o *TraceOptions) (status int, err error) {
 	}
 	var reportErr error
 	var once sync.Once
+	everyDone := make(chan struct{})
 	finish := func() {
 		once.Do(func() {
 			stopMetrics()
 			t.ss.detach()
 			close(stop)
+			<-everyDone // no interval's table after the last one
 			<-watchDone
 			t.ss.wait()
 			<-liveDone
@@ -93,7 +95,12 @@ func Trace(o *TraceOptions) (status int, err error) {
 	ro := t.runOptions()
 	ro.stop, ro.stopped = t.stop.done(), finish
 	if o.Stat && o.Interval > 0 {
-		go t.every(o.Interval, stop)
+		go func() {
+			defer close(everyDone)
+			t.every(o.Interval, stop)
+		}()
+	} else {
+		close(everyDone)
 	}
 	status, err = o.runOrWait(ro)
 	finish()
@@ -112,6 +119,11 @@ func (t *tracer) every(d time.Duration, stop chan struct{}) {
 		case <-stop:
 			return
 		case <-tick.C:
+			select {
+			case <-stop: // both ready: the run has ended
+				return
+			default:
+			}
 			t.writeCounts()
 		}
 	}
