@@ -22,7 +22,8 @@ type Running struct {
 
 type seen struct {
 	match bool
-	first time.Time
+	first time.Time // first looked at
+	since time.Time // found running the file
 }
 
 // NewRunning follows the processes running path; nil when path cannot
@@ -35,10 +36,12 @@ func NewRunning(path string) *Running {
 	return &Running{id: fileID{uint64(st.Dev), st.Ino}, seen: map[int]seen{}}
 }
 
-// New lists the processes running the file that were not listed before
-// (by device and inode, whatever path or mount namespace they run it
-// from). Processes seen running another program are looked at again for
-// a while (an exec after a fork); those gone are forgotten.
+// New lists the processes running the file (by device and inode, whatever
+// path or mount namespace they run it from) that were found within the
+// last settle period: each is listed at every call for that long, so that
+// the libraries the loader maps after the first look reach the unwinder
+// too. Processes seen running another program are looked at again for a
+// while (an exec after a fork); those gone are forgotten.
 func (r *Running) New() []int {
 	if r == nil {
 		return nil
@@ -59,7 +62,13 @@ func (r *Running) New() []int {
 		}
 		alive[pid] = true
 		s, ok := r.seen[pid]
-		if ok && (s.match || now.Sub(s.first) > settle) {
+		if ok && s.match {
+			if now.Sub(s.since) <= settle {
+				out = append(out, pid)
+			}
+			continue
+		}
+		if ok && now.Sub(s.first) > settle {
 			continue
 		}
 		if !ok {
@@ -67,10 +76,11 @@ func (r *Running) New() []int {
 		}
 		var st syscall.Stat_t
 		s.match = syscall.Stat(fmt.Sprintf("/proc/%d/exe", pid), &st) == nil && fileID{uint64(st.Dev), st.Ino} == r.id
-		r.seen[pid] = s
 		if s.match {
+			s.since = now
 			out = append(out, pid)
 		}
+		r.seen[pid] = s
 	}
 	for pid := range r.seen {
 		if !alive[pid] {
