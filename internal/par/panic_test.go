@@ -36,7 +36,9 @@ func TestWorkerPanicReachesCaller(t *testing.T) {
 	}); p != "stream 555" {
 		t.Errorf("Stream: the caller recovered %v", p)
 	}
-	if done != 550 {
-		t.Errorf("Stream handed over pieces up to %d, want 550 (the pieces before the panic's)", done)
+	// The caller raises the panic at the first piece it waits for once a
+	// worker kept it: never past the pieces before the panic's.
+	if done > 550 {
+		t.Errorf("Stream handed over pieces up to %d, past the panic's piece (550)", done)
 	}
 }
