@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sync"
 
@@ -68,6 +69,9 @@ func (f *File) lazySection(name string) (*Lazy, error) {
 }
 
 func (f *File) newLazy(s *elf.Section) (*Lazy, error) {
+	if end, ok := readerSize(f.r); ok && (s.Offset > end || s.FileSize > end-s.Offset) {
+		return nil, fmt.Errorf("its %d bytes at %#x pass the end of the file (%d bytes): corrupt", s.FileSize, s.Offset, end)
+	}
 	l := &Lazy{size: s.Size}
 	raw := io.NewSectionReader(f.r, int64(s.Offset), int64(s.FileSize))
 	if s.Flags&elf.SHF_COMPRESSED == 0 {
@@ -78,6 +82,9 @@ func (f *File) newLazy(s *elf.Section) (*Lazy, error) {
 	typ, size, hdr, err := f.chdr(raw)
 	if err != nil {
 		return nil, err
+	}
+	if size > maxInflate*s.FileSize+1<<20 {
+		return nil, fmt.Errorf("the compression header claims %d bytes from %d: corrupt", size, s.FileSize)
 	}
 	l.size, l.prealloc = size, prealloc(size, s.FileSize)
 	if typ != elf.COMPRESS_ZLIB {
@@ -136,6 +143,12 @@ func (l *Lazy) Read() uint64 {
 
 // Size is the section's full (uncompressed) size.
 func (l *Lazy) Size() uint64 { return l.size }
+
+// maxInflate bounds what a compressed section may inflate to, as a
+// multiple of its compressed size: zlib cannot pass about 1032 to 1, and
+// DWARF compressed with zstd inflates less than 20 to 1. A header that
+// claims more is corrupt (a fuzzed one asked for 64 GB).
+const maxInflate = 1100
 
 // prealloc is how much of an inflated section's buffer is allocated
 // before reading: the size its header says, up to 16 times the
@@ -256,4 +269,17 @@ func (f *File) dwarfPrefix(info, line uint64) (*dwarf.Data, error) {
 // relocations to apply, no .zdebug sections, no type units.
 func (f *File) PrefixReadable() bool {
 	return f.Type != elf.ET_REL && f.Section(".zdebug_info") == nil && f.Section(".debug_types") == nil
+}
+
+// readerSize is the size of what r reads, when r can tell.
+func readerSize(r io.ReaderAt) (uint64, bool) {
+	switch r := r.(type) {
+	case interface{ Size() int64 }:
+		return uint64(r.Size()), true
+	case *os.File:
+		if st, err := r.Stat(); err == nil && st.Mode().IsRegular() {
+			return uint64(st.Size()), true
+		}
+	}
+	return 0, false
 }
