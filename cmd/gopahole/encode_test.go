@@ -126,3 +126,57 @@ func paholeNormal(s string) string {
 		return "[" + strconv.Itoa(n) + "]"
 	})
 }
+
+// TestBitfieldTypedefBTF: bitfields declared through a typedef, and
+// through a typedef of a typedef, keep their widths through -J. gopahole
+// prints the DWARF as pahole 1.24 does; pahole reads our .BTF as it reads
+// the .BTF its own -J writes; gopahole -F btf prints what pahole prints
+// from the DWARF; bpftool names the typedef. Two files with .BTF read as
+// one, as pahole reads them.
+func TestBitfieldTypedefBTF(t *testing.T) {
+	dir := t.TempDir()
+	src := `typedef unsigned int uint_t;
+typedef uint_t custom_t;
+struct bf_typedef { uint_t flags:4; uint_t mode:3; uint_t valid:1; };
+struct bf_chained { custom_t a:5; custom_t b:3; long tail; custom_t c:31; };
+struct bf_plain { unsigned int x:4; unsigned int y:4; };
+struct bf_typedef g_td; struct bf_chained g_ch; struct bf_plain g_pl;
+`
+	obj := compileObj(t, dir, "bf", src)
+	samePahole(t, obj)
+	ours, theirs := filepath.Join(dir, "ours.o"), filepath.Join(dir, "theirs.o")
+	data, err := os.ReadFile(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{ours, theirs} {
+		if err := os.WriteFile(f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errs := run("-J", ours); code != 0 {
+		t.Fatalf("gopahole -J: %d %s", code, errs)
+	}
+	tool(t, "pahole", "-J", theirs)
+	if po, pt := tool(t, "pahole", "-F", "btf", ours), tool(t, "pahole", "-F", "btf", theirs); po != pt {
+		t.Errorf("pahole -F btf on our .BTF:\n%s\non pahole -J's:\n%s", po, pt)
+	}
+	want := paholeOut(t, obj)
+	if n := strings.Count(want, ":3;"); n != 2 {
+		t.Fatalf("pahole prints %d members of width 3, want mode:3 and b:3:\n%s", n, want)
+	}
+	if code, got, errs := run("-F", "btf", ours); code != 0 || got != want {
+		t.Errorf("gopahole -F btf: exit %d %s\n%s\npahole on the DWARF:\n%s", code, errs, got, want)
+	}
+	if dump := tool(t, "bpftool", "btf", "dump", "file", ours); !strings.Contains(dump, "TYPEDEF 'uint_t'") {
+		t.Errorf("bpftool does not name TYPEDEF 'uint_t':\n%s", dump)
+	}
+	// Two files, each with its own .BTF, read as one, as pahole reads them.
+	other := compileObj(t, dir, "other", otherSrc)
+	if code, _, errs := run("-J", other); code != 0 {
+		t.Fatalf("gopahole -J %s: %d %s", other, code, errs)
+	}
+	for _, args := range [][]string{{"-F", "btf", ours, other}, {"-F", "btf", "-s", ours, other}} {
+		samePahole(t, args...)
+	}
+}
