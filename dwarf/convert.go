@@ -235,7 +235,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	if n != nil && n.same != nil {
 		return n.same, nil
 	}
-	if depth > maxNesting {
+	if depth > maxTypeDepth {
 		return nil, c.f.decodeError(off, "%v", errTooDeep)
 	}
 	if n == nil {
@@ -407,3 +407,7 @@ type classKey struct {
 func defKeyOf(tag dwarf.Tag, scope, name string) classKey {
 	return classKey{union: tag == dwarf.TagUnionType, scope: scope, name: name}
 }
+
+// maxTypeDepth bounds the chain of types a conversion follows at once (a
+// struct's member's pointer's target ...): C++ programs chain thousands.
+const maxTypeDepth = 1 << 14
