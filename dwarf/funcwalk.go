@@ -1,0 +1,270 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+
+	"github.com/binscope/binscope/types"
+)
+
+// funcWalker is one walk of Functions over a span of .debug_info: the
+// subprograms and inline sites it found, and the context of the unit it
+// is in.
+type funcWalker struct {
+	f      *File
+	o      FuncOptions
+	r      *dieEntries
+	out    walked
+	params paramSlab
+	unit   *unitCtx // with FuncOptions.Params
+	rel    bool     // a relocatable file: code may start at 0
+	files  []*dwarf.LineFile
+	lang   types.Lang
+}
+
+// funcFrame is what a walk knows of the entries at one depth.
+type funcFrame struct {
+	sub    dwarf.Offset // enclosing out-of-line subprogram, or 0
+	scope  string
+	direct *subprogram       // the subprogram whose direct children these are
+	inst   *types.Instance   // the concrete copy holding these entries
+	site   *types.InlineSite // the innermost expansion holding them
+}
+
+// walkSpan walks the DIEs of one span of .debug_info (all of it for the
+// zero span) for Functions.
+func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, sp span) (walked, error) {
+	w := readerWalk
+	if fast {
+		w = funcWalk
+	}
+	r := f.dieEntries(w)
+	r.typed = fast
+	jump := 0
+	if sp != (span{}) {
+		r.sc.pos, r.sc.limit = sp.unit, sp.limit
+		if sp.start > sp.unit {
+			jump = sp.start
+		}
+	}
+	fw := &funcWalker{f: f, o: o, r: r, rel: f.ELF.Type == elf.ET_REL}
+	var stack []funcFrame
+	var cur funcFrame
+	for {
+		e, err := r.next(o.Params && cur.direct != nil)
+		if err != nil {
+			return fw.out, err
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			if len(stack) > 0 {
+				cur, stack = stack[len(stack)-1], stack[:len(stack)-1]
+			}
+			continue
+		}
+		if len(stack) > maxNesting {
+			return fw.out, f.decodeError(e.Offset, "%v", errTooDeep)
+		}
+		next := cur
+		next.direct = nil
+		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+			stack = stack[:0]
+			cur, next = funcFrame{}, funcFrame{}
+			if units != nil && !units[e.Offset] {
+				if e.Children {
+					r.skipUnit()
+				}
+				continue
+			}
+			fw.enterUnit(e)
+		} else if err := fw.visit(e, cur, &next); err != nil {
+			return fw.out, err
+		}
+		if e.Children {
+			stack = append(stack, cur)
+			cur = next
+		}
+		if jump > 0 {
+			// This span starts at a child of its unit: the unit's
+			// context is read, on to the span.
+			r.sc.pos, jump = jump, 0
+		}
+	}
+	return fw.out, nil
+}
+
+// enterUnit reads the context of the unit e heads.
+func (fw *funcWalker) enterUnit(e *dwarf.Entry) {
+	fw.lang = langOf(e, str(e, dwarf.AttrProducer))
+	fw.files = fw.f.unitFiles(e)
+	if fw.o.Params {
+		fw.unit = fw.f.newUnitCtx(e)
+	}
+}
+
+// visit reads e, an entry inside a unit, whose parent's frame is cur;
+// next is the frame of e's children.
+func (fw *funcWalker) visit(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
+	switch e.Tag {
+	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
+		name := str(e, dwarf.AttrName)
+		if name == "" && e.Tag == dwarf.TagNamespace {
+			name = "(anonymous namespace)" // as the demangler spells it
+		}
+		if name != "" {
+			next.scope += name + "::"
+		}
+	case dwarf.TagSubprogram:
+		return fw.subprogram(e, cur, next)
+	case dwarf.TagUnspecifiedParameters:
+		if s := cur.direct; s != nil {
+			s.variadic = true
+		}
+	case tagGNUFormalParameterPack:
+		// A C++ parameter pack: its formal parameters are the
+		// function's.
+		next.direct = cur.direct
+	case dwarf.TagFormalParameter:
+		if s := cur.direct; s != nil && fw.o.Params {
+			p, err := fw.r.param(e)
+			if err != nil {
+				return err
+			}
+			fw.params.add(s, p)
+		}
+	case dwarf.TagInlinedSubroutine:
+		return fw.inlined(e, cur, next)
+	}
+	return nil
+}
+
+// subprogram reads a DW_TAG_subprogram.
+func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
+	a, e, err := fw.r.attrs(e)
+	if err != nil {
+		return err
+	}
+	s := &subprogram{off: e.Offset, name: a.name, lang: fw.lang, scope: cur.scope}
+	s.linkage = a.linkageName()
+	s.external = a.external
+	s.inline = a.inline == dwInlDeclaredNotInlined || a.inline == dwInlDeclaredInlined
+	s.origin = a.origin
+	if s.origin == 0 {
+		s.origin = a.spec
+	}
+	s.decl = types.Decl{File: fileAt(fw.files, a.declFile), Line: int(a.declLine)}
+	s.declOnly = a.declaration
+	if rs, err := fw.r.attrRanges(e, &a); err == nil && len(rs) > 0 && (fw.rel || lowest(rs) != 0) {
+		s.ranges = rs
+		// Where calls enter: DW_AT_entry_pc, else DW_AT_low_pc,
+		// else the first range listed (GCC lists a split
+		// function's hot part first, though its cold part may
+		// lie lower). The model of code checks it against the
+		// symbol table.
+		entry := a.entryPC(rs)
+		if entry == 0 {
+			entry = a.low
+		}
+		if entry == 0 {
+			entry = rs[0][0]
+		}
+		s.inst = &types.Instance{Entry: entry, Ranges: rs}
+	}
+	if fw.o.Params {
+		s.unit = fw.unit
+		s.typ = a.typ
+		if a.hasFrameBase && !a.frameBase.list {
+			s.frameBase = a.frameBase.expr
+		}
+	}
+	next.direct = s
+	fw.out.order = append(fw.out.order, s)
+	if s.inst != nil && cur.sub == 0 {
+		next.sub = e.Offset
+		next.inst, next.site = s.inst, nil
+	}
+	return nil
+}
+
+// inlined reads a DW_TAG_inlined_subroutine.
+func (fw *funcWalker) inlined(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
+	a, e, err := fw.r.attrs(e)
+	if err != nil {
+		return err
+	}
+	site := &types.InlineSite{
+		CallFile:   fileAt(fw.files, a.callFile),
+		CallLine:   int(a.callLine),
+		CallColumn: int(a.callColumn),
+	}
+	if rs, err := fw.r.attrRanges(e, &a); err == nil {
+		site.Ranges = rs
+	}
+	site.EntryPC = a.entryPC(site.Ranges)
+	if site.EntryPC == 0 && len(site.Ranges) > 0 {
+		site.EntryPC = site.Ranges[0][0]
+	}
+	// Code the linker discarded keeps DWARF with addresses from 0
+	// (a tombstone); in a linked file no code lives there.
+	if a.origin != 0 && (site.EntryPC != 0 || fw.rel) {
+		site.Parent = cur.site
+		fw.out.sites = append(fw.out.sites, inlined{origin: a.origin, caller: cur.sub, site: site})
+		if cur.inst != nil {
+			cur.inst.Sites = append(cur.inst.Sites, site)
+		}
+		next.site = site
+	}
+	return nil
+}
+
+// paramSlab holds the parameters of a walk's subprograms in shared
+// arrays, where each subprogram's are contiguous (they are consecutive
+// children of its DIE): one allocation for many subprograms instead of a
+// growing slice each.
+type paramSlab struct {
+	// free is the unused rest of the current array, from where the
+	// owner's parameters start: they are free[:len(owner.params)].
+	free  []param
+	owner *subprogram
+}
+
+// add adds p to s's parameters (see addParam).
+func (sl *paramSlab) add(s *subprogram, p param) {
+	if sl.owner != s {
+		if o := sl.owner; o != nil {
+			sl.free = sl.free[len(o.params):len(o.params)]
+			o.params = o.params[:len(o.params):len(o.params)] // an append of o's moves them
+		}
+		sl.owner = nil
+		if len(s.params) == 0 {
+			if cap(sl.free) < 8 {
+				sl.free = make([]param, 0, 1024)
+			}
+			s.params, sl.owner = sl.free[:0], s
+		}
+	}
+	s.params = addParam(s.params, p)
+	if sl.owner == s && &s.params[0] != &sl.free[:1][0] {
+		sl.owner = nil // outgrew the array: the array's rest is the next one's
+	}
+}
+
+// addParam appends p to a subprogram's parameters, except a second entry
+// for the same abstract parameter (GCC repeats one, without a location,
+// after an LTO-compiled body's other children): one parameter, the entry
+// with a location kept.
+func addParam(ps []param, p param) []param {
+	if p.origin != 0 {
+		for i := range ps {
+			if ps[i].origin == p.origin {
+				if !ps[i].hasLoc && ps[i].konst == nil && (p.hasLoc || p.konst != nil) {
+					ps[i] = p
+				}
+				return ps
+			}
+		}
+	}
+	return append(ps, p)
+}
