@@ -1,0 +1,173 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+)
+
+// walk says which DIEs a walk over .debug_info reads attributes of.
+type walk int
+
+const (
+	// readerWalk reads every DIE through debug/dwarf's Reader.
+	readerWalk walk = iota
+	// funcWalk scans, decoding units, subprograms, inline sites and
+	// (when asked) formal parameters; scopes carry their names.
+	funcWalk
+	// typeWalk scans, decoding units; scopes and types with children
+	// carry their names, other types an empty one when they have a name.
+	typeWalk
+)
+
+// dieEntries yields the DIEs of .debug_info to a walk: from a scan where
+// the section's bytes are at hand, decoding through debug/dwarf only the
+// DIEs the walk reads attributes of; else from debug/dwarf's Reader. A DIE
+// the walk does not read comes as a scratch entry (offset, tag, children;
+// the name of a scope or type) that the next call reuses.
+type dieEntries struct {
+	f        *File
+	w        walk
+	sc       *scan
+	slow     *entryReader
+	r        *dwarf.Reader
+	last     die
+	scratchE dwarf.Entry
+	field    [1]dwarf.Field
+	strs     *strSections
+	// A funcWalk decodes subprograms and inline sites quickly (quick.go)
+	// into quickE, reused.
+	unit   quickUnit
+	unitAt int // the start of the unit unit describes
+	quickE dwarf.Entry
+	fields []dwarf.Field
+	// typed: subprograms and inline sites come as scratch entries, read
+	// with attrs (funcattrs.go).
+	typed bool
+}
+
+// dieEntries starts a walk of kind w, over debug/dwarf's Reader when the
+// section's bytes are not at hand.
+func (f *File) dieEntries(w walk) *dieEntries {
+	de := &dieEntries{f: f, w: w}
+	if w != readerWalk {
+		de.sc = f.newScan()
+	}
+	if de.sc == nil {
+		de.slow = f.entries()
+		return de
+	}
+	de.r = f.Data.Reader()
+	de.strs = f.strSections()
+	return de
+}
+
+// next returns the next entry, nil at the end. params asks for a formal
+// parameter's attributes.
+func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
+	if de.sc == nil {
+		return de.slow.next()
+	}
+	d, ok, err := de.sc.next()
+	if err != nil || !ok {
+		return nil, err
+	}
+	if de.sc.u.start != de.unitAt {
+		// A new unit: quick decoding waits for its unit DIE's bases
+		// (a type unit's DIE gives none).
+		de.unitAt, de.unit = de.sc.u.start, quickUnit{}
+	}
+	de.last = d
+	full, named, unread := false, false, false
+	switch d.tag {
+	case 0:
+		de.scratchE = dwarf.Entry{}
+		return &de.scratchE, nil
+	case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+		full = true
+	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+		// A typed walk reads them with attrs, from the scratch entry.
+		full = de.w == funcWalk && !de.typed
+	case dwarf.TagFormalParameter:
+		// A parameter the unit lets quickParam read comes as the
+		// scratch entry: the walk asks param for it.
+		full = de.w == funcWalk && params && !de.unit.ok
+	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
+		named = true
+	default:
+		if de.w == typeWalk && isTypeTag(d.tag) {
+			// The index reads the name of a type that scopes its
+			// children; of the others, only whether they have one.
+			named, unread = d.children, !d.children
+		}
+	}
+	if full {
+		unit := d.tag == dwarf.TagCompileUnit || d.tag == dwarf.TagPartialUnit
+		if !unit && de.w == funcWalk {
+			if e, ok := de.quick(d); ok {
+				return e, nil
+			}
+		}
+		e, err := de.full(d)
+		if err == nil && unit {
+			de.strs.base = -1 // the unit's names index .debug_str_offsets from here
+			if base, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+				de.strs.base = base
+			}
+			de.setUnit(e)
+		}
+		return e, err
+	}
+	de.scratchE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children}
+	if (named || unread) && d.decl.name >= 0 {
+		name, ok := "", true
+		if named {
+			name, ok = de.sc.name(d, de.strs)
+		}
+		if !ok {
+			return de.full(d)
+		}
+		de.field[0] = dwarf.Field{Attr: dwarf.AttrName, Val: name, Class: dwarf.ClassString}
+		de.scratchE.Field = de.field[:]
+	}
+	return &de.scratchE, nil
+}
+
+// declaration is the DW_AT_declaration of the DIE next just returned.
+func (de *dieEntries) declaration() (decl, ok bool) {
+	if de.sc == nil {
+		return false, false
+	}
+	return de.sc.declaration(de.last)
+}
+
+// scratch reports whether e is the scratch entry next reuses.
+func (de *dieEntries) scratch(e *dwarf.Entry) bool { return e == &de.scratchE }
+
+// full decodes d through debug/dwarf, checking that it is the DIE the
+// scan saw.
+func (de *dieEntries) full(d die) (*dwarf.Entry, error) {
+	de.r.Seek(d.off)
+	e, err := de.r.Next()
+	if err != nil || e == nil || e.Offset != d.off || e.Tag != d.tag || e.Children != d.children {
+		return nil, errScan
+	}
+	de.f.resolveAlt(e)
+	return e, nil
+}
+
+// skipUnit skips the children of the unit entry just returned.
+func (de *dieEntries) skipUnit() {
+	if de.sc == nil {
+		de.slow.r.SkipChildren()
+		return
+	}
+	de.sc.skipUnit()
+}
+
+// skipChildren skips the children of the entry just returned.
+func (de *dieEntries) skipChildren() error {
+	if de.sc == nil {
+		de.slow.r.SkipChildren()
+		return nil
+	}
+	return de.sc.skipChildren(de.last)
+}

@@ -1,0 +1,224 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"fmt"
+
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/types"
+)
+
+// VarsAt returns the parameters and variables in scope at pc, with where
+// each lives there: those of the out-of-line function containing pc, of
+// the lexical blocks containing pc, and of every function inlined at pc
+// (innermost last). A variable whose location list does not cover pc has
+// an empty Loc (optimised out there).
+func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
+	defer f.guard(&err)
+	r := f.Data.Reader()
+	cu, err := r.SeekPC(pc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, pc)
+	}
+	c, err := f.typeConverter()
+	if err != nil {
+		return nil, err
+	}
+	vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), pc: pc, lang: langOf(cu, str(cu, dwarf.AttrProducer))}
+	inline := ""
+	var inlines []string // inline at each entered depth
+	depth := 0
+	for n := 0; ; n++ {
+		e, err := f.unitNext(r, n, depth)
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			depth--
+			if depth < 0 {
+				break
+			}
+			inline, inlines = inlines[len(inlines)-1], inlines[:len(inlines)-1]
+			continue
+		}
+		outer := inline
+		enter := false
+		switch e.Tag {
+		case dwarf.TagSubprogram, dwarf.TagLexDwarfBlock, dwarf.TagInlinedSubroutine:
+			enter = vw.enter(e, &inline)
+		case dwarf.TagNamespace, dwarf.TagModule:
+			enter = true
+		case dwarf.TagFormalParameter, dwarf.TagVariable:
+			if depth == 0 { // a global at unit level
+				break
+			}
+			vw.vars = append(vw.vars, vw.variable(e, inline))
+		}
+		switch {
+		case e.Children && enter:
+			depth++
+			inlines = append(inlines, outer)
+		case e.Children:
+			r.SkipChildren()
+			inline = outer
+		default:
+			inline = outer
+		}
+	}
+	if vw.entry {
+		a, _ := arch.ForMachine(f.ELF.Machine)
+		for i := range vw.vars {
+			vw.vars[i].Loc = atEntry(vw.vars[i].Loc, a)
+		}
+	}
+	return vw.vars, nil
+}
+
+// varsWalker is one walk of VarsAt over the DIEs of the unit holding pc.
+type varsWalker struct {
+	f         *File
+	c         *converter
+	u         *unitCtx
+	pc        uint64
+	lang      types.Lang
+	frameBase []byte
+	entry     bool // pc is the function's first instruction
+	vars      []types.Var
+}
+
+// enter reports whether pc lies in e, a subprogram, a lexical block or an
+// inline expansion, whose children are then in scope; for an expansion it
+// sets inline to the name of its function.
+func (vw *varsWalker) enter(e *dwarf.Entry, inline *string) bool {
+	f := vw.f
+	enter := vw.covers(e)
+	if !enter && e.Tag == dwarf.TagInlinedSubroutine {
+		// An expansion's entry may lie outside its ranges (GCC
+		// gives some an empty first range).
+		enter = f.entryPCOf(e) == vw.pc
+	}
+	if enter && e.Tag == dwarf.TagSubprogram {
+		if fb, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !fb.list {
+			vw.frameBase = fb.expr
+		}
+		if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 {
+			vw.entry = lowest(rs) == vw.pc
+		}
+	}
+	if enter && e.Tag == dwarf.TagInlinedSubroutine {
+		*inline = vw.inlinedName(e)
+	}
+	return enter
+}
+
+// variable is the parameter or variable e, with its location at pc.
+func (vw *varsWalker) variable(e *dwarf.Entry, inline string) types.Var {
+	f := vw.f
+	name, t := vw.nameType(e)
+	v := types.Var{Name: name, Type: t, Param: e.Tag == dwarf.TagFormalParameter, Inline: inline}
+	if la, ok := readLocAttr(e, dwarf.AttrLocation); ok {
+		if expr, ok := f.locAt(vw.u, la, vw.pc); ok {
+			v.Loc = f.decodeLoc(vw.u, expr, vw.frameBase)
+			v.Loc.Whole = !la.list
+		}
+	} else if cv := e.Val(dwarf.AttrConstValue); cv != nil {
+		if x, ok := cv.(int64); ok {
+			v.Loc = types.Loc{Pieces: []types.Piece{{Kind: types.LocConst, Offset: x}}, Whole: true}
+		}
+	}
+	return v
+}
+
+// covers reports whether one of e's ranges holds pc.
+func (vw *varsWalker) covers(e *dwarf.Entry) bool {
+	rs, err := vw.f.Data.Ranges(e)
+	if err != nil {
+		return false
+	}
+	for _, rg := range rs {
+		if vw.pc >= rg[0] && vw.pc < rg[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// entryAt is the DIE at off, nil when it cannot be read.
+func (vw *varsWalker) entryAt(off dwarf.Offset) *dwarf.Entry {
+	rr := vw.f.Data.Reader()
+	rr.Seek(off)
+	e, err := rr.Next()
+	if err != nil {
+		return nil
+	}
+	return e
+}
+
+// nameType follows abstract_origin for a name and a type.
+func (vw *varsWalker) nameType(e *dwarf.Entry) (string, types.Type) {
+	name := str(e, dwarf.AttrName)
+	toff, _ := e.Val(dwarf.AttrType).(dwarf.Offset)
+	for i := 0; i < 4 && (name == "" || toff == 0); i++ {
+		o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			break
+		}
+		if e = vw.entryAt(o); e == nil {
+			break
+		}
+		if name == "" {
+			name = str(e, dwarf.AttrName)
+		}
+		if toff == 0 {
+			toff, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
+		}
+	}
+	var t types.Type = &types.Base{Name: "?"}
+	if toff != 0 {
+		if tt, err := vw.c.root(toff); err == nil {
+			t = tt
+		}
+	}
+	return name, t
+}
+
+// inlinedName names an expansion's function as Functions does
+// (demangled, qualified), following abstract_origin to its linkage
+// name.
+func (vw *varsWalker) inlinedName(e *dwarf.Entry) string {
+	fn := &types.Func{Lang: vw.lang}
+	for i := 0; i < 4 && e != nil; i++ {
+		if fn.Name == "" {
+			fn.Name = str(e, dwarf.AttrName)
+		}
+		if fn.Linkage == "" {
+			fn.Linkage = str(e, dwarf.AttrLinkageName)
+		}
+		o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			o, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+		}
+		if !ok {
+			break
+		}
+		e = vw.entryAt(o)
+	}
+	return displayName(fn)
+}
+
+// entryPC is an inlined_subroutine's DW_AT_entry_pc (an address, or a
+// DWARF 5 offset from its lowest address), or 0.
+func (f *File) entryPCOf(e *dwarf.Entry) uint64 {
+	switch v := e.Val(dwarf.AttrEntrypc).(type) {
+	case uint64:
+		return v
+	case int64:
+		if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 {
+			return rs[0][0] + uint64(v)
+		}
+	}
+	return 0
+}
