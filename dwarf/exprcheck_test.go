@@ -427,9 +427,9 @@ func TestExprOracle(t *testing.T) {
 						} else {
 							seen := map[string]bool{}
 							for _, le := range f.locList(u, la) {
-								k := listKey(seen, fmt.Sprintf("%s %x %x", key, le.lo, le.hi))
+								k := listKey(seen, fmt.Sprintf("%s %x %x", key, le.Lo, le.Hi))
 								seen[k] = true
-								check(k, u, le.expr, fb)
+								check(k, u, le.Expr, fb)
 							}
 						}
 					}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"sync"
 
+	"github.com/binscope/binscope/dwarf/loclist"
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/dwexpr"
 	"github.com/binscope/binscope/types"
@@ -121,12 +122,6 @@ func addrEntry(b []byte, base int64, i uint64, size int, order binary.ByteOrder)
 	return order.Uint64(b[o:]), true
 }
 
-// locEntry is one entry of a location list: expr holds in [lo, hi).
-type locEntry struct {
-	lo, hi uint64
-	expr   []byte
-}
-
 // locAttr is a DW_AT_location (or DW_AT_frame_base) as read: either an
 // expression, or a location list.
 type locAttr struct {
@@ -155,133 +150,21 @@ func readLocAttr(e *dwarf.Entry, a dwarf.Attr) (locAttr, bool) {
 	return locAttr{}, false
 }
 
-// maxLocEntries bounds a location list read from corrupt input.
-const maxLocEntries = 1 << 16
-
 // locList reads a location list. It returns nil for a list it cannot read.
-func (f *File) locList(u *unitCtx, la locAttr) []locEntry {
-	if u.version >= 5 {
-		return f.locLists5(u, la)
+func (f *File) locList(u *unitCtx, la locAttr) []loclist.Entry {
+	size := int(f.ELF.PointerSize())
+	if u.version < 5 {
+		return loclist.Dwarf4(f.section(".debug_loc"), la.offset, u.base, size, f.order())
 	}
-	b := f.section(".debug_loc")
-	if la.offset < 0 || la.offset >= int64(len(b)) {
-		return nil
-	}
-	b = b[la.offset:]
-	sz := int(f.ELF.PointerSize())
-	word := func() uint64 {
-		if sz == 4 {
-			return uint64(f.order().Uint32(b))
-		}
-		return f.order().Uint64(b)
-	}
-	maxAddr := uint64(1)<<(8*sz) - 1
-	if sz == 8 {
-		maxAddr = ^uint64(0)
-	}
-	base := u.base
-	var out []locEntry
-	for len(out) < maxLocEntries && len(b) >= 2*sz {
-		lo := word()
-		b = b[sz:]
-		hi := word()
-		b = b[sz:]
-		switch {
-		case lo == 0 && hi == 0:
-			return out
-		case lo == maxAddr:
-			base = hi
-			continue
-		}
-		if len(b) < 2 {
-			return out
-		}
-		n := int(f.order().Uint16(b))
-		b = b[2:]
-		if n > len(b) {
-			return out
-		}
-		out = append(out, locEntry{lo: base + lo, hi: base + hi, expr: b[:n]})
-		b = b[n:]
-	}
-	return out
-}
-
-// DW_LLE_* codes of DWARF 5 location lists.
-const (
-	lleEndOfList = iota
-	lleBaseAddressx
-	lleStartxEndx
-	lleStartxLength
-	lleOffsetPair
-	lleDefaultLocation
-	lleBaseAddress
-	lleStartEnd
-	lleStartLength
-)
-
-func (f *File) locLists5(u *unitCtx, la locAttr) []locEntry {
 	b := f.section(".debug_loclists")
 	off := la.offset
 	if la.indexed {
-		// The offsets array after the unit header; offsets are relative to
-		// the array (32-bit DWARF).
-		o := u.loclistsBase + int64(la.index)*4
-		if u.loclistsBase <= 0 || o < 0 || o+4 > int64(len(b)) {
+		var ok bool
+		if off, ok = loclist.Index(b, u.loclistsBase, la.index, f.order()); !ok {
 			return nil
 		}
-		off = u.loclistsBase + int64(f.order().Uint32(b[o:]))
 	}
-	if off < 0 || off >= int64(len(b)) {
-		return nil
-	}
-	r := listReader{b: b[off:], order: f.order(), addrSize: int(f.ELF.PointerSize()), ok: true}
-	index := func() uint64 {
-		v, found := f.addrx(u, r.uleb())
-		r.ok = r.ok && found
-		return v
-	}
-	base := u.base
-	var out []locEntry
-	for r.ok && len(r.b) > 0 && len(out) < maxLocEntries {
-		var lo, hi uint64
-		switch r.byte() {
-		case lleEndOfList:
-			return out
-		case lleBaseAddressx:
-			base = index()
-			continue
-		case lleBaseAddress:
-			base = r.addr()
-			continue
-		case lleStartxEndx:
-			lo = index()
-			hi = index()
-		case lleStartxLength:
-			lo = index()
-			hi = lo + r.uleb()
-		case lleOffsetPair:
-			lo = base + r.uleb()
-			hi = base + r.uleb()
-		case lleDefaultLocation:
-			lo, hi = 0, ^uint64(0)
-		case lleStartEnd:
-			lo = r.addr()
-			hi = r.addr()
-		case lleStartLength:
-			lo = r.addr()
-			hi = lo + r.uleb()
-		default:
-			return out
-		}
-		n := r.uleb()
-		if !r.ok || n > uint64(len(r.b)) {
-			return out
-		}
-		out = append(out, locEntry{lo: lo, hi: hi, expr: r.b[:n]})
-		r.b = r.b[n:]
-	}
-	return out
+	return loclist.Dwarf5(b, off, u.base, size, f.order(), func(i uint64) (uint64, bool) { return f.addrx(u, i) })
 }
 
 // locAt is where a value described by la lives at pc: the expression, or
@@ -291,18 +174,7 @@ func (f *File) locAt(u *unitCtx, la locAttr, pc uint64) (expr []byte, found bool
 	if !la.list {
 		return la.expr, true
 	}
-	var def []byte
-	haveDef := false
-	for _, le := range f.locList(u, la) {
-		if le.lo == 0 && le.hi == ^uint64(0) {
-			def, haveDef = le.expr, true
-			continue
-		}
-		if pc >= le.lo && pc < le.hi {
-			return le.expr, true
-		}
-	}
-	return def, haveDef
+	return loclist.At(f.locList(u, la), pc)
 }
 
 // decodeLoc turns an expression into the model's Loc for this file's

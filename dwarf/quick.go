@@ -2,8 +2,8 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"encoding/binary"
 
+	"github.com/binscope/binscope/dwarf/loclist"
 	"github.com/binscope/binscope/internal/leb128"
 )
 
@@ -257,34 +257,34 @@ func (de *dieEntries) rnglist(off int64, ret [][2]uint64) ([][2]uint64, bool) {
 		return nil, false
 	}
 	b = b[off:]
-	r := listReader{b: b, order: de.sc.order, addrSize: de.sc.u.addrSize, ok: true}
+	r := loclist.Reader{B: b, Order: de.sc.order, AddrSize: de.sc.u.addrSize, OK: true}
 	base := de.unit.base
-	for n := 0; n < maxLocEntries && r.ok; n++ {
-		switch r.byte() {
+	for n := 0; n < loclist.MaxEntries && r.OK; n++ {
+		switch r.Byte() {
 		case rleEndOfList:
-			return ret, r.ok
+			return ret, r.OK
 		case rleBaseAddressx:
-			base, r.ok = de.addrx(r.uleb())
+			base, r.OK = de.addrx(r.Uleb())
 		case rleStartxEndx:
-			lo, ok1 := de.addrx(r.uleb())
-			hi, ok2 := de.addrx(r.uleb())
-			r.ok = r.ok && ok1 && ok2
+			lo, ok1 := de.addrx(r.Uleb())
+			hi, ok2 := de.addrx(r.Uleb())
+			r.OK = r.OK && ok1 && ok2
 			ret = append(ret, [2]uint64{lo, hi})
 		case rleStartxLength:
-			lo, ok := de.addrx(r.uleb())
-			r.ok = r.ok && ok
-			ret = append(ret, [2]uint64{lo, lo + r.uleb()})
+			lo, ok := de.addrx(r.Uleb())
+			r.OK = r.OK && ok
+			ret = append(ret, [2]uint64{lo, lo + r.Uleb()})
 		case rleOffsetPair:
-			lo := r.uleb()
-			ret = append(ret, [2]uint64{base + lo, base + r.uleb()})
+			lo := r.Uleb()
+			ret = append(ret, [2]uint64{base + lo, base + r.Uleb()})
 		case rleBaseAddress:
-			base = r.addr()
+			base = r.Addr()
 		case rleStartEnd:
-			lo := r.addr()
-			ret = append(ret, [2]uint64{lo, r.addr()})
+			lo := r.Addr()
+			ret = append(ret, [2]uint64{lo, r.Addr()})
 		case rleStartLength:
-			lo := r.addr()
-			ret = append(ret, [2]uint64{lo, lo + r.uleb()})
+			lo := r.Addr()
+			ret = append(ret, [2]uint64{lo, lo + r.Uleb()})
 		default:
 			return nil, false
 		}
@@ -299,12 +299,12 @@ func (de *dieEntries) rangeList(off int64, ret [][2]uint64) ([][2]uint64, bool) 
 		return nil, false
 	}
 	sz := de.sc.u.addrSize
-	r := listReader{b: b[off:], order: de.sc.order, addrSize: sz, ok: true}
+	r := loclist.Reader{B: b[off:], Order: de.sc.order, AddrSize: sz, OK: true}
 	base := de.unit.base
-	for len(r.b) > 0 && r.ok {
-		lo, hi := r.addr(), r.addr()
+	for len(r.B) > 0 && r.OK {
+		lo, hi := r.Addr(), r.Addr()
 		switch {
-		case !r.ok:
+		case !r.OK:
 			return nil, false
 		case lo == 0 && hi == 0:
 			return ret, true
@@ -314,51 +314,7 @@ func (de *dieEntries) rangeList(off int64, ret [][2]uint64) ([][2]uint64, bool) 
 			ret = append(ret, [2]uint64{base + lo, base + hi})
 		}
 	}
-	return ret, r.ok
-}
-
-// listReader reads the entries of a range or location list; ok turns
-// false at the first value past its end.
-type listReader struct {
-	b        []byte
-	order    binary.ByteOrder
-	addrSize int
-	ok       bool
-}
-
-func (r *listReader) byte() byte {
-	if len(r.b) < 1 {
-		r.ok = false
-		return 0
-	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *listReader) uleb() uint64 {
-	v, n := leb128.Uint(r.b)
-	if n <= 0 {
-		r.ok = false
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *listReader) addr() uint64 {
-	if len(r.b) < r.addrSize || (r.addrSize != 4 && r.addrSize != 8) {
-		r.ok = false
-		return 0
-	}
-	var v uint64
-	if r.addrSize == 4 {
-		v = uint64(r.order.Uint32(r.b))
-	} else {
-		v = r.order.Uint64(r.b)
-	}
-	r.b = r.b[r.addrSize:]
-	return v
+	return ret, r.OK
 }
 
 // ptrClass is the class debug/dwarf gives a DW_FORM_sec_offset value of
