@@ -167,17 +167,7 @@ func (f *File) resolveAlt(e *dwarf.Entry) {
 
 // debugStr is f's .debug_str (read once: dwz writes the alternate file
 // as a relocatable object, whose sections elfx does not keep).
-func (f *File) debugStr() []byte {
-	f.strOnce.Do(func() {
-		f.str = f.Debug.DWARFSection(".debug_str")
-		if f.str == nil {
-			if s := f.Debug.Section(".debug_str"); s != nil {
-				f.str, _ = s.Data()
-			}
-		}
-	})
-	return f.str
-}
+func (f *File) debugStr() []byte { return f.section(".debug_str") }
 
 // supClass maps the classes debug/dwarf gives DWARF 5's supplementary
 // forms (their values unsigned, unlike any other string or reference)

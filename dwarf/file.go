@@ -74,7 +74,6 @@ type File struct {
 	paramsMu   sync.Mutex
 	fillers    []*paramFiller // one per Functions walk with Params (see FillParams)
 	unitOnce   sync.Once
-	scanOnce   sync.Once
 	abbrevs    *abbrevTables               // parsed by the scans (see scan)
 	unitRanges []unitRange                 // every unit's address ranges, sorted (see unitAt)
 	callSites  map[dwarf.Offset][]CallSite // each unit's call sites, read once (held under convMu)
@@ -82,8 +81,6 @@ type File struct {
 	// alt.go); altMissing says why it could not be opened.
 	alt        *File
 	altMissing string
-	strOnce    sync.Once
-	str        []byte // .debug_str, for the files alt names
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
@@ -215,18 +212,24 @@ func closeFiles(ef, df *elfx.File) {
 
 // newFileFrom reads the DWARF of df, the debug file of ef.
 func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
-	f := &File{ELF: ef, Debug: df, Path: ef.Path}
-	if opts != nil {
-		f.opts = *opts
-	}
-	d, err := f.Debug.DWARF()
+	d, err := df.DWARF()
 	if err != nil {
 		return nil, err
 	}
-	f.Data = d
+	f := makeFile(ef, df, d, opts)
 	f.primeUnits()
 	f.openAlt()
 	return f, nil
+}
+
+// makeFile is the File of ef's DWARF d, read from df.
+func makeFile(ef, df *elfx.File, d *dwarf.Data, opts *Options) *File {
+	f := &File{ELF: ef, Debug: df, Data: d, Path: ef.Path}
+	if opts != nil {
+		f.opts = *opts
+	}
+	f.abbrevs = &abbrevTables{m: map[tableKey]*abbrevTable{}}
+	return f
 }
 
 // primeUnits makes debug/dwarf read every DWARF 5 unit's bases

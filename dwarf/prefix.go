@@ -34,10 +34,7 @@ func namedPrefix(ef, df *elfx.File, names []string, opts *Options) (spec *types.
 	if err != nil || !ok {
 		return nil, false
 	}
-	f := &File{ELF: ef, Debug: df, Data: d, Path: ef.Path}
-	if opts != nil {
-		f.opts = *opts
-	}
+	f := makeFile(ef, df, d, opts)
 	units, err := f.unitEntries()
 	if err != nil || len(units) == 0 {
 		return nil, false

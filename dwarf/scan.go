@@ -158,7 +158,6 @@ func (f *File) newScan() *scan {
 	if info == nil || abbrev == nil {
 		return nil
 	}
-	f.scanOnce.Do(func() { f.abbrevs = &abbrevTables{m: map[tableKey]*abbrevTable{}} })
 	return &scan{info: info, abbrev: abbrev, order: f.Debug.ByteOrder, tables: f.abbrevs}
 }
 
