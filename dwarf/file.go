@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/binscope/binscope/dwarf/line"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/types"
 )
@@ -65,9 +66,8 @@ type File struct {
 	cacheMu    sync.Mutex // held over lineFiles and sections: walks run on every core
 	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
 	sections   map[string]*sectionBytes
-	linesMu    sync.Mutex // held over lineRows and lineSeqs: parameters are filled on every core
-	lineRows   map[dwarf.Offset][]types.Line
-	lineSeqs   map[dwarf.Offset][][2]uint64 // each unit's line sequences, by start
+	linesMu    sync.Mutex                   // held over lineTables: parameters are filled on every core
+	lineTables map[dwarf.Offset]*line.Table // each unit's, read once
 	convMu     sync.Mutex                   // held while the type index is built
 	conv       *converter                   // the type index and its conversions, built once
 	convErr    error

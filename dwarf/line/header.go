@@ -1,52 +1,29 @@
-package dwarf
+// Package line reads DWARF line tables (.debug_line, DWARF 2 to 5) as
+// rows of the neutral model (types.Line): a check of the line program's
+// header that debug/dwarf needs before it reads one (CheckHeader), and a
+// unit's rows in address order with the address ranges its sequences
+// cover (Read). It holds no state; the caller keeps a unit's Table.
+package line
 
 import (
-	"debug/dwarf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 
-	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/leb128"
 )
 
-// lineReader is debug/dwarf's LineReader for cu, after a check of the line
-// program's header: debug/dwarf reads as many directory and file entries
-// as a DWARF 5 header claims, even when the header's bytes run out or its
-// entries have no fields, so a corrupt count of 2^32 cost minutes and
-// gigabytes. A header whose counts its bytes cannot hold is an error naming
-// the section and the offset.
-func (f *File) lineReader(cu *dwarf.Entry) (*dwarf.LineReader, error) {
-	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
-		b, err := f.Debug.DebugLine()
-		if err != nil {
-			return nil, err
-		}
-		if err := checkLineHeader(b, off, f.Debug.ByteOrder); err != nil {
-			return nil, elfx.Decode(f.Path, ".debug_line", uint64(off), err)
-		}
-	}
-	lr, err := f.Data.LineReader(cu)
-	if err != nil {
-		return nil, f.lineError(cu, err)
-	}
-	return lr, nil
-}
+var errHeader = errors.New("line program header truncated")
 
-var errLineHeader = errors.New("line program header truncated")
-
-// lineError is err, met in the line program of unit cu, as a
-// *elfx.DecodeError at the program's offset in .debug_line.
-func (f *File) lineError(cu *dwarf.Entry, err error) error {
-	off, _ := cu.Val(dwarf.AttrStmtList).(int64)
-	return elfx.Decode(f.Path, ".debug_line", uint64(off), err)
-}
-
-// checkLineHeader checks the DWARF 5 directory and file tables of the line
-// program header at off in b: each entry has fields, and the count fits in
-// the header. Earlier versions end their tables with a terminator, which
-// debug/dwarf finds within the bytes; they pass.
-func checkLineHeader(b []byte, off int64, order binary.ByteOrder) error {
+// CheckHeader checks the DWARF 5 directory and file tables of the line
+// program header at off in b (.debug_line): each entry has fields, and the
+// count fits in the header. debug/dwarf reads as many entries as a header
+// claims, even when its bytes run out or its entries have no fields, so a
+// corrupt count of 2^32 costs it minutes and gigabytes. Earlier versions
+// end their tables with a terminator, which debug/dwarf finds within the
+// bytes; they pass, as does an offset outside b (debug/dwarf says so
+// itself).
+func CheckHeader(b []byte, off int64, order binary.ByteOrder) error {
 	if off < 0 || off >= int64(len(b)) {
 		return nil // debug/dwarf says so itself
 	}
@@ -68,7 +45,7 @@ func checkLineHeader(b []byte, off int64, order binary.ByteOrder) error {
 	r.skip(2) // address_size, segment_selector_size
 	hlen := r.offset(offSize)
 	if r.err != nil || hlen > uint64(len(r.b)) {
-		return errLineHeader
+		return errHeader
 	}
 	r.b = r.b[:hlen]
 	r.skip(4) // minimum_instruction_length, maximum_operations_per_instruction, default_is_stmt, line_base
@@ -86,7 +63,7 @@ func checkLineHeader(b []byte, off int64, order binary.ByteOrder) error {
 		}
 		count := r.uleb()
 		if r.err != nil {
-			return errLineHeader
+			return errHeader
 		}
 		if count > 0 && nformats == 0 {
 			return fmt.Errorf("%d %s entries without fields", count, table)
@@ -102,7 +79,7 @@ func checkLineHeader(b []byte, off int64, order binary.ByteOrder) error {
 			}
 		}
 		if r.err != nil {
-			return errLineHeader
+			return errHeader
 		}
 	}
 	return nil
@@ -117,7 +94,7 @@ type lineBuf struct {
 
 func (r *lineBuf) take(n int) []byte {
 	if r.err != nil || n < 0 || n > len(r.b) {
-		r.err = errLineHeader
+		r.err = errHeader
 		return nil
 	}
 	out := r.b[:n]
@@ -168,7 +145,7 @@ func (r *lineBuf) uleb() uint64 {
 	}
 	v, n := leb128.Uint(r.b)
 	if n == 0 {
-		r.err = errLineHeader
+		r.err = errHeader
 		return 0
 	}
 	r.b = r.b[n:]

@@ -1,4 +1,4 @@
-package dwarf
+package line
 
 import (
 	"debug/elf"
@@ -32,7 +32,7 @@ func TestLineHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkLineHeader(b, 0, binary.LittleEndian); err != nil {
+	if err := CheckHeader(b, 0, binary.LittleEndian); err != nil {
 		t.Fatalf("gcc's header: %v", err)
 	}
 	// The 32-bit header: unit_length 4, version 2, address and selector
@@ -48,7 +48,7 @@ func TestLineHeader(t *testing.T) {
 	noFields[formats] = 0
 	// The directory count follows the (now absent) formats: make it large.
 	noFields[formats+1] = 0xff
-	if err := checkLineHeader(noFields, 0, binary.LittleEndian); err == nil || !strings.Contains(err.Error(), "without fields") {
+	if err := CheckHeader(noFields, 0, binary.LittleEndian); err == nil || !strings.Contains(err.Error(), "without fields") {
 		t.Errorf("a directory table without fields: %v", err)
 	}
 
@@ -63,7 +63,7 @@ func TestLineHeader(t *testing.T) {
 	hlen := binary.LittleEndian.Uint32(huge[8:]) + 4
 	binary.LittleEndian.PutUint32(huge[8:], hlen)
 	binary.LittleEndian.PutUint32(huge[0:], binary.LittleEndian.Uint32(huge[0:])+4)
-	if err := checkLineHeader(huge, 0, binary.LittleEndian); err == nil || !strings.Contains(err.Error(), "directory entries in a header of") {
+	if err := CheckHeader(huge, 0, binary.LittleEndian); err == nil || !strings.Contains(err.Error(), "directory entries in a header of") {
 		t.Errorf("4294967295 directories: %v", err)
 	}
 
