@@ -14,8 +14,11 @@
 // Corrupt input comes back as a *elfx.DecodeError naming the file, the
 // section and the offset of the record. Types leaves a type it cannot
 // decode out and returns the others with a *PartialError (matching
-// types.ErrPartial). The package recovers no panic: debug/elf's, on
-// corrupt headers and compressed sections, are recovered in elfx.Guard.
+// types.ErrPartial). debug/elf's panics, on corrupt headers and
+// compressed sections, are recovered in elfx.Guard. A panic of a decoder
+// on a corrupt record, on the caller's goroutine or a worker's, fails the
+// call it came from as a *elfx.DecodeError: each entry point defers
+// File.guard, the package's one recover.
 package dwarf
 
 import (
