@@ -65,14 +65,15 @@ type File struct {
 	Data  *dwarf.Data
 	Path  string
 
-	opts       Options
-	cacheMu    sync.Mutex // held over lineFiles and sections: walks run on every core
+	opts Options
+	// cacheMu is held over the caches of units' files and line tables
+	// and of sections: walks and parameter fills run on every core.
+	cacheMu    sync.Mutex
 	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
-	sections   map[string]*sectionBytes
-	linesMu    sync.Mutex                   // held over lineTables: parameters are filled on every core
 	lineTables map[dwarf.Offset]*line.Table // each unit's, read once
-	convMu     sync.Mutex                   // held while the type index is built
-	conv       *converter                   // the type index and its conversions, built once
+	sections   map[string]*sectionBytes
+	convMu     sync.Mutex // held while the type index is built
+	conv       *converter // the type index and its conversions, built once
 	convErr    error
 	paramsMu   sync.Mutex
 	fillers    []*paramFiller // one per Functions walk with Params (see FillParams)
@@ -215,19 +216,21 @@ func closeFiles(ef, df *elfx.File) {
 
 // newFileFrom reads the DWARF of df, the debug file of ef.
 func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
-	d, err := df.DWARF()
+	f := makeFile(ef, df, opts)
+	d, err := f.Debug.DWARF()
 	if err != nil {
 		return nil, err
 	}
-	f := makeFile(ef, df, d, opts)
+	f.Data = d
 	f.primeUnits()
 	f.openAlt()
 	return f, nil
 }
 
-// makeFile is the File of ef's DWARF d, read from df.
-func makeFile(ef, df *elfx.File, d *dwarf.Data, opts *Options) *File {
-	f := &File{ELF: ef, Debug: df, Data: d, Path: ef.Path}
+// makeFile is the File of ef's DWARF, read from df; Data is the
+// caller's to set.
+func makeFile(ef, df *elfx.File, opts *Options) *File {
+	f := &File{ELF: ef, Debug: df, Path: ef.Path}
 	if opts != nil {
 		f.opts = *opts
 	}

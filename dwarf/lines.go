@@ -40,9 +40,9 @@ func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
 
 // unitRows is a compile unit's line table in address order, read once.
 func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
-	f.linesMu.Lock()
+	f.cacheMu.Lock()
 	t, ok := f.lineTables[cu.Offset]
-	f.linesMu.Unlock()
+	f.cacheMu.Unlock()
 	if ok {
 		return t.Rows, nil
 	}
@@ -57,8 +57,8 @@ func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 	if t, err = line.Read(lr); err != nil {
 		return nil, f.lineError(cu, err)
 	}
-	f.linesMu.Lock()
-	defer f.linesMu.Unlock()
+	f.cacheMu.Lock()
+	defer f.cacheMu.Unlock()
 	if f.lineTables == nil {
 		f.lineTables = map[dwarf.Offset]*line.Table{}
 	}
@@ -69,9 +69,9 @@ func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 // inSequence reports whether some sequence of the unit's line table
 // covers addr: code between sequences has no row.
 func (f *File) inSequence(cu dwarf.Offset, addr uint64) bool {
-	f.linesMu.Lock()
+	f.cacheMu.Lock()
 	t := f.lineTables[cu]
-	f.linesMu.Unlock()
+	f.cacheMu.Unlock()
 	return t != nil && t.InSequence(addr)
 }
 

@@ -34,7 +34,8 @@ func namedPrefix(ef, df *elfx.File, names []string, opts *Options) (spec *types.
 	if err != nil || !ok {
 		return nil, false
 	}
-	f := makeFile(ef, df, d, opts)
+	f := makeFile(ef, df, opts)
+	f.Data = d
 	units, err := f.unitEntries()
 	if err != nil || len(units) == 0 {
 		return nil, false
