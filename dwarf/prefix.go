@@ -8,16 +8,16 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-// namedPrefix is LoadNamed's fastest path: it reads .debug_info from its
+// namedPrefix is LoadNamed's fast path: it reads .debug_info from its
 // start one compile unit at a time (inflating a compressed section only
-// that far), scans each unit's top level as scanUnits does, and stops at
-// the first unit that defines each name; the DWARF data then holds only
-// the units read (and the line programs of the units found), and the
-// types are converted from them as typesNamed does. ok is false when it
-// cannot answer exactly: a name found in no unit (a short or generic name:
-// the whole file decides), a C++ unit, a form the scan does not read, or
-// any error, which the full read then reports if it is real. What it read
-// stays read for that full read (elfx.Lazy).
+// that far), scans each unit's top level, and stops at the first unit
+// that defines each name; the DWARF data then holds only the units read
+// (and the line programs of the units found), and the types are
+// converted from them (namedSpec). ok is false when it cannot answer
+// exactly: a name found in no unit (a short or generic name: the whole
+// file decides), a C++ unit, a form the scan does not read, or any error,
+// which the full read then reports if it is real. What it read stays read
+// for that full read (elfx.Lazy).
 func namedPrefix(ef, df *elfx.File, names []string, opts *Options) (spec *types.Spec, ok bool) {
 	if len(names) == 0 || !df.PrefixReadable() {
 		return nil, false

@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"bytes"
+	"debug/dwarf"
 	"debug/elf"
 	"fmt"
 	"os/exec"
@@ -129,19 +130,84 @@ func TestLookupStopsEarly(t *testing.T) {
 	}
 }
 
-// readWhole looks name up as LoadNamed did before reading in part: over
-// the whole of .debug_info.
+// readWhole looks name up over the whole of .debug_info through
+// debug/dwarf's Reader (as LoadNamed did before reading in part): the
+// first unit whose top level defines it, scanned with scanUnit, indexed
+// and converted alone.
 func readWhole(t *testing.T, path, name string) *types.Spec {
 	f, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	spec, ok, err := f.typesNamed([]string{name})
+	units, err := f.unitEntries()
+	if err != nil || len(units) == 0 {
+		t.Fatalf("%s: no units (%v)", name, err)
+	}
+	found := []int{-1}
+	r := f.Data.Reader()
+	for u := range units {
+		if scanUnit(r, units[u], []string{name})[0] {
+			found[0] = u
+			break
+		}
+	}
+	if found[0] < 0 {
+		t.Fatalf("%s: in no unit's top level", name)
+	}
+	spec, ok, err := f.namedSpec(units, found, []string{name})
 	if err != nil || !ok {
 		t.Fatalf("%s: the whole read cannot answer (%v)", name, err)
 	}
 	return spec
+}
+
+// scanUnit reports which names a unit's top level defines.
+func scanUnit(r *dwarf.Reader, u unitSpan, names []string) []bool {
+	hits := make([]bool, len(names))
+	r.Seek(u.entry.Offset)
+	if _, err := r.Next(); err != nil || !u.entry.Children {
+		return hits
+	}
+	var scopes []string
+	scope := ""
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil || (u.end != 0 && e.Offset >= u.end && e.Tag != 0) {
+			return hits
+		}
+		if e.Tag == 0 {
+			if len(scopes) == 0 {
+				return hits
+			}
+			scope, scopes = scopes[len(scopes)-1], scopes[:len(scopes)-1]
+			continue
+		}
+		if e.Tag == dwarf.TagNamespace || e.Tag == dwarf.TagModule {
+			if e.Children {
+				scopes = append(scopes, scope)
+				name := str(e, dwarf.AttrName)
+				if name == "" {
+					name = "(anonymous namespace)"
+				}
+				scope += name + "::"
+			}
+			continue
+		}
+		if isTypeTag(e.Tag) {
+			if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); !decl {
+				if name := str(e, dwarf.AttrName); name != "" {
+					q := scope + name
+					for i, want := range names {
+						hits[i] = hits[i] || q == want
+					}
+				}
+			}
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+	}
 }
 
 // printSpec lists the spec's types, each with its size, where it was
