@@ -135,12 +135,19 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 	// The symbol tables are read on another core while the walk runs.
 	syms := make(chan *symtab.Table, 1)
 	go func() { syms <- readSyms(df.ELF, df.Debug) }()
-	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.DeferParams, SpelledParams: o.SpelledParams, At: o.At})
+	// Parameters are filled once settle has found each function's entry
+	// copy: their locations are the entry's (see dwarf.File.FillAllParams).
+	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.Params, SpelledParams: o.SpelledParams, At: o.At})
 	if err != nil {
 		return nil, err
 	}
 	m := &Model{Path: df.Path, ELF: df.ELF, DWARF: df, Syms: <-syms}
 	m.settle(fns)
+	if o.Params && !o.DeferParams {
+		if err := df.FillAllParams(fns); err != nil {
+			return nil, err
+		}
+	}
 	sort.SliceStable(m.hosts, func(i, j int) bool { return m.hosts[i].lo < m.hosts[j].lo })
 	if o.At == 0 {
 		m.addSymbolFuncs(nil)

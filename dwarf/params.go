@@ -247,6 +247,32 @@ func (f *File) FillParams(fn *types.Func) (err error) {
 	return fmt.Errorf("%s: parameters of %s: %w: not a function of a walk that read parameters (FuncOptions.Params)", f.Path, fn.Name, types.ErrNotFound)
 }
 
+// FillAllParams is FillParams for many functions of one walk, on every
+// core: the model of code fills them once it knows which concrete copy of
+// each is the entry (a walk takes the first one, which may be a clone such
+// as __malloc_info.part.0, with fewer parameters, in another order, at
+// another address). A function of a walk whose parameters were filled, or
+// of none, is left as it is.
+func (f *File) FillAllParams(fns []*types.Func) (err error) {
+	defer f.guard(&err)
+	f.paramsMu.Lock()
+	defer f.paramsMu.Unlock()
+	group := map[*paramFiller][]*types.Func{}
+	for _, fn := range fns {
+		for _, pf := range f.fillers {
+			if _, ok := pf.parts[fn]; ok && !pf.done[fn] {
+				group[pf] = append(group[pf], fn)
+				break
+			}
+		}
+	}
+	var errs []error
+	for pf, g := range group {
+		errs = append(errs, pf.fillAll(g, nil))
+	}
+	return errors.Join(errs...)
+}
+
 func (pf *paramFiller) fill(fn *types.Func) error {
 	if pf.done[fn] {
 		return nil
