@@ -15,15 +15,16 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-// gofunct keeps its listings (every function's name, and with -P every
-// prototype line) in the index cache, keyed by the binary: a second run on
+// gofunct keeps its listings (every function's name, and with -P or
+// --locations every prototype line) in the index cache, keyed by the binary: a second run on
 // the same binary prints them without reading its DWARF. Only the plain
 // listings use it (names, prototypes, sizes, with or without -E: no -f,
-// -c, -H, -G), and only for files with DWARF.
+// -c, -H, -G), and only for files with DWARF. An entry's kind is "names",
+// "protos" (-P) or "locs" (--locations).
 
 // listVersion is the format version of gofunct's cache entries: bump it
 // when what they hold changes.
-const listVersion = 2
+const listVersion = 3
 
 // listRow is one function as the plain listings print it.
 type listRow struct {
@@ -32,7 +33,7 @@ type listRow struct {
 	symbolOnly bool
 	entry      bool // has out-of-line code (LowPC != 0)
 	size       uint64
-	proto      string // the -P line; only in "protos" entries
+	proto      string // the -P or --locations line; only in "protos" and "locs" entries
 	// A -P line read from an entry is pre, the name and suf when split
 	// (the entry holds the name once).
 	pre, suf string
@@ -43,7 +44,7 @@ type listRow struct {
 // writes; nil when the listing or the file does not use the cache.
 type ListCache struct {
 	c     *cache.Cache
-	kind  string // "names" or "protos"
+	kind  string // "names", "protos" or "locs"
 	key   string
 	ident func() (string, bool)
 }
@@ -52,7 +53,7 @@ type ListCache struct {
 // serves.
 func (l *Listing) cached() bool {
 	return len(l.Names) == 0 && l.Class == "" && !l.CCInlined && !l.CCUninlined &&
-		(l.Show == ShowNames || l.Show == ShowPrototypes || l.Show == ShowSizes)
+		(l.Show == ShowNames || l.Show.protos() || l.Show == ShowSizes)
 }
 
 // OpenListCache finds the entry for path's listing l, or returns nil: l
@@ -74,8 +75,11 @@ func OpenListCache(path string, l *Listing, log func(string)) *ListCache {
 		return nil
 	}
 	kind := "names"
-	if l.Show == ShowPrototypes {
+	switch l.Show {
+	case ShowPrototypes:
 		kind = "protos"
+	case ShowLocations:
+		kind = "locs"
 	}
 	return &ListCache{c: c, kind: kind, key: cache.Key("gofunct", cache.Self(), id), ident: ident}
 }
@@ -100,18 +104,18 @@ func fileIdentity(path string) (string, bool) {
 }
 
 // load returns the rows of the entry: a "names" listing may use a
-// "protos" entry, which holds the names too.
+// "protos" or "locs" entry, which hold the names too.
 func (lc *ListCache) load() ([]listRow, bool) {
 	kinds := []string{lc.kind}
 	if lc.kind == "names" {
-		kinds = append(kinds, "protos")
+		kinds = append(kinds, "protos", "locs")
 	}
 	for _, k := range kinds {
 		data, ok := lc.c.Get(k, listVersion, lc.key)
 		if !ok {
 			continue
 		}
-		rows, err := decodeRows(data, k == "protos")
+		rows, err := decodeRows(data, k != "names")
 		if err != nil {
 			if lc.c.Log != nil {
 				lc.c.Log(fmt.Sprintf("index cache: %s entry %s: %v; ignored, reading the binary", k, lc.key[:16], err))
@@ -136,7 +140,7 @@ func (lc *ListCache) StoreWrite(w io.Writer, fns []*types.Func, l *Listing) {
 	for i, fn := range fns {
 		rows[i] = listRow{name: fn.Name, external: fn.External, symbolOnly: fn.SymbolOnly, entry: fn.LowPC != 0, size: fn.Size}
 	}
-	protos := lc.kind == "protos"
+	protos := lc.kind != "names"
 	pieces := make(chan [2]int, len(rows)/rowPiece+1) // never full: the printing side does not wait
 	done := make(chan struct{})
 	go func() {
@@ -146,7 +150,7 @@ func (lc *ListCache) StoreWrite(w io.Writer, fns []*types.Func, l *Listing) {
 	bw := bufio.NewWriter(w)
 	par.Stream(len(rows), rowPiece, func(i int) {
 		if protos {
-			rows[i].proto = protoLine(fns[i])
+			rows[i].proto = l.Show.line(fns[i])
 		}
 	}, func(lo, hi int) {
 		writeRowsTo(bw, rows[lo:hi], l)
@@ -166,7 +170,7 @@ func (lc *ListCache) store(rows []listRow, pieces <-chan [2]int) {
 	if id, ok := lc.ident(); !ok || cache.Key("gofunct", cache.Self(), id) != lc.key {
 		return
 	}
-	protos := lc.kind == "protos"
+	protos := lc.kind != "names"
 	lc.c.PutStream(lc.kind, listVersion, lc.key, func(w io.Writer) error {
 		b := binary.AppendUvarint(nil, uint64(len(rows)))
 		for p := range pieces {
@@ -205,7 +209,7 @@ func writeRowsTo(bw *bufio.Writer, rows []listRow, l *Listing) {
 			continue
 		}
 		switch l.Show {
-		case ShowPrototypes:
+		case ShowPrototypes, ShowLocations:
 			if r.symbolOnly {
 				break
 			}

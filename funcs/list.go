@@ -16,12 +16,24 @@ type Show int
 
 const (
 	ShowNames      Show = iota // the name (pfunct)
-	ShowPrototypes             // the prototype with parameter locations (-P)
+	ShowPrototypes             // the prototype as pfunct -P prints it (PfunctLine)
 	ShowSizes                  // name: size, out-of-line functions only (-s)
 	ShowNrParams               // name: number of parameters (-p)
 	ShowInline                 // every inline expansion and clone (pfunct -i)
 	ShowJSON                   // one JSON array of every function's facts
+	ShowLocations              // the prototype with parameter locations (--locations)
 )
+
+// protos reports whether s prints one prototype line per function.
+func (s Show) protos() bool { return s == ShowPrototypes || s == ShowLocations }
+
+// line is fn's line in s, a Show whose protos() holds.
+func (s Show) line(fn *types.Func) string {
+	if s == ShowLocations {
+		return protoLine(fn)
+	}
+	return PfunctLine(fn)
+}
 
 // Listing says which functions List shows, with pfunct's filters, and how.
 type Listing struct {
@@ -38,8 +50,8 @@ type Listing struct {
 
 // List prints the functions of m that l picks, in m's order. Names that
 // pick nothing are an error naming the closest functions (wrapping
-// nothing: the model has no such name); ShowPrototypes without
-// parameters is l.NoParams's error.
+// nothing: the model has no such name); ShowPrototypes or ShowLocations
+// without parameters is l.NoParams's error.
 func List(w io.Writer, m *code.Model, l *Listing) error {
 	picked := l.pick(m)
 	if len(l.Names) > 0 && len(picked) == 0 {
@@ -48,11 +60,11 @@ func List(w io.Writer, m *code.Model, l *Listing) error {
 	if l.Show == ShowJSON {
 		return WriteJSON(w, picked)
 	}
-	if l.Show == ShowPrototypes && l.NoParams != nil && len(picked) > 0 {
+	if l.Show.protos() && l.NoParams != nil && len(picked) > 0 {
 		return l.NoParams()
 	}
-	if l.Show == ShowPrototypes {
-		for _, line := range protoLines(picked) {
+	if l.Show.protos() {
+		for _, line := range protoLines(picked, l.Show) {
 			fmt.Fprintln(w, line)
 		}
 		return nil
@@ -74,7 +86,7 @@ func (l *Listing) pick(m *code.Model) []*types.Func {
 		}
 	}
 	// Prototypes, parameter counts and types need debug info.
-	needParams := m.DWARF != nil && (l.Show == ShowPrototypes || l.Show == ShowNrParams || l.Class != "")
+	needParams := m.DWARF != nil && (l.Show.protos() || l.Show == ShowNrParams || l.Class != "")
 	var picked []*types.Func
 	for _, fn := range m.Funcs() {
 		switch {
@@ -94,8 +106,8 @@ func (l *Listing) pick(m *code.Model) []*types.Func {
 
 func writeFunc(w io.Writer, fn *types.Func, show Show) {
 	switch show {
-	case ShowPrototypes:
-		fmt.Fprintln(w, protoLine(fn))
+	case ShowPrototypes, ShowLocations:
+		fmt.Fprintln(w, show.line(fn))
 	case ShowSizes:
 		if fn.LowPC != 0 {
 			fmt.Fprintf(w, "%s: %d\n", fn.Name, fn.Size)
@@ -128,15 +140,15 @@ func writeFunc(w io.Writer, fn *types.Func, show Show) {
 	}
 }
 
-// protoLines are the protoLine of each of fns, made on every core (a C++
-// prototype spells long type names; reading the functions is done).
-func protoLines(fns []*types.Func) []string {
+// protoLines are the lines in show of each of fns, made on every core (a
+// C++ prototype spells long type names; reading the functions is done).
+func protoLines(fns []*types.Func, show Show) []string {
 	lines := make([]string, len(fns))
-	par.Each(len(fns), 256, func(i int) { lines[i] = protoLine(fns[i]) })
+	par.Each(len(fns), 256, func(i int) { lines[i] = show.line(fns[i]) })
 	return lines
 }
 
-// protoLine is fn's line in gofunct -P: its prototype and where each
+// protoLine is fn's line in gofunct --locations: its prototype and where each
 // parameter is at entry.
 func protoLine(fn *types.Func) string {
 	tail := ""

@@ -209,3 +209,34 @@ func Locations(fn *types.Func) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// PfunctLine is fn's line in pfunct -P for C and C++: pahole's spelling of
+// the prototype (function__fprintf), "inline " first for a function
+// declared inline, ";" last:
+//
+//	inline int sq(int x);
+//	int main(int argc, char * * argv);
+//	int st(const char  * fmt, ...);
+//
+// Go, Rust and Zig functions are their Prototype: pfunct spells them as C.
+func PfunctLine(fn *types.Func) string {
+	if !fn.Lang.CLike() {
+		return Prototype(fn)
+	}
+	proto := &types.FuncProto{Return: fn.Return, Variadic: fn.Variadic}
+	if b, ok := fn.Return.(*types.Base); ok && b.Name == "" && b.ByteSize == 0 {
+		// DWARF's unspecified type (an assembler's functions return
+		// one): pahole spells it as a qualifier of void, "void ".
+		proto.Return = &types.Base{Name: "void "}
+	}
+	for _, p := range fn.Params {
+		if !p.Result {
+			proto.Params = append(proto.Params, types.FuncParam{Name: p.Name, Type: p.Type})
+		}
+	}
+	s := types.PaholeMethod(proto, fn.Name, fn.Lang) + ";"
+	if fn.DeclaredInline {
+		s = "inline " + s
+	}
+	return s
+}

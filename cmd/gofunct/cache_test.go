@@ -41,7 +41,7 @@ func cacheEntries(t *testing.T, dir string) []string {
 
 // listings are the plain listings the index cache serves, with the fewest
 // lines each must print on the binaries below.
-var listings = [][]string{{}, {"-P"}, {"-E"}, {"-s"}, {"-P", "-E"}}
+var listings = [][]string{{}, {"-P"}, {"-E"}, {"-s"}, {"-P", "-E"}, {"--locations"}, {"--locations", "-E"}}
 
 // TestIndexCacheIdentical: on real binaries, the listing a cold run prints
 // (reading the DWARF and writing the cache), the one a warm run prints from

@@ -25,6 +25,7 @@ func gofunct(args []string, stdout, stderr io.Writer) int {
 type functFlags struct {
 	names      []string
 	prototypes bool
+	locations  bool
 	inline     bool
 	stats      bool
 	ccInlined  bool
@@ -57,13 +58,13 @@ the source lines of a function with their addresses (perf probe -L) and the
 variables available at a line (perf probe -V). A Go binary stripped of DWARF
 still lists its functions from .gopclntab.
 
-The plain listings (alone or with -P, -E, -s) of a file with DWARF are kept
+The plain listings (alone or with -P, --locations, -E, -s) of a file with DWARF are kept
 in an index cache (os.UserCacheDir()/binscope/index, keyed by the file's
 build-id, size and mtime and its debug file's): the next run on the same
 file prints them without reading the DWARF. --no-cache bypasses it;
 BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
 		Example: `  gofunct ./app
-  gofunct -P -f 'main.(*acc).add' ./app
+  gofunct --locations -f 'main.(*acc).add' ./app
   gofunct --inline -f maybe_alloc ./prog
   gofunct -L main.work ./app
   gofunct --vars main.work:17 ./app
@@ -77,7 +78,8 @@ BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringArrayVarP(&f.names, "function", "f", nil, "show just these functions (repeatable, comma-separated)")
-	fl.BoolVarP(&f.prototypes, "prototypes", "P", false, "show prototypes in the binary's own syntax with each parameter's location at entry")
+	fl.BoolVarP(&f.prototypes, "prototypes", "P", false, "show prototypes as pfunct -P prints them (C, C++), in the language's own syntax (Go, Rust, Zig)")
+	fl.BoolVar(&f.locations, "locations", false, "show prototypes in the binary's own syntax with each parameter's location at entry")
 	fl.BoolVarP(&f.inline, "inline", "i", false, "show every inline expansion of each function (pfunct -i)")
 	fl.BoolVarP(&f.stats, "inline_stats", "I", false, "show, per function, the number and size of the expansions inlined into it")
 	fl.BoolVarP(&f.ccInlined, "cc_inlined", "H", false, "show functions inlined though not declared inline (C, C++)")
@@ -104,6 +106,8 @@ func (f *functFlags) listing() *funcs.Listing {
 	switch {
 	case f.json:
 		l.Show = funcs.ShowJSON
+	case f.locations:
+		l.Show = funcs.ShowLocations
 	case f.prototypes:
 		l.Show = funcs.ShowPrototypes
 	case f.sizes:
@@ -120,7 +124,7 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	if f.pf.symtab != "" {
 		return writeSymtab(stdout, path, f.pf.symtab)
 	}
-	params := f.prototypes || f.json || f.nrParams || f.class != "" || f.vars != "" || f.pf.params()
+	params := f.prototypes || f.locations || f.json || f.nrParams || f.class != "" || f.vars != "" || f.pf.params()
 	l := f.listing()
 	lc := f.listCache(path, l, stderr)
 	if lc != nil && lc.Write(stdout, l) {
@@ -162,7 +166,11 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 		return f.pf.run(w, c, l, path)
 	}
 	if c.DWARF == nil && !c.Ref {
-		l.NoParams = func() error { return load.NeedDWARF(path, "-P") }
+		flag := "-P"
+		if f.locations {
+			flag = "--locations"
+		}
+		l.NoParams = func() error { return load.NeedDWARF(path, flag) }
 	}
 	return funcs.List(w, c.Model, l)
 }

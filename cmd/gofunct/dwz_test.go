@@ -14,7 +14,7 @@ func TestDwzAltFile(t *testing.T) {
 		flag := strings.Join(v, " ")
 		plain, packed, _ := testutil.DwzPair(t, v[0], v[1:]...)
 		for i := range plain {
-			for _, args := range [][]string{{"--no-cache"}, {"--no-cache", "-P"}, {"-S"}, {"-V", "-T"}} {
+			for _, args := range [][]string{{"--no-cache"}, {"--no-cache", "-P"}, {"--no-cache", "--locations"}, {"-S"}, {"-V", "-T"}} {
 				_, want, _ := runGofunct(append(args, plain[i])...)
 				code, got, errs := runGofunct(append(args, packed[i])...)
 				if code != 0 || got != want || !strings.Contains(want, "main") {

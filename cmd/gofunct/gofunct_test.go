@@ -160,12 +160,12 @@ func TestGofunctQueries(t *testing.T) {
 			t.Errorf("-L work: line %s does not mark the inlining of %s:\n%s", m[1], m[3], out)
 		}
 	}
-	// -V work: the parameters at entry, where -P puts them.
-	_, proto, _ := runGofunct("-P", "-f", "work", bin)
+	// --vars work: the parameters at entry, where --locations puts them.
+	_, proto, _ := runGofunct("--locations", "-f", "work", bin)
 	_, vars, _ := runGofunct("--vars", "work", bin)
 	loc := regexp.MustCompile(`/\* n: (\S+) \*/`).FindStringSubmatch(proto)
 	if loc == nil || !regexp.MustCompile(`param\s+n\s+int\s+`+loc[1]).MatchString(vars) {
-		t.Errorf("-P %q, -V %q", proto, vars)
+		t.Errorf("--locations %q, --vars %q", proto, vars)
 	}
 	// Lines without code, functions only inlined: one line saying so.
 	for _, args := range [][]string{{"--vars", "work:1", bin}, {"-L", "add3", bin}, {"-a", "0x1", bin}, {"-a", "zz", bin}} {
@@ -181,11 +181,14 @@ func TestGofunctQueries(t *testing.T) {
 func TestGofunctPrototypes(t *testing.T) {
 	b := testutil.Fixture(t, "go-prom")
 	const add = "github.com/prometheus/client_golang/prometheus.(*counter).Add"
-	code, out, errs := runGofunct("-P", "-f", add, b.Path)
+	code, out, errs := runGofunct("--locations", "-f", add, b.Path)
 	if code != 0 {
 		t.Fatal(errs)
 	}
 	if !regexp.MustCompile(`^func \(c \*counter\) Add\(v float64\) // c: RAX, v: X0 \(not readable by uprobe\)\n$`).MatchString(out) {
+		t.Errorf("--locations: %q", out)
+	}
+	if code, out, _ = runGofunct("-P", "-f", add, b.Path); code != 0 || out != "func (c *counter) Add(v float64)\n" {
 		t.Errorf("-P: %q", out)
 	}
 	_, out, _ = runGofunct("-c", "counter", b.Path)
@@ -221,7 +224,8 @@ func TestGofunctGolden(t *testing.T) {
 		file string
 		args []string
 	}{
-		{"c-prototypes.txt", []string{"-P"}},
+		{"c-prototypes.txt", []string{"--locations"}},
+		{"c-pfunct-P.txt", []string{"-P"}},
 		{"c-inline.txt", []string{"--inline"}},
 		{"c-lines.txt", []string{"-L", "work"}},
 		{"c-vars.txt", []string{"--vars", "work:8"}},

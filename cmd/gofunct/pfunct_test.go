@@ -48,7 +48,9 @@ type dieFacts struct {
 	byLink   map[string]string
 }
 
-func readDIEs(t *testing.T, path string) dieFacts {
+// readDWARF reads path's DWARF with the standard library (all of it is
+// in memory once read: the file is closed).
+func readDWARF(t *testing.T, path string) *dwarf.Data {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -59,6 +61,12 @@ func readDIEs(t *testing.T, path string) dieFacts {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d
+}
+
+func readDIEs(t *testing.T, path string) dieFacts {
+	t.Helper()
+	d := readDWARF(t, path)
 	type sub struct {
 		name, link   string
 		origin       dwarf.Offset

@@ -130,7 +130,7 @@ func TestVariadicLibc(t *testing.T) {
 	libc := testutil.RealBinary(t, "libc")
 	want := variadicByReadelf(t, testutil.DebugFile(libc))
 	var got []string
-	for _, fn := range gofunctJSON(t, "-P", libc) {
+	for _, fn := range gofunctJSON(t, libc) {
 		if strings.HasSuffix(fn.Proto, "...)") {
 			got = append(got, fn.Name)
 		}
@@ -139,7 +139,7 @@ func TestVariadicLibc(t *testing.T) {
 	if len(want) < 50 || strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("gofunct prints %d variadic functions, readelf shows %d:\ngofunct: %v\nreadelf: %v", len(got), len(want), got, want)
 	}
-	code, out, errs := runGofunct("-P", "-f", "printf", libc)
+	code, out, errs := runGofunct("--locations", "-f", "printf", libc)
 	if code != 0 || !strings.HasPrefix(out, "int __printf(const char *format, ...)") {
 		t.Errorf("printf: exit %d %q %s", code, out, errs)
 	}
