@@ -44,8 +44,9 @@ const maxAnchorKeys = 32
 // within one iteration of the caller's loops: then the DIE holds several
 // calls. ok is false when no kind holds (a body that stores nothing, or
 // only under a condition). With own, only the body's own stores count,
-// not those of expansions nested in it.
-func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, own bool) (as []uint64, copies, ok bool) {
+// not those of expansions nested in it. A non-nil within limits the
+// stores, and where the first is moved to, to those instructions.
+func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, own bool, within map[uint64]bool) (as []uint64, copies, ok bool) {
 	rs := site.Ranges
 	rows := r.rowsOf(inst, fl)
 	m := r.codeModel()
@@ -67,7 +68,7 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 	byKey := map[string]*kind{}
 	var kinds []*kind
 	for _, a := range fl.addrs {
-		if !holds(rs, a) {
+		if !holds(rs, a) || within != nil && !within[a] {
 			continue
 		}
 		ex := m.Expansions(a)
@@ -166,7 +167,72 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 	if best == nil {
 		return nil, false, false
 	}
-	return fl.earliest(best.addrs, rs), fl.repeats(best.addrs, rs), true
+	return fl.earliest(best.addrs, rs, within), fl.repeats(best.addrs, rs), true
+}
+
+// anchorsEach counts the calls of an expansion entered at several starts,
+// of which no call passes two and no one kind of store anchors all, start
+// by start: LLVM lays the copies of a guarded body that a loop unrolled
+// around its call end to end on the early return's path, one iteration
+// holding three calls, and keeps the rest in a loop of its own, one call
+// an iteration; the starts lie in different loops of the caller. Each
+// start's part is the code of the expansion control reaches from it
+// within an iteration of the caller's loops around it and reaches from no
+// other start: where a kind of store repeats in it, the start's calls
+// are counted at those stores (see anchors); elsewhere the start stays.
+// ok is false when no part holds copies.
+func (r *Resolver) anchorsEach(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64) ([]start, bool) {
+	rs := site.Ranges
+	reach := make([]map[uint64]bool, len(starts))
+	for i, s := range starts {
+		reach[i] = fl.iteration(s, rs)
+	}
+	var out []start
+	found := false
+	for i, s := range starts {
+		part := map[uint64]bool{}
+		for a := range reach[i] {
+			shared := false
+			for j := range starts {
+				shared = shared || j != i && reach[j][a]
+			}
+			if !shared {
+				part[a] = true
+			}
+		}
+		if as, copies, ok := r.anchors(site, inst, fl, []uint64{s}, false, part); ok && copies {
+			out = append(out, anchorStarts(as)...)
+			found = true
+			continue
+		}
+		out = append(out, start{addr: s, copies: true})
+	}
+	return out, found
+}
+
+// iteration is the code of rs that control reaches from s (s included)
+// before it goes back to the head of a caller's loop around s.
+func (fl *flow) iteration(s uint64, rs [][2]uint64) map[uint64]bool {
+	d := fl.dominators()
+	loops := fl.callerLoops(s, rs)
+	out := map[uint64]bool{s: true}
+	seen := map[uint64]bool{s: true}
+	work := []uint64{s}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, y := range fl.succ[x] {
+			if seen[y] || d.backEdge(x, y, loops) {
+				continue
+			}
+			seen[y] = true
+			if holds(rs, y) {
+				out[y] = true
+			}
+			work = append(work, y)
+		}
+	}
+	return out
 }
 
 // anchored checks a kind of stores as anchors (see anchors).
@@ -243,7 +309,7 @@ func (fl *flow) repeats(as []uint64, rs [][2]uint64) bool {
 // the iteration before any other anchor. The anchors of later copies stay:
 // the code before them may be the end of the copy before, whose values
 // are not their call's.
-func (fl *flow) earliest(as []uint64, rs [][2]uint64) []uint64 {
+func (fl *flow) earliest(as []uint64, rs [][2]uint64, within map[uint64]bool) []uint64 {
 	d := fl.dominators()
 	set := map[uint64]bool{}
 	for _, a := range as {
@@ -258,7 +324,7 @@ func (fl *flow) earliest(as []uint64, rs [][2]uint64) []uint64 {
 		}
 		for p := d.idom[i]; p >= 0; p = d.idom[p] {
 			pa := d.addr[p]
-			if !holds(rs, pa) || set[pa] || fl.inOwnLoop(pa, rs) || !fl.sameLoops(pa, a, rs) {
+			if !holds(rs, pa) || within != nil && !within[pa] || set[pa] || fl.inOwnLoop(pa, rs) || !fl.sameLoops(pa, a, rs) {
 				break
 			}
 			others := map[uint64]bool{}

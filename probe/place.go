@@ -83,8 +83,13 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 			return out
 		}
 		a, b, over := fl.overlap(pts, rs)
-		if as, copies, ok := r.anchors(site, inst, fl, pts, false); ok && (copies || over) {
+		if as, copies, ok := r.anchors(site, inst, fl, pts, false, nil); ok && (copies || over) {
 			return anchorStarts(as)
+		}
+		if !over && len(pts) > 1 {
+			if out, ok := r.anchorsEach(site, inst, fl, pts); ok {
+				return out
+			}
 		}
 		if over {
 			// One call may pass two of the starts: never count it
@@ -110,6 +115,9 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		}
 	}
 	decl := r.declRows(fn, site, inst, fl)
+	for _, a := range fl.handsOn(decl) {
+		delete(decl, a)
+	}
 	marked := false
 	for _, p := range pts {
 		marked = marked || decl[p]
@@ -163,8 +171,33 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		for _, o := range out {
 			starts = append(starts, o.addr)
 		}
-		if as, copies, ok := r.anchors(site, inst, fl, starts, true); ok && copies && len(as) > len(out) {
+		if as, copies, ok := r.anchors(site, inst, fl, starts, true, nil); ok && copies && len(as) > len(out) {
 			return anchorStarts(as)
+		}
+	}
+	return out
+}
+
+// handsOn are the rows of decl from which control goes on to another row
+// of decl before it does anything a call is seen by (see effect): through
+// instructions of one successor each. GCC gives the declaration's row to a
+// jump on a path that joins an expansion at its entry (the tail of a
+// caller's loop jumping back into the inlined body): the call is counted
+// at the row the jump goes to; a start at the jump too would count it
+// twice.
+func (fl *flow) handsOn(decl map[uint64]bool) []uint64 {
+	const maxChain = 16
+	var out []uint64
+	for a := range decl {
+		x := a
+		for i := 0; i < maxChain && !effect(fl.op[x]) && len(fl.succ[x]) == 1; i++ {
+			x = fl.succ[x][0]
+			if decl[x] {
+				if x != a {
+					out = append(out, a)
+				}
+				break
+			}
 		}
 	}
 	return out

@@ -108,6 +108,9 @@ var regressions = []struct {
 	{"gcc-O3", 119, "a nested expansion's store in a loop of the body GCC unrolled (three per call) taken for the calls' anchor: counted three times", nil, false},
 	{"clang-O2", 1003, "copies of an unrolled loop's expansion that record through a call and store nothing: counted at the call", nil, true},
 	{"rust-O3", 1007, "LLVM's code merged from two calls, an expansion called from line 0: no call", nil, true},
+	{"gcc-O2", 1041, "a jump back to an expansion's entry given the declaration's row (a guarded body joined from the caller's loop): counted twice", nil, true},
+	{"rust-O3", 1016, "a guarded body in an unrolled loop: its early return's three copies end to end, its rest in a loop of its own (starts in different loops of the caller): one call counted per three", nil, true},
+	{"rust-O3", 1019, "the same, the guarded function inlined into main through another expansion", nil, true},
 }
 
 // TestExact probes every function of a few generated programs (gcc -O2 and
