@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -320,7 +321,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 				return fmt.Errorf("%s: %w", d.Text, err)
 			}
 			for _, c := range f.Chains {
-				if why := r.droppedOp(addr, c.Expr); why != "" {
+				if why := cmp.Or(r.droppedOp(addr, c.Expr), cancelled(c.Expr)); why != "" {
 					f.Chains, f.Unavailable = nil, why
 					break
 				}

@@ -101,3 +101,51 @@ func gprName(r x86asm.Reg) string {
 	}
 	return ""
 }
+
+// cancelled checks an expression for a subtraction or exclusive or of two
+// identical reads (a register, or memory through one): LLVM describes a
+// value it computes from two values as an expression of both (c*5+2 of
+// main's i as (x-y)/-1*5+2 of two induction variables), and when the
+// register allocator gave the two one stack slot, the expression reads
+// that slot twice: [RSP+40]-[RSP+40] is 0 whatever the slot holds, at
+// most one of the two values is there, and every reader of the debug
+// info, gdb too, prints one constant for every call. No compiler writes
+// a constant so. It returns why the value is not read, or "".
+func cancelled(ops []types.Op) string {
+	type entry struct {
+		s     string
+		reads bool // a register or memory is read
+	}
+	var st []entry
+	for _, o := range ops {
+		switch o.Code {
+		case types.OpReg, types.OpEntry:
+			st = append(st, entry{s: o.Reg + "/" + fmt.Sprint(o.Code), reads: true})
+			continue
+		case types.OpCFA, types.OpAddr, types.OpConst, types.OpParam:
+			st = append(st, entry{s: fmt.Sprint(o.Code, ":", o.Value)})
+			continue
+		case types.OpDup, types.OpOver, types.OpPick, types.OpSkip, types.OpBra, types.OpFail, types.OpSwap, types.OpRot, types.OpDrop:
+			return "" // no judgement of an expression that copies or branches
+		}
+		n := len(st)
+		switch o.Code {
+		case types.OpDeref, types.OpNeg, types.OpNot, types.OpAbs, types.OpZext, types.OpSext:
+			if n < 1 {
+				return ""
+			}
+			st[n-1] = entry{s: fmt.Sprintf("%d:%d(%s)", o.Code, o.Value, st[n-1].s), reads: st[n-1].reads || o.Code == types.OpDeref}
+			continue
+		}
+		if n < 2 {
+			return ""
+		}
+		a, b := st[n-2], st[n-1]
+		if (o.Code == types.OpMinus || o.Code == types.OpXor) && a.reads && a.s == b.s {
+			return fmt.Sprintf("the debug info gives %s, which reads one place twice and cancels it out (the same whatever it holds): two values were given one place, so that value would be wrong",
+				types.OpsString(ops))
+		}
+		st = append(st[:n-2], entry{s: fmt.Sprintf("(%s %d %s)", a.s, o.Code, b.s), reads: a.reads || b.reads})
+	}
+	return ""
+}

@@ -112,7 +112,7 @@ func ReasonClass(why string) string {
 		return ReasonNoLocation
 	case strings.Contains(why, "one constant for the whole expansion"):
 		return ReasonConstant
-	case strings.Contains(why, "an operation is left out"):
+	case strings.Contains(why, "an operation is left out"), strings.Contains(why, "two values were given one place"):
 		return ReasonWrongDebug
 	}
 	return ReasonOther
