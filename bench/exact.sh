@@ -5,10 +5,13 @@
 # stat and trace, perf probe and bpftrace, compared with the program's own
 # record of its calls and arguments. Prints a table per build (exact-count
 # share per tool, goprobe's wrong values and ? share), then each function
-# goprobe counted wrongly, with its shape and goprobe's sites. Three in
+# goprobe counted wrongly, with its shape and goprobe's sites. The first
+# lines sum each build up: seeds, functions, calls, calls counted twice,
+# calls missed, wrong values, ? (and gdb's verdict on them). Three in
 # four static C functions are guarded (an early return, a heavy tail: GCC
 # splits them); GDB=K compares up to K arguments per program that goprobe
-# printed as ? with gdb stopped at the same site; PEERS=false leaves out
+# printed as ? with gdb reading them at the same site at every pass of a
+# run, judged by the program's record of that run; PEERS=false leaves out
 # perf probe and bpftrace; FOR=50m starts no program after 50 minutes
 # (seeds run in order, every build of each).
 #

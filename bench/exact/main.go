@@ -53,6 +53,7 @@ func main() {
 	var results []*gen.Result
 	gdbs := map[string]*gen.GDBCheck{}
 	var gdbOrder []string
+	failed := map[string]int{}
 	var bs []gen.Build
 	for _, name := range strings.Split(*builds, ",") {
 		b, ok := gen.BuildNamed(name)
@@ -77,6 +78,7 @@ func main() {
 			r, err := gen.Run(p, b, filepath.Join(*dir, fmt.Sprintf("%s-%d", b.Name, seed)), min(*n, p.MaxN()), tools)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "exact: %s seed %d: %v\n", b.Name, seed, err)
+				failed[b.Name]++
 				continue
 			}
 			results = append(results, r)
@@ -89,29 +91,29 @@ func main() {
 					gdbs[b.Name] = &gen.GDBCheck{}
 					gdbOrder = append(gdbOrder, b.Name)
 				}
-				g := gdbs[b.Name]
-				g.Agree, g.Skipped, g.Differ = g.Agree+c.Agree, g.Skipped+c.Skipped, append(g.Differ, c.Differ...)
+				gdbs[b.Name].Add(c)
+				for _, d := range append(c.GDBWrong, c.Differ...) {
+					fmt.Fprintln(os.Stderr, d)
+				}
 			}
 			fmt.Fprintf(os.Stderr, "%s seed %d: done\n", b.Name, seed)
 			gen.WriteFailures(os.Stderr, []*gen.Result{r}) // as they come, for a long run
 		}
 	}
-	gen.WriteTable(os.Stdout, gen.Summarize(results))
+	sums := gen.Summarize(results)
+	gen.WriteSummary(os.Stdout, sums, gdbs)
+	for _, b := range bs {
+		if failed[b.Name] > 0 {
+			fmt.Printf("exact %s: %d programs failed to build or run (see the errors above)\n", b.Name, failed[b.Name])
+		}
+	}
+	fmt.Println()
+	gen.WriteTable(os.Stdout, sums)
 	fmt.Println()
 	gen.WriteReasons(os.Stdout, results)
 	if *gdbMax > 0 {
 		fmt.Println()
-		fmt.Println("| build | `?` compared with gdb | gdb has no value either | gdb prints a value | gdb made no stop |")
-		fmt.Println("|---|---|---|---|---|")
-		for _, b := range gdbOrder {
-			g := gdbs[b]
-			fmt.Printf("| %s | %d | %d | %d | %d |\n", b, g.Agree+len(g.Differ), g.Agree, len(g.Differ), g.Skipped)
-		}
-		for _, b := range gdbOrder {
-			for _, d := range gdbs[b].Differ {
-				fmt.Println(d)
-			}
-		}
+		gen.WriteGDB(os.Stdout, gdbOrder, gdbs)
 	}
 	if *unread {
 		fmt.Println()

@@ -36,6 +36,10 @@ type Summary struct {
 	PerfTried, BpftraceTried       bool
 	GoprobeMissed, GoprobeExtra    int // functions
 	GoprobeNotProbed, TraceUnequal int
+	// Calls the programs recorded; of them, those goprobe stat or
+	// trace counted more than once (the counts above the record) and
+	// those they did not count (below it, or not probed).
+	Calls, Doubles, Misses int
 }
 
 // Summarize adds up results per build, in the order of Builds.
@@ -75,6 +79,13 @@ func Summarize(rs []*Result) []*Summary {
 			if fr.Bpftrace >= 0 {
 				s.BpftraceTried = true
 			}
+			s.Calls += fr.Want
+			if fr.GoprobeErr != "" {
+				s.Misses += fr.Want
+			} else {
+				s.Doubles += max(0, fr.Goprobe-fr.Want) + max(0, fr.Trace-fr.TraceWant)
+				s.Misses += max(0, fr.Want-fr.Goprobe) + max(0, fr.TraceWant-fr.Trace)
+			}
 			s.Values += fr.Values
 			s.Wrong += fr.Wrong
 			s.Unreadable += fr.Unreadable
@@ -111,6 +122,42 @@ func WriteTable(w io.Writer, ss []*Summary) {
 		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %d/%d/%d | %d of %d | %s |\n", s.Build, s.Programs, s.Funcs,
 			pct(s.Goprobe, s.Funcs), perf, bt, s.GoprobeMissed, s.GoprobeExtra, s.GoprobeNotProbed,
 			s.Wrong, s.Values, pct(s.Unreadable, s.Values))
+	}
+}
+
+// WriteSummary prints one line per build: its programs, functions and
+// calls, the calls goprobe counted twice or missed (stat's and trace's
+// runs together), the values it printed wrong, the ? and, where gdb was
+// asked (gdbs by build; nil: not asked), how gdb stopped at the same
+// sites compares.
+func WriteSummary(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
+	for _, s := range ss {
+		fmt.Fprintf(w, "exact %s: %d seeds, %d functions, %d calls: %d counted twice, %d missed, %d wrong values of %d, %d ?",
+			s.Build, s.Programs, s.Funcs, s.Calls, s.Doubles, s.Misses, s.Wrong, s.Values, s.Unreadable)
+		if g := gdbs[s.Build]; g != nil {
+			fmt.Fprintf(w, " (gdb at %d of them: %d no value either, %d a value no call passed, %d a value, %d no stop)",
+				g.Compared()+g.Skipped, g.Agree, len(g.GDBWrong), len(g.Differ), g.Skipped)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// WriteGDB prints the comparison of the ? with gdb, per build in order,
+// as a Markdown table, then each ? gdb printed a value for.
+func WriteGDB(w io.Writer, order []string, gdbs map[string]*GDBCheck) {
+	fmt.Fprintln(w, "| build | `?` compared with gdb | gdb has no value either | gdb prints a value no call passed | gdb prints a value | gdb made no stop |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, b := range order {
+		g := gdbs[b]
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d |\n", b, g.Compared(), g.Agree, len(g.GDBWrong), len(g.Differ), g.Skipped)
+	}
+	for _, b := range order {
+		for _, d := range gdbs[b].GDBWrong {
+			fmt.Fprintln(w, d)
+		}
+		for _, d := range gdbs[b].Differ {
+			fmt.Fprintln(w, d)
+		}
 	}
 }
 
