@@ -32,5 +32,15 @@ for tool in perf bpftrace gcc clang rustc zig; do
 done
 go build -o "$out/goprobe" ./cmd/goprobe
 go build -o "$out/exact" ./bench/exact
+rows="$out/exact-rows.tsv"
+rm -f "$rows"
 "$out/exact" -goprobe "$out/goprobe" -seeds "$seeds" -n "$n" -builds "$builds" -dir "$out/exact-progs" \
-	-gdb "${GDB:-0}" -peers="${PEERS:-true}" -for "${FOR:-0}"
+	-gdb "${GDB:-0}" -peers="${PEERS:-true}" -for "${FOR:-0}" -rows "$rows"
+# Each build's summary, a row of bench/readme.sh's table (the seeds asked
+# for, then what the run reached: see WriteRows).
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+while IFS=$'\t' read -r build fields; do
+	# shellcheck disable=SC2086
+	record "$build" "$seeds" $fields
+done <"$rows"

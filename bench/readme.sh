@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Rewrites the README's results (between the "results:" markers) from the
-# latest rows bench/pahole.sh, bench/pfunct.sh, bench/header.sh and
-# bench/goprobe.sh recorded in bench/out/results/: one table per script,
-# one line per row, with the date, commit and load average it ran at.
+# latest rows bench/pahole.sh, bench/pfunct.sh, bench/header.sh,
+# bench/goprobe.sh and bench/exact.sh recorded in bench/out/results/: one
+# table per script, one line per row, with the date, commit and load
+# average it ran at.
 #
 #   bash bench/pahole.sh 11 && bash bench/pfunct.sh 11 && bash bench/readme.sh
 set -euo pipefail
@@ -27,6 +28,20 @@ for script in pahole pfunct header goprobe; do
 			$1, $6, $7, $8 / 1024, $10, $11, $12 / 1024, $7 / $11, ($13 > 0 ? $9 / $13 : 0), $5, $2, $3, $4
 	}' "$f" >>"$table"
 done
+f=$out/results/exact.tsv
+if [ -s "$f" ]; then
+	awk -F'\t' '
+	BEGIN {
+		print "\n`bash bench/exact.sh SEEDS 20 BUILDS` (generated self-recording programs; gdb at the `?` with GDB=K):\n"
+		print "| build | seeds asked | seeds run | functions | calls | counted twice | missed | wrong values | `?` | `?` gdb ran at | gdb has no value either | gdb prints a value no call passed | gdb prints a value | gdb made no stop | measured |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	}
+	# name date commit load seeds programs funcs calls doubles misses wrong values unread compared none gdbwrong value nostop
+	{
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s of %s | %s | %s | %s | %s | %s | %s | %s, %s, load %s |\n",
+			$1, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $2, $3, $4
+	}' "$f" >>"$table"
+fi
 [ -s "$table" ] || { echo "readme: no results to write" >&2; exit 1; }
 awk -v b="$begin" -v e="$end" -v t="$table" '
 	$0 == b { print; while ((getline l < t) > 0) print l; print ""; skip = 1; next }

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -32,6 +33,7 @@ func main() {
 	unread := flag.Bool("unread", false, "list each argument goprobe printed as ?, per site, with the reason")
 	budget := flag.Duration("for", 0, "start no program after this long (0: run every seed)")
 	gdbMax := flag.Int("gdb", 0, "per program, compare up to this many arguments printed as ? with gdb stopped at the same site")
+	rows := flag.String("rows", "", "write the summary, one tab-separated row per build, to this file (for bench/readme.sh)")
 	guard := flag.Bool("guard", true, "turn about half the static functions into guarded ones (an early return, a heavy tail: GCC's partial inlining)")
 	flag.Parse()
 
@@ -102,6 +104,14 @@ func main() {
 	}
 	sums := gen.Summarize(results)
 	gen.WriteSummary(os.Stdout, sums, gdbs)
+	if *rows != "" {
+		var buf bytes.Buffer
+		gen.WriteRows(&buf, sums, gdbs)
+		if err := os.WriteFile(*rows, buf.Bytes(), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "exact:", err)
+			os.Exit(1)
+		}
+	}
 	for _, b := range bs {
 		if failed[b.Name] > 0 {
 			fmt.Printf("exact %s: %d programs failed to build or run (see the errors above)\n", b.Name, failed[b.Name])

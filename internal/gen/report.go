@@ -142,6 +142,21 @@ func WriteSummary(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
 	}
 }
 
+// WriteRows prints one tab-separated row per build for bench/readme.sh:
+// build, seeds, functions, calls, calls counted twice, calls missed, wrong
+// values, values, ?, and of the ? gdb was run at: compared, no value
+// either, a value no call passed, a value, no stop (- when gdb was not
+// asked).
+func WriteRows(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
+	for _, s := range ss {
+		g := "-\t-\t-\t-\t-"
+		if c := gdbs[s.Build]; c != nil {
+			g = fmt.Sprintf("%d\t%d\t%d\t%d\t%d", c.Compared(), c.Agree, len(c.GDBWrong), len(c.Differ), c.Skipped)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Build, s.Programs, s.Funcs, s.Calls, s.Doubles, s.Misses, s.Wrong, s.Values, s.Unreadable, g)
+	}
+}
+
 // WriteGDB prints the comparison of the ? with gdb, per build in order,
 // as a Markdown table, then each ? gdb printed a value for.
 func WriteGDB(w io.Writer, order []string, gdbs map[string]*GDBCheck) {
