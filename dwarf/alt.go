@@ -232,7 +232,7 @@ func (f *File) importedUnits() (map[dwarf.Offset]bool, error) {
 	for {
 		cu, err := r.Next()
 		if err != nil {
-			return nil, fmt.Errorf("%s: section .debug_info: %w", f.Path, err)
+			return nil, f.infoError(noOffset, err)
 		}
 		if cu == nil {
 			break
@@ -243,7 +243,7 @@ func (f *File) importedUnits() (map[dwarf.Offset]bool, error) {
 		for {
 			e, err := r.Next()
 			if err != nil {
-				return nil, fmt.Errorf("%s: section .debug_info: %w", f.Path, err)
+				return nil, f.infoError(noOffset, err)
 			}
 			if e == nil || e.Tag == 0 {
 				break

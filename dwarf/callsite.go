@@ -152,11 +152,11 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 // long for a compiler's is an error.
 func (f *File) unitNext(r *dwarf.Reader, n, depth int) (*dwarf.Entry, error) {
 	if n > 1<<24 || depth > maxNesting {
-		return nil, fmt.Errorf("%s: section .debug_info: DIE tree too deep or endless", f.Path)
+		return nil, f.infoError(noOffset, errEndless)
 	}
 	e, err := r.Next()
 	if err != nil {
-		return nil, f.infoError(0, err)
+		return nil, f.infoError(noOffset, err)
 	}
 	if e == nil || e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
 		return nil, nil

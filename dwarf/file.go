@@ -323,14 +323,26 @@ func (f *File) decodeError(off dwarf.Offset, format string, args ...any) error {
 	return f.infoError(off, fmt.Errorf(format, args...))
 }
 
-// infoError is err, met at the DIE at off, as a *elfx.DecodeError (err
-// itself when it is one already).
+// infoError is err, met at the DIE at off (noOffset when not known), as a
+// *elfx.DecodeError (err itself when it is one already; the offset
+// debug/dwarf's own DecodeError names).
 func (f *File) infoError(off dwarf.Offset, err error) error {
-	return elfx.Decode(f.Path, ".debug_info", uint64(off), err)
+	o := uint64(off)
+	if off == noOffset {
+		o = elfx.NoOffset
+	}
+	return elfx.Decode(f.Path, ".debug_info", o, err)
 }
 
-// errTooDeep is returned for DIE trees nested beyond reason.
-var errTooDeep = errors.New("DIE tree nested too deep")
+// noOffset is an offset infoError does not know.
+const noOffset = ^dwarf.Offset(0)
+
+// errTooDeep is returned for DIE trees nested beyond reason, errEndless
+// for units longer than a compiler writes.
+var (
+	errTooDeep = errors.New("DIE tree nested too deep")
+	errEndless = errors.New("DIE tree too deep or endless")
+)
 
 // guard, deferred by each of the package's entry points, turns a panic of
 // a decoder on a corrupt record (raised on the caller's goroutine, or on a

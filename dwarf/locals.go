@@ -37,7 +37,7 @@ func (f *File) Scopes() (out []Scope, err error) {
 	for {
 		e, err := r.Next()
 		if err != nil {
-			return nil, f.infoError(0, err)
+			return nil, f.infoError(noOffset, err)
 		}
 		if e == nil {
 			return out, nil
@@ -66,7 +66,7 @@ func (c *converter) scope(r *dwarf.Reader, s *Scope) error {
 	for depth := 1; depth > 0; {
 		e, err := r.Next()
 		if err != nil {
-			return c.f.infoError(0, err)
+			return c.f.infoError(noOffset, err)
 		}
 		if e == nil {
 			return nil

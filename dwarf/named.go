@@ -112,7 +112,7 @@ func (f *File) unitEntries() ([]unitSpan, error) {
 	for {
 		e, err := r.Next()
 		if err != nil {
-			return nil, f.infoError(0, err)
+			return nil, f.infoError(noOffset, err)
 		}
 		if e == nil {
 			break
