@@ -13,11 +13,13 @@ import (
 // scan walks the DIE tree of .debug_info reading of each DIE only its
 // abbreviation (tag, children) and skipping its attributes by their forms,
 // without allocating: most DIEs of a file are types, members and variables
-// a walk over the functions passes by. A walk decodes the DIEs it needs
-// through debug/dwarf (fullEntry), which checks that both readers agree on
-// where each DIE is; any disagreement or malformed byte is errScan, and
-// the walk starts again over debug/dwarf's Reader alone, which reports
-// the error the file deserves.
+// a walk over the functions passes by. A walk decodes the attributes it
+// needs from the scan's bytes (quick.go, funcattrs.go), and the DIEs
+// whose forms those do not read through debug/dwarf (dieEntries.full),
+// which checks that both readers agree on where each DIE is; any
+// disagreement or malformed byte is errScan, and the walk starts again
+// over debug/dwarf's Reader alone, which reports the error the file
+// deserves.
 type scan struct {
 	info   []byte
 	abbrev []byte
