@@ -58,9 +58,9 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, pc)
 	}
-	f.convMu.Lock()
+	f.cacheMu.Lock()
 	cached, ok := f.callSites[cu.Offset]
-	f.convMu.Unlock()
+	f.cacheMu.Unlock()
 	if ok {
 		return cached, nil
 	}
@@ -138,12 +138,12 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 		}
 		frameBases = append(frameBases, base)
 	}
-	f.convMu.Lock()
+	f.cacheMu.Lock()
 	if f.callSites == nil {
 		f.callSites = map[dwarf.Offset][]CallSite{}
 	}
 	f.callSites[cu.Offset] = sites
-	f.convMu.Unlock()
+	f.cacheMu.Unlock()
 	return sites, nil
 }
 

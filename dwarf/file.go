@@ -66,11 +66,13 @@ type File struct {
 	Path  string
 
 	opts Options
-	// cacheMu is held over the caches of units' files and line tables
-	// and of sections: walks and parameter fills run on every core.
+	// cacheMu is held over the caches of units' files, line tables and
+	// call sites and of sections: walks and parameter fills run on every
+	// core.
 	cacheMu    sync.Mutex
 	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
 	lineTables map[dwarf.Offset]*line.Table // each unit's, read once
+	callSites  map[dwarf.Offset][]CallSite  // each unit's, read once
 	sections   map[string]*sectionBytes
 	convMu     sync.Mutex // held while the type index is built
 	conv       *converter // the type index and its conversions, built once
@@ -78,9 +80,8 @@ type File struct {
 	paramsMu   sync.Mutex
 	fillers    []*paramFiller // one per Functions walk with Params (see FillParams)
 	unitOnce   sync.Once
-	abbrevs    *abbrevTables               // parsed by the scans (see scan)
-	unitRanges []unitRange                 // every unit's address ranges, sorted (see unitAt)
-	callSites  map[dwarf.Offset][]CallSite // each unit's call sites, read once (held under convMu)
+	abbrevs    *abbrevTables // parsed by the scans (see scan)
+	unitRanges []unitRange   // every unit's address ranges, sorted (see unitAt)
 	// alt is the dwz alternate file .gnu_debugaltlink names (see
 	// alt.go); altMissing says why it could not be opened.
 	alt        *File
