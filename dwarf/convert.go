@@ -63,11 +63,12 @@ func (c *converter) another(memo int) *converter {
 	return o
 }
 
-// spec converts the named types of the index. A type that cannot be
+// spec converts the named types of the index (with only, those whose
+// qualified names it holds, and what they refer to). A type that cannot be
 // converted is left out, with the types that need it; the Spec of the rest
 // comes back with an error wrapping types.ErrPartial and the first
 // *elfx.DecodeError, unless more than maxLeftOut are (then the Spec is nil).
-func (c *converter) spec() (*types.Spec, error) {
+func (c *converter) spec(only map[string]bool) (*types.Spec, error) {
 	s := &types.Spec{
 		Path:        c.f.Path,
 		Format:      "dwarf",
@@ -82,6 +83,12 @@ func (c *converter) spec() (*types.Spec, error) {
 	for _, n := range c.ix.named {
 		if !listedTag(n.tag) {
 			continue
+		}
+		if only != nil {
+			var a keyAttrs
+			if err := c.keyAttrs(n, &a); err != nil || !only[n.scope+string(a.name)] {
+				continue // a record left out is the full conversion's to report
+			}
 		}
 		var err error
 		if key, err = c.dedupKey(key[:0], n); err != nil {

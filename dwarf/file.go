@@ -316,7 +316,33 @@ func (f *File) Types() (spec *types.Spec, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.spec()
+	return c.spec(nil)
+}
+
+// typesExact is Types for the types whose qualified names are names, and
+// what they refer to: the definitions of each name Types would list, the
+// same identical ones merged. ok is false when a name names no type
+// exactly (a short name: Types' Find decides).
+func (f *File) typesExact(names []string) (spec *types.Spec, ok bool, err error) {
+	defer f.guard(&err)
+	c, err := f.typeConverter()
+	if err != nil {
+		return nil, false, err
+	}
+	only := map[string]bool{}
+	for _, n := range names {
+		only[n] = true
+	}
+	spec, err = c.spec(only)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, n := range names {
+		if _, err := spec.Find(n); err != nil {
+			return nil, false, nil
+		}
+	}
+	return spec, true, nil
 }
 
 // decodeError is a *elfx.DecodeError for the DIE at off in .debug_info.

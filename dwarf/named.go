@@ -38,6 +38,9 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 		return nil, err
 	}
 	defer f.Close()
+	if spec, ok, err := f.typesExact(names); err != nil || ok {
+		return spec, err
+	}
 	return f.Types()
 }
 
