@@ -77,6 +77,7 @@ func (c *converter) templateParam(n *node, depth int) (types.TemplateParam, erro
 	}
 	p := types.TemplateParam{Name: str(e, dwarf.AttrName)}
 	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok && e.Tag == dwarf.TagTemplateTypeParameter {
+		c.behind = true // spelled by its name (Options.Pointees)
 		if p.Type, err = c.typ(off, depth+1); err != nil {
 			return types.TemplateParam{}, err
 		}
@@ -362,7 +363,12 @@ func (c *converter) funcProto(n *node, e *dwarf.Entry, size int64, depth int) (t
 	t := &types.FuncProto{Name: str(e, dwarf.AttrName), ByteSize: size}
 	c.memo[e.Offset] = t
 	var err error
-	if t.Return, err = c.ref(e, depth); err != nil {
+	// Parameters and results are spelled by their names: a class among
+	// them is read as a pointer's would be (Options.Pointees).
+	c.behind = true
+	t.Return, err = c.ref(e, depth)
+	c.behind = false
+	if err != nil {
 		return nil, err
 	}
 	var results []types.Type
@@ -373,7 +379,9 @@ func (c *converter) funcProto(n *node, e *dwarf.Entry, size int64, depth int) (t
 			if err != nil {
 				return nil, err
 			}
+			c.behind = true
 			pt, err := c.ref(ke, depth)
+			c.behind = false
 			if err != nil {
 				return nil, err
 			}

@@ -40,6 +40,11 @@ type converter struct {
 	opaque bool
 	// alt converts the types of the dwz alternate file (nil without).
 	alt *converter
+	// behind is set while the type a pointer points to is converted,
+	// through typedefs and qualifiers (Options.Pointees); pointees holds
+	// what was converted so, apart from the whole types of memo.
+	behind   bool
+	pointees map[dwarf.Offset]types.Type
 }
 
 // newConverter converts the types of ix; memo is how many conversions to
@@ -63,12 +68,13 @@ func (c *converter) another(memo int) *converter {
 	return o
 }
 
-// spec converts the named types of the index (with only, those whose
-// qualified names it holds, and what they refer to). A type that cannot be
+// spec converts the named types of the index (with only, those it
+// reports true for, given each one's unqualified name, and what they refer
+// to). A type that cannot be
 // converted is left out, with the types that need it; the Spec of the rest
 // comes back with an error wrapping types.ErrPartial and the first
 // *elfx.DecodeError, unless more than maxLeftOut are (then the Spec is nil).
-func (c *converter) spec(only map[string]bool) (*types.Spec, error) {
+func (c *converter) spec(only func(n *node, name []byte) bool) (*types.Spec, error) {
 	s := &types.Spec{
 		Path:        c.f.Path,
 		Format:      "dwarf",
@@ -86,7 +92,7 @@ func (c *converter) spec(only map[string]bool) (*types.Spec, error) {
 		}
 		if only != nil {
 			var a keyAttrs
-			if err := c.keyAttrs(n, &a); err != nil || !only[n.scope+string(a.name)] {
+			if err := c.keyAttrs(n, &a); err != nil || !only(n, a.name) {
 				continue // a record left out is the full conversion's to report
 			}
 		}
@@ -232,11 +238,23 @@ func (c *converter) root(off dwarf.Offset) (types.Type, error) {
 // its parts are converted, so cycles (a struct holding a pointer to itself,
 // or a corrupt typedef loop) end.
 func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
+	behind := c.behind && c.f.opts.Pointees
+	c.behind = false
 	if off&altBit != 0 {
 		return c.altType(off&^altBit, depth)
 	}
 	if t, ok := c.memo[off]; ok {
 		return t, nil
+	}
+	memo := c.memo
+	if behind {
+		if t, ok := c.pointees[off]; ok {
+			return t, nil
+		}
+		if c.pointees == nil {
+			c.pointees = map[dwarf.Offset]types.Type{}
+		}
+		memo = c.pointees
 	}
 	n := c.ix.lookup(off)
 	if n != nil && n.same != nil {
@@ -280,23 +298,35 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 			t.Ref = 2
 		}
 		c.memo[off] = t
+		c.behind = true
 		t.Target, err = c.ref(e, depth)
+		c.behind = false
 		return t, err
 	case dwarf.TagTypedef:
 		t := &types.Typedef{Name: c.qualify(n, name), Lang: n.lang, Decl: c.decl(n, e)}
-		c.memo[off] = t
+		memo[off] = t
+		c.behind = behind
 		t.Target, err = c.ref(e, depth)
+		c.behind = false
 		return t, err
 	case dwarf.TagConstType, dwarf.TagVolatileType, dwarf.TagRestrictType, dwarf.TagAtomicType, tagImmutableType:
 		t := &types.Qualifier{Kind: qualKind(e.Tag)}
-		c.memo[off] = t
+		memo[off] = t
+		c.behind = behind
 		t.Target, err = c.ref(e, depth)
+		c.behind = false
 		return t, err
 	case dwarf.TagArrayType:
 		return c.array(n, e, depth)
 	case dwarf.TagEnumerationType:
 		return c.enum(n, e, size, depth)
 	case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType:
+		if behind && n.lang == types.LangCPlusPlus && name != "" {
+			if t := c.pointee(n, e, name); t != nil {
+				memo[off] = t
+				return t, nil
+			}
+		}
 		if def := c.definition(n, e); def != 0 {
 			t, err := c.typ(def, depth+1)
 			if err == nil {
@@ -401,7 +431,52 @@ func (c *converter) definition(n *node, e *dwarf.Entry) dwarf.Offset {
 	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); !decl || n.lang != types.LangCPlusPlus || !hasName(e) {
 		return 0
 	}
-	return c.ix.defs[defKeyOf(e.Tag, n.scope, str(e, dwarf.AttrName))]
+	k := defKeyOf(e.Tag, n.scope, str(e, dwarf.AttrName))
+	if c.ix.saved != nil {
+		return c.ix.saved.definition(c.ix, k)
+	}
+	return c.ix.defs[k]
+}
+
+// pointee is the C++ class n (e, called name) as a pointer to it shows it
+// (Options.Pointees): its name, kind and size, from its definition when
+// it only declares it; nil for a class defined nowhere (it converts as
+// the incomplete type it is).
+func (c *converter) pointee(n *node, e *dwarf.Entry, name string) types.Type {
+	tag, size := e.Tag, e.Val(dwarf.AttrByteSize)
+	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+		var ok bool
+		if tag, size, ok = c.defShape(defKeyOf(e.Tag, n.scope, name)); !ok {
+			return nil
+		}
+	}
+	t := &types.Struct{Name: c.qualify(n, name), Lang: n.lang}
+	t.ByteSize, _ = size.(int64)
+	switch tag {
+	case dwarf.TagUnionType:
+		t.Kind = types.KindUnion
+	case dwarf.TagClassType:
+		t.Kind = types.KindClass
+	}
+	return t
+}
+
+// defShape is the tag and DW_AT_byte_size of the first definition of the
+// class k; false when the file defines none.
+func (c *converter) defShape(k classKey) (dwarf.Tag, any, bool) {
+	if si := c.ix.saved; si != nil {
+		d, ok := si.defs[k]
+		return d.tag, d.size, ok
+	}
+	off, ok := c.ix.defs[k]
+	if !ok {
+		return 0, nil, false
+	}
+	var a keyAttrs
+	if d := c.ix.nodes.get(off); d == nil || c.keyAttrs(d, &a) != nil {
+		return 0, nil, false
+	}
+	return a.tag, a.size, true
 }
 
 // classKey is the name a declaration and its definition share: struct

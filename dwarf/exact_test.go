@@ -1,10 +1,13 @@
 package dwarf
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/types"
 )
 
@@ -22,22 +25,8 @@ func TestExactLookupCPlusPlus(t *testing.T) {
 		{testutil.DebugFile(testutil.RealBinary(t, "libstdc++")), 12},
 	}
 	for _, in := range inputs {
-		full, err := Load(in.path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, ty := range full.Types() {
-			if st, ok := ty.(*types.Struct); ok && strings.Contains(st.Name, "::") && len(st.Members) > 0 {
-				names = append(names, st.Name)
-			}
-		}
-		if len(names) < in.samples {
-			t.Fatalf("%s: %d qualified classes, want %d", in.path, len(names), in.samples)
-		}
-		step := len(names) / in.samples
-		for i := 0; i < in.samples; i++ {
-			name := names[i*step]
+		full, names := sampleClasses(t, in.path, nil, in.samples)
+		for _, name := range names {
 			f, err := Open(in.path, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -54,6 +43,29 @@ func TestExactLookupCPlusPlus(t *testing.T) {
 	}
 }
 
+// sampleClasses loads path whole and picks n of its qualified classes
+// with members, spread over the file.
+func sampleClasses(t *testing.T, path string, opts *Options, n int) (*types.Spec, []string) {
+	full, err := Load(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, ty := range full.Types() {
+		if st, ok := ty.(*types.Struct); ok && strings.Contains(st.Name, "::") && len(st.Members) > 0 {
+			all = append(all, st.Name)
+		}
+	}
+	if len(all) < n {
+		t.Fatalf("%s: %d qualified classes, want %d", path, len(all), n)
+	}
+	var names []string
+	for i := 0; i < n; i++ {
+		names = append(names, all[i*(len(all)/n)])
+	}
+	return full, names
+}
+
 // printFound prints what spec finds under name, as printSpec does.
 func printFound(t *testing.T, spec *types.Spec, name string) string {
 	ts, err := spec.Find(name)
@@ -65,4 +77,63 @@ func printFound(t *testing.T, spec *types.Spec, name string) string {
 		s.Add(ty)
 	}
 	return printSpec(s)
+}
+
+// TestSavedLookupCPlusPlus: gopahole -C on C++ (Options.Pointees: a class
+// behind a pointer read by name, kind and size), cold (the whole index,
+// which the index cache then keeps) and warm (from the cache, a few
+// units indexed), prints each class exactly as the full conversion (the
+// oracle: every type whole) prints it, on the cpp-real fixture and
+// libstdc++'s debug file.
+func TestSavedLookupCPlusPlus(t *testing.T) {
+	t.Setenv("BINSCOPE_INDEX_CACHE", t.TempDir())
+	inputs := []struct {
+		path    string
+		samples int
+	}{
+		{testutil.Fixture(t, "cpp-real").Path, 30},
+		{testutil.DebugFile(testutil.RealBinary(t, "libstdc++")), 12},
+	}
+	warmRuns := 0
+	for _, in := range inputs {
+		full, names := sampleClasses(t, in.path, &Options{Methods: true}, in.samples)
+		for _, name := range names {
+			opts := &Options{Methods: true, Pointees: true}
+			want := printLayout(t, full, name)
+			cold, err := LoadNamed(in.path, []string{name}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := printLayout(t, cold, name); got != want {
+				t.Errorf("%s: cold lookup prints\n%s\nthe full conversion\n%s", name, got, want)
+			}
+			ef, err := elfx.Open(in.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			warm, ok := savedNamed(ef, ef, []string{name}, opts)
+			if !ok {
+				ef.Close()
+				continue // a name the cold lookup found in a C unit first
+			}
+			warmRuns++
+			if got := printLayout(t, warm, name); got != want {
+				t.Errorf("%s: warm lookup prints\n%s\nthe full conversion\n%s", name, got, want)
+			}
+		}
+	}
+	if warmRuns < 30 {
+		t.Errorf("%d warm lookups, want 30", warmRuns)
+	}
+}
+
+// printLayout is what gopahole -C name prints of spec.
+func printLayout(t *testing.T, spec *types.Spec, name string) string {
+	var out, warn bytes.Buffer
+	err := (&layout.Report{}).Run(&out, &warn, &layout.Selection{Classes: []string{name}}, spec.Path,
+		func(func(types.Type)) (*types.Spec, bool, error) { return spec, false, nil })
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out.String() + warn.String()
 }

@@ -54,6 +54,13 @@ type Options struct {
 	// Methods reads the member functions C++ classes declare
 	// (types.Struct.Methods); without it they are skipped unread.
 	Methods bool
+	// Pointees converts a named C++ class a pointer points to by its
+	// name, kind and size only, its members unread (the class it
+	// declares, when only declared there, as its definition gives them),
+	// rather than reading the unit that defines it: for a printer that
+	// shows no type behind a pointer but by its name (gopahole -C without
+	// -E, -p, --format=c or --json). A class reached by value is whole.
+	Pointees bool
 }
 
 // File is an ELF file opened for its DWARF.
@@ -333,10 +340,16 @@ func (f *File) typesExact(names []string) (spec *types.Spec, ok bool, err error)
 	for _, n := range names {
 		only[n] = true
 	}
-	spec, err = c.spec(only)
+	save := f.newSave(c.ix)
+	spec, err = c.spec(func(n *node, name []byte) bool {
+		q := n.scope + string(name)
+		save.add(q, n)
+		return only[q]
+	})
 	if err != nil {
 		return nil, false, err
 	}
+	save.write(c)
 	for _, n := range names {
 		if _, err := spec.Find(n); err != nil {
 			return nil, false, nil

@@ -57,6 +57,9 @@ type index struct {
 	defs  map[classKey]dwarf.Offset
 	units []unit
 	lazy  []*lazyEntries // the decoders of its nodes (one per pass that built it)
+	// saved, for an index of some units only, is the whole file's index
+	// the cache kept: it gives the definitions (see savedIndex).
+	saved *savedIndex
 }
 
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds

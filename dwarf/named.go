@@ -16,7 +16,10 @@ import (
 // name in no unit's top level exactly: a short name, a generic type's
 // name, a nested type, a misspelling; a C++ unit, whose declarations
 // resolve to definitions in other units; a type referring beyond the
-// units read; a relocatable file) it reads every type, as Load does, so
+// units read; a relocatable file) it indexes the whole file and converts
+// the types Load would list under those names (typesExact), which the
+// index cache keeps for the next lookup (savedNamed: a few units read);
+// for a name no type has exactly, it reads every type, as Load does, so
 // lookups and suggestions see the whole file.
 func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) {
 	ef, err := elfx.Open(path)
@@ -27,6 +30,9 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 	if err != nil {
 		ef.Close()
 		return nil, err
+	}
+	if spec, ok := savedNamed(ef, df, names, opts); ok {
+		return spec, nil
 	}
 	if spec, ok := namedPrefix(ef, df, names, opts); ok {
 		closeFiles(ef, df)

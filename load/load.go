@@ -67,13 +67,17 @@ type TypesOptions struct {
 	Private bool
 	// FirstUnit reads only the first DWARF compile unit.
 	FirstUnit bool
+	// Pointees: a C++ class behind a pointer is read by its name, kind
+	// and size only (dwarf.Options.Pointees), for printers that show no
+	// more of it.
+	Pointees bool
 }
 
 func (o *TypesOptions) dwarfOptions() *dwarf.Options {
-	if !o.Methods && !o.Private && !o.FirstUnit && o.ExcludeUnits == "" && o.Log == nil {
+	if !o.Methods && !o.Private && !o.FirstUnit && o.ExcludeUnits == "" && o.Log == nil && !o.Pointees {
 		return nil
 	}
-	d := &dwarf.Options{Methods: o.Methods, Private: o.Private, FirstUnit: o.FirstUnit, ExcludeUnits: o.ExcludeUnits}
+	d := &dwarf.Options{Methods: o.Methods, Private: o.Private, FirstUnit: o.FirstUnit, ExcludeUnits: o.ExcludeUnits, Pointees: o.Pointees}
 	if o.Log != nil {
 		d.Warn = func(msg string) { fmt.Fprintln(o.Log, msg) }
 	}

@@ -186,7 +186,9 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 		return runPrettify(f, path, w, stderr)
 	}
 	lo := &load.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: sel.Classes, Log: stderr, Methods: f.methods(),
-		ExcludeUnits: f.compat.cuExclude, Private: f.compat.private, FirstUnit: f.compat.firstObjOnly}
+		ExcludeUnits: f.compat.cuExclude, Private: f.compat.private, FirstUnit: f.compat.firstObjOnly,
+		// Text that names what a pointer points to, and no more of it.
+		Pointees: !f.json && f.output != "c" && !f.expand && !f.compat.expandPointers}
 	if done, err := f.compat.counts(w, paths, sel); done {
 		return err
 	}

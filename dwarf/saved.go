@@ -1,0 +1,431 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/binscope/binscope/internal/cache"
+	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/types"
+)
+
+// A C++ lookup by name (gopahole -C) indexes the whole file once, cold;
+// the index cache then keeps, keyed by the file's identity (build-id, size
+// and mtime of the binary and of its debug file), where each named type
+// lives and where each class is first defined (a "types" entry), and the
+// file's compressed DWARF sections inflated (a "sections" entry, mapped,
+// not read, by the next run). A warm lookup indexes only the units that
+// define the names asked for, and the units that hold the first
+// definitions of the classes their types declare, as it meets them: it
+// decodes a few units of a file of thousands, and inflates nothing.
+
+// savedVersion is the format version of the "types" and "sections"
+// entries: bump it when what they hold changes.
+const savedVersion = 1
+
+// savedIndex is a "types" entry: the whole file's index as a lookup needs
+// it.
+type savedIndex struct {
+	sections []savedSection
+	// nunits is how many units the file has.
+	nunits int
+	// units are the units (their indexes) each name has a listed type
+	// (listedTag) in, in the order of the file, for the names asked.
+	units map[string][]int
+	// defs are the whole index's defs, with the tag and size of each.
+	defs map[classKey]savedDef
+	// f reads the units a definition is in, as it is needed; done are
+	// the units indexed.
+	f    *File
+	done map[int]bool
+	err  error // the first error indexing a unit for a definition
+}
+
+// savedDef is the first definition of a class: its offset, tag and
+// DW_AT_byte_size (nil when it has none).
+type savedDef struct {
+	off  dwarf.Offset
+	tag  dwarf.Tag
+	size any
+}
+
+// savedSection is where a section is in the "sections" entry.
+type savedSection struct {
+	name     string
+	off, len uint64
+}
+
+// saver collects a "types" entry while a cold lookup passes over the
+// named types, and writes the "sections" entry meanwhile.
+type saver struct {
+	c     *cache.Cache
+	key   string
+	ix    *index
+	units map[string][]int32
+	secs  []savedSection
+	wg    sync.WaitGroup
+}
+
+// savable reports whether the options leave the index as the saved one
+// (every unit, classes inside others not listed).
+func (o *Options) savable() bool {
+	return len(o.Langs) == 0 && o.ExcludeUnits == "" && !o.FirstUnit && !o.Private
+}
+
+// savedKey is the cache and the key of f's entries; nil when the cache is
+// off or the options change the index.
+func (f *File) savedKey() (*cache.Cache, string) {
+	if !f.opts.savable() || f.alt != nil || f.altMissing != "" {
+		return nil, ""
+	}
+	c := cache.Open(nil)
+	if c == nil {
+		return nil, ""
+	}
+	id, err := cache.FileKey(f.ELF, f.Debug)
+	if err != nil {
+		return nil, ""
+	}
+	return c, cache.Key("dwarf types", cache.Self(), id)
+}
+
+// newSave starts saving ix (the whole file's) and the inflated sections;
+// a nil *saver (the cache off) saves nothing.
+func (f *File) newSave(ix *index) *saver {
+	if ix.saved != nil {
+		return nil // a warm lookup: the entries are there
+	}
+	c, key := f.savedKey()
+	if c == nil {
+		return nil
+	}
+	s := &saver{c: c, key: key, ix: ix, units: map[string][]int32{}}
+	inflated := f.Debug.InflatedSections()
+	var parts [][]byte
+	var off uint64
+	for _, name := range slices.Sorted(mapKeys(inflated)) {
+		b := inflated[name]
+		s.secs = append(s.secs, savedSection{name: name, off: off, len: uint64(len(b))})
+		parts = append(parts, b)
+		off += uint64(len(b))
+	}
+	if len(parts) > 0 {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.PutParts("sections", savedVersion, key, parts)
+		}()
+	}
+	return s
+}
+
+func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// add records that the listed type n is called q.
+func (s *saver) add(q string, n *node) {
+	if s == nil {
+		return
+	}
+	us := s.units[q]
+	if len(us) == 0 || us[len(us)-1] != n.unit {
+		s.units[q] = append(us, n.unit)
+	}
+}
+
+// write writes the "types" entry, once the sections are written; c
+// reads the definitions' tags and sizes.
+func (s *saver) write(c *converter) {
+	if s == nil {
+		return
+	}
+	s.wg.Wait()
+	var b []byte
+	b = binary.AppendUvarint(b, uint64(len(s.secs)))
+	for _, sec := range s.secs {
+		b = appendStr(b, sec.name)
+		b = binary.AppendUvarint(b, sec.off)
+		b = binary.AppendUvarint(b, sec.len)
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.ix.units)))
+	b = binary.AppendUvarint(b, uint64(len(s.units)))
+	for q, us := range s.units {
+		b = appendStr(b, q)
+		b = binary.AppendUvarint(b, uint64(len(us)))
+		last := int32(0)
+		for _, u := range us {
+			b = binary.AppendUvarint(b, uint64(u-last)) // increasing
+			last = u
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.ix.defs)))
+	for k, off := range s.ix.defs {
+		u := byte(0)
+		if k.union {
+			u = 1
+		}
+		var a keyAttrs
+		if n := s.ix.nodes.get(off); n == nil || c.keyAttrs(n, &a) != nil {
+			return // an entry without it would be wrong: none
+		}
+		size, ok := a.size.(int64)
+		if !ok || size < 0 {
+			size = -1
+		}
+		b = append(b, u)
+		b = appendStr(b, k.scope)
+		b = appendStr(b, k.name)
+		b = binary.AppendUvarint(b, uint64(off))
+		b = binary.AppendUvarint(b, uint64(a.tag))
+		b = binary.AppendVarint(b, size)
+	}
+	s.c.Put("types", savedVersion, s.key, b)
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+var errSaved = errors.New("corrupt types entry")
+
+// savedReader reads a "types" entry.
+type savedReader struct {
+	b   []byte
+	err error
+}
+
+func (r *savedReader) uint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err, r.b = errSaved, nil
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// int reads what binary.AppendVarint wrote (zig-zag encoded).
+func (r *savedReader) int() int64 {
+	u := r.uint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+func (r *savedReader) bytes() []byte {
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err, r.b = errSaved, nil
+		return nil
+	}
+	s := r.b[:n]
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *savedReader) str() string { return string(r.bytes()) }
+
+// decodeSaved reads a "types" entry, keeping the units of the names
+// asked only.
+func decodeSaved(b []byte, names []string) (*savedIndex, error) {
+	r := &savedReader{b: b}
+	si := &savedIndex{units: map[string][]int{}, defs: map[classKey]savedDef{}}
+	for i, n := 0, r.uint(); uint64(i) < n && r.err == nil; i++ {
+		si.sections = append(si.sections, savedSection{name: r.str(), off: r.uint(), len: r.uint()})
+	}
+	si.nunits = int(r.uint())
+	for i, n := 0, r.uint(); uint64(i) < n && r.err == nil; i++ {
+		q := r.bytes()
+		want := ""
+		for _, name := range names {
+			if string(q) == name {
+				want = name
+			}
+		}
+		u := 0
+		for j, k := uint64(0), r.uint(); j < k && r.err == nil; j++ {
+			u += int(r.uint())
+			if want != "" {
+				si.units[want] = append(si.units[want], u)
+			}
+		}
+	}
+	for i, n := 0, r.uint(); uint64(i) < n && r.err == nil; i++ {
+		var k classKey
+		if len(r.b) == 0 {
+			return nil, errSaved
+		}
+		k.union, r.b = r.b[0] == 1, r.b[1:]
+		k.scope, k.name = r.str(), r.str()
+		d := savedDef{off: dwarf.Offset(r.uint()), tag: dwarf.Tag(r.uint())}
+		if size := r.int(); size >= 0 {
+			d.size = size
+		}
+		si.defs[k] = d
+	}
+	if r.err != nil || len(r.b) != 0 {
+		return nil, errSaved
+	}
+	return si, nil
+}
+
+// savedNamed is LoadNamed from the index cache: nil, false when it holds
+// no entry for the file, or not every name.
+func savedNamed(ef, df *elfx.File, names []string, opts *Options) (*types.Spec, bool) {
+	probe := &File{ELF: ef, Debug: df, Path: ef.Path}
+	if opts != nil {
+		probe.opts = *opts
+	}
+	c, key := probe.savedKey()
+	if c == nil {
+		return nil, false
+	}
+	data, ok := c.Get("types", savedVersion, key)
+	if !ok {
+		return nil, false
+	}
+	si, err := decodeSaved(data, names)
+	if err != nil {
+		return nil, false
+	}
+	for _, n := range names {
+		if len(si.units[n]) == 0 {
+			return nil, false // a short name: the whole file decides
+		}
+	}
+	if len(si.sections) > 0 {
+		// Mapped for the rest of the run: the names of the types made
+		// from them point into them.
+		blob, _, ok := c.Map("sections", savedVersion, key)
+		if !ok {
+			return nil, false
+		}
+		for _, s := range si.sections {
+			if s.off+s.len > uint64(len(blob)) || !df.UseInflated(s.name, blob[s.off:s.off+s.len:s.off+s.len]) {
+				return nil, false
+			}
+		}
+	}
+	f, err := newFileFrom(ef, df, opts)
+	if err != nil {
+		return nil, false
+	}
+	spec, ok, err := f.savedSpec(si, names)
+	if err != nil || !ok {
+		return nil, false
+	}
+	return spec, true
+}
+
+// savedSpec converts the names' types from the units si says they are
+// in, as typesExact would from the whole index.
+func (f *File) savedSpec(si *savedIndex, names []string) (*types.Spec, bool, error) {
+	units, err := f.unitEntries()
+	if err != nil || len(units) == 0 {
+		return nil, false, err
+	}
+	ix := &index{saved: si}
+	for _, u := range units {
+		lang := langOf(u.entry, str(u.entry, dwarf.AttrProducer))
+		ix.units = append(ix.units, unit{name: str(u.entry, dwarf.AttrName), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
+	}
+	si.f, si.done = f, map[int]bool{}
+	// Only where LoadNamed would index the whole file: a name whose
+	// first unit is C++ (C names are found by a top-level scan, which
+	// takes the first unit's definitions alone).
+	if si.nunits != len(units) {
+		return nil, false, nil
+	}
+	for _, n := range names {
+		if ix.units[si.units[n][0]].lang != types.LangCPlusPlus {
+			return nil, false, nil
+		}
+	}
+	// The names' units first, in the order of the file, as the whole
+	// index lists their types.
+	var want []int
+	for _, n := range names {
+		for _, u := range si.units[n] {
+			if u >= len(units) {
+				return nil, false, nil
+			}
+			want = append(want, u)
+		}
+	}
+	slices.Sort(want)
+	for _, u := range slices.Compact(want) {
+		if err := si.index(ix, u, units[u]); err != nil {
+			return nil, false, err
+		}
+	}
+	c := newConverter(f, ix, 1024)
+	only := map[string]bool{}
+	for _, n := range names {
+		only[n] = true
+	}
+	spec, err := c.spec(func(n *node, name []byte) bool { return only[n.scope+string(name)] })
+	if si.err != nil {
+		return nil, false, si.err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	for _, n := range names {
+		if _, err := spec.Find(n); err != nil {
+			return nil, false, nil
+		}
+	}
+	return spec, true, nil
+}
+
+// index indexes unit u, once.
+func (si *savedIndex) index(ix *index, u int, span unitSpan) error {
+	if si.done[u] {
+		return nil
+	}
+	si.done[u] = true
+	return si.f.indexUnit(ix, u, span)
+}
+
+// definition is the first definition of the class k in the whole file,
+// its unit indexed; 0 when the file defines none (or its unit cannot be
+// read: the lookup then fails and the whole file is read).
+func (si *savedIndex) definition(ix *index, k classKey) dwarf.Offset {
+	d, ok := si.defs[k]
+	off := d.off
+	if !ok || si.err != nil {
+		return 0
+	}
+	u := sort.Search(len(ix.units), func(i int) bool { return ix.units[i].entry.Offset > off }) - 1
+	if u < 0 {
+		return 0
+	}
+	if !si.done[u] {
+		end := dwarf.Offset(0)
+		if u+1 < len(ix.units) {
+			end = ix.units[u+1].entry.Offset
+		}
+		ix.localMu.Lock()
+		err := si.index(ix, u, unitSpan{entry: ix.units[u].entry, end: end})
+		ix.localMu.Unlock()
+		if err != nil {
+			si.err = err
+			return 0
+		}
+	}
+	return off
+}

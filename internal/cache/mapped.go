@@ -1,0 +1,48 @@
+package cache
+
+import (
+	"errors"
+	"io"
+	"os"
+)
+
+// Map returns the data of the entry of this kind and key as Get does, but
+// mapped into memory rather than read: an entry of hundreds of megabytes
+// (the inflated copy of a file's DWARF) costs the pages a reader touches,
+// and is never copied. The whole entry is still checked (key, length and
+// checksum) before it is used. release unmaps it; the data must not be
+// used after.
+func (c *Cache) Map(kind string, version uint32, key string) (data []byte, release func(), ok bool) {
+	if c == nil {
+		return nil, nil, false
+	}
+	p := c.path(kind, key)
+	b, unmap, err := mapFile(p)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			c.logf("index cache: %s: %v; reading the binary", p, err)
+		}
+		return nil, nil, false
+	}
+	data, err = unframe(b, version, key)
+	if err != nil {
+		unmap()
+		c.logf("index cache: %s: %v; ignored, reading the binary", p, err)
+		return nil, nil, false
+	}
+	return data, unmap, true
+}
+
+// PutParts writes the entry of this kind and key, the parts one after
+// another, as Put does (an entry made of sections already in memory is not
+// copied into one buffer first).
+func (c *Cache) PutParts(kind string, version uint32, key string, parts [][]byte) {
+	c.PutStream(kind, version, key, func(w io.Writer) error {
+		for _, p := range parts {
+			if _, err := w.Write(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,53 @@
+package elfx
+
+import (
+	"debug/elf"
+	"io"
+)
+
+// InflatedSections are the DWARF sections of the file that are compressed
+// (SHF_COMPRESSED), inflated whole so far, by name: what a cache may keep
+// so that a later run need not inflate them again (see UseInflated).
+func (f *File) InflatedSections() map[string][]byte {
+	f.lazyMu.Lock()
+	defer f.lazyMu.Unlock()
+	out := map[string][]byte{}
+	for _, name := range dwarfSections {
+		s, l := f.Section(name), f.lazy[name]
+		if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 || l == nil {
+			continue
+		}
+		l.mu.Lock()
+		if uint64(len(l.buf)) == l.size {
+			out[name] = l.buf
+		}
+		l.mu.Unlock()
+	}
+	return out
+}
+
+// UseInflated gives the file the inflated contents of its compressed
+// section name (read from a cache, as InflatedSections gave them): its
+// readers (DWARF, LazySection, DWARFPrefix) read b and inflate nothing.
+// It reports false, and changes nothing, when the file has no such
+// compressed section, b is not its size, or the section was read already.
+func (f *File) UseInflated(name string, b []byte) bool {
+	s := f.Section(name)
+	if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
+		return false
+	}
+	_, size, _, err := f.chdr(io.NewSectionReader(f.r, int64(s.Offset), int64(s.FileSize)))
+	if err != nil || size != uint64(len(b)) {
+		return false
+	}
+	f.lazyMu.Lock()
+	defer f.lazyMu.Unlock()
+	if f.lazy[name] != nil {
+		return false
+	}
+	if f.lazy == nil {
+		f.lazy = map[string]*Lazy{}
+	}
+	f.lazy[name] = &Lazy{buf: b, size: size}
+	return true
+}
