@@ -20,9 +20,8 @@ type marks struct {
 // expansions are where the body's instructions came from, and an
 // instruction the compiler shared between two calls belongs to one of them
 // only: the mark says where each call is made. ok is false for a binary
-// without the table (not Go, or older than Go 1.19), or when no inlined
-// call of the table, or more than one, matches site by host, callee, call
-// line and ranges. For a model read from .gopclntab, site.EntryPC already
+// without the table (not Go), or when no inlined call of the table, or
+// more than one, matches site by host, callee, call line and ranges. For a model read from .gopclntab, site.EntryPC already
 // is the mark.
 func (m *Model) InlineMark(site *types.InlineSite) (uint64, bool) {
 	if m.DWARF == nil || site == nil || site.Callee == nil || len(site.Ranges) == 0 {

@@ -1,17 +1,16 @@
 package pcln
 
 import (
-	"debug/buildinfo"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/binscope/binscope/internal/elfx"
 )
 
 // InlinedCall is one entry of a function's inline tree in .gopclntab (the
-// runtime's inlinedCall, Go 1.19 and later): a call the compiler inlined,
+// runtime's inlinedCall, Go 1.16 and later): a call the compiler inlined,
 // which the runtime's tracebacks show as a frame.
 type InlinedCall struct {
 	// Index is the entry's index in its function's tree; Parent the
@@ -44,27 +43,46 @@ const (
 	magic120           = 0xfffffff1 // Go 1.20 and later
 )
 
-// inlFormat is where a table's _func and inlinedCall keep what the
-// inline reader needs (runtime/runtime2.go, runtime/symtab*.go).
+// inlFormat is where a table's header, functab, _func and inlinedCall
+// keep what the inline reader needs (runtime/runtime2.go,
+// runtime/symtab.go of each version).
 type inlFormat struct {
-	funcSize, nfuncdata int // _func's size, and its nfuncdata byte
-	callSize            int // inlinedCall's size
-	name, parentPc      int // inlinedCall's name offset and parentPc
-	parent              int // its explicit parent (int16), or -1: from pcdata at parentPc
+	// Header words: offsets from the table of funcnametab, pctab and
+	// pclntable (whose start is the functab).
+	funcnames, pctab, pcln int
+	// ftabEntry is a functab entry's size: {entry, funcoff uintptr} (16,
+	// the entry an address) before Go 1.18, {entryoff, funcoff uint32}
+	// (8, the entry an offset from runtime.text) after.
+	ftabEntry int
+	// _func's npcdata word, its size and its nfuncdata byte.
+	npcdata, funcSize, nfuncdata int
+	// ptrFuncdata: funcdata are addresses (8 bytes, 8-aligned after the
+	// pcdata) before Go 1.18, offsets from go:func.* (4 bytes) after.
+	ptrFuncdata    bool
+	callSize       int // inlinedCall's size
+	name, parentPc int // inlinedCall's name offset and parentPc
+	parent         int // its explicit parent (int16), or -1: from pcdata at parentPc
 }
 
 var (
 	// Go 1.20 and later: _func gained startLine; inlinedCall is
 	// {funcID, _ [3]byte, nameOff, parentPc, startLine}.
-	inl120 = inlFormat{funcSize: 44, nfuncdata: 43, callSize: 16, name: 4, parentPc: 8, parent: -1}
-	// Go 1.19: inlinedCall is {parent int16, funcID, _, file, line,
-	// func_, parentPc}. (Go 1.18, same table magic, keeps funcdata as
-	// pointers: not read.)
-	inl119 = inlFormat{funcSize: 40, nfuncdata: 39, callSize: 20, name: 12, parentPc: 16, parent: 0}
+	inl120 = inlFormat{funcnames: 32, pctab: 56, pcln: 64, ftabEntry: 8,
+		npcdata: 28, funcSize: 44, nfuncdata: 43, callSize: 16, name: 4, parentPc: 8, parent: -1}
+	// Go 1.18 and 1.19: _func is {entryoff, nameoff, args, deferreturn,
+	// pcsp, pcfile, pcln, npcdata, cuOffset, funcID, flag, _,
+	// nfuncdata}; inlinedCall is {parent int16, funcID, _, file, line,
+	// func_, parentPc}.
+	inl118 = inlFormat{funcnames: 32, pctab: 56, pcln: 64, ftabEntry: 8,
+		npcdata: 28, funcSize: 40, nfuncdata: 39, callSize: 20, name: 12, parentPc: 16, parent: 0}
+	// Go 1.16 and 1.17: the header has no textStart; _func starts with
+	// the entry's address (8 bytes) and has no flag; inlinedCall is Go
+	// 1.18's.
+	inl116 = inlFormat{funcnames: 24, pctab: 48, pcln: 56, ftabEntry: 16,
+		npcdata: 32, funcSize: 44, nfuncdata: 43, ptrFuncdata: true, callSize: 20, name: 12, parentPc: 16, parent: 0}
 )
 
-// Inlines reads the inline trees of ef's .gopclntab. Binaries older than
-// Go 1.19 give an empty tree and no error.
+// Inlines reads the inline trees of ef's .gopclntab.
 func Inlines(ef *elfx.File) (Tree, error) {
 	t, err := Open(ef)
 	if err != nil {
@@ -73,8 +91,16 @@ func Inlines(ef *elfx.File) (Tree, error) {
 	return t.Inlines(ef)
 }
 
+// fnInl is where one function's inline tree is: its code, its pc-value
+// table of tree indices, and the tree's address.
+type fnInl struct {
+	entry, end uint64
+	pcdata     uint32
+	inl        uint64
+}
+
 // Inlines reads the table's inline trees from ef, the file it came from.
-// Tables older than Go 1.19 give an empty tree and no error.
+// A table of another word size gives an empty tree and no error.
 func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -89,128 +115,151 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 		return Tree{}, nil
 	case t.magic == magic120:
 		ff = inl120
-	case t.magic == magic118 && t.GoFunc != 0 && isGo119(ef.Path):
-		ff = inl119
+	case t.magic == magic118:
+		ff = inl118
+	case t.magic == magic116:
+		ff = inl116
 	default:
 		return Tree{}, nil
 	}
-	quantum := uint64(tab[6])
-	nfunc := int(le.Uint64(tab[8:]))
-	textStart := t.Text
-	funcnames := tab[le.Uint64(tab[32:]):]
-	pctab := tab[le.Uint64(tab[56:]):]
-	pcln := tab[le.Uint64(tab[64:]):]
-	gofunc := t.GoFunc
-	if gofunc == 0 {
+	if !ff.ptrFuncdata && t.GoFunc == 0 {
 		return nil, fmt.Errorf("%s: no runtime module data points at .gopclntab: cannot read inline trees", ef.Path)
 	}
-	var funcdata []byte // go:func.* to the end of its section
-	if s := section(ef, gofunc); s != nil {
-		d, err := s.Data()
-		if err != nil {
-			return nil, fmt.Errorf("%s: section %s: %v", ef.Path, s.Name, err)
+	funcnames := tab[le.Uint64(tab[ff.funcnames:]):]
+	pctab := tab[le.Uint64(tab[ff.pctab:]):]
+	fns, ends := t.inlFuncs(ff)
+	m := &mem{ef: ef, rel: t.rel, secs: map[*elf.Section][]byte{}}
+	tree = Tree{}
+	for _, f := range fns {
+		// The tree's size: up to the next funcdata, or its section's end.
+		s := m.section(f.inl)
+		if s == nil {
+			continue
 		}
-		funcdata = d[gofunc-s.Addr:]
+		size := s.Addr + s.Size - f.inl
+		if k := sort.Search(len(ends), func(i int) bool { return ends[i] > f.inl }); k < len(ends) {
+			size = min(size, ends[k]-f.inl)
+		}
+		raw := m.read(f.inl, size)
+		spans := pcSpans(pctab[f.pcdata:], f.entry, f.end, uint64(tab[6]))
+		if calls := t.inlCalls(ff, raw, funcnames, f, spans); len(calls) > 0 {
+			tree[f.entry] = calls
+		}
 	}
-	lines := t.Lines
+	return tree, nil
+}
 
-	type fnInl struct {
-		entry, end uint64
-		pcdata     uint32
-		inl        uint32
+// inlFuncs lists the functions that have an inline tree, and the sorted
+// addresses of every funcdata (each bounds the tree before it).
+func (t *Table) inlFuncs(ff inlFormat) (fns []fnInl, funcdata []uint64) {
+	tab := t.Data
+	le := binary.LittleEndian
+	nfunc := int(le.Uint64(tab[8:]))
+	pclnOff := le.Uint64(tab[ff.pcln:])
+	pcln := tab[pclnOff:]
+	word := func(b []byte) uint64 {
+		if ff.ftabEntry == 16 {
+			return le.Uint64(b)
+		}
+		return uint64(le.Uint32(b))
 	}
-	var fns []fnInl
-	var offs []uint32 // every funcdata offset: bounds of each tree
+	half := ff.ftabEntry / 2
 	for i := 0; i < nfunc; i++ {
-		entry := textStart + uint64(le.Uint32(pcln[8*i:]))
-		end := textStart + uint64(le.Uint32(pcln[8*(i+1):]))
-		f := pcln[le.Uint32(pcln[8*i+4:]):]
-		npcdata := le.Uint32(f[28:])
-		nfuncdata := uint32(f[ff.nfuncdata])
-		fd := f[uint32(ff.funcSize)+4*npcdata:]
-		for k := uint32(0); k < nfuncdata; k++ {
-			if o := le.Uint32(fd[4*k:]); o != ^uint32(0) {
-				offs = append(offs, o)
+		e := pcln[ff.ftabEntry*i:]
+		entry := t.Text + word(e)
+		end := t.Text + word(pcln[ff.ftabEntry*(i+1):])
+		funcoff := word(e[half:])
+		f := pcln[funcoff:]
+		npcdata := uint64(le.Uint32(f[ff.npcdata:]))
+		nfuncdata := int(f[ff.nfuncdata])
+		// The funcdata follow the pcdata: offsets from go:func.*, or
+		// addresses aligned to 8 in memory.
+		fd := uint64(ff.funcSize) + 4*npcdata
+		at := func(k int) (uint64, bool) {
+			if !ff.ptrFuncdata {
+				o := le.Uint32(f[fd+4*uint64(k):])
+				return t.GoFunc + uint64(o), o != ^uint32(0)
+			}
+			p := fd
+			if (t.Addr+pclnOff+funcoff+p)&4 != 0 {
+				p += 4
+			}
+			a := le.Uint64(f[p+8*uint64(k):])
+			return a, a != 0
+		}
+		for k := 0; k < nfuncdata; k++ {
+			if a, ok := at(k); ok {
+				funcdata = append(funcdata, a)
 			}
 		}
 		if npcdata <= pcdataInlTreeIndex || nfuncdata <= funcdataInlTree {
 			continue
 		}
-		inl := le.Uint32(fd[4*funcdataInlTree:])
-		pd := le.Uint32(f[ff.funcSize+4*pcdataInlTreeIndex:])
-		if inl == ^uint32(0) || pd == 0 {
+		inl, ok := at(funcdataInlTree)
+		pd := le.Uint32(f[uint64(ff.funcSize)+4*pcdataInlTreeIndex:])
+		if !ok || pd == 0 {
 			continue
 		}
 		fns = append(fns, fnInl{entry: entry, end: end, pcdata: pd, inl: inl})
 	}
-	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	sort.Slice(funcdata, func(i, j int) bool { return funcdata[i] < funcdata[j] })
+	return fns, funcdata
+}
 
-	tree = Tree{}
-	for _, f := range fns {
-		// The tree's size: up to the next funcdata.
-		k := sort.Search(len(offs), func(i int) bool { return offs[i] > f.inl })
-		if uint64(f.inl) >= uint64(len(funcdata)) {
-			continue
-		}
-		raw := funcdata[f.inl:]
-		if k < len(offs) && int(offs[k]-f.inl) < len(raw) {
-			raw = raw[:offs[k]-f.inl]
-		}
-		spans := pcSpans(pctab[f.pcdata:], f.entry, f.end, quantum)
-		indexAt := func(pc uint64) int {
-			for _, s := range spans {
-				if pc >= s.lo && pc < s.hi {
-					return s.val
-				}
-			}
-			return -1
-		}
-		var calls []InlinedCall
-		var parents []int
-		for i := 0; (i+1)*ff.callSize <= len(raw); i++ {
-			e := raw[i*ff.callSize:]
-			nameOff := le.Uint32(e[ff.name:])
-			parentPc := le.Uint32(e[ff.parentPc:])
-			if int(nameOff) >= len(funcnames) || uint64(parentPc) >= f.end-f.entry {
-				break
-			}
-			c := InlinedCall{Index: i, Callee: cstring(funcnames[nameOff:]), PC: f.entry + uint64(parentPc)}
-			if c.Callee == "" {
-				break
-			}
-			c.File, c.Line, _ = lines.PCToLine(c.PC)
-			calls = append(calls, c)
-			if ff.parent >= 0 {
-				parents = append(parents, int(int16(le.Uint16(e[ff.parent:]))))
-			}
-		}
-		for i := range calls {
-			if ff.parent >= 0 {
-				calls[i].Parent = parents[i]
-			} else {
-				calls[i].Parent = indexAt(calls[i].PC)
-			}
-			if calls[i].Parent >= i || calls[i].Parent >= len(calls) {
-				calls[i].Parent = -1 // a parent precedes its children
-			}
-		}
-		// Ranges: an address belongs to its innermost call and to every
-		// call that holds that one.
+// inlCalls decodes one function's inline tree, raw, whose tree indices by
+// address are spans.
+func (t *Table) inlCalls(ff inlFormat, raw, funcnames []byte, f fnInl, spans []span) []InlinedCall {
+	le := binary.LittleEndian
+	indexAt := func(pc uint64) int {
 		for _, s := range spans {
-			for v, n := s.val, 0; v >= 0 && v < len(calls) && n < len(calls); v, n = calls[v].Parent, n+1 {
-				r := &calls[v].Ranges
-				if l := len(*r); l > 0 && (*r)[l-1][1] == s.lo {
-					(*r)[l-1][1] = s.hi
-				} else {
-					*r = append(*r, [2]uint64{s.lo, s.hi})
-				}
+			if pc >= s.lo && pc < s.hi {
+				return s.val
 			}
 		}
-		if len(calls) > 0 {
-			tree[f.entry] = calls
+		return -1
+	}
+	var calls []InlinedCall
+	var parents []int
+	for i := 0; (i+1)*ff.callSize <= len(raw); i++ {
+		e := raw[i*ff.callSize:]
+		nameOff := le.Uint32(e[ff.name:])
+		parentPc := le.Uint32(e[ff.parentPc:])
+		if int(nameOff) >= len(funcnames) || uint64(parentPc) >= f.end-f.entry {
+			break
+		}
+		c := InlinedCall{Index: i, Callee: cstring(funcnames[nameOff:]), PC: f.entry + uint64(parentPc)}
+		if c.Callee == "" {
+			break
+		}
+		c.File, c.Line, _ = t.Lines.PCToLine(c.PC)
+		calls = append(calls, c)
+		if ff.parent >= 0 {
+			parents = append(parents, int(int16(le.Uint16(e[ff.parent:]))))
 		}
 	}
-	return tree, nil
+	for i := range calls {
+		if ff.parent >= 0 {
+			calls[i].Parent = parents[i]
+		} else {
+			calls[i].Parent = indexAt(calls[i].PC)
+		}
+		if calls[i].Parent >= i || calls[i].Parent >= len(calls) {
+			calls[i].Parent = -1 // a parent precedes its children
+		}
+	}
+	// Ranges: an address belongs to its innermost call and to every call
+	// that holds that one.
+	for _, s := range spans {
+		for v, n := s.val, 0; v >= 0 && v < len(calls) && n < len(calls); v, n = calls[v].Parent, n+1 {
+			r := &calls[v].Ranges
+			if l := len(*r); l > 0 && (*r)[l-1][1] == s.lo {
+				(*r)[l-1][1] = s.hi
+			} else {
+				*r = append(*r, [2]uint64{s.lo, s.hi})
+			}
+		}
+	}
+	return calls
 }
 
 type span struct {
@@ -248,13 +297,6 @@ func pcSpans(p []byte, entry, end uint64, quantum uint64) []span {
 		}
 	}
 	return out
-}
-
-// isGo119 reports whether the Go binary at path says it was built by Go
-// 1.19 (its build information).
-func isGo119(path string) bool {
-	bi, err := buildinfo.ReadFile(path)
-	return err == nil && (bi.GoVersion == "go1.19" || strings.HasPrefix(bi.GoVersion, "go1.19."))
 }
 
 func cstring(b []byte) string {

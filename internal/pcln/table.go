@@ -38,8 +38,9 @@ type Table struct {
 	// Text is runtime.text, the base of the entry offsets of Go 1.18 and
 	// later; 0 for the absolute entries of Go 1.16 and 1.17.
 	Text uint64
-	// GoFunc is go:func.*, the base of funcdata offsets (Go 1.19 and
-	// later), from the module data; 0 when the module data did not give it.
+	// GoFunc is go:func.*, the base of funcdata offsets (Go 1.18 and
+	// later), from the module data; 0 when the module data did not give it
+	// (and before Go 1.18, whose funcdata are addresses).
 	GoFunc uint64
 	// Lines answers names, entries and lines, counting from Text.
 	Lines *gosym.Table
@@ -121,8 +122,8 @@ func Open(ef *elfx.File) (t *Table, err error) {
 	if md != nil && t.magic == magic120 {
 		t.GoFunc = goFunc(ef, md)
 	} else if md != nil && t.magic == magic118 {
-		// Go 1.19's module data has no covctrs: rodata, gofunc are
-		// words 37, 38 (Go 1.18 has no gofunc: see inl119).
+		// Go 1.18 and 1.19's module data has no covctrs: rodata,
+		// gofunc are words 37, 38.
 		if g := md[mdGofunc119]; g >= md[mdGofunc119-1] && section(ef, g) != nil {
 			t.GoFunc = g
 		}

@@ -1,3 +1,3 @@
 module cgowork
 
-go 1.21
+go 1.16

@@ -60,12 +60,11 @@ func funcs() {
 	for s.Scan() {
 		fs := strings.Fields(s.Text())
 		if len(fs) >= 6 && fs[5] == exe && fs[2] == "00000000" {
-			lo, _, _ := strings.Cut(fs[0], "-")
-			fmt.Println("base", "0x"+lo)
+			fmt.Println("base", "0x"+strings.SplitN(fs[0], "-", 2)[0])
 			break
 		}
 	}
-	for _, fn := range []any{work, main, funcs, fmt.Println, strconv.Atoi, runtime.GC, strings.Fields, bufio.NewScanner} {
+	for _, fn := range []interface{}{work, main, funcs, fmt.Println, strconv.Atoi, runtime.GC, strings.Fields, bufio.NewScanner} {
 		pc := reflect.ValueOf(fn).Pointer()
 		rf := runtime.FuncForPC(pc)
 		file, line := rf.FileLine(rf.Entry())
