@@ -66,31 +66,14 @@ func TestPrometheusServeHTTP(t *testing.T) {
 	p := testutil.StartPrometheus(t, "global: {scrape_interval: 1h}\n", true)
 	get := func(path string) string {
 		t.Helper()
-		resp, err := http.Get("http://" + p.Addr + path)
-		if err != nil {
-			t.Fatal(err)
+		code, body := p.Get(t, path)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: status %d", path, code)
 		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
-		}
-		return string(b)
+		return body
 	}
-	const healthy = `prometheus_http_requests_total{code="200",handler="/-/healthy"}`
-	counter := func() int {
-		t.Helper()
-		for _, l := range strings.Split(get("/metrics"), "\n") {
-			if v, ok := strings.CutPrefix(l, healthy+" "); ok {
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					t.Fatalf("%s: %q", healthy, l)
-				}
-				return n
-			}
-		}
-		return 0
-	}
+	const healthy = "/-/healthy 200"
+	counter := func() int { return p.Requests(t)[healthy] }
 	unprobed := get("/-/healthy")
 
 	goprobe := buildGoprobe(t, t.TempDir())
@@ -105,7 +88,7 @@ func TestPrometheusServeHTTP(t *testing.T) {
 	}
 	after := counter()
 	if after-before != n {
-		t.Errorf("prometheus_http_requests_total of /-/healthy grew by %d for %d requests", after-before, n)
+		t.Errorf("prometheus_http_requests_total{%s} grew by %d for %d requests", healthy, after-before, n)
 	}
 	// Each request goes through ServeHTTP once: n, and the two reads of
 	// the server's /metrics.

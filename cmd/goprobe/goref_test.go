@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,31 +144,58 @@ func TestGoRefInternalTrace(t *testing.T) {
 // TestGoRefPrometheusPaths: Debian's prometheus (go1.19.8, cgo, external
 // linking, no DWARF) probed by -p prints the path of every request it
 // serves, from the types of a go1.19.8 reference build: exactly the
-// paths sent, in order.
+// paths sent, in order. Every response is the one the server gave to the
+// same request unprobed, and its own prometheus_http_requests_total grows
+// by handler and code as it did for the unprobed round.
 func TestGoRefPrometheusPaths(t *testing.T) {
 	needBPF(t)
 	prom := testutil.StartPrometheus(t, "global: {scrape_interval: 1h}\n", true)
 	bin := buildGoprobe(t, t.TempDir())
-	finish := startAttached(t, bin, "trace", "-p", strconv.Itoa(prom.Cmd.Process.Pid), "net/http.serverHandler.ServeHTTP req->URL->Path")
 	sent := []string{"/-/healthy", "/api/v1/status/buildinfo", "/metrics", "/-/ready"}
 	for i := 0; i < 20; i++ {
 		sent = append(sent, fmt.Sprintf("/binscope/%d/path", i))
 	}
-	for _, p := range sent {
-		resp, err := http.Get("http://" + prom.Addr + p + "?q=1")
-		if err != nil {
-			t.Fatal(err)
+	// answer is the response to path; /metrics's body changes with
+	// every read, its status is compared.
+	answer := func(path string) string {
+		code, body := prom.Get(t, path+"?q=1")
+		if path == "/metrics" {
+			body = ""
 		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		return fmt.Sprintf("%d %q", code, body)
 	}
+	unprobed := map[string]string{}
+	before := prom.Requests(t)
+	for _, p := range sent {
+		unprobed[p] = answer(p)
+	}
+	between := prom.Requests(t)
+	finish := startAttached(t, bin, "trace", "-p", strconv.Itoa(prom.Cmd.Process.Pid), "net/http.serverHandler.ServeHTTP req->URL->Path")
+	for _, p := range sent {
+		if got := answer(p); got != unprobed[p] {
+			t.Errorf("GET %s: probed %s, unprobed %s", p, got, unprobed[p])
+		}
+	}
+	after := prom.Requests(t)
 	time.Sleep(500 * time.Millisecond)
 	out, errs := finish(true)
 	var got []string
 	for _, m := range regexp.MustCompile(`req->URL->Path="([^"]*)"`).FindAllStringSubmatch(out, -1) {
 		got = append(got, m[1])
 	}
-	if strings.Join(got, " ") != strings.Join(sent, " ") {
-		t.Errorf("traced paths %q, sent %q; goprobe said:\n%s%s", got, sent, out, errs)
+	// The paths sent, and the read of /metrics that counted them.
+	if want := append(sent, "/metrics"); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("traced paths %q, sent %q; goprobe said:\n%s%s", got, want, out, errs)
+	}
+	grew := 0
+	for k := range after {
+		if d0, d1 := between[k]-before[k], after[k]-between[k]; d0 != d1 {
+			t.Errorf("prometheus_http_requests_total{%s} grew by %d probed, by %d unprobed", k, d1, d0)
+		} else if d1 > 0 {
+			grew++
+		}
+	}
+	if grew < 4 {
+		t.Errorf("only %d of prometheus's request counters grew: %v -> %v", grew, between, after)
 	}
 }

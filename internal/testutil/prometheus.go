@@ -2,11 +2,15 @@ package testutil
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -82,4 +86,48 @@ func StartPrometheus(t testing.TB, config string, wait bool) *Prometheus {
 		}
 	}
 	return p
+}
+
+// Get fetches path (with its query) from the server: the status code and
+// the body.
+func (p *Prometheus) Get(t testing.TB, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + p.Addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+var requestsLine = regexp.MustCompile(`^prometheus_http_requests_total\{code="(\d+)",handler="([^"]*)"\} (\d+)$`)
+
+// Requests is the server's own count of the requests it served,
+// prometheus_http_requests_total, by handler and code ("/-/healthy 200"),
+// read from its /metrics (a read the next count includes). It fails the
+// test when the server names no handler.
+func (p *Prometheus) Requests(t testing.TB) map[string]int {
+	t.Helper()
+	code, body := p.Get(t, "/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("GET /metrics: status %d", code)
+	}
+	n := map[string]int{}
+	for _, l := range strings.Split(body, "\n") {
+		if m := requestsLine.FindStringSubmatch(l); m != nil {
+			v, err := strconv.Atoi(m[3])
+			if err != nil {
+				t.Fatalf("/metrics: %q", l)
+			}
+			n[m[2]+" "+m[1]] = v
+		}
+	}
+	if len(n) == 0 {
+		t.Fatalf("/metrics has no prometheus_http_requests_total:\n%s", body)
+	}
+	return n
 }
