@@ -20,3 +20,14 @@ func NewModelResolver(m *code.Model) (*Resolver, error) {
 	}
 	return &Resolver{ef: m.ELF, path: m.Path, arch: a, model: m}, nil
 }
+
+// FileModel is the model of code the resolver read from the file alone
+// (.gopclntab and the symbol tables: NewSymbolResolver, NewModelResolver),
+// the one package uprobe proves sites with; nil for a resolver of DWARF
+// or of USDT probes alone.
+func (r *Resolver) FileModel() *code.Model {
+	if r.f != nil || r.model == nil || r.model.DWARF != nil {
+		return nil
+	}
+	return r.model
+}

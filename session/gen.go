@@ -57,7 +57,7 @@ func Gen(w io.Writer, o *GenOptions) error {
 		}
 		onto = o.Target
 	}
-	if ps, err = proven(onto, ps, o.Log); err != nil {
+	if ps, err = proven(onto, r.FileModel(), ps, o.Log); err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/uprobe"
@@ -15,24 +16,22 @@ import (
 // site is proven against target, the file the probes go to (see package
 // uprobe): kept, moved to the next instruction (its Note says so), or
 // left out with one line on log. A probe left with no site is an error
-// naming its first refused site and why.
-func proven(target string, s *spec.Spec, log io.Writer) (*spec.Spec, error) {
+// naming its first refused site and why. m, when not nil, is target's
+// model of code that the resolver built from the file alone
+// (probe.Resolver.FileModel): the proof reads it instead of building it
+// again.
+func proven(target string, m *code.Model, s *spec.Spec, log io.Writer) (*spec.Spec, error) {
 	if !hasUprobes(s) {
 		return s, nil
 	}
 	if log == nil {
 		log = io.Discard
 	}
-	ef, err := elfx.Open(target)
+	c, done, err := proofOf(target, m)
 	if err != nil {
 		return nil, err
 	}
-	defer ef.Close()
-	c, err := uprobe.Open(ef)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
+	defer done()
 	out, refused := c.Check(s)
 	for i, p := range out.Probes {
 		if len(p.Sites) == 0 && len(s.Probes[i].Sites) > 0 {
@@ -47,6 +46,26 @@ func proven(target string, s *spec.Spec, log io.Writer) (*spec.Spec, error) {
 		fmt.Fprintf(log, "goprobe: %s: %s\n", target, r)
 	}
 	return out, nil
+}
+
+// proofOf reads target's code for the proof, from m when it is target's;
+// done releases what it opened.
+func proofOf(target string, m *code.Model) (c *uprobe.Code, done func(), err error) {
+	if m != nil && m.Path == target {
+		if c, err = uprobe.OpenModel(m); err != nil {
+			return nil, nil, err
+		}
+		return c, c.Close, nil
+	}
+	ef, err := elfx.Open(target)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c, err = uprobe.Open(ef); err != nil {
+		ef.Close()
+		return nil, nil, err
+	}
+	return c, func() { c.Close(); ef.Close() }, nil
 }
 
 func hasUprobes(s *spec.Spec) bool {

@@ -114,7 +114,7 @@ func (o *Options) loadSpec(defs []string, target string) (*spec.Spec, error) {
 		if err := SameBuild(target, s.BuildID); err != nil {
 			return nil, err
 		}
-		return proven(target, s, o.Stderr)
+		return proven(target, nil, s, o.Stderr)
 	}
 	// Probes cached for this build (goprobe gen --cache) were resolved
 	// where the debug info was: they serve a stripped copy.
@@ -122,7 +122,7 @@ func (o *Options) loadSpec(defs []string, target string) (*spec.Spec, error) {
 		if err != nil {
 			return nil, err
 		}
-		return proven(target, s, o.Stderr)
+		return proven(target, nil, s, o.Stderr)
 	}
 	return Resolve(target, defs, o.Stderr)
 }
@@ -150,7 +150,7 @@ func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return proven(target, s, log)
+	return proven(target, r.FileModel(), s, log)
 }
 
 func parseDefs(defs []string) ([]*probe.Def, error) {

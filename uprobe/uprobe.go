@@ -66,6 +66,18 @@ func Open(ef *elfx.File) (*Code, error) {
 	if err != nil {
 		return nil, err
 	}
+	return OpenModel(m)
+}
+
+// OpenModel is Open with the file's model of code already built by
+// code.NewFromELF (a resolver of a file without debug info has one): the
+// file is m.ELF. A model read from DWARF is not one (its functions'
+// ranges are the compiler's): Open then reads the file's own tables.
+func OpenModel(m *code.Model) (*Code, error) {
+	if m.DWARF != nil {
+		return Open(m.ELF)
+	}
+	ef := m.ELF
 	c := &Code{ef: ef, models: []*code.Model{m}, pieces: map[uint64]*piece{}, done: func() {}}
 	if dbg, _ := ef.FindDebugFile(); dbg != nil {
 		if dm, err := code.NewFromELF(dbg); err == nil {
