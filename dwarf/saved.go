@@ -25,7 +25,7 @@ import (
 
 // savedVersion is the format version of the "types" and "sections"
 // entries: bump it when what they hold changes.
-const savedVersion = 1
+const savedVersion = 2 // 2: each name's unit list prefixed by its length
 
 // savedIndex is a "types" entry: the whole file's index as a lookup needs
 // it.
@@ -160,14 +160,19 @@ func (s *saver) write(c *converter) {
 	}
 	b = binary.AppendUvarint(b, uint64(len(s.ix.units)))
 	b = binary.AppendUvarint(b, uint64(len(s.units)))
+	var list []byte
 	for q, us := range s.units {
 		b = appendStr(b, q)
-		b = binary.AppendUvarint(b, uint64(len(us)))
+		// The units, increasing, as differences: a list a lookup that
+		// does not want it skips whole.
+		list = list[:0]
 		last := int32(0)
 		for _, u := range us {
-			b = binary.AppendUvarint(b, uint64(u-last)) // increasing
+			list = binary.AppendUvarint(list, uint64(u-last))
 			last = u
 		}
+		b = binary.AppendUvarint(b, uint64(len(list)))
+		b = append(b, list...)
 	}
 	b = binary.AppendUvarint(b, uint64(len(s.ix.defs)))
 	for k, off := range s.ix.defs {
@@ -256,12 +261,13 @@ func decodeSaved(b []byte, names []string) (*savedIndex, error) {
 				want = name
 			}
 		}
-		u := 0
-		for j, k := uint64(0), r.uint(); j < k && r.err == nil; j++ {
-			u += int(r.uint())
-			if want != "" {
-				si.units[want] = append(si.units[want], u)
-			}
+		list := &savedReader{b: r.bytes()}
+		for u := 0; want != "" && len(list.b) > 0 && list.err == nil; {
+			u += int(list.uint())
+			si.units[want] = append(si.units[want], u)
+		}
+		if list.err != nil {
+			return nil, errSaved
 		}
 	}
 	for i, n := 0, r.uint(); uint64(i) < n && r.err == nil; i++ {
@@ -294,7 +300,7 @@ func savedNamed(ef, df *elfx.File, names []string, opts *Options) (*types.Spec, 
 	if c == nil {
 		return nil, false
 	}
-	data, ok := c.Get("types", savedVersion, key)
+	data, _, ok := c.Map("types", savedVersion, key) // mapped as long as the sections
 	if !ok {
 		return nil, false
 	}
