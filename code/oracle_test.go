@@ -1,11 +1,13 @@
 package code_test
 
 import (
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"github.com/binscope/binscope/internal/naming"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -35,6 +37,13 @@ type oracleTarget struct {
 	// llvmFirst makes llvm-symbolizer the oracle instead of addr2line, for
 	// the reason given.
 	llvmFirst string
+	// goLines adds go tool addr2line (.gopclntab) where llvm-symbolizer
+	// has no row.
+	goLines bool
+	// plain, when set, is the binary addr2line reads instead: the same
+	// code built without split DWARF (addr2line reads no split DWARF),
+	// its .text required identical.
+	plain func(t *testing.T) string
 }
 
 func realBinary(name string) func(t *testing.T) string {
@@ -57,9 +66,48 @@ var oracleTargets = []oracleTarget{
 		// the Go linker writes (Go 1.25 on): it prints the compile unit's
 		// name "go.go" with line 0 and no inline frames for every address,
 		// while llvm-symbolizer reads file, line and inline chain.
-		llvmFirst: "addr2line cannot read Go's DWARF 5 line tables"},
+		llvmFirst: "addr2line cannot read Go's DWARF 5 line tables", goLines: true},
 	{name: "c-layouts", path: fixture("c-layouts")},
 	{name: "cpp-layouts", path: fixture("cpp-layouts")},
+	// Split DWARF, from .dwo files and from a .dwp package: binutils
+	// 2.40's addr2line reads no line of it (??:? for every address), so
+	// it reads the same code built without -gsplit-dwarf; llvm-symbolizer
+	// reads the split DWARF itself (and drops some inline frames there
+	// that it reads in the plain build).
+	{name: "c-split", path: fixture("c-split"), plain: fixtureSibling("c-split", "c-split-plain")},
+	{name: "c-split-dwp", path: fixtureSibling("c-split", "c-split-dwp"), plain: fixtureSibling("c-split", "c-split-plain")},
+}
+
+// sameText fails the test unless a and b have the same .text at the same
+// address.
+func sameText(t *testing.T, a, b string) {
+	t.Helper()
+	var texts [2][]byte
+	var addrs [2]uint64
+	for i, p := range []string{a, b} {
+		f, err := elf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		s := f.Section(".text")
+		if s == nil {
+			t.Fatalf("%s: no .text", p)
+		}
+		if texts[i], err = s.Data(); err != nil {
+			t.Fatal(err)
+		}
+		addrs[i] = s.Addr
+	}
+	if addrs[0] != addrs[1] || !bytes.Equal(texts[0], texts[1]) {
+		t.Fatalf("%s and %s differ in .text (at %#x and %#x): not one code for two builds of DWARF", a, b, addrs[0], addrs[1])
+	}
+}
+
+// fixtureSibling is another binary the build of fixture name makes beside
+// it.
+func fixtureSibling(name, sibling string) func(t *testing.T) string {
+	return func(t *testing.T) string { return filepath.Join(filepath.Dir(testutil.Fixture(t, name).Path), sibling) }
 }
 
 // Reasons for which a difference between the model and addr2line is not a
@@ -198,14 +246,19 @@ func TestAtOracle(t *testing.T) {
 		t.Run(tg.name, func(t *testing.T) {
 			path := tg.path(t)
 			addrs := testutil.SampleAddrs(t, path, oracleSamples, oracleSeed)
-			a2l := testutil.Addr2Line(t, path, addrs)
+			a2lPath := path
+			if tg.plain != nil {
+				a2lPath = tg.plain(t)
+				sameText(t, path, a2lPath)
+			}
+			a2l := testutil.Addr2Line(t, a2lPath, addrs)
 			llvm := testutil.LLVMSymbolizer(t, path, addrs)
 			first, second, oracle := a2l, llvm, "addr2line"
 			if tg.llvmFirst != "" {
 				first, second, oracle = llvm, nil, "llvm-symbolizer ("+tg.llvmFirst+")"
 			}
 			var goLine []testutil.OracleFrame
-			if tg.llvmFirst != "" {
+			if tg.goLines {
 				goLine = goAddr2Line(t, path, addrs)
 			}
 			m, err := code.Open(path, nil)

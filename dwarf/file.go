@@ -229,6 +229,9 @@ func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d, err = f.openSplit(d); err != nil {
+		return nil, err
+	}
 	f.Data = d
 	f.primeUnits()
 	f.openAlt()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/par"
@@ -85,7 +86,8 @@ func OpenListCache(path string, l *Listing, log func(string)) *ListCache {
 }
 
 // fileIdentity is cache.FileKey of path and the file its DWARF is in;
-// false when it has no DWARF or cannot be read.
+// false when it has no DWARF or cannot be read, or when that DWARF is
+// split (its .dwo files are not part of the key).
 func fileIdentity(path string) (string, bool) {
 	ef, err := elfx.Open(path)
 	if err != nil {
@@ -98,6 +100,9 @@ func fileIdentity(path string) (string, bool) {
 			return "", false
 		}
 		defer debug.Close()
+	}
+	if dwarf.Split(debug) {
+		return "", false
 	}
 	id, err := cache.FileKey(ef, debug)
 	return id, err == nil

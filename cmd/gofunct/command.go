@@ -96,6 +96,7 @@ BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
 	fl.BoolVarP(&f.cacheLog, "cache_log", "v", false, "say on stderr whether the listing came from the index cache, and why an entry was not used")
 	addPfunctFlags(cmd, &f.pf)
 	command.AddCompletion(cmd)
+	command.AddDebugInfo(cmd)
 	return cmd
 }
 

@@ -90,6 +90,7 @@ pahole release whose output gopahole reproduces (v1.24).`,
 	addPrettifyFlags(cmd, &f.prettify)
 	addEncodeFlags(cmd, &f.encode)
 	command.AddCompletion(cmd)
+	command.AddDebugInfo(cmd)
 	for flag, values := range map[string][]string{
 		"format_path": {"dwarf", "btf"}, "format": {"text", "c"}, "syntax": {"c", "native"}, "lang": {"c", "c++", "go", "rust", "zig"},
 	} {

@@ -33,6 +33,7 @@ string, bytes.`,
 		histCommand(stdout, stderr), profileCommand(stdout, stderr), serveCommand(stderr), cacheCommand(stdout),
 		listCommand(stdout, stderr))
 	command.AddCompletion(root)
+	command.AddDebugInfo(root)
 	return command.Execute(root, args, stdout, stderr)
 }
 

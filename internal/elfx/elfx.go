@@ -264,10 +264,25 @@ func (f *File) newDWARF(data [][]byte) (*dwarf.Data, error) {
 // DebugRoot/DIR/LINK by debug link.
 var DebugRoot = "/usr/lib/debug"
 
+// DebugDirs are directories searched for debug files before the places
+// DebugRoot gives (the commands' --debuginfo): in each, a separate debug
+// file by build-id (DIR/.build-id/xx/rest.debug), by debug link
+// (DIR/LINK), and split DWARF's .dwo and .dwp files by name.
+var DebugDirs []string
+
 // DebugFileCandidates lists where a separate debug file for f may be, in
-// the order gdb searches them: by build-id, then by debug link.
+// the order gdb searches them: in DebugDirs, then by build-id, then by
+// debug link.
 func (f *File) DebugFileCandidates() []string {
 	var c []string
+	for _, dir := range DebugDirs {
+		if len(f.BuildID) > 2 {
+			c = append(c, filepath.Join(dir, ".build-id", f.BuildID[:2], f.BuildID[2:]+".debug"))
+		}
+		if f.DebugLink != "" {
+			c = append(c, filepath.Join(dir, f.DebugLink))
+		}
+	}
 	if len(f.BuildID) > 2 {
 		c = append(c, filepath.Join(DebugRoot, ".build-id", f.BuildID[:2], f.BuildID[2:]+".debug"))
 	}

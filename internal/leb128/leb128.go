@@ -1,4 +1,4 @@
-// Package leb128 decodes DWARF's LEB128 numbers, for every reader of the
+// Package leb128 decodes and encodes DWARF's LEB128 numbers, for every reader of the
 // project (line program headers, location lists and expressions, call
 // frame information).
 package leb128
@@ -36,4 +36,25 @@ func Int(b []byte) (v int64, n int) {
 		}
 	}
 	return 0, 0
+}
+
+// AppendUint appends v to b as an unsigned LEB128 number.
+func AppendUint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// AppendInt appends v to b as a signed LEB128 number.
+func AppendInt(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }

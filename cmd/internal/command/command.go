@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/usage"
 )
 
@@ -151,4 +152,31 @@ func orList(ws []string) string {
 		return ws[0]
 	}
 	return strings.Join(ws[:len(ws)-1], ", ") + " or " + ws[len(ws)-1]
+}
+
+// AddDebugInfo adds --debuginfo DIR to cmd and its subcommands: each
+// DIR (repeatable, comma-separated) is searched first for separate debug
+// files (DIR/.build-id/xx/rest.debug, DIR/DEBUGLINK) and for split
+// DWARF's .dwo and BINARY.dwp files. It resets the list, for a command
+// tree run more than once in a process.
+func AddDebugInfo(cmd *cobra.Command) {
+	elfx.DebugDirs = nil
+	cmd.PersistentFlags().Var(debugDirs{}, "debuginfo",
+		"search DIR first for separate debug files (by build-id, by debug link) and split DWARF's .dwo/.dwp files (repeatable)")
+}
+
+// debugDirs is --debuginfo's value: elfx.DebugDirs.
+type debugDirs struct{}
+
+func (debugDirs) String() string { return strings.Join(elfx.DebugDirs, ",") }
+func (debugDirs) Type() string   { return "DIR" }
+
+func (debugDirs) Set(v string) error {
+	for _, dir := range SplitList([]string{v}) {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usage.Errorf("--debuginfo %s: not a directory", dir)
+		}
+		elfx.DebugDirs = append(elfx.DebugDirs, dir)
+	}
+	return nil
 }
