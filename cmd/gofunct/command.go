@@ -11,6 +11,7 @@ import (
 
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/cmd/internal/oneshot"
+	"github.com/binscope/binscope/cmd/internal/progress"
 	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/load"
@@ -132,7 +133,9 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	oneshot.HugeHeap(path)
+	stop := progress.Start(stderr, "gofunct", path)
 	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr})
+	stop()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/cmd/internal/oneshot"
+	"github.com/binscope/binscope/cmd/internal/progress"
 	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/layout"
@@ -223,7 +224,12 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return r.Run(w, stderr, sel, load.PathOrKernel(path), func(each func(types.Type)) (*types.Spec, bool, error) {
+		stop := progress.Start(stderr, "gopahole", path)
+		defer stop()
 		lo.Each = each
+		if each != nil { // a loader that streams (BTF) prints as it loads
+			lo.Each = func(t types.Type) { stop(); each(t) }
+		}
 		return load.Types(path, lo)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zlib"
 )
@@ -180,6 +181,7 @@ func (l *Lazy) Prefix(n uint64) ([]byte, error) {
 		want := min(max(n-uint64(len(l.buf)), 256<<10), uint64(cap(l.buf)-len(l.buf)))
 		k, err := io.ReadFull(l.r, l.buf[len(l.buf):len(l.buf)+int(want)])
 		l.buf = l.buf[:len(l.buf)+k]
+		sectionBytes.Add(uint64(k))
 		if err != nil {
 			l.err = fmt.Errorf("%d of %d bytes read: %v", len(l.buf), l.size, err)
 		}
@@ -192,6 +194,15 @@ func (l *Lazy) Prefix(n uint64) ([]byte, error) {
 	}
 	return l.buf[:n:n], nil
 }
+
+// sectionBytes counts the bytes every Lazy of the process read (inflated
+// where compressed): a progress line's measure.
+var sectionBytes atomic.Uint64
+
+// SectionBytes is how many bytes of sections the process read through
+// LazySection so far (inflated where compressed): every DWARF section is
+// read so.
+func SectionBytes() uint64 { return sectionBytes.Load() }
 
 // All returns the whole section.
 func (l *Lazy) All() ([]byte, error) { return l.Prefix(l.size) }
