@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rewrites the README's results (between the "results:" markers) from the
-# latest rows bench/pahole.sh, bench/pfunct.sh, bench/header.sh,
+# latest rows bench/pahole.sh, bench/pfunct.sh, bench/header.sh, bench/ceph.sh,
 # bench/goprobe.sh and bench/exact.sh recorded in bench/out/results/: one
 # table per script, one line per row, with the date, commit and load
 # average it ran at.
@@ -13,7 +13,7 @@ begin='<!-- results: begin (bench/readme.sh writes this part) -->'
 end='<!-- results: end -->'
 grep -qxF "$begin" README.md && grep -qxF "$end" README.md || { echo "readme: README.md has no results markers" >&2; exit 1; }
 table=$(mktemp)
-for script in pahole pfunct header goprobe; do
+for script in pahole pfunct header goprobe ceph; do
 	f=$out/results/$script.tsv
 	[ -s "$f" ] || { echo "readme: no rows of bench/$script.sh in $f, left out" >&2; continue; }
 	awk -F'\t' -v s="$script" '

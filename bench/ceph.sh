@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Times the tools on a large C++ service, Debian's ceph-osd (its debug file
+# holds 230 MB of compressed DWARF: about 60,000 types and 178,000
+# functions), installed here with apt, beside pahole and pfunct,
+# alternating runs: medians of wall time, peak memory (max RSS) and CPU
+# time, and the load average each row ran at.
+#
+#   C-cold   gopahole -C AgentTimeoutCB, the index cache emptied before each
+#            run (the whole file indexed, the cache entries written)
+#   C-warm   the same lookup from the index cache
+#   dump     every type (gopahole, pahole)
+#   funct    every function (gofunct, its listing cache emptied; pfunct,
+#            stopped after PEER_TIMEOUT seconds, 600 by default)
+#   multi    bench/multi.sh 1000 RUNS: attaching and detaching 1,000 sites
+#
+#   bash bench/ceph.sh [RUNS [ROW...]]     (default 3 runs, every row; PEER_TIMEOUT=S)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+picked=" ${*:2} "
+. bench/lib.sh
+need pahole
+if ! dpkg -s ceph-osd-dbg >/dev/null 2>&1; then
+	echo "bench: installing ceph-osd and ceph-osd-dbg (about 512 MB to download)" >&2
+	apt-get install -y ceph-osd ceph-osd-dbg >/dev/null
+fi
+bin=/usr/bin/ceph-osd
+[ -x "$bin" ] || { echo "bench: $bin not found (apt-get install ceph-osd ceph-osd-dbg)" >&2; exit 1; }
+for t in gopahole gofunct; do go build -o "$out/$t" ./cmd/$t; done
+export BINSCOPE_INDEX_CACHE="$out/index-cache"
+empty_cache() { rm -rf "$BINSCOPE_INDEX_CACHE"; }
+want() { [ "$picked" = "  " ] || [[ "$picked" == *" $1 "* ]]; }
+peer_timeout=${PEER_TIMEOUT:-600}
+
+echo "median of $runs alternating runs, stdout to /dev/null ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), pahole $(pahole --version))"
+if want C-cold; then
+	before_ours=empty_cache compare C-cold "$out/gopahole -C AgentTimeoutCB" "pahole -C AgentTimeoutCB" "$runs" "$bin"
+fi
+if want C-warm; then
+	"$out/gopahole" -C AgentTimeoutCB "$bin" >/dev/null
+	before_ours= compare C-warm "$out/gopahole -C AgentTimeoutCB" "pahole -C AgentTimeoutCB" "$runs" "$bin"
+fi
+if want dump; then
+	before_ours= compare dump "$out/gopahole" "timeout $peer_timeout pahole" "$runs" "$bin"
+fi
+if want funct; then
+	before_ours=empty_cache compare funct "$out/gofunct" "timeout $peer_timeout pfunct" "$runs" "$bin"
+fi
+if want multi; then
+	bash bench/multi.sh 1000 "$runs"
+fi
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
