@@ -3,11 +3,11 @@ package funcs
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/binscope/binscope/code"
+	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/types"
 	"github.com/binscope/binscope/usdt"
 )
@@ -139,18 +139,16 @@ func WriteUSDT(w io.Writer, ps []usdt.Probe, o *Points) int {
 	return len(names)
 }
 
-// pointMatcher matches names against a shell pattern, or a part of the
-// name when the pattern has no wildcard.
+// pointMatcher matches names against a pattern, the one definitions
+// use (naming.Pattern), or a part of the name when the pattern has no
+// wildcard.
 func pointMatcher(pat string) func(string) bool {
 	if pat == "" {
 		return func(string) bool { return true }
 	}
-	if !strings.ContainsAny(pat, "*?") {
+	p := naming.NewPattern(pat)
+	if !p.Wild() {
 		return func(s string) bool { return strings.Contains(s, pat) }
 	}
-	q := regexp.QuoteMeta(pat)
-	q = strings.ReplaceAll(q, `\*`, ".*")
-	q = strings.ReplaceAll(q, `\?`, ".")
-	re := regexp.MustCompile("^" + q + "$")
-	return re.MatchString
+	return p.Match
 }

@@ -25,8 +25,9 @@ var ErrBadDef = errors.New("bad probe definition")
 //	EXPR  := param | local | $params | $retval | %REG, then ->field, .field, [N]
 //
 // A USDT probe's arguments are arg0, arg1... (bpftrace's names) or
-// $params for all, with an optional TYPE; PROVIDER and NAME may be shell
-// patterns ("*" matches any), and without PROVIDER any provider's.
+// $params for all, with an optional TYPE; without PROVIDER any
+// provider's. FUNC, PROVIDER and NAME may be patterns (naming.Pattern:
+// "main.*", "ns::Tmpl<*>::get"), which Resolver.SpecWith expands.
 type Def struct {
 	Text   string
 	USDT   *USDTPoint // usdt:PROVIDER:NAME

@@ -155,18 +155,8 @@ func (r *Resolver) varsAt(pc uint64) ([]types.Var, error) {
 	return r.f.VarsAt(pc)
 }
 
-// Spec resolves every definition.
-func (r *Resolver) Spec(defs []*Def) (*spec.Spec, error) {
-	s := &spec.Spec{Version: spec.SpecVersion, Binary: r.path, BuildID: r.ef.BuildID, Arch: r.arch.Name}
-	for _, d := range defs {
-		p, err := r.Resolve(d)
-		if err != nil {
-			return nil, err
-		}
-		s.Probes = append(s.Probes, *p)
-	}
-	return s, nil
-}
+// Spec resolves every definition with the default options (see SpecWith).
+func (r *Resolver) Spec(defs []*Def) (*spec.Spec, error) { return r.SpecWith(defs, nil) }
 
 // params fills fn's parameters, which the walk deferred: only the
 // functions a definition names pay for their types.

@@ -21,6 +21,7 @@ type GenOptions struct {
 	// the same build-id).
 	Exe, Target string
 	Defs        []string
+	Matching    Matching
 	// Log receives what reference builds say.
 	Log io.Writer
 }
@@ -46,7 +47,11 @@ func Gen(w io.Writer, o *GenOptions) error {
 		return err
 	}
 	defer done()
-	ps, err := r.Spec(defs)
+	so, err := o.Matching.options(o.Log)
+	if err != nil {
+		return err
+	}
+	ps, err := r.SpecWith(defs, so)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ type Options struct {
 	Defs     []string // probe definitions
 	Run      []string // the command to run and its arguments; none means wait for PID or SIGINT
 	Stop     Stop     // trace, stat, hist: stop after a number of hits or a time
+	Matching Matching // wildcards' bound, and what a definition that names nothing does
 	// Kernel attaches and starts the command; nil means Host.
 	Kernel Kernel
 	// Stdout and Stderr are the command's, shared with what the run
@@ -124,16 +125,38 @@ func (o *Options) loadSpec(defs []string, target string) (*spec.Spec, error) {
 		}
 		return proven(target, nil, s, o.Stderr)
 	}
-	return Resolve(target, defs, o.Stderr)
+	return o.Matching.resolve(target, defs, o.Stderr)
 }
 
-// Resolve parses defs and resolves them against target's DWARF or, when
-// it has none (a stripped binary, a distribution's library), its
-// .gopclntab or symbols; a Go binary without DWARF gets the parameters of
-// the functions the definitions read from a reference build, said on log.
-// Errors: a usage error without definitions; the resolver's
-// (types.ErrNotFound for a function the file does not have).
-func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
+// Matching says how definitions that name several places or none
+// resolve (see probe.SpecOptions).
+type Matching struct {
+	// MaxSites bounds the sites of wildcard definitions (--max-sites;
+	// 0: probe.DefaultMaxSites, < 0: none).
+	MaxSites int
+	// Missing is error, warn or ignore (--missing-probes; "" is error).
+	Missing string
+}
+
+// options are m as the resolver takes them, warnings going to log.
+func (m Matching) options(log io.Writer) (*probe.SpecOptions, error) {
+	missing, err := probe.ParseMissing(m.Missing)
+	if err != nil {
+		return nil, usage.Wrap(err)
+	}
+	so := &probe.SpecOptions{MaxSites: m.MaxSites, Missing: missing}
+	if log != nil {
+		so.Warn = func(s string) { fmt.Fprintf(log, "goprobe: warning: %s\n", s) }
+	}
+	return so, nil
+}
+
+// resolve is Resolve with m's options.
+func (m Matching) resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
+	so, err := m.options(log)
+	if err != nil {
+		return nil, err
+	}
 	if len(defs) == 0 {
 		return nil, usage.Errorf("no probe definitions")
 	}
@@ -146,11 +169,21 @@ func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
 		return nil, err
 	}
 	defer done()
-	s, err := r.Spec(ds)
+	s, err := r.SpecWith(ds, so)
 	if err != nil {
 		return nil, err
 	}
 	return proven(target, r.FileModel(), s, log)
+}
+
+// Resolve parses defs and resolves them against target's DWARF or, when
+// it has none (a stripped binary, a distribution's library), its
+// .gopclntab or symbols; a Go binary without DWARF gets the parameters of
+// the functions the definitions read from a reference build, said on log.
+// Errors: a usage error without definitions; the resolver's
+// (types.ErrNotFound for a function the file does not have).
+func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
+	return Matching{}.resolve(target, defs, log)
 }
 
 func parseDefs(defs []string) ([]*probe.Def, error) {

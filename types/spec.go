@@ -124,20 +124,28 @@ func (s *Spec) Closest(name string, n int) []string {
 // their short forms, nearest first: the suggestions an error about a name
 // that was not found gives (types, functions).
 func Closest(names []string, name string, n int) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
 	lname := strings.ToLower(ShortName(name))
-	for _, full := range names {
+	return Nearest(names, n, func(full string) (int, bool) {
 		sh := strings.ToLower(ShortName(full))
 		d := editDistance(lname, sh)
 		if strings.Contains(sh, lname) || strings.Contains(lname, sh) {
 			d = d / 2
 		}
-		if d <= len(lname)/2+1 {
-			cs = append(cs, cand{full, d})
+		return d, d <= len(lname)/2+1
+	})
+}
+
+// Nearest are at most n of names by their distance, nearest first, then
+// by name; dist says how far a name is and whether it is near at all.
+func Nearest(names []string, n int, dist func(string) (int, bool)) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, name := range names {
+		if d, ok := dist(name); ok {
+			cs = append(cs, cand{name, d})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {

@@ -3,7 +3,6 @@ package usdt
 import (
 	"debug/elf"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 )
@@ -207,9 +206,3 @@ func parseInt(s string) (int64, error) {
 	return int64(v), nil
 }
 
-// match reports whether s matches the shell pattern pat (s itself when
-// pat is not a valid pattern).
-func match(pat, s string) bool {
-	ok, err := path.Match(pat, s)
-	return ok || err != nil && pat == s
-}

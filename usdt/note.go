@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/naming"
 )
 
 // ErrNoProbes is returned by Read for a file without a .note.stapsdt.
@@ -133,11 +134,12 @@ func parseArgs(s string, m elf.Machine) []Arg {
 }
 
 // Named are the probes of ps whose provider and name match (each a
-// shell pattern: "*" for any), in address order.
+// naming.Pattern: "*" for any), in address order.
 func Named(ps []Probe, provider, name string) []Probe {
+	pp, np := naming.NewPattern(provider), naming.NewPattern(name)
 	var out []Probe
 	for _, p := range ps {
-		if match(provider, p.Provider) && match(name, p.Name) {
+		if pp.Match(p.Provider) && np.Match(p.Name) {
 			out = append(out, p)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/metric"
+	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/session"
 )
 
@@ -23,6 +24,9 @@ copy, at every inline expansion and at every full compiler clone (every RET
 for %return), each with its own programs to read the arguments.
 
 Definitions: FUNC[%return] | FUNC:LINE | FUNC+OFFSET | usdt:PROVIDER:NAME,
+FUNC, PROVIDER and NAME may hold wildcards ('main.*', 'ns::Tmpl<*>::get',
+'*alloc*', 'usdt:*:function__*'; '*' any text, '?' one character): one
+probe per function or USDT probe matched (see --max-sites, --missing-probes),
 then arguments [NAME=]EXPR[:TYPE], EXPR being a parameter or variable,
 $params, $retval or %REG followed by ->field, .field and [N] (a USDT probe's:
 arg0, arg1, ... or $params); TYPE one of u8..u64, s8..s64, x8..x64, f32, f64,
@@ -49,6 +53,13 @@ func split(cmd *cobra.Command, args []string) (defs, run []string) {
 func addTarget(fl *pflag.FlagSet, o *session.Options) {
 	fl.StringVarP(&o.Exe, "exe", "x", "", "the binary to probe (default: CMD's, or /proc/PID/exe)")
 	fl.IntVarP(&o.PID, "pid", "p", 0, "probe only this process")
+}
+
+// addMatchFlags adds the flags for definitions that name several places
+// (wildcards) or none.
+func addMatchFlags(fl *pflag.FlagSet, m *session.Matching) {
+	fl.IntVar(&m.MaxSites, "max-sites", probe.DefaultMaxSites, "attach at most this many sites for wildcard definitions (-1: no bound)")
+	fl.StringVar(&m.Missing, "missing-probes", "error", "a definition that names nothing or cannot be probed: error, warn (and go on without it) or ignore")
 }
 
 // addStopFlags adds the flags that stop a run by itself (bpftrace's
@@ -82,6 +93,7 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 	fl := cmd.Flags()
 	addTarget(fl, &o.Options)
 	addStopFlags(fl, &o.Stop)
+	addMatchFlags(fl, &o.Matching)
 	fl.StringVar(&o.SpecFile, "spec", "", "take the probes from a spec made by goprobe gen --format=spec (no debug info needed)")
 	fl.BoolVar(&o.JSON, "json", false, "print JSON lines (trace) or a JSON object (stat)")
 	if stat {
@@ -126,6 +138,7 @@ table is printed at exit, and every --interval.`,
 	fl := cmd.Flags()
 	addTarget(fl, &o.Options)
 	addStopFlags(fl, &o.Stop)
+	addMatchFlags(fl, &o.Matching)
 	fl.StringVar(&o.Key, "key", "", "the expression to group hits by (required)")
 	fl.StringVar(&o.Value, "value", "", "an expression to sum and histogram per key")
 	fl.DurationVar(&o.Interval, "interval", 0, "also print the table at this interval")

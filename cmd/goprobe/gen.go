@@ -39,6 +39,7 @@ func genCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&o.Exe, "exe", "x", "", "the binary whose debug info defines the probes")
 	cmd.Flags().BoolVar(&cache, "cache", false, "keep the probes in the probe cache under BINARY's build-id (trace, stat and hist on any copy of that build find them; goprobe cache lists them)")
 	cmd.Flags().StringVar(&o.Target, "target", "", "the file to attach to, when not BINARY: a stripped copy with the same build-id")
+	addMatchFlags(cmd.Flags(), &o.Matching)
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"spec", "bpf-c", "bpftrace", "perf"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

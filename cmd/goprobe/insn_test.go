@@ -51,6 +51,13 @@ func statCounts(t *testing.T, args ...string) (map[string]int, string) {
 	if code != 0 {
 		t.Fatalf("goprobe stat %v: exit %d: %s", args, code, errs)
 	}
+	return statOf(t, out)
+}
+
+// statOf reads stat --json's counts by probe from out, and returns the
+// program's output before them.
+func statOf(t *testing.T, out string) (map[string]int, string) {
+	t.Helper()
 	var got struct {
 		Probes []struct {
 			Probe string

@@ -18,11 +18,23 @@ import (
 // buildC compiles cmd/goprobe/testdata/NAME.c with gcc and args.
 func buildC(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	src := filepath.Join(testutil.Root(t), "cmd", "goprobe", "testdata", name+".c")
+	return buildSource(t, "gcc", name, ".c", args...)
+}
+
+// buildCXX builds testdata/NAME.cc with g++ and args.
+func buildCXX(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	return buildSource(t, "g++", name, ".cc", args...)
+}
+
+// buildSource builds testdata/NAME+ext with the compiler cc and args.
+func buildSource(t *testing.T, cc, name, ext string, args ...string) string {
+	t.Helper()
+	src := filepath.Join(testutil.Root(t), "cmd", "goprobe", "testdata", name+ext)
 	bin := filepath.Join(t.TempDir(), name)
-	out, err := exec.Command("gcc", append(append([]string{"-o", bin}, args...), src)...).CombinedOutput()
+	out, err := exec.Command(cc, append(append([]string{"-o", bin}, args...), src)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("gcc %s: %v\n%s", name, err, out)
+		t.Fatalf("%s %s: %v\n%s", cc, name, err, out)
 	}
 	return bin
 }

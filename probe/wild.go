@@ -1,0 +1,222 @@
+package probe
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/binscope/binscope/internal/naming"
+	"github.com/binscope/binscope/spec"
+	"github.com/binscope/binscope/types"
+	"github.com/binscope/binscope/usdt"
+)
+
+// Missing says what Spec does with a definition that names nothing or
+// cannot be probed, as bpftrace's missing_probes: fail (the default),
+// warn and go on without it, or go on silently. A run left with no
+// probe fails whatever the policy.
+type Missing int
+
+const (
+	MissingError Missing = iota
+	MissingWarn
+	MissingIgnore
+)
+
+// ParseMissing reads error, warn or ignore.
+func ParseMissing(s string) (Missing, error) {
+	switch s {
+	case "", "error":
+		return MissingError, nil
+	case "warn":
+		return MissingWarn, nil
+	case "ignore":
+		return MissingIgnore, nil
+	}
+	return 0, fmt.Errorf("missing-probes %q: want error, warn or ignore", s)
+}
+
+// DefaultMaxSites is how many sites the wildcard definitions of one run
+// may attach without SpecOptions.MaxSites raised: bpftrace's max_probes.
+const DefaultMaxSites = 1024
+
+// SpecOptions tune Spec. A nil *SpecOptions means the defaults.
+type SpecOptions struct {
+	// MaxSites bounds the sites the wildcard definitions attach, checked
+	// before their sites are placed (0: DefaultMaxSites; < 0: no bound).
+	MaxSites int
+	// Missing is the policy for definitions that cannot be probed.
+	Missing Missing
+	// Warn receives MissingWarn's warnings, one line each.
+	Warn func(string)
+}
+
+// SpecWith resolves every definition, a wildcard one into one probe per
+// function or USDT probe it names (see naming.Pattern), in the order
+// of their names.
+func (r *Resolver) SpecWith(defs []*Def, o *SpecOptions) (*spec.Spec, error) {
+	var opts SpecOptions
+	if o != nil {
+		opts = *o
+	}
+	if opts.MaxSites == 0 {
+		opts.MaxSites = DefaultMaxSites
+	}
+	s := &spec.Spec{Version: spec.SpecVersion, Binary: r.path, BuildID: r.ef.BuildID, Arch: r.arch.Name}
+	wildSites := 0
+	var firstErr error
+	miss := func(err error) error {
+		switch {
+		case opts.Missing == MissingError:
+			return err
+		case opts.Missing == MissingWarn && opts.Warn != nil:
+			opts.Warn(err.Error())
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+		return nil
+	}
+	for _, d := range defs {
+		each, sites, err := r.expandDef(d)
+		if err != nil {
+			if err = miss(err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if each[0] != d {
+			wildSites += sites
+			if opts.MaxSites > 0 && wildSites > opts.MaxSites {
+				return nil, fmt.Errorf("%s: %s names %d functions or probes with about %d sites, and this run's wildcards more than %d: narrow the pattern, or raise --max-sites", r.path, d.Text, len(each), sites, opts.MaxSites)
+			}
+		}
+		for _, e := range each {
+			p, err := r.Resolve(e)
+			if err != nil {
+				if err = miss(err); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			s.Probes = append(s.Probes, *p)
+		}
+	}
+	if len(s.Probes) == 0 && firstErr != nil {
+		return nil, firstErr
+	}
+	return s, nil
+}
+
+// expandDef is d itself, or for a wildcard definition one definition
+// per function or USDT probe it names, with an estimate of their sites
+// (an out-of-line copy, inline expansions and clones each; a USDT
+// probe's places).
+func (r *Resolver) expandDef(d *Def) ([]*Def, int, error) {
+	if d.USDT != nil {
+		return r.expandUSDT(d)
+	}
+	if d.File != "" || !naming.IsPattern(d.Func) {
+		return []*Def{d}, 0, nil
+	}
+	if r.model == nil {
+		if fn := r.quick(d.Func); fn != nil {
+			return []*Def{d}, 0, nil // a name that only looks like a pattern (operator*)
+		}
+		if err := r.all(); err != nil {
+			return nil, 0, err
+		}
+	}
+	for _, fn := range r.model.Lookup(d.Func) {
+		if fn.Name == d.Func {
+			return []*Def{d}, 0, nil
+		}
+	}
+	pat := naming.NewPattern(d.Func)
+	by := map[string]int{}
+	var names []string
+	for _, fn := range r.model.Funcs() {
+		if !pat.Match(fn.Name) || fn.LowPC == 0 && (d.Return || len(fn.Inlined) == 0 && len(fn.Clones) == 0) {
+			continue
+		}
+		if _, ok := by[fn.Name]; !ok {
+			names = append(names, fn.Name)
+		}
+		by[fn.Name] += estimateSites(fn)
+	}
+	if len(names) == 0 {
+		return nil, 0, r.noMatch(d, r.model.Names())
+	}
+	sort.Strings(names)
+	out, sites := make([]*Def, 0, len(names)), 0
+	for _, n := range names {
+		e := *d
+		e.Func, e.Text = n, strings.Replace(d.Text, d.Func, n, 1)
+		out = append(out, &e)
+		sites += by[n]
+	}
+	return out, sites, nil
+}
+
+// estimateSites counts fn's places before they are placed.
+func estimateSites(fn *types.Func) int {
+	n := len(fn.Inlined)
+	if fn.LowPC != 0 {
+		n++
+	}
+	for _, c := range fn.Clones {
+		if !naming.ContinuesCall(c.Kind) {
+			n++
+		}
+	}
+	return n
+}
+
+// expandUSDT is a usdt: definition itself, or when its pattern names
+// several PROVIDER:NAME, one definition each.
+func (r *Resolver) expandUSDT(d *Def) ([]*Def, int, error) {
+	all, err := r.usdtProbes()
+	if err != nil {
+		return nil, 0, err
+	}
+	provider := d.USDT.Provider
+	if provider == "" {
+		provider = "*"
+	}
+	ps := usdt.Named(all, provider, d.USDT.Name)
+	if len(ps) == 0 {
+		return nil, 0, r.noUSDT(d, all)
+	}
+	by := map[string]int{}
+	var names []string
+	for _, p := range ps {
+		n := p.String()
+		if _, ok := by[n]; !ok {
+			names = append(names, n)
+		}
+		by[n]++
+	}
+	if len(names) == 1 {
+		return []*Def{d}, 0, nil
+	}
+	sort.Strings(names)
+	var out []*Def
+	for _, n := range names {
+		prov, name, _ := strings.Cut(n, ":")
+		e := *d
+		e.USDT = &USDTPoint{Provider: prov, Name: name}
+		e.Text = strings.Replace(d.Text, d.USDT.String(), e.USDT.String(), 1)
+		out = append(out, &e)
+	}
+	return out, len(ps), nil
+}
+
+// noMatch says that a wildcard matches no function, with the closest
+// names to its longest literal part.
+func (r *Resolver) noMatch(d *Def, names []string) error {
+	near := types.Nearest(names, 5, naming.NewPattern(d.Func).Near)
+	if len(near) > 0 {
+		return fmt.Errorf("%s: %w: no function matches %s (closest: %s)", r.path, types.ErrNotFound, d.Func, strings.Join(near, ", "))
+	}
+	return fmt.Errorf("%s: %w: no function matches %s", r.path, types.ErrNotFound, d.Func)
+}
