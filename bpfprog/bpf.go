@@ -392,6 +392,10 @@ func chainStart(a *arch.Arch, c spec.Chain, at uint64, fail string) (asm.Instruc
 	if c.Const != nil {
 		return asm.Instructions{asm.LoadImm(asm.R1, *c.Const, asm.DWord)}, 0, false, nil
 	}
+	if c.Builtin != "" {
+		code, err := builtin(c.Builtin)
+		return code, 0, false, err
+	}
 	if len(c.Expr) > 0 {
 		code, err := exprInsns(a, c.Expr, at, fail)
 		if err != nil {
@@ -511,7 +515,11 @@ func fetchProgram(a *arch.Arch, f spec.Fetch, at uint64, rRec asm.Register, off 
 			asm.StoreMem(rRec, off, asm.R0, asm.DWord),
 			asm.JSLT.Imm(asm.R0, 0, fail),
 		)
-	case "bytes", "chars", "struct":
+	case "chars", "bytes", "struct":
+		if c := f.Chains[0]; c.Builtin == "comm" {
+			in = append(in, comm(rRec, off, f.Size)...)
+			break
+		}
 		code, last, deref, err := chainStart(a, f.Chains[0], at, fail)
 		if err != nil {
 			return nil, err
@@ -537,4 +545,43 @@ func fetchProgram(a *arch.Arch, f spec.Fetch, at uint64, rRec asm.Register, off 
 	// The fault label: the next instruction (or the submit) carries it.
 	in = append(in, asm.Mov.Reg(rOK, rOK).WithSymbol(fail))
 	return in, nil
+}
+
+// builtins are the helper whose result holds each builtin and which
+// part of it: the whole 64 bits, the low 32 or the high 32.
+var builtins = map[string]struct {
+	call asm.BuiltinFunc
+	part string
+}{
+	"pid": {asm.FnGetCurrentPidTgid, "high"}, "tid": {asm.FnGetCurrentPidTgid, "low"},
+	"uid": {asm.FnGetCurrentUidGid, "low"}, "gid": {asm.FnGetCurrentUidGid, "high"},
+	"cpu": {asm.FnGetSmpProcessorId, "low"}, "ts": {asm.FnKtimeGetNs, "whole"},
+}
+
+// builtin leaves a builtin's value in R1 (see spec.Chain.Builtin).
+func builtin(name string) (asm.Instructions, error) {
+	b, ok := builtins[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown builtin %q", name)
+	}
+	in := asm.Instructions{b.call.Call()}
+	switch b.part {
+	case "high":
+		return append(in, asm.Mov.Reg(asm.R1, asm.R0), asm.RSh.Imm(asm.R1, 32)), nil
+	case "low":
+		return append(in, asm.Mov.Reg32(asm.R1, asm.R0)), nil
+	}
+	return append(in, asm.Mov.Reg(asm.R1, asm.R0)), nil
+}
+
+// comm writes the thread's name into the slot at rec+off as a "chars"
+// value: its n bytes after the slot's length word.
+func comm(rec asm.Register, off int16, n int64) asm.Instructions {
+	return asm.Instructions{
+		asm.Mov.Reg(asm.R1, rec),
+		asm.Add.Imm(asm.R1, int32(off)+8),
+		asm.Mov.Imm(asm.R2, int32(n)),
+		asm.FnGetCurrentComm.Call(),
+		bpfasm.StoreImm64(rec, off, int32(n)),
+	}
 }

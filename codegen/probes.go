@@ -247,6 +247,8 @@ func computed(f spec.Fetch) string {
 	}
 	for _, c := range f.Chains {
 		switch {
+		case c.Builtin != "":
+			return "the builtin $" + c.Builtin + ", which goprobe trace reads and this generator does not"
 		case len(c.Expr) > 0 && f.Operand != nil:
 			return "the USDT operand's address is computed, " + types.OpsString(c.Expr) + ", which goprobe trace evaluates and this generator does not"
 		case len(c.Expr) > 0:

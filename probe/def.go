@@ -23,6 +23,7 @@ var ErrBadDef = errors.New("bad probe definition")
 //	PROBE := FUNC[%return] | FUNC:LINE | FILE:LINE | FUNC+OFFSET | usdt:[PROVIDER:]NAME
 //	ARG   := [NAME=]EXPR[:TYPE]
 //	EXPR  := param | local | $params | $retval | %REG, then ->field, .field, [N]
+//	       | $pid | $tid | $comm | $cpu | $ts | $uid | $gid (see builtins)
 //
 // A USDT probe's arguments are arg0, arg1... (bpftrace's names) or
 // $params for all, with an optional TYPE; without PROVIDER any
@@ -161,8 +162,8 @@ func parseUSDT(d *Def, point string, args []string) (*Def, error) {
 		if err != nil {
 			return nil, bad("argument %q: %v", f, err)
 		}
-		if _, ok := USDTArg(a.Base); (!ok && a.Base != "$params") || len(a.Path) > 0 {
-			return nil, bad("argument %q: a USDT probe's arguments are arg0, arg1, ... or $params, without fields", f)
+		if _, ok := USDTArg(a.Base); (!ok && a.Base != "$params" && !IsBuiltin(a.Base)) || len(a.Path) > 0 {
+			return nil, bad("argument %q: a USDT probe's arguments are arg0, arg1, ... or $params, without fields, or a builtin (%s)", f, builtinNames())
 		}
 		d.Args = append(d.Args, a)
 	}

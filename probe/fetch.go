@@ -84,6 +84,8 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 	f := spec.Fetch{Name: a.Name}
 	var pl place
 	switch {
+	case IsBuiltin(a.Base):
+		return builtinFetch(a)
 	case strings.HasPrefix(a.Base, "$retval"):
 		if kind != spec.SiteReturn {
 			f.Unavailable = "$retval exists only at %return"

@@ -669,8 +669,8 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 				a.Base = "$retval"
 			}
 			out = append(out, a)
-		case strings.HasPrefix(a.Base, "$") && a.Base != "$retval":
-			return nil, fmt.Errorf("%s: unknown %s (use $params, $retval, $retvalN, a parameter, a variable or %%REG)", d.Text, a.Base)
+		case strings.HasPrefix(a.Base, "$") && a.Base != "$retval" && !IsBuiltin(a.Base):
+			return nil, fmt.Errorf("%s: unknown %s (use $params, $retval, $retvalN, a parameter, a variable, %%REG or a builtin: %s)", d.Text, a.Base, builtinNames())
 		case strings.HasPrefix(a.Base, "$") || strings.HasPrefix(a.Base, "%"):
 			out = append(out, a)
 		default:

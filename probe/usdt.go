@@ -102,6 +102,14 @@ func (r *Resolver) usdtSite(d *Def, up usdt.Probe) (spec.Site, error) {
 		return spec.Site{}, err
 	}
 	for _, a := range args {
+		if a.index < 0 {
+			f, err := builtinFetch(a.def)
+			if err != nil {
+				return spec.Site{}, fmt.Errorf("%s: %w", d.Text, err)
+			}
+			site.Args = append(site.Args, f)
+			continue
+		}
 		f := r.usdtFetch(a.def, a.op)
 		f.Operand = &a.index
 		site.Args = append(site.Args, f)
@@ -154,7 +162,8 @@ func (r *Resolver) usdtSyms() *symtab.Table {
 	return r.usdtTable
 }
 
-// usdtArg is one argument a definition reads, with the operand it reads.
+// usdtArg is one argument a definition reads, with the operand it reads
+// (index -1: a builtin, no operand).
 type usdtArg struct {
 	def   Arg
 	op    usdt.Arg
@@ -171,6 +180,10 @@ func usdtArgs(path string, d *Def, up usdt.Probe) ([]usdtArg, error) {
 				n := fmt.Sprintf("arg%d", i)
 				out = append(out, usdtArg{Arg{Name: n, Expr: n, Base: n, Type: a.Type}, op, i})
 			}
+			continue
+		}
+		if IsBuiltin(a.Base) {
+			out = append(out, usdtArg{a, usdt.Arg{}, -1})
 			continue
 		}
 		i, _ := USDTArg(a.Base)

@@ -180,11 +180,15 @@ type Dynamic struct {
 // static addresses in it are the file's, relocated where the site is
 // loaded). Derefs then apply as for a register.
 type Chain struct {
-	Reg    string     `json:"reg,omitempty"`
-	Field  *CtxField  `json:"field,omitempty"`
-	Derefs []int64    `json:"derefs,omitempty"`
-	Const  *int64     `json:"const,omitempty"`
-	Expr   []types.Op `json:"expr,omitempty"`
+	// Builtin, when set, is the value of a builtin instead of a register
+	// (pid, tid, uid, gid, cpu, ts; comm, the thread's name, for a
+	// "chars" fetch): see probe's builtins.
+	Builtin string     `json:"builtin,omitempty"`
+	Reg     string     `json:"reg,omitempty"`
+	Field   *CtxField  `json:"field,omitempty"`
+	Derefs  []int64    `json:"derefs,omitempty"`
+	Const   *int64     `json:"const,omitempty"`
+	Expr    []types.Op `json:"expr,omitempty"`
 }
 
 // WriteSpec writes s as indented JSON.

@@ -29,8 +29,8 @@ FUNC, PROVIDER and NAME may hold wildcards ('main.*', 'ns::Tmpl<*>::get',
 probe per function or USDT probe matched (see --max-sites, --missing-probes),
 then arguments [NAME=]EXPR[:TYPE], EXPR being a parameter or variable,
 $params, $retval or %REG followed by ->field, .field and [N] (a USDT probe's:
-arg0, arg1, ... or $params); TYPE one of u8..u64, s8..s64, x8..x64, f32, f64,
-string, bytes.`,
+arg0, arg1, ... or $params), or a builtin: $pid $tid $comm $cpu $ts $uid
+$gid; TYPE one of u8..u64, s8..s64, x8..x64, f32, f64, string, bytes.`,
 		Args: command.Args(cobra.NoArgs),
 	}
 	root.AddCommand(genCommand(stdout, stderr), traceCommand(stdout, stderr, false), traceCommand(stdout, stderr, true),
