@@ -161,6 +161,17 @@ func captureKey(a *arch.Arch, reg string, i int) (asm.Instructions, error) {
 	), nil
 }
 
+// captured leaves in R9 the values captured at the entry of this call
+// for probe i (0: none).
+func captured(a *arch.Arch, key string, i int) (asm.Instructions, error) {
+	k, err := captureKey(a, key, i)
+	if err != nil {
+		return nil, err
+	}
+	k = append(k, bpfasm.Lookup("captures", slotCapKey, "")...)
+	return append(k, asm.Mov.Reg(rCap, asm.R0)), nil
+}
+
 // captureProgram saves each capture chain's value at a function's entry.
 func captureProgram(a *arch.Arch, i, j int, site spec.Site, key string) (asm.Instructions, error) {
 	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
@@ -231,6 +242,11 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 		return nil, err
 	}
 	in = append(in, mk...)
+	fl, err := filterInsns(a, i, site, key, label("filter"))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, fl...)
 	in = append(in, count(int32(i))...)
 	if stacks == CountStacks {
 		in = append(in, stackCount(a, i, label("stack_counted"))...)
@@ -273,13 +289,11 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	)
 	caps := usesCaptures(site)
 	if caps {
-		k, err := captureKey(a, key, i)
+		k, err := captured(a, key, i)
 		if err != nil {
 			return nil, err
 		}
 		in = append(in, k...)
-		in = append(in, bpfasm.Lookup("captures", slotCapKey, "")...)
-		in = append(in, asm.Mov.Reg(rCap, asm.R0))
 	}
 	if len(site.Args) > spec.MaxArgs {
 		return nil, fmt.Errorf("%d arguments: at most %d", len(site.Args), spec.MaxArgs)

@@ -65,17 +65,23 @@ func widen(f spec.Fetch, off int16) asm.Instructions {
 	if f.Size <= 0 || f.Size >= 8 || !numeric(f.Type) {
 		return nil
 	}
-	shift := int32(64 - 8*f.Size)
+	in := asm.Instructions{asm.LoadMem(asm.R1, asm.RFP, off, asm.DWord)}
+	in = append(in, widenR1(f.Size, f.Type[0] == 's')...)
+	return append(in, asm.StoreMem(asm.RFP, off, asm.R1, asm.DWord))
+}
+
+// widenR1 makes the low size bytes of R1 its 64 bits, sign-extended or
+// not.
+func widenR1(size int64, signed bool) asm.Instructions {
+	if size <= 0 || size >= 8 {
+		return nil
+	}
 	right := asm.RSh
-	if f.Type[0] == 's' {
+	if signed {
 		right = asm.ArSh
 	}
-	return asm.Instructions{
-		asm.LoadMem(asm.R1, asm.RFP, off, asm.DWord),
-		asm.LSh.Imm(asm.R1, shift),
-		right.Imm(asm.R1, shift),
-		asm.StoreMem(asm.RFP, off, asm.R1, asm.DWord),
-	}
+	shift := int32(64 - 8*size)
+	return asm.Instructions{asm.LSh.Imm(asm.R1, shift), right.Imm(asm.R1, shift)}
 }
 
 // numeric reports the fetch types that are one number: u8..u64, s8..s64,
@@ -101,6 +107,11 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 		return nil, err
 	}
 	in = append(in, mk...)
+	fl, err := filterInsns(a, i, site, "", label("filter"))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, fl...)
 	in = append(in, count(int32(i))...)
 	for off := int16(0); off < spec.HistKeySize; off += 8 {
 		in = append(in, bpfasm.StoreImm64(asm.RFP, histKeySlot+off, 0))

@@ -38,6 +38,9 @@ type Def struct {
 	Offset uint64 // FUNC+OFFSET
 	Return bool
 	Args   []Arg
+	// Filter, when set, is the predicate a hit must pass: /PRED/ after
+	// the probe point, or --filter.
+	Filter *Filter
 }
 
 // Arg is one argument to fetch.
@@ -74,11 +77,58 @@ var ArgTypes = map[string]bool{"u8": true, "u16": true, "u32": true, "u64": true
 // Go names with spaces, parentheses and brackets need no quoting beyond the
 // shell's.
 func Parse(text string) (*Def, error) {
+	text, pred, err := cutPredicate(text)
+	if err != nil {
+		return nil, err
+	}
 	fields := joinPoint(strings.Fields(text))
 	if len(fields) == 0 {
 		return nil, fmt.Errorf("%w: empty", ErrBadDef)
 	}
 	d := &Def{Text: strings.Join(fields, " ")}
+	if pred != "" {
+		if d.Filter, err = ParseFilter(pred); err != nil {
+			return nil, err
+		}
+		d.Text = strings.Join(append([]string{fields[0], "/" + d.Filter.Text + "/"}, fields[1:]...), " ")
+	}
+	d, err = parsePoint(d, fields)
+	if err != nil {
+		return nil, err
+	}
+	return d, d.checkFilter()
+}
+
+// cutPredicate takes bpftrace's /PRED/ out of a definition: from a " /"
+// after the probe point to the last "/" (a predicate may divide; the
+// arguments after it hold no "/").
+func cutPredicate(text string) (rest, pred string, err error) {
+	i := strings.Index(text, " /")
+	if i < 0 {
+		return text, "", nil
+	}
+	j := strings.LastIndexByte(text, '/')
+	if j <= i+1 {
+		return "", "", fmt.Errorf("%w %q: a filter is /PRED/, closed by a /", ErrBadDef, text)
+	}
+	return text[:i] + " " + text[j+1:], text[i+2 : j], nil
+}
+
+// checkFilter refuses filter operands a USDT probe cannot read.
+func (d *Def) checkFilter() error {
+	if d.Filter == nil || d.USDT == nil {
+		return nil
+	}
+	for _, a := range d.Filter.Operands {
+		if _, ok := USDTArg(a.Base); (!ok && !IsBuiltin(a.Base)) || len(a.Path) > 0 {
+			return fmt.Errorf("%w %q: filter operand %q: a USDT probe's are arg0, arg1, ... or a builtin (%s)", ErrBadDef, d.Text, a.Expr, builtinNames())
+		}
+	}
+	return nil
+}
+
+// parsePoint reads the probe point and the arguments.
+func parsePoint(d *Def, fields []string) (*Def, error) {
 	point := fields[0]
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w %q: %s", ErrBadDef, d.Text, fmt.Sprintf(format, a...))

@@ -92,7 +92,7 @@ func (r *Resolver) SpecWith(defs []*Def, o *SpecOptions) (*spec.Spec, error) {
 			}
 		}
 		for _, e := range each {
-			p, err := r.Resolve(e)
+			p, err := r.resolveFiltered(e)
 			if err != nil {
 				if err = miss(err); err != nil {
 					return nil, err

@@ -38,9 +38,14 @@ func Gen(w io.Writer, o *GenOptions) error {
 	if len(o.Defs) == 0 {
 		return usage.Errorf("no probe definitions")
 	}
-	defs, err := parseDefs(o.Defs)
+	defs, err := parseDefs(o.Defs, o.Matching.Filter)
 	if err != nil {
 		return err
+	}
+	for _, d := range defs {
+		if d.Filter != nil && o.Format != "spec" {
+			return usage.Errorf("%s: a filter is evaluated by goprobe's own programs: --format=spec carries it (goprobe trace --spec), %s does not", d.Text, o.Format)
+		}
 	}
 	r, done, err := NewResolver(o.Exe, defs, o.Log)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/internal/table"
 	"github.com/binscope/binscope/internal/usage"
+	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/spec"
 )
 
@@ -110,7 +111,7 @@ func Hist(o *HistOptions) (int, error) {
 func (o *HistOptions) histSpec() (string, *spec.Spec, error) {
 	var full []string
 	for _, d := range o.Defs {
-		if len(strings.Fields(d)) > 1 {
+		if pd, err := probe.Parse(d); err == nil && len(pd.Args) > 0 {
 			return "", nil, usage.Errorf("%q: hist takes --key and --value, not arguments", d)
 		}
 		x := d + " key=" + o.Key

@@ -136,6 +136,9 @@ type Matching struct {
 	MaxSites int
 	// Missing is error, warn or ignore (--missing-probes; "" is error).
 	Missing string
+	// Filter is a predicate every definition's hits must pass besides
+	// its own (--filter; see probe.Filter).
+	Filter string
 }
 
 // options are m as the resolver takes them, warnings going to log.
@@ -160,7 +163,7 @@ func (m Matching) resolve(target string, defs []string, log io.Writer) (*spec.Sp
 	if len(defs) == 0 {
 		return nil, usage.Errorf("no probe definitions")
 	}
-	ds, err := parseDefs(defs)
+	ds, err := parseDefs(defs, m.Filter)
 	if err != nil {
 		return nil, err
 	}
@@ -186,12 +189,24 @@ func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
 	return Matching{}.resolve(target, defs, log)
 }
 
-func parseDefs(defs []string) ([]*probe.Def, error) {
+// parseDefs parses the definitions, each given the filter (--filter)
+// besides its own.
+func parseDefs(defs []string, filter string) ([]*probe.Def, error) {
+	var all *probe.Filter
+	if filter != "" {
+		var err error
+		if all, err = probe.ParseFilter(filter); err != nil {
+			return nil, usage.Wrap(err)
+		}
+	}
 	var ds []*probe.Def
 	for _, a := range defs {
 		d, err := probe.Parse(a)
 		if err != nil {
 			return nil, err
+		}
+		if all != nil {
+			d.Filter = d.Filter.And(all)
 		}
 		ds = append(ds, d)
 	}

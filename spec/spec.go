@@ -89,6 +89,8 @@ type Site struct {
 	RefCtrOffset uint64 `json:"ref_ctr_offset,omitempty"`
 	// USDT is a USDT site's PROVIDER:NAME.
 	USDT string `json:"usdt,omitempty"`
+	// Filter, when set, is the predicate a hit must pass to count.
+	Filter *Filter `json:"filter,omitempty"`
 }
 
 // Fetch reads one argument. Type is u8..u64, s8..s64, x8..x64, f32, f64

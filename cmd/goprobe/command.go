@@ -23,14 +23,19 @@ fires once per call, so it becomes a uprobe site at the function's out-of-line
 copy, at every inline expansion and at every full compiler clone (every RET
 for %return), each with its own programs to read the arguments.
 
-Definitions: FUNC[%return] | FUNC:LINE | FUNC+OFFSET | usdt:PROVIDER:NAME,
+Definitions: PROBE [/FILTER/] [ARG...], PROBE one of
+FUNC[%return] | FUNC:LINE | FUNC+OFFSET | usdt:PROVIDER:NAME,
 FUNC, PROVIDER and NAME may hold wildcards ('main.*', 'ns::Tmpl<*>::get',
 '*alloc*', 'usdt:*:function__*'; '*' any text, '?' one character): one
 probe per function or USDT probe matched (see --max-sites, --missing-probes),
 then arguments [NAME=]EXPR[:TYPE], EXPR being a parameter or variable,
 $params, $retval or %REG followed by ->field, .field and [N] (a USDT probe's:
 arg0, arg1, ... or $params), or a builtin: $pid $tid $comm $cpu $ts $uid
-$gid; TYPE one of u8..u64, s8..s64, x8..x64, f32, f64, string, bytes.`,
+$gid; TYPE one of u8..u64, s8..s64, x8..x64, f32, f64, string, bytes.
+FILTER is evaluated in BPF before a hit counts, as bpftrace's predicates:
+C's operators (|| && | ^ & == != < <= > >= << >> + - * / % ! - ~) over
+arguments, numbers and "text" ('hit /x > 3 && tag == "red"/'); --filter
+gives one to every definition.`,
 		Args: command.Args(cobra.NoArgs),
 	}
 	root.AddCommand(genCommand(stdout, stderr), traceCommand(stdout, stderr, false), traceCommand(stdout, stderr, true),
@@ -60,6 +65,7 @@ func addTarget(fl *pflag.FlagSet, o *session.Options) {
 func addMatchFlags(fl *pflag.FlagSet, m *session.Matching) {
 	fl.IntVar(&m.MaxSites, "max-sites", probe.DefaultMaxSites, "attach at most this many sites for wildcard definitions (-1: no bound)")
 	fl.StringVar(&m.Missing, "missing-probes", "error", "a definition that names nothing or cannot be probed: error, warn (and go on without it) or ignore")
+	fl.StringVar(&m.Filter, "filter", "", "count and record only the hits where this predicate holds, evaluated in BPF: 'x > 3 && $pid == 1234', 'name == \"GET\"' (besides a definition's own /PRED/)")
 }
 
 // addStopFlags adds the flags that stop a run by itself (bpftrace's

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// whoFilters are filters on the who program's hit, each with the same
+// predicate over its own record of a call, in C's arithmetic: long x,
+// int y (signed), unsigned u, char *tag, it->level an unsigned char,
+// it->name a char[8].
+var whoFilters = []struct {
+	filter string
+	holds  func(c whoCall, comm string) bool
+}{
+	{"x > 3", func(c whoCall, _ string) bool { return c.x > 3 }},
+	{"x < 0", func(c whoCall, _ string) bool { return c.x < 0 }},
+	{"y < 0", func(c whoCall, _ string) bool { return c.y < 0 }},           // int, sign-extended
+	{"u > 100", func(c whoCall, _ string) bool { return c.u > 100 }},       // unsigned: 0xfffffff1 is large
+	{"y < u", func(c whoCall, _ string) bool { return uint64(c.y) < c.u }}, // C: y converts to unsigned
+	{"x <= -3 || x >= 12", func(c whoCall, _ string) bool { return c.x <= -3 || c.x >= 12 }},
+	{"!(x == 5) && y != 0", func(c whoCall, _ string) bool { return c.x != 5 && c.y != 0 }},
+	{"x % 3 == -1 || -x > 4", func(c whoCall, _ string) bool { return c.x%3 == -1 || -c.x > 4 }},
+	{"(x * 2 + y) / 3 < 2", func(c whoCall, _ string) bool { return (c.x*2+c.y)/3 < 2 }},
+	{"x >> 1 == -2", func(c whoCall, _ string) bool { return c.x>>1 == -2 }},
+	{"(x & 6) == 2 || (x | 1) == 9 || (x ^ 3) == 1 || 1 << 3 == x", func(c whoCall, _ string) bool {
+		return c.x&6 == 2 || c.x|1 == 9 || c.x^3 == 1 || 8 == c.x
+	}},
+	{"~x == 4", func(c whoCall, _ string) bool { return ^c.x == 4 }},
+	{"it->level > 100", func(c whoCall, _ string) bool { return c.level > 100 }},
+	{"it->id == 3 || it->id == 6", func(c whoCall, _ string) bool { return c.id == 3 || c.id == 6 }},
+	{`tag == "red"`, func(c whoCall, _ string) bool { return c.tag == "red" }},
+	{`tag != "red" && x >= -2`, func(c whoCall, _ string) bool { return c.tag != "red" && c.x >= -2 }},
+	{`tag == "re"`, func(c whoCall, _ string) bool { return false }}, // a prefix is not the text
+	{`it->name == "n1"`, func(c whoCall, _ string) bool { return c.name == "n1" }},
+	{`$comm == "who-a" && x > 0`, func(c whoCall, comm string) bool { return comm == "who-a" && c.x > 0 }},
+}
+
+// TestFilter: each filter, evaluated in BPF, counts exactly the calls the
+// program's own record says it holds for (stat), and trace prints exactly
+// those calls; a definition's /PRED/ and --filter both hold.
+func TestFilter(t *testing.T) {
+	needBPF(t)
+	bin := buildC(t, "who", "-O2", "-g", "-pthread")
+	const n = 25
+	some := 0
+	for _, f := range whoFilters {
+		def := "hit /" + f.filter + "/"
+		got, out := statCounts(t, def, "--", bin, strconv.Itoa(n))
+		rec := whoSaid(t, out, n)
+		want := 0
+		for _, c := range rec.calls {
+			if f.holds(c, rec.names[c.tid]) {
+				want++
+			}
+		}
+		if want > 0 && want < len(rec.calls) {
+			some++
+		}
+		if got[def] != want {
+			t.Errorf("%s: counted %d, the program's record holds %d of %d calls", f.filter, got[def], want, len(rec.calls))
+		}
+	}
+	if some < len(whoFilters)-2 {
+		t.Errorf("only %d filters split the calls: the test proves little", some)
+	}
+	code, out, errs := runGoprobe("trace", "--filter", "u > 100", "hit /x > 3/ x u", "--", bin, strconv.Itoa(n))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rec := whoSaid(t, out, n)
+	var want, got []string
+	for _, c := range rec.calls {
+		if c.x > 3 && c.u > 100 {
+			want = append(want, fmt.Sprintf("%d x=%d u=%d", c.tid, c.x, c.u))
+		}
+	}
+	for _, m := range regexp.MustCompile(`(?m)^\d+/(\d+) hit site=entry (x=\S+ u=\S+)$`).FindAllStringSubmatch(out, -1) {
+		got = append(got, m[1]+" "+m[2])
+	}
+	if len(want) == 0 || strings.Join(sorted(got), "\n") != strings.Join(sorted(want), "\n") {
+		t.Errorf("trace printed:\n%s\nthe calls with x > 3 and u > 100:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestFilterReturn: a filter on $retval at %return (a long the program's
+// record gives: x*2 + y + u + tag[0] + it->id) and on a parameter kept
+// from the entry counts the calls the record says.
+func TestFilterReturn(t *testing.T) {
+	needBPF(t)
+	bin := buildC(t, "who", "-O2", "-g", "-pthread")
+	const n = 20
+	def := "hit%return /$retval > 200 && x < 9/"
+	got, out := statCounts(t, def, "--", bin, strconv.Itoa(n))
+	rec := whoSaid(t, out, n)
+	want := 0
+	for _, c := range rec.calls {
+		ret := c.x*2 + c.y + int64(c.u) + int64(c.tag[0]) + int64(c.id)
+		if ret > 200 && c.x < 9 {
+			want++
+		}
+	}
+	if want == 0 || got[def] != want {
+		t.Errorf("counted %d, the program's record holds %d of %d", got[def], want, len(rec.calls))
+	}
+}
+
+// TestFilterGoInline: a filter on a Go function inlined twice reads its
+// argument at every inline site: the counts are the program's own
+// record of twice's arguments.
+func TestFilterGoInline(t *testing.T) {
+	needBPF(t)
+	bin := buildCount(t, "go")
+	def := "main.twice /x % 3 != 0 && x > 2/"
+	got, out := statCounts(t, def, "--", bin, "3")
+	m := regexp.MustCompile(`twice args: \[([\d ]+)\]`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no record: %s", out)
+	}
+	want := 0
+	for _, f := range strings.Fields(m[1]) {
+		x, _ := strconv.Atoi(f)
+		if x%3 != 0 && x > 2 {
+			want++
+		}
+	}
+	if want == 0 || got[def] != want {
+		t.Errorf("counted %d, the program's arguments hold %d: %s", got[def], want, m[1])
+	}
+}
+
+// TestFilterErrors: filters that cannot mean anything are refused in one
+// line before anything attaches.
+func TestFilterErrors(t *testing.T) {
+	bin := buildC(t, "who", "-O2", "-g", "-pthread")
+	for filter, want := range map[string]string{
+		"hit /x > /":         "an expression is missing",
+		"hit /tag > 3/":      "is text",
+		"hit /x == \"a\"/":   "not text",
+		"hit /nosuch > 1/":   "nosuch",
+		"hit /(x > 1/":       "( without )",
+		"hit /x > 1":         "closed by a /",
+		"hit /$params > 1/":  "name one",
+		"usdt:a:b /x > 1/":   "a USDT probe's are arg0",
+		"hit /it->name > 1/": "is text",
+		"hit /x > 1/ /":      "expression is missing",
+	} {
+		code, _, errs := runGoprobe("stat", "--duration", "2s", "-x", bin, filter)
+		if code == 0 || !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%s: exit %d: %q, want one line with %q", filter, code, errs, want)
+		}
+	}
+	code, _, errs := runGoprobe("gen", "--format=bpftrace", "-x", bin, "hit /x > 1/")
+	if code == 0 || !strings.Contains(errs, "--format=spec carries it") {
+		t.Errorf("gen: exit %d: %s", code, errs)
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
