@@ -188,11 +188,23 @@ func (r *Resolver) lookup(name string) (*types.Func, error) {
 			withCode = append(withCode, fn)
 		}
 	}
+	exact := 0
+	for _, fn := range withCode {
+		if fn.Name == name {
+			exact++
+		}
+	}
 	switch {
 	case len(withCode) == 1:
 		return withCode[0], nil
 	case len(withCode) > 1 && sameName(withCode):
 		return withCode[0], nil
+	case exact == 1: // aliases the name also finds (__getpid for getpid)
+		for _, fn := range withCode {
+			if fn.Name == name {
+				return fn, nil
+			}
+		}
 	case len(withCode) > 1:
 		var names []string
 		for _, fn := range withCode {

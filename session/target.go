@@ -378,6 +378,16 @@ func withKernelEvents(fs *spec.Spec, kernel []spec.Probe) *spec.Spec {
 
 // functionSpec is targetSpec for the function probes.
 func (o *Options) functionSpec(target string) (string, *spec.Spec, error) {
+	if o.SpecFile == "" {
+		lib, err := o.libraryTarget(target)
+		if err != nil {
+			return "", nil, err
+		}
+		if lib != "" {
+			spec, err := o.specFor(lib)
+			return lib, spec, err
+		}
+	}
 	spec, err := o.specFor(target)
 	// The executable lacks the functions, or has nothing to probe by (a
 	// stripped program whose symbols are only the ones it imports).

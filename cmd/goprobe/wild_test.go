@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -152,5 +153,29 @@ func TestWildcardGo(t *testing.T) {
 		if got[name] != n {
 			t.Errorf("%s: counted %d, want %d", name, got[name], n)
 		}
+	}
+}
+
+// TestWildcardLibrary: LIB:PATTERN probes the library of that name the
+// command loads (the C library by its soname): getpi? and prctl count
+// what the program's own record says it called: getpid once per thread
+// it reports, prctl once per report and once more per thread it named.
+func TestWildcardLibrary(t *testing.T) {
+	needBPF(t)
+	bin := buildC(t, "who", "-O2", "-g", "-pthread")
+	got, out := statCounts(t, "libc.so.6:getpi?", "libc.so.6:prctl", "--", bin, "2")
+	rec := whoSaid(t, out, 2)
+	named := 0
+	for _, name := range rec.names {
+		if name != "who" {
+			named++
+		}
+	}
+	if want := map[string]int{"getpid": len(rec.names), "prctl": len(rec.names) + named}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("counted %v, the program's record says %v", got, want)
+	}
+	code, _, errs := runGoprobe("stat", "libnosuch.so:f", "--", bin, "2")
+	if code == 0 || !strings.Contains(errs, "loads no such library") {
+		t.Errorf("exit %d: %s", code, errs)
 	}
 }
