@@ -478,6 +478,14 @@ func reportUnavailable(w io.Writer, spec *spec.Spec) {
 					fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, a.Name, a.Unavailable)
 				}
 			}
+			if s.Filter == nil {
+				continue
+			}
+			for _, a := range s.Filter.Operands {
+				if a.Unavailable != "" {
+					fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: filter operand %s: %s: its hits never pass\n", p.Def, s.Kind, s.Addr, s.Function, a.Name, a.Unavailable)
+				}
+			}
 		}
 	}
 }

@@ -128,16 +128,22 @@ func TestBuiltins(t *testing.T) {
 			}
 			want[k]++
 		}
-		var h histJSON
-		if err := json.Unmarshal([]byte(out[strings.LastIndex(out, `{"probes"`):]), &h); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
-		got := map[string]uint64{}
-		for _, k := range h.Probes[0].Keys {
-			got[fmt.Sprint(k.Key)] = k.Count
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := histCounts(t, out); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("hist --key %s: %v, the program's calls per thread %v", key, got, want)
 		}
 	}
+}
+
+// histCounts are the counts by key of hist --json's first probe.
+func histCounts(t *testing.T, out string) map[string]uint64 {
+	t.Helper()
+	var h histJSON
+	if err := json.Unmarshal([]byte(out[strings.LastIndex(out, `{"probes"`):]), &h); err != nil || len(h.Probes) == 0 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	got := map[string]uint64{}
+	for _, k := range h.Probes[0].Keys {
+		got[fmt.Sprint(k.Key)] = k.Count
+	}
+	return got
 }

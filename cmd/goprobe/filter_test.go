@@ -84,6 +84,20 @@ func TestFilter(t *testing.T) {
 	if len(want) == 0 || strings.Join(sorted(got), "\n") != strings.Join(sorted(want), "\n") {
 		t.Errorf("trace printed:\n%s\nthe calls with x > 3 and u > 100:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	code, out, errs = runGoprobe("hist", "--json", "--key", "$comm", "hit /x > 3/", "--", bin, strconv.Itoa(n))
+	if code != 0 {
+		t.Fatalf("hist: exit %d: %s", code, errs)
+	}
+	rec = whoSaid(t, out, n)
+	keyed := map[string]uint64{}
+	for _, c := range rec.calls {
+		if c.x > 3 {
+			keyed[rec.names[c.tid]]++
+		}
+	}
+	if hist := histCounts(t, out); fmt.Sprint(hist) != fmt.Sprint(keyed) {
+		t.Errorf("hist --key $comm 'hit /x > 3/': %v, the program's calls with x > 3 per thread %v", hist, keyed)
+	}
 }
 
 // TestFilterReturn: a filter on $retval at %return (a long the program's

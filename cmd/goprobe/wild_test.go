@@ -133,6 +133,11 @@ func TestWildcardUSDT(t *testing.T) {
 			t.Errorf("%s: counted %d, want %d", name, got[name], c)
 		}
 	}
+	// A filter on a USDT operand and a builtin: the ticks past 5.
+	def := `usdt:demo:tick /arg0 > 5 && $comm == "sdt"/`
+	if got, _ := statCounts(t, def, "--", bin, strconv.Itoa(n)); got[def] != n-5 {
+		t.Errorf("%s: counted %d, want %d of the ticks 0..%d", def, got[def], n-5, n)
+	}
 }
 
 // TestWildcardGo: main.* names every function of a Go program's package
