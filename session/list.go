@@ -8,6 +8,8 @@ import (
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/internal/naming"
+	"github.com/binscope/binscope/types"
 	"github.com/binscope/binscope/usdt"
 )
 
@@ -21,13 +23,23 @@ type ListOptions struct {
 
 // List prints the probe points of the file, from the model of code and
 // the file's USDT notes (see funcs.WritePoints); with -p, the USDT
-// probes of every library the process maps too. Errors: a usage error
+// probes of every library the process maps too. A LIB:PATTERN lists the
+// points of that library (see cutLibrary). Errors: a usage error
 // without a file or a process; a pattern that matches nothing; the
 // loaders'.
 func List(o *ListOptions) error {
 	target, err := o.probeTarget()
 	if err != nil {
 		return err
+	}
+	if _, rest, ok := cutLibrary(o.Pattern); ok {
+		// LIB:PATTERN: the functions of the library the process maps
+		// (or the binary loads) that definitions name so.
+		o.Defs = []string{o.Pattern}
+		if target, err = o.libraryTarget(target); err != nil {
+			return err
+		}
+		o.Pattern, o.PID = rest, 0
 	}
 	ef, err := elfx.Open(target)
 	if err != nil {
@@ -59,7 +71,17 @@ func List(o *ListOptions) error {
 		}
 	}
 	if n == 0 && o.Pattern != "" {
-		return fmt.Errorf("%s: no function, USDT probe or source file matches %q", target, o.Pattern)
+		near := ""
+		if m != nil {
+			names := types.Closest(m.Names(), o.Pattern, 5)
+			if pat := naming.NewPattern(o.Pattern); pat.Wild() {
+				names = types.Nearest(m.Names(), 5, pat.Near)
+			}
+			if len(names) > 0 {
+				near = " (closest: " + strings.Join(names, ", ") + ")"
+			}
+		}
+		return fmt.Errorf("%s: no function, USDT probe or source file matches %q%s", target, o.Pattern, near)
 	}
 	return nil
 }

@@ -67,6 +67,10 @@ func TestWildcardTemplateInstances(t *testing.T) {
 	if strings.Join(listed, ";") != "ns::Tmpl<double>::get;ns::Tmpl<int>::get;ns::Tmpl<long>::get;ns::Tmpl<unsigned char>::get" {
 		t.Errorf("list matched %q", listed)
 	}
+	code, _, errs = runGoprobe("list", bin, "ns::Tmpl<*>::gett")
+	if code == 0 || !strings.Contains(errs, "(closest: ns::Tmpl<double>::get, ns::Tmpl<int>::get") {
+		t.Errorf("list of a pattern that matches nothing: exit %d: %s", code, errs)
+	}
 }
 
 // TestWildcardRefusals: a pattern that matches nothing fails naming the
@@ -179,7 +183,11 @@ func TestWildcardLibrary(t *testing.T) {
 	if want := map[string]int{"getpid": len(rec.names), "prctl": len(rec.names) + named}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("counted %v, the program's record says %v", got, want)
 	}
-	code, _, errs := runGoprobe("stat", "libnosuch.so:f", "--", bin, "2")
+	code, out, errs := runGoprobe("list", bin, "libc.so.6:getpi?")
+	if code != 0 || strings.TrimSpace(out) != "func getpid" {
+		t.Errorf("list libc.so.6:getpi?: exit %d: %s%s", code, out, errs)
+	}
+	code, _, errs = runGoprobe("stat", "libnosuch.so:f", "--", bin, "2")
 	if code == 0 || !strings.Contains(errs, "loads no such library") {
 		t.Errorf("exit %d: %s", code, errs)
 	}
