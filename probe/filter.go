@@ -329,29 +329,35 @@ func (r *Resolver) resolveFiltered(d *Def) (*spec.Probe, error) {
 	return p, nil
 }
 
-// filterOperand checks that operand k reads one value the filter can
-// use as it does: a number, or text it compares with a literal.
+// filterOperand checks that operand k of d's filter, resolved as an
+// argument, reads one value the filter can use (see checkOperand).
 func filterOperand(d *Def, f *spec.Fetch, k int) error {
-	a := d.Filter.Operands[k]
 	if f.Name != fmt.Sprintf("?%d", k) || f.Part != nil {
-		return fmt.Errorf("%s: filter operand %s reads several values (a struct, several results): name one", d.Text, a.Expr)
+		return fmt.Errorf("%s: filter operand %s reads several values (a struct, several results): name one", d.Text, d.Filter.Operands[k].Expr)
 	}
+	return checkOperand(d.Text, d.Filter, f, k)
+}
+
+// checkOperand checks that operand k of flt reads a value the filter can
+// use as it does: a number, or text it compares with a literal.
+func checkOperand(def string, flt *Filter, f *spec.Fetch, k int) error {
+	a := flt.Operands[k]
 	f.Name = a.Expr
 	text := false
-	for _, op := range d.Filter.Code {
+	for _, op := range flt.Code {
 		text = text || op.Op == "streq" && op.Arg == k
 	}
 	switch {
 	case f.Unavailable != "":
 		return nil // the filter rejects the site's hits; reported with the others
 	case text && f.Type != "string" && f.Type != "cstring" && f.Type != "chars":
-		return fmt.Errorf("%s: filter operand %s is %s, not text: it compares with numbers", d.Text, a.Expr, f.Type)
+		return fmt.Errorf("%s: filter operand %s is %s, not text: it compares with numbers", def, a.Expr, f.Type)
 	case !text && (f.Type == "string" || f.Type == "cstring" || f.Type == "chars"):
-		return fmt.Errorf("%s: filter operand %s is text: compare it with \"TEXT\" (== or !=), or read its address (%s:u64)", d.Text, a.Expr, a.Expr)
+		return fmt.Errorf("%s: filter operand %s is text: compare it with \"TEXT\" (== or !=), or read its address (%s:u64)", def, a.Expr, a.Expr)
 	case !text && (f.Type == "f32" || f.Type == "f64"):
-		return fmt.Errorf("%s: filter operand %s is a float, which BPF cannot compare: read its bits (:u64)", d.Text, a.Expr)
+		return fmt.Errorf("%s: filter operand %s is a float, which BPF cannot compare: read its bits (:u64)", def, a.Expr)
 	case !text && (f.Type == "bytes" || f.Type == "iface" || f.Type == "struct"):
-		return fmt.Errorf("%s: filter operand %s is not a number (%s): name a field", d.Text, a.Expr, f.Type)
+		return fmt.Errorf("%s: filter operand %s is not a number (%s): name a field", def, a.Expr, f.Type)
 	}
 	return nil
 }

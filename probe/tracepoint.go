@@ -53,8 +53,21 @@ func KernelEvent(def string) (bool, error) {
 // type comes from its C declaration (a syscall's `int fd` is an int though
 // the record gives it 8 bytes); a char * of a syscall is the user's string,
 // a char array the text it holds. A field this cannot read (a __data_loc
-// array) is a Fetch with Unavailable set.
-func TracepointProbe(def string) (spec.Probe, error) {
+// array) is a Fetch with Unavailable set. Builtins ($pid, $comm...) are
+// read as at any probe; a /PRED/ after GROUP:NAME, and all when not nil,
+// filter the hits (see Filter) on fields and builtins.
+func TracepointProbe(def string, all *Filter) (spec.Probe, error) {
+	def, pred, err := cutPredicate(def)
+	if err != nil {
+		return spec.Probe{}, err
+	}
+	var flt *Filter
+	if pred != "" {
+		if flt, err = ParseFilter(pred); err != nil {
+			return spec.Probe{}, err
+		}
+	}
+	flt = flt.And(all)
 	fields := strings.Fields(def)
 	if len(fields) == 0 {
 		return spec.Probe{}, fmt.Errorf("%w: empty", ErrBadDef)
@@ -77,6 +90,14 @@ func TracepointProbe(def string) (spec.Probe, error) {
 			for _, f := range ev.Fields {
 				site.Args = append(site.Args, fieldFetch(f.Name, f, "", group))
 			}
+			continue
+		}
+		if arg, err := parseArg(a); err == nil && IsBuiltin(arg.Base) {
+			f, err := builtinFetch(arg)
+			if err != nil {
+				return spec.Probe{}, fmt.Errorf("%w %q: %v", ErrBadDef, def, err)
+			}
+			site.Args = append(site.Args, f)
 			continue
 		}
 		as, field, typ := a, a, ""
@@ -102,7 +123,46 @@ func TracepointProbe(def string) (spec.Probe, error) {
 	if len(site.Args) > spec.MaxArgs {
 		return spec.Probe{}, fmt.Errorf("%w %q: %d arguments: at most %d", ErrBadDef, def, len(site.Args), spec.MaxArgs)
 	}
-	return spec.Probe{Def: strings.Join(fields, " "), Function: site.Function, Lang: "c", Sites: []spec.Site{site}}, nil
+	text := strings.Join(fields, " ")
+	if pred != "" {
+		text = strings.Join(append([]string{fields[0], "/" + strings.TrimSpace(pred) + "/"}, fields[1:]...), " ")
+	}
+	if flt != nil {
+		if site.Filter, err = tracepointFilter(text, flt, ev, group); err != nil {
+			return spec.Probe{}, err
+		}
+	}
+	return spec.Probe{Def: text, Function: site.Function, Lang: "c", Sites: []spec.Site{site}}, nil
+}
+
+// tracepointFilter reads a filter's operands from the event's record
+// (FIELD, args->FIELD, args.FIELD) or as builtins.
+func tracepointFilter(def string, flt *Filter, ev *tracepoint.Event, group string) (*spec.Filter, error) {
+	out := &spec.Filter{Text: flt.Text, Code: flt.Code}
+	for k, a := range flt.Operands {
+		var f spec.Fetch
+		if IsBuiltin(a.Base) {
+			var err error
+			if f, err = builtinFetch(a); err != nil {
+				return nil, fmt.Errorf("%w %q: %v", ErrBadDef, def, err)
+			}
+		} else {
+			name := strings.TrimPrefix(strings.TrimPrefix(a.Expr, "args->"), "args.")
+			field, ok := ev.Field(name)
+			if !ok {
+				return nil, fmt.Errorf("%w %q: filter operand %s: the event has no field %q (fields: %s)", ErrBadDef, def, a.Expr, name, strings.Join(ev.FieldNames(), ", "))
+			}
+			f = fieldFetch(a.Expr, field, a.Type, group)
+			if c := f.Chains; len(c) > 0 && c[0].Field != nil && c[0].Field.Text {
+				return nil, fmt.Errorf("%w %q: filter operand %s: text held in the record is not compared yet (a syscall's string argument is)", ErrBadDef, def, a.Expr)
+			}
+		}
+		if err := checkOperand(def, flt, &f, k); err != nil {
+			return nil, err
+		}
+		out.Operands = append(out.Operands, f)
+	}
+	return out, nil
 }
 
 // fieldFetch reads field f of a tracepoint's record as typ ("" from its

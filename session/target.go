@@ -356,7 +356,13 @@ func (o *Options) kernelEvents() ([]spec.Probe, error) {
 			funcs = append(funcs, d)
 			continue
 		}
-		p, err := probe.TracepointProbe(d)
+		var all *probe.Filter
+		if o.Matching.Filter != "" {
+			if all, err = probe.ParseFilter(o.Matching.Filter); err != nil {
+				return nil, usage.Wrap(err)
+			}
+		}
+		p, err := probe.TracepointProbe(d, all)
 		if err != nil {
 			return nil, err
 		}

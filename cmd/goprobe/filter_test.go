@@ -184,3 +184,24 @@ func sorted(s []string) []string {
 	}
 	return out
 }
+
+// TestFilterTracepoint: a filter on a tracepoint's field and a builtin
+// (write(2)s to fd 1 by the thread the program named who-a) counts that
+// thread's calls, each of which it flushes in one write of its own.
+func TestFilterTracepoint(t *testing.T) {
+	needBPF(t)
+	bin := buildC(t, "who", "-O2", "-g", "-pthread")
+	const n = 9
+	def := `syscalls:sys_enter_write /args->fd == 1 && $comm == "who-a"/`
+	got, out := statCounts(t, def, "--", bin, strconv.Itoa(n))
+	rec := whoSaid(t, out, n)
+	want := 0
+	for _, c := range rec.calls {
+		if rec.names[c.tid] == "who-a" {
+			want++
+		}
+	}
+	if want != n || got[def] != want {
+		t.Errorf("counted %d writes by who-a; the program's record has %d calls by it", got[def], want)
+	}
+}
