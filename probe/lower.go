@@ -42,7 +42,7 @@ func (r *Resolver) lower(p types.Piece, t types.Type) (ops []types.Op, addr bool
 		return nil, false, fmt.Sprintf("at %s, which reads a vector register: a uprobe cannot", types.Loc{Pieces: []types.Piece{p}})
 	}
 	text := types.OpsString(ops)
-	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP) {
+	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP, r.framePointer(r.at)) {
 		if _, ptr := types.Resolve(t).(*types.Pointer); !ptr && t != nil {
 			if loaded, _, ok := r.spilledLoad(ops, r.at); ok {
 				return r.lower(types.Piece{Kind: types.LocValue, Ops: loaded}, t)
@@ -108,10 +108,11 @@ func (r *Resolver) lower(p types.Piece, t types.Type) (ops []types.Op, addr bool
 
 // slotAddress reports whether a value expression computes with an address
 // in the frame, never loading from it: it reads the stack pointer, the CFA
-// or the frame pointer with a negative offset, and has no dereference. No
-// integer is computed so; LLVM describes a spilled value so when it drops
-// the load (DW_OP_breg7 RSP+40, DW_OP_convert, ..., DW_OP_stack_value).
-func slotAddress(ops []types.Op, sp string) bool {
+// or (when fp is set) the frame pointer with a negative offset, and has no
+// dereference. No integer is computed so; LLVM describes a spilled value
+// so when it drops the load (DW_OP_breg7 RSP+40, DW_OP_convert, ...,
+// DW_OP_stack_value).
+func slotAddress(ops []types.Op, sp string, fp bool) bool {
 	frame := false
 	for i, o := range ops {
 		switch {
@@ -119,11 +120,26 @@ func slotAddress(ops []types.Op, sp string) bool {
 			return false
 		case o.Code == types.OpCFA, o.Code == types.OpReg && o.Reg == sp:
 			frame = true
-		case o.Code == types.OpReg && o.Reg == "RBP" && i+1 < len(ops) && ops[i+1].Code == types.OpConst && ops[i+1].Value < 0:
+		case fp && o.Code == types.OpReg && o.Reg == "RBP" && i+1 < len(ops) && ops[i+1].Code == types.OpConst && ops[i+1].Value < 0:
 			frame = true
 		}
 	}
 	return frame
+}
+
+// framePointer reports whether RBP may hold an address in the frame at
+// pc. GCC without a frame pointer (-O2, -O3) allocates RBP as any other
+// register, and describes a value held as RBP-1 so (gcc -O3 seed 1135 of
+// bench/exact: fn10's c, which the calls passed as 1, 8, 15, ...); its
+// call frame information then computes the frame's address from RSP.
+// Other producers, and GCC code whose frame is computed from RBP, keep
+// RBP as the frame pointer.
+func (r *Resolver) framePointer(pc uint64) bool {
+	if !r.gnuAt(pc) {
+		return true
+	}
+	reg, _, ok := r.cfa(pc)
+	return !ok || reg == "RBP"
 }
 
 // regPlus pushes register reg's value plus off.

@@ -111,6 +111,7 @@ var regressions = []struct {
 	{"gcc-O2", 1041, "a jump back to an expansion's entry given the declaration's row (a guarded body joined from the caller's loop): counted twice", nil, true},
 	{"rust-O3", 1016, "a guarded body in an unrolled loop: its early return's three copies end to end, its rest in a loop of its own (starts in different loops of the caller): one call counted per three", nil, true},
 	{"rust-O3", 1019, "the same, the guarded function inlined into main through another expansion", nil, true},
+	{"gcc-O3", 1135, "GCC without a frame pointer holds a value as RBP-1 (RBP a register like any other): read, not refused as a stack address", []string{"fn10 c"}, true},
 	{"clang-O2", 1050, "a value LLVM computes from two values given one stack slot ([RSP+40]-[RSP+40]): one constant for every call, ? with why", nil, true},
 }
 
