@@ -41,7 +41,8 @@ func (g *GDBCheck) Compared() int { return g.Agree + len(g.GDBWrong) + len(g.Dif
 
 // CheckUnread compares up to most of the (site, argument) pairs that r's
 // trace printed as ? with gdb (see GDBCheck), spread over the functions
-// and sites (every k-th of them in order).
+// and sites (every k-th of them in order), at the passes through the site
+// where the trace printed ?.
 func (r *Result) CheckUnread(dir string, most int) (GDBCheck, error) {
 	var c GDBCheck
 	type pair struct {
@@ -76,10 +77,21 @@ func (r *Result) CheckUnread(dir string, most int) (GDBCheck, error) {
 		if err != nil {
 			return c, err
 		}
-		if !ok {
+		// The passes where goprobe printed ?: the programs run the
+		// same calls in the same order whatever N, so gdb's k-th pass
+		// is the trace's k-th.
+		unread := p.fr.unreadHit[fmt.Sprintf("%#x %s", p.addr, p.arg)]
+		var at []string
+		for k, v := range vals {
+			if k < len(unread) && unread[k] {
+				at = append(at, v)
+			}
+		}
+		if !ok || len(at) == 0 {
 			c.Skipped++
 			continue
 		}
+		vals = at
 		why := cmp.Or(p.why, "a read that faulted")
 		line := fmt.Sprintf("%s seed=%d %s at %#x: goprobe ? (%s), gdb %s = %s", r.Build, r.Seed, p.fr.Symbol, p.addr, why, p.arg, strings.Join(vals, ","))
 		// The values gdb prints, against those the calls passed (a

@@ -54,7 +54,10 @@ type FuncResult struct {
 	// ReadArgs counts the values printed as numbers, per argument.
 	ReadArgs map[string]int
 	args     map[string]argInfo // by "addr name", from the spec
-	unused   map[string]bool    // the parameters the function does not use
+	// unreadHit says, per "addr name", for each pass of the trace's run
+	// through the site in order, whether the value was ?.
+	unreadHit map[string][]bool
+	unused    map[string]bool // the parameters the function does not use
 
 	Perf     int
 	Bpftrace int

@@ -46,8 +46,14 @@ func (fr *FuncResult) noteValue(addr, name string, v any) {
 	if err != nil {
 		return
 	}
-	in := fr.args[fmt.Sprintf("%#x %s", a, name)]
-	if _, ok := number(v); ok {
+	key := fmt.Sprintf("%#x %s", a, name)
+	in := fr.args[key]
+	_, ok := number(v)
+	if fr.unreadHit == nil {
+		fr.unreadHit = map[string][]bool{}
+	}
+	fr.unreadHit[key] = append(fr.unreadHit[key], !ok)
+	if ok {
 		if in.expr {
 			fr.ExprValues++
 		}
