@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/types"
@@ -138,7 +140,8 @@ func (r *Resolver) calls(ret, entry uint64) bool {
 // is the callee's CFA, its CFA follows from its own call frame
 // information, and its other registers are still in place where the
 // callee has not changed them since its entry, or where the callee's call
-// frame information says it saved them.
+// frame information says it saved them; so is a value the caller had at
+// its own entry, in a register it has not changed before the call.
 func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff int64) ([]types.Op, bool) {
 	if len(l.Pieces) != 1 {
 		return nil, false
@@ -178,10 +181,23 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 		}
 		return true
 	}
-	for _, o := range ops {
+	for i, o := range ops {
 		switch o.Code {
-		case types.OpSkip, types.OpBra, types.OpEntry, types.OpParam, types.OpFail:
+		case types.OpSkip, types.OpBra, types.OpParam, types.OpFail:
 			return nil, false
+		case types.OpEntry:
+			// The caller's own entry value (GCC's value of a removed
+			// parameter the caller passes on from its caller): its
+			// register where the caller has not changed it before the
+			// call (the 5-byte call that returns to ret), or only
+			// extended its low 32 bits when only those are used.
+			var allow func(x86asm.Inst) bool
+			if low32(ops[i+1:]) {
+				allow = extendsSelf(o.Reg)
+			}
+			if ok, _ := r.entryKeptBut(o.Reg, ret-5, allow); !ok || !reg(o.Reg, 0) {
+				return nil, false
+			}
 		case types.OpReg:
 			if !reg(o.Reg, 0) {
 				return nil, false

@@ -3,6 +3,8 @@ package probe
 import (
 	"fmt"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"github.com/binscope/binscope/dwarf"
 
 	"github.com/binscope/binscope/internal/cfi"
@@ -142,6 +144,34 @@ func (r *Resolver) framePointer(pc uint64) bool {
 	return !ok || reg == "RBP"
 }
 
+// extendsSelf reports whether in writes reg with the low 32 bits it
+// already holds, extended: movslq %edx,%rdx, mov %edx,%edx (the
+// promotion of an int parameter).
+func extendsSelf(reg string) func(x86asm.Inst) bool {
+	return func(in x86asm.Inst) bool {
+		dst, ok1 := in.Args[0].(x86asm.Reg)
+		src, ok2 := in.Args[1].(x86asm.Reg)
+		if !ok1 || !ok2 || gprName(dst) != reg || gprName(src) != reg || src < x86asm.EAX || src > x86asm.R15L {
+			return false
+		}
+		switch in.Op {
+		case x86asm.MOVSXD:
+			return dst >= x86asm.RAX && dst <= x86asm.R15
+		case x86asm.MOV:
+			return dst == src
+		}
+		return false
+	}
+}
+
+// low32 reports whether ops, from the operation after an entry value on,
+// use only its low 32 bits: it shifts them up by 32 and back (the
+// extension of an int).
+func low32(ops []types.Op) bool {
+	return len(ops) >= 4 && ops[0].Code == types.OpConst && ops[0].Value == 32 && ops[1].Code == types.OpShl &&
+		ops[2].Code == types.OpConst && ops[2].Value == 32 && (ops[3].Code == types.OpShra || ops[3].Code == types.OpShr)
+}
+
 // regPlus pushes register reg's value plus off.
 func regPlus(reg string, off int64) []types.Op {
 	ops := []types.Op{{Code: types.OpReg, Reg: reg}}
@@ -191,6 +221,12 @@ func (r *Resolver) instanceAt(pc uint64) (*types.Instance, *types.Func) {
 // callee need not keep). An indirect jump on the way, whose targets are
 // unknown, proves nothing. host names the copy.
 func (r *Resolver) entryKept(reg string, pc uint64) (ok bool, host string) {
+	return r.entryKeptBut(reg, pc, nil)
+}
+
+// entryKeptBut is entryKept, where the instructions allow accepts may
+// write reg.
+func (r *Resolver) entryKeptBut(reg string, pc uint64, allow func(x86asm.Inst) bool) (ok bool, host string) {
 	inst, fn := r.instanceAt(pc)
 	if inst == nil {
 		return false, "the function"
@@ -237,7 +273,7 @@ func (r *Resolver) entryKept(reg string, pc uint64) (ok bool, host string) {
 			continue
 		}
 		seen[x] = true
-		if x86.Writes(r.arch, fl.op[x], goCode)&bit != 0 {
+		if x86.Writes(r.arch, fl.op[x], goCode)&bit != 0 && (allow == nil || !allow(fl.op[x])) {
 			return false, host
 		}
 		work = append(work, fl.pred[x]...)

@@ -112,6 +112,7 @@ var regressions = []struct {
 	{"rust-O3", 1016, "a guarded body in an unrolled loop: its early return's three copies end to end, its rest in a loop of its own (starts in different loops of the caller): one call counted per three", nil, true},
 	{"rust-O3", 1019, "the same, the guarded function inlined into main through another expansion", nil, true},
 	{"gcc-O3", 1135, "GCC without a frame pointer holds a value as RBP-1 (RBP a register like any other): read, not refused as a stack address", []string{"fn10 c"}, true},
+	{"gcc-O2", 1004, "a parameter GCC removed from a clone, whose caller passes on its own entry value, an int it only sign-extended (movslq %edx,%rdx): read", []string{"fn02 b"}, true},
 	{"clang-O2", 1050, "a value LLVM computes from two values given one stack slot ([RSP+40]-[RSP+40]): one constant for every call, ? with why", nil, true},
 }
 
