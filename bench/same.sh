@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Checks that two revisions of the tools print the same bytes: gopahole
 # (text, --format=c, --json) and gofunct (plain, -P, --inline, --json) on
-# glibc's debug file, python3.11d, libstdc++'s debug file, cmd/go and the
-# test fixtures; gopahole -C on some of them and gopahole on the kernel's
-# BTF; goprobe's resolved sites (gen --format=spec) of a few functions.
-# A and B are git revisions, "." for the working tree. Prints one line per
-# output that differs and exits 1 if any does; the outputs are left in
-# bench/out/same/{a,b}.
+# glibc's debug file, python3.11d, libstdc++'s debug file, cmd/go, the
+# test fixtures and three relocatable objects; gopahole -C on some of them
+# and gopahole on the kernel's BTF; goprobe's resolved sites (gen
+# --format=spec) of a few functions. A and B are git revisions, "." for
+# the working tree. Prints one line per output that differs and exits 1
+# if any does; the outputs are left in bench/out/same/{a,b}.
 #
 #   bash bench/same.sh A B          bash bench/same.sh main .
 set -euo pipefail
@@ -50,6 +50,12 @@ for b in testdata/fixtures/*/build.sh; do
 	fi
 	inputs+=("$f")
 done
+# Relocatable objects: C at -O1, C and C++ at -O2 (built once).
+obj=$out/layouts.o
+[ -f "$obj" ] || gcc -g -O1 -c -o "$obj" testdata/fixtures/c-layouts/layouts.c
+[ -f "$out/inl.o" ] || gcc -g -O2 -c -o "$out/inl.o" dwarf/testdata/inline/inl.c
+[ -f "$out/real.o" ] || g++ -g -O2 -std=c++17 -c -o "$out/real.o" testdata/fixtures/cpp-real/real.cc
+inputs+=("$obj" "$out/inl.o" "$out/real.o")
 export BINSCOPE_INDEX_CACHE=off
 modes=("gopahole" "gopahole --format=c" "gopahole --json" "gofunct" "gofunct -P" "gofunct --inline" "gofunct --json")
 differ=0 compared=0
@@ -83,8 +89,6 @@ fi
 fixture() { ls -t "$cache/$1"-*/"$1" 2>/dev/null | head -1 || true; }
 # gopahole -C: the path that reads only the named types, on linked files
 # and a relocatable object (a name in no unit reads every type).
-obj=$out/layouts.o
-gcc -g -O1 -c -o "$obj" testdata/fixtures/c-layouts/layouts.c
 named=(
 	"$libcdbg|malloc_state|FILE|nosuchtype"
 	"/usr/bin/python3.11d|PyObject|PyTypeObject"

@@ -3,6 +3,8 @@ package dwarf
 import (
 	"debug/dwarf"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
@@ -14,7 +16,8 @@ import (
 // in separate or complete debug files), GCC's DWARF 2, clang's DWARF 5
 // (names through .debug_str_offsets; addresses through .debug_addr and
 // range lists by index at -O2), Go's, rustc's and Zig's (LLVM,
-// DWARF 4).
+// DWARF 4), and GCC's relocatable objects (whose sections elfx
+// relocates, as debug/elf does).
 var scanInputs = []struct {
 	name string
 	path func(t *testing.T) string
@@ -29,6 +32,21 @@ var scanInputs = []struct {
 	{"zig-std", func(t *testing.T) string { return testutil.Fixture(t, "zig-std").Path }, 1000},
 	{"libc", func(t *testing.T) string { return testutil.RealBinary(t, "libc") }, 500000},
 	{"libstdc++", func(t *testing.T) string { return testutil.RealBinary(t, "libstdc++") }, 400000},
+	{"inl-object", func(t *testing.T) string { return object(t, "gcc", "dwarf/testdata/inline/inl.c") }, 50},
+	{"cpp-real-object", func(t *testing.T) string {
+		return object(t, "g++", "testdata/fixtures/cpp-real/real.cc", "-std=c++17")
+	}, 50000},
+}
+
+// object compiles src (a path from the repository's root) with compiler
+// at -O2 into a relocatable object.
+func object(t *testing.T, compiler, src string, flags ...string) string {
+	out := filepath.Join(t.TempDir(), filepath.Base(src)+".o")
+	args := append([]string{"-g", "-O2", "-c", "-o", out, filepath.Join(testutil.Root(t), src)}, flags...)
+	if msg, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
+		testutil.Skipf(t, "%s: %v\n%s", compiler, err, msg)
+	}
+	return out
 }
 
 // eachScanInput runs test on each of scanInputs, opened.

@@ -48,8 +48,9 @@ type File struct {
 // DWARFSection returns the contents of a DWARF section (".debug_info",
 // ".debug_abbrev", ".debug_str", ...) exactly as the *dwarf.Data that
 // DWARF returned reads them, or nil when DWARF has not run, the file has
-// no such section, or debug/elf applied relocations to them (ET_REL, or
-// .zdebug sections) and their bytes are not kept.
+// no such section, or debug/elf applied relocations to them (an object
+// file of a machine relocator does not know, or .zdebug sections) and
+// their bytes are not kept. An object file's come relocated.
 func (f *File) DWARFSection(name string) []byte { return f.raw[name] }
 
 // DebugLine returns the contents of .debug_line (decompressed), nil when
@@ -167,12 +168,14 @@ func (f *File) HasDWARF() bool {
 // A panic inside debug/elf or debug/dwarf becomes an error naming the file.
 func (f *File) DWARF() (d *dwarf.Data, err error) {
 	err = Guard(f.Path, ".debug_info", func() error {
-		if f.Type == elf.ET_REL || f.Section(".zdebug_info") != nil {
-			// Relocations to apply, or the old compressed-section
-			// naming: debug/elf knows both.
+		rel, ok := f.newRelocator()
+		if f.Type == elf.ET_REL && (!ok || f.Section(".debug_types") != nil) || f.Section(".zdebug_info") != nil {
+			// Relocations of a machine or to sections not applied
+			// here, or the old compressed-section naming: debug/elf
+			// knows them.
 			d, err = f.File.DWARF()
 		} else {
-			d, err = f.dwarfParallel()
+			d, err = f.dwarfParallel(rel)
 		}
 		return err
 	})
@@ -190,7 +193,8 @@ var dwarfSections = []string{".debug_abbrev", ".debug_info", ".debug_line", ".de
 // dwarfParallel reads (and decompresses) the sections debug/dwarf needs
 // on every core at once, instead of one after another; sections it does
 // not read (.debug_frame, location lists) are left for who needs them.
-func (f *File) dwarfParallel() (*dwarf.Data, error) {
+// rel, when not nil, relocates them (an object file).
+func (f *File) dwarfParallel(rel *relocator) (*dwarf.Data, error) {
 	data := make([][]byte, len(dwarfSections))
 	errs := make([]error, len(dwarfSections))
 	var wg sync.WaitGroup
@@ -206,8 +210,11 @@ func (f *File) dwarfParallel() (*dwarf.Data, error) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			errs[i] = Guard(f.Path, name, func() (err error) {
-				data[i], err = f.sectionBytes(name)
-				return err
+				if data[i], err = f.sectionBytes(name); err != nil || rel == nil {
+					return err
+				}
+				data[i] = append([]byte(nil), data[i]...) // the lazy section's bytes stay as read
+				return rel.apply(name, data[i])
 			})
 		}()
 	}
