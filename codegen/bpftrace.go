@@ -125,6 +125,18 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 			if o.Library {
 				bp.pred = joinPred(bp.pred, "pid == cpid")
 			}
+			if site.Filter != nil {
+				pred, why := r.bpftraceFilter(site.Filter)
+				if why != "" {
+					return fmt.Errorf("%s: the filter at %#x: %s, which this generator cannot spell", p.Def, site.Addr, why)
+				}
+				for _, c := range filterChains(site.Filter) {
+					if strings.HasPrefix(c.Reg, "@") {
+						pred = strings.ReplaceAll(pred, fmt.Sprintf("reg(\"%s\")", r.name(c.Reg)), capVar(c.Reg))
+					}
+				}
+				bp.pred = joinPred(bp.pred, pred)
+			}
 			fmt.Fprintf(&body, "\n// %s: %s site in %s\n%s\n", p.Def, site.Kind, site.Function, bp.attach)
 			if bp.pred != "" {
 				fmt.Fprintf(&body, "/ %s /\n", bp.pred)
@@ -152,18 +164,23 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 				continue
 			}
 			if len(site.Args) == 0 && bp.undo != "" {
-				fmt.Fprintf(&body, "\t@[\"%s\"] = sum(1);\n}\n", escapeString(p.Def))
+				fmt.Fprintf(&body, "\t@[\"%s\"] = sum(1);\n}\n", escapeString(mapKey(p.Def, i)))
 				fmt.Fprintf(&body, "\n// %s: morestack called from %s, which then starts again\n%s\n/ %s /\n{\n\t@[\"%s\"] = sum(-1);\n}\n",
-					p.Def, site.Function, bp.undo, bp.undoPred, escapeString(p.Def))
+					p.Def, site.Function, bp.undo, bp.undoPred, escapeString(mapKey(p.Def, i)))
 				continue
 			}
 			if len(site.Args) == 0 {
-				fmt.Fprintf(&body, "\t@[\"%s\"] = count();\n}\n", escapeString(p.Def))
+				fmt.Fprintf(&body, "\t@[\"%s\"] = count();\n}\n", escapeString(mapKey(p.Def, i)))
 				continue
 			}
 			format := []string{escape(p.Function), site.Kind}
 			var vals []string
 			for _, a := range site.Args {
+				if f, v, ok := builtinArg(a); ok {
+					format = append(format, escape(a.Name)+"="+f)
+					vals = append(vals, v)
+					continue
+				}
 				if a.Unavailable == "" {
 					a.Unavailable = computed(a)
 				}
@@ -344,6 +361,17 @@ func (r regs) bpftraceGuard(g *spec.Guard) string {
 	}
 	sp := r.name(r.a.SP)
 	return fmt.Sprintf("reg(\"%s\") >= %d && reg(\"%s\") - %d > *(uint64 *)(reg(\"%s\") + %d)", sp, g.SPSub, sp, g.SPSub, r.name(g.G), g.Off)
+}
+
+// mapKey is probe i's key in the script's count map: its definition, cut
+// to what bpftrace 0.17 takes in a string literal (64 bytes) with the
+// probe's number kept so that keys stay apart.
+func mapKey(def string, i int) string {
+	if len(def) < 64 {
+		return def
+	}
+	tail := fmt.Sprintf("...#%d", i)
+	return def[:63-len(tail)] + tail
 }
 
 func joinPred(a, b string) string {

@@ -43,8 +43,8 @@ func Gen(w io.Writer, o *GenOptions) error {
 		return err
 	}
 	for _, d := range defs {
-		if d.Filter != nil && o.Format != "spec" {
-			return usage.Errorf("%s: a filter is evaluated by goprobe's own programs: --format=spec carries it (goprobe trace --spec), %s does not", d.Text, o.Format)
+		if d.Filter != nil && o.Format != "spec" && o.Format != "bpftrace" {
+			return usage.Errorf("%s: a filter is evaluated by goprobe's own programs: --format=spec carries it (goprobe trace --spec), bpftrace as a predicate, %s does not", d.Text, o.Format)
 		}
 	}
 	r, done, err := NewResolver(o.Exe, defs, o.Log)

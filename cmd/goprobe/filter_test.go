@@ -2,10 +2,15 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/binscope/binscope/internal/testutil"
 )
 
 // whoFilters are filters on the who program's hit, each with the same
@@ -167,7 +172,7 @@ func TestFilterErrors(t *testing.T) {
 			t.Errorf("%s: exit %d: %q, want one line with %q", filter, code, errs, want)
 		}
 	}
-	code, _, errs := runGoprobe("gen", "--format=bpftrace", "-x", bin, "hit /x > 1/")
+	code, _, errs := runGoprobe("gen", "--format=perf", "-x", bin, "hit /x > 1/")
 	if code == 0 || !strings.Contains(errs, "--format=spec carries it") {
 		t.Errorf("gen: exit %d: %s", code, errs)
 	}
@@ -203,5 +208,61 @@ func TestFilterTracepoint(t *testing.T) {
 	}
 	if want != n || got[def] != want {
 		t.Errorf("counted %d writes by who-a; the program's record has %d calls by it", got[def], want)
+	}
+}
+
+// TestFilterBpftrace: the filters written as a bpftrace script's
+// predicates (gen --format=bpftrace) count, run by bpftrace, exactly the
+// calls the program's own record holds them for, as goprobe's do; a
+// filter with a signed /, % or >> (which bpftrace 0.17 computes unsigned,
+// unlike C) is refused, saying so.
+func TestFilterBpftrace(t *testing.T) {
+	needBPF(t)
+	if _, err := exec.LookPath("bpftrace"); err != nil {
+		testutil.Skipf(t, "no bpftrace: %v", err)
+	}
+	bin := buildC(t, "who", "-O2", "-g", "-pthread")
+	const n = 25
+	spelled := 0
+	for _, f := range whoFilters {
+		def := "hit /" + f.filter + "/"
+		code, script, errs := runGoprobe("gen", "--format=bpftrace", "-x", bin, def)
+		signedDiv := regexp.MustCompile(`x %|/ 3|x >>`).MatchString(f.filter)
+		if signedDiv {
+			if code == 0 || !strings.Contains(errs, "which bpftrace 0.17 computes as unsigned") {
+				t.Errorf("%s: gen: exit %d: %s", f.filter, code, errs)
+			}
+			continue
+		}
+		if code != 0 {
+			t.Errorf("%s: gen: exit %d: %s", f.filter, code, errs)
+			continue
+		}
+		spelled++
+		bt := filepath.Join(t.TempDir(), "f.bt")
+		if err := os.WriteFile(bt, []byte(script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("bpftrace", bt, "-c", bin+" "+strconv.Itoa(n)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: bpftrace: %v\n%s\n%s", f.filter, err, script, out)
+		}
+		rec := whoSaid(t, string(out), n)
+		want := 0
+		for _, c := range rec.calls {
+			if f.holds(c, rec.names[c.tid]) {
+				want++
+			}
+		}
+		got := 0
+		if m := regexp.MustCompile(`(?m)^@\[.*\]: (\d+)$`).FindStringSubmatch(string(out)); m != nil {
+			got, _ = strconv.Atoi(m[1])
+		}
+		if got != want {
+			t.Errorf("%s: bpftrace counted %d, the program's record holds %d of %d calls\n%s", f.filter, got, want, len(rec.calls), script[strings.LastIndex(script, "uprobe:"):])
+		}
+	}
+	if spelled < len(whoFilters)-3 {
+		t.Errorf("bpftrace ran %d of %d filters", spelled, len(whoFilters))
 	}
 }
