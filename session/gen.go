@@ -67,7 +67,7 @@ func Gen(w io.Writer, o *GenOptions) error {
 		}
 		onto = o.Target
 	}
-	if ps, err = proven(onto, r.FileModel(), ps, o.Log); err != nil {
+	if ps, err = provenWith(onto, r.FileModel(), ps, o.Log, so.Missing); err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/uprobe"
 )
@@ -21,6 +22,14 @@ import (
 // (probe.Resolver.FileModel): the proof reads it instead of building it
 // again.
 func proven(target string, m *code.Model, s *spec.Spec, log io.Writer) (*spec.Spec, error) {
+	return provenWith(target, m, s, log, probe.MissingError)
+}
+
+// provenWith is proven with a policy for a probe left with no site: with
+// MissingWarn or MissingIgnore it is left out (with a warning on log for
+// MissingWarn), as a definition that names nothing is; a spec left with
+// no probe is still an error.
+func provenWith(target string, m *code.Model, s *spec.Spec, log io.Writer, missing probe.Missing) (*spec.Spec, error) {
 	if !hasUprobes(s) {
 		return s, nil
 	}
@@ -33,19 +42,38 @@ func proven(target string, m *code.Model, s *spec.Spec, log io.Writer) (*spec.Sp
 	}
 	defer done()
 	out, refused := c.Check(s)
+	kept := *out
+	kept.Probes = nil
+	var first error
 	for i, p := range out.Probes {
-		if len(p.Sites) == 0 && len(s.Probes[i].Sites) > 0 {
-			for _, r := range refused {
-				if r.Def == p.Def {
-					return nil, fmt.Errorf("%s: %s", target, r)
-				}
-			}
+		if len(p.Sites) > 0 || len(s.Probes[i].Sites) == 0 {
+			kept.Probes = append(kept.Probes, p)
+			continue
 		}
+		for _, r := range refused {
+			if r.Def != p.Def {
+				continue
+			}
+			err := fmt.Errorf("%s: %s", target, r)
+			if missing == probe.MissingError {
+				return nil, fmt.Errorf("%w (--missing-probes warn leaves such a probe out)", err)
+			}
+			if missing == probe.MissingWarn {
+				fmt.Fprintf(log, "goprobe: warning: %v: the probe is left out\n", err)
+			}
+			if first == nil {
+				first = err
+			}
+			break
+		}
+	}
+	if len(kept.Probes) == 0 && first != nil {
+		return nil, first
 	}
 	for _, r := range refused {
 		fmt.Fprintf(log, "goprobe: %s: %s\n", target, r)
 	}
-	return out, nil
+	return &kept, nil
 }
 
 // proofOf reads target's code for the proof, from m when it is target's;

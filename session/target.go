@@ -176,7 +176,7 @@ func (m Matching) resolve(target string, defs []string, log io.Writer) (*spec.Sp
 	if err != nil {
 		return nil, err
 	}
-	return proven(target, r.FileModel(), s, log)
+	return provenWith(target, r.FileModel(), s, log, so.Missing)
 }
 
 // Resolve parses defs and resolves them against target's DWARF or, when

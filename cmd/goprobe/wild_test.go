@@ -187,6 +187,12 @@ func TestWildcardLibrary(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "func getpid" {
 		t.Errorf("list libc.so.6:getpi?: exit %d: %s%s", code, out, errs)
 	}
+	// A wildcard over a real library: with --missing-probes warn, a
+	// function whose sites the proof refuses is left out, not the run.
+	got, _ = statCounts(t, "--missing-probes", "warn", "libc.so.6:*alloc*", "--", bin, "2")
+	if len(got) < 50 {
+		t.Errorf("libc.so.6:*alloc*: %d probes, want the C library's allocators: %v", len(got), got)
+	}
 	code, _, errs = runGoprobe("stat", "libnosuch.so:f", "--", bin, "2")
 	if code == 0 || !strings.Contains(errs, "loads no such library") {
 		t.Errorf("exit %d: %s", code, errs)
