@@ -140,12 +140,21 @@ func writeStacks(w io.Writer, rows []jprobe, counters []uint64) {
 			}
 		}
 	}
-	if counters[stack.UnwindTruncated] > 0 {
-		fmt.Fprintf(w, "%d stacks truncated at %d frames\n", counters[stack.UnwindTruncated], stack.SiteDepth)
+	if n := truncatedNote(counters); n != "" {
+		fmt.Fprintln(w, n)
 	}
 	if n := noTableNote(counters); n != "" {
 		fmt.Fprintln(w, n)
 	}
+}
+
+// truncatedNote says how many stacks had more frames than a site unwinds,
+// or nothing when none had.
+func truncatedNote(c []uint64) string {
+	if len(c) <= stack.UnwindTruncated || c[stack.UnwindTruncated] == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d stacks truncated at %d frames", c[stack.UnwindTruncated], stack.SiteDepth)
 }
 
 // noTableNote says how many stacks went through code no unwind table

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -371,7 +373,8 @@ func (t *tracer) report() error {
 	}
 	note := ""
 	if t.o.Stack {
-		note = noTableNote(t.ss.stackCounters())
+		c := t.ss.stackCounters()
+		note = strings.Join(slices.DeleteFunc([]string{truncatedNote(c), noTableNote(c)}, func(s string) bool { return s == "" }), "; ")
 	}
 	if dropped > 0 || missed > 0 || !t.o.JSON || note != "" {
 		t.mu.Lock()

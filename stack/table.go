@@ -22,11 +22,11 @@ const (
 	// Depth bounds the user frames one stack records, as perf's default
 	// does: a profile unwinds this many (a stack key holds this many).
 	Depth = 127
-	// SiteDepth bounds the frames a probe site's program unwinds: the
-	// unwinder is unrolled, and at Depth frames it makes a program of
-	// about 120,000 instructions that the kernel takes seconds to verify
-	// and compile, per site; at 32, a fifth of a second.
-	SiteDepth = 32
+	// SiteDepth bounds the frames a probe site's program unwinds, as
+	// Depth does a profile's: the unwinder is a loop, whose program the
+	// kernel verifies in a fraction of a second at any depth (unrolled,
+	// 127 frames took seconds per site).
+	SiteDepth = 127
 	// MaxModules bounds the mapped files one process's table lists; code
 	// in further files unwinds by frame pointer.
 	MaxModules = 8

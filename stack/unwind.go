@@ -17,9 +17,9 @@ import (
 // process. Only the return addresses reach user space, where the model
 // names them.
 //
-// The unwinder is straight-line code, unrolled per frame and per search
-// step, with no branch but the exits: the verifier checks it once, whatever
-// the tables hold. Where no table covers an address (a JIT, a file without
+// The unwinder is a bounded loop over the frames, each frame straight-line
+// code unrolled per search step, with no branch but the exits: the
+// verifier walks it once per frame, whatever the tables hold. Where no table covers an address (a JIT, a file without
 // CFI) it follows the frame pointer.
 
 // The unwinder is BPF code that the programs of package bpfprog include:
@@ -82,14 +82,15 @@ const (
 // R6+ipsOff, zeroing the slots it does not fill. On entry R7 points to the
 // process's "unwind_procs" value, R8 holds the instruction pointer, R9 the
 // stack pointer and the slot uFP the frame pointer. It ends at label
-// prefix+"_end" with R6 and R7 intact.
+// prefix+"_end" with R6 and R7 intact (R9 is its frame counter).
 //
-// The code is longer than a jump reaches (32767 instructions): code
-// before it that jumps past it to label pass (a caller's exit after the
-// unwinder) jumps to Pass(prefix) instead, and is carried on from there;
-// pass "" when nothing does.
+// The frames are a bounded loop (the kernel verifies such loops since
+// 5.3): one frame's code, about 900 instructions, whatever the depth.
+// Code before it that jumps past it to label pass (a caller's exit after
+// the unwinder) jumps to Pass(prefix) instead; pass "" when nothing does.
 func Unwind(prefix string, ipsOff int16, pass string, depth int) asm.Instructions {
 	done, fail, end := prefix+"_done", prefix+"_fail", prefix+"_end"
+	loop, full := prefix+"_loop", prefix+"_full"
 	var in asm.Instructions
 	for k := 0; k < depth; k++ {
 		in = append(in, bpfasm.StoreImm64(asm.R6, ipsOff+int16(8*k), 0))
@@ -97,44 +98,38 @@ func Unwind(prefix string, ipsOff int16, pass string, depth int) asm.Instruction
 	in = append(in,
 		bpfasm.StoreImm64(asm.RFP, uMisses, 0),
 		asm.StoreMem(asm.RFP, uSP, asm.R9, asm.DWord),
+		asm.Mov.Imm(asm.R9, 0), // the frame
+		// Frame R9: its address to ips[R9]; none (0) ends the stack.
+		asm.JGE.Imm(asm.R9, int32(depth), full).WithSymbol(loop),
+		asm.Mov.Reg(asm.R1, asm.R9),
+		asm.LSh.Imm(asm.R1, 3),
+		asm.Add.Reg(asm.R1, asm.R6),
+		asm.StoreMem(asm.R1, ipsOff, asm.R8, asm.DWord),
+		asm.JEq.Imm(asm.R8, 0, done),
+		// Past the first frame, a return address: the call is the
+		// instruction before it (the last of its function, when the
+		// callee does not return). nz = (k | -k) >> 63.
+		asm.Mov.Imm(asm.R2, 0),
+		asm.Sub.Reg(asm.R2, asm.R9),
+		asm.Or.Reg(asm.R2, asm.R9),
+		asm.RSh.Imm(asm.R2, 63),
+		asm.Mov.Reg(asm.R1, asm.R8),
+		asm.Sub.Reg(asm.R1, asm.R2),
 	)
-	// A jump reaches 32767 instructions; Depth frames take over 100,000:
-	// frame k jumps to its own exits, placed after it, each of which
-	// jumps to the next frame's, the last to done and fail.
-	exit := func(what string, k int) string {
-		if k == depth {
-			return map[string]string{"d": done, "f": fail, "s": pass}[what]
-		}
-		return fmt.Sprintf("%s_%s%d", prefix, what, k)
-	}
-	for k := 0; k < depth; k++ {
-		in = append(in,
-			asm.StoreMem(asm.R6, ipsOff+int16(8*k), asm.R8, asm.DWord),
-			asm.JEq.Imm(asm.R8, 0, exit("d", k)),
-			asm.Mov.Reg(asm.R1, asm.R8),
-		)
-		if k > 0 {
-			// A return address: the call is the instruction before it
-			// (the last of its function, when the callee does not return).
-			in = append(in, asm.Sub.Imm(asm.R1, 1))
-		}
-		in = append(in, findModule()...)
-		in = append(in, search(exit("f", k))...)
-		in = append(in, step()...)
-		next := fmt.Sprintf("%s_n%d", prefix, k)
-		in = append(in,
-			asm.Ja.Label(next),
-			asm.Ja.Label(exit("d", k+1)).WithSymbol(exit("d", k)),
-			asm.Ja.Label(exit("f", k+1)).WithSymbol(exit("f", k)),
-		)
-		if pass != "" {
-			in = append(in, asm.Ja.Label(exit("s", k+1)).WithSymbol(exit("s", k)))
-		}
-		in = append(in, asm.Mov.Reg(asm.R8, asm.R8).WithSymbol(next))
-	}
-	in = append(in, asm.JEq.Imm(asm.R8, 0, done))
+	in = append(in, findModule()...)
+	in = append(in, search(fail)...)
+	in = append(in, step()...)
+	in = append(in,
+		asm.Add.Imm(asm.R9, 1),
+		asm.Ja.Label(loop),
+		// Depth frames taken: a caller left is a truncated stack.
+		asm.JEq.Imm(asm.R8, 0, done).WithSymbol(full),
+	)
 	in = append(in, addCount(UnwindTruncated, 0, "", prefix+"_c1")...)
 	in = append(in, asm.Ja.Label(done))
+	if pass != "" {
+		in = append(in, asm.Ja.Label(pass).WithSymbol(Pass(prefix)))
+	}
 	in = append(in, addCount(UnwindFailed, 0, fail, prefix+"_c2")...)
 	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(done))
 	in = append(in, addCount(UnwindNoTable, uMisses, "", prefix+"_c3")...)
