@@ -24,6 +24,9 @@ type Options struct {
 	// rows of the files the probed processes map (nil: frame pointers).
 	Stacks bpfprog.StackMode
 	Tables *stack.Tables
+	// StackDepth bounds the frames of a stack, 1 to stack.SiteDepth (0:
+	// stack.SiteDepth).
+	StackDepth int
 	// Descendants limits the probes to one process and its descendants,
 	// named with Session.SetRoot once it runs (a command started after
 	// attaching); until then nothing fires.

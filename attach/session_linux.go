@@ -106,7 +106,7 @@ func Probes(s *spec.Spec, target string, opts *Options) (*Session, error) {
 		if o.Tables != nil {
 			rows = len(o.Tables.Rows) + 1<<16
 		}
-		return bpfprog.Programs(s, &bpfprog.ProgramOptions{Stacks: o.Stacks, RowCapacity: rows, Events: o.Events, SiteCookie: multi})
+		return bpfprog.Programs(s, &bpfprog.ProgramOptions{Stacks: o.Stacks, StackDepth: o.StackDepth, RowCapacity: rows, Events: o.Events, SiteCookie: multi})
 	})
 }
 

@@ -32,6 +32,9 @@ const (
 // ProgramOptions tune Programs. A nil *ProgramOptions means the defaults.
 type ProgramOptions struct {
 	Stacks StackMode
+	// StackDepth bounds the frames a site unwinds, 1 to stack.SiteDepth
+	// (0: stack.SiteDepth).
+	StackDepth int
 	// RowCapacity sizes the unwind table with Stacks (default 65536 rows).
 	RowCapacity int
 	// Events makes a site without arguments send an event for each hit
@@ -52,6 +55,9 @@ func Programs(s *spec.Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) 
 	var o ProgramOptions
 	if opts != nil {
 		o = *opts
+	}
+	if o.StackDepth <= 0 || o.StackDepth > stack.SiteDepth {
+		o.StackDepth = stack.SiteDepth
 	}
 	a, cs, err := baseCollection(s)
 	if err != nil {
@@ -94,7 +100,7 @@ func Programs(s *spec.Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) 
 				// registers: no user stack to unwind from it.
 				typ, stacks = ebpf.TracePoint, NoStacks
 			}
-			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, stacks, o.Events || o.Stacks == EventStacks, o.SiteCookie)
+			insns, err := siteProgram(a, i, j, len(s.Probes), site, p.CaptureKey, stacks, o.StackDepth, o.Events || o.Stacks == EventStacks, o.SiteCookie)
 			if err != nil {
 				return nil, fmt.Errorf("%s: site %#x: %w", p.Def, site.Addr, err)
 			}
@@ -222,7 +228,7 @@ func usesCaptures(site spec.Site) bool {
 	return false
 }
 
-func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, stacks StackMode, events, cookie bool) (asm.Instructions, error) {
+func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, stacks StackMode, depth int, events, cookie bool) (asm.Instructions, error) {
 	if site.Kind == spec.SiteCapture {
 		return captureProgram(a, i, j, site, key)
 	}
@@ -249,14 +255,14 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	in = append(in, fl...)
 	in = append(in, count(int32(i))...)
 	if stacks == CountStacks {
-		in = append(in, stackCount(a, i, label("stack_counted"))...)
+		in = append(in, stackCount(a, i, label("stack_counted"), depth)...)
 	}
 	if len(site.Args) == 0 && stacks != EventStacks && !events {
 		return append(in, asm.Mov.Imm(asm.R0, 0), asm.Return()), nil
 	}
 	size := spec.EventHeader + spec.ArgSlot*len(site.Args)
 	if stacks == EventStacks {
-		size += 8 * stack.SiteDepth
+		size += 8 * depth
 	}
 	in = append(in,
 		asm.LoadMapPtr(asm.R1, 0).WithReference("events"),
@@ -322,7 +328,7 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 		)
 	}
 	if stacks == EventStacks {
-		in = append(in, stackEvent(a, int16(spec.EventHeader+spec.ArgSlot*len(site.Args)), label("stacked"))...)
+		in = append(in, stackEvent(a, int16(spec.EventHeader+spec.ArgSlot*len(site.Args)), label("stacked"), depth)...)
 	}
 	in = append(in,
 		asm.StoreMem(rRec, spec.EventOK, rOK, asm.DWord),
@@ -348,7 +354,7 @@ func processTable(out string) asm.Instructions {
 
 // stackCount counts probe i's hit under the current user stack; R6 is the
 // context and stays so.
-func stackCount(a *arch.Arch, i int, done string) asm.Instructions {
+func stackCount(a *arch.Arch, i int, done string, depth int) asm.Instructions {
 	in := asm.Instructions{asm.StoreMem(asm.RFP, sCtx, rCtx, asm.DWord)}
 	pass := stack.Pass(done + "_u")
 	in = append(in, processTable(pass)...)
@@ -359,26 +365,26 @@ func stackCount(a *arch.Arch, i int, done string) asm.Instructions {
 		asm.StoreMem(asm.R6, 0, asm.R1, asm.Word),
 		asm.StoreImm(asm.R6, 4, int64(i), asm.Word),
 	)
-	in = append(in, stack.Unwind(done+"_u", 8, done, stack.SiteDepth)...)
+	in = append(in, stack.Unwind(done+"_u", 8, done, depth)...)
 	in = append(in, stack.CountStack(done)...)
 	return append(in, asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done))
 }
 
 // stackEvent writes the user stack into the record (R7) at off; R6 (the
 // context), R7 and R8 are kept.
-func stackEvent(a *arch.Arch, off int16, done string) asm.Instructions {
+func stackEvent(a *arch.Arch, off int16, done string, depth int) asm.Instructions {
 	in := asm.Instructions{
 		asm.StoreMem(asm.RFP, sCtx, rCtx, asm.DWord),
 		asm.StoreMem(asm.RFP, sRec, rRec, asm.DWord),
 		asm.StoreMem(asm.RFP, sOK, rOK, asm.DWord),
 	}
-	for k := 0; k < stack.SiteDepth; k++ {
+	for k := 0; k < depth; k++ {
 		in = append(in, bpfasm.StoreImm64(rRec, off+int16(8*k), 0))
 	}
 	in = append(in, processTable(stack.Pass(done+"_u"))...)
 	in = append(in, stack.CtxRegs(a, rCtx)...)
 	in = append(in, asm.LoadMem(asm.R6, asm.RFP, sRec, asm.DWord))
-	in = append(in, stack.Unwind(done+"_u", off, done, stack.SiteDepth)...)
+	in = append(in, stack.Unwind(done+"_u", off, done, depth)...)
 	return append(in,
 		asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done),
 		asm.LoadMem(rRec, asm.RFP, sRec, asm.DWord),

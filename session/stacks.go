@@ -10,6 +10,7 @@ import (
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/jsonx"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/stack"
 )
 
@@ -58,13 +59,93 @@ func frameNames(frames []stack.Frame) []string {
 	return out
 }
 
-// withStack adds "stack" (innermost first) to an event's JSON object.
-func withStack(b []byte, frames []stack.Frame) []byte {
+// Stack formats of trace --stack-format.
+const (
+	StackNames   = "names"    // the functions (with inline expansions)
+	StackLines   = "lines"    // the functions and their source file:line
+	StackRaw     = "raw"      // the addresses in the process
+	StackBuildID = "build-id" // the module's build-id and the address's file offset
+)
+
+// checkStack checks --stack-depth and --stack-format.
+func (o *TraceOptions) checkStack() error {
+	if o.StackDepth != 0 && !o.Stack && !o.Stacks {
+		return usage.Errorf("--stack-depth needs --stack (trace) or --stacks (stat)")
+	}
+	if o.StackDepth < 0 || o.StackDepth > stack.SiteDepth {
+		return usage.Errorf("--stack-depth %d: want 1 to %d", o.StackDepth, stack.SiteDepth)
+	}
+	switch o.StackFormat {
+	case "", StackNames:
+		return nil
+	case StackLines, StackRaw, StackBuildID:
+		if !o.Stack {
+			return usage.Errorf("--stack-format needs --stack")
+		}
+		return nil
+	}
+	return usage.Errorf("--stack-format %q: want %s, %s, %s or %s", o.StackFormat, StackNames, StackLines, StackRaw, StackBuildID)
+}
+
+// stackFrames are the frames (root first) a format prints, innermost
+// first: every frame, or for raw and build-id one per address (the
+// frames of its inline expansions share it).
+func stackFrames(frames []stack.Frame, format string) []stack.Frame {
+	perAddr := format == StackRaw || format == StackBuildID
+	out := make([]stack.Frame, 0, len(frames))
+	for i := len(frames) - 1; i >= 0; i-- {
+		if perAddr && frames[i].Inlined {
+			continue
+		}
+		out = append(out, frames[i])
+	}
+	return out
+}
+
+// stackLines formats frames (root first), innermost first.
+func stackLines(frames []stack.Frame, format string) []string {
+	fs := stackFrames(frames, format)
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		switch format {
+		case StackLines:
+			if f.Line > 0 {
+				out[i] = fmt.Sprintf("%s %s:%d", f.Name, f.File, f.Line)
+			} else {
+				out[i] = f.Name + " ??:?"
+			}
+		case StackRaw:
+			out[i] = fmt.Sprintf("%#x", f.Addr)
+		case StackBuildID:
+			id := f.BuildID
+			if id == "" {
+				id = f.Module
+			}
+			out[i] = fmt.Sprintf("%s+%#x", id, f.Offset)
+		default:
+			out[i] = f.Name
+		}
+	}
+	return out
+}
+
+// stackModules are the modules of stackLines' frames.
+func stackModules(frames []stack.Frame, format string) []string {
+	var out []string
+	for _, f := range stackFrames(frames, format) {
+		out = append(out, f.Module)
+	}
+	return out
+}
+
+// withStack adds "stack" (innermost first, as formatted) to an event's
+// JSON object.
+func withStack(b []byte, lines []string) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(b, &m) != nil {
 		return b
 	}
-	s, _ := jsonx.Marshal(frameNames(frames))
+	s, _ := jsonx.Marshal(lines)
 	m["stack"] = s
 	out, err := jsonx.Marshal(m)
 	if err != nil {
@@ -122,11 +203,11 @@ func (t *tracer) writeStatStacks(hits, misses []uint64, dropped uint64) error {
 		_, err := t.out.Write(append(b, '\n'))
 		return err
 	}
-	writeStacks(t.out, rows, counters)
+	writeStacks(t.out, rows, counters, t.o.StackDepth)
 	return nil
 }
 
-func writeStacks(w io.Writer, rows []jprobe, counters []uint64) {
+func writeStacks(w io.Writer, rows []jprobe, counters []uint64, depth int) {
 	for _, r := range rows {
 		fmt.Fprintf(w, "%s: %d hits, %d stacks\n", r.Probe, r.Count, len(r.Stacks))
 		for _, s := range r.Stacks {
@@ -140,7 +221,7 @@ func writeStacks(w io.Writer, rows []jprobe, counters []uint64) {
 			}
 		}
 	}
-	if n := truncatedNote(counters); n != "" {
+	if n := truncatedNote(counters, depth); n != "" {
 		fmt.Fprintln(w, n)
 	}
 	if n := noTableNote(counters); n != "" {
@@ -150,11 +231,14 @@ func writeStacks(w io.Writer, rows []jprobe, counters []uint64) {
 
 // truncatedNote says how many stacks had more frames than a site unwinds,
 // or nothing when none had.
-func truncatedNote(c []uint64) string {
+func truncatedNote(c []uint64, depth int) string {
 	if len(c) <= stack.UnwindTruncated || c[stack.UnwindTruncated] == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d stacks truncated at %d frames", c[stack.UnwindTruncated], stack.SiteDepth)
+	if depth <= 0 {
+		depth = stack.SiteDepth
+	}
+	return fmt.Sprintf("%d stacks truncated at %d frames", c[stack.UnwindTruncated], depth)
 }
 
 // noTableNote says how many stacks went through code no unwind table

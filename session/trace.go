@@ -32,6 +32,12 @@ type TraceOptions struct {
 	Stack  bool
 	Stacks bool
 	Folded string
+	// StackDepth bounds the frames of a stack, 1 to stack.SiteDepth (0:
+	// stack.SiteDepth, perf's default 127); StackFormat is how trace
+	// prints them (StackNames, StackLines, StackRaw, StackBuildID; "":
+	// names).
+	StackDepth  int
+	StackFormat string
 	// Metrics, when its Listen is set, serves the counts as Prometheus
 	// metrics while the run lasts (stat --listen).
 	Metrics *MetricOptions
@@ -47,6 +53,9 @@ type TraceOptions struct {
 func Trace(o *TraceOptions) (status int, err error) {
 	if o.Folded != "" && !o.Stacks {
 		return 0, usage.Errorf("--folded needs --stacks")
+	}
+	if err := o.checkStack(); err != nil {
+		return 0, err
 	}
 	if err := o.Metrics.check(max(len(o.Defs), 1)); err != nil {
 		return 0, err
@@ -194,6 +203,7 @@ func (o *TraceOptions) attachOptions(target string, spec *spec.Spec) (*attach.Op
 	// Tracepoints fire for every process: with a command, they see it and
 	// its descendants.
 	a.KernelDescendants = len(o.Run) > 0 && hasTracepoints(spec)
+	a.StackDepth = o.StackDepth
 	switch {
 	case o.Stack:
 		a.Stacks = bpfprog.EventStacks
@@ -230,15 +240,16 @@ func (t *tracer) printEvent(spec *spec.Spec, p Probes, e *spec.Event) {
 	if t.o.JSON {
 		b, err := spec.JSON(e)
 		if err == nil && t.o.Stack {
-			b = withStack(b, frames)
+			b = withStack(b, stackLines(frames, t.o.StackFormat))
 		}
 		if err == nil {
 			t.out.Write(append(b, '\n'))
 		}
 	} else {
 		t.out.WriteString(spec.Line(e) + "\n")
-		for i := len(frames) - 1; i >= 0; i-- {
-			fmt.Fprintf(t.out, "\t%s [%s]\n", frames[i].Name, frames[i].Module)
+		lines, mods := stackLines(frames, t.o.StackFormat), stackModules(frames, t.o.StackFormat)
+		for i, l := range lines {
+			fmt.Fprintf(t.out, "\t%s [%s]\n", l, mods[i])
 		}
 	}
 	t.out.Flush()
@@ -374,7 +385,7 @@ func (t *tracer) report() error {
 	note := ""
 	if t.o.Stack {
 		c := t.ss.stackCounters()
-		note = strings.Join(slices.DeleteFunc([]string{truncatedNote(c), noTableNote(c)}, func(s string) bool { return s == "" }), "; ")
+		note = strings.Join(slices.DeleteFunc([]string{truncatedNote(c, t.o.StackDepth), noTableNote(c)}, func(s string) bool { return s == "" }), "; ")
 	}
 	if dropped > 0 || missed > 0 || !t.o.JSON || note != "" {
 		t.mu.Lock()

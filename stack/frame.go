@@ -17,6 +17,20 @@ type Frame struct {
 	Inlined bool
 	// Kernel marks a kernel frame.
 	Kernel bool
+	// Addr is the address on the stack (a return address past the
+	// first frame; the frames of one address's inline expansions share
+	// it), 0 when unknown (as after ReadFolded).
+	Addr uint64
+	// File and Line are the frame's source position (the call site of
+	// the expansion it holds, for a frame with one); Line is 0 when
+	// unknown.
+	File string
+	Line int
+	// BuildID is the module's GNU build-id in hex ("" when it has none
+	// or is unknown) and Offset the address's offset in the module's
+	// file: the position that stays valid across processes.
+	BuildID string
+	Offset  uint64
 }
 
 // Stack is a distinct stack, root first, and how many samples (or probe

@@ -72,22 +72,40 @@ func (s *Symbolizer) User(ms []Mapping, addr uint64, ret bool) []Frame {
 		mod := filepath.Base(mp.Path)
 		va := look - mp.Bias
 		m := s.file(mp.Readable())
+		// The offset of the address itself (a return address, not the
+		// byte looked up), as the mapping places the file.
+		at := Frame{Module: mod, Addr: addr, Offset: addr - mp.Start + mp.Offset}
 		var fn *types.Func
 		if m != nil {
 			fn = m.Func(va)
+			if m.ELF != nil {
+				at.BuildID = m.ELF.BuildID
+			}
 		}
 		if fn == nil {
-			return []Frame{{Name: fmt.Sprintf("%s+%#x", mod, va), Module: mod}}
+			at.Name = fmt.Sprintf("%s+%#x", mod, va)
+			return []Frame{at}
 		}
-		out := []Frame{{Name: displayName(fn), Module: mod, Lang: fn.Lang}}
+		out := []Frame{at}
+		out[0].Name, out[0].Lang = displayName(fn), fn.Lang
 		exp := m.Expansions(va)
 		for i := len(exp) - 1; i >= 0; i-- {
 			c := exp[i].Callee
-			out = append(out, Frame{Name: c.Name, Module: mod, Lang: c.Lang, Inlined: true})
+			f := at
+			f.Name, f.Lang, f.Inlined = c.Name, c.Lang, true
+			out = append(out, f)
+		}
+		// Source positions: the model's chain at va, innermost first,
+		// one frame for each of out's.
+		if chain := m.At(va); len(chain) == len(out) {
+			for i := range out {
+				c := chain[len(chain)-1-i]
+				out[i].File, out[i].Line = c.File, c.Line
+			}
 		}
 		return out
 	}
-	return []Frame{{Name: fmt.Sprintf("%#x", addr), Module: "?"}}
+	return []Frame{{Name: fmt.Sprintf("%#x", addr), Module: "?", Addr: addr}}
 }
 
 type ksym struct {

@@ -1,5 +1,6 @@
 /* Spins at the bottom of a recursion of a depth given on the command line,
  * and prints that depth: every sample's stack holds DEPTH+1 frames of down().
+ * It prints where main is in the process too, for stacks' raw addresses.
  * build: gcc -g -O2 -o deep deep.c */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@ __attribute__((noinline)) int down(int n) {
 	return r + 1;
 }
 int main(int argc, char **argv) {
+	printf("main=%p\n", (void *)main);
 	printf("depth=%d\n", down(argc > 1 ? atoi(argv[1]) : 100));
 	return 0;
 }
