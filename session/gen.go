@@ -47,6 +47,13 @@ func Gen(w io.Writer, o *GenOptions) error {
 			return usage.Errorf("%s: a filter is evaluated by goprobe's own programs: --format=spec carries it (goprobe trace --spec), bpftrace as a predicate, %s does not", d.Text, o.Format)
 		}
 	}
+	exe, err := FindExe(o.Exe, 0)
+	if err != nil {
+		return err
+	}
+	o2 := *o
+	o = &o2
+	o.Exe = exe
 	r, done, err := NewResolver(o.Exe, defs, o.Log)
 	if err != nil {
 		return err

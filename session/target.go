@@ -55,7 +55,7 @@ func (o *Options) note(format string, args ...any) {
 func (o *Options) probeTarget() (string, error) {
 	switch {
 	case o.Exe != "":
-		return o.Exe, nil
+		return FindExe(o.Exe, o.PID)
 	case len(o.Run) > 0:
 		p, err := exec.LookPath(o.Run[0])
 		if err != nil {
