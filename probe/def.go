@@ -20,7 +20,7 @@ var ErrBadDef = errors.New("bad probe definition")
 
 // Def is a parsed probe definition:
 //
-//	PROBE := FUNC[%return] | FUNC:LINE | FILE:LINE | FUNC+OFFSET | usdt:[PROVIDER:]NAME
+//	PROBE := FUNC[%return] | FUNC:LINE | FILE:LINE | FUNC+OFFSET | [BIN:]0xADDR | usdt:[PROVIDER:]NAME
 //	ARG   := [NAME=]EXPR[:TYPE]
 //	EXPR  := param | local | $params | $retval | %REG, then ->field, .field, [N]
 //	       | $pid | $tid | $comm | $cpu | $ts | $uid | $gid (see builtins)
@@ -36,6 +36,10 @@ type Def struct {
 	File   string // FILE:LINE
 	Line   int
 	Offset uint64 // FUNC+OFFSET
+	// Addr is a raw address ([BIN:]0xADDR), a virtual address of the
+	// file, and Bin the file it names ("" for the target's).
+	Addr   uint64
+	Bin    string
 	Return bool
 	Args   []Arg
 	// Filter, when set, is the predicate a hit must pass: /PRED/ after
@@ -139,7 +143,12 @@ func parsePoint(d *Def, fields []string) (*Def, error) {
 	if p, ok := strings.CutSuffix(point, "%return"); ok {
 		d.Return, point = true, p
 	}
-	if i := lineColon(point); i >= 0 {
+	if bin, addr, ok := rawAddr(point); ok {
+		if d.Return {
+			return nil, bad("%%return applies to a function, not an address")
+		}
+		d.Bin, d.Addr = bin, addr
+	} else if i := lineColon(point); i >= 0 {
 		n, err := strconv.Atoi(point[i+1:])
 		if err != nil || n <= 0 {
 			return nil, bad("%q is not a line number (FUNC:LINE or FILE:LINE)", point[i+1:])
@@ -163,7 +172,7 @@ func parsePoint(d *Def, fields []string) (*Def, error) {
 			d.Func, d.Offset = point[:i], off
 		}
 	}
-	if d.Func == "" && d.File == "" {
+	if d.Func == "" && d.File == "" && d.Addr == 0 {
 		return nil, bad("no function")
 	}
 	if strings.Contains(d.Func, "%") {
@@ -177,6 +186,22 @@ func parsePoint(d *Def, fields []string) (*Def, error) {
 		d.Args = append(d.Args, a)
 	}
 	return d, nil
+}
+
+// rawAddr splits a raw address probe point, [BIN:]0xADDR.
+func rawAddr(point string) (bin string, addr uint64, ok bool) {
+	hex := point
+	if i := strings.LastIndexByte(point, ':'); i >= 0 {
+		bin, hex = point[:i], point[i+1:]
+		if bin == "" {
+			return "", 0, false
+		}
+	}
+	if !strings.HasPrefix(hex, "0x") && !strings.HasPrefix(hex, "0X") {
+		return "", 0, false
+	}
+	addr, err := strconv.ParseUint(hex[2:], 16, 64)
+	return bin, addr, err == nil && addr != 0
 }
 
 // USDTPoint names USDT probes: a provider (any when "") and a name, each

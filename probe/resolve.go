@@ -246,6 +246,9 @@ func (r *Resolver) Resolve(d *Def) (*spec.Probe, error) {
 	if d.File != "" {
 		return r.resolveFileLine(d)
 	}
+	if d.Addr != 0 {
+		return r.resolveAddr(d)
+	}
 	fn, err := r.lookup(d.Func)
 	if err != nil {
 		return nil, err
@@ -263,6 +266,23 @@ func (r *Resolver) Resolve(d *Def) (*spec.Probe, error) {
 	}
 	sortSites(p.Sites)
 	return p, nil
+}
+
+// resolveAddr places a raw address probe: in the function whose code
+// holds the address, where decoding it from its first byte proves an
+// instruction starts (see resolveFunc's FUNC+OFFSET); the arguments are
+// the variables there and registers.
+func (r *Resolver) resolveAddr(d *Def) (*spec.Probe, error) {
+	if err := r.all(); err != nil {
+		return nil, err
+	}
+	fn := r.model.Func(d.Addr)
+	if fn == nil || fn.LowPC == 0 || d.Addr < fn.LowPC || d.Addr-fn.LowPC >= fn.Size {
+		return nil, fmt.Errorf("%s: %w: no function's code holds %#x in %s (gofunct -a ADDR says what is there)", d.Text, types.ErrNotFound, d.Addr, r.path)
+	}
+	at := *d
+	at.Func, at.Offset = fn.Name, d.Addr-fn.LowPC
+	return r.resolveFunc(&at, fn)
 }
 
 // sameNamed are the functions other than fn with code that name denotes
@@ -379,7 +399,7 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 		if err := add(spec.SiteLine, fn.Name, addr, vars); err != nil {
 			return nil, err
 		}
-	case d.Offset > 0:
+	case d.Offset > 0 || d.Addr != 0:
 		if fn.LowPC == 0 || d.Offset >= fn.Size {
 			return nil, fmt.Errorf("%s: offset %#x is outside %s (%d bytes)", d.Text, d.Offset, fn.Name, fn.Size)
 		}

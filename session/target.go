@@ -73,6 +73,8 @@ func (o *Options) probeTarget() (string, error) {
 			return fmt.Sprintf("/proc/%d/root%s", o.PID, exe), nil
 		}
 		return exe, nil
+	case defsBin(o.Defs) != "":
+		return FindExe(defsBin(o.Defs), 0)
 	}
 	return "", usage.Errorf("name the binary with -x, a process with -p, or a command after --")
 }
@@ -167,6 +169,9 @@ func (m Matching) resolve(target string, defs []string, log io.Writer) (*spec.Sp
 	if err != nil {
 		return nil, err
 	}
+	if err := sameBin(ds, target); err != nil {
+		return nil, err
+	}
 	r, done, err := NewResolver(target, ds, log)
 	if err != nil {
 		return nil, err
@@ -187,6 +192,37 @@ func (m Matching) resolve(target string, defs []string, log io.Writer) (*spec.Sp
 // (types.ErrNotFound for a function the file does not have).
 func Resolve(target string, defs []string, log io.Writer) (*spec.Spec, error) {
 	return Matching{}.resolve(target, defs, log)
+}
+
+// sameBin checks that the raw address probes naming a file (BIN:0xADDR)
+// name target.
+func sameBin(ds []*probe.Def, target string) error {
+	for _, d := range ds {
+		if d.Bin == "" {
+			continue
+		}
+		p, err := FindExe(d.Bin, 0)
+		if err != nil {
+			return err
+		}
+		a, err1 := os.Stat(p)
+		b, err2 := os.Stat(target)
+		if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+			return usage.Errorf("%s: the address is in %s, the probes go on %s: give -x %s", d.Text, d.Bin, target, d.Bin)
+		}
+	}
+	return nil
+}
+
+// defsBin is the file the raw address probes of defs name (BIN:0xADDR),
+// the target when nothing else names one; "" when none does.
+func defsBin(defs []string) string {
+	for _, def := range defs {
+		if d, err := probe.Parse(def); err == nil && d.Bin != "" {
+			return d.Bin
+		}
+	}
+	return ""
 }
 
 // parseDefs parses the definitions, each given the filter (--filter)

@@ -20,8 +20,7 @@ import (
 // stacks were cut at 30 of them), and none is counted truncated.
 func TestProfileDeepStack(t *testing.T) {
 	needBPF(t)
-	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
-	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-o", "BIN", filepath.Join(dir, "deep.c"))
+	bin := buildDeep(t)
 	folded := filepath.Join(t.TempDir(), "deep.folded")
 	code, out, errs := runGoprobe("profile", "-F", "499", "--top", "0", "--folded", folded, "--", bin, "100")
 	if code != 0 || !strings.Contains(out+errs, "depth=100") {
@@ -47,6 +46,14 @@ func TestProfileDeepStack(t *testing.T) {
 	if all < 100 || whole < all*8/10 {
 		t.Errorf("%d of %d samples hold the 101 frames of down() under main\n%s", whole, all, errs)
 	}
+}
+
+// buildDeep builds probe/testdata/profile/deep.c: a recursion as deep as
+// its argument, which prints where main is and its depth.
+func buildDeep(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
+	return buildWith(t, dir, "gcc", "-O2", "-g", "-o", "BIN", filepath.Join(dir, "deep.c"))
 }
 
 // gdbFrame is one frame of gdb's backtrace.
@@ -117,8 +124,7 @@ func traceStack(t *testing.T, bin, arg string, flags ...string) (stack []string,
 // 127 (perf's default depth), the stack counted truncated.
 func TestTraceStackDeep(t *testing.T) {
 	needBPF(t)
-	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
-	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-o", "BIN", filepath.Join(dir, "deep.c"))
+	bin := buildDeep(t)
 	for _, depth := range []int{100, 200} {
 		t.Run(fmt.Sprint(depth), func(t *testing.T) {
 			var want []string
@@ -157,8 +163,7 @@ func TestTraceStackDeep(t *testing.T) {
 // does, at gdb's lines.
 func TestTraceStackFormats(t *testing.T) {
 	needBPF(t)
-	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "profile")
-	bin := buildWith(t, dir, "gcc", "-O2", "-g", "-o", "BIN", filepath.Join(dir, "deep.c"))
+	bin := buildDeep(t)
 	const n = 6
 	want := gdbBacktrace(t, bin, "spin", "10")[1:n]
 	mainAt := regexp.MustCompile(`main=(0x[0-9a-f]+)`)
