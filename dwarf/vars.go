@@ -222,3 +222,59 @@ func (f *File) entryPCOf(e *dwarf.Entry) uint64 {
 	}
 	return 0
 }
+
+// Global returns the variable named name that a probe at pc can read
+// beside VarsAt's: a unit-level variable with a location (C's globals and
+// file statics), of the compile unit holding pc first, else of any unit
+// (a global defined in another file). Its location is as the file has it
+// (DW_OP_addr: a virtual address of the file, relocated by the reader);
+// ok is false when no unit defines one.
+func (f *File) Global(pc uint64, name string) (v types.Var, ok bool, err error) {
+	defer f.guard(&err)
+	r := f.Data.Reader()
+	cu, err := r.SeekPC(pc)
+	if err == nil {
+		if v, ok, err = f.unitGlobal(r, cu, pc, name); ok || err != nil {
+			return v, ok, err
+		}
+	}
+	r = f.Data.Reader()
+	for {
+		cu, err := r.Next()
+		if err != nil || cu == nil {
+			return types.Var{}, false, err
+		}
+		if cu.Tag != dwarf.TagCompileUnit || !cu.Children {
+			r.SkipChildren()
+			continue
+		}
+		if v, ok, err = f.unitGlobal(r, cu, pc, name); ok || err != nil {
+			return v, ok, err
+		}
+	}
+}
+
+// unitGlobal reads the unit-level children of cu, which r has just
+// returned, for a variable named name with a location; r ends past them
+// when there is none.
+func (f *File) unitGlobal(r *dwarf.Reader, cu *dwarf.Entry, pc uint64, name string) (types.Var, bool, error) {
+	c, err := f.typeConverter()
+	if err != nil {
+		return types.Var{}, false, err
+	}
+	vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), pc: pc, lang: langOf(cu, str(cu, dwarf.AttrProducer))}
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil || e.Tag == 0 {
+			return types.Var{}, false, err
+		}
+		if e.Tag == dwarf.TagVariable && str(e, dwarf.AttrName) == name && e.Val(dwarf.AttrLocation) != nil {
+			if v := vw.variable(e, ""); len(v.Loc.Pieces) > 0 {
+				return v, true, nil
+			}
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+	}
+}

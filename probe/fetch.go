@@ -115,6 +115,14 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 				v = &vars[i] // the innermost scope's comes last
 			}
 		}
+		// Not in scope here: a global of that name, unless it names a
+		// parameter (one the compiler left no trace of here is not
+		// available, never another variable).
+		if v == nil && !isParam(fn.Params, a.Base) {
+			if g, ok := r.global(fn.LowPC, a.Base); ok {
+				v = &g
+			}
+		}
 		if v == nil {
 			f.Unavailable = fmt.Sprintf("%s is not available here", a.Base)
 			return f, nil

@@ -53,6 +53,9 @@ type Resolver struct {
 	usdt      []usdt.Probe
 	usdtTable *symtab.Table
 	closers   []func() error
+	// globals are the unit-level variables looked up by name (see
+	// global), by the address looked from and the name.
+	globals map[globalKey]globalVar
 }
 
 // Close releases the files the resolver opened itself (a debug file for
@@ -283,6 +286,34 @@ func (r *Resolver) resolveAddr(d *Def) (*spec.Probe, error) {
 	at := *d
 	at.Func, at.Offset = fn.Name, d.Addr-fn.LowPC
 	return r.resolveFunc(&at, fn)
+}
+
+// global is the unit-level variable named name a probe at pc reads when
+// no parameter or local of that name is in scope (see dwarf.File.Global).
+func (r *Resolver) global(pc uint64, name string) (types.Var, bool) {
+	if r.f == nil {
+		return types.Var{}, false
+	}
+	k := globalKey{pc, name}
+	if g, ok := r.globals[k]; ok {
+		return g.v, g.ok
+	}
+	v, ok, err := r.f.Global(pc, name)
+	if r.globals == nil {
+		r.globals = map[globalKey]globalVar{}
+	}
+	r.globals[k] = globalVar{v, ok && err == nil}
+	return v, ok && err == nil
+}
+
+type globalKey struct {
+	pc   uint64
+	name string
+}
+
+type globalVar struct {
+	v  types.Var
+	ok bool
 }
 
 // sameNamed are the functions other than fn with code that name denotes
@@ -717,6 +748,9 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 				for _, p := range params {
 					found = found || p.Name == a.Base
 					names = append(names, p.Name)
+				}
+				if !found {
+					_, found = r.global(fn.LowPC, a.Base)
 				}
 				if !found && len(fn.Params) == 0 && fn.Decl.File == "" {
 					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%s for C; %s for Go) or $retval", d.Text, r.path, fn.Name, regList(r.arch.CIntRegs), regList(r.arch.GoIntRegs[:min(5, len(r.arch.GoIntRegs))]))
