@@ -14,7 +14,8 @@ import (
 
 // TestSeparateDebugFile splits the C fixture's DWARF into a debug file, as
 // distributions do, and requires the loader to find it by .gnu_debuglink
-// next to the binary and by build-id under the debug root.
+// next to the binary, by build-id under the debug root, and by either in
+// a directory of elfx.DebugDirs (--debuginfo).
 func TestSeparateDebugFile(t *testing.T) {
 	objcopy, err := exec.LookPath("objcopy")
 	if err != nil {
@@ -80,6 +81,36 @@ func TestSeparateDebugFile(t *testing.T) {
 		}
 		sh("mv", debug, want)
 		check(bin, want)
+	})
+	t.Run("debuginfo-dir", func(t *testing.T) {
+		// --debuginfo DIR: by build-id under DIR/.build-id, and by debug
+		// link in DIR itself, before the debug root.
+		for _, how := range []string{"build-id", "debuglink"} {
+			bin, debug := split(t.TempDir())
+			dir := t.TempDir()
+			want := filepath.Join(dir, "prog.debug")
+			if how == "build-id" {
+				ef, err := elfx.Open(bin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				id := ef.BuildID
+				ef.Close()
+				if len(id) < 4 {
+					testutil.Skipf(t, "gcc did not record a build-id")
+				}
+				want = filepath.Join(dir, ".build-id", id[:2], id[2:]+".debug")
+				if err := os.MkdirAll(filepath.Dir(want), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				sh(objcopy, "--add-gnu-debuglink="+debug, bin)
+			}
+			sh("mv", debug, want)
+			elfx.DebugDirs = []string{dir}
+			check(bin, want)
+			elfx.DebugDirs = nil
+		}
 	})
 	t.Run("missing", func(t *testing.T) {
 		bin, debug := split(t.TempDir())
