@@ -1,8 +1,11 @@
 package btf
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -20,6 +23,10 @@ type EncodeOptions struct {
 	// prototypes: those with an out-of-line copy (LowPC set) and debug
 	// info (not SymbolOnly), once per name, as pahole -J does.
 	Funcs []*types.Func
+	// Ident maps a name of any language to the identifier BTF records for
+	// it (the kernel takes C identifiers only): codegen.CName, the rule
+	// gopahole --format=c names types by. nil keeps names as they are.
+	Ident func(string) string
 }
 
 // Encode writes the named types of spec, everything they refer to, and the
@@ -33,11 +40,27 @@ type EncodeOptions struct {
 // floating-point types, which BTF cannot spell, are integers of their
 // size. Members whose offset is not fixed (types.Member.Dynamic) are left
 // out.
+//
+// Go, Rust and Zig types are laid out as gopahole --format=c lays them
+// out: strings, slices, interfaces and fat pointers are the structs their
+// DWARF describes; a Go func value is a void pointer; a Rust enum with
+// data is a union of its variants, each a struct at offset 0 whose fields
+// sit at their offsets in the enum, and of an anonymous struct putting the
+// tag at its offset as "__tag"; a zero-size base type (Rust's ()) is an
+// empty array of unsigned char, an integer of a size C has no type for an
+// array of its bytes, an array too big for BTF (Go's *[1 << 40]T) 0
+// elements. A struct's members are written in memory order; a member C
+// could not hold is bytes (types.Expressible); a union member that does
+// not start at 0 is wrapped in an anonymous struct that places it. Names
+// of types, members, enumerators, functions and parameters go through
+// opts.Ident; base types keep the language's own (the kernel takes
+// "long int" and "u8" alike), and a FUNC's unnamed parameters are
+// named __argN.
 func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 	if opts == nil {
 		opts = &EncodeOptions{}
 	}
-	e := newEncoder(spec.PointerSize)
+	e := newEncoder(spec.PointerSize, opts.Ident)
 	b, err := cbtf.NewBuilder(nil, &cbtf.BuilderOptions{Deduplicate: true})
 	if err != nil {
 		return nil, err
@@ -47,7 +70,7 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 			return nil, fmt.Errorf("%s: encoding BTF of %s: %v", spec.Path, t.TypeName(), err)
 		}
 	}
-	for _, fn := range encodable(opts.Funcs) {
+	for _, fn := range encodable(opts.Funcs, e.ident) {
 		if _, err := b.Add(e.fn(fn)); err != nil {
 			return nil, fmt.Errorf("%s: encoding BTF of function %s: %v", spec.Path, fn.Name, err)
 		}
@@ -68,24 +91,24 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 // address. A name that functions with different prototypes share (static
 // functions of several compile units) is left out, as pahole leaves out
 // inconsistent prototypes: a tool attaching by name could not tell which.
-func encodable(fns []*types.Func) []*types.Func {
+func encodable(fns []*types.Func, ident func(string) string) []*types.Func {
 	var out []*types.Func
 	protos := make(map[string]string)
 	for _, fn := range fns {
 		if fn.LowPC == 0 || fn.SymbolOnly || fn.Name == "" || fn.Lang == types.LangAsm {
 			continue
 		}
-		p := prototype(fn)
-		if q, seen := protos[fn.Name]; seen {
+		p, name := prototype(fn), ident(fn.Name)
+		if q, seen := protos[name]; seen {
 			if q != p {
-				protos[fn.Name] = "" // inconsistent
+				protos[name] = "" // inconsistent
 			}
 			continue
 		}
-		protos[fn.Name] = p
+		protos[name] = p
 		out = append(out, fn)
 	}
-	out = slices.DeleteFunc(out, func(fn *types.Func) bool { return protos[fn.Name] == "" })
+	out = slices.DeleteFunc(out, func(fn *types.Func) bool { return protos[ident(fn.Name)] == "" })
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LowPC < out[j].LowPC })
 	return out
 }
@@ -116,15 +139,47 @@ type encoder struct {
 	memo  map[types.Type]cbtf.Type
 	void  *cbtf.Void
 	index *cbtf.Int // the index type of arrays, as pahole names it
+	uchar *cbtf.Int // the element of byte arrays standing for other types
 	ptr   int64
+	ident func(string) string
 }
 
-func newEncoder(ptrSize int64) *encoder {
+func newEncoder(ptrSize int64, ident func(string) string) *encoder {
 	if ptrSize == 0 {
 		ptrSize = 8
 	}
-	return &encoder{memo: make(map[types.Type]cbtf.Type), void: &cbtf.Void{}, ptr: ptrSize,
-		index: &cbtf.Int{Name: "__ARRAY_SIZE_TYPE__", Size: 4}}
+	if ident == nil {
+		ident = func(s string) string { return s }
+	}
+	return &encoder{memo: make(map[types.Type]cbtf.Type), void: &cbtf.Void{}, ptr: ptrSize, ident: ident,
+		index: &cbtf.Int{Name: "__ARRAY_SIZE_TYPE__", Size: 4}, uchar: &cbtf.Int{Name: "unsigned char", Size: 1}}
+}
+
+// maxName is the longest name the encoder writes: kernels before 6.1 take
+// identifiers of at most 127 bytes (KSYM_NAME_LEN 128), later ones 511.
+const maxName = 127
+
+// name is the identifier BTF records for a name; "" stays "". One longer
+// than maxName (a Go generic instance, a Zig function of comptime
+// arguments) keeps its first 117 bytes and ends in "__" and 8 hex digits
+// of the FNV-1a hash of the source name, so that two long names stay
+// apart.
+func (e *encoder) name(s string) string {
+	if s == "" {
+		return ""
+	}
+	n := e.ident(s)
+	if len(n) > maxName {
+		h := fnv.New32a()
+		h.Write([]byte(s))
+		n = fmt.Sprintf("%s__%08x", n[:maxName-10], h.Sum32())
+	}
+	return n
+}
+
+// bytes is an array of n unsigned chars.
+func (e *encoder) bytes(n int64) *cbtf.Array {
+	return &cbtf.Array{Index: e.index, Type: e.uchar, Nelems: uint32(max(n, 0))}
 }
 
 func (e *encoder) typ(t types.Type) cbtf.Type {
@@ -142,7 +197,7 @@ func (e *encoder) typ(t types.Type) cbtf.Type {
 			// DW_TAG_unspecified_type: BTF spells it void, as pahole does.
 			return e.void
 		}
-		c := baseType(v)
+		c := e.baseType(v)
 		e.memo[t] = c
 		return c
 	case *types.Pointer:
@@ -151,7 +206,7 @@ func (e *encoder) typ(t types.Type) cbtf.Type {
 		p.Target = e.typ(v.Target)
 		return p
 	case *types.Typedef:
-		td := &cbtf.Typedef{Name: v.Name}
+		td := &cbtf.Typedef{Name: e.name(v.Name)}
 		e.memo[t] = td
 		td.Type = e.typ(v.Target)
 		return td
@@ -159,25 +214,44 @@ func (e *encoder) typ(t types.Type) cbtf.Type {
 		return e.qual(v)
 	case *types.Array:
 		a := &cbtf.Array{Index: e.index, Nelems: uint32(max(v.Count, 0))}
+		if size, err := types.Sizeof(v); err != nil || size > math.MaxUint32 {
+			// Go's *[1 << 40]T: an array only ever behind a pointer, too
+			// big for BTF, has 0 elements.
+			a.Nelems = 0
+		}
 		e.memo[t] = a
 		a.Type = e.typ(v.Elem)
 		return a
 	case *types.Enum:
-		c := &cbtf.Enum{Name: v.Name, Size: uint32(v.ByteSize), Signed: v.Signed}
+		c := &cbtf.Enum{Name: e.name(v.Name), Size: uint32(v.ByteSize), Signed: v.Signed}
 		for _, ev := range v.Values {
-			c.Values = append(c.Values, cbtf.EnumValue{Name: ev.Name, Value: uint64(ev.Value)})
+			c.Values = append(c.Values, cbtf.EnumValue{Name: e.name(ev.Name), Value: uint64(ev.Value)})
 		}
 		e.memo[t] = c
 		return c
 	case *types.Struct:
 		return e.composite(v)
 	case *types.FuncProto:
+		if v.ByteSize > 0 {
+			// A Go func value: a pointer-sized word pointing at a closure,
+			// void * as --format=c spells it.
+			p := &cbtf.Pointer{Target: e.void}
+			e.memo[t] = p
+			return p
+		}
 		return e.proto(v, v.Return, protoParams(v), v.Variadic)
 	}
 	panic(fmt.Sprintf("btf: encoding unknown model type %T", t))
 }
 
-func baseType(v *types.Base) cbtf.Type {
+func (e *encoder) baseType(v *types.Base) cbtf.Type {
+	switch v.ByteSize {
+	case 1, 2, 4, 8, 16:
+	case 0: // Rust's (), !: takes no room
+		return e.bytes(0)
+	default: // no C type of this size
+		return e.bytes(v.ByteSize)
+	}
 	if v.Encoding == types.Float {
 		return &cbtf.Float{Name: v.Name, Size: uint32(v.ByteSize)}
 	}
@@ -221,34 +295,76 @@ func (e *encoder) qual(v *types.Qualifier) cbtf.Type {
 
 func (e *encoder) composite(v *types.Struct) cbtf.Type {
 	if v.Incomplete {
-		f := &cbtf.Fwd{Name: v.Name, Kind: cbtf.FwdStruct}
-		if v.Kind == types.KindUnion {
+		f := &cbtf.Fwd{Name: e.name(v.Name), Kind: cbtf.FwdStruct}
+		if v.Kind == types.KindUnion || v.Variants != nil {
 			f.Kind = cbtf.FwdUnion
 		}
 		e.memo[v] = f
 		return f
 	}
-	members := make([]cbtf.Member, 0, len(v.Members))
+	ms := v.Members
+	if v.Variants != nil {
+		ms = e.variants(v)
+	}
+	byOffset := func(a, b types.Member) int { return cmp.Compare(a.Offset, b.Offset) }
+	if !slices.IsSortedFunc(ms, byOffset) {
+		// Rust reorders fields; BTF wants a struct's members in memory order.
+		ms = slices.Clone(ms)
+		slices.SortStableFunc(ms, byOffset)
+	}
+	members := make([]cbtf.Member, 0, len(ms))
 	var c cbtf.Type
-	if v.Kind == types.KindUnion {
-		u := &cbtf.Union{Name: v.Name, Size: uint32(v.ByteSize), Tags: v.Tags}
+	if v.Kind == types.KindUnion || v.Variants != nil {
+		u := &cbtf.Union{Name: e.name(v.Name), Size: uint32(v.ByteSize), Tags: v.Tags}
 		e.memo[v] = u
 		defer func() { u.Members = members }()
 		c = u
 	} else {
-		s := &cbtf.Struct{Name: v.Name, Size: uint32(v.ByteSize), Tags: v.Tags}
+		s := &cbtf.Struct{Name: e.name(v.Name), Size: uint32(v.ByteSize), Tags: v.Tags}
 		e.memo[v] = s
 		defer func() { s.Members = members }()
 		c = s
 	}
-	for _, m := range v.Members {
+	union := v.Kind == types.KindUnion || v.Variants != nil
+	for i, m := range ms {
 		if m.Dynamic != types.DynamicNone {
 			continue
 		}
-		members = append(members, cbtf.Member{Name: m.Name, Type: e.typ(m.Type),
+		if union && m.Offset != 0 {
+			m = types.Member{Type: placed(m, m.Name)}
+		} else if !union {
+			m.Type = types.Expressible(m, ms[i+1:], v.ByteSize)
+		}
+		members = append(members, cbtf.Member{Name: e.name(m.Name), Type: e.typ(m.Type),
 			Offset: cbtf.Bits(m.Offset), BitfieldSize: cbtf.Bits(m.BitSize), Tags: m.Tags})
 	}
 	return c
+}
+
+// variants are the members of the union a Rust enum with data becomes:
+// its own members, its tag at its offset in an anonymous struct, and each
+// variant.
+func (e *encoder) variants(v *types.Struct) []types.Member {
+	ms := slices.Clone(v.Members)
+	if tg := v.Variants.Tag; tg != nil {
+		ms = append(ms, types.Member{Name: "__tag", Type: placed(*tg, "value")})
+	}
+	for _, vr := range v.Variants.Variants {
+		ms = append(ms, vr.Member)
+	}
+	return ms
+}
+
+// placed is an anonymous struct holding m, named name, at m's offset: a
+// union member that does not start at 0, which BTF cannot say otherwise.
+func placed(m types.Member, name string) *types.Struct {
+	size, _ := types.Sizeof(m.Type)
+	end := m.Offset.Bytes() + size
+	if m.BitSize > 0 {
+		end = (m.Offset + m.BitSize + 7).Bytes()
+	}
+	m.Name = name
+	return &types.Struct{Kind: types.KindStruct, ByteSize: end, Members: []types.Member{m}}
 }
 
 func protoParams(v *types.FuncProto) []types.Param {
@@ -268,7 +384,7 @@ func (e *encoder) proto(key types.Type, ret types.Type, params []types.Param, va
 	}
 	fp.Return = e.typ(ret)
 	for _, p := range params {
-		fp.Params = append(fp.Params, cbtf.FuncParam{Name: p.Name, Type: e.typ(p.Type)})
+		fp.Params = append(fp.Params, cbtf.FuncParam{Name: e.name(p.Name), Type: e.typ(p.Type)})
 	}
 	if variadic {
 		fp.Params = append(fp.Params, cbtf.FuncParam{Type: e.void})
@@ -283,5 +399,16 @@ func (e *encoder) fn(fn *types.Func) *cbtf.Func {
 	if fn.External {
 		linkage = cbtf.GlobalFunc
 	}
-	return &cbtf.Func{Name: fn.Name, Linkage: linkage, Type: e.proto(nil, fn.Return, fn.Params, fn.Variadic)}
+	// The kernel wants every argument of a FUNC named (Zig leaves some
+	// unnamed): __argN, N counting from 0.
+	params := fn.Params
+	if slices.ContainsFunc(params, func(p types.Param) bool { return p.Name == "" }) {
+		params = slices.Clone(params)
+		for i := range params {
+			if params[i].Name == "" {
+				params[i].Name = fmt.Sprintf("__arg%d", i)
+			}
+		}
+	}
+	return &cbtf.Func{Name: e.name(fn.Name), Linkage: linkage, Type: e.proto(nil, fn.Return, params, fn.Variadic)}
 }

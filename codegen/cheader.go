@@ -587,7 +587,7 @@ func (h *header) bodyTo(slots *strings.Builder, s *types.Struct, indent, prefix 
 	}
 	for i, m := range members {
 		if !union {
-			m.Type = expressible(m, members[i+1:], s.ByteSize)
+			m.Type = types.Expressible(m, members[i+1:], s.ByteSize)
 		}
 		size, _ := types.Sizeof(m.Type)
 		align := h.align.Alignof(m.Type)

@@ -18,38 +18,6 @@ func flexFits(off types.Bits, s *types.Struct, align int64) bool {
 	return (end+align-1)/align*align == s.ByteSize
 }
 
-// expressible returns the type a struct member is written with in C: its
-// own, or bytes where C cannot hold it. A member that starts at the end of
-// the struct (Rust's unsized [u8] tail, a zero-size fn item described as
-// a pointer) becomes a zero-length array of its type; one whose struct is
-// only declared (a C++ base defined in another library) or that reaches
-// beyond the end, an array of bytes up to the next member.
-func expressible(m types.Member, next []types.Member, size int64) types.Type {
-	if m.BitSize != 0 {
-		return m.Type
-	}
-	off := m.Offset.Bytes()
-	if off >= size {
-		if a, ok := types.Unqualified(m.Type).(*types.Array); ok && a.Count <= 0 {
-			return m.Type
-		}
-		return &types.Array{Elem: m.Type, Count: 0}
-	}
-	msize, err := types.Sizeof(m.Type)
-	st, isStruct := types.Resolve(m.Type).(*types.Struct)
-	if !(isStruct && st.Incomplete) && err == nil && off+msize <= size {
-		return m.Type
-	}
-	end := size
-	for _, n := range next {
-		if n.Offset.Bytes() > off {
-			end = min(end, n.Offset.Bytes())
-			break
-		}
-	}
-	return &types.Array{Elem: &types.Base{Name: "unsigned char", ByteSize: 1}, Count: end - off}
-}
-
 // padTo wraps a Rust enum's tag in an anonymous struct that puts it at
 // its offset, as a member of the union the enum becomes.
 func padTo(tag types.Member) types.Type {

@@ -305,3 +305,35 @@ func ptrBytesEntered(t Type, w *Walk) int64 {
 	}
 	return 0
 }
+
+// Expressible returns the type a struct member is written with in C (and
+// in BTF, whose checks are C's): its own, or bytes where C cannot hold
+// it. A member that starts at the end of the struct (Rust's unsized [u8] tail, a zero-size fn item described as
+// a pointer) becomes a zero-length array of its type; one whose struct is
+// only declared (a C++ base defined in another library) or that reaches
+// beyond the end, an array of bytes up to the next member.
+func Expressible(m Member, next []Member, size int64) Type {
+	if m.BitSize != 0 {
+		return m.Type
+	}
+	off := m.Offset.Bytes()
+	if off >= size {
+		if a, ok := Unqualified(m.Type).(*Array); ok && a.Count <= 0 {
+			return m.Type
+		}
+		return &Array{Elem: m.Type, Count: 0}
+	}
+	msize, err := Sizeof(m.Type)
+	st, isStruct := Resolve(m.Type).(*Struct)
+	if !(isStruct && st.Incomplete) && err == nil && off+msize <= size {
+		return m.Type
+	}
+	end := size
+	for _, n := range next {
+		if n.Offset.Bytes() > off {
+			end = min(end, n.Offset.Bytes())
+			break
+		}
+	}
+	return &Array{Elem: &Base{Name: "unsigned char", ByteSize: 1}, Count: end - off}
+}

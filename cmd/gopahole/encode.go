@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/btf"
+	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/load"
 )
@@ -20,7 +21,7 @@ type encodeFlags struct {
 
 func addEncodeFlags(cmd *cobra.Command, e *encodeFlags) {
 	fl := cmd.Flags()
-	fl.BoolVarP(&e.encode, "btf_encode", "J", false, "encode BTF from FILE's DWARF into its .BTF section (C types and functions)")
+	fl.BoolVarP(&e.encode, "btf_encode", "J", false, "encode BTF from FILE's DWARF into its .BTF section (types of C, C++, Go, Rust and Zig, and functions)")
 	fl.StringVar(&e.detached, "btf_encode_detached", "", "encode BTF from FILE's DWARF into the raw BTF file `OUT`, leaving FILE as it is")
 }
 
@@ -37,7 +38,8 @@ func runEncode(e *encodeFlags, paths []string) error {
 	if err != nil {
 		return err
 	}
-	opts := &btf.EncodeOptions{}
+	// Named as --format=c names them, so that a BPF program can spell them.
+	opts := &btf.EncodeOptions{Ident: codegen.CName}
 	if ef, err := elf.Open(path); err == nil {
 		opts.Order = ef.ByteOrder
 		ef.Close()

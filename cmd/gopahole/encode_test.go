@@ -1,15 +1,23 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	cbtf "github.com/cilium/ebpf/btf"
+
+	"github.com/binscope/binscope/btf"
+	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/types"
 )
 
 // copyFixture copies the C fixture to a temporary file -J may rewrite.
@@ -179,4 +187,102 @@ struct bf_typedef g_td; struct bf_chained g_ch; struct bf_plain g_pl;
 	for _, args := range [][]string{{"-F", "btf", ours, other}, {"-F", "btf", "-s", ours, other}} {
 		samePahole(t, args...)
 	}
+}
+
+// TestEncodeLanguages runs gopahole --btf_encode_detached on the Go, Rust
+// and Zig fixtures: bpftool reads the BTF, the kernel loads it
+// (BPF_BTF_LOAD), and the structs read back from it, looked up by the C
+// identifiers --format=c names them with, have the sizes and member
+// offsets the language itself reports (unsafe.Offsetof, offset_of!,
+// @offsetOf; the fixture's truth).
+func TestEncodeLanguages(t *testing.T) {
+	for _, name := range []string{"go-layouts", "rust-layouts", "zig-layouts"} {
+		t.Run(name, func(t *testing.T) {
+			b := testutil.Fixture(t, name)
+			out := filepath.Join(t.TempDir(), name+".btf")
+			if code, _, errs := run("--btf_encode_detached", out, b.Path); code != 0 {
+				t.Fatalf("--btf_encode_detached: %d %s", code, errs)
+			}
+			if dump := tool(t, "bpftool", "btf", "dump", "file", out); strings.Count(dump, "STRUCT '") < 20 {
+				t.Errorf("bpftool dumps only %d structs", strings.Count(dump, "STRUCT '"))
+			}
+			raw, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := cbtf.NewHandleFromRawBTF(raw)
+			if errors.Is(err, os.ErrPermission) || errors.Is(err, cbtf.ErrNotSupported) {
+				testutil.Skipf(t, "the kernel does not load BTF here: %v", err)
+			} else if err != nil {
+				t.Fatalf("kernel refuses our BTF: %v", err)
+			} else {
+				h.Close()
+			}
+			spec, err := btf.Load(out, &btf.Options{Standalone: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			truth := b.Truth(t)
+			checked := 0
+			for _, tt := range truth {
+				tt.Name = codegen.CName(tt.Name)
+				check := func() []string { _, p := testutil.CheckTruth(spec, tt, false); return p }
+				for i := range tt.Members {
+					if strings.Contains(tt.Members[i].Name, ".") {
+						check = func() []string { return variantTruth(spec, tt) }
+						continue // a Rust enum's Variant.field
+					}
+					tt.Members[i].Name = codegen.CName(tt.Members[i].Name)
+				}
+				if problems := check(); len(problems) > 0 {
+					t.Errorf("%s:\n\t%s", tt.Name, strings.Join(problems, "\n\t"))
+					continue
+				}
+				checked++
+			}
+			t.Logf("%d of %d types match the language's report", checked, len(truth))
+			if checked < 10 {
+				t.Errorf("only %d of %d types match the language's report (want at least 10)", checked, len(truth))
+			}
+		})
+	}
+}
+
+// variantTruth compares a Rust enum with data, which our BTF spells as a
+// union of its tag and its variants, with the truth of its variants'
+// fields (Variant.field): the union's size, and each field's offset and
+// size inside the union member named after its variant.
+func variantTruth(spec *types.Spec, tt testutil.TruthType) []string {
+	found := spec.Lookup(tt.Name)
+	if len(found) != 1 {
+		return []string{fmt.Sprintf("%d types of this name", len(found))}
+	}
+	u, ok := types.Resolve(found[0]).(*types.Struct)
+	if !ok || u.Kind != types.KindUnion || u.ByteSize != tt.Size {
+		return []string{fmt.Sprintf("not a union of %d bytes: %s", tt.Size, types.TypeString(found[0]))}
+	}
+	var p []string
+	for _, tm := range tt.Members {
+		variant, field, _ := strings.Cut(tm.Name, ".")
+		i := slices.IndexFunc(u.Members, func(m types.Member) bool { return m.Name == variant })
+		vs, ok := (*types.Struct)(nil), false
+		if i >= 0 {
+			vs, ok = types.Resolve(u.Members[i].Type).(*types.Struct)
+		}
+		if !ok {
+			p = append(p, "no variant "+variant)
+			continue
+		}
+		j := slices.IndexFunc(vs.Members, func(m types.Member) bool { return m.Name == codegen.CName(field) })
+		if j < 0 {
+			p = append(p, "member "+tm.Name+" missing")
+			continue
+		}
+		m := vs.Members[j]
+		size, _ := types.Sizeof(m.Type)
+		if off := (u.Members[i].Offset + m.Offset).Bytes(); off != tm.Offset || size != tm.Size {
+			p = append(p, fmt.Sprintf("member %s at %d size %d, want %d size %d", tm.Name, off, size, tm.Offset, tm.Size))
+		}
+	}
+	return p
 }
