@@ -23,8 +23,22 @@ import (
 // A value in one register has one piece of Size 0, as Go's DWARF writes
 // it; a value in several registers has a piece per register with its
 // size.
-func EntryLocs(params []types.Param, a *arch.Arch) []types.Loc {
+//
+// Without regABI (a binary of Go before the register ABI, see
+// arch.GoRegABI) every argument is on the stack, where
+// types.GoStackOffsets says, from [RSP+8]; on other architectures than
+// x86-64 such arguments get no location.
+func EntryLocs(params []types.Param, a *arch.Arch, regABI bool) []types.Loc {
 	out := make([]types.Loc, len(params))
+	if !regABI {
+		offs, ok := types.GoStackOffsets(params, 8)
+		for k, p := range params {
+			if ok && !p.Result && a.Name == "x86_64" {
+				out[k] = types.Loc{Pieces: []types.Piece{{Kind: types.LocMem, Reg: a.SP, Offset: offs[k] + a.EntryCFA}}}
+			}
+		}
+		return out
+	}
 	ints, floats := 0, 0
 	var stack int64
 	for k, p := range params {

@@ -60,7 +60,7 @@ func TestEntryLocsMatchDWARF(t *testing.T) {
 		if PackageOf(fn.Name) != "github.com/prometheus/client_golang/prometheus" || fn.LowPC == 0 || fn.SymbolOnly {
 			continue
 		}
-		locs := EntryLocs(fn.Params, a)
+		locs := EntryLocs(fn.Params, a, true)
 		for i, p := range fn.Params {
 			if p.Result || len(p.Loc.Pieces) == 0 || p.PC != fn.LowPC {
 				continue // no location at the entry to compare with

@@ -53,8 +53,8 @@ func keepList(m *code.Model, names, fns []string) []string {
 // Attach fills the parameters (and Go results) of the functions of m
 // that names denote, m being the code of a Go binary without DWARF: their
 // types come from the reference build of their packages, their locations
-// at entry from the register ABI (EntryLocs), at the binary's own entry
-// addresses. Functions the reference lacks keep no parameters.
+// at entry from the binary's calling convention (EntryLocs), at the
+// binary's own entry addresses. Functions the reference lacks keep no parameters.
 func Attach(m *code.Model, names []string, opts *Options) (*Ref, error) {
 	a, err := arch.ForMachine(m.ELF.Machine)
 	if err != nil {
@@ -100,7 +100,7 @@ func Attach(m *code.Model, names []string, opts *Options) (*Ref, error) {
 		if err := rm.FillParams(rf); err != nil {
 			return nil, err
 		}
-		locs := EntryLocs(rf.Params, a)
+		locs := EntryLocs(rf.Params, a, a.GoRegABI(ref.GoVersion))
 		fn.Params = make([]types.Param, len(rf.Params))
 		for i, p := range rf.Params {
 			fn.Params[i] = types.Param{Name: p.Name, Type: p.Type, Result: p.Result, Loc: locs[i], PC: fn.LowPC}

@@ -3,8 +3,9 @@ package goref
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
+
+	"github.com/binscope/binscope/internal/arch"
 )
 
 // goVersion is the go command's version with GOTOOLCHAIN=toolchain ("" for
@@ -42,7 +43,7 @@ func toolchainFor(o *Options, modCache, want, local string) string {
 		why = "the go command reported " + v
 	}
 	chosen := local
-	for m := minor(want) + 1; m > 1 && m < minor(local); m++ {
+	for m := arch.GoMinor(want) + 1; m > 1 && m < arch.GoMinor(local); m++ {
 		c := release(m)
 		if v, err := goVersion(o, modCache, c); err == nil && v == c {
 			chosen = c
@@ -71,7 +72,7 @@ func release(m int) string {
 // source lacks are named at once, not 20 at a time).
 func ldflags(toolchain string) string {
 	var f []string
-	m := minor(toolchain)
+	m := arch.GoMinor(toolchain)
 	if m == 0 || m >= 23 {
 		f = append(f, "-checklinkname=0")
 	}
@@ -84,7 +85,7 @@ func ldflags(toolchain string) string {
 // goLine is the go directive: the older of the binary's language version
 // and the toolchain's.
 func goLine(binary, toolchain string) string {
-	a, b := minor(binary), minor(toolchain)
+	a, b := arch.GoMinor(binary), arch.GoMinor(toolchain)
 	if a == 0 || b != 0 && b < a {
 		a = b
 	}
@@ -92,17 +93,6 @@ func goLine(binary, toolchain string) string {
 		a = 21
 	}
 	return fmt.Sprintf("1.%d", a)
-}
-
-// minor is m of go1.m[.p]; 0 when v is not such a version.
-func minor(v string) int {
-	v = strings.TrimPrefix(v, "go")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 || parts[0] != "1" {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
-	return n
 }
 
 // lastWord is the last line of the go command's standard error that is

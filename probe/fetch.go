@@ -581,7 +581,7 @@ func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
 		if len(res) == 0 {
 			return types.Loc{}, nil, fn.Name + " returns nothing"
 		}
-		return goResults(res, r)
+		return goResults(fn, res, r)
 	}
 	if fn.Return == nil && fn.Decl.File == "" && len(fn.Params) == 0 { // no debug info: the ABI's return register
 		return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: r.arch.Ret, Size: 8}}}, &types.Pointer{ByteSize: 8}, ""

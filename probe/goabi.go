@@ -1,12 +1,13 @@
 package probe
 
 import (
+	"debug/buildinfo"
 	"fmt"
 
 	"github.com/binscope/binscope/types"
 )
 
-// goResults is where Go's register ABI puts the first result in rs at a
+// goResults is where Go's register ABI puts the first result in rs of fn at a
 // RET (cmd/compile/abi-internal.md): each scalar part of each result, in
 // order, takes the next integer register (RAX, RBX, RCX, RDI, RSI, R8-R11
 // on amd64) or floating-point register (X0-X14); a result whose parts do
@@ -15,16 +16,21 @@ import (
 //
 // Worked example: func f() (n int, s string, ok bool) returns n in RAX, s
 // in RBX (pointer) and RCX (length), ok in RDI.
-func goResults(rs []types.Param, r *Resolver) (types.Loc, types.Type, string) {
-	locs, err := goAssign(rs, r)
+func goResults(fn *types.Func, rs []types.Param, r *Resolver) (types.Loc, types.Type, string) {
+	locs, err := goAssign(fn, rs, r)
 	if err != "" {
 		return types.Loc{}, nil, err
 	}
 	return locs[0], rs[0].Type, ""
 }
 
-// goAssign assigns every result; a result on the stack has an empty Loc.
-func goAssign(rs []types.Param, r *Resolver) ([]types.Loc, string) {
+// goAssign assigns every result rs of fn; a result on the stack has an
+// empty Loc. In a binary of Go before the register ABI, results are all on
+// the stack, where goStackResults says.
+func goAssign(fn *types.Func, rs []types.Param, r *Resolver) ([]types.Loc, string) {
+	if !r.goRegABI() {
+		return r.goStackResults(fn)
+	}
 	ints, floats := 0, 0
 	var out []types.Loc
 	for _, p := range rs {
@@ -76,7 +82,7 @@ func (r *Resolver) goResult(fn *types.Func, i int) (types.Loc, types.Type, strin
 			rs = append(rs, p)
 		}
 	}
-	locs, why := goAssign(rs, r)
+	locs, why := goAssign(fn, rs, r)
 	if why != "" && i == 0 || i >= len(locs) {
 		return types.Loc{}, nil, "result not found"
 	}
@@ -84,4 +90,40 @@ func (r *Resolver) goResult(fn *types.Func, i int) (types.Loc, types.Type, strin
 		return types.Loc{}, nil, fmt.Sprintf("the result %s is returned on the stack", goName(rs[i].Name))
 	}
 	return locs[i], rs[i].Type, ""
+}
+
+// goStackResults is where a Go function of the stack calling convention
+// (ABI0, before the register ABI) leaves its results at a RET: in its
+// caller's argument area, which starts just above the return address
+// (types.GoStackOffsets), on x86-64.
+func (r *Resolver) goStackResults(fn *types.Func) ([]types.Loc, string) {
+	if r.arch.Name != "x86_64" {
+		return nil, fmt.Sprintf("the results of Go before the register ABI are read on x86-64 only, not %s", r.arch.Name)
+	}
+	offs, ok := types.GoStackOffsets(fn.Params, 8)
+	if !ok {
+		return nil, "a parameter's size is not known: the results on the stack cannot be placed"
+	}
+	var out []types.Loc
+	for i, p := range fn.Params {
+		if p.Result {
+			out = append(out, types.Loc{Pieces: []types.Piece{{Kind: types.LocMem, Reg: r.arch.SP, Offset: r.arch.EntryCFA + offs[i]}}})
+		}
+	}
+	return out, ""
+}
+
+// goRegABI reports whether the binary's Go code takes its arguments and
+// results in registers: its build information names a Go version that
+// does on its architecture (arch.GoRegABI), or none.
+func (r *Resolver) goRegABI() bool {
+	if r.regABI == nil {
+		v := ""
+		if bi, err := buildinfo.ReadFile(r.path); err == nil {
+			v = bi.GoVersion
+		}
+		ok := r.arch.GoRegABI(v)
+		r.regABI = &ok
+	}
+	return *r.regABI
 }

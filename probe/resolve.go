@@ -48,6 +48,7 @@ type Resolver struct {
 	hostsOf   *code.Model
 	producers map[uint64]bool
 	group     uint32 // the last mark group given (see Mark)
+	regABI    *bool  // the binary's Go code uses the register ABI; nil until asked (see goRegABI)
 	// usdt are the file's USDT probes once read; usdtTable the
 	// symbols that place them; closers what Close releases.
 	usdt      []usdt.Probe

@@ -48,3 +48,38 @@ func scalarParts(t Type, w *Walk, take func(size int64, float bool) bool) bool {
 	}
 	return false
 }
+
+// GoStackOffsets is where Go's stack calling convention (ABI0: every Go
+// function before the register ABI, see arch.GoRegABI) puts each of
+// params, a function's receiver, arguments and results in declaration
+// order (Result marks the results): the byte offset of each from the
+// first word of the argument area, which on x86-64 lies just above the
+// return address. The compiler lays that area out as a struct
+// (cmd/compile's widstruct): the receiver and the arguments in order, each
+// aligned to its type; the results after them, from the next multiple of
+// ptrSize. ok is false when a parameter's size is not known.
+//
+// Worked example: func (t *T) f(b byte, n int64) (ok bool, err error) has
+// t at 0, b at 8, n at 16, ok at 24 and err at 32; func g(b byte) (c
+// byte) has b at 0 and c at 8.
+func GoStackOffsets(params []Param, ptrSize int64) (offs []int64, ok bool) {
+	offs = make([]int64, len(params))
+	var o int64
+	results := false
+	for i, p := range params {
+		if p.Result && !results {
+			results = true
+			o = (o + ptrSize - 1) / ptrSize * ptrSize
+		}
+		size, err := Sizeof(p.Type)
+		if err != nil {
+			return nil, false
+		}
+		if a := Alignof(p.Type); a > 1 {
+			o = (o + a - 1) / a * a
+		}
+		offs[i] = o
+		o += size
+	}
+	return offs, true
+}

@@ -282,3 +282,52 @@ func pointerWrapper(fn, m string) bool {
 	typ, meth, ok := strings.Cut(rest, ".")
 	return ok && fn == pkg+".(*"+typ+")."+meth
 }
+
+// TestCgoWorkValues: testdata/cgo-work built by every Go in
+// testutil.GoToolchains, with DWARF and without (its types then from a
+// reference build), traced at strconv.Atoi and fmt.Fprintln: the argument
+// and the results are the program's own, in Go before the register ABI
+// (go1.16: every argument and result on the stack) as after it. With
+// "1000" the program converts 1000 and prints one line; with "12x" the
+// conversion fails and it prints its usage line to standard error: n is
+// the length of the line each printed unprobed. An argument may be ? (Go
+// 1.16's DWARF places it by the frame address), never another value.
+func TestCgoWorkValues(t *testing.T) {
+	needBPF(t)
+	n := 0
+	for _, tc := range testutil.GoToolchains {
+		for _, mode := range []string{"internal", "stripped", "pie-stripped"} {
+			bin := testutil.BuildCgoWork(t, tc, mode)
+			for _, c := range []struct{ arg, r0, r1 string }{{"1000", "1000", `nil`}, {"12x", "0", `[^n?]\S*`}} {
+				var stdout, stderr strings.Builder
+				run := exec.Command(bin, c.arg)
+				run.Stdout, run.Stderr = &stdout, &stderr
+				run.Run()
+				line := len(stdout.String() + stderr.String())
+				if line < 5 {
+					t.Fatalf("%s %s %s unprobed: %q %q", tc, mode, c.arg, stdout.String(), stderr.String())
+				}
+				code, out, errs := runGoprobe("trace", "strconv.Atoi s", "strconv.Atoi%return $retval", "fmt.Fprintln%return $retval", "--", bin, c.arg)
+				if code != 0 && c.arg == "1000" {
+					t.Fatalf("%s %s: exit %d: %s", tc, mode, code, errs)
+				}
+				for _, re := range []string{
+					`strconv\.Atoi site=entry s=("` + c.arg + `"|\?)\n`,
+					`strconv\.Atoi site=return r0=` + c.r0 + ` r1=` + c.r1 + `\n`,
+					`fmt\.Fprintln site=return n=` + strconv.Itoa(line) + ` err=nil\n`,
+				} {
+					n++
+					if !regexp.MustCompile(`(?m)^\d+/\d+ ` + re).MatchString(out + errs) {
+						t.Errorf("%s %s %s: want %s; goprobe said:\n%s%s", tc, mode, c.arg, re, out, errs)
+					}
+				}
+				if mode != "internal" && !strings.Contains(out+errs, `s="`+c.arg+`"`) {
+					t.Errorf("%s %s %s: s not read from the reference's types:\n%s%s", tc, mode, c.arg, out, errs)
+				}
+			}
+		}
+	}
+	if n < 6*3*len(testutil.GoToolchains) {
+		t.Fatalf("only %d values compared", n)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -217,4 +218,41 @@ func HostName() string {
 		return "aarch64"
 	}
 	return runtime.GOARCH
+}
+
+// GoMinor is the minor version of a Go release as build information and
+// GOTOOLCHAIN spell it: 16 for go1.16.15, 21 for go1.21rc2; 0 for what is
+// not a Go 1 release (a devel version, "").
+func GoMinor(goVersion string) int {
+	rest, ok := strings.CutPrefix(goVersion, "go1.")
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// GoRegABI reports whether Go code built by goVersion passes arguments
+// and results in registers (ABIInternal, cmd/compile/abi-internal.md):
+// from Go 1.17 on x86-64 and Go 1.18 on arm64. Before that, Go functions
+// take every argument and result on the stack (ABI0: see
+// types.GoStackOffsets). A version that is not a release is taken for a
+// recent one.
+func (a *Arch) GoRegABI(goVersion string) bool {
+	m := GoMinor(goVersion)
+	switch {
+	case m == 0:
+		return true
+	case a.Name == "x86_64":
+		return m >= 17
+	case a.Name == "aarch64":
+		return m >= 18
+	}
+	return true
 }
