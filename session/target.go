@@ -257,7 +257,11 @@ func NewResolver(target string, defs []*probe.Def, log io.Writer) (r *probe.Reso
 	err = types.ErrNoDebugInfo
 	if !onlyUSDT(defs) {
 		var df *dwarf.File
-		if df, err = dwarf.Open(target, nil); err == nil {
+		var opts *dwarf.Options
+		if log != nil { // a split DWARF object or a dwz file not found
+			opts = &dwarf.Options{Warn: func(msg string) { fmt.Fprintf(log, "goprobe: %s\n", msg) }}
+		}
+		if df, err = dwarf.Open(target, opts); err == nil {
 			r, err := probe.NewResolver(df)
 			if err != nil {
 				df.Close()
