@@ -27,6 +27,10 @@ type EncodeOptions struct {
 	// it (the kernel takes C identifiers only): codegen.CName, the rule
 	// gopahole --format=c names types by. nil keeps names as they are.
 	Ident func(string) string
+	// Vars are global variables to encode as VARs in the DATASECs of
+	// Sections, the file's sections that hold them.
+	Vars     []types.Global
+	Sections []DataSection
 }
 
 // Encode writes the named types of spec, everything they refer to, and the
@@ -73,6 +77,11 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 	for _, fn := range encodable(opts.Funcs, e.ident) {
 		if _, err := b.Add(e.fn(fn)); err != nil {
 			return nil, fmt.Errorf("%s: encoding BTF of function %s: %v", spec.Path, fn.Name, err)
+		}
+	}
+	for _, ds := range e.datasecs(opts) {
+		if _, err := b.Add(ds); err != nil {
+			return nil, fmt.Errorf("%s: encoding BTF of section %s: %v", spec.Path, ds.Name, err)
 		}
 	}
 	order := opts.Order

@@ -255,3 +255,14 @@ type Line struct {
 	// prologue spills to the frame are there.
 	PrologueEnd bool
 }
+
+// Global is a variable at a static address: C's globals and file statics,
+// Go's package variables, Rust's and Zig's statics. Addr is the virtual
+// address the file gives it; External is set for one other files may name
+// (DW_AT_external).
+type Global struct {
+	Name     string
+	Type     Type
+	Addr     uint64
+	External bool
+}

@@ -42,11 +42,17 @@ func runEncode(e *encodeFlags, paths []string) error {
 	opts := &btf.EncodeOptions{Ident: codegen.CName}
 	if ef, err := elf.Open(path); err == nil {
 		opts.Order = ef.ByteOrder
+		opts.Sections = dataSections(ef)
 		ef.Close()
 	}
 	if c, err := load.OpenCode(path, &load.CodeOptions{Params: true}); err == nil {
 		defer c.Close()
 		opts.Funcs = c.Funcs()
+		if c.DWARF != nil {
+			if opts.Vars, err = c.DWARF.Globals(); err != nil {
+				return err
+			}
+		}
 	}
 	raw, err := btf.Encode(spec, opts)
 	if err != nil {
@@ -59,4 +65,18 @@ func runEncode(e *encodeFlags, paths []string) error {
 		return nil
 	}
 	return btf.WriteSection(path, raw)
+}
+
+// dataSections are the sections of ef that a program's variables live in:
+// allocated, neither code nor thread-local (whose addresses are offsets in
+// each thread's block).
+func dataSections(ef *elf.File) []btf.DataSection {
+	var out []btf.DataSection
+	for _, s := range ef.Sections {
+		if s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_EXECINSTR|elf.SHF_TLS) != 0 || s.Addr == 0 || s.Size == 0 || s.Name == "" {
+			continue
+		}
+		out = append(out, btf.DataSection{Name: s.Name, Addr: s.Addr, Size: s.Size})
+	}
+	return out
 }

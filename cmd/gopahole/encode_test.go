@@ -206,18 +206,7 @@ func TestEncodeLanguages(t *testing.T) {
 			if dump := tool(t, "bpftool", "btf", "dump", "file", out); strings.Count(dump, "STRUCT '") < 20 {
 				t.Errorf("bpftool dumps only %d structs", strings.Count(dump, "STRUCT '"))
 			}
-			raw, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h, err := cbtf.NewHandleFromRawBTF(raw)
-			if errors.Is(err, os.ErrPermission) || errors.Is(err, cbtf.ErrNotSupported) {
-				testutil.Skipf(t, "the kernel does not load BTF here: %v", err)
-			} else if err != nil {
-				t.Fatalf("kernel refuses our BTF: %v", err)
-			} else {
-				h.Close()
-			}
+			loadKernel(t, out)
 			spec, err := btf.Load(out, &btf.Options{Standalone: true})
 			if err != nil {
 				t.Fatal(err)
@@ -285,4 +274,95 @@ func variantTruth(spec *types.Spec, tt testutil.TruthType) []string {
 		}
 	}
 	return p
+}
+
+// TestEncodeVars: --btf_encode_detached writes the globals of the C and
+// Go fixtures as VARs in DATASECs that bpftool dumps and the kernel loads;
+// each VAR whose name is one symbol's (mapped as types are) sits at that
+// symbol's address and has its size, as nm -S reports them.
+func TestEncodeVars(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		min  int
+	}{{"c-layouts", 15}, {"go-layouts", 100}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := testutil.Fixture(t, tc.name)
+			out := filepath.Join(t.TempDir(), tc.name+".btf")
+			if code, _, errs := run("--btf_encode_detached", out, b.Path); code != 0 {
+				t.Fatalf("--btf_encode_detached: %d %s", code, errs)
+			}
+			dump := tool(t, "bpftool", "btf", "dump", "file", out)
+			if n := strings.Count(dump, "] VAR '"); n < tc.min || !strings.Contains(dump, "] DATASEC '.bss'") {
+				t.Errorf("bpftool dumps %d VARs (want %d) and no DATASEC '.bss'", n, tc.min)
+			}
+			loadKernel(t, out)
+			// nm -S: address, size, kind, name of each sized symbol.
+			syms := map[string][2]uint64{}
+			for _, l := range strings.Split(tool(t, "nm", "-S", b.Path), "\n") {
+				f := strings.Fields(l)
+				if len(f) != 4 {
+					continue
+				}
+				addr, err1 := strconv.ParseUint(f[0], 16, 64)
+				size, err2 := strconv.ParseUint(f[1], 16, 64)
+				name := codegen.CName(f[3])
+				if _, dup := syms[name]; dup || err1 != nil || err2 != nil {
+					syms[name] = [2]uint64{} // ambiguous
+					continue
+				}
+				syms[name] = [2]uint64{addr, size}
+			}
+			secs := map[string]uint64{}
+			for _, l := range strings.Split(tool(t, "readelf", "-SW", b.Path), "\n") {
+				if f := strings.Fields(strings.TrimLeft(l, " [0123456789]")); len(f) > 3 {
+					if a, err := strconv.ParseUint(f[2], 16, 64); err == nil {
+						secs[f[0]] = a
+					}
+				}
+			}
+			spec, err := cbtf.LoadSpec(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked := 0
+			for typ, err := range spec.All() {
+				ds, ok := typ.(*cbtf.Datasec)
+				if err != nil || !ok {
+					continue
+				}
+				for _, v := range ds.Vars {
+					name := v.Type.TypeName()
+					s, ok := syms[name]
+					if !ok || s == ([2]uint64{}) {
+						continue
+					}
+					if got := secs[ds.Name] + uint64(v.Offset); got != s[0] || uint64(v.Size) != s[1] {
+						t.Errorf("%s in %s: at %#x size %d, nm -S: %#x size %d", name, ds.Name, got, v.Size, s[0], s[1])
+					}
+					checked++
+				}
+			}
+			t.Logf("%d variables at their symbols' addresses", checked)
+			if checked < tc.min {
+				t.Errorf("only %d variables checked against nm -S (want %d)", checked, tc.min)
+			}
+		})
+	}
+}
+
+// loadKernel hands the raw BTF at path to the kernel (BPF_BTF_LOAD).
+func loadKernel(t *testing.T, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := cbtf.NewHandleFromRawBTF(raw)
+	if errors.Is(err, os.ErrPermission) || errors.Is(err, cbtf.ErrNotSupported) {
+		testutil.Skipf(t, "the kernel does not load BTF here: %v", err)
+	} else if err != nil {
+		t.Fatalf("kernel refuses our BTF: %v", err)
+	} else {
+		h.Close()
+	}
 }

@@ -1,0 +1,77 @@
+package btf
+
+import (
+	"cmp"
+	"slices"
+
+	cbtf "github.com/cilium/ebpf/btf"
+)
+
+// DataSection is an ELF section that holds variables (.data, .bss,
+// .rodata, .noptrdata...): its name, virtual address and size.
+type DataSection struct {
+	Name string
+	Addr uint64
+	Size uint64
+}
+
+// datasecs are the DATASECs of the globals of opts: each global that lies
+// whole in one of opts.Sections, with a type of known size, becomes a VAR
+// (global linkage when it is external) at its offset in its section's
+// DATASEC. A global that overlaps the one before it in its section, or
+// repeats a name at an address already taken, is left out: the kernel
+// wants a section's variables in order and apart.
+func (e *encoder) datasecs(opts *EncodeOptions) []*cbtf.Datasec {
+	secs := slices.Clone(opts.Sections)
+	slices.SortFunc(secs, func(a, b DataSection) int { return cmp.Compare(a.Addr, b.Addr) })
+	type placed struct {
+		sec  int
+		info cbtf.VarSecinfo
+	}
+	var all []placed
+	seen := map[uint64]bool{}
+	for _, g := range opts.Vars {
+		if g.Name == "" || g.Type == nil || seen[g.Addr] {
+			continue
+		}
+		t := e.typ(g.Type)
+		size, err := cbtf.Sizeof(t)
+		if err != nil || size == 0 {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(secs, g.Addr, func(s DataSection, a uint64) int {
+			if s.Addr+s.Size <= a {
+				return -1
+			}
+			if s.Addr > a {
+				return 1
+			}
+			return 0
+		})
+		if i >= len(secs) || g.Addr < secs[i].Addr || g.Addr+uint64(size) > secs[i].Addr+secs[i].Size {
+			continue
+		}
+		seen[g.Addr] = true
+		linkage := cbtf.StaticVar
+		if g.External {
+			linkage = cbtf.GlobalVar
+		}
+		v := &cbtf.Var{Name: e.name(g.Name), Type: t, Linkage: linkage}
+		all = append(all, placed{i, cbtf.VarSecinfo{Type: v, Offset: uint32(g.Addr - secs[i].Addr), Size: uint32(size)}})
+	}
+	slices.SortStableFunc(all, func(a, b placed) int {
+		return cmp.Or(cmp.Compare(a.sec, b.sec), cmp.Compare(a.info.Offset, b.info.Offset))
+	})
+	var out []*cbtf.Datasec
+	var cur *cbtf.Datasec
+	for k, p := range all {
+		if k == 0 || all[k-1].sec != p.sec {
+			cur = &cbtf.Datasec{Name: secs[p.sec].Name, Size: uint32(secs[p.sec].Size)}
+			out = append(out, cur)
+		} else if last := cur.Vars[len(cur.Vars)-1]; p.info.Offset < last.Offset+last.Size {
+			continue
+		}
+		cur.Vars = append(cur.Vars, p.info)
+	}
+	return out
+}
