@@ -96,15 +96,15 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 }
 
 // encodable are the functions of fns BTF describes: compiled out of line,
-// with debug info that states their prototype (not assembly), sorted by
-// address. A name that functions with different prototypes share (static
+// with debug info that states their prototype (not assembly) in types of
+// known size (sized), sorted by address. A name that functions with different prototypes share (static
 // functions of several compile units) is left out, as pahole leaves out
 // inconsistent prototypes: a tool attaching by name could not tell which.
 func encodable(fns []*types.Func, ident func(string) string) []*types.Func {
 	var out []*types.Func
 	protos := make(map[string]string)
 	for _, fn := range fns {
-		if fn.LowPC == 0 || fn.SymbolOnly || fn.Name == "" || fn.Lang == types.LangAsm {
+		if fn.LowPC == 0 || fn.SymbolOnly || fn.Name == "" || fn.Lang == types.LangAsm || !sized(fn) {
 			continue
 		}
 		p, name := prototype(fn), ident(fn.Name)
@@ -120,6 +120,26 @@ func encodable(fns []*types.Func, ident func(string) string) []*types.Func {
 	out = slices.DeleteFunc(out, func(fn *types.Func) bool { return protos[ident(fn.Name)] == "" })
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LowPC < out[j].LowPC })
 	return out
+}
+
+// sized reports whether every parameter and the result of fn has a type
+// whose size is known: the kernel refuses a FUNC that passes a struct
+// only declared by value (a Rust fat pointer whose type rustc did not
+// describe).
+func sized(fn *types.Func) bool {
+	byValue := func(t types.Type) bool {
+		s, ok := types.Resolve(t).(*types.Struct)
+		return !ok || !s.Incomplete
+	}
+	if fn.Return != nil && !byValue(fn.Return) {
+		return false
+	}
+	for _, p := range fn.Params {
+		if !byValue(p.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // prototype spells fn's return and parameter types, never "".

@@ -198,12 +198,8 @@ struct bf_typedef g_td; struct bf_chained g_ch; struct bf_plain g_pl;
 func TestEncodeLanguages(t *testing.T) {
 	for _, name := range []string{"go-layouts", "rust-layouts", "zig-layouts"} {
 		t.Run(name, func(t *testing.T) {
-			b := testutil.Fixture(t, name)
-			out := filepath.Join(t.TempDir(), name+".btf")
-			if code, _, errs := run("--btf_encode_detached", out, b.Path); code != 0 {
-				t.Fatalf("--btf_encode_detached: %d %s", code, errs)
-			}
-			if dump := tool(t, "bpftool", "btf", "dump", "file", out); strings.Count(dump, "STRUCT '") < 20 {
+			b, out, dump := encodeFixture(t, name)
+			if strings.Count(dump, "STRUCT '") < 20 {
 				t.Errorf("bpftool dumps only %d structs", strings.Count(dump, "STRUCT '"))
 			}
 			loadKernel(t, out)
@@ -286,12 +282,7 @@ func TestEncodeVars(t *testing.T) {
 		min  int
 	}{{"c-layouts", 15}, {"go-layouts", 100}} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := testutil.Fixture(t, tc.name)
-			out := filepath.Join(t.TempDir(), tc.name+".btf")
-			if code, _, errs := run("--btf_encode_detached", out, b.Path); code != 0 {
-				t.Fatalf("--btf_encode_detached: %d %s", code, errs)
-			}
-			dump := tool(t, "bpftool", "btf", "dump", "file", out)
+			b, out, dump := encodeFixture(t, tc.name)
 			if n := strings.Count(dump, "] VAR '"); n < tc.min || !strings.Contains(dump, "] DATASEC '.bss'") {
 				t.Errorf("bpftool dumps %d VARs (want %d) and no DATASEC '.bss'", n, tc.min)
 			}
@@ -350,6 +341,19 @@ func TestEncodeVars(t *testing.T) {
 	}
 }
 
+// encodeFixture builds fixture name, encodes its BTF with
+// --btf_encode_detached and returns the fixture, the BTF file and what
+// bpftool btf dump prints of it.
+func encodeFixture(t *testing.T, name string) (*testutil.Built, string, string) {
+	t.Helper()
+	b := testutil.Fixture(t, name)
+	out := filepath.Join(t.TempDir(), name+".btf")
+	if code, _, errs := run("--btf_encode_detached", out, b.Path); code != 0 {
+		t.Fatalf("--btf_encode_detached %s: %d %s", name, code, errs)
+	}
+	return b, out, tool(t, "bpftool", "btf", "dump", "file", out)
+}
+
 // loadKernel hands the raw BTF at path to the kernel (BPF_BTF_LOAD).
 func loadKernel(t *testing.T, path string) {
 	t.Helper()
@@ -364,5 +368,21 @@ func loadKernel(t *testing.T, path string) {
 		t.Fatalf("kernel refuses our BTF: %v", err)
 	} else {
 		h.Close()
+	}
+}
+
+// TestEncodeRealKernel: the kernel loads the BTF --btf_encode_detached
+// writes for real programs of each language (prometheus, the regex crate's
+// program, a C++ program, Zig's std tests), types, functions and
+// variables together.
+func TestEncodeRealKernel(t *testing.T) {
+	for _, name := range []string{"go-prom", "rust-real", "cpp-real", "zig-std"} {
+		t.Run(name, func(t *testing.T) {
+			_, out, dump := encodeFixture(t, name)
+			if strings.Count(dump, "] FUNC '") < 20 {
+				t.Errorf("bpftool dumps only %d functions", strings.Count(dump, "] FUNC '"))
+			}
+			loadKernel(t, out)
+		})
 	}
 }
