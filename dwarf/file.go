@@ -6,6 +6,7 @@
 // at entry (FuncOptions.Params, FillParams), the line table (Lines, LineAt,
 // LineAddrs) and the variables available at an address (VarsAt). Symbol
 // tables are package symtab's; the model of code (package code) joins both.
+// Line tables are decoded by dwarf/line, location lists by dwarf/loclist.
 //
 // A File is the one DWARF reader of the project: it opens the ELF file once,
 // indexes the type entries of every compile unit once, and converts them to

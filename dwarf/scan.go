@@ -154,7 +154,8 @@ const (
 )
 
 // newScan returns a scanner over the file's .debug_info, or nil when its
-// bytes are not at hand (relocated or old-style compressed sections).
+// bytes are not at hand: old-style compressed sections (.zdebug), and
+// objects whose relocations elfx leaves to debug/elf (see elfx.DWARF).
 func (f *File) newScan() *scan {
 	info, abbrev := f.Debug.DWARFSection(".debug_info"), f.Debug.DWARFSection(".debug_abbrev")
 	if info == nil || abbrev == nil {
