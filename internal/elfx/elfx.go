@@ -164,8 +164,11 @@ func (f *File) HasDWARF() bool {
 	return f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
 }
 
-// DWARF returns the file's DWARF data, decompressing sections as needed.
-// A panic inside debug/elf or debug/dwarf becomes an error naming the file.
+// DWARF returns the file's DWARF data, decompressing sections as needed
+// and relocating an object file's (x86-64 and arm64 here, keeping the
+// bytes for DWARFSection; other machines, objects with .debug_types and
+// .zdebug sections through debug/elf). A panic inside debug/elf or
+// debug/dwarf becomes an error naming the file.
 func (f *File) DWARF() (d *dwarf.Data, err error) {
 	err = Guard(f.Path, ".debug_info", func() error {
 		rel, ok := f.newRelocator()
