@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
@@ -18,7 +19,8 @@ import (
 // and mtime of the binary and of its debug file), where each named type
 // lives and where each class is first defined (a "types" entry), and the
 // file's compressed DWARF sections inflated (a "sections" entry, mapped,
-// not read, by the next run). A warm lookup indexes only the units that
+// not read, by the next run; keyed by the file alone, so that every build
+// of binscope shares it). A warm lookup indexes only the units that
 // define the names asked for, and the units that hold the first
 // definitions of the classes their types declare, as it meets them: it
 // decodes a few units of a file of thousands, and inflates nothing.
@@ -93,6 +95,21 @@ func (f *File) savedKey() (*cache.Cache, string) {
 	return c, cache.Key("dwarf types", cache.Self(), id)
 }
 
+// sectionsKey is the key of the "sections" entry holding secs of f: the
+// file's identity and the sections' names and sizes, not the program's
+// (every build of binscope shares the copy, hundreds of megabytes).
+func (f *File) sectionsKey(secs []savedSection) (string, bool) {
+	id, err := cache.FileKey(f.ELF, f.Debug)
+	if err != nil {
+		return "", false
+	}
+	parts := []string{"dwarf sections", id}
+	for _, s := range secs {
+		parts = append(parts, fmt.Sprintf("%s %d %d", s.name, s.off, s.len))
+	}
+	return cache.Key(parts...), true
+}
+
 // newSave starts saving ix (the whole file's) and the inflated sections;
 // a nil *saver (the cache off) saves nothing.
 func (f *File) newSave(ix *index) *saver {
@@ -114,10 +131,14 @@ func (f *File) newSave(ix *index) *saver {
 		off += uint64(len(b))
 	}
 	if len(parts) > 0 {
+		skey, ok := f.sectionsKey(s.secs)
+		if !ok {
+			return nil
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			c.PutParts("sections", savedVersion, key, parts)
+			c.PutParts("sections", savedVersion, skey, parts)
 		}()
 	}
 	return s
@@ -316,7 +337,11 @@ func savedNamed(ef, df *elfx.File, names []string, opts *Options) (*types.Spec, 
 	if len(si.sections) > 0 {
 		// Mapped for the rest of the run: the names of the types made
 		// from them point into them.
-		blob, _, ok := c.Map("sections", savedVersion, key)
+		skey, ok := probe.sectionsKey(si.sections)
+		if !ok {
+			return nil, false
+		}
+		blob, _, ok := c.Map("sections", savedVersion, skey)
 		if !ok {
 			return nil, false
 		}
