@@ -304,7 +304,10 @@ func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
 		if concrete == nil && s.inst != nil && len(s.params) > 0 && s.inst.Entry == fn.LowPC && fn.LowPC != 0 {
 			concrete = s
 		}
-		if declared == nil && len(s.params) > 0 {
+		// Declared parameters from the entry that names them: a
+		// declaration (DW_AT_specification's target) often lists
+		// only types, the abstract instance names them.
+		if len(s.params) > 0 && (declared == nil || !allNamed(declared) && allNamed(s)) {
 			declared = s
 		}
 		if fn.Return == nil && s.typ != 0 {
@@ -367,6 +370,16 @@ func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
 		fn.Params = append(fn.Params, tp)
 	}
 	return nil
+}
+
+// allNamed reports whether every parameter of s has a name of its own.
+func allNamed(s *subprogram) bool {
+	for _, p := range s.params {
+		if p.name == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // atEntry rewrites frame-relative pieces as stack-pointer-relative ones,

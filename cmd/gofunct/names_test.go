@@ -86,3 +86,44 @@ func TestGoCloneNames(t *testing.T) {
 		t.Errorf("gofunct -f %v: exit %d %q %s", names, code, out, errs)
 	}
 }
+
+// TestCloneOnlyParamNames: a function GCC kept only as a clone
+// (cpp-real's scale_by.constprop.0, weigh.constprop.0.isra.0) names its
+// parameters as pfunct does: the names are on the abstract instance, the
+// declaration its DW_AT_specification points to lists only types.
+func TestCloneOnlyParamNames(t *testing.T) {
+	b := testutil.Fixture(t, "cpp-real")
+	pf := pfunctLines(t, b.Path)
+	for _, name := range []string{"scale_by", "weigh"} {
+		want := map[string]bool{}
+		for _, l := range pf[name] {
+			want[paramNames(l)] = true
+		}
+		code, out, errs := runGofunct("--no-cache", "-P", "-f", "real::"+name, b.Path)
+		got := paramNames(strings.TrimSpace(out))
+		// pfunct prints the parameters of both entries in either
+		// order (weigh's isra clone reorders them); ours are the
+		// declared order, which is one of pfunct's lines.
+		if code != 0 || len(want) == 0 || !want[got] || !strings.Contains(got, ",") {
+			t.Errorf("gofunct -P -f real::%s: exit %d %q %s; pfunct's names: %v", name, code, out, errs, want)
+		}
+	}
+}
+
+// paramNames is the comma-separated list of the parameter names of a -P
+// line: the last identifier of each parameter.
+func paramNames(line string) string {
+	open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+	if open < 0 || end < open {
+		return ""
+	}
+	var names []string
+	for _, p := range strings.Split(line[open+1:end], ",") {
+		f := strings.FieldsFunc(p, func(r rune) bool { return r == ' ' || r == '*' || r == '&' })
+		if len(f) < 2 {
+			return "" // a parameter without a name
+		}
+		names = append(names, f[len(f)-1])
+	}
+	return strings.Join(names, ",")
+}
