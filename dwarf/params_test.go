@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/testutil"
@@ -132,7 +133,7 @@ func TestParamsGo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, lines := funcs.SourceLines(fn, rows, nil)
+		_, lines := code.SourceLines(fn, rows, nil)
 		first := map[int]uint64{}
 		for _, in := range asm[name] {
 			if _, ok := first[in.line]; !ok && in.op != "TEXT" && in.op != "FUNCDATA" && in.op != "PCDATA" {

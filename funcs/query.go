@@ -75,12 +75,3 @@ func TakesPointerTo(fn *types.Func, name string) bool {
 	}
 	return false
 }
-
-func covers(rs [][2]uint64, a uint64) bool {
-	for _, r := range rs {
-		if a >= r[0] && a < r[1] {
-			return true
-		}
-	}
-	return false
-}

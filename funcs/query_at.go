@@ -91,7 +91,7 @@ func WriteFuncLines(w io.Writer, m *code.Model, d Debug, name string) error {
 	if err != nil {
 		return err
 	}
-	return WriteLines(w, fn, rows, InlinedInto(m.Funcs(), fn.Name))
+	return WriteLines(w, fn, rows, code.InlinedInto(m.Funcs(), fn.Name))
 }
 
 // WriteVarsAt answers gofunct --vars FUNC[:LINE|:+OFFSET]: WriteVars at the
@@ -143,7 +143,7 @@ func lineAddr(m *code.Model, d Debug, fn *types.Func, line int) (uint64, error) 
 	if err != nil {
 		return 0, err
 	}
-	file, lines := SourceLines(fn, rows, InlinedInto(m.Funcs(), fn.Name))
+	file, lines := code.SourceLines(fn, rows, code.InlinedInto(m.Funcs(), fn.Name))
 	var have []string
 	for _, l := range lines {
 		addrs := append([]uint64{}, l.Addrs...)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
-	"github.com/binscope/binscope/funcs"
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/internal/elfx"
@@ -623,7 +622,7 @@ func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
 	if err := r.all(); err != nil {
 		return 0, err
 	}
-	_, lines := funcs.SourceLines(fn, rows, funcs.InlinedInto(r.model.Funcs(), fn.Name))
+	_, lines := code.SourceLines(fn, rows, code.InlinedInto(r.model.Funcs(), fn.Name))
 	var have []string
 	for _, l := range lines {
 		addrs := append([]uint64{}, l.Addrs...)
