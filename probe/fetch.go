@@ -24,15 +24,26 @@ type place struct {
 	bit *spec.Bitfield
 }
 
-// fetch builds the program that reads a at a site whose variables are vars;
-// an access path the variable's type does not allow is an error (see
-// checkPath).
-func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, kind string) (spec.Fetch, error) {
-	f, err := r.fetchArg(fn, a, vars, kind)
+// siteAt is the site a fetch is built for: its kind (spec.SiteEntry, ...)
+// and pc, the address where its fetches run, which expressions are
+// lowered for (see Resolver.lower): the site's own, or for a return site
+// the function's entry, where its values are captured into captures,
+// which the probe's return sites share (see Resolver.capture).
+type siteAt struct {
+	kind     string
+	pc       uint64
+	captures *[]spec.Chain
+}
+
+// fetch builds the program that reads a at the site at, whose variables
+// are vars; an access path the variable's type does not allow is an error
+// (see checkPath).
+func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, at siteAt) (spec.Fetch, error) {
+	f, err := r.fetchArg(fn, a, vars, at)
 	if err != nil {
 		return f, err
 	}
-	if strings.Contains(f.Unavailable, "a vector register") && kind != spec.SiteReturn && len(a.Path) == 0 {
+	if strings.Contains(f.Unavailable, "a vector register") && at.kind != spec.SiteReturn && len(a.Path) == 0 {
 		if hint := floatHint(fn, a.Base); hint != "" {
 			f.Unavailable = strings.Replace(f.Unavailable, vectorAdvice, "", 1) + hint
 		}
@@ -80,14 +91,14 @@ func floatHint(fn *types.Func, name string) string {
 	return "; where the function stores it, a return probe can read it: " + strings.Join(hints[:min(len(hints), 3)], " or ")
 }
 
-func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string) (spec.Fetch, error) {
+func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) (spec.Fetch, error) {
 	f := spec.Fetch{Name: a.Name}
 	var pl place
 	switch {
 	case IsBuiltin(a.Base):
 		return builtinFetch(a)
 	case strings.HasPrefix(a.Base, "$retval"):
-		if kind != spec.SiteReturn {
+		if at.kind != spec.SiteReturn {
 			f.Unavailable = "$retval exists only at %return"
 			return f, nil
 		}
@@ -100,7 +111,7 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 			f.Unavailable = why
 			return f, nil
 		}
-		pl = fromLoc(loc, t, r)
+		pl = r.fromLoc(loc, t, at.pc)
 	case strings.HasPrefix(a.Base, "%"):
 		reg := strings.ToUpper(a.Base[1:])
 		if _, ok := r.arch.PtRegs[reg]; !ok { // what a uprobe can read
@@ -127,9 +138,9 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 			f.Unavailable = fmt.Sprintf("%s is not available here", a.Base)
 			return f, nil
 		}
-		pl = fromLoc(v.Loc, v.Type, r)
-		if kind == spec.SiteReturn && pl.fault == "" {
-			pl = r.capture(pl)
+		pl = r.fromLoc(v.Loc, v.Type, at.pc)
+		if at.kind == spec.SiteReturn && pl.fault == "" {
+			pl = capture(pl, at.captures)
 		}
 	}
 	if len(a.Path) > 0 && pl.t != nil {
@@ -156,8 +167,9 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, kind string
 	return r.finish(f, pl, a.Type), nil
 }
 
-// fromLoc starts a walk at a variable's location.
-func fromLoc(l types.Loc, t types.Type, r *Resolver) place {
+// fromLoc starts a walk at a variable's location, for a site whose
+// fetches run at pc.
+func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 	pl := place{t: t}
 	switch {
 	case len(l.Pieces) == 0:
@@ -176,7 +188,7 @@ func fromLoc(l types.Loc, t types.Type, r *Resolver) place {
 	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocMem:
 		pl.mem, pl.addr, pl.off = true, spec.Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
 	case len(l.Pieces) == 1 && exprPiece(l.Pieces[0]):
-		ops, addr, why := r.lower(l.Pieces[0], t)
+		ops, addr, why := r.lower(l.Pieces[0], t, pc)
 		switch {
 		case why != "":
 			pl.fault = why
@@ -601,8 +613,9 @@ func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
 
 // capture turns a parameter's place at entry into the place "captured
 // value N": the entry program saves the parameter's 8-byte value, and the
-// return site's chain continues from it.
-func (r *Resolver) capture(pl place) place {
+// return site's chain continues from it; captures holds the values saved
+// so far, one for each distinct chain.
+func capture(pl place, captures *[]spec.Chain) place {
 	var c spec.Chain
 	switch {
 	case pl.konst != nil:
@@ -618,14 +631,14 @@ func (r *Resolver) capture(pl place) place {
 		return pl
 	}
 	idx := -1
-	for i, have := range r.captures {
+	for i, have := range *captures {
 		if fmt.Sprint(have) == fmt.Sprint(c) {
 			idx = i
 		}
 	}
 	if idx < 0 {
-		idx = len(r.captures)
-		r.captures = append(r.captures, c)
+		idx = len(*captures)
+		*captures = append(*captures, c)
 	}
 	size := int64(8)
 	if len(pl.regs) == 1 && pl.regs[0].Size > 0 {

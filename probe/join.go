@@ -14,12 +14,11 @@ import (
 // at the start.
 func (r *Resolver) readableAt(fn *types.Func, args []Arg, pc uint64, vs []types.Var) (n int, missing []string) {
 	vs = r.inFrame(pc, vs)
-	r.at = pc
 	for _, a := range args {
 		if strings.HasPrefix(a.Base, "%") || strings.HasPrefix(a.Base, "$") {
 			return -1, nil
 		}
-		f, err := r.fetch(fn, a, vs, spec.SiteInline)
+		f, err := r.fetch(fn, a, vs, siteAt{kind: spec.SiteInline, pc: pc})
 		if err == nil && f.Unavailable == "" {
 			n++
 		} else {

@@ -23,13 +23,13 @@ func exprPiece(p types.Piece) bool {
 	return false
 }
 
-// lower turns an expression piece into operations a BPF program at r.at
+// lower turns an expression piece into operations a BPF program at pc
 // evaluates from its registers and memory: the CFA from the call frame
 // information there, an entry value from the register that provably still
 // holds it. It returns the operations, whether they compute the address of
 // the value (LocAt, LocAddr) rather than the value, and why the value
 // cannot be read there ("" when it can).
-func (r *Resolver) lower(p types.Piece, t types.Type) (ops []types.Op, addr bool, why string) {
+func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op, addr bool, why string) {
 	switch p.Kind {
 	case types.LocAddr:
 		return []types.Op{{Code: types.OpAddr, Value: p.Offset}}, true, ""
@@ -44,10 +44,10 @@ func (r *Resolver) lower(p types.Piece, t types.Type) (ops []types.Op, addr bool
 		return nil, false, fmt.Sprintf("at %s, which reads a vector register: a uprobe cannot", types.Loc{Pieces: []types.Piece{p}})
 	}
 	text := types.OpsString(ops)
-	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP, r.framePointer(r.at)) {
+	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP, r.framePointer(pc)) {
 		if _, ptr := types.Resolve(t).(*types.Pointer); !ptr && t != nil {
-			if loaded, _, ok := r.spilledLoad(ops, r.at); ok {
-				return r.lower(types.Piece{Kind: types.LocValue, Ops: loaded}, t)
+			if loaded, _, ok := r.spilledLoad(ops, pc); ok {
+				return r.lower(types.Piece{Kind: types.LocValue, Ops: loaded}, t, pc)
 			}
 			return nil, false, fmt.Sprintf("at %s: computed from a stack address without loading from it, not a value of its type (LLVM describes a spilled value so, leaving out the load)", text)
 		}
@@ -60,27 +60,27 @@ func (r *Resolver) lower(p types.Piece, t types.Type) (ops []types.Op, addr bool
 		at[i] = len(out)
 		switch o.Code {
 		case types.OpCFA:
-			reg, off, ok := r.cfa(r.at)
+			reg, off, ok := r.cfa(pc)
 			if !ok {
-				return nil, false, fmt.Sprintf("at %s: no call frame information gives the frame's address at %#x", text, r.at)
+				return nil, false, fmt.Sprintf("at %s: no call frame information gives the frame's address at %#x", text, pc)
 			}
 			out = append(out, regPlus(reg, off)...)
 		case types.OpEntry:
-			if ok, _ := r.entryKept(o.Reg, r.at); ok {
+			if ok, _ := r.entryKept(o.Reg, pc); ok {
 				out = append(out, types.Op{Code: types.OpReg, Reg: o.Reg})
 				break
 			}
 			// Changed since the entry: the callers may say what it was.
 			reg := o.Reg
-			sw, why := r.fromCallers(r.at, func(p dwarf.CallParam) bool { return p.Reg == reg },
-				fmt.Sprintf("at %s: the value %s had at the function's entry, which the function may change before %#x", text, reg, r.at))
+			sw, why := r.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Reg == reg },
+				fmt.Sprintf("at %s: the value %s had at the function's entry, which the function may change before %#x", text, reg, pc))
 			if why != "" {
 				return nil, false, why
 			}
 			out = append(out, sw...)
 		case types.OpParam:
 			param := uint64(o.Value)
-			sw, why := r.fromCallers(r.at, func(p dwarf.CallParam) bool { return p.Param == param },
+			sw, why := r.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Param == param },
 				fmt.Sprintf("at %s: a parameter the compiler removed from this copy", text))
 			if why != "" {
 				return nil, false, why
