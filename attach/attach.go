@@ -24,8 +24,8 @@ type Options struct {
 	// rows of the files the probed processes map (nil: frame pointers).
 	Stacks bpfprog.StackMode
 	Tables *stack.Tables
-	// StackDepth bounds the frames of a stack, 1 to stack.SiteDepth (0:
-	// stack.SiteDepth).
+	// StackDepth bounds the frames of a stack, 1 to unwind.SiteDepth (0:
+	// unwind.SiteDepth).
 	StackDepth int
 	// Descendants limits the probes to one process and its descendants,
 	// named with Session.SetRoot once it runs (a command started after

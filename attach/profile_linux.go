@@ -18,6 +18,7 @@ import (
 
 	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // Profile is a CPU sampling session: a perf event per CPU running the
@@ -59,7 +60,7 @@ func newUnwinder(coll *ebpf.Collection, tables *stack.Tables) (*unwinder, error)
 		return nil, err
 	}
 	// Processes not added unwind by frame pointer.
-	return u, u.procs.Put(uint32(0), make([]byte, stack.ProcValueSize))
+	return u, u.procs.Put(uint32(0), make([]byte, unwind.ProcValueSize))
 }
 
 // StartProfile loads the sampling program with tables (holding the rows
@@ -200,10 +201,10 @@ func (u *unwinder) AddProcess(pid int) error {
 	}
 	// A file whose rows did not fit the kernel's table unwinds by frame
 	// pointer: it leaves the process's list.
-	for m := 0; m < stack.MaxModules; m++ {
-		o := m * stack.ModuleSize
+	for m := 0; m < unwind.MaxModules; m++ {
+		o := m * unwind.ModuleSize
 		if hi := binary.LittleEndian.Uint64(v[o+24:]) >> 32; hi > uint64(u.synced) {
-			clear(v[o : o+stack.ModuleSize])
+			clear(v[o : o+unwind.ModuleSize])
 		}
 	}
 	if len(ms) > 0 {
@@ -260,11 +261,11 @@ func (u *unwinder) UserFrames(sym *stack.Symbolizer, pid int, ips []uint64) []st
 	return frames
 }
 
-// Counters returns the unwinder's counters (stack.UnwindStacks...).
+// Counters returns the unwinder's counters (unwind.UnwindStacks...).
 func (p *Profile) Counters() []uint64 { return unwindCounts(p.coll) }
 
 func unwindCounts(coll *ebpf.Collection) []uint64 {
-	out := make([]uint64, stack.UnwindCounters)
+	out := make([]uint64, unwind.UnwindCounters)
 	if coll == nil {
 		return out
 	}
@@ -307,15 +308,15 @@ func (p *Profile) Close() {
 // profiled.
 func (p *Profile) Stacks(sym *stack.Symbolizer) ([]stack.Stack, error) {
 	var out []stack.Stack
-	key, kips := make([]byte, stack.KeySize), make([]uint64, 127)
+	key, kips := make([]byte, unwind.KeySize), make([]uint64, 127)
 	var n uint64
 	it := p.coll.Maps["stacks"].Iterate()
 	for it.Next(&key, &n) {
-		k, err := stack.DecodeKey(key)
+		k, err := unwind.DecodeKey(key)
 		if err != nil {
 			return nil, err
 		}
-		p.bytesRead += stack.KeySize + 8
+		p.bytesRead += unwind.KeySize + 8
 		var frames []stack.Frame
 		if p.all {
 			frames = append(frames, stack.Frame{Name: procName(int(k.Pid))})

@@ -2,23 +2,24 @@ package attach
 
 import (
 	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // RawStacks reads the counted stacks without naming them (for encoders
 // that keep addresses, such as pprof's); Mappings(pid) places the user
 // addresses. It reads what Stacks reads, and does not count it again in
 // BytesRead.
-func (p *Profile) RawStacks() ([]stack.Raw, error) {
-	var out []stack.Raw
-	key, kips := make([]byte, stack.KeySize), make([]uint64, 127)
+func (p *Profile) RawStacks() ([]unwind.Raw, error) {
+	var out []unwind.Raw
+	key, kips := make([]byte, unwind.KeySize), make([]uint64, 127)
 	var n uint64
 	it := p.coll.Maps["stacks"].Iterate()
 	for it.Next(&key, &n) {
-		k, err := stack.DecodeKey(key)
+		k, err := unwind.DecodeKey(key)
 		if err != nil {
 			return nil, err
 		}
-		r := stack.Raw{Pid: int(k.Pid), User: k.IPs, Count: n}
+		r := unwind.Raw{Pid: int(k.Pid), User: k.IPs, Count: n}
 		if k.Aux >= 0 && p.coll.Maps["kstacks"].Lookup(uint32(k.Aux), &kips) == nil {
 			for _, ip := range kips {
 				if ip == 0 {

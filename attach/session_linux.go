@@ -17,6 +17,7 @@ import (
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // Session is a spec's programs loaded and attached to a file. Close
@@ -344,11 +345,11 @@ func (s *Session) Stacks(sym *stack.Symbolizer) (map[int][]stack.Stack, error) {
 		return nil, errors.New("not a session that counts stacks")
 	}
 	out := map[int][]stack.Stack{}
-	key := make([]byte, stack.KeySize)
+	key := make([]byte, unwind.KeySize)
 	var n uint64
 	it := m.Iterate()
 	for it.Next(&key, &n) {
-		k, err := stack.DecodeKey(key)
+		k, err := unwind.DecodeKey(key)
 		if err != nil {
 			return nil, err
 		}
@@ -357,7 +358,7 @@ func (s *Session) Stacks(sym *stack.Symbolizer) (map[int][]stack.Stack, error) {
 	return out, it.Err()
 }
 
-// StackCounters returns the unwinder's counters (stack.UnwindStacks...).
+// StackCounters returns the unwinder's counters (unwind.UnwindStacks...).
 func (s *Session) StackCounters() []uint64 { return unwindCounts(s.coll) }
 
 // Hist reads the aggregates so far.

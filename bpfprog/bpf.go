@@ -17,7 +17,7 @@ import (
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/bpfasm"
 	"github.com/binscope/binscope/spec"
-	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // StackMode says what the programs do with the user stack at each hit.
@@ -32,8 +32,8 @@ const (
 // ProgramOptions tune Programs. A nil *ProgramOptions means the defaults.
 type ProgramOptions struct {
 	Stacks StackMode
-	// StackDepth bounds the frames a site unwinds, 1 to stack.SiteDepth
-	// (0: stack.SiteDepth).
+	// StackDepth bounds the frames a site unwinds, 1 to unwind.SiteDepth
+	// (0: unwind.SiteDepth).
 	StackDepth int
 	// RowCapacity sizes the unwind table with Stacks (default 65536 rows).
 	RowCapacity int
@@ -56,21 +56,21 @@ func Programs(s *spec.Spec, opts *ProgramOptions) (*ebpf.CollectionSpec, error) 
 	if opts != nil {
 		o = *opts
 	}
-	if o.StackDepth <= 0 || o.StackDepth > stack.SiteDepth {
-		o.StackDepth = stack.SiteDepth
+	if o.StackDepth <= 0 || o.StackDepth > unwind.SiteDepth {
+		o.StackDepth = unwind.SiteDepth
 	}
 	a, cs, err := baseCollection(s)
 	if err != nil {
 		return nil, err
 	}
 	if o.Stacks != NoStacks {
-		if err := stack.CheckArch(a); err != nil {
+		if err := unwind.CheckArch(a); err != nil {
 			return nil, err
 		}
 		if o.RowCapacity <= 0 {
 			o.RowCapacity = 1 << 16
 		}
-		stack.UnwindMaps(cs, o.RowCapacity, 1<<14)
+		unwind.UnwindMaps(cs, o.RowCapacity, 1<<14)
 	}
 	// Maps cost time to create (the kernel allocates them whole): only
 	// those the probes use.
@@ -136,7 +136,7 @@ const (
 )
 
 // Stack slots of the site programs (offsets from R10). Below them, from
-// -72 to stack.SlotsEnd, the unwinder's; below that, from exprTop down,
+// -72 to unwind.SlotsEnd, the unwinder's; below that, from exprTop down,
 // an expression's stack machine.
 const (
 	slotKey    = -8
@@ -349,24 +349,24 @@ func processTable(out string) asm.Instructions {
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(asm.RFP, pTgid, asm.R0, asm.Word),
 	}
-	return append(in, stack.ProcTable(pTgid, false, out, nil)...)
+	return append(in, unwind.ProcTable(pTgid, false, out, nil)...)
 }
 
 // stackCount counts probe i's hit under the current user stack; R6 is the
 // context and stays so.
 func stackCount(a *arch.Arch, i int, done string, depth int) asm.Instructions {
 	in := asm.Instructions{asm.StoreMem(asm.RFP, sCtx, rCtx, asm.DWord)}
-	pass := stack.Pass(done + "_u")
+	pass := unwind.Pass(done + "_u")
 	in = append(in, processTable(pass)...)
-	in = append(in, stack.CtxRegs(a, rCtx)...)
-	in = append(in, stack.KeyBuffer(pass)...)
+	in = append(in, unwind.CtxRegs(a, rCtx)...)
+	in = append(in, unwind.KeyBuffer(pass)...)
 	in = append(in,
 		asm.LoadMem(asm.R1, asm.RFP, pTgid, asm.Word),
 		asm.StoreMem(asm.R6, 0, asm.R1, asm.Word),
 		asm.StoreImm(asm.R6, 4, int64(i), asm.Word),
 	)
-	in = append(in, stack.Unwind(done+"_u", 8, done, depth)...)
-	in = append(in, stack.CountStack(done)...)
+	in = append(in, unwind.Unwind(done+"_u", 8, done, depth)...)
+	in = append(in, unwind.CountStack(done)...)
 	return append(in, asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done))
 }
 
@@ -381,10 +381,10 @@ func stackEvent(a *arch.Arch, off int16, done string, depth int) asm.Instruction
 	for k := 0; k < depth; k++ {
 		in = append(in, bpfasm.StoreImm64(rRec, off+int16(8*k), 0))
 	}
-	in = append(in, processTable(stack.Pass(done+"_u"))...)
-	in = append(in, stack.CtxRegs(a, rCtx)...)
+	in = append(in, processTable(unwind.Pass(done+"_u"))...)
+	in = append(in, unwind.CtxRegs(a, rCtx)...)
 	in = append(in, asm.LoadMem(asm.R6, asm.RFP, sRec, asm.DWord))
-	in = append(in, stack.Unwind(done+"_u", off, done, depth)...)
+	in = append(in, unwind.Unwind(done+"_u", off, done, depth)...)
 	return append(in,
 		asm.LoadMem(rCtx, asm.RFP, sCtx, asm.DWord).WithSymbol(done),
 		asm.LoadMem(rRec, asm.RFP, sRec, asm.DWord),

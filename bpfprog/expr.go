@@ -8,14 +8,14 @@ import (
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/bpfasm"
-	"github.com/binscope/binscope/stack"
 	"github.com/binscope/binscope/types"
+	"github.com/binscope/binscope/unwind"
 )
 
 // exprTop is the stack slot above an expression's stack: entry d of the
 // stack machine is the double word at exprTop - 8*(d+1), below every other
-// slot the programs use (the unwinder's end at stack.SlotsEnd, -176).
-const exprTop = stack.SlotsEnd - 16
+// slot the programs use (the unwinder's end at unwind.SlotsEnd, -176).
+const exprTop = unwind.SlotsEnd - 16
 
 func exprSlot(d int) int16 { return int16(exprTop - 8*(d+1)) }
 

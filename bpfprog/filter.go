@@ -8,7 +8,7 @@ import (
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/bpfasm"
 	"github.com/binscope/binscope/spec"
-	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // Stack slots of a filter: each operand's value (a number, or for a text
@@ -18,7 +18,7 @@ import (
 // where an expression's is (see exprSlot: no expression runs then).
 const (
 	filterTop      = -72
-	filterOperands = (filterTop - stack.SlotsEnd) / 8
+	filterOperands = (filterTop - unwind.SlotsEnd) / 8
 	filterText     = -512 // 8 bytes of length, then spec.StringMax of text
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/bpfasm"
 	"github.com/binscope/binscope/spec"
-	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // addMarks adds the "marks" map when a site of s has a mark.
@@ -28,7 +28,7 @@ func addMarks(cs *ebpf.CollectionSpec, s *spec.Spec) {
 // the group (24 bytes), below the unwinder's slots. It is used only by the
 // mark's instructions, which run before any argument is read, so the
 // expression stack (from exprTop down) may reuse it afterwards.
-const slotMark = stack.SlotsEnd - 24
+const slotMark = unwind.SlotsEnd - 24
 
 // markKey stores the mark's key of the site's frame.
 func markKey(a *arch.Arch, m *spec.Mark) (asm.Instructions, error) {

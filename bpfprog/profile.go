@@ -5,7 +5,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/binscope/binscope/internal/arch"
-	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // ProfileOptions tune a CPU profile. A nil *ProfileOptions means the
@@ -48,7 +48,7 @@ func (o *ProfileOptions) WithDefaults() ProfileOptions {
 }
 
 // Stack slots of the profile program, above the unwinder's (which also
-// uses -4 and -32: see package stack); the site programs' processTable
+// uses -4 and -32: see package unwind); the site programs' processTable
 // keeps the process in pTgid too.
 const (
 	pTgid   = -8  // u32 process
@@ -61,12 +61,12 @@ const (
 // count per distinct {process, kernel stack, user stack}) and the unwind
 // tables.
 func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, error) {
-	if err := stack.CheckArch(a); err != nil {
+	if err := unwind.CheckArch(a); err != nil {
 		return nil, err
 	}
 	o = o.WithDefaults()
 	cs := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}, Programs: map[string]*ebpf.ProgramSpec{}}
-	stack.UnwindMaps(cs, o.RowCapacity, o.Stacks)
+	unwind.UnwindMaps(cs, o.RowCapacity, o.Stacks)
 	cs.Maps["kstacks"] = &ebpf.MapSpec{Name: "kstacks", Type: ebpf.StackTrace, KeySize: 4, ValueSize: 8 * 127, MaxEntries: uint32(o.Stacks)}
 	in := asm.Instructions{
 		asm.Mov.Reg(asm.R6, asm.R1),
@@ -79,7 +79,7 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.RSh.Imm(asm.R0, 32),
 		asm.StoreMem(asm.RFP, pTgid, asm.R0, asm.Word),
-		asm.JEq.Imm(asm.R0, 0, stack.Pass("u")), // the idle task: on past the unwinder to out
+		asm.JEq.Imm(asm.R0, 0, unwind.Pass("u")), // the idle task: on past the unwinder to out
 	}
 	if o.Descendants != nil && !o.All {
 		descendantMaps(cs)
@@ -94,13 +94,13 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 			asm.Mov.Imm(asm.R4, 0),
 			asm.FnRingbufOutput.Call(),
 		}
-		in = append(in, stack.ProcTable(pTgid, false, stack.Pass("u"), func(fallback string) asm.Instructions {
-			return descendantCheck(*o.Descendants, fallback, stack.Pass("u"), notify)
+		in = append(in, unwind.ProcTable(pTgid, false, unwind.Pass("u"), func(fallback string) asm.Instructions {
+			return descendantCheck(*o.Descendants, fallback, unwind.Pass("u"), notify)
 		})...)
 	} else {
-		in = append(in, stack.ProcTable(pTgid, !o.All, stack.Pass("u"), nil)...)
+		in = append(in, unwind.ProcTable(pTgid, !o.All, unwind.Pass("u"), nil)...)
 	}
-	in = append(in, stack.KeyBuffer(stack.Pass("u"))...)
+	in = append(in, unwind.KeyBuffer(unwind.Pass("u"))...)
 	in = append(in,
 		asm.LoadMem(asm.R1, asm.RFP, pTgid, asm.Word),
 		asm.StoreMem(asm.R6, 0, asm.R1, asm.Word),
@@ -112,9 +112,9 @@ func ProfileCollection(a *arch.Arch, o ProfileOptions) (*ebpf.CollectionSpec, er
 		asm.FnTaskPtRegs.Call(),
 		asm.StoreMem(asm.RFP, pRegs, asm.R0, asm.DWord),
 	)
-	in = append(in, stack.TaskRegs(a, pRegs)...)
-	in = append(in, stack.Unwind("u", 8, "out", stack.Depth)...)
-	in = append(in, stack.CountStack("out")...)
+	in = append(in, unwind.TaskRegs(a, pRegs)...)
+	in = append(in, unwind.Unwind("u", 8, "out", unwind.Depth)...)
+	in = append(in, unwind.CountStack("out")...)
 	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol("out"), asm.Return())
 	cs.Programs["profile"] = &ebpf.ProgramSpec{Name: "profile", Type: ebpf.PerfEvent, License: "GPL", Instructions: in}
 	return cs, nil

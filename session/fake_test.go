@@ -14,6 +14,7 @@ import (
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // fakeKernel attaches fakeProbes and starts commands without the exec
@@ -82,9 +83,9 @@ func (p *fakeProfiler) Refresh()                                        {}
 func (p *fakeProfiler) Stop()                                           { p.stopped = true }
 func (p *fakeProfiler) Close()                                          { p.closed = true }
 func (p *fakeProfiler) Stacks(*stack.Symbolizer) ([]stack.Stack, error) { return p.stacks, nil }
-func (p *fakeProfiler) RawStacks() ([]stack.Raw, error)                 { return nil, nil }
+func (p *fakeProfiler) RawStacks() ([]unwind.Raw, error)                { return nil, nil }
 func (p *fakeProfiler) Mappings(int) []stack.Mapping                    { return nil }
-func (p *fakeProfiler) Counters() []uint64                              { return make([]uint64, stack.UnwindCounters) }
+func (p *fakeProfiler) Counters() []uint64                              { return make([]uint64, unwind.UnwindCounters) }
 func (p *fakeProfiler) BytesRead() uint64                               { return 0 }
 
 func (k *fakeKernel) Attach(s *spec.Spec, target string, o *attach.Options) (Probes, error) {

@@ -24,6 +24,7 @@ import (
 	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // Kernel is what a run needs of the kernel.
@@ -81,10 +82,10 @@ type Profiler interface {
 	Close()
 	// Stacks are the counted stacks named, RawStacks as the kernel
 	// holds them, to be placed in Mappings(pid); Counters the
-	// unwinder's (stack.UnwindStacks...); BytesRead what Stacks copied
+	// unwinder's (unwind.UnwindStacks...); BytesRead what Stacks copied
 	// out of the kernel.
 	Stacks(sym *stack.Symbolizer) ([]stack.Stack, error)
-	RawStacks() ([]stack.Raw, error)
+	RawStacks() ([]unwind.Raw, error)
 	Mappings(pid int) []stack.Mapping
 	Counters() []uint64
 	BytesRead() uint64

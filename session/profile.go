@@ -13,6 +13,7 @@ import (
 	"github.com/binscope/binscope/flame"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // ProfileOptions say what goprobe profile samples and writes.
@@ -132,7 +133,7 @@ func (o *ProfileOptions) write(prof Profiler, start time.Time, elapsed time.Dura
 		perSample = float64(prof.BytesRead()) / float64(samples)
 	}
 	fmt.Fprintf(o.Stderr, "goprobe: %d samples in %.1fs, %d distinct stacks, %d bytes read from the kernel (%.0f per sample); %d truncated at %d frames, %d lookups failed, %d frames without a table (frame pointer) in %d stacks, %d stacks the map had no room for\n",
-		samples, elapsed.Seconds(), len(stacks), prof.BytesRead(), perSample, c[stack.UnwindTruncated], stack.Depth, c[stack.UnwindFailed], c[stack.UnwindNoTable], c[stack.UnwindNoTableStacks], c[stack.UnwindMapFull])
+		samples, elapsed.Seconds(), len(stacks), prof.BytesRead(), perSample, c[unwind.UnwindTruncated], unwind.Depth, c[unwind.UnwindFailed], c[unwind.UnwindNoTable], c[unwind.UnwindNoTableStacks], c[unwind.UnwindMapFull])
 	if o.Folded != "" {
 		if err := writeFile(o.Folded, func(w io.Writer) error { return flame.WriteFolded(w, stacks) }); err != nil {
 			return err

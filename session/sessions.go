@@ -8,6 +8,7 @@ import (
 
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // attached is one attachment and the spec its events decode with.
@@ -120,10 +121,10 @@ func (s *sessions) misses(n int) []uint64 {
 	return out
 }
 
-// stackCounters sums the unwinders' counters (stack.UnwindStacks...):
+// stackCounters sums the unwinders' counters (unwind.UnwindStacks...):
 // every one, zero without stacks.
 func (s *sessions) stackCounters() []uint64 {
-	out := make([]uint64, stack.UnwindNoTableStacks+1)
+	out := make([]uint64, unwind.UnwindNoTableStacks+1)
 	s.each(func(p Probes) {
 		c := p.StackCounters()
 		if len(c) > len(out) {

@@ -12,6 +12,7 @@ import (
 	"github.com/binscope/binscope/internal/jsonx"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // unwindTables compiles, before the probes or the profiler start (the
@@ -72,8 +73,8 @@ func (o *TraceOptions) checkStack() error {
 	if o.StackDepth != 0 && !o.Stack && !o.Stacks {
 		return usage.Errorf("--stack-depth needs --stack (trace) or --stacks (stat)")
 	}
-	if o.StackDepth < 0 || o.StackDepth > stack.SiteDepth {
-		return usage.Errorf("--stack-depth %d: want 1 to %d", o.StackDepth, stack.SiteDepth)
+	if o.StackDepth < 0 || o.StackDepth > unwind.SiteDepth {
+		return usage.Errorf("--stack-depth %d: want 1 to %d", o.StackDepth, unwind.SiteDepth)
 	}
 	switch o.StackFormat {
 	case "", StackNames:
@@ -199,7 +200,7 @@ func (t *tracer) writeStatStacks(hits, misses []uint64, dropped uint64) error {
 			// those frames.
 			NoTable       uint64 `json:"no_table"`
 			NoTableFrames uint64 `json:"no_table_frames"`
-		}{rows, dropped, counters[stack.UnwindTruncated], counters[stack.UnwindNoTableStacks], counters[stack.UnwindNoTable]})
+		}{rows, dropped, counters[unwind.UnwindTruncated], counters[unwind.UnwindNoTableStacks], counters[unwind.UnwindNoTable]})
 		_, err := t.out.Write(append(b, '\n'))
 		return err
 	}
@@ -232,22 +233,22 @@ func writeStacks(w io.Writer, rows []jprobe, counters []uint64, depth int) {
 // truncatedNote says how many stacks had more frames than a site unwinds,
 // or nothing when none had.
 func truncatedNote(c []uint64, depth int) string {
-	if len(c) <= stack.UnwindTruncated || c[stack.UnwindTruncated] == 0 {
+	if len(c) <= unwind.UnwindTruncated || c[unwind.UnwindTruncated] == 0 {
 		return ""
 	}
 	if depth <= 0 {
-		depth = stack.SiteDepth
+		depth = unwind.SiteDepth
 	}
-	return fmt.Sprintf("%d stacks truncated at %d frames", c[stack.UnwindTruncated], depth)
+	return fmt.Sprintf("%d stacks truncated at %d frames", c[unwind.UnwindTruncated], depth)
 }
 
 // noTableNote says how many stacks went through code no unwind table
 // covered (unwound by frame pointer, so a caller may be missing), or
 // nothing when none did.
 func noTableNote(c []uint64) string {
-	if len(c) <= stack.UnwindNoTableStacks || c[stack.UnwindNoTableStacks] == 0 {
+	if len(c) <= unwind.UnwindNoTableStacks || c[unwind.UnwindNoTableStacks] == 0 {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d stacks had frames without an unwind table (%d frames, followed by frame pointer: callers may be missing)",
-		c[stack.UnwindNoTableStacks], c[stack.UnwindStacks], c[stack.UnwindNoTable])
+		c[unwind.UnwindNoTableStacks], c[unwind.UnwindStacks], c[unwind.UnwindNoTable])
 }

@@ -32,8 +32,8 @@ type TraceOptions struct {
 	Stack  bool
 	Stacks bool
 	Folded string
-	// StackDepth bounds the frames of a stack, 1 to stack.SiteDepth (0:
-	// stack.SiteDepth, perf's default 127); StackFormat is how trace
+	// StackDepth bounds the frames of a stack, 1 to unwind.SiteDepth (0:
+	// unwind.SiteDepth, perf's default 127); StackFormat is how trace
 	// prints them (StackNames, StackLines, StackRaw, StackBuildID; "":
 	// names).
 	StackDepth  int

@@ -13,6 +13,7 @@ import (
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/testutil"
+	"github.com/binscope/binscope/unwind"
 )
 
 //go:noinline
@@ -62,7 +63,7 @@ func TestTables(t *testing.T) {
 	if hi <= lo+2 {
 		t.Fatalf("%d rows for %s (%v)", hi-lo, bin, tb.Failed)
 	}
-	if tb.Rows[0] != FPRow || tb.Rows[lo] != FPRow {
+	if tb.Rows[0] != unwind.FPRow || tb.Rows[lo] != unwind.FPRow {
 		t.Errorf("rows 0 and %d: %+v %+v, want the frame-pointer row", lo, tb.Rows[0], tb.Rows[lo])
 	}
 	for i := lo + 1; i < hi; i++ {
@@ -82,8 +83,8 @@ func TestTables(t *testing.T) {
 	}
 	v := tb.ProcValue(ms)
 	listed := map[string]bool{}
-	for m := 0; m < MaxModules; m++ {
-		o := m * ModuleSize
+	for m := 0; m < unwind.MaxModules; m++ {
+		o := m * unwind.ModuleSize
 		start, rows := binary.LittleEndian.Uint64(v[o:]), binary.LittleEndian.Uint64(v[o+24:])
 		for _, mp := range ms {
 			if mp.Start == start && rows != 0 {
@@ -130,20 +131,5 @@ func TestLoadedFiles(t *testing.T) {
 	}
 	if got[0] != bin || pos("libc.so") < 1 || pos("ld-linux") <= pos("libc.so") {
 		t.Errorf("LoadedFiles: %v", got)
-	}
-}
-
-func TestDecodeKey(t *testing.T) {
-	b := make([]byte, KeySize)
-	binary.LittleEndian.PutUint32(b, 42)
-	binary.LittleEndian.PutUint32(b[4:], uint32(0xffffffff))
-	binary.LittleEndian.PutUint64(b[8:], 0x401000)
-	binary.LittleEndian.PutUint64(b[16:], 0x402000)
-	k, err := DecodeKey(b)
-	if err != nil || k.Pid != 42 || k.Aux != -1 || !reflect.DeepEqual(k.IPs, []uint64{0x401000, 0x402000}) {
-		t.Errorf("%+v %v", k, err)
-	}
-	if _, err := DecodeKey(b[1:]); err == nil {
-		t.Error("a short key decodes")
 	}
 }

@@ -1,11 +1,10 @@
-// Package stack owns stacks: the BPF unwinder that walks a user stack in
-// the kernel (unwind.go: its code, maps and counters), the unwind tables it
-// reads in their row format (Tables, Rows: compiled from each file's call
-// frame information by internal/cfi), the mappings of a process they are
-// keyed by (ProcMappings), the key of a counted stack as the programs write
-// it (Key), and the names of the addresses a stack holds (Symbolizer:
-// functions with their inline expansions, from the model of code) as the
-// Frames of a Stack, which package flame prints.
+// Package stack holds what user space does with stacks: the unwind tables
+// the BPF unwinder (package unwind) reads, in its row format (Tables,
+// Rows: compiled from each file's call frame information by
+// internal/cfi), the mappings of a process they are keyed by
+// (ProcMappings), and the names of the addresses a stack holds
+// (Symbolizer: functions with their inline expansions, from the model of
+// code) as the Frames of a Stack, which package flame prints.
 package stack
 
 import (
@@ -16,89 +15,38 @@ import (
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/internal/elfx"
+	"github.com/binscope/binscope/unwind"
 )
-
-const (
-	// Depth bounds the user frames one stack records, as perf's default
-	// does: a profile unwinds this many (a stack key holds this many).
-	Depth = 127
-	// SiteDepth bounds the frames a probe site's program unwinds, as
-	// Depth does a profile's: the unwinder is a loop, whose program the
-	// kernel verifies in a fraction of a second at any depth (unrolled,
-	// 127 frames took seconds per site).
-	SiteDepth = 127
-	// MaxModules bounds the mapped files one process's table lists; code
-	// in further files unwinds by frame pointer.
-	MaxModules = 8
-
-	// RowSize is the size of one row of the "unwind_rows" array:
-	//
-	//	u64 pc      the file's virtual address where the row starts
-	//	s32 cfa     CFA = (SP or FP) + cfa
-	//	s16 fp      the caller's frame pointer is saved at CFA + fp
-	//	u8  flags   FlagCFASP, FlagFPSaved, FlagPLT, FlagStop
-	//	u8  pad
-	RowSize = 16
-	// ModuleSize is the size of one module of a "unwind_procs" value:
-	//
-	//	u64 start, end  the mapping's addresses in the process
-	//	u64 bias        address in the process minus address in the file
-	//	u64 rows        first row | (end row << 32)
-	ModuleSize = 32
-	// ProcValueSize is the size of a process's "unwind_procs" value.
-	ProcValueSize = MaxModules * ModuleSize
-)
-
-// Row flags.
-const (
-	FlagCFASP   = 1 << 0 // CFA from the stack pointer, else the frame pointer
-	FlagFPSaved = 1 << 1 // the caller's frame pointer is saved at CFA + fp
-	FlagPLT     = 1 << 2 // a PLT entry: CFA += 8 past the entry's push
-	FlagStop    = 1 << 3 // no caller (the return address is undefined)
-)
-
-// Row is one row of the unwind table as the BPF program reads it.
-type Row struct {
-	PC     uint64
-	CFAOff int32
-	FPOff  int16
-	Flags  uint8
-	Pad    uint8
-}
-
-// FPRow unwinds by frame pointer: CFA = FP + 16, the caller's frame pointer
-// at CFA - 16, the return address at CFA - 8.
-var FPRow = Row{CFAOff: 16, FPOff: -16, Flags: FlagFPSaved}
 
 // Rows compiles CFI rows for the BPF unwinder (amd64): rules it
 // cannot follow (CFA expressions other than the PLT's, registers other
 // than SP and FP) become frame-pointer rows, which are right wherever the
 // code keeps frame pointers. The result starts with a frame-pointer row at
 // address 0, for addresses before the first FDE.
-func Rows(rows []cfi.Row, a *arch.Arch) []Row {
+func Rows(rows []cfi.Row, a *arch.Arch) []unwind.Row {
 	fp, _ := a.RegNumber(a.FP)
-	out := []Row{FPRow}
+	out := []unwind.Row{unwind.FPRow}
 	for _, r := range rows {
-		u := FPRow
+		u := unwind.FPRow
 		u.PC = r.PC
 		switch {
 		case !r.Covered:
 		case r.RA.Kind == cfi.Undefined:
-			u.Flags = FlagStop
+			u.Flags = unwind.FlagStop
 		case r.CFA.Expr && !r.CFA.PLT, r.RA.Kind != cfi.Offset || r.RA.Offset != -8,
 			int(r.CFA.Reg) != a.SPReg && int(r.CFA.Reg) != fp,
 			r.CFA.Offset != int64(int32(r.CFA.Offset)):
 			// Not a rule the unwinder follows: trust the frame pointer.
 		default:
-			u = Row{PC: r.PC, CFAOff: int32(r.CFA.Offset)}
+			u = unwind.Row{PC: r.PC, CFAOff: int32(r.CFA.Offset)}
 			if int(r.CFA.Reg) == a.SPReg {
-				u.Flags |= FlagCFASP
+				u.Flags |= unwind.FlagCFASP
 			}
 			if r.CFA.PLT {
-				u.Flags |= FlagPLT
+				u.Flags |= unwind.FlagPLT
 			}
 			if r.FP.Kind == cfi.Offset && r.FP.Offset == int64(int16(r.FP.Offset)) {
-				u.Flags |= FlagFPSaved
+				u.Flags |= unwind.FlagFPSaved
 				u.FPOff = int16(r.FP.Offset)
 			}
 		}
@@ -116,7 +64,7 @@ func Rows(rows []cfi.Row, a *arch.Arch) []Row {
 // Tables holds the unwind rows of the files a session's processes map,
 // each file's once, in the layout of the "unwind_rows" array.
 type Tables struct {
-	Rows  []Row
+	Rows  []unwind.Row
 	files map[string][2]uint32 // path: first row, end row
 	a     *arch.Arch
 	// Failed lists the files whose CFI could not be read (they unwind by
@@ -127,7 +75,7 @@ type Tables struct {
 // NewTables starts tables with the frame-pointer row at index 0, which
 // addresses outside every module use.
 func NewTables(a *arch.Arch) *Tables {
-	return &Tables{Rows: []Row{FPRow}, files: map[string][2]uint32{}, a: a, Failed: map[string]string{}}
+	return &Tables{Rows: []unwind.Row{unwind.FPRow}, files: map[string][2]uint32{}, a: a, Failed: map[string]string{}}
 }
 
 // Arch is the machine the tables are for.
@@ -154,7 +102,7 @@ func (t *Tables) Add(path string) (lo, hi uint32) {
 	return lo, hi
 }
 
-func fileRows(path string, a *arch.Arch) ([]Row, error) {
+func fileRows(path string, a *arch.Arch) ([]unwind.Row, error) {
 	ef, err := elfx.Open(path)
 	if err != nil {
 		return nil, err
@@ -171,19 +119,19 @@ func fileRows(path string, a *arch.Arch) ([]Row, error) {
 }
 
 // ProcValue is a process's "unwind_procs" value for its mappings: the
-// first MaxModules files with tables.
+// first unwind.MaxModules files with tables.
 func (t *Tables) ProcValue(ms []Mapping) []byte {
-	b := make([]byte, ProcValueSize)
+	b := make([]byte, unwind.ProcValueSize)
 	n := 0
 	for _, m := range ms {
-		if n == MaxModules {
+		if n == unwind.MaxModules {
 			break
 		}
 		lo, hi := t.Add(m.Readable())
 		if hi == lo {
 			continue
 		}
-		o := n * ModuleSize
+		o := n * unwind.ModuleSize
 		binary.LittleEndian.PutUint64(b[o:], m.Start)
 		binary.LittleEndian.PutUint64(b[o+8:], m.End)
 		binary.LittleEndian.PutUint64(b[o+16:], m.Bias)

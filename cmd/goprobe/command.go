@@ -11,7 +11,7 @@ import (
 	"github.com/binscope/binscope/metric"
 	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/session"
-	"github.com/binscope/binscope/stack"
+	"github.com/binscope/binscope/unwind"
 )
 
 // goprobe runs goprobe with args (without the program name) and returns
@@ -113,7 +113,7 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 		fl.BoolVar(&o.Stack, "stack", false, "add the user stack, unwound in the kernel, to each event")
 		fl.StringVar(&o.StackFormat, "stack-format", "", "with --stack: print each frame as names (default), lines (function file:line), raw (address) or build-id (build-id+file offset)")
 	}
-	fl.IntVar(&o.StackDepth, "stack-depth", 0, fmt.Sprintf("with --stack or --stacks: unwind at most N frames, 1 to %d (default %d, as perf)", stack.SiteDepth, stack.SiteDepth))
+	fl.IntVar(&o.StackDepth, "stack-depth", 0, fmt.Sprintf("with --stack or --stacks: unwind at most N frames, 1 to %d (default %d, as perf)", unwind.SiteDepth, unwind.SiteDepth))
 	return cmd
 }
 

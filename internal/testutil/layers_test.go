@@ -22,7 +22,7 @@ var layers = map[string]int{
 
 	"code": 2, "goref": 2, "load": 2,
 
-	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "probe": 3, "spec": 3, "bpfprog": 3, "metric": 3,
+	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "unwind": 3, "probe": 3, "spec": 3, "bpfprog": 3, "metric": 3,
 	"pprof": 3, "pretty": 3, "uprobe": 3,
 
 	"session": 4, "attach": 4,

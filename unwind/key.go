@@ -1,4 +1,4 @@
-package stack
+package unwind
 
 import (
 	"encoding/binary"

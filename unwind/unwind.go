@@ -1,4 +1,9 @@
-package stack
+// Package unwind is the BPF unwinder that walks a user stack in the
+// kernel: its code, maps and counters, the row format of the tables it
+// reads (Row: package stack compiles them from each file's call frame
+// information), and the key of a counted stack as the programs write it
+// (Key).
+package unwind
 
 import (
 	"fmt"
