@@ -12,15 +12,15 @@ import (
 
 // CacheOptions say which cache the probe-cache commands use.
 type CacheOptions struct {
-	// Cache is where specs are kept; nil means spec.DefaultCache.
-	Cache *spec.Cache
+	// Cache is where specs are kept; nil means OpenProbeCache.
+	Cache *ProbeCache
 }
 
-func (o *CacheOptions) cache() (*spec.Cache, error) {
+func (o *CacheOptions) cache() (*ProbeCache, error) {
 	if o != nil && o.Cache != nil {
 		return o.Cache, nil
 	}
-	return spec.DefaultCache()
+	return OpenProbeCache()
 }
 
 // CachePut resolves defs against exe's debug info and keeps the spec in
@@ -77,7 +77,7 @@ func CacheRemove(buildIDOrFile string, defs []string, o *CacheOptions) error {
 // defs (every cached probe when defs is empty); ok is false when the cache
 // has none, or not all of defs.
 func (o *Options) cachedSpec(target string, defs []string) (*spec.Spec, bool, error) {
-	c, err := spec.DefaultCache()
+	c, err := OpenProbeCache()
 	if err != nil {
 		return nil, false, nil
 	}
@@ -86,7 +86,7 @@ func (o *Options) cachedSpec(target string, defs []string) (*spec.Spec, bool, er
 		return nil, false, nil
 	}
 	s, err := c.Get(id)
-	if errors.Is(err, spec.ErrNotCached) {
+	if errors.Is(err, ErrNotCached) {
 		if len(defs) == 0 {
 			return nil, false, err
 		}

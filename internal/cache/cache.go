@@ -1,6 +1,10 @@
-// Package cache keeps what a cold run computed from a binary for the next
-// run on the same binary, as gdb's index-cache keeps its symbol index: one
-// file per entry under os.UserCacheDir()/binscope/index, keyed by the
+// Package cache keeps, under one root directory (see Root), what binscope
+// keeps on disk between runs, written atomically (WriteAtomic): the index
+// cache here, goprobe's probe cache (session.ProbeCache) in Root/probes.
+//
+// The index cache keeps what a cold run computed from a binary for the
+// next run on the same binary, as gdb's index-cache keeps its symbol
+// index: one file per entry under ROOT/index, keyed by the
 // binary's identity (its build-id, or its path; with its size and mtime,
 // and those of the separate debug file the DWARF came from), the format
 // version of the entry and the identity of the program that wrote it, so
@@ -9,8 +13,8 @@
 // An entry is written atomically (a temporary file renamed into place) and
 // carries its key and a checksum: a truncated, corrupt or foreign entry is
 // ignored, never trusted, and the caller computes the answer again.
-// BINSCOPE_INDEX_CACHE=off turns the cache off; any other value is the
-// directory to keep it in.
+// BINSCOPE_INDEX_CACHE=off turns the index cache off; any other value is
+// the directory to keep it in, in place of ROOT/index.
 package cache
 
 import (
@@ -32,9 +36,28 @@ import (
 	"github.com/binscope/binscope/internal/elfx"
 )
 
-// Env names the environment variable that moves the cache ("off" turns
-// it off).
+// RootEnv names the environment variable that moves every cache: the
+// index cache to $BINSCOPE_CACHE/index, the probe cache to
+// $BINSCOPE_CACHE/probes.
+const RootEnv = "BINSCOPE_CACHE"
+
+// Env names the environment variable that moves the index cache alone
+// ("off" turns it off).
 const Env = "BINSCOPE_INDEX_CACHE"
+
+// Root is the directory every cache lives under: $BINSCOPE_CACHE, else
+// binscope in the user's cache directory ($XDG_CACHE_HOME/binscope, else
+// ~/.cache/binscope).
+func Root() (string, error) {
+	if d := os.Getenv(RootEnv); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "binscope"), nil
+}
 
 // maxAge is how long an entry not rewritten stays: older entries are
 // removed when a new one is written.
@@ -50,7 +73,7 @@ type Cache struct {
 	Log func(msg string)
 }
 
-// Open returns the cache the environment asks for: nil when
+// Open returns the index cache the environment asks for: nil when
 // BINSCOPE_INDEX_CACHE is "off" or no cache directory is known.
 func Open(log func(string)) *Cache {
 	dir := os.Getenv(Env)
@@ -58,11 +81,11 @@ func Open(log func(string)) *Cache {
 	case dir == "off":
 		return nil
 	case dir == "":
-		uc, err := os.UserCacheDir()
+		root, err := Root()
 		if err != nil {
 			return nil
 		}
-		dir = filepath.Join(uc, "binscope", "index")
+		dir = filepath.Join(root, "index")
 	}
 	return &Cache{Dir: dir, Log: log}
 }
@@ -189,7 +212,7 @@ func (c *Cache) PutStream(kind string, version uint32, key string, write func(w 
 		return
 	}
 	p := c.path(kind, key)
-	err := writeAtomic(p, func(w io.Writer) error {
+	err := WriteAtomic(p, func(w io.Writer) error {
 		fw := &frameWriter{w: w}
 		fw.Write(frameHead(version, key))
 		fw.n = 0 // the length counts the data only
@@ -209,9 +232,10 @@ func (c *Cache) PutStream(kind string, version uint32, key string, write func(w 
 	c.prune(filepath.Dir(p))
 }
 
-// writeAtomic writes what write writes to p, which readers see whole or
-// not at all.
-func writeAtomic(p string, write func(w io.Writer) error) error {
+// WriteAtomic writes what write writes to p, which readers see whole or
+// not at all (a temporary file beside it, renamed into place); an error
+// of write leaves p as it was.
+func WriteAtomic(p string, write func(w io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}

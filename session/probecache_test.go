@@ -1,23 +1,25 @@
-package spec
+package session
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/binscope/binscope/spec"
 )
 
-func TestCache(t *testing.T) {
-	c := &Cache{Dir: t.TempDir()}
+func TestProbeCache(t *testing.T) {
+	c := &ProbeCache{Dir: t.TempDir()}
 	const id = "0123456789abcdef"
-	one := &Spec{Version: SpecVersion, Binary: "/bin/app", BuildID: id, Probes: []Probe{{Def: "main.f"}, {Def: "main.g x"}}}
+	one := &spec.Spec{Version: spec.SpecVersion, Binary: "/bin/app", BuildID: id, Probes: []spec.Probe{{Def: "main.f"}, {Def: "main.g x"}}}
 	if _, err := c.Get(id); !errors.Is(err, ErrNotCached) {
 		t.Fatalf("empty cache: %v", err)
 	}
 	if _, err := c.Put(one); err != nil {
 		t.Fatal(err)
 	}
-	two := &Spec{Version: SpecVersion, Binary: "/bin/app", BuildID: id, Probes: []Probe{{Def: "main.g x", Function: "new"}, {Def: "main.h"}}}
+	two := &spec.Spec{Version: spec.SpecVersion, Binary: "/bin/app", BuildID: id, Probes: []spec.Probe{{Def: "main.g x", Function: "new"}, {Def: "main.h"}}}
 	p, err := c.Put(two)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestCache(t *testing.T) {
 	if l, errs := c.List(); len(l) != 1 || len(errs) != 1 {
 		t.Errorf("List of a damaged entry = %+v, %v", l, errs)
 	}
-	if _, err := c.Put(&Spec{BuildID: "../../etc"}); err == nil || filepath.IsAbs(err.Error()) {
+	if _, err := c.Put(&spec.Spec{BuildID: "../../etc"}); err == nil || filepath.IsAbs(err.Error()) {
 		t.Errorf("a build-id that is not hex must be refused: %v", err)
 	}
 }
