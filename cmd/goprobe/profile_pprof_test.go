@@ -1,13 +1,10 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/testutil"
@@ -74,15 +71,7 @@ func TestProfilePprof(t *testing.T) {
 		t.Errorf("-traces shows no inline frames:\n%s", traces)
 	}
 
-	f, err := os.Open(pb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := profile.Parse(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := testutil.ReadProfile(t, pb)
 	ef, err := elfx.Open(bin)
 	if err != nil {
 		t.Fatal(err)

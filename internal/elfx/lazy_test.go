@@ -1,10 +1,11 @@
-package elfx
+package elfx_test
 
 import (
 	"bytes"
 	"debug/elf"
 	"testing"
 
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/testutil"
 )
 
@@ -15,7 +16,7 @@ func TestLazyEqualsDebugElf(t *testing.T) {
 	for _, name := range []string{"libc", "python3.11d"} {
 		t.Run(name, func(t *testing.T) {
 			path := testutil.DebugFile(testutil.RealBinary(t, name))
-			f, err := Open(path)
+			f, err := elfx.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func TestLazyEqualsDebugElf(t *testing.T) {
 // allocating what the header claims.
 func TestLazyCorruptSize(t *testing.T) {
 	path := testutil.DebugFile(testutil.RealBinary(t, "libc"))
-	f, err := Open(path)
+	f, err := elfx.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,14 +73,14 @@ func TestLazyCorruptSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	real := l.Size()
-	l.size, l.prealloc = 1<<40, prealloc(1<<40, f.Section(".debug_info").FileSize)
+	l.Claim(1<<40, f.Section(".debug_info").FileSize)
 	if _, err := l.All(); err == nil {
 		t.Fatalf("a section claiming 1 TB read whole")
 	}
 	if l.Read() != real {
 		t.Errorf("%d bytes read before the error, want the %d the stream holds", l.Read(), real)
 	}
-	if cap(l.buf) > 1<<27 {
-		t.Errorf("%d bytes allocated for a stream of %d", cap(l.buf), real)
+	if l.Allocated() > 1<<27 {
+		t.Errorf("%d bytes allocated for a stream of %d", l.Allocated(), real)
 	}
 }

@@ -1,12 +1,9 @@
 package pcln_test
 
 import (
-	"net/http"
 	"os/exec"
 	"slices"
 	"testing"
-
-	"github.com/google/pprof/profile"
 
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/internal/elfx"
@@ -43,31 +40,24 @@ func TestPrometheusRuntimeAddresses(t *testing.T) {
 	seen := map[uint64]bool{}
 	inlined := 0
 	for _, prof := range []string{"goroutine", "heap", "allocs"} {
-		resp, err := http.Get("http://" + p.Addr + "/debug/pprof/" + prof)
+		pr, err := testutil.FetchProfile("http://" + p.Addr + "/debug/pprof/" + prof)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pr, err := profile.Parse(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("%s profile: %v", prof, err)
-		}
-		for _, loc := range pr.Location {
-			if len(loc.Line) == 0 || loc.Mapping == nil || loc.Mapping.File != bin || seen[loc.Address] {
+		for _, loc := range testutil.FileLocations(pr, bin) {
+			if seen[loc.Address] {
 				continue
 			}
 			seen[loc.Address] = true
 			// The runtime's frames are innermost first: the last is the
 			// function the code belongs to. The address is a return
 			// address: the call before it is in the same function.
-			want := loc.Line[len(loc.Line)-1].Function.Name
+			wantChain := testutil.Frames(loc)
+			want := wantChain[len(wantChain)-1]
 			fn := tab.Lines.PCToFunc(loc.Address - 1)
 			// The inline chain: the runtime's frames against the model's,
 			// from the table's inline tree (Go 1.19's format here).
-			var wantChain, gotChain []string
-			for _, l := range loc.Line {
-				wantChain = append(wantChain, l.Function.Name)
-			}
+			var gotChain []string
 			for _, f := range m.At(loc.Address - 1) {
 				gotChain = append(gotChain, f.Name)
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/dwarf"
 	"debug/elf"
-	"encoding/hex"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -13,11 +12,9 @@ import (
 	"testing"
 
 	"golang.org/x/arch/x86/x86asm"
-)
 
-// DebugRoot is where Debian's -dbg packages put separate debug files, by
-// build-id (.build-id/xx/rest.debug) and by path.
-const DebugRoot = "/usr/lib/debug"
+	"github.com/binscope/binscope/internal/elfx"
+)
 
 // realBinaries are the system programs with debug info the tests read, each
 // with the Debian package that provides its DWARF.
@@ -60,85 +57,25 @@ func RealBinary(t testing.TB, name string) string {
 	return path
 }
 
-// DebugFile returns the file holding path's DWARF: path itself when it has
-// a .debug_info section, else the separate debug file named by its build-id
-// (/usr/lib/debug/.build-id/xx/rest.debug) or by its .gnu_debuglink, and ""
+// DebugFile returns the file holding path's DWARF as the tools find it
+// (elfx): path itself when it has DWARF, else its separate debug file (by
+// build-id under /usr/lib/debug/.build-id, or by .gnu_debuglink), and ""
 // when there is none.
 func DebugFile(path string) string {
-	f, err := elf.Open(path)
+	f, err := elfx.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	if s := f.Section(".debug_info"); s != nil && s.Type != elf.SHT_NOBITS {
+	if f.HasDWARF() {
 		return path
 	}
-	if id := BuildID(f); len(id) > 2 {
-		p := filepath.Join(DebugRoot, ".build-id", id[:2], id[2:]+".debug")
-		if hasDebugInfo(p) {
-			return p
-		}
+	df, _ := f.FindDebugFile()
+	if df == nil {
+		return ""
 	}
-	if s := f.Section(".gnu_debuglink"); s != nil {
-		if b, err := s.Data(); err == nil {
-			if i := bytes.IndexByte(b, 0); i > 0 {
-				name := string(b[:i])
-				dir := filepath.Dir(path)
-				if real, err := filepath.EvalSymlinks(path); err == nil {
-					dir = filepath.Dir(real)
-				}
-				for _, p := range []string{
-					filepath.Join(dir, name),
-					filepath.Join(dir, ".debug", name),
-					filepath.Join(DebugRoot, dir, name),
-				} {
-					if p != path && hasDebugInfo(p) {
-						return p
-					}
-				}
-			}
-		}
-	}
-	return ""
-}
-
-// BuildID returns f's GNU build-id in hex, or "".
-func BuildID(f *elf.File) string {
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_NOTE {
-			continue
-		}
-		b, err := s.Data()
-		if err != nil {
-			continue
-		}
-		// Notes: namesz, descsz, type, name (padded to 4), desc (padded).
-		for len(b) >= 12 {
-			namesz := f.ByteOrder.Uint32(b[0:])
-			descsz := f.ByteOrder.Uint32(b[4:])
-			typ := f.ByteOrder.Uint32(b[8:])
-			nameEnd := 12 + (int(namesz)+3)&^3
-			descEnd := nameEnd + (int(descsz)+3)&^3
-			if descEnd > len(b) || nameEnd > len(b) {
-				break
-			}
-			if typ == 3 && namesz == 4 && string(b[12:15]) == "GNU" {
-				return hex.EncodeToString(b[nameEnd : nameEnd+int(descsz)])
-			}
-			b = b[descEnd:]
-		}
-	}
-	return ""
-}
-
-func hasDebugInfo(path string) bool {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	s := f.Section(".debug_info")
-	return s != nil && s.Type != elf.SHT_NOBITS
+	defer df.Close()
+	return df.Path
 }
 
 // FuncSymbols returns the STT_FUNC symbols of path with a nonzero size and

@@ -1,0 +1,8 @@
+package elfx
+
+// Claim makes l claim size bytes of a section of compressed bytes, as a
+// corrupt compression header would.
+func (l *Lazy) Claim(size, compressed uint64) { l.size, l.prealloc = size, prealloc(size, compressed) }
+
+// Allocated is the capacity of l's buffer.
+func (l *Lazy) Allocated() int { return cap(l.buf) }
