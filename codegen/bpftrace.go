@@ -83,129 +83,164 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 	if err != nil {
 		return fmt.Errorf("bpftrace: %w", err)
 	}
-	var o BpftraceOptions
+	sc := &bpftraceScript{r: r, target: s.Binary, uret: map[string]bool{}, usdtDone: map[string]bool{}}
 	if opts != nil {
-		o = *opts
+		sc.o = *opts
 	}
-	target := s.Binary
-	if o.Target != "" {
-		target = o.Target
+	if sc.o.Target != "" {
+		sc.target = sc.o.Target
 	}
-	var body strings.Builder
-	var notes []string
-	uret := map[string]bool{}     // uretprobes written, by probe and symbol
-	usdtDone := map[string]bool{} // usdt probes written, by probe: one covers every place
 	for i, p := range s.Probes {
-		key := "tid" // values saved at entry for %return: per thread, or per goroutine for Go
-		if p.CaptureKey != "" {
-			key = fmt.Sprintf("reg(\"%s\")", r.name(p.CaptureKey))
-		}
-		capVar := func(n string) string { return fmt.Sprintf("@cap%d_%s[%s]", i, strings.TrimPrefix(n, "@"), key) }
 		for _, site := range p.Sites {
-			bp, err := r.bpftraceWhere(target, p, site, o)
-			if err != nil {
+			if err := sc.site(i, p, site); err != nil {
 				return err
 			}
-			if bp.attach == "" || site.USDT != "" && usdtDone[fmt.Sprint(i, bp.attach)] {
-				continue
-			}
-			usdtDone[fmt.Sprint(i, bp.attach)] = site.USDT != ""
-			if site.USDT != "" && o.Library {
-				bp.pred = joinPred(bp.pred, "pid == cpid")
-			}
-			if strings.HasPrefix(bp.attach, "uretprobe:") {
-				if uret[fmt.Sprint(i, bp.attach)] {
-					continue
-				}
-				uret[fmt.Sprint(i, bp.attach)] = true
-			}
-			if bp.note != "" && !contains(notes, bp.note) {
-				notes = append(notes, bp.note)
-			}
-			if o.Library {
-				bp.pred = joinPred(bp.pred, "pid == cpid")
-			}
-			if site.Filter != nil {
-				pred, why := r.bpftraceFilter(site.Filter)
-				if why != "" {
-					return fmt.Errorf("%s: the filter at %#x: %s, which this generator cannot spell", p.Def, site.Addr, why)
-				}
-				for _, c := range filterChains(site.Filter) {
-					if strings.HasPrefix(c.Reg, "@") {
-						pred = strings.ReplaceAll(pred, fmt.Sprintf("reg(\"%s\")", r.name(c.Reg)), capVar(c.Reg))
-					}
-				}
-				bp.pred = joinPred(bp.pred, pred)
-			}
-			fmt.Fprintf(&body, "\n// %s: %s site in %s\n%s\n", p.Def, site.Kind, site.Function, bp.attach)
-			if bp.pred != "" {
-				fmt.Fprintf(&body, "/ %s /\n", bp.pred)
-			}
-			body.WriteString("{\n")
-			if m := site.Mark; m != nil {
-				// One call passes several starts: a mark per thread and
-				// frame counts it once (see spec.Mark).
-				key := fmt.Sprintf("@mark[tid, %s, %d]", r.bpftraceCFA(m), m.Group)
-				if site.Kind == spec.SiteClear {
-					fmt.Fprintf(&body, "\tdelete(%s);\n}\n", key)
-					continue
-				}
-				if m.Clear {
-					fmt.Fprintf(&body, "\tif (%s) { delete(%s); return; }\n", key, key)
-				} else {
-					fmt.Fprintf(&body, "\tif (%s) { return; }\n\t%s = 1;\n", key, key)
-				}
-			}
-			if site.Kind == spec.SiteCapture {
-				for _, a := range site.Args {
-					fmt.Fprintf(&body, "\t%s = %s;\n", capVar(a.Name), r.bpftraceChain(a.Chains[0], 8, false))
-				}
-				body.WriteString("}\n")
-				continue
-			}
-			if len(site.Args) == 0 && bp.undo != "" {
-				fmt.Fprintf(&body, "\t@[\"%s\"] = sum(1);\n}\n", escapeString(mapKey(p.Def, i)))
-				fmt.Fprintf(&body, "\n// %s: morestack called from %s, which then starts again\n%s\n/ %s /\n{\n\t@[\"%s\"] = sum(-1);\n}\n",
-					p.Def, site.Function, bp.undo, bp.undoPred, escapeString(mapKey(p.Def, i)))
-				continue
-			}
-			if len(site.Args) == 0 {
-				fmt.Fprintf(&body, "\t@[\"%s\"] = count();\n}\n", escapeString(mapKey(p.Def, i)))
-				continue
-			}
-			format := []string{escape(p.Function), site.Kind}
-			var vals []string
-			for _, a := range site.Args {
-				if f, v, ok := builtinArg(a); ok {
-					format = append(format, escape(a.Name)+"="+f)
-					vals = append(vals, v)
-					continue
-				}
-				if a.Unavailable == "" {
-					a.Unavailable = computed(a)
-				}
-				if a.Unavailable != "" {
-					fmt.Fprintf(&body, "\t// %s: %s\n", a.Name, a.Unavailable)
-					continue
-				}
-				f, v := r.bpftraceArg(a)
-				for _, c := range a.Chains {
-					if strings.HasPrefix(c.Reg, "@") {
-						v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", r.name(c.Reg)), capVar(c.Reg))
-					}
-				}
-				format = append(format, escape(a.Name)+"="+f)
-				vals = append(vals, v)
-			}
-			fmt.Fprintf(&body, "\tprintf(\"%s\\n\"", strings.Join(format, " "))
-			for _, v := range vals {
-				body.WriteString(", " + v)
-			}
-			body.WriteString(");\n}\n")
 		}
 	}
-
 	var b strings.Builder
+	sc.header(&b, s)
+	b.WriteString(sc.body.String())
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// bpftraceScript is a bpftrace script being written: a block per site,
+// and the notes its header gives.
+type bpftraceScript struct {
+	r        regs
+	o        BpftraceOptions
+	target   string
+	body     strings.Builder
+	notes    []string
+	uret     map[string]bool // uretprobes written, by probe and symbol
+	usdtDone map[string]bool // usdt probes written, by probe: one covers every place
+}
+
+// site writes the block of site, of probe i p, unless another block
+// already covers it.
+func (sc *bpftraceScript) site(i int, p spec.Probe, site spec.Site) error {
+	r, o, body := sc.r, sc.o, &sc.body
+	bp, err := r.bpftraceWhere(sc.target, p, site, o)
+	if err != nil {
+		return err
+	}
+	if bp.attach == "" || site.USDT != "" && sc.usdtDone[fmt.Sprint(i, bp.attach)] {
+		return nil
+	}
+	sc.usdtDone[fmt.Sprint(i, bp.attach)] = site.USDT != ""
+	if site.USDT != "" && o.Library {
+		bp.pred = joinPred(bp.pred, "pid == cpid")
+	}
+	if strings.HasPrefix(bp.attach, "uretprobe:") {
+		if sc.uret[fmt.Sprint(i, bp.attach)] {
+			return nil
+		}
+		sc.uret[fmt.Sprint(i, bp.attach)] = true
+	}
+	if bp.note != "" && !contains(sc.notes, bp.note) {
+		sc.notes = append(sc.notes, bp.note)
+	}
+	if o.Library {
+		bp.pred = joinPred(bp.pred, "pid == cpid")
+	}
+	if site.Filter != nil {
+		pred, why := r.bpftraceFilter(site.Filter)
+		if why != "" {
+			return fmt.Errorf("%s: the filter at %#x: %s, which this generator cannot spell", p.Def, site.Addr, why)
+		}
+		for _, c := range filterChains(site.Filter) {
+			if strings.HasPrefix(c.Reg, "@") {
+				pred = strings.ReplaceAll(pred, fmt.Sprintf("reg(\"%s\")", r.name(c.Reg)), sc.capVar(i, p, c.Reg))
+			}
+		}
+		bp.pred = joinPred(bp.pred, pred)
+	}
+	fmt.Fprintf(body, "\n// %s: %s site in %s\n%s\n", p.Def, site.Kind, site.Function, bp.attach)
+	if bp.pred != "" {
+		fmt.Fprintf(body, "/ %s /\n", bp.pred)
+	}
+	body.WriteString("{\n")
+	if m := site.Mark; m != nil {
+		// One call passes several starts: a mark per thread and
+		// frame counts it once (see spec.Mark).
+		key := fmt.Sprintf("@mark[tid, %s, %d]", r.bpftraceCFA(m), m.Group)
+		if site.Kind == spec.SiteClear {
+			fmt.Fprintf(body, "\tdelete(%s);\n}\n", key)
+			return nil
+		}
+		if m.Clear {
+			fmt.Fprintf(body, "\tif (%s) { delete(%s); return; }\n", key, key)
+		} else {
+			fmt.Fprintf(body, "\tif (%s) { return; }\n\t%s = 1;\n", key, key)
+		}
+	}
+	switch {
+	case site.Kind == spec.SiteCapture:
+		for _, a := range site.Args {
+			fmt.Fprintf(body, "\t%s = %s;\n", sc.capVar(i, p, a.Name), r.bpftraceChain(a.Chains[0], 8, false))
+		}
+		body.WriteString("}\n")
+	case len(site.Args) == 0 && bp.undo != "":
+		fmt.Fprintf(body, "\t@[\"%s\"] = sum(1);\n}\n", escapeString(mapKey(p.Def, i)))
+		fmt.Fprintf(body, "\n// %s: morestack called from %s, which then starts again\n%s\n/ %s /\n{\n\t@[\"%s\"] = sum(-1);\n}\n",
+			p.Def, site.Function, bp.undo, bp.undoPred, escapeString(mapKey(p.Def, i)))
+	case len(site.Args) == 0:
+		fmt.Fprintf(body, "\t@[\"%s\"] = count();\n}\n", escapeString(mapKey(p.Def, i)))
+	default:
+		sc.printf(i, p, site)
+	}
+	return nil
+}
+
+// capVar is the map that keeps value n of probe i p from its entry to its
+// return: per thread, or per goroutine for Go.
+func (sc *bpftraceScript) capVar(i int, p spec.Probe, n string) string {
+	key := "tid"
+	if p.CaptureKey != "" {
+		key = fmt.Sprintf("reg(\"%s\")", sc.r.name(p.CaptureKey))
+	}
+	return fmt.Sprintf("@cap%d_%s[%s]", i, strings.TrimPrefix(n, "@"), key)
+}
+
+// printf writes the printf of a site's arguments, and a comment for each
+// argument it cannot read, and ends the block.
+func (sc *bpftraceScript) printf(i int, p spec.Probe, site spec.Site) {
+	body := &sc.body
+	format := []string{escape(p.Function), site.Kind}
+	var vals []string
+	for _, a := range site.Args {
+		if f, v, ok := builtinArg(a); ok {
+			format = append(format, escape(a.Name)+"="+f)
+			vals = append(vals, v)
+			continue
+		}
+		if a.Unavailable == "" {
+			a.Unavailable = computed(a)
+		}
+		if a.Unavailable != "" {
+			fmt.Fprintf(body, "\t// %s: %s\n", a.Name, a.Unavailable)
+			continue
+		}
+		f, v := sc.r.bpftraceArg(a)
+		for _, c := range a.Chains {
+			if strings.HasPrefix(c.Reg, "@") {
+				v = strings.ReplaceAll(v, fmt.Sprintf("reg(\"%s\")", sc.r.name(c.Reg)), sc.capVar(i, p, c.Reg))
+			}
+		}
+		format = append(format, escape(a.Name)+"="+f)
+		vals = append(vals, v)
+	}
+	fmt.Fprintf(body, "\tprintf(\"%s\\n\"", strings.Join(format, " "))
+	for _, v := range vals {
+		body.WriteString(", " + v)
+	}
+	body.WriteString(");\n}\n")
+}
+
+// header writes the script's first lines: how to run it, where its probes
+// are, and the notes of its sites.
+func (sc *bpftraceScript) header(b *strings.Builder, s *spec.Spec) {
+	o := sc.o
 	run := "bpftrace FILE -c CMD"
 	if o.FileOffsets {
 		b.WriteString("#!/usr/bin/env -S bpftrace --unsafe\n")
@@ -213,31 +248,28 @@ func WriteBpftrace(w io.Writer, s *spec.Spec, opts *BpftraceOptions) error {
 	} else {
 		b.WriteString("#!/usr/bin/env bpftrace\n")
 	}
-	fmt.Fprintf(&b, "// Generated by goprobe gen --format=bpftrace from %s", s.Binary)
+	fmt.Fprintf(b, "// Generated by goprobe gen --format=bpftrace from %s", s.Binary)
 	if s.BuildID != "" {
-		fmt.Fprintf(&b, " (build-id %s)", s.BuildID)
+		fmt.Fprintf(b, " (build-id %s)", s.BuildID)
 	}
-	fmt.Fprintf(&b, ".\n// Run: %s", run)
+	fmt.Fprintf(b, ".\n// Run: %s", run)
 	if !o.Library {
 		b.WriteString(" (or -p PID, or no command: every process running it)")
 	}
 	b.WriteString(".\n")
 	if o.FileOffsets {
-		fmt.Fprintf(&b, "// Probes are file offsets in %s, which has no symbol table: bpftrace 0.17 attaches\n"+
+		fmt.Fprintf(b, "// Probes are file offsets in %s, which has no symbol table: bpftrace 0.17 attaches\n"+
 			"// inside functions only there, and only with --unsafe, as it cannot check instruction\n"+
-			"// boundaries itself; goprobe put every probe on one.\n", target)
+			"// boundaries itself; goprobe put every probe on one.\n", sc.target)
 	} else {
 		b.WriteString("// Probes are on symbols: the kernel single-steps each function's first instruction.\n")
 	}
 	if o.Library {
 		b.WriteString("// The library's probes fire in every process that maps it: counted only in CMD (pid == cpid).\n")
 	}
-	for _, n := range notes {
+	for _, n := range sc.notes {
 		b.WriteString("// " + strings.ReplaceAll(n, "\n", "\n// ") + "\n")
 	}
-	b.WriteString(body.String())
-	_, err = io.WriteString(w, b.String())
-	return err
 }
 
 // usdtArg spells a USDT operand as bpftrace's argN, which bpftrace reads
