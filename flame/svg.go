@@ -123,6 +123,39 @@ func merge(stacks []stack.Stack, keep func(samples uint64) bool) []node {
 //
 // Output is deterministic: the same stacks in any order give the same bytes.
 func WriteSVG(w io.Writer, stacks []stack.Stack, opts *SVGOptions) error {
+	o := svgDefaults(opts)
+	var total uint64
+	for i := range stacks {
+		total += stacks[i].Count
+	}
+	g := graph{o: o, total: total, span: float64(o.Width - 2*padX), byModule: o.ColorBy == "module"}
+	if total > 0 {
+		g.scale = g.span / float64(total)
+	}
+	nodes := merge(stacks, func(samples uint64) bool { return float64(samples)*g.scale >= o.MinWidth })
+	g.drawn(nodes)
+
+	b := make([]byte, 0, 40<<10) // written out every 32 KiB
+	b = g.appendHead(b)
+	root := stack.Frame{Name: "all"}
+	for i := range nodes {
+		b = g.appendNode(b, &nodes[i], &root)
+		if len(b) >= 32<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	b = append(b, "</g>\n<script type=\"text/javascript\"><![CDATA["...)
+	b = append(b, script...)
+	b = append(b, "]]></script>\n</svg>\n"...)
+	_, err := w.Write(b)
+	return err
+}
+
+// svgDefaults are opts with their defaults filled in.
+func svgDefaults(opts *SVGOptions) SVGOptions {
 	var o SVGOptions
 	if opts != nil {
 		o = *opts
@@ -137,40 +170,48 @@ func WriteSVG(w io.Writer, stacks []stack.Stack, opts *SVGOptions) error {
 	if o.MinWidth <= 0 {
 		o.MinWidth = 0.1
 	}
-	byModule := o.ColorBy == "module"
+	return o
+}
 
-	var total uint64
-	for i := range stacks {
-		total += stacks[i].Count
-	}
-	span := float64(o.Width - 2*padX)
-	scale := 0.0
-	if total > 0 {
-		scale = span / float64(total)
-	}
-	nodes := merge(stacks, func(samples uint64) bool { return float64(samples)*scale >= o.MinWidth })
+// graph is a flame graph being drawn: its options, samples and scale,
+// and what the frames drawn need of the image (height, legend).
+type graph struct {
+	o        SVGOptions
+	total    uint64
+	span     float64 // the width the samples share, in pixels
+	scale    float64 // pixels per sample
+	byModule bool
+	deepest  int
+	height   int
+	langs    [256]bool // languages drawn, by types.Lang (a uint8)
+	kernel   bool      // a kernel frame is drawn
+	unknown  bool      // a frame of no known language is drawn
+}
 
-	// Only drawn frames count for the height and the legend.
-	deepest := 0
-	var langs [256]bool // by types.Lang, a uint8
-	kernel, unknown := false, false
+// drawn takes the depth and the legend from the frames drawn: only they
+// count for the height and the legend.
+func (g *graph) drawn(nodes []node) {
 	for i := range nodes {
 		n := &nodes[i]
-		deepest = max(deepest, n.depth)
+		g.deepest = max(g.deepest, n.depth)
 		if f := n.frame; f != nil {
 			switch framePalette(f) {
 			case kernelPalette:
-				kernel = true
+				g.kernel = true
 			case unknownPalette:
-				unknown = true
+				g.unknown = true
 			default:
-				langs[f.Lang] = true
+				g.langs[f.Lang] = true
 			}
 		}
 	}
-	height := headHeight + (deepest+1)*rowHeight + footHeight
+	g.height = headHeight + (g.deepest+1)*rowHeight + footHeight
+}
 
-	b := make([]byte, 0, 40<<10) // written out every 32 KiB
+// appendHead appends the image's head: its size, style, title, controls,
+// legend, and the start of the frames' group.
+func (g *graph) appendHead(b []byte) []byte {
+	o, height := &g.o, g.height
 	b = append(b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="`...)
 	b = strconv.AppendInt(b, int64(o.Width), 10)
 	b = append(b, `" height="`...)
@@ -188,73 +229,63 @@ func WriteSVG(w io.Writer, stacks []stack.Stack, opts *SVGOptions) error {
 	b = appendText(b, "search", float64(o.Width-padX), 24, "end", "Search")
 	b = appendText(b, "details", padX, float64(height-9), "", "")
 	b = appendText(b, "matched", float64(o.Width-padX), float64(height-9), "end", "")
-	if !byModule {
-		b = appendLegend(b, langs[:], kernel, unknown)
+	if !g.byModule {
+		b = appendLegend(b, g.langs[:], g.kernel, g.unknown)
 	}
-	if total == 0 {
+	if g.total == 0 {
 		b = appendText(b, "empty", float64(o.Width)/2, headHeight+12, "middle", "No samples")
 	}
 	b = append(b, `<g id="frames" data-total="`...)
-	b = strconv.AppendUint(b, total, 10)
+	b = strconv.AppendUint(b, g.total, 10)
 	b = append(b, `" data-x="`...)
 	b = strconv.AppendInt(b, padX, 10)
 	b = append(b, `" data-span="`...)
-	b = strconv.AppendInt(b, int64(span), 10)
+	b = strconv.AppendInt(b, int64(g.span), 10)
 	b = append(b, `" data-charw="`...)
 	b = appendNum(b, charWidth)
-	b = append(b, "\">\n"...)
+	return append(b, "\">\n"...)
+}
 
-	root := stack.Frame{Name: "all"}
-	for i := range nodes {
-		n := &nodes[i]
-		f, fill := n.frame, rootColor
-		if f == nil {
-			f = &root
-		} else {
-			fill = frameColor(f, byModule)
-		}
-		x := padX + float64(n.start)*scale
-		wd := float64(n.count) * scale
-		y := headHeight + (deepest-n.depth)*rowHeight
-		name := cleanName(f.Name)
-
-		b = append(b, `<g data-s="`...)
-		b = strconv.AppendUint(b, n.start, 10)
-		b = append(b, `" data-n="`...)
-		b = strconv.AppendUint(b, n.count, 10)
-		b = append(b, `"><title>`...)
-		b = appendEscaped(b, name)
-		b = append(b, "&#10;"...)
-		b = appendMeta(b, f, n.frame == nil, n.count, total)
-		b = append(b, `</title><rect x="`...)
-		b = appendNum(b, x)
-		b = append(b, `" y="`...)
-		b = strconv.AppendInt(b, int64(y), 10)
-		b = append(b, `" width="`...)
-		b = appendNum(b, wd)
-		b = append(b, `" height="`...)
-		b = strconv.AppendInt(b, rowHeight-1, 10)
-		b = append(b, `" fill="`...)
-		b = append(b, fill...)
-		b = append(b, `"/><text x="`...)
-		b = appendNum(b, x+labelInset)
-		b = append(b, `" y="`...)
-		b = strconv.AppendInt(b, int64(y+rowHeight-4), 10)
-		b = append(b, `">`...)
-		b = appendEscaped(b, label(name, wd))
-		b = append(b, "</text></g>\n"...)
-		if len(b) >= 32<<10 {
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
+// appendNode appends one frame: its group with the samples it spans, its
+// title (name and details), its box and its label; root stands for the
+// root's frame.
+func (g *graph) appendNode(b []byte, n *node, root *stack.Frame) []byte {
+	f, fill := n.frame, rootColor
+	if f == nil {
+		f = root
+	} else {
+		fill = frameColor(f, g.byModule)
 	}
-	b = append(b, "</g>\n<script type=\"text/javascript\"><![CDATA["...)
-	b = append(b, script...)
-	b = append(b, "]]></script>\n</svg>\n"...)
-	_, err := w.Write(b)
-	return err
+	x := padX + float64(n.start)*g.scale
+	wd := float64(n.count) * g.scale
+	y := headHeight + (g.deepest-n.depth)*rowHeight
+	name := cleanName(f.Name)
+
+	b = append(b, `<g data-s="`...)
+	b = strconv.AppendUint(b, n.start, 10)
+	b = append(b, `" data-n="`...)
+	b = strconv.AppendUint(b, n.count, 10)
+	b = append(b, `"><title>`...)
+	b = appendEscaped(b, name)
+	b = append(b, "&#10;"...)
+	b = appendMeta(b, f, n.frame == nil, n.count, g.total)
+	b = append(b, `</title><rect x="`...)
+	b = appendNum(b, x)
+	b = append(b, `" y="`...)
+	b = strconv.AppendInt(b, int64(y), 10)
+	b = append(b, `" width="`...)
+	b = appendNum(b, wd)
+	b = append(b, `" height="`...)
+	b = strconv.AppendInt(b, rowHeight-1, 10)
+	b = append(b, `" fill="`...)
+	b = append(b, fill...)
+	b = append(b, `"/><text x="`...)
+	b = appendNum(b, x+labelInset)
+	b = append(b, `" y="`...)
+	b = strconv.AppendInt(b, int64(y+rowHeight-4), 10)
+	b = append(b, `">`...)
+	b = appendEscaped(b, label(name, wd))
+	return append(b, "</text></g>\n"...)
 }
 
 // style is the graph's CSS.
