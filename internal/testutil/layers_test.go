@@ -18,7 +18,7 @@ var layers = map[string]int{
 	"internal/gen": 0, "internal/pcln": 0, "internal/cfi": 0, "internal/bpfasm": 0, "internal/par": 0, "internal/x86": 0,
 	"internal/usage": 0,
 
-	"dwarf": 1, "btf": 1, "symtab": 1, "tracepoint": 1, "usdt": 1,
+	"dwarf": 1, "dwarf/line": 1, "dwarf/loclist": 1, "btf": 1, "symtab": 1, "tracepoint": 1, "usdt": 1,
 
 	"code": 2, "goref": 2, "load": 2,
 
@@ -28,7 +28,7 @@ var layers = map[string]int{
 	"session": 4, "attach": 4,
 
 	"cmd/gopahole": 5, "cmd/gofunct": 5, "cmd/goprobe": 5, "cmd/internal/command": 5, "cmd/internal/cmdtest": 5,
-	"cmd/internal/oneshot": 5, "bench/exact": 5, "bench/soak": 5,
+	"cmd/internal/oneshot": 5, "cmd/internal/progress": 5, "bench/exact": 5, "bench/soak": 5,
 }
 
 var layerNames = []string{"leaf", "loader", "model", "view", "runtime", "command"}
