@@ -3,6 +3,7 @@ package dwarf
 import (
 	"debug/dwarf"
 	"encoding/binary"
+	"strings"
 	"sync"
 
 	"github.com/binscope/binscope/dwarf/loclist"
@@ -56,7 +57,13 @@ func (f *File) section(name string) []byte {
 				return
 			}
 		}
-		if s := f.Debug.Section(name); s != nil {
+		s := f.Debug.Section(name)
+		if s == nil && strings.HasPrefix(name, ".debug_") {
+			// Go before 1.21 (the GNU naming of compressed
+			// sections): .zdebug_loc, which Data decompresses.
+			s = f.Debug.Section(".z" + name[1:])
+		}
+		if s != nil {
 			sec.b, _ = s.Data()
 		}
 	})

@@ -290,8 +290,10 @@ func pointerWrapper(fn, m string) bool {
 // (go1.16: every argument and result on the stack) as after it. With
 // "1000" the program converts 1000 and prints one line; with "12x" the
 // conversion fails and it prints its usage line to standard error: n is
-// the length of the line each printed unprobed. An argument may be ? (Go
-// 1.16's DWARF places it by the frame address), never another value.
+// the length of the line each printed unprobed. With DWARF (Go 1.16 to
+// 1.20 compress it into .zdebug_ sections), main.work's argument is the
+// loop's index, 0 to 999. Only Go 1.16's DWARF leaves s ? (it gives the
+// 16-byte string four 8-byte pieces), never another value.
 func TestCgoWorkValues(t *testing.T) {
 	needBPF(t)
 	n := 0
@@ -307,12 +309,23 @@ func TestCgoWorkValues(t *testing.T) {
 				if line < 5 {
 					t.Fatalf("%s %s %s unprobed: %q %q", tc, mode, c.arg, stdout.String(), stderr.String())
 				}
-				code, out, errs := runGoprobe("trace", "strconv.Atoi s", "strconv.Atoi%return $retval", "fmt.Fprintln%return $retval", "--", bin, c.arg)
+				defs := []string{"strconv.Atoi s", "strconv.Atoi%return $retval", "fmt.Fprintln%return $retval"}
+				if mode == "internal" {
+					defs = append(defs, "main.work i")
+				}
+				code, out, errs := runGoprobe(append(append([]string{"trace"}, defs...), "--", bin, c.arg)...)
 				if code != 0 && c.arg == "1000" {
 					t.Fatalf("%s %s: exit %d: %s", tc, mode, code, errs)
 				}
+				s := `"` + c.arg + `"`
+				if mode == "internal" && strings.HasPrefix(tc, "go1.16.") {
+					s = `\?`
+				}
+				if mode == "internal" {
+					workArgs(t, out, c.arg)
+				}
 				for _, re := range []string{
-					`strconv\.Atoi site=entry s=("` + c.arg + `"|\?)\n`,
+					`strconv\.Atoi site=entry s=` + s + `\n`,
 					`strconv\.Atoi site=return r0=` + c.r0 + ` r1=` + c.r1 + `\n`,
 					`fmt\.Fprintln site=return n=` + strconv.Itoa(line) + ` err=nil\n`,
 				} {
@@ -329,5 +342,23 @@ func TestCgoWorkValues(t *testing.T) {
 	}
 	if n < 6*3*len(testutil.GoToolchains) {
 		t.Fatalf("only %d values compared", n)
+	}
+}
+
+// workArgs checks that the trace out of cgo-work run with arg saw main.work
+// called with 0, 1, ... up to arg's value, in order (none for a bad arg).
+func workArgs(t *testing.T, out, arg string) {
+	t.Helper()
+	n, _ := strconv.Atoi(arg)
+	ms := regexp.MustCompile(`(?m)^\d+/\d+ main\.work site=entry i=(\S+)$`).FindAllStringSubmatch(out, -1)
+	if len(ms) != n {
+		t.Errorf("%d calls of main.work traced, want %d", len(ms), n)
+		return
+	}
+	for i, m := range ms {
+		if m[1] != strconv.Itoa(i) {
+			t.Errorf("call %d of main.work: i=%s", i, m[1])
+			return
+		}
 	}
 }
