@@ -118,7 +118,7 @@ func (vw *varsWalker) enter(e *dwarf.Entry, inline *string) bool {
 func (vw *varsWalker) variable(e *dwarf.Entry, inline string) types.Var {
 	f := vw.f
 	name, t := vw.nameType(e)
-	v := types.Var{Name: name, Type: t, Param: e.Tag == dwarf.TagFormalParameter, Inline: inline}
+	v := types.Var{Name: name, Type: t, Param: e.Tag == dwarf.TagFormalParameter, Inline: inline, DeclLine: vw.declLine(e)}
 	if la, ok := readLocAttr(e, dwarf.AttrLocation); ok {
 		if expr, ok := f.locAt(vw.u, la, vw.pc); ok {
 			v.Loc = f.decodeLoc(vw.u, expr, vw.frameBase)
@@ -183,6 +183,21 @@ func (vw *varsWalker) nameType(e *dwarf.Entry) (string, types.Type) {
 		}
 	}
 	return name, t
+}
+
+// declLine is e's DW_AT_decl_line, or its abstract origin's.
+func (vw *varsWalker) declLine(e *dwarf.Entry) int {
+	for i := 0; i < 4 && e != nil; i++ {
+		if l, ok := e.Val(dwarf.AttrDeclLine).(int64); ok {
+			return int(l)
+		}
+		o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			break
+		}
+		e = vw.entryAt(o)
+	}
+	return 0
 }
 
 // inlinedName names an expansion's function as Functions does

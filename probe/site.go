@@ -346,10 +346,40 @@ func (r *Resolver) movedEntry(fn *types.Func, addr uint64, vars []types.Var) ([]
 // Functions names functions.
 func inlineParams(fn *types.Func, vars []types.Var) []types.Var {
 	var out []types.Var
+	have := map[string]bool{}
 	for _, v := range vars {
 		if v.Param && v.Inline == fn.Name {
 			out = append(out, v)
+			have[v.Name] = true
+		}
+	}
+	if fn.Lang != types.LangRust || fn.Decl.Line == 0 {
+		return out
+	}
+	// rustc's MIR inliner turns an inlined call's arguments into locals:
+	// the expansion then holds a variable of the parameter's name, type
+	// and declaration line (the function's), with the value (gdb prints
+	// it), and no parameter DIE. A variable of the body declared on
+	// another line is not one.
+	for _, p := range fn.Params {
+		if p.Result || have[p.Name] {
+			continue
+		}
+		for i := len(vars) - 1; i >= 0; i-- { // the innermost scope's comes last
+			v := vars[i]
+			if !v.Param && v.Inline == fn.Name && v.Name == p.Name && v.DeclLine == fn.Decl.Line && sameBase(v.Type, p.Type) {
+				v.Param = true
+				out = append(out, v)
+				break
+			}
 		}
 	}
 	return out
+}
+
+// sameBase reports whether a and b are the same base type (i32, u64).
+func sameBase(a, b types.Type) bool {
+	x, ok1 := types.Resolve(a).(*types.Base)
+	y, ok2 := types.Resolve(b).(*types.Base)
+	return ok1 && ok2 && x.Name == y.Name && x.ByteSize == y.ByteSize && x.Encoding == y.Encoding
 }

@@ -121,6 +121,8 @@ type Var struct {
 	Param  bool
 	Inline string
 	Loc    Loc
+	// DeclLine is the source line that declares it (0: not given).
+	DeclLine int
 }
 
 // Loc is where a value lives at one address: one piece for a value in a

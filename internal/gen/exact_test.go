@@ -113,6 +113,7 @@ var regressions = []struct {
 	{"rust-O3", 1019, "the same, the guarded function inlined into main through another expansion", nil, true},
 	{"gcc-O3", 1135, "GCC without a frame pointer holds a value as RBP-1 (RBP a register like any other): read, not refused as a stack address", []string{"fn10 c"}, true},
 	{"gcc-O2", 1004, "a parameter GCC removed from a clone, whose caller passes on its own entry value, an int it only sign-extended (movslq %edx,%rdx): read", []string{"fn02 b"}, true},
+	{"rust-O3", 1203, "rustc's MIR inliner makes an inlined call's argument a local of the parameter's name and line, with its value and no parameter DIE: read", []string{"fn12 b"}, true},
 	{"clang-O2", 1050, "a value LLVM computes from two values given one stack slot ([RSP+40]-[RSP+40]): one constant for every call, ? with why", nil, true},
 }
 
