@@ -36,15 +36,16 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// FuzzParse: any text parses or fails with an error, never a panic.
+// FuzzParse: any text parses into a definition that names a function, a
+// source file or a raw address, or fails with an error; never a panic.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"main.work k", "f%return $retval", "a::b:3 x->y[1].z:u8", "f+0x10 %ax", "f n=a.b:string"} {
+	for _, s := range []string{"main.work k", "f%return $retval", "a::b:3 x->y[1].z:u8", "f+0x10 %ax", "f n=a.b:string", "0X1", "bin:0x0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		d, err := Parse(s)
-		if err == nil && d.Func == "" && d.File == "" {
-			t.Fatalf("%q: no function and no error", s)
+		if err == nil && d.Func == "" && d.File == "" && d.Addr == 0 {
+			t.Fatalf("%q: no function, file or address, and no error", s)
 		}
 	})
 }
