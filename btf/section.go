@@ -2,8 +2,8 @@ package btf
 
 import (
 	"bytes"
-	"debug/elf"
 	"fmt"
+	"github.com/binscope/binscope/internal/elfx"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +15,7 @@ import (
 // $LLVM_OBJCOPY names, as pahole reads it), else binutils' objcopy. The
 // section is SHT_PROGBITS and not loaded (no SHF_ALLOC).
 func WriteSection(path string, raw []byte) error {
-	ef, err := elf.Open(path)
+	ef, err := elfx.Open(path)
 	if err != nil {
 		return fmt.Errorf("%s: not an ELF file to add .BTF to: %v", path, err)
 	}

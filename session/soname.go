@@ -3,8 +3,8 @@ package session
 import (
 	"bufio"
 	"bytes"
-	"debug/elf"
 	"fmt"
+	"github.com/binscope/binscope/internal/elfx"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,7 +112,7 @@ func cachedLibrary(name string) string {
 // hostMachine reports whether the ELF file at path is for the machine
 // this program runs on.
 func hostMachine(path string) bool {
-	f, err := elf.Open(path)
+	f, err := elfx.Open(path)
 	if err != nil {
 		return false
 	}

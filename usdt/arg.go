@@ -205,4 +205,3 @@ func parseInt(s string) (int64, error) {
 	}
 	return int64(v), nil
 }
-

@@ -9,6 +9,7 @@ import (
 
 	"github.com/binscope/binscope/btf"
 	"github.com/binscope/binscope/codegen"
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/load"
 )
@@ -40,9 +41,9 @@ func runEncode(e *encodeFlags, paths []string) error {
 	}
 	// Named as --format=c names them, so that a BPF program can spell them.
 	opts := &btf.EncodeOptions{Ident: codegen.CName}
-	if ef, err := elf.Open(path); err == nil {
+	if ef, err := elfx.Open(path); err == nil {
 		opts.Order = ef.ByteOrder
-		opts.Sections = dataSections(ef)
+		opts.Sections = dataSections(ef.File)
 		ef.Close()
 	}
 	if c, err := load.OpenCode(path, &load.CodeOptions{Params: true}); err == nil {
