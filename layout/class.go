@@ -353,3 +353,18 @@ func (l *Layout) memberCount() int {
 	}
 	return n
 }
+
+// hasHole reports whether the type has a hole of at least size bytes
+// between two members (pahole's class__has_hole_ge); every type has one
+// of at least 0.
+func (l *Layout) hasHole(size int64) bool {
+	if size <= 0 {
+		return true
+	}
+	for _, h := range l.Holes {
+		if h.Size >= size {
+			return true
+		}
+	}
+	return false
+}

@@ -17,8 +17,11 @@ import (
 // which types it leaves out. A nil *Report prints every type as WriteText
 // does.
 type Report struct {
-	Holes    int  // -H: only types with at least this many holes
-	BitHoles int  // -B: only types with at least this many bit holes
+	Holes    int // -H: only types with at least this many holes
+	BitHoles int // -B: only types with at least this many bit holes
+	// HoleSize (-z, --hole_size_ge) shows only types with a hole of at
+	// least this many bytes between two members; 0 shows all.
+	HoleSize int64
 	Sizes    bool // -s: WriteSizes
 	Packable bool // -P: only types the suggested order makes smaller, as WritePackable
 	// Reorganize (-R) prints WriteReorganized.
@@ -57,6 +60,7 @@ const (
 	CountNone    Count = iota
 	CountMembers       // -n, --nr_members: its members
 	CountNameLen       // -N, --class_name_len: its name's length in bytes
+	CountName          // -z alone: its name and nothing else
 )
 
 // Source hands a run its types: it loads them and calls each with every
@@ -135,7 +139,7 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 // returns its layout for JSON; nil when the report leaves it out.
 func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *analysisCache) (*Layout, error) {
 	if n.Struct == nil {
-		if r.JSON || r.Sizes || r.Packed || r.Flexible || r.Count != CountNone || r.Packable || r.Reorganize || r.Holes > 0 || r.BitHoles > 0 {
+		if r.JSON || r.Sizes || r.Packed || r.Flexible || r.Count != CountNone || r.Packable || r.Reorganize || r.Holes > 0 || r.BitHoles > 0 || r.HoleSize > 0 {
 			return nil, nil // no layout: a typedef or an enum
 		}
 		return nil, WriteDecl(out, n.Decl, r.Print)
@@ -155,7 +159,7 @@ func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *an
 	if l.Warning != "" {
 		fmt.Fprintf(warn, "%s: %s: %s: %s\n", r.Tool, file, n.Name, l.Warning)
 	}
-	if len(l.Holes) < r.Holes || len(l.BitHoles) < r.BitHoles || (r.Packed && !l.Packed) {
+	if len(l.Holes) < r.Holes || len(l.BitHoles) < r.BitHoles || (r.Packed && !l.Packed) || !l.hasHole(r.HoleSize) {
 		return nil, nil
 	}
 	var reorg *Reorganized
@@ -172,6 +176,8 @@ func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *an
 		return nil, r.row(out, l.Name, int64(l.memberCount()))
 	case r.Count == CountNameLen:
 		return nil, r.row(out, l.Name, int64(len(l.Name)))
+	case r.Count == CountName:
+		return nil, r.row(out, l.Name)
 	case r.Sizes:
 		holes := len(l.Holes)
 		if l.Kind == types.KindUnion {

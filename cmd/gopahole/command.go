@@ -32,6 +32,7 @@ type paholeFlags struct {
 	expand     bool
 	reorg      bool
 	holes      int
+	holeSize   int64
 	bitHoles   int
 	sizes      bool
 	hex        bool
@@ -113,6 +114,7 @@ func addFlags(cmd *cobra.Command, f *paholeFlags) {
 	fl.BoolVarP(&f.reorg, "reorganize", "R", false, "suggest a member order that kills holes")
 	fl.IntVarP(&f.holes, "holes", "H", 0, "show only types with at least N holes")
 	fl.IntVarP(&f.bitHoles, "bit_holes", "B", 0, "show only types with at least N bit holes")
+	fl.Int64VarP(&f.holeSize, "hole_size_ge", "z", 0, "show only types with a hole of at least N bytes")
 	fl.BoolVarP(&f.sizes, "sizes", "s", false, "show name, size and number of holes of each type")
 	fl.BoolVar(&f.hex, "hex", false, "print offsets and sizes in hexadecimal")
 	fl.Int64VarP(&f.cacheline, "cacheline_size", "c", 64, "cacheline size in bytes")
@@ -238,9 +240,9 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 func (f *paholeFlags) report() *layout.Report {
 	c := &f.compat
 	return &layout.Report{
-		Holes: f.holes, BitHoles: f.bitHoles, Sizes: f.sizes, Packable: f.packable, Reorganize: f.reorg, JSON: f.json,
+		Holes: f.holes, BitHoles: f.bitHoles, HoleSize: f.holeSize, Sizes: f.sizes, Packable: f.packable, Reorganize: f.reorg, JSON: f.json,
 		Analyze: &layout.Options{CachelineSize: f.cacheline}, Tool: "gopahole",
-		Packed: c.packed, Flexible: c.flexible, FixSillyBitfields: c.fixSilly, Sort: c.sort, Count: c.count(), Separator: c.separator,
+		Packed: c.packed, Flexible: c.flexible, FixSillyBitfields: c.fixSilly, Sort: c.sort, Count: f.count(), Separator: c.separator,
 		Print: &layout.PrintOptions{Hex: f.hex, Expand: f.expand, DeclInfo: f.declInfo, RelOffset: f.relOffset, Native: f.syntax == "native",
 			DataOnly: c.dataOnly, ClassesAsStructs: c.classesAsStructs, Quiet: c.quiet, FlatArrays: c.flatArrays,
 			NoAligned: c.noAligned, NoPacked: c.noPacked, ExpandPointers: c.expandPointers},
@@ -336,5 +338,5 @@ func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.S
 // their time without).
 func (f *paholeFlags) methods() bool {
 	c := &f.compat
-	return f.output == "text" && !f.sizes && !f.json && !f.packable && !c.dataOnly && c.count() == layout.CountNone
+	return f.output == "text" && !f.sizes && !f.json && !f.packable && !c.dataOnly && f.count() == layout.CountNone
 }

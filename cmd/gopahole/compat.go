@@ -242,12 +242,15 @@ func (c *compatFlags) version(w io.Writer) (bool, error) {
 	return true, err
 }
 
-func (c *compatFlags) count() layout.Count {
+func (f *paholeFlags) count() layout.Count {
+	c := &f.compat
 	switch {
 	case c.nrMembers:
 		return layout.CountMembers
 	case c.nameLen:
 		return layout.CountNameLen
+	case f.holeSize > 0 && !f.sizes:
+		return layout.CountName // pahole's -z prints the names alone
 	}
 	return layout.CountNone
 }
