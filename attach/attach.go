@@ -6,7 +6,7 @@
 // (StartGated), so that probes see it from its first instruction. Its
 // functions exist on Linux only; the options, hooks and errors here are
 // for every system, so that a caller can name them everywhere and keep
-// its calls behind a build tag (package session does).
+// its calls behind a build tag (package runner does).
 package attach
 
 import (

@@ -13,7 +13,7 @@ import (
 
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
-	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/funcview"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
 )
@@ -165,7 +165,7 @@ func TestParamsGo(t *testing.T) {
 	if checked < 15 {
 		t.Fatalf("only %d argument reads checked", checked)
 	}
-	if got := funcs.Prototype(byName["main.counter.add"]); got != "func (c counter) add(k int64, d float64)" {
+	if got := funcview.Prototype(byName["main.counter.add"]); got != "func (c counter) add(k int64, d float64)" {
 		t.Errorf("prototype %q", got)
 	}
 }

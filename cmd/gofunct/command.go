@@ -12,9 +12,9 @@ import (
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/cmd/internal/oneshot"
 	"github.com/binscope/binscope/cmd/internal/progress"
-	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/funcview"
 	"github.com/binscope/binscope/internal/cache"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 )
 
 // gofunct runs gofunct with args (without the program name) and returns
@@ -102,22 +102,22 @@ BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
 }
 
 // listing is what the flags ask a listing to show.
-func (f *functFlags) listing() *funcs.Listing {
-	l := &funcs.Listing{Names: command.SplitList(f.names), Externals: f.externals, Class: f.class,
+func (f *functFlags) listing() *funcview.Listing {
+	l := &funcview.Listing{Names: command.SplitList(f.names), Externals: f.externals, Class: f.class,
 		CCInlined: f.ccInlined, CCUninlined: f.ccNotInl}
 	switch {
 	case f.json:
-		l.Show = funcs.ShowJSON
+		l.Show = funcview.ShowJSON
 	case f.locations:
-		l.Show = funcs.ShowLocations
+		l.Show = funcview.ShowLocations
 	case f.prototypes:
-		l.Show = funcs.ShowPrototypes
+		l.Show = funcview.ShowPrototypes
 	case f.sizes:
-		l.Show = funcs.ShowSizes
+		l.Show = funcview.ShowSizes
 	case f.nrParams:
-		l.Show = funcs.ShowNrParams
+		l.Show = funcview.ShowNrParams
 	case f.inline:
-		l.Show = funcs.ShowInline
+		l.Show = funcview.ShowInline
 	}
 	return l
 }
@@ -134,7 +134,7 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	}
 	oneshot.HugeHeap(path)
 	stop := progress.Start(stderr, "gofunct", path)
-	c, err := load.OpenCode(path, &load.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr})
+	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr})
 	stop()
 	if err != nil {
 		return err
@@ -154,17 +154,17 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("-a %s: not an address (write 0x49e148 or 4841800)", f.addr)
 		}
-		return funcs.WriteAddr(w, c.Model, addr)
+		return funcview.WriteAddr(w, c.Model, addr)
 	case f.lines != "" && c.DWARF == nil:
-		return load.NeedDWARF(path, "-L")
+		return loader.NeedDWARF(path, "-L")
 	case f.lines != "":
-		return funcs.WriteFuncLines(w, c.Model, c.DWARF, f.lines)
+		return funcview.WriteFuncLines(w, c.Model, c.DWARF, f.lines)
 	case f.vars != "" && c.DWARF == nil:
-		return load.NeedDWARF(path, "--vars")
+		return loader.NeedDWARF(path, "--vars")
 	case f.vars != "":
-		return funcs.WriteVarsAt(w, c.Model, c.DWARF, f.vars)
+		return funcview.WriteVarsAt(w, c.Model, c.DWARF, f.vars)
 	case f.stats:
-		funcs.WriteInlineStats(w, c.Funcs())
+		funcview.WriteInlineStats(w, c.Funcs())
 		return nil
 	case f.pf.any():
 		return f.pf.run(w, c, l, path)
@@ -174,14 +174,14 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 		if f.locations {
 			flag = "--locations"
 		}
-		l.NoParams = func() error { return load.NeedDWARF(path, flag) }
+		l.NoParams = func() error { return loader.NeedDWARF(path, flag) }
 	}
-	return funcs.List(w, c.Model, l)
+	return funcview.List(w, c.Model, l)
 }
 
 // listCache is the index cache entry of a plain listing (nil for the
 // other views, or with --no-cache).
-func (f *functFlags) listCache(path string, l *funcs.Listing, stderr io.Writer) *funcs.ListCache {
+func (f *functFlags) listCache(path string, l *funcview.Listing, stderr io.Writer) *funcview.ListCache {
 	if f.noCache || f.stats || f.addr != "" || f.lines != "" || f.vars != "" || f.pf.any() {
 		return nil
 	}
@@ -189,5 +189,5 @@ func (f *functFlags) listCache(path string, l *funcs.Listing, stderr io.Writer) 
 	if f.cacheLog {
 		log = func(msg string) { fmt.Fprintf(stderr, "gofunct: %s\n", msg) }
 	}
-	return funcs.OpenListCache(path, l, log)
+	return funcview.OpenListCache(path, l, log)
 }

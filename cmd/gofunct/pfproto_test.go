@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/funcview"
 	"github.com/binscope/binscope/internal/testutil"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 	"github.com/binscope/binscope/types"
 )
 
@@ -123,7 +123,7 @@ func TestPfunctPrototypeLines(t *testing.T) {
 	libc := testutil.RealBinary(t, "libc")
 	pf := pfunctLines(t, testutil.DebugFile(libc))
 	dies, declared := subprogramDIEs(t, testutil.DebugFile(libc))
-	c, err := load.OpenCode(libc, &load.CodeOptions{Params: true, SpelledParams: true})
+	c, err := loader.OpenCode(libc, &loader.CodeOptions{Params: true, SpelledParams: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestPfunctPrototypeLines(t *testing.T) {
 			count["not in pfunct's listing"]++
 			continue
 		}
-		line := funcs.PfunctLine(fn)
+		line := funcview.PfunctLine(fn)
 		unnamed := *fn
 		unnamed.Params = append([]types.Param(nil), fn.Params...)
 		for i := range unnamed.Params {
@@ -159,7 +159,7 @@ func TestPfunctPrototypeLines(t *testing.T) {
 		switch {
 		case slices.Contains(theirs, line):
 			count["the same line"]++
-		case slices.Contains(theirs, funcs.PfunctLine(&unnamed)):
+		case slices.Contains(theirs, funcview.PfunctLine(&unnamed)):
 			count["pfunct printed a declaration, without parameter names"]++
 		case dies[fn.Name] > 1:
 			// pfunct prints the first DIE of an external name (often a

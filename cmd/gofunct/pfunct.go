@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/codegen"
-	"github.com/binscope/binscope/funcs"
+	"github.com/binscope/binscope/funcview"
 	"github.com/binscope/binscope/internal/elfx"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 	"github.com/binscope/binscope/symtab"
 )
 
@@ -57,22 +57,22 @@ func (p *pfunctFlags) stubFlag() string {
 }
 
 // run prints the view asked of the functions l picks.
-func (p *pfunctFlags) run(w io.Writer, c *load.Code, l *funcs.Listing, path string) error {
+func (p *pfunctFlags) run(w io.Writer, c *loader.Code, l *funcview.Listing, path string) error {
 	if p.compile != "" && p.compile != "*" {
 		l.Names = append(l.Names, strings.Split(p.compile, ",")...)
 	}
-	picked := funcs.Pick(c.Model, l)
+	picked := funcview.Pick(c.Model, l)
 	switch {
 	case p.total:
-		return funcs.WriteTotalInlineStats(w, picked)
+		return funcview.WriteTotalInlineStats(w, picked)
 	case p.nameLen:
-		return funcs.WriteNameLengths(w, picked)
+		return funcview.WriteNameLengths(w, picked)
 	case p.expand || p.compile != "":
 		return codegen.WriteStubs(w, picked, &codegen.StubOptions{Bodies: p.compile != "",
-			Header: codegen.HeaderOptions{Source: path, BuildID: load.BuildID(path), Generator: "gofunct " + p.stubFlag()}})
+			Header: codegen.HeaderOptions{Source: path, BuildID: loader.BuildID(path), Generator: "gofunct " + p.stubFlag()}})
 	}
 	if c.DWARF == nil {
-		return load.NeedDWARF(path, "-V, -S and -g")
+		return loader.NeedDWARF(path, "-V, -S and -g")
 	}
 	scopes, err := c.DWARF.Scopes()
 	if err != nil {
@@ -80,14 +80,14 @@ func (p *pfunctFlags) run(w io.Writer, c *load.Code, l *funcs.Listing, path stri
 	}
 	switch {
 	case p.nrVars:
-		return funcs.WriteScopeCounts(w, scopes, false)
+		return funcview.WriteScopeCounts(w, scopes, false)
 	case p.labels:
-		return funcs.WriteScopeCounts(w, scopes, true)
+		return funcview.WriteScopeCounts(w, scopes, true)
 	}
 	if !p.variables {
 		scopes = nil
 	}
-	return funcs.WriteVerbose(w, picked, scopes)
+	return funcview.WriteVerbose(w, picked, scopes)
 }
 
 // writeSymtab answers --symtab.
@@ -101,5 +101,5 @@ func writeSymtab(w io.Writer, path, section string) error {
 	if err != nil {
 		return err
 	}
-	return funcs.WriteSymtab(w, entries, total)
+	return funcview.WriteSymtab(w, entries, total)
 }

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 )
 
 // BenchmarkKernelText and BenchmarkKernelHeader run gopahole's full dump of
@@ -20,11 +20,11 @@ func BenchmarkKernelText(b *testing.B) { benchKernel(b) }
 func BenchmarkKernelHeader(b *testing.B) { benchKernel(b, "--format=c") }
 
 func benchKernel(b *testing.B, args ...string) {
-	if _, err := os.Stat(load.KernelBTF); err != nil {
+	if _, err := os.Stat(loader.KernelBTF); err != nil {
 		b.Skipf("no kernel BTF: %v", err)
 	}
 	for range b.N {
-		if code := gopahole(append(args, load.KernelBTF), io.Discard, io.Discard); code != 0 {
+		if code := gopahole(append(args, loader.KernelBTF), io.Discard, io.Discard); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/layout"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 	"github.com/binscope/binscope/types"
 )
 
@@ -180,7 +180,7 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 	if len(paths) > 0 {
 		path = paths[0]
 	}
-	oneshot.HugeHeap(load.PathOrKernel(path))
+	oneshot.HugeHeap(loader.PathOrKernel(path))
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
 	if f.encode.on() {
@@ -189,7 +189,7 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 	if f.prettify.file != "" {
 		return runPrettify(f, path, w, stderr)
 	}
-	lo := &load.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: sel.Classes, Log: stderr, Methods: f.methods(),
+	lo := &loader.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: sel.Classes, Log: stderr, Methods: f.methods(),
 		ExcludeUnits: f.compat.cuExclude, Private: f.compat.private, FirstUnit: f.compat.firstObjOnly,
 		// Text that names what a pointer points to, and no more of it.
 		Pointees: !f.json && f.output != "c" && !f.expand && !f.compat.expandPointers}
@@ -219,20 +219,20 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 		// the layout before reorganizing, then after
 		before := *r
 		before.Reorganize = false
-		if err := before.Run(w, stderr, sel, load.PathOrKernel(path), func(func(types.Type)) (*types.Spec, bool, error) {
-			return load.Types(path, lo)
+		if err := before.Run(w, stderr, sel, loader.PathOrKernel(path), func(func(types.Type)) (*types.Spec, bool, error) {
+			return loader.Types(path, lo)
 		}); err != nil {
 			return err
 		}
 	}
-	return r.Run(w, stderr, sel, load.PathOrKernel(path), func(each func(types.Type)) (*types.Spec, bool, error) {
+	return r.Run(w, stderr, sel, loader.PathOrKernel(path), func(each func(types.Type)) (*types.Spec, bool, error) {
 		stop := progress.Start(stderr, "gopahole", path)
 		defer stop()
 		lo.Each = each
 		if each != nil { // a loader that streams (BTF) prints as it loads
 			lo.Each = func(t types.Type) { stop(); each(t) }
 		}
-		return load.Types(path, lo)
+		return loader.Types(path, lo)
 	})
 }
 
@@ -252,8 +252,8 @@ func (f *paholeFlags) report() *layout.Report {
 
 // writeHeader answers --format=c: the selected types and what they need,
 // as one C header.
-func writeHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Selection, skipAtomic bool) error {
-	opts := &codegen.HeaderOptions{Source: load.PathOrKernel(path), BuildID: load.BuildID(path), SkipAtomicTypedefs: skipAtomic}
+func writeHeader(w io.Writer, path string, lo *loader.TypesOptions, sel *layout.Selection, skipAtomic bool) error {
+	opts := &codegen.HeaderOptions{Source: loader.PathOrKernel(path), BuildID: loader.BuildID(path), SkipAtomicTypedefs: skipAtomic}
 	var spec *types.Spec
 	var err error
 	if len(sel.Classes) == 0 && !sel.Anon {
@@ -264,7 +264,7 @@ func writeHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Se
 		if spec, streamed, err = streamHeader(w, path, lo, sel, opts); streamed || err != nil {
 			return err
 		}
-	} else if spec, _, err = load.Types(path, lo); err != nil {
+	} else if spec, _, err = loader.Types(path, lo); err != nil {
 		return err
 	}
 	picked, err := layout.Select(spec, sel)
@@ -278,7 +278,7 @@ func writeHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Se
 // writeRoots writes the header of the types picked from spec, read from
 // path (and others).
 func writeRoots(w io.Writer, path string, spec *types.Spec, picked []layout.Named, skipAtomic bool) error {
-	opts := &codegen.HeaderOptions{Source: load.PathOrKernel(path), BuildID: load.BuildID(path), SkipAtomicTypedefs: skipAtomic}
+	opts := &codegen.HeaderOptions{Source: loader.PathOrKernel(path), BuildID: loader.BuildID(path), SkipAtomicTypedefs: skipAtomic}
 	_, err := codegen.WriteHeader(w, layout.Roots(spec, picked), opts)
 	return err
 }
@@ -287,7 +287,7 @@ func writeRoots(w io.Writer, path string, spec *types.Spec, picked []layout.Name
 // (BTF), writes the header of those sel picks as they are converted; else
 // it returns the spec, and the caller picks from it. The roots are those
 // of Select and Roots: without -a no root is a typedef.
-func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.Selection, opts *codegen.HeaderOptions) (*types.Spec, bool, error) {
+func streamHeader(w io.Writer, path string, lo *loader.TypesOptions, sel *layout.Selection, opts *codegen.HeaderOptions) (*types.Spec, bool, error) {
 	hw := codegen.NewHeaderWriter(opts, 1<<13)
 	roots := make(chan types.Type, 1<<12)
 	added := make(chan error, 1)
@@ -320,7 +320,7 @@ func streamHeader(w io.Writer, path string, lo *load.TypesOptions, sel *layout.S
 			roots <- n.Struct
 		}
 	}
-	spec, streamed, err := load.Types(path, &each)
+	spec, streamed, err := loader.Types(path, &each)
 	close(roots)
 	aerr := <-added
 	switch {

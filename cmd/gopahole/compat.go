@@ -16,7 +16,7 @@ import (
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/layout"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 	"github.com/binscope/binscope/types"
 )
 
@@ -169,7 +169,7 @@ func (c *compatFlags) methods(w io.Writer, paths []string) error {
 	var names []string
 	n := map[string]int{}
 	for _, p := range paths {
-		code, err := load.OpenCode(p, &load.CodeOptions{Params: true, SpelledParams: true})
+		code, err := loader.OpenCode(p, &loader.CodeOptions{Params: true, SpelledParams: true})
 		if err != nil {
 			return err
 		}
@@ -321,10 +321,10 @@ func classList(names []string) ([]string, error) {
 
 // loadMany reads the types of every path into one spec: a named type
 // comes from the first file that has one of that name and size.
-func loadMany(paths []string, lo *load.TypesOptions) (*types.Spec, error) {
+func loadMany(paths []string, lo *loader.TypesOptions) (*types.Spec, error) {
 	var merged *types.Spec
 	for _, p := range paths {
-		spec, _, err := load.Types(p, lo)
+		spec, _, err := loader.Types(p, lo)
 		if err != nil {
 			return nil, err
 		}
@@ -358,7 +358,7 @@ func seenAs(spec *types.Spec, t types.Type) bool {
 }
 
 // runMany is runPahole over several files read as one.
-func runMany(f *paholeFlags, sel *layout.Selection, paths []string, lo *load.TypesOptions, w io.Writer, stderr io.Writer) error {
+func runMany(f *paholeFlags, sel *layout.Selection, paths []string, lo *loader.TypesOptions, w io.Writer, stderr io.Writer) error {
 	named := *lo
 	named.Names = nil // a name may be in any of the files
 	spec, err := loadMany(paths, &named)
@@ -379,7 +379,7 @@ func runMany(f *paholeFlags, sel *layout.Selection, paths []string, lo *load.Typ
 
 // writeEnumerators prints the enums that have an enumerator called name
 // (--contains_enumerator), as pahole prints an enum.
-func writeEnumerators(w io.Writer, paths []string, lo *load.TypesOptions, name string) error {
+func writeEnumerators(w io.Writer, paths []string, lo *loader.TypesOptions, name string) error {
 	all := *lo
 	all.Names = nil
 	spec, err := loadMany(paths, &all)

@@ -11,7 +11,7 @@ import (
 	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/usage"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 )
 
 // encodeFlags are pahole's BTF encoding options.
@@ -35,7 +35,7 @@ func runEncode(e *encodeFlags, paths []string) error {
 		return usage.Errorf("-J/--btf_encode_detached: name exactly one ELF file with DWARF")
 	}
 	path := paths[0]
-	spec, _, err := load.Types(path, &load.TypesOptions{Format: "dwarf"})
+	spec, _, err := loader.Types(path, &loader.TypesOptions{Format: "dwarf"})
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func runEncode(e *encodeFlags, paths []string) error {
 		opts.Sections = dataSections(ef.File)
 		ef.Close()
 	}
-	if c, err := load.OpenCode(path, &load.CodeOptions{Params: true}); err == nil {
+	if c, err := loader.OpenCode(path, &loader.CodeOptions{Params: true}); err == nil {
 		defer c.Close()
 		opts.Funcs = c.Funcs()
 		if c.DWARF != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 )
 
 // dumpBlocks splits a pahole-format dump into its top-level types (each
@@ -120,7 +120,7 @@ var (
 // A name BTF gives several structs (elf_note_info, native and compat)
 // pahole prints once; gopahole prints each, as bpftool lists them.
 func TestFullDumpKernelBTF(t *testing.T) {
-	if _, err := os.Stat(load.KernelBTF); err != nil {
+	if _, err := os.Stat(loader.KernelBTF); err != nil {
 		testutil.Skipf(t, "no kernel BTF: %v", err)
 	}
 	want := paholeOut(t)
@@ -129,7 +129,7 @@ func TestFullDumpKernelBTF(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	diffs, same, unpaired := dumpDiffs(want, got)
-	bpftool := tool(t, "bpftool", "btf", "dump", "file", load.KernelBTF)
+	bpftool := tool(t, "bpftool", "btf", "dump", "file", loader.KernelBTF)
 	ob := dumpBlocks(got)
 	for _, head := range unpaired {
 		// pahole prints one type of a name BTF has several of.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 )
 
 func run(args ...string) (code int, stdout, stderr string) {
@@ -87,7 +87,7 @@ func TestErrors(t *testing.T) {
 
 // TestKernelDefault: with no file, gopahole reads the running kernel's BTF.
 func TestKernelDefault(t *testing.T) {
-	if _, err := os.Stat(load.KernelBTF); err != nil {
+	if _, err := os.Stat(loader.KernelBTF); err != nil {
 		testutil.Skipf(t, "no kernel BTF: %v", err)
 	}
 	code, stdout, stderr := run("-C", "list_head,task_struct")

@@ -10,7 +10,7 @@ import (
 	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/layout"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 )
 
 // TestHeaderKernelStreamed: gopahole --format=c of the kernel's BTF, made
@@ -42,7 +42,7 @@ func TestHeaderKernelStreamed(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want bytes.Buffer
-		opts := &codegen.HeaderOptions{Source: btf.KernelBTF, BuildID: load.BuildID(btf.KernelBTF)}
+		opts := &codegen.HeaderOptions{Source: btf.KernelBTF, BuildID: loader.BuildID(btf.KernelBTF)}
 		if _, err := codegen.WriteHeader(&want, layout.Roots(spec, picked), opts); err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 	"github.com/binscope/binscope/types"
 )
 
@@ -51,7 +51,7 @@ func TestPaholeParityGlibc(t *testing.T) {
 // The kernel's __kernel_timex has the same anonymous int :32 members as
 // glibc's timex (BTF records none of them: 44 bytes of tail padding).
 func TestForcePaddingNotBTF(t *testing.T) {
-	if _, err := os.Stat(load.KernelBTF); err != nil {
+	if _, err := os.Stat(loader.KernelBTF); err != nil {
 		testutil.Skipf(t, "no kernel BTF: %v", err)
 	}
 	code, got, errs := run("-C", "__kernel_timex")
@@ -162,11 +162,11 @@ func TestPaholeParityGlibcLookups(t *testing.T) {
 // of every such name the file has, half of them with -E.
 func TestPaholeParityTypedefsEnums(t *testing.T) {
 	files := []string{testutil.DebugFile(testutil.RealBinary(t, "libc"))}
-	if _, err := os.Stat(load.KernelBTF); err == nil {
-		files = append(files, load.KernelBTF)
+	if _, err := os.Stat(loader.KernelBTF); err == nil {
+		files = append(files, loader.KernelBTF)
 	}
 	for _, file := range files {
-		spec, _, err := load.Types(file, nil)
+		spec, _, err := loader.Types(file, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/internal/usage"
-	"github.com/binscope/binscope/load"
+	"github.com/binscope/binscope/loader"
 	"github.com/binscope/binscope/pretty"
 	"github.com/binscope/binscope/types"
 )
@@ -59,7 +59,7 @@ func runPrettify(f *paholeFlags, path string, w io.Writer, stderr io.Writer) err
 			}
 		}
 	}
-	spec, _, err := load.Types(path, &load.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: names, Log: stderr})
+	spec, _, err := loader.Types(path, &loader.TypesOptions{Format: f.format, BTFBase: f.btfBase, Names: names, Log: stderr})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/binscope/binscope/cmd/internal/command"
-	"github.com/binscope/binscope/session"
+	"github.com/binscope/binscope/runner"
 )
 
 // cacheCommand manages the probe cache that goprobe gen --cache fills.
@@ -26,14 +26,14 @@ else the user's cache directory (~/.cache/binscope/probes).`,
 		Short: "Print each cached build-id, the file its probes were made from, and its probes",
 		Args:  command.Args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
-			return session.CacheList(stdout, nil)
+			return runner.CacheList(stdout, nil)
 		},
 	}, &cobra.Command{
 		Use:   "remove BUILD-ID|FILE [PROBE...]",
 		Short: "Remove a build's cached probes (all of them when none is named)",
 		Args:  command.Args(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return session.CacheRemove(args[0], args[1:], nil)
+			return runner.CacheRemove(args[0], args[1:], nil)
 		},
 	})
 	return cmd

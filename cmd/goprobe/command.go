@@ -10,7 +10,7 @@ import (
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/metric"
 	"github.com/binscope/binscope/probe"
-	"github.com/binscope/binscope/session"
+	"github.com/binscope/binscope/runner"
 	"github.com/binscope/binscope/unwind"
 )
 
@@ -57,14 +57,14 @@ func split(cmd *cobra.Command, args []string) (defs, run []string) {
 }
 
 // addTarget adds the flags that name what to probe.
-func addTarget(fl *pflag.FlagSet, o *session.Options) {
+func addTarget(fl *pflag.FlagSet, o *runner.Options) {
 	fl.StringVarP(&o.Exe, "exe", "x", "", "the binary to probe (default: CMD's, or /proc/PID/exe)")
 	fl.IntVarP(&o.PID, "pid", "p", 0, "probe only this process")
 }
 
 // addMatchFlags adds the flags for definitions that name several places
 // (wildcards) or none.
-func addMatchFlags(fl *pflag.FlagSet, m *session.Matching) {
+func addMatchFlags(fl *pflag.FlagSet, m *runner.Matching) {
 	fl.IntVar(&m.MaxSites, "max-sites", probe.DefaultMaxSites, "attach at most this many sites for wildcard definitions (-1: no bound)")
 	fl.StringVar(&m.Missing, "missing-probes", "error", "a definition that names nothing or cannot be probed: error, warn (and go on without it) or ignore")
 	fl.StringVar(&m.Filter, "filter", "", "count and record only the hits where this predicate holds, evaluated in BPF: 'x > 3 && $pid == 1234', 'name == \"GET\"' (besides a definition's own /PRED/)")
@@ -72,13 +72,13 @@ func addMatchFlags(fl *pflag.FlagSet, m *session.Matching) {
 
 // addStopFlags adds the flags that stop a run by itself (bpftrace's
 // exit()): the probes detach, the counts print, the process runs on.
-func addStopFlags(fl *pflag.FlagSet, s *session.Stop) {
+func addStopFlags(fl *pflag.FlagSet, s *runner.Stop) {
 	fl.Uint64VarP(&s.Count, "count", "n", 0, "stop after this many hits (a command goprobe started runs on to its end, unprobed)")
 	fl.DurationVar(&s.Duration, "duration", 0, "stop after this time (5s, 2m)")
 }
 
 func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
-	o := &session.TraceOptions{Options: session.Options{Stdout: stdout, Stderr: stderr}, Stat: stat, Metrics: &session.MetricOptions{}}
+	o := &runner.TraceOptions{Options: runner.Options{Stdout: stdout, Stderr: stderr}, Stat: stat, Metrics: &runner.MetricOptions{}}
 	use, short := "trace [flags] 'PROBE [ARG...]'... [-- CMD ARGS...]", "Print one line per hit with the probe's arguments"
 	example := `  goprobe trace -x ./app 'main.(*acc).add v a->n'
   goprobe trace --json 'maybe_alloc n' -- ./prog 10
@@ -95,7 +95,7 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 		Example: example,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Defs, o.Run = split(cmd, args)
-			return command.Exit(session.Trace(o))
+			return command.Exit(runner.Trace(o))
 		},
 	}
 	fl := cmd.Flags()
@@ -119,7 +119,7 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 
 // addMetricFlags adds the flags of stat and hist that expose their counts
 // as Prometheus metrics.
-func addMetricFlags(fl *pflag.FlagSet, m *session.MetricOptions, hist bool) {
+func addMetricFlags(fl *pflag.FlagSet, m *runner.MetricOptions, hist bool) {
 	fl.StringVar(&m.Listen, "listen", "", "serve Prometheus metrics at http://ADDR/metrics (PORT or :PORT listen on 127.0.0.1 only)")
 	fl.StringArrayVar(&m.Names, "metric", nil, "the metric's name, one per probe in order (default goprobe_FUNC_calls_total)")
 	fl.StringArrayVar(&m.Helps, "metric-help", nil, "the metric's help text, one per probe in order")
@@ -130,7 +130,7 @@ func addMetricFlags(fl *pflag.FlagSet, m *session.MetricOptions, hist bool) {
 }
 
 func histCommand(stdout, stderr io.Writer) *cobra.Command {
-	o := &session.HistOptions{Options: session.Options{Stdout: stdout, Stderr: stderr}, Metrics: &session.MetricOptions{}}
+	o := &runner.HistOptions{Options: runner.Options{Stdout: stdout, Stderr: stderr}, Metrics: &runner.MetricOptions{}}
 	cmd := &cobra.Command{
 		Use:   "hist --key EXPR [--value EXPR] [flags] 'PROBE'... [-- CMD ARGS...]",
 		Short: "Count hits per key in the kernel, with the sum and log2 histogram of a value",
@@ -142,7 +142,7 @@ table is printed at exit, and every --interval.`,
   goprobe hist --key c->desc->fqName 'github.com/prometheus/client_golang/prometheus.(*counter).Inc' -- ./app`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Defs, o.Run = split(cmd, args)
-			return command.Exit(session.Hist(o))
+			return command.Exit(runner.Hist(o))
 		},
 	}
 	fl := cmd.Flags()

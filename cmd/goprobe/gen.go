@@ -7,11 +7,11 @@ import (
 
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/internal/usage"
-	"github.com/binscope/binscope/session"
+	"github.com/binscope/binscope/runner"
 )
 
 func genCommand(stdout, stderr io.Writer) *cobra.Command {
-	o := &session.GenOptions{Log: stderr}
+	o := &runner.GenOptions{Log: stderr}
 	cache := false
 	cmd := &cobra.Command{
 		Use:   "gen --format=FMT -x BINARY 'PROBE [ARG...]'...",
@@ -30,9 +30,9 @@ func genCommand(stdout, stderr io.Writer) *cobra.Command {
 				if cmd.Flags().Changed("format") || o.Target != "" {
 					return usage.Errorf("--cache keeps the spec in the probe cache: give no --format or --target")
 				}
-				return session.CachePut(o.Exe, o.Defs, nil, stderr)
+				return runner.CachePut(o.Exe, o.Defs, nil, stderr)
 			}
-			return session.Gen(stdout, o)
+			return runner.Gen(stdout, o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "spec", "artifact: spec (portable JSON), bpf-c (libbpf-style program), bpftrace or perf")

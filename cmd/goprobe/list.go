@@ -7,11 +7,11 @@ import (
 
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/internal/usage"
-	"github.com/binscope/binscope/session"
+	"github.com/binscope/binscope/runner"
 )
 
 func listCommand(stdout, stderr io.Writer) *cobra.Command {
-	o := &session.ListOptions{Options: session.Options{Stdout: stdout, Stderr: stderr}}
+	o := &runner.ListOptions{Options: runner.Options{Stdout: stdout, Stderr: stderr}}
 	cmd := &cobra.Command{
 		Use:   "list [-v] BIN | -p PID [PATTERN]",
 		Short: "List what a definition can name: functions, USDT probes, source files",
@@ -38,7 +38,7 @@ character) or, without either, a part of the names.`,
 			if len(args) == 1 {
 				o.Pattern = args[0]
 			}
-			return session.List(o)
+			return runner.List(o)
 		},
 	}
 	fl := cmd.Flags()

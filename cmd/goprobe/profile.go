@@ -7,11 +7,11 @@ import (
 
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/internal/usage"
-	"github.com/binscope/binscope/session"
+	"github.com/binscope/binscope/runner"
 )
 
 func profileCommand(stdout, stderr io.Writer) *cobra.Command {
-	o := &session.ProfileOptions{Stdout: stdout, Stderr: stderr}
+	o := &runner.ProfileOptions{Stdout: stdout, Stderr: stderr}
 	cmd := &cobra.Command{
 		Use:   "profile [-F HZ] [-p PID | -a | -- CMD ARGS...] [--folded FILE] [--svg FILE] [--pprof FILE]",
 		Short: "Sample CPU stacks, unwound in the kernel from each binary's call frame information, into a flame graph",
@@ -32,7 +32,7 @@ folded file (--folded) and an interactive SVG flame graph (--svg).`,
 				return usage.Errorf("unexpected arguments %v (the command goes after --)", args)
 			}
 			o.Run = args
-			return command.Exit(session.Profile(o))
+			return command.Exit(runner.Profile(o))
 		},
 	}
 	fl := cmd.Flags()
@@ -49,7 +49,7 @@ folded file (--folded) and an interactive SVG flame graph (--svg).`,
 }
 
 func serveCommand(stderr io.Writer) *cobra.Command {
-	o := &session.ServeOptions{Stderr: stderr}
+	o := &runner.ServeOptions{Stderr: stderr}
 	cmd := &cobra.Command{
 		Use:   "serve [--listen ADDR] FILE",
 		Short: "Run as an agent: attach the probes a file names to every process running their binaries, now and later, and serve their metrics",
@@ -70,7 +70,7 @@ whose entry did not change keep their counts.`,
 		Args: command.Args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.File = args[0]
-			return session.Serve(o)
+			return runner.Serve(o)
 		},
 	}
 	cmd.Flags().StringVar(&o.Listen, "listen", "", "serve metrics at http://ADDR/metrics (default: the file's listen, else 127.0.0.1:9464)")

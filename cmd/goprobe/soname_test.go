@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/binscope/binscope/internal/testutil"
-	"github.com/binscope/binscope/session"
+	"github.com/binscope/binscope/runner"
 )
 
 // TestLibraryBySoname: -x names a library as the program links it, by
@@ -50,7 +50,7 @@ func TestLibraryBySoname(t *testing.T) {
 	want, _ := filepath.EvalSymlinks(string(m[1]))
 	var got string
 	for i := 0; i < 100; i++ { // until the loader has mapped libc
-		if got, err = session.FindExe("libc.so.6", sleep.Process.Pid); err == nil {
+		if got, err = runner.FindExe("libc.so.6", sleep.Process.Pid); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

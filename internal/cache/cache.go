@@ -1,6 +1,6 @@
 // Package cache keeps, under one root directory (see Root), what binscope
 // keeps on disk between runs, written atomically (WriteAtomic): the index
-// cache here, goprobe's probe cache (session.ProbeCache) in Root/probes.
+// cache here, goprobe's probe cache (runner.ProbeCache) in Root/probes.
 //
 // The index cache keeps what a cold run computed from a binary for the
 // next run on the same binary, as gdb's index-cache keeps its symbol

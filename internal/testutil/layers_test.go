@@ -20,12 +20,12 @@ var layers = map[string]int{
 
 	"dwarf": 1, "dwarf/line": 1, "dwarf/loclist": 1, "btf": 1, "symtab": 1, "tracepoint": 1, "usdt": 1,
 
-	"code": 2, "goref": 2, "load": 2,
+	"code": 2, "goref": 2, "loader": 2,
 
-	"layout": 3, "funcs": 3, "codegen": 3, "flame": 3, "stack": 3, "unwind": 3, "probe": 3, "spec": 3, "bpfprog": 3, "metric": 3,
+	"layout": 3, "funcview": 3, "codegen": 3, "flame": 3, "stack": 3, "unwind": 3, "probe": 3, "spec": 3, "bpfprog": 3, "metric": 3,
 	"pprof": 3, "pretty": 3, "uprobe": 3,
 
-	"session": 4, "attach": 4,
+	"runner": 4, "attach": 4,
 
 	"cmd/gopahole": 5, "cmd/gofunct": 5, "cmd/goprobe": 5, "cmd/internal/command": 5, "cmd/internal/cmdtest": 5,
 	"cmd/internal/oneshot": 5, "cmd/internal/progress": 5, "bench/exact": 5, "bench/soak": 5,
@@ -89,7 +89,7 @@ func TestGopaholeLinks(t *testing.T) {
 	if len(lines) < 50 {
 		t.Fatalf("only %d packages listed", len(lines))
 	}
-	bad := []string{module + "session", module + "attach", module + "bpfprog", module + "probe", module + "stack",
+	bad := []string{module + "runner", module + "attach", module + "bpfprog", module + "probe", module + "stack",
 		module + "flame", module + "metric", module + "pprof", "github.com/prometheus/", "github.com/google/pprof",
 		"github.com/cilium/ebpf/link", "github.com/cilium/ebpf/ringbuf", "github.com/cilium/ebpf/features",
 		"golang.org/x/arch/x86/x86asm"}
