@@ -1,7 +1,9 @@
 package testutil_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,9 +18,9 @@ var layers = map[string]int{
 	"types": 0, "internal/arch": 0, "internal/leb128": 0, "internal/elfx": 0, "internal/naming": 0,
 	"internal/jsonx": 0, "internal/table": 0, "internal/cache": 0, "internal/dwexpr": 0, "internal/testutil": 0,
 	"internal/gen": 0, "internal/pcln": 0, "internal/cfi": 0, "internal/bpfasm": 0, "internal/par": 0, "internal/x86": 0,
-	"internal/usage": 0,
+	"internal/usage": 0, "dwarf/line": 0, "dwarf/loclist": 0,
 
-	"dwarf": 1, "dwarf/line": 1, "dwarf/loclist": 1, "btf": 1, "symtab": 1, "tracepoint": 1, "usdt": 1,
+	"dwarf": 1, "btf": 1, "symtab": 1, "tracepoint": 1, "usdt": 1,
 
 	"code": 2, "goref": 2, "loader": 2,
 
@@ -116,5 +118,62 @@ func TestGopaholeLinks(t *testing.T) {
 	}
 	if ours < 15 {
 		t.Errorf("only %d of our packages listed", ours)
+	}
+}
+
+// TestLayersReadme: README's "Layout of the code" draws the same house as
+// layers: every package it names sits in the group of its layer, and every
+// package of the module but the benchmarks' programs is named there.
+func TestLayersReadme(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testutil.Root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	start := strings.Index(text, "## Layout of the code")
+	if start < 0 {
+		t.Fatal(`README.md: no "## Layout of the code"`)
+	}
+	text = text[start:]
+	open := strings.Index(text, "```\n")
+	end := strings.Index(text[open+4:], "```")
+	if open < 0 || end < 0 {
+		t.Fatal("README.md: the layout of the code is not in a ``` block")
+	}
+	group := map[string]int{"leaf": 0, "loaders": 1, "models": 2, "views": 3, "runtime": 4, "commands": 5}
+	named := map[string]bool{}
+	layer := -1
+	for _, line := range strings.Split(text[open+4:open+4+end], "\n") {
+		const pkgCol, descCol = 10, 49 // a row: group, packages, what they hold
+		if len(line) < descCol {
+			continue
+		}
+		if line[0] != ' ' {
+			l, ok := group[strings.TrimSpace(line[:pkgCol])]
+			if !ok { // testdata, deploy, bench: directories, not layers
+				layer = -1
+				continue
+			}
+			layer = l
+		}
+		if layer < 0 {
+			continue
+		}
+		for _, pkg := range strings.Fields(line[pkgCol:descCol]) {
+			named[pkg] = true
+			if l, ok := layers[pkg]; !ok {
+				t.Errorf("README.md names %s under %s: no such package in layers", pkg, layerNames[layer])
+			} else if l != layer {
+				t.Errorf("README.md names %s under %s; layers has it in %s", pkg, layerNames[layer], layerNames[l])
+			}
+		}
+	}
+	for pkg := range layers {
+		if !named[pkg] && !strings.HasPrefix(pkg, "bench/") {
+			t.Errorf("README.md's layout of the code does not name %s (%s)", pkg, layerNames[layers[pkg]])
+		}
+	}
+	if len(named) < 40 {
+		t.Errorf("only %d packages named in README.md's layout of the code", len(named))
 	}
 }
