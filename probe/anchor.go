@@ -64,6 +64,11 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		addrs []uint64
 		file  string // where in the body: the source line of the store,
 		line  int    // or of the outermost nested call holding it
+		// lineless stores have line 0: LLVM gives it to a store it
+		// merged from several statements (the early return's and the
+		// tail's record, hoisted above the guard) and to the copies an
+		// unrolled loop made of it.
+		lineless bool
 	}
 	byKey := map[string]*kind{}
 	var kinds []*kind
@@ -73,10 +78,11 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		ex := m.Expansions(a)
 		row, found := rowAt(rows, a)
-		if !found || row.Line == 0 || len(ex) == 0 {
+		if !found || len(ex) == 0 {
 			continue
 		}
-		if own := ex[0]; !foreign(own, row) {
+		if row.Line != 0 && !foreign(ex[0], row) {
+			own := ex[0]
 			if f := first[own]; f == nil {
 				first[own] = map[string]int{row.File: row.Line}
 			} else if l, ok := f[row.File]; !ok || row.Line < l {
@@ -85,7 +91,7 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		in := fl.op[a]
 		place, global, ok := anchorPlace(a, in)
-		if !ok {
+		if !ok || row.Line == 0 && !global {
 			continue
 		}
 		chain, inside := nestedChain(ex, site)
@@ -101,8 +107,11 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 			fmt.Fprintf(&path, "/%s@%s:%d:%d", name, n.CallFile, n.CallLine, n.CallColumn)
 		}
 		k := fmt.Sprintf("%s|%s:%d:%d|%s|%s", path.String(), row.File, row.Line, row.Column, in.Op, place)
+		if row.Line == 0 {
+			k = fmt.Sprintf("%s|line 0|%s|%s", path.String(), in.Op, place)
+		}
 		if byKey[k] == nil {
-			kd := &kind{key: k, chain: chain, rip: global, file: row.File, line: row.Line}
+			kd := &kind{key: k, chain: chain, rip: global, file: row.File, line: row.Line, lineless: row.Line == 0}
 			if len(chain) > 0 {
 				kd.file, kd.line = chain[0].CallFile, chain[0].CallLine
 			}
@@ -152,17 +161,27 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		return len(a.addrs) < len(b.addrs)
 	}
+	// Stores of no line are kept apart, by the global they write: only
+	// when no kind with a line holds.
 	var best *kind
-	tried := 0
-	for _, k := range kinds {
-		if tried == maxAnchorKeys {
+	for _, lineless := range []bool{false, true} {
+		tried := 0
+		for _, k := range kinds {
+			if k.lineless != lineless {
+				continue
+			}
+			if tried == maxAnchorKeys {
+				break
+			}
+			tried++
+			if best != nil && !earlier(k, best) || !fl.anchored(k.addrs, starts, rs) {
+				continue
+			}
+			best = k
+		}
+		if best != nil {
 			break
 		}
-		tried++
-		if best != nil && !earlier(k, best) || !fl.anchored(k.addrs, starts, rs) {
-			continue
-		}
-		best = k
 	}
 	if best == nil {
 		return nil, false, false

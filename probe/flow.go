@@ -30,6 +30,23 @@ type flow struct {
 	rows     []types.Line    // see Resolver.rowsOf; nil until asked
 }
 
+// flowAt is the control flow of the function copy whose code holds pc,
+// when it is decoded and holds pc as an instruction (nil otherwise).
+func (r *Resolver) flowAt(pc uint64) *flow {
+	if !r.decodes() {
+		return nil
+	}
+	inst, _ := r.instanceAt(pc)
+	if inst == nil {
+		return nil
+	}
+	fl, err := r.flowOf(inst)
+	if err != nil || !fl.has(pc) {
+		return nil
+	}
+	return fl
+}
+
 // flowOf decodes inst's ranges (x86-64 only) and links its instructions.
 func (r *Resolver) flowOf(inst *types.Instance) (*flow, error) {
 	if !r.decodes() {

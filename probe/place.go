@@ -3,6 +3,7 @@ package probe
 import (
 	stddwarf "debug/dwarf"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/binscope/binscope/code"
@@ -92,26 +93,7 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 			}
 		}
 		if over {
-			// One call may pass two of the starts: never count it
-			// twice. A mark tells in each thread and frame whether
-			// the call was counted; where its exits are too many,
-			// keep one start, the one that dominates the others
-			// where one does, and say that calls entering elsewhere
-			// are not seen.
-			if out, ok := r.markStarts(fl, rs, pts); ok {
-				return out
-			}
-			keep := pts[0]
-			for _, p := range pts {
-				all := true
-				for _, q := range pts {
-					all = all && (p == q || fl.dominates(p, q))
-				}
-				if all {
-					keep = p
-				}
-			}
-			return []start{{addr: keep, copies: true, note: fmt.Sprintf("entries %#x and %#x can both run in one call; probed at %#x only, so calls entering elsewhere are missed", a, b, keep)}}
+			return r.overlapping(fl, rs, pts, a, b)
 		}
 	}
 	decl := r.declRows(fn, site, inst, fl)
@@ -174,7 +156,77 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		if as, copies, ok := r.anchors(site, inst, fl, starts, true, nil); ok && copies && len(as) > len(out) {
 			return anchorStarts(as)
 		}
+		// A copy of a caller's loop that enters the body elsewhere
+		// than at a start (see uncovered): its calls start at its
+		// head, and the first may come through a start too.
+		if more := fl.uncovered(rs, starts); len(more) > 0 {
+			starts = append(starts, more...)
+			if as, copies, ok := r.anchors(site, inst, fl, starts, false, nil); ok && copies {
+				return anchorStarts(as)
+			}
+			if a, b, over := fl.overlap(starts, rs); over {
+				return r.overlapping(fl, rs, starts, a, b)
+			}
+			for _, m := range more {
+				out = append(out, start{addr: m, copies: true})
+			}
+		}
 	}
+	return out
+}
+
+// overlapping places an expansion whose starts pts one call may pass two of
+// (a and b): never count it twice. A mark tells in each thread and frame
+// whether the call was counted; where its exits are too many, one start is
+// kept, the one that dominates the others where one does, with a note that
+// calls entering elsewhere are not seen.
+func (r *Resolver) overlapping(fl *flow, rs [][2]uint64, pts []uint64, a, b uint64) []start {
+	if out, ok := r.markStarts(fl, rs, pts); ok {
+		return out
+	}
+	keep := pts[0]
+	for _, p := range pts {
+		all := true
+		for _, q := range pts {
+			all = all && (p == q || fl.dominates(p, q))
+		}
+		if all {
+			keep = p
+		}
+	}
+	return []start{{addr: keep, copies: true, note: fmt.Sprintf("entries %#x and %#x can both run in one call; probed at %#x only, so calls entering elsewhere are missed", a, b, keep)}}
+}
+
+// uncovered are the heads of the caller's loops (a back edge from code
+// outside rs) that hold code of rs with an effect (see effect) but no
+// start, their head being code of rs: each iteration runs a call that
+// passes no start. GCC unswitches a loop around a guarded call on the
+// guard when its operand does not change in the loop, and the loop's copy
+// for the early return runs only the return's code, its head past the
+// expansion's entry, which the first iteration alone passes.
+func (fl *flow) uncovered(rs [][2]uint64, starts []uint64) []uint64 {
+	d := fl.dominators()
+	var out []uint64
+	for h, l := range d.loops {
+		head := d.addr[h]
+		if !holds(rs, head) {
+			continue
+		}
+		caller := false
+		for _, u := range l.latches {
+			caller = caller || !holds(rs, d.addr[u])
+		}
+		started, acts := false, false
+		for i := range l.body {
+			a := d.addr[i]
+			started = started || contains(starts, a)
+			acts = acts || holds(rs, a) && effect(fl.op[a])
+		}
+		if caller && acts && !started {
+			out = append(out, head)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
 

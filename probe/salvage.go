@@ -34,15 +34,11 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		return ""
 	}
 	want, ok := salvageOps[ops[2].Code]
-	if !ok || !r.decodes() {
+	if !ok {
 		return ""
 	}
-	inst, _ := r.instanceAt(addr)
-	if inst == nil {
-		return ""
-	}
-	fl, err := r.flowOf(inst)
-	if err != nil || !fl.has(addr) {
+	fl := r.flowAt(addr)
+	if fl == nil {
 		return ""
 	}
 	src := ops[0].Reg

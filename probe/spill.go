@@ -57,15 +57,11 @@ func (r *Resolver) spilledLoad(ops []types.Op, pc uint64) ([]types.Op, string, b
 			break
 		}
 	}
-	if slot == "" || !r.decodes() {
+	if slot == "" {
 		return nil, "", false
 	}
-	inst, _ := r.instanceAt(pc)
-	if inst == nil {
-		return nil, "", false
-	}
-	fl, err := r.flowOf(inst)
-	if err != nil || !fl.has(pc) {
+	fl := r.flowAt(pc)
+	if fl == nil {
 		return nil, "", false
 	}
 	for _, a := range fl.addrs {

@@ -1,0 +1,181 @@
+package probe
+
+import (
+	"fmt"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/internal/x86"
+	"github.com/binscope/binscope/types"
+)
+
+// staleWindow bounds how far up its dominators from a site the write of a
+// register is looked for.
+const staleWindow = 512
+
+// staleLook bounds the addresses after a write whose variables are read
+// for the one the write moved there.
+const staleLook = 8
+
+// stale checks a value the debug info computes from one register (R<<1,
+// R*3+1: a caller's argument the callee's code never holds as such)
+// against what the code did to that register before addr. It is stale
+// when all of these hold: at addr the debug info puts another variable in
+// the register, which the last write of the register before addr (on every
+// path, updates of that variable in place passed over) moved there; the
+// register held before that write a copy of another register, made on
+// every path to the write; and control cannot go from that copy to addr
+// (not through the copy again) past a write of the other register, which
+// thus still holds what the expression was made for. GCC's variable
+// tracking keeps such an expression past the write (seed 1080: fn03's a is
+// RBX<<1, 2 * fn00's a, which RBX held as a copy of RBP until fn00's r was
+// moved there), and every reader of the debug info, gdb too, prints a
+// wrong value. (A call whose argument is computed from the variable moved
+// there would be read rightly so: that value is not read either.) It
+// returns why the value is not read, or "".
+func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
+	reg, ok := oneRegister(ops)
+	if !ok {
+		return ""
+	}
+	fl := r.flowAt(addr)
+	if fl == nil {
+		return ""
+	}
+	bit := x86.RegBit(reg)
+	back := append([]uint64{addr}, fl.dominating(addr, staleWindow)...)
+	for k := 1; k < len(back); k++ {
+		w := back[k]
+		if x86.Writes(r.arch, fl.op[w], false)&bit == 0 {
+			continue
+		}
+		// The variable the debug info puts in the register after the
+		// write, at the nearest address of the chain that has one.
+		var moved *types.Var
+		for j := k - 1; j >= 0 && j >= k-staleLook && moved == nil; j-- {
+			vars, err := r.varsAt(back[j])
+			if err != nil {
+				return ""
+			}
+			for i := range vars {
+				if v := &vars[i]; v.Name != name && inReg(v.Loc, reg) {
+					moved = v
+				}
+			}
+		}
+		if moved == nil {
+			return ""
+		}
+		before, err := r.varsAt(w)
+		if err != nil {
+			return ""
+		}
+		if v := sameVar(before, moved); v != nil && inReg(v.Loc, reg) {
+			continue // an update of the variable where it lives
+		}
+		// The write moved the variable there: what did the register
+		// hold before?
+		for _, c := range back[k+1:] {
+			if x86.Writes(r.arch, fl.op[c], false)&bit == 0 {
+				continue
+			}
+			src, ok := copied(fl.op[c])
+			if !ok || src == reg || fl.writtenBetween(c, addr, x86.RegBit(src), r) {
+				return ""
+			}
+			return fmt.Sprintf("the debug info gives %s, but %s holds %s from %#x on (%v writes it there): the expression was made for what %s held before, the copy of %s made at %#x",
+				types.OpsString(ops), reg, moved.Name, w, fl.op[w].Op, reg, src, c)
+		}
+		return ""
+	}
+	return ""
+}
+
+// inReg reports whether l is the whole register reg.
+func inReg(l types.Loc, reg string) bool {
+	return len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocReg && l.Pieces[0].Reg == reg
+}
+
+// sameVar is the variable of vars that v is (its name, scope and line).
+func sameVar(vars []types.Var, v *types.Var) *types.Var {
+	for i := range vars {
+		if x := &vars[i]; x.Name == v.Name && x.Inline == v.Inline && x.DeclLine == v.DeclLine {
+			return x
+		}
+	}
+	return nil
+}
+
+// copied is the register a move from one general register to another
+// reads (the 32-bit forms zero-extend: the value is the same for the
+// expression's purposes only when it was so made; any width counts as
+// the copy the register held).
+func copied(in x86asm.Inst) (string, bool) {
+	switch in.Op {
+	case x86asm.MOV, x86asm.MOVZX, x86asm.MOVSXD, x86asm.MOVSX:
+	default:
+		return "", false
+	}
+	if _, ok := in.Args[0].(x86asm.Reg); !ok {
+		return "", false
+	}
+	s, ok := in.Args[1].(x86asm.Reg)
+	if !ok {
+		return "", false
+	}
+	name := gprName(s)
+	return name, name != ""
+}
+
+// writtenBetween reports whether control can go from c to addr, passing
+// neither again on the way, through an instruction that may write one of
+// regs (a call writes those the callee need not keep).
+func (fl *flow) writtenBetween(c, addr uint64, regs x86.RegSet, r *Resolver) bool {
+	from := fl.between(c, addr, fl.succ)
+	to := fl.between(addr, c, fl.pred)
+	for x := range from {
+		if to[x] && x86.Writes(r.arch, fl.op[x], false)&regs != 0 {
+			return true
+		}
+	}
+	return len(fl.indirect) > 0
+}
+
+// between are the instructions control reaches from x along next (the
+// successors or the predecessors) without passing x or y.
+func (fl *flow) between(x, y uint64, next map[uint64][]uint64) map[uint64]bool {
+	out := map[uint64]bool{}
+	work := []uint64{x}
+	for len(work) > 0 {
+		n := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, s := range next[n] {
+			if s != x && s != y && !out[s] {
+				out[s] = true
+				work = append(work, s)
+			}
+		}
+	}
+	return out
+}
+
+// oneRegister is the register an expression computes its value from when
+// it reads exactly one, no memory, and does more than name it (a register
+// plus an offset, or more arithmetic).
+func oneRegister(ops []types.Op) (string, bool) {
+	reg := ""
+	for _, o := range ops {
+		switch o.Code {
+		case types.OpReg:
+			if reg != "" {
+				return "", false
+			}
+			reg = o.Reg
+		case types.OpConst, types.OpPlus, types.OpMinus, types.OpMul, types.OpShl, types.OpShr, types.OpShra,
+			types.OpAnd, types.OpOr, types.OpXor, types.OpNeg, types.OpNot, types.OpZext, types.OpSext:
+		default:
+			return "", false
+		}
+	}
+	return reg, reg != "" && len(ops) > 1
+}
