@@ -13,9 +13,29 @@ begin='<!-- results: begin (bench/readme.sh writes this part) -->'
 end='<!-- results: end -->'
 grep -qxF "$begin" README.md && grep -qxF "$end" README.md || { echo "readme: README.md has no results markers" >&2; exit 1; }
 table=$(mktemp)
-for script in pahole pfunct header goprobe ceph; do
+# kept SCRIPT: the README's current table of SCRIPT (from its "`bash
+# bench/SCRIPT.sh" line to the next script's), for a script with no rows
+# here: results are recorded where each script ran.
+kept() {
+	awk -v b="$begin" -v e="$end" -v s="\`bash bench/$1.sh" '
+		$0 == b { in_ = 1; next }
+		$0 == e { in_ = 0 }
+		!in_ { next }
+		/^`bash bench\// { on = index($0, s) == 1 }
+		on' README.md
+}
+for script in pahole pfunct header goprobe ceph exact; do
 	f=$out/results/$script.tsv
-	[ -s "$f" ] || { echo "readme: no rows of bench/$script.sh in $f, left out" >&2; continue; }
+	if [ ! -s "$f" ]; then
+		if [ -n "$(kept "$script")" ]; then
+			echo "readme: no rows of bench/$script.sh in $f, its table kept as it was" >&2
+			printf '\n%s\n' "$(kept "$script")" >>"$table"
+		else
+			echo "readme: no rows of bench/$script.sh in $f, left out" >&2
+		fi
+		continue
+	fi
+	[ "$script" = exact ] && break
 	awk -F'\t' -v s="$script" '
 	BEGIN {
 		printf "\n`bash bench/%s.sh`:\n\n", s
