@@ -4,10 +4,11 @@
 // binaries encoded with pahole -J). github.com/cilium/ebpf/btf reads the wire
 // format; this package only converts.
 //
-// BTF records no alignment and no source language. Types are C; alignment
-// that the layout cannot explain by natural alignment (a hole before a
-// member larger than its type needs, tail padding beyond the members'
-// alignment) is inferred as an explicit alignment, as pahole does.
+// BTF records no alignment and no source language. Types are C; explicit
+// alignments are inferred from the layout as GCC records them in DWARF
+// (see inferAlign): a hole before a member larger than its type needs,
+// tail padding beyond the members' alignment, and what GCC propagates
+// from an aligned member or member type.
 package btf
 
 import (
@@ -336,7 +337,7 @@ type converter struct {
 // call (see inferAlign), members first. It walks member types, so it runs
 // only once types.Checker has accepted them.
 func (c *converter) inferAligns() {
-	for _, s := range c.pending {
+	for _, s := range byValueFirst(c.pending) {
 		if inferAlign(s, &c.align) && c.align.Remembers(s) {
 			// What the aligner remembers may hold s's old alignment (a
 			// struct holding s by value that s points to was inferred
@@ -345,6 +346,54 @@ func (c *converter) inferAligns() {
 		}
 	}
 	c.pending = c.pending[:0]
+}
+
+// byValueFirst orders structs so that each comes after those of them it
+// holds by value (directly, in an array, through a typedef): a struct's
+// inferred alignment aligns the members of its type. The converter
+// appends a struct after its members' types, but not one it reached
+// again through a pointer while converting it (struct rq holds a struct
+// cfs_rq, which points back to rq).
+func byValueFirst(structs []*types.Struct) []*types.Struct {
+	in := make(map[*types.Struct]bool, len(structs))
+	for _, s := range structs {
+		in[s] = true
+	}
+	out := make([]*types.Struct, 0, len(structs))
+	done := make(map[*types.Struct]bool, len(structs))
+	var visit func(s *types.Struct, depth int)
+	visit = func(s *types.Struct, depth int) {
+		if done[s] || depth > types.MaxDepth {
+			return
+		}
+		done[s] = true
+		for _, m := range s.Members {
+			if inner := heldStruct(m.Type); inner != nil && in[inner] {
+				visit(inner, depth+1)
+			}
+		}
+		out = append(out, s)
+	}
+	for _, s := range structs {
+		visit(s, 0)
+	}
+	return out
+}
+
+// heldStruct is the struct or union t holds by value (t itself, an array
+// of it, a typedef or qualifier of either), or nil.
+func heldStruct(t types.Type) *types.Struct {
+	for w := (types.Walk{}); w.Enter(t); {
+		switch v := types.Resolve(t).(type) {
+		case *types.Array:
+			t = v.Elem
+			continue
+		case *types.Struct:
+			return v
+		}
+		break
+	}
+	return nil
 }
 
 func (c *converter) typ(t cbtf.Type) types.Type {
@@ -484,37 +533,40 @@ func intEncodingOf(name string, enc cbtf.IntEncoding) types.Encoding {
 }
 
 // inferAlign restores the explicit alignments BTF cannot record, from the
-// layout they left: a member placed past the offset its type's alignment
-// needs was aligned to the largest power of two dividing its offset, a
-// struct whose size exceeds its members' end rounded to their alignment to
-// the largest power of two dividing its size, and a forced member alignment
-// beyond the others' makes the struct as aligned, as compilers record it.
-// Kernel code aligns to cachelines far more often than to anything larger,
-// so a hole shorter than a cacheline caps the guess at 64; a longer one
-// allows up to a page (____cacheline_aligned vs __aligned(PAGE_SIZE)).
-// Packed structs (a member off its natural alignment) and unions are left
-// alone. It reports whether it set an alignment; al aligns the members.
+// layout they left, as GCC records them in DWARF (DW_AT_alignment, which
+// pahole prints as __aligned__): a member sitting past the offset its
+// type's alignment gives was aligned (pickAlign says to what), a member
+// whose type is aligned is aligned as its type, a struct or union with an
+// aligned member is aligned as its members are, and a struct whose size
+// exceeds its members' end rounded to their alignment was aligned
+// (pickAlign again). A zero-size member (a flexible array, an empty
+// struct) takes no room but aligns the struct as its type does. Packed
+// structs (a member off its natural alignment, a size no multiple of it)
+// are left alone. It reports whether it set an alignment; al aligns the
+// members.
 func inferAlign(s *types.Struct, al *types.Aligner) (changed bool) {
-	if s.Kind == types.KindUnion || len(s.Members) == 0 {
+	if len(s.Members) == 0 {
 		return false
 	}
+	if s.Kind == types.KindUnion {
+		return inferUnionAlign(s, al)
+	}
 	var end types.Bits
-	natural, plain, forced := int64(1), int64(1), int64(0)
+	natural, forced := int64(1), false
 	for i := range s.Members {
 		m := &s.Members[i]
-		a := al.Alignof(m.Type)
+		a := memberAlign(al, m.Type)
 		size, err := types.Sizeof(m.Type)
 		if err != nil {
 			return changed
 		}
-		// A zero-size member (an empty struct, a flexible array) takes no
-		// room; the hole before it belongs to whatever follows.
-		if size == 0 && m.BitSize == 0 {
-			continue
-		}
-		if m.BitSize > 0 {
-			end = max(end, m.Offset+m.BitSize)
-			natural, plain = max(natural, a), max(plain, a)
+		if m.BitSize > 0 || size == 0 {
+			if m.BitSize > 0 {
+				end = max(end, m.Offset+m.BitSize)
+			} else if ua := userAlign(m.Type); ua > 0 {
+				m.Align, forced, changed = ua, true, true
+			}
+			natural = max(natural, a)
 			continue
 		}
 		if m.Offset%8 != 0 {
@@ -524,12 +576,12 @@ func inferAlign(s *types.Struct, al *types.Aligner) (changed bool) {
 		if off%a != 0 {
 			return changed // packed
 		}
-		plain = max(plain, a)
+		if ua := userAlign(m.Type); ua > 0 {
+			m.Align, forced, changed = ua, true, true
+		}
 		if from := (int64(end) + 7) / 8; off > roundUp(from, a) {
-			if p := guessAlign(off, off-from); p > a {
-				m.Align = p
-				changed = true
-				forced = max(forced, p)
+			if p := pickAlign(off, off-from, a); p > a {
+				m.Align, forced, changed = p, true, true
 				a = p
 			}
 		}
@@ -539,12 +591,11 @@ func inferAlign(s *types.Struct, al *types.Aligner) (changed bool) {
 	if natural > 1 && s.ByteSize%natural != 0 {
 		return changed // packed
 	}
-	if forced > plain {
-		s.Align = forced
-		changed = true
+	if forced {
+		s.Align = natural
 	}
 	if from := (int64(end) + 7) / 8; s.ByteSize > roundUp(from, natural) {
-		if p := guessAlign(s.ByteSize, s.ByteSize-from); p > natural {
+		if p := pickAlign(s.ByteSize, s.ByteSize-from, natural); p > natural {
 			s.Align = p
 			changed = true
 		}
@@ -552,14 +603,93 @@ func inferAlign(s *types.Struct, al *types.Aligner) (changed bool) {
 	return changed
 }
 
-// guessAlign is the largest power of two dividing off, at most a cacheline
-// when the hole before off is shorter than one, at most a page otherwise.
-func guessAlign(off, hole int64) int64 {
-	limit := int64(64)
-	if hole >= limit {
-		limit = 4096
+// inferUnionAlign is inferAlign of a union: its members sit at 0, so only
+// an aligned member type aligns the member and the union.
+func inferUnionAlign(s *types.Struct, al *types.Aligner) (changed bool) {
+	natural := int64(1)
+	for i := range s.Members {
+		m := &s.Members[i]
+		natural = max(natural, memberAlign(al, m.Type))
+		if ua := userAlign(m.Type); ua > 0 {
+			m.Align, changed = ua, true
+		}
 	}
-	return min(off&-off, limit)
+	if changed {
+		s.Align = natural
+	}
+	return changed
+}
+
+// userAlign is the alignment of t when t is (an array of, a typedef of) a
+// struct or union with an explicit alignment; 0 otherwise.
+func userAlign(t types.Type) int64 {
+	if s := heldStruct(t); s != nil {
+		return s.Align
+	}
+	return 0
+}
+
+// memberAlign is al.Alignof(t), but a struct whose size is no multiple
+// of its members' alignment, which Alignof reads as packed (alignment 1),
+// aligns to the largest power of two dividing its size and its members'
+// offsets: BTF loses the alignment of a typedef (the kernel's compat_u64
+// is a u64 aligned to 4, so struct compat_fs_qfilestat is 20 bytes).
+func memberAlign(al *types.Aligner, t types.Type) int64 {
+	a := al.Alignof(t)
+	for w := (types.Walk{}); a == 1 && w.Enter(t); {
+		switch v := types.Resolve(t).(type) {
+		case *types.Array:
+			t = v.Elem
+			continue
+		case *types.Struct:
+			return unpackedAlign(al, v)
+		}
+		break
+	}
+	return a
+}
+
+// unpackedAlign is memberAlign of a struct Alignof reads as packed: 1
+// when a member is off a byte boundary or the struct is a union.
+func unpackedAlign(al *types.Aligner, s *types.Struct) int64 {
+	if s.Kind == types.KindUnion || s.Packed || s.ByteSize <= 0 {
+		return 1
+	}
+	g, most := s.ByteSize&-s.ByteSize, int64(1)
+	for _, m := range s.Members {
+		if m.BitSize == 0 && m.Offset%8 != 0 {
+			return 1
+		}
+		if off := m.Offset.Bytes(); off > 0 {
+			g = min(g, off&-off)
+		}
+		most = max(most, al.Alignof(m.Type))
+	}
+	return min(g, most)
+}
+
+// pickAlign chooses the alignment that put something at off after a hole
+// of hole bytes, when its natural alignment was natural: among the powers
+// of two A > natural, A > hole, dividing off, a cacheline (64) when it is
+// one of them (the kernel's ____cacheline_aligned), else the smallest of
+// them that is at least 8 (sizeof(long): __aligned(8), __aligned(16)
+// = 2 * sizeof(u64)), else the largest. It returns 0 when no power of two
+// explains the hole.
+func pickAlign(off, hole, natural int64) int64 {
+	largest := off & -off
+	smallest := max(natural*2, int64(1))
+	for smallest <= hole {
+		smallest *= 2
+	}
+	switch {
+	case smallest > largest:
+		return 0
+	case smallest <= 64 && 64 <= largest:
+		return 64
+	case max(smallest, 8) <= largest:
+		return max(smallest, 8)
+	}
+	return largest
 }
 
 func roundUp(n, a int64) int64 {

@@ -170,6 +170,7 @@ func (p *printer) typeDeclEntered(b *bytes.Buffer, t types.Type, name string, no
 			if v.Kind == types.Const && v.Target != nil {
 				b.WriteString("const ")
 				tc.typeSpacing -= 6
+				tc.keepStats = constAnon(t)
 				t = v.Target
 				continue
 			}
@@ -246,8 +247,8 @@ func (p *printer) composite(l *Layout, name string, noName bool, c *conf) string
 	var b bytes.Buffer
 	tc := *c
 	tc.prefix = ""
-	tc.suffix, tc.hasSuffix = name, !noName
-	tc.emitStats = false
+	tc.suffix, tc.hasSuffix = name, !noName && (name != "" || !c.keepStats)
+	tc.emitStats, tc.keepStats = c.keepStats && c.emitStats, false
 	if l.Kind == types.KindUnion {
 		tc.typeSpacing -= 8
 		p.union(&b, l, &tc)

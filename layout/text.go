@@ -74,6 +74,9 @@ type conf struct {
 	suffix      string
 	hasSuffix   bool
 	emitStats   bool
+	// keepStats makes the next composite keep emitStats (a const
+	// anonymous struct prints its statistics, constAnon).
+	keepStats   bool
 	unionMember bool
 	firstMember bool
 	lastMember  bool
@@ -258,6 +261,20 @@ func (p *printer) union(b *bytes.Buffer, l *Layout, in *conf) {
 
 // inlineType reports whether a member of type t is printed by expanding
 // its body: anonymous structs, unions and enums always, named ones with -E.
+// constAnon reports whether t is a const anonymous struct, which pahole
+// prints as a type of its own: the "const " taken from its type column,
+// its statistics inside, its offset one space after "};" (dwarves'
+// type__fprintf reaches it through the const modifier, not as a member's
+// struct). The kernel's struct vm_fault opens with one.
+func constAnon(t types.Type) bool {
+	q, ok := t.(*types.Qualifier)
+	if !ok || q.Kind != types.Const {
+		return false
+	}
+	st, ok := types.Unqualified(t).(*types.Struct)
+	return ok && st.Name == "" && st.Kind != types.KindUnion
+}
+
 func (p *printer) inlineType(t types.Type) bool {
 	switch v := t.(type) {
 	case *types.Struct:
@@ -288,15 +305,19 @@ func (p *printer) member(b *bytes.Buffer, l *Layout, pos *Slot, unionMember bool
 		name = "<ancestor>"
 		s.WriteString("/* ")
 	}
-	composite := false
-	switch types.Unqualified(m.Type).(type) {
-	case *types.Struct, *types.Enum:
-		composite = true
+	composite, anon := false, false
+	switch u := types.Unqualified(m.Type).(type) {
+	case *types.Struct:
+		// pahole prints a const anonymous struct through its type
+		// printer, as a type of its own (constAnon).
+		composite, anon = u.Name != "" || !constAnon(m.Type), u.Name == ""
+	case *types.Enum:
+		composite, anon = true, u.Name == ""
 	}
 	if composite {
 		s.WriteString(p.typeDeclSlot(m.Type, "", true, &sc, pos))
 		if name != "" {
-			if m.Type.TypeName() == "" {
+			if anon {
 				s.WriteString(" ")
 			}
 			s.WriteString(name)
@@ -318,7 +339,7 @@ func (p *printer) member(b *bytes.Buffer, l *Layout, pos *Slot, unionMember bool
 		return
 	}
 	sizeSpacing := 5
-	if composite && m.Type.TypeName() == "" {
+	if composite && anon {
 		slen := alignAttr - 1
 		if name != "" {
 			slen = alignAttr + len(name)

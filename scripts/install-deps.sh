@@ -10,7 +10,8 @@
 # Python's and libstdc++'s debug files, Boost and nlohmann-json for the
 # cpp-real fixture, crate sources (regex, serde_json, serde_derive,
 # smallvec) for the rust-real fixture's offline cargo build, gdb and
-# binutils.
+# binutils, and linux-source-6.1 (the kernel source gopahole's BTF
+# alignments are checked against).
 #
 # It is idempotent and fast when everything is there: it asks dpkg what is
 # missing, runs apt-get update once and only if something is, and prints one
@@ -55,7 +56,7 @@ done
 # Real programs with debug info, the oracles, and the libraries and crate
 # sources (under /usr/share/cargo/registry) the real-world fixtures build on;
 # <sys/sdt.h> for programs with USDT probes of their own.
-for p in gdb binutils libc6-dbg python3.11-dbg libstdc++6-12-dbg systemtap-sdt-dev \
+for p in gdb binutils libc6-dbg python3.11-dbg libstdc++6-12-dbg systemtap-sdt-dev linux-source-6.1 \
 	libboost-dev nlohmann-json3-dev \
 	librust-regex+default-dev librust-serde-json-dev librust-serde-derive-dev librust-smallvec-dev; do
 	installed "$p" || missing+=("$p")
