@@ -192,14 +192,37 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		}
 		descs[i] = prometheus.NewDesc(f.Name, f.Help, labels, nil)
 	}
-	// Admit keys in a stable order: the busiest first, then by name, so
-	// the cap keeps the keys that matter when many arrive at once.
-	order := make([]int, len(r.Series))
+	for _, i := range busiestFirst(r.Series) {
+		s := &r.Series[i]
+		if s.Family < 0 || s.Family >= len(e.fams) {
+			continue
+		}
+		f, st := &e.fams[s.Family], e.state[s.Family]
+		lv, ok := e.admit(f, st, s)
+		if !ok {
+			continue
+		}
+		if f.Kind == Counter {
+			ch <- prometheus.MustNewConstMetric(descs[s.Family], prometheus.CounterValue, float64(s.Count), lv...)
+			continue
+		}
+		cum, total := st.histogram(s)
+		ch <- prometheus.MustNewConstHistogram(descs[s.Family], total, s.SumFloat(), cum, lv...)
+	}
+	e.collectFamilies(ch, r)
+	ch <- prometheus.MustNewConstMetric(descRingDropped, prometheus.CounterValue, float64(r.Dropped))
+}
+
+// busiestFirst is the order keys are admitted in, stable: by family, the
+// busiest first, then by name, so the cap keeps the keys that matter when
+// many arrive at once.
+func busiestFirst(series []Series) []int {
+	order := make([]int, len(series))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool {
-		x, y := &r.Series[order[a]], &r.Series[order[b]]
+		x, y := &series[order[a]], &series[order[b]]
 		if x.Family != y.Family {
 			return x.Family < y.Family
 		}
@@ -208,55 +231,63 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 		}
 		return x.Key < y.Key
 	})
-	for _, i := range order {
-		s := &r.Series[i]
-		if s.Family < 0 || s.Family >= len(e.fams) {
-			continue
-		}
-		f, st := &e.fams[s.Family], e.state[s.Family]
-		var lv []string
-		if f.Label != "" {
-			key := strings.ToValidUTF8(s.Key, "\uFFFD")
-			if !st.admitted[key] {
-				if len(st.admitted) >= e.max {
-					st.dropped[key] = s.Count
-					if !st.warned {
-						st.warned = true
-						e.warn(fmt.Sprintf("%s: more than %d label sets of %s: the rest are dropped from /metrics and counted in goprobe_label_sets_dropped_total (raise --max-label-sets)", f.Name, e.max, f.Label))
-					}
-					continue
-				}
-				st.admitted[key] = true
-			}
-			lv = []string{key}
-		}
-		if f.Kind == Counter {
-			ch <- prometheus.MustNewConstMetric(descs[s.Family], prometheus.CounterValue, float64(s.Count), lv...)
-			continue
-		}
-		for b := len(s.Buckets) - 1; b > st.top; b-- {
-			if s.Buckets[b] > 0 {
-				st.top = min(b, Buckets-2)
-				break
-			}
-		}
-		cum := map[float64]uint64{}
-		n := s.Negative // the integers below zero are all <= -1
-		if n > 0 {
-			cum[-1] = n
-		}
-		for b := 0; b <= st.top; b++ {
-			if b < len(s.Buckets) {
-				n += s.Buckets[b]
-			}
-			cum[UpperBound(b)] = n
-		}
-		total := s.Negative
-		for _, c := range s.Buckets {
-			total += c
-		}
-		ch <- prometheus.MustNewConstHistogram(descs[s.Family], total, s.SumFloat(), cum, lv...)
+	return order
+}
+
+// admit returns the label values of s in family f, and false when its key
+// is one more than --max-label-sets admits: the key is then counted as
+// dropped, and the first such key of the family is reported once.
+func (e *Exporter) admit(f *Family, st *famState, s *Series) ([]string, bool) {
+	if f.Label == "" {
+		return nil, true
 	}
+	key := strings.ToValidUTF8(s.Key, "\uFFFD")
+	if !st.admitted[key] {
+		if len(st.admitted) >= e.max {
+			st.dropped[key] = s.Count
+			if !st.warned {
+				st.warned = true
+				e.warn(fmt.Sprintf("%s: more than %d label sets of %s: the rest are dropped from /metrics and counted in goprobe_label_sets_dropped_total (raise --max-label-sets)", f.Name, e.max, f.Label))
+			}
+			return nil, false
+		}
+		st.admitted[key] = true
+	}
+	return []string{key}, true
+}
+
+// histogram returns the cumulative buckets of s up to the highest bucket
+// the family has used (which only grows, so a bucket never disappears
+// from /metrics), and the count of all its values.
+func (st *famState) histogram(s *Series) (cum map[float64]uint64, total uint64) {
+	for b := len(s.Buckets) - 1; b > st.top; b-- {
+		if s.Buckets[b] > 0 {
+			st.top = min(b, Buckets-2)
+			break
+		}
+	}
+	cum = map[float64]uint64{}
+	n := s.Negative // the integers below zero are all <= -1
+	if n > 0 {
+		cum[-1] = n
+	}
+	for b := 0; b <= st.top; b++ {
+		if b < len(s.Buckets) {
+			n += s.Buckets[b]
+		}
+		cum[UpperBound(b)] = n
+	}
+	total = s.Negative
+	for _, c := range s.Buckets {
+		total += c
+	}
+	return cum, total
+}
+
+// collectFamilies sends each family's own series: its sites, the events
+// its probes missed, and for a labelled family the events not aggregated
+// and the label sets dropped with their hits.
+func (e *Exporter) collectFamilies(ch chan<- prometheus.Metric, r *Reading) {
 	for i := range e.fams {
 		f, st := &e.fams[i], e.state[i]
 		lv := []string{f.Name, f.Probe, f.Binary}
@@ -276,7 +307,6 @@ func (e *Exporter) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descDroppedHits, prometheus.CounterValue, float64(hits), lv...)
 		}
 	}
-	ch <- prometheus.MustNewConstMetric(descRingDropped, prometheus.CounterValue, float64(r.Dropped))
 }
 
 func at(v []uint64, i int) uint64 {

@@ -214,6 +214,43 @@ func (m *interp) extended(at int, op byte, r *reader) (bool, error) {
 		return m.advance(at, r.fixed(4))
 	case opMIPSAdvanceLoc8:
 		return m.advance(at, r.fixed(8))
+	case opOffsetExtended, opOffsetExtendedSF, opGNUNegOffsetExt, opValOffset, opValOffsetSF, opRestoreExtended,
+		opUndefined, opSameValue, opRegister, opExpression, opValExpression:
+		return false, m.registerRule(at, op, r)
+	case opRememberState:
+		if len(m.stack) == maxStates {
+			return false, m.s.errorf(at, "DW_CFA_remember_state nested over %d deep", maxStates)
+		}
+		m.stack = append(m.stack, m.cur)
+	case opRestoreState:
+		// Every rule kept comes back, the CFA's too (as GCC's unwinder,
+		// readelf and LLVM do).
+		n := len(m.stack)
+		if n == 0 {
+			return false, m.s.errorf(at, "DW_CFA_restore_state without DW_CFA_remember_state")
+		}
+		m.cur, m.stack = m.stack[n-1], m.stack[:n-1]
+	case opDefCFA, opLLVMDefAspaceCFA, opDefCFASF, opLLVMDefAspaceCFAS, opDefCFARegister, opDefCFAOffset,
+		opDefCFAOffsetSF, opDefCFAExpression:
+		return false, m.cfaRule(at, op, r)
+	case opNegateRAState:
+		// AArch64 pointer authentication (-mbranch-protection=pac-ret):
+		// the return address saved from here on carries a signature in
+		// its top bits. The rule of where it is does not change; the
+		// unwinder strips the signature (it masks every AArch64 return
+		// address to the user address bits anyway).
+	case opGNUArgsSize:
+		r.uleb() // bytes of outgoing arguments pushed: no effect on the CFA
+	default:
+		return false, m.s.errorf(at, "unknown call frame instruction %#x", op)
+	}
+	return false, nil
+}
+
+// registerRule runs an instruction that sets the rule of one register.
+func (m *interp) registerRule(at int, op byte, r *reader) error {
+	c := m.c
+	switch op {
 	case opOffsetExtended:
 		reg := r.uleb()
 		m.set(reg, Rule{Kind: Offset, Offset: int64(r.uleb()) * c.dataAlign})
@@ -238,43 +275,38 @@ func (m *interp) extended(at int, op byte, r *reader) (bool, error) {
 	case opRegister:
 		reg, from := r.uleb(), r.uleb()
 		if from > 0xffff {
-			return false, m.s.errorf(at, "DW_CFA_register names register %d", from)
+			return m.s.errorf(at, "DW_CFA_register names register %d", from)
 		}
 		m.set(reg, Rule{Kind: Register, Reg: uint16(from)})
 	case opExpression, opValExpression:
 		reg := r.uleb()
 		r.block()
 		m.set(reg, Rule{Kind: Expression})
-	case opRememberState:
-		if len(m.stack) == maxStates {
-			return false, m.s.errorf(at, "DW_CFA_remember_state nested over %d deep", maxStates)
-		}
-		m.stack = append(m.stack, m.cur)
-	case opRestoreState:
-		// Every rule kept comes back, the CFA's too (as GCC's unwinder,
-		// readelf and LLVM do).
-		n := len(m.stack)
-		if n == 0 {
-			return false, m.s.errorf(at, "DW_CFA_restore_state without DW_CFA_remember_state")
-		}
-		m.cur, m.stack = m.stack[n-1], m.stack[:n-1]
+	}
+	return nil
+}
+
+// cfaRule runs an instruction that sets the rule of the CFA.
+func (m *interp) cfaRule(at int, op byte, r *reader) error {
+	c := m.c
+	switch op {
 	case opDefCFA, opLLVMDefAspaceCFA:
 		reg, o := r.uleb(), r.uleb()
 		if op == opLLVMDefAspaceCFA {
 			r.uleb() // the address space, GPUs only
 		}
-		return false, m.defCFA(at, reg, int64(o))
+		return m.defCFA(at, reg, int64(o))
 	case opDefCFASF, opLLVMDefAspaceCFAS:
 		reg, o := r.uleb(), r.sleb()
 		if op == opLLVMDefAspaceCFAS {
 			r.uleb()
 		}
-		return false, m.defCFA(at, reg, o*c.dataAlign)
+		return m.defCFA(at, reg, o*c.dataAlign)
 	case opDefCFARegister:
 		// The offset stays (an expression's meaningless 0 too).
 		reg := r.uleb()
 		if reg > 0xffff {
-			return false, m.s.errorf(at, "CFA register %d", reg)
+			return m.s.errorf(at, "CFA register %d", reg)
 		}
 		m.cur.cfa = CFA{Reg: uint16(reg), Offset: m.cur.cfa.Offset}
 	case opDefCFAOffset, opDefCFAOffsetSF:
@@ -290,18 +322,8 @@ func (m *interp) extended(at int, op byte, r *reader) (bool, error) {
 		}
 	case opDefCFAExpression:
 		m.cur.cfa = m.cfaExpression(r.block())
-	case opNegateRAState:
-		// AArch64 pointer authentication (-mbranch-protection=pac-ret):
-		// the return address saved from here on carries a signature in
-		// its top bits. The rule of where it is does not change; the
-		// unwinder strips the signature (it masks every AArch64 return
-		// address to the user address bits anyway).
-	case opGNUArgsSize:
-		r.uleb() // bytes of outgoing arguments pushed: no effect on the CFA
-	default:
-		return false, m.s.errorf(at, "unknown call frame instruction %#x", op)
 	}
-	return false, nil
+	return nil
 }
 
 func (m *interp) defCFA(at int, reg uint64, off int64) error {

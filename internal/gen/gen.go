@@ -21,6 +21,7 @@ package gen
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 )
 
 // RingSize is how many calls a program's record holds.
@@ -292,14 +293,26 @@ const (
 // Source writes the program in lang.
 func (p *Program) Source(lang Lang) string {
 	switch lang {
-	case Go:
-		return p.goSource()
-	case Rust:
-		return p.rustSource()
-	case Zig:
-		return p.zigSource()
+	case Go: // //go:noinline for KNoinline, a method on *S for KMethod
+		return p.source(p.goHead, p.goFunc, p.goMain)
+	case Rust: // #[inline] for KInline, (always) for KAlways, (never) for KNoinline and KConst
+		return p.source(p.rustHead, p.rustFunc, p.rustMain)
+	case Zig: // noinline fn for KNoinline and KConst, inline fn for KAlways
+		return p.source(p.zigHead, p.zigFunc, p.zigMain)
 	}
 	return p.cSource()
+}
+
+// source writes a program: its head (the record ring, its helpers, the
+// names the writer prints), each function, then the writer and main.
+func (p *Program) source(head func(*strings.Builder), fn func(*strings.Builder, int), main func(*strings.Builder)) string {
+	var b strings.Builder
+	head(&b)
+	for i := range p.Funcs {
+		fn(&b, i)
+	}
+	main(&b)
+	return b.String()
 }
 
 // Symbol is the name a probe definition gives f in lang: main.fn03,

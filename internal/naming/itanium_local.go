@@ -16,8 +16,35 @@ import (
 // String literals and default arguments are left to the library.
 func (p *itParser) local(top bool) itEntry {
 	p.i++ // Z
-	quals := ""
-	var fn itEntry
+	fn, quals := p.localFunc()
+	saved := p.tparams
+	defer func() { p.tparams = saved }()
+	if strings.HasSuffix(fn.s, ">") {
+		if !fn.tparam {
+			p.bail() // the arguments parsed last are not the function's
+		}
+		// A function template: its return type comes first, unprinted;
+		// its parameters' types may name its template parameters.
+		p.tparams = p.last
+		if ret := p.typ(); ret.composite() {
+			p.bail()
+		}
+	}
+	params := p.localParams()
+	switch p.peek() {
+	case 's', 'd', 'Z':
+		p.bail() // a string literal, a default argument, a local name in a local name
+	}
+	ent := p.name(top)
+	if p.peek() == '_' {
+		p.bail() // a discriminator
+	}
+	return itEntry{s: p.cat(fn.s, "(", p.join(params, ", "), ")", quals, "::", ent.s), last: ent.last}
+}
+
+// localFunc reads the name of the function a local name is in, and the
+// qualifiers of a const member function (" const").
+func (p *itParser) localFunc() (fn itEntry, quals string) {
 	if p.peek() == 'N' {
 		p.i++
 		for c := p.peek(); c == 'K' || c == 'V' || c == 'r'; c = p.peek() {
@@ -43,19 +70,12 @@ func (p *itParser) local(top bool) itEntry {
 	if p.peek() == 'I' {
 		p.bail()
 	}
-	saved := p.tparams
-	defer func() { p.tparams = saved }()
-	if strings.HasSuffix(fn.s, ">") {
-		if !fn.tparam {
-			p.bail() // the arguments parsed last are not the function's
-		}
-		// A function template: its return type comes first, unprinted;
-		// its parameters' types may name its template parameters.
-		p.tparams = p.last
-		if ret := p.typ(); ret.composite() {
-			p.bail()
-		}
-	}
+	return fn, quals
+}
+
+// localParams reads the parameter types of the function a local name is
+// in, through its E; none for (void).
+func (p *itParser) localParams() []string {
 	var params []string
 	types := 0 // as written: an expanded empty pack is one
 	for p.peek() != 'E' {
@@ -65,37 +85,8 @@ func (p *itParser) local(top bool) itEntry {
 		}
 		types++
 		if p.peek() == 'D' && p.peek2() == 'p' {
-			// A pack expansion: a parameter per element of the pack
-			// its type names (none for an empty pack). The type is
-			// read once per element; its substitution candidates,
-			// once, name the pack: the fast path gives up at them.
 			p.i += 2
-			start, from := p.i, len(p.subs)
-			var t itEntry
-			for k := 0; ; k++ {
-				p.i, p.subs = start, p.subs[:from]
-				p.expanding, p.elem, p.packLen = true, k, -1
-				t = p.typ()
-				p.expanding = false
-				if p.packLen < 0 {
-					p.bail() // no pack in it
-				}
-				if p.packLen == 0 {
-					break
-				}
-				if t.composite() && !t.noWrap {
-					p.bail()
-				}
-				params = append(params, t.s)
-				if k+1 == p.packLen {
-					break
-				}
-			}
-			for i := from; i < len(p.subs); i++ {
-				p.subs[i].tparam = true
-			}
-			t.tparam = true
-			p.add(t) // the expansion is a candidate too
+			params = p.packExpansion(params)
 			continue
 		}
 		t := p.typ()
@@ -111,15 +102,41 @@ func (p *itParser) local(top bool) itEntry {
 	if types == 1 && len(params) == 1 && params[0] == "void" {
 		params = nil
 	}
-	switch p.peek() {
-	case 's', 'd', 'Z':
-		p.bail() // a string literal, a default argument, a local name in a local name
+	return params
+}
+
+// packExpansion reads the type after Dp, a pack expansion, and appends a
+// parameter per element of the pack its type names (none for an empty
+// pack). The type is read once per element; its substitution candidates,
+// once, name the pack: the fast path gives up at them.
+func (p *itParser) packExpansion(params []string) []string {
+	start, from := p.i, len(p.subs)
+	var t itEntry
+	for k := 0; ; k++ {
+		p.i, p.subs = start, p.subs[:from]
+		p.expanding, p.elem, p.packLen = true, k, -1
+		t = p.typ()
+		p.expanding = false
+		if p.packLen < 0 {
+			p.bail() // no pack in it
+		}
+		if p.packLen == 0 {
+			break
+		}
+		if t.composite() && !t.noWrap {
+			p.bail()
+		}
+		params = append(params, t.s)
+		if k+1 == p.packLen {
+			break
+		}
 	}
-	ent := p.name(top)
-	if p.peek() == '_' {
-		p.bail() // a discriminator
+	for i := from; i < len(p.subs); i++ {
+		p.subs[i].tparam = true
 	}
-	return itEntry{s: p.cat(fn.s, "(", p.join(params, ", "), ")", quals, "::", ent.s), last: ent.last}
+	t.tparam = true
+	p.add(t) // the expansion is a candidate too
+	return params
 }
 
 // unnamed parses a closure type, Ul <lambda parameters> E [<number>] _,
