@@ -12,6 +12,8 @@ package attach
 import (
 	"errors"
 
+	"github.com/cilium/ebpf/btf"
+
 	"github.com/binscope/binscope/bpfprog"
 	"github.com/binscope/binscope/stack"
 )
@@ -38,6 +40,12 @@ type Options struct {
 	// Events makes a site without arguments send an event for each hit
 	// too (trace prints one line per call; stat only counts).
 	Events bool
+	// Object, when set, is a BPF object compiled from goprobe gen
+	// --format=bpf-c --core to run instead of the programs of package
+	// bpfprog: its program pI_sJ attaches at site J of probe I, its field
+	// accesses relocated against Types, the target's BTF (CO-RE).
+	Object string
+	Types  *btf.Spec
 }
 
 // ErrNotSupported is what a caller returns where uprobes do not exist

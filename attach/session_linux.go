@@ -102,6 +102,15 @@ func Probes(s *spec.Spec, target string, opts *Options) (*Session, error) {
 		}
 		o.Tables = stack.NewTables(a)
 	}
+	if o.Object != "" {
+		return attach(s, target, o, func(*spec.Spec, bool) (*ebpf.CollectionSpec, error) {
+			cs, err := ebpf.LoadCollectionSpec(o.Object)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", o.Object, err)
+			}
+			return cs, nil
+		})
+	}
 	return attach(s, target, o, func(s *spec.Spec, multi bool) (*ebpf.CollectionSpec, error) {
 		rows := 0
 		if o.Tables != nil {
@@ -140,11 +149,13 @@ func attach(s *spec.Spec, target string, o Options, build func(s *spec.Spec, mul
 			}
 		}
 	}
-	groups, err := groupSites(cs, s, multi)
+	// An object's programs carry relocations their instructions do not
+	// show: each keeps its site.
+	groups, err := groupSites(cs, s, multi && o.Object == "")
 	if err != nil {
 		return nil, err
 	}
-	coll, err := ebpf.NewCollection(cs)
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{KernelTypes: o.Types}})
 	if err != nil {
 		return nil, loadError(err)
 	}
@@ -168,6 +179,9 @@ func attach(s *spec.Spec, target string, o Options, build func(s *spec.Spec, mul
 		g := groups[k]
 		ss.progs[g.probe] = append(ss.progs[g.probe], g.prog)
 		p, prog := s.Probes[g.probe], coll.Programs[g.prog]
+		if prog == nil {
+			return nil, fmt.Errorf("%s: no program %s for site %d of %s", o.Object, g.prog, g.sites[0], p.Def)
+		}
 		if site := p.Sites[g.sites[0]]; site.Kind == spec.SiteTracepoint {
 			group, name, _ := strings.Cut(site.Function, ":")
 			l, err := link.Tracepoint(group, name, prog, nil)

@@ -3,6 +3,7 @@ package bpfprog
 import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 
 	"github.com/binscope/binscope/internal/bpfasm"
 )
@@ -30,15 +31,29 @@ func DescendantFilter(cs *ebpf.CollectionSpec, off TaskOffsets, only func(*ebpf.
 		if only != nil && !only(p) {
 			continue
 		}
-		pro := descendantPrologue(off)
-		first := p.Instructions[0]
-		if sym := first.Symbol(); sym != "" {
-			// The program's own label moves to the prologue.
-			pro[0] = pro[0].WithSymbol(sym)
-			p.Instructions[0] = first.WithSymbol("")
-		}
-		p.Instructions = append(pro, p.Instructions...)
+		p.Instructions = prepend(descendantPrologue(off), p.Instructions)
 	}
+}
+
+// prepend puts pro before the program's instructions. The program's own
+// label moves to pro's first instruction, and so do the BTF function and
+// the first source line of a compiled program (the kernel wants them at
+// the program's first instruction).
+func prepend(pro, in asm.Instructions) asm.Instructions {
+	first := in[0]
+	if sym := first.Symbol(); sym != "" {
+		pro[0] = pro[0].WithSymbol(sym)
+		first = first.WithSymbol("")
+	}
+	if fn := btf.FuncMetadata(&first); fn != nil {
+		pro[0] = btf.WithFuncMetadata(pro[0], fn)
+		first = btf.WithFuncMetadata(first, nil)
+	}
+	if src := first.Source(); src != nil {
+		pro[0] = pro[0].WithSource(src)
+	}
+	in[0] = first
+	return append(pro, in...)
 }
 
 // Stack slots of the check: in a site program it runs before the

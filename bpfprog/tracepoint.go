@@ -40,7 +40,7 @@ func KernelSites(cs *ebpf.CollectionSpec, s *spec.Spec, pid int) {
 			}
 			prog.Type = ebpf.TracePoint
 			if pid > 0 {
-				prog.Instructions = append(onlyProcess(pid), prog.Instructions...)
+				prog.Instructions = prepend(onlyProcess(pid), prog.Instructions)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/binscope/binscope/spec"
@@ -22,6 +23,58 @@ type place struct {
 	// bit, for a bitfield, is where its bits start in the bytes at off
 	// (counted from the least significant bit) and how many there are.
 	bit *spec.Bitfield
+	// acc, when set, says through which fields of which struct off is
+	// reached from the address addr computes (see spec.Access); nil for an
+	// offset no type fixes (a stack slot) or one CO-RE cannot relocate.
+	acc *spec.Access
+}
+
+// memChain is the chain that reads memory at the place's address plus
+// off: its Derefs, and their Access when any is relocatable, with leaf
+// (a member name, or "" for none) ending the last one's fields.
+func (pl place) memChain(off int64, leaf string) spec.Chain {
+	c := spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off+off)}
+	last := spec.Access{}
+	if pl.acc != nil && (off == 0 || leaf != "") {
+		last = *pl.acc
+		last.Fields = slices.Clone(last.Fields)
+		if leaf != "" {
+			last.Fields = append(last.Fields, leaf)
+		}
+	}
+	acc := append(accessOf(pl.addr, len(pl.addr.Derefs)), last)
+	if slices.ContainsFunc(acc, func(a spec.Access) bool { return a.Type != "" }) {
+		c.Access = acc
+	}
+	return c
+}
+
+// accessOf is c's Access, n entries, empty ones where c has none.
+func accessOf(c spec.Chain, n int) []spec.Access {
+	if len(c.Access) == n {
+		return slices.Clone(c.Access)
+	}
+	return make([]spec.Access, n)
+}
+
+// rootAccess starts the fields of a pointer's target t: a named struct
+// (through typedefs) is the root of a relocatable access, anything else
+// none.
+func rootAccess(t types.Type) *spec.Access {
+	if s, ok := types.Resolve(t).(*types.Struct); ok && s.Name != "" && s.Variants == nil {
+		return &spec.Access{Type: s.Name}
+	}
+	return nil
+}
+
+// withField is acc with fields appended, or nil.
+func withField(acc *spec.Access, fields ...string) *spec.Access {
+	if acc == nil {
+		return nil
+	}
+	c := *acc
+	c.Fields = append(slices.Clone(c.Fields), fields...)
+	return &c
 }
 
 // siteAt is the site a fetch is built for: its kind (spec.SiteEntry, ...)
@@ -217,6 +270,7 @@ func (r *Resolver) step(pl place, st Step) place {
 			return pl
 		}
 		pl.t = ptr.Target
+		pl.acc = rootAccess(ptr.Target)
 		t = types.Resolve(ptr.Target)
 	}
 	switch st.Kind {
@@ -226,7 +280,7 @@ func (r *Resolver) step(pl place, st Step) place {
 			pl.fault = fmt.Sprintf(".%s: %s is not a struct", st.Name, types.TypeString(pl.t))
 			return pl
 		}
-		m := member(s, st.Name)
+		m, path := memberPath(s, st.Name)
 		if d := dynamicMember(s, st.Name); m == nil && d != nil {
 			pl.fault = fmt.Sprintf("%s.%s: %s", s.Name, st.Name, d.Dynamic)
 			return pl
@@ -241,8 +295,10 @@ func (r *Resolver) step(pl place, st Step) place {
 		}
 		pl.off += m.ByteOffset()
 		pl.t = m.Type
+		pl.acc = withField(pl.acc, path...)
 		if m.BitSize > 0 {
 			pl.bit = &spec.Bitfield{Offset: int64(m.Offset) - 8*m.ByteOffset(), Size: int64(m.BitSize)}
+			pl.acc = nil // CO-RE relocates a bitfield's bits otherwise
 		}
 	case Index:
 		switch v := t.(type) {
@@ -254,11 +310,15 @@ func (r *Resolver) step(pl place, st Step) place {
 			}
 			pl.off += st.Index * es
 			pl.t = v.Elem
+			pl.acc = withField(pl.acc, fmt.Sprintf("[%d]", st.Index))
 		case *types.Pointer:
 			pl = r.load(pl)
 			es, _ := types.Sizeof(v.Target)
 			pl.off += st.Index * es
 			pl.t = v.Target
+			if pl.acc = rootAccess(v.Target); pl.acc != nil {
+				pl.acc.Index = st.Index
+			}
 		default:
 			pl.fault = fmt.Sprintf("[%d]: %s is neither an array nor a pointer", st.Index, types.TypeString(pl.t))
 		}
@@ -268,9 +328,16 @@ func (r *Resolver) step(pl place, st Step) place {
 
 // member finds a field by name, through Go embedded fields.
 func member(s *types.Struct, name string) *types.Member {
+	m, _ := memberPath(s, name)
+	return m
+}
+
+// memberPath is member, with the names of the members that lead to it:
+// the embedded structs a promoted field is reached through, then its own.
+func memberPath(s *types.Struct, name string) (*types.Member, []string) {
 	for i := range s.Members {
 		if s.Members[i].Name == name {
-			return &s.Members[i]
+			return &s.Members[i], []string{name}
 		}
 	}
 	return promoted(s, name)
@@ -291,16 +358,19 @@ func dynamicMember(s *types.Struct, name string) *types.Member {
 // pointer), at any depth, as Go promotes it: the shallowest wins, and two
 // at the same depth are ambiguous (nil). The copy's Offset counts from s.
 // load.Package embeds PackagePublic, so pkg->ImportPath is
-// pkg->PackagePublic.ImportPath.
-func promoted(s *types.Struct, name string) *types.Member {
+// pkg->PackagePublic.ImportPath, and the path is [PackagePublic
+// ImportPath].
+func promoted(s *types.Struct, name string) (*types.Member, []string) {
 	type level struct {
-		s   *types.Struct
-		off types.Bits
+		s    *types.Struct
+		off  types.Bits
+		path []string
 	}
-	cur := []level{{s, 0}}
+	cur := []level{{s, 0, nil}}
 	for depth := 0; depth < 8 && len(cur) > 0; depth++ {
 		var next []level
 		var found *types.Member
+		var path []string
 		n := 0
 		for _, l := range cur {
 			for i := range l.s.Members {
@@ -309,28 +379,29 @@ func promoted(s *types.Struct, name string) *types.Member {
 					c := *m
 					c.Offset += l.off
 					found, n = &c, n+1
+					path = append(slices.Clone(l.path), name)
 				}
 				if es, ok := types.Resolve(m.Type).(*types.Struct); ok && m.Embedded && m.BitSize == 0 {
-					next = append(next, level{es, l.off + m.Offset})
+					next = append(next, level{es, l.off + m.Offset, append(slices.Clone(l.path), m.Name)})
 				}
 			}
 		}
 		if n == 1 {
-			return found
+			return found, path
 		}
 		if n > 1 {
-			return nil
+			return nil, nil
 		}
 		cur = next
 	}
-	return nil
+	return nil, nil
 }
 
 // load reads the pointer the place holds: what follows is in memory at it.
 func (r *Resolver) load(pl place) place {
 	if pl.mem {
-		pl.addr = spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
-		pl.off = 0
+		pl.addr = pl.memChain(0, "")
+		pl.off, pl.acc = 0, nil
 		return pl
 	}
 	if pl.value != nil { // a pointer an expression computes
@@ -342,6 +413,21 @@ func (r *Resolver) load(pl place) place {
 		return pl
 	}
 	return place{mem: true, addr: spec.Chain{Reg: reg.Reg}, t: pl.t}
+}
+
+// memberAt names the member of the struct t that starts at byte off > 0
+// (a Go string's len, an interface's data word), or "".
+func memberAt(t types.Type, off int64) string {
+	s, ok := types.Resolve(t).(*types.Struct)
+	if !ok || off == 0 {
+		return ""
+	}
+	for _, m := range s.Members {
+		if m.ByteOffset() == off && m.BitSize == 0 && m.Name != "" {
+			return m.Name
+		}
+	}
+	return ""
 }
 
 // pieceAt is the register piece that holds exactly bytes [off, off+n).
@@ -373,7 +459,7 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 		typ = defaultType(t)
 	}
 	if typ == "" && pl.mem && pl.konst == nil {
-		whole := spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+		whole := pl.memChain(0, "")
 		switch v := t.(type) {
 		case *types.Struct:
 			if v.Variants == nil {
@@ -416,7 +502,7 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 			return spec.Chain{Expr: pl.value}, ""
 		}
 		if pl.mem {
-			return spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off+off)}, ""
+			return pl.memChain(off, memberAt(t, off)), ""
 		}
 		p, ok := pieceAt(pl.regs, pl.off+off, n)
 		if !ok {
@@ -621,7 +707,7 @@ func capture(pl place, captures *[]spec.Chain) place {
 	case pl.konst != nil:
 		return pl
 	case pl.mem:
-		c = spec.Chain{Reg: pl.addr.Reg, Expr: pl.addr.Expr, Derefs: append(append([]int64{}, pl.addr.Derefs...), pl.off)}
+		c = pl.memChain(0, "")
 	case pl.value != nil:
 		c = spec.Chain{Expr: pl.value}
 	case len(pl.regs) == 1 && !pl.regs[0].Vector:

@@ -47,6 +47,11 @@ func expandStruct(f spec.Fetch, k int) []spec.Fetch {
 		at := func(d int64) spec.Chain {
 			c := base
 			c.Derefs = append(append([]int64{}, base.Derefs[:len(base.Derefs)-1]...), base.Derefs[len(base.Derefs)-1]+m.off+d)
+			if n := len(c.Access); n > 0 {
+				// A part's offset is not a field path: fixed (checked
+				// where a relocated program loads).
+				c.Access = append(append([]spec.Access{}, c.Access[:n-1]...), spec.Access{})
+			}
 			return c
 		}
 		p := spec.Fetch{Name: m.name, Type: m.typ, Part: &spec.Part{Of: k, Offset: m.off}}

@@ -20,8 +20,11 @@ type GenOptions struct {
 	// not "", the file the artifact attaches to (a stripped copy with
 	// the same build-id).
 	Exe, Target string
-	Defs        []string
-	Matching    Matching
+	// CORE makes a bpf-c program relocate the fields it reads where it
+	// loads (codegen.BPFCOptions.CORE).
+	CORE     bool
+	Defs     []string
+	Matching Matching
 	// Log receives what reference builds say.
 	Log io.Writer
 }
@@ -37,6 +40,9 @@ func Gen(w io.Writer, o *GenOptions) error {
 	}
 	if len(o.Defs) == 0 {
 		return usage.Errorf("no probe definitions")
+	}
+	if o.CORE && o.Format != "bpf-c" {
+		return usage.Errorf("--core is for --format=bpf-c")
 	}
 	defs, err := parseDefs(o.Defs, o.Matching.Filter)
 	if err != nil {
@@ -85,7 +91,7 @@ func Gen(w io.Writer, o *GenOptions) error {
 	case "perf":
 		return codegen.WritePerf(bw, ps)
 	case "bpf-c":
-		return codegen.WriteBPFC(bw, ps, &codegen.BPFCOptions{Types: r.Types(defs)})
+		return codegen.WriteBPFC(bw, ps, &codegen.BPFCOptions{Types: r.Types(defs), CORE: o.CORE})
 	}
 	return spec.WriteSpec(bw, ps)
 }

@@ -43,6 +43,8 @@ type TraceOptions struct {
 	Metrics *MetricOptions
 	// Interval, when > 0, prints stat's counts at that interval too.
 	Interval time.Duration
+	// Object, when its Object is set, runs a compiled CO-RE program.
+	Object ObjectOptions
 }
 
 // Trace attaches the probes, runs the command (or waits for the process,
@@ -167,6 +169,13 @@ type tracer struct {
 
 // attach resolves the probes and attaches them the first time.
 func (o *TraceOptions) attach() (*tracer, error) {
+	var shape *spec.Spec
+	if o.Object.Object != "" {
+		var err error
+		if shape, o.Defs, err = o.Object.objectDefs(o.Defs, o.SpecFile); err != nil {
+			return nil, err
+		}
+	}
 	target, spec, err := o.targetSpec()
 	if err != nil {
 		return nil, err
@@ -175,6 +184,15 @@ func (o *TraceOptions) attach() (*tracer, error) {
 	aopts, err := o.attachOptions(target, spec)
 	if err != nil {
 		return nil, err
+	}
+	if shape != nil {
+		if err := o.Object.check(shape, spec, target); err != nil {
+			return nil, err
+		}
+		if aopts.Types, err = o.Object.targetTypes(target); err != nil {
+			return nil, err
+		}
+		aopts.Object = o.Object.Object
 	}
 	first, err := o.kernel().Attach(spec, target, aopts)
 	if err != nil {
@@ -261,6 +279,10 @@ func (t *tracer) printEvent(spec *spec.Spec, p Probes, e *spec.Event) {
 func (t *tracer) replaced() {
 	if len(t.o.Defs) == 0 && t.o.SpecFile == "" && hasTracepoints(t.spec) {
 		return // only kernel events: nothing in the file
+	}
+	if t.aopts.Object != "" {
+		t.o.note("%s was replaced on disk: the probes of %s stay on the old file (run it again for the new one)", t.target, t.aopts.Object)
+		return
 	}
 	s2, why := t.spec, ""
 	if t.o.SpecFile == "" {

@@ -191,6 +191,26 @@ type Chain struct {
 	Derefs  []int64    `json:"derefs,omitempty"`
 	Const   *int64     `json:"const,omitempty"`
 	Expr    []types.Op `json:"expr,omitempty"`
+	// Access, when not empty, has one entry per offset of Derefs: the
+	// fields that offset reaches, for programs whose offsets are relocated
+	// where they load (CO-RE). An entry without Type is an offset no type
+	// fixes (a stack slot), the same in every build.
+	Access []Access `json:"access,omitempty"`
+}
+
+// Access is how an offset of a Chain is reached through types: from the
+// start of the struct named Type (the model's name), through Fields in
+// turn: member names (a Go embedded struct's name where the member is
+// promoted from it) and "[N]" for element N of an array. Index, when not
+// 0, first steps Index elements of Type past the pointer (p[3].x).
+//
+// Worked example: c->labelPairs's length, c a *counter, is the offset of
+// {Type: "github.com/prometheus/client_golang/prometheus.counter",
+// Fields: ["labelPairs", "len"]}: 48 in client_golang v1.11, 56 in v1.23.
+type Access struct {
+	Type   string   `json:"type,omitempty"`
+	Index  int64    `json:"index,omitempty"`
+	Fields []string `json:"fields,omitempty"`
 }
 
 // WriteSpec writes s as indented JSON.

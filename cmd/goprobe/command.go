@@ -83,7 +83,8 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 	example := `  goprobe trace -x ./app 'main.(*acc).add v a->n'
   goprobe trace --json 'maybe_alloc n' -- ./prog 10
   goprobe trace -n 5 -p 4242 'malloc size'
-  goprobe trace --spec app.spec.json -x ./app.stripped -- ./app.stripped`
+  goprobe trace --spec app.spec.json -x ./app.stripped -- ./app.stripped
+  goprobe trace --bpf-obj counter.bpf.o --btf app.btf -- ./app`
 	if stat {
 		use, short = "stat [flags] 'PROBE'... [-- CMD ARGS...]", "Count the hits of each probe and print the counts at exit"
 		example = `  goprobe stat 'main.work' 'main.twice' -- ./app
@@ -103,6 +104,8 @@ func traceCommand(stdout, stderr io.Writer, stat bool) *cobra.Command {
 	addStopFlags(fl, &o.Stop)
 	addMatchFlags(fl, &o.Matching)
 	fl.StringVar(&o.SpecFile, "spec", "", "take the probes from a spec made by goprobe gen --format=spec (no debug info needed)")
+	fl.StringVar(&o.Object.Object, "bpf-obj", "", "run this compiled program of goprobe gen --format=bpf-c --core instead of goprobe's own, with the probes it was made for, its fields relocated against the target's types")
+	fl.StringVar(&o.Object.BTF, "btf", "", "with --bpf-obj: the target's BTF (gopahole --btf_encode_detached FILE BINARY); default: encoded from the target's DWARF")
 	fl.BoolVar(&o.JSON, "json", false, "print JSON lines (trace) or a JSON object (stat)")
 	if stat {
 		fl.BoolVar(&o.Stacks, "stacks", false, "count the hits per distinct user stack, unwound in the kernel")
