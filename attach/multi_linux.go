@@ -2,6 +2,7 @@ package attach
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -21,11 +22,14 @@ type siteGroup struct {
 
 // groupSites groups the sites of each probe whose programs have the same
 // bpfprog.Identity (with share; else every site is its own group) and
-// drops from cs the programs of all but the first site of a group.
-// Tracepoint sites stay alone: each is its own link.
+// drops from cs the programs of all but the first site of a group. With
+// share, the groups of a probe then become one, attached by one link,
+// whose program tail-calls each site's (dispatched). Tracepoint sites
+// stay alone: each is its own link.
 func groupSites(cs *ebpf.CollectionSpec, s *spec.Spec, share bool) ([]siteGroup, error) {
 	var groups []siteGroup
 	for i, p := range s.Probes {
+		first := len(groups)
 		byID := map[string]int{} // identity -> index in groups
 		for j, site := range p.Sites {
 			name := spec.ProgramName(i, j)
@@ -43,8 +47,41 @@ func groupSites(cs *ebpf.CollectionSpec, s *spec.Spec, share bool) ([]siteGroup,
 			}
 			groups = append(groups, siteGroup{probe: i, prog: name, sites: []int{j}})
 		}
+		if share {
+			groups = append(groups[:first], dispatched(cs, p, i, groups[first:])...)
+		}
 	}
 	return groups, nil
+}
+
+// dispatched makes the uprobe groups gs of probe p (index i) one group
+// when there are several: its program (bpfprog.Dispatch) runs each site's
+// by the site's cookie, so that the probe needs one link, not one per
+// group. Closing a link waits for the kernel's grace period; a probe at
+// 1,000 sites whose arguments differ would otherwise wait 1,000 times.
+func dispatched(cs *ebpf.CollectionSpec, p spec.Probe, i int, gs []siteGroup) []siteGroup {
+	var out, up []siteGroup
+	for _, g := range gs {
+		if p.Sites[g.sites[0]].Kind == spec.SiteTracepoint || cs.Programs[g.prog] == nil {
+			out = append(out, g)
+		} else {
+			up = append(up, g)
+		}
+	}
+	if len(up) < 2 {
+		return gs
+	}
+	all := siteGroup{probe: i, prog: bpfprog.DispatchName(i)}
+	progs := map[int]string{}
+	for _, g := range up {
+		for _, j := range g.sites {
+			progs[j] = g.prog
+			all.sites = append(all.sites, j)
+		}
+	}
+	slices.Sort(all.sites)
+	bpfprog.Dispatch(cs, i, progs, ebpf.AttachTraceUprobeMulti)
+	return append(out, all)
 }
 
 // attach attaches prog at the group's sites of p in ex: one uprobe_multi

@@ -7,8 +7,9 @@
 # the tool's start (reading the binary, loading, attaching), detach is the
 # tool's end less the program's end (detaching, reading the counts,
 # exiting). A second row traces hit's argument, a different constant at
-# each site: a program per site, a link per program (goprobe only). Every
-# run's count must equal the program's own record. Prints medians.
+# each site: a program per site, tail-called through one link by the
+# site's cookie (goprobe only). Every run's count must equal the
+# program's own record. Prints medians.
 #
 #   bash bench/multi.sh [SITES] [RUNS]     (defaults 1000 and 5)
 set -euo pipefail
@@ -77,4 +78,4 @@ col() { cut -d' ' -f"$1" "$out/$2" | median; }
 echo "one probe at $sites sites, median of $runs alternating runs ($(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg), $(bpftrace --version))"
 printf 'attach  goprobe %6.3f s | bpftrace %6.3f s\n' "$(col 1 multi.ours)" "$(col 1 multi.theirs)"
 printf 'detach  goprobe %6.3f s | bpftrace %6.3f s\n' "$(col 2 multi.ours)" "$(col 2 multi.theirs)"
-printf 'a program per site (goprobe trace): attach %.3f s, detach %.3f s\n' "$(col 1 multi.trace)" "$(col 2 multi.trace)"
+printf 'a program per site, one link (goprobe trace): attach %.3f s, detach %.3f s\n' "$(col 1 multi.trace)" "$(col 2 multi.trace)"
