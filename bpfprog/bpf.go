@@ -235,24 +235,12 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	if site.Kind == spec.SiteClear {
 		return clearProgram(a, site.Mark)
 	}
-	var in asm.Instructions
 	label := func(s string) string { return fmt.Sprintf("%s_%d_%d", s, i, j) }
-	in = append(in, asm.Mov.Reg(rCtx, asm.R1))
-	g, err := guarded(a, site.Guard, label("guard"))
+	fl, err := siteFilters(a, i, site, key, label)
 	if err != nil {
 		return nil, err
 	}
-	in = append(in, g...)
-	mk, err := markInsns(a, site.Mark, label("mark"))
-	if err != nil {
-		return nil, err
-	}
-	in = append(in, mk...)
-	fl, err := filterInsns(a, i, site, key, label("filter"))
-	if err != nil {
-		return nil, err
-	}
-	in = append(in, fl...)
+	in := append(asm.Instructions{asm.Mov.Reg(rCtx, asm.R1)}, fl...)
 	in = append(in, count(int32(i))...)
 	if stacks == CountStacks {
 		in = append(in, stackCount(a, i, label("stack_counted"), depth)...)
@@ -264,17 +252,62 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	if stacks == EventStacks {
 		size += 8 * depth
 	}
+	in = append(in, reserveEvent(i, j, nprobes, size, cookie, label("reserved"))...)
+	args, err := siteArgs(a, i, site, key, label)
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, args...)
+	if stacks == EventStacks {
+		in = append(in, stackEvent(a, int16(spec.EventHeader+spec.ArgSlot*len(site.Args)), label("stacked"), depth)...)
+	}
 	in = append(in,
+		asm.StoreMem(rRec, spec.EventOK, rOK, asm.DWord),
+		asm.Mov.Reg(asm.R1, rRec),
+		asm.Mov.Imm(asm.R2, 0),
+		asm.FnRingbufSubmit.Call(),
+		asm.Mov.Imm(asm.R0, 0),
+		asm.Return(),
+	)
+	return in, nil
+}
+
+// siteFilters are the guard, the mark and the filter of probe i's site,
+// each of which may end the program before the site counts a hit (the
+// context in rCtx).
+func siteFilters(a *arch.Arch, i int, site spec.Site, key string, label func(string) string) (asm.Instructions, error) {
+	in, err := guarded(a, site.Guard, label("guard"))
+	if err != nil {
+		return nil, err
+	}
+	mk, err := markInsns(a, site.Mark, label("mark"))
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, mk...)
+	fl, err := filterInsns(a, i, site, key, label("filter"))
+	if err != nil {
+		return nil, err
+	}
+	return append(in, fl...), nil
+}
+
+// reserveEvent reserves size bytes of the events ring for probe i's site
+// j (a drop is counted under nprobes when the ring is full, and the
+// program ends), keeps the record in rRec and writes its header: probe,
+// site (the attach cookie with cookie), thread, time; rOK starts at 0.
+func reserveEvent(i, j, nprobes, size int, cookie bool, reserved string) asm.Instructions {
+	in := asm.Instructions{
 		asm.LoadMapPtr(asm.R1, 0).WithReference("events"),
 		asm.Mov.Imm(asm.R2, int32(size)),
 		asm.Mov.Imm(asm.R3, 0),
 		asm.FnRingbufReserve.Call(),
-		asm.JNE.Imm(asm.R0, 0, label("reserved")),
-	)
+		asm.JNE.Imm(asm.R0, 0, reserved),
+	}
 	in = append(in, count(int32(nprobes))...) // no room: count the drop
 	in = append(in, asm.Mov.Imm(asm.R0, 0), asm.Return())
 	in = append(in,
-		asm.Mov.Reg(rRec, asm.R0).WithSymbol(label("reserved")),
+		asm.Mov.Reg(rRec, asm.R0).WithSymbol(reserved),
 		asm.StoreImm(rRec, spec.EventProbe, int64(i), asm.Word),
 	)
 	if cookie {
@@ -286,13 +319,20 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 	} else {
 		in = append(in, asm.StoreImm(rRec, spec.EventSite, int64(j), asm.Word))
 	}
-	in = append(in,
+	return append(in,
 		asm.FnGetCurrentPidTgid.Call(),
 		asm.StoreMem(rRec, spec.EventPidTgid, asm.R0, asm.DWord),
 		asm.FnKtimeGetNs.Call(),
 		asm.StoreMem(rRec, spec.EventTime, asm.R0, asm.DWord),
 		asm.Mov.Imm(rOK, 0),
 	)
+}
+
+// siteArgs fetches the site's arguments into their slots of the record
+// in rRec; a site that reads what its call's entry captured looks the
+// capture up first and deletes it after.
+func siteArgs(a *arch.Arch, i int, site spec.Site, key string, label func(string) string) (asm.Instructions, error) {
+	var in asm.Instructions
 	caps := usesCaptures(site)
 	if caps {
 		k, err := captured(a, key, i)
@@ -327,17 +367,6 @@ func siteProgram(a *arch.Arch, i, j, nprobes int, site spec.Site, key string, st
 			asm.FnMapDeleteElem.Call(),
 		)
 	}
-	if stacks == EventStacks {
-		in = append(in, stackEvent(a, int16(spec.EventHeader+spec.ArgSlot*len(site.Args)), label("stacked"), depth)...)
-	}
-	in = append(in,
-		asm.StoreMem(rRec, spec.EventOK, rOK, asm.DWord),
-		asm.Mov.Reg(asm.R1, rRec),
-		asm.Mov.Imm(asm.R2, 0),
-		asm.FnRingbufSubmit.Call(),
-		asm.Mov.Imm(asm.R0, 0),
-		asm.Return(),
-	)
 	return in, nil
 }
 

@@ -38,114 +38,165 @@ func exprInsns(a *arch.Arch, ops []types.Op, at uint64, fail string) (asm.Instru
 	}
 	// Labels unique in the program, which may hold several expressions
 	// with the same fail label (a string's pointer and length).
-	n := exprCount.Add(1)
-	label := func(i int, s string) string { return fmt.Sprintf("%s_x%d_%d%s", fail, n, i, s) }
-	var in asm.Instructions
-	depth := 0
-	// Where each operation starts, and at what depth, for the branches.
-	targets := map[int]int{}
+	x := &exprCompiler{a: a, at: at, fail: fail, n: exprCount.Add(1), targets: map[int]int{}, reachable: true}
 	for i, o := range ops {
 		if o.Code == types.OpSkip || o.Code == types.OpBra {
-			targets[i+1+int(o.Value)] = -1
+			x.targets[i+1+int(o.Value)] = -1
 		}
 	}
-	load := func(r asm.Register, d int) asm.Instruction { return asm.LoadMem(r, asm.RFP, exprSlot(d), asm.DWord) }
-	store := func(d int, r asm.Register) asm.Instruction { return asm.StoreMem(asm.RFP, exprSlot(d), r, asm.DWord) }
-	reachable := true
 	for i := 0; i <= len(ops); i++ {
-		if d, ok := targets[i]; ok {
+		if d, ok := x.targets[i]; ok {
 			if d >= 0 {
-				depth, reachable = d, true
+				x.depth, x.reachable = d, true
 			}
 			// A label on a no-op register move: the next operation's
 			// instructions follow it.
-			in = append(in, asm.Mov.Imm(asm.R3, 0).WithSymbol(label(i, "")))
+			x.in = append(x.in, asm.Mov.Imm(asm.R3, 0).WithSymbol(x.label(i, "")))
 		}
 		if i == len(ops) {
 			break
 		}
-		o := ops[i]
-		if !reachable {
+		if !x.reachable {
 			continue
 		}
-		switch o.Code {
-		case types.OpReg:
-			off, ok := a.PtRegs[o.Reg]
-			if !ok {
-				return nil, fmt.Errorf("register %s is not in pt_regs", o.Reg)
-			}
-			in = append(in, asm.LoadMem(asm.R1, rCtx, off, asm.DWord), store(depth, asm.R1))
-			depth++
-		case types.OpConst:
-			in = append(in, asm.LoadImm(asm.R1, o.Value, asm.DWord), store(depth, asm.R1))
-			depth++
-		case types.OpAddr:
-			ip, ok := a.PtRegs["RIP"]
-			if !ok {
-				ip, ok = a.PtRegs["PC"]
-			}
-			if !ok {
-				return nil, fmt.Errorf("%s: no instruction pointer in pt_regs", a.Name)
-			}
-			in = append(in,
-				asm.LoadMem(asm.R1, rCtx, ip, asm.DWord),
-				asm.LoadImm(asm.R2, o.Value-int64(at), asm.DWord),
-				asm.Add.Reg(asm.R1, asm.R2),
-				store(depth, asm.R1))
-			depth++
-		case types.OpDeref:
-			slot := exprSlot(depth - 1)
-			in = append(in,
-				asm.LoadMem(asm.R3, asm.RFP, slot, asm.DWord),
-				bpfasm.StoreImm64(asm.RFP, slot, 0),
-				asm.Mov.Reg(asm.R1, asm.RFP),
-				asm.Add.Imm(asm.R1, int32(slot)),
-				asm.Mov.Imm(asm.R2, int32(o.Value)),
-				asm.FnProbeReadUser.Call(),
-				asm.JNE.Imm(asm.R0, 0, fail),
-			)
-		case types.OpNeg, types.OpNot, types.OpAbs, types.OpZext, types.OpSext:
-			in = append(in, load(asm.R1, depth-1))
-			in = append(in, unary(o, label(i, "_abs"))...)
-			in = append(in, store(depth-1, asm.R1))
-		case types.OpDup, types.OpOver, types.OpPick:
-			k := map[types.OpCode]int{types.OpDup: 0, types.OpOver: 1, types.OpPick: int(o.Value)}[o.Code]
-			in = append(in, load(asm.R1, depth-1-k), store(depth, asm.R1))
-			depth++
-		case types.OpDrop:
-			depth--
-		case types.OpSwap:
-			in = append(in, load(asm.R1, depth-1), load(asm.R2, depth-2), store(depth-1, asm.R2), store(depth-2, asm.R1))
-		case types.OpRot: // a b c -> c a b
-			in = append(in, load(asm.R1, depth-3), load(asm.R2, depth-2), load(asm.R3, depth-1),
-				store(depth-3, asm.R3), store(depth-2, asm.R1), store(depth-1, asm.R2))
-		case types.OpSkip:
-			to := i + 1 + int(o.Value)
-			targets[to] = depth
-			in = append(in, asm.Ja.Label(label(to, "")))
-			reachable = false
-		case types.OpBra:
-			depth--
-			to := i + 1 + int(o.Value)
-			targets[to] = depth
-			in = append(in, load(asm.R1, depth), asm.JNE.Imm(asm.R1, 0, label(to, "")))
-		case types.OpFail:
-			in = append(in, asm.Ja.Label(fail))
-			reachable = false
-		case types.OpEntry, types.OpCFA, types.OpParam:
-			return nil, fmt.Errorf("%s is not lowered for the site", o.Code)
-		default:
-			code, err := binaryOp(o.Code, label(i, ""), fail)
-			if err != nil {
-				return nil, err
-			}
-			in = append(in, load(asm.R1, depth-2), load(asm.R2, depth-1))
-			in = append(in, code...)
-			in = append(in, store(depth-2, asm.R1))
-			depth--
+		if err := x.op(i, ops[i]); err != nil {
+			return nil, err
 		}
 	}
-	return append(in, load(asm.R1, depth-1)), nil
+	return append(x.in, exprLoad(asm.R1, x.depth-1)), nil
+}
+
+// exprCompiler is what exprInsns keeps as it compiles one expression.
+type exprCompiler struct {
+	a         *arch.Arch
+	at        uint64 // the file address the program is attached at
+	fail      string // the label a failure jumps to
+	n         uint64 // the expression's number, in its labels
+	in        asm.Instructions
+	depth     int         // of the stack machine, before the next operation
+	targets   map[int]int // operation -> depth there, for the branches (-1: not yet known)
+	reachable bool        // false after an unconditional jump, up to a target
+}
+
+// label is a label unique in the program, for operation i.
+func (x *exprCompiler) label(i int, s string) string {
+	return fmt.Sprintf("%s_x%d_%d%s", x.fail, x.n, i, s)
+}
+
+func exprLoad(r asm.Register, d int) asm.Instruction {
+	return asm.LoadMem(r, asm.RFP, exprSlot(d), asm.DWord)
+}
+
+func exprStore(d int, r asm.Register) asm.Instruction {
+	return asm.StoreMem(asm.RFP, exprSlot(d), r, asm.DWord)
+}
+
+// op compiles operation i, o.
+func (x *exprCompiler) op(i int, o types.Op) error {
+	switch o.Code {
+	case types.OpReg, types.OpConst, types.OpAddr:
+		return x.push(o)
+	case types.OpDeref:
+		slot := exprSlot(x.depth - 1)
+		x.in = append(x.in,
+			asm.LoadMem(asm.R3, asm.RFP, slot, asm.DWord),
+			bpfasm.StoreImm64(asm.RFP, slot, 0),
+			asm.Mov.Reg(asm.R1, asm.RFP),
+			asm.Add.Imm(asm.R1, int32(slot)),
+			asm.Mov.Imm(asm.R2, int32(o.Value)),
+			asm.FnProbeReadUser.Call(),
+			asm.JNE.Imm(asm.R0, 0, x.fail),
+		)
+	case types.OpNeg, types.OpNot, types.OpAbs, types.OpZext, types.OpSext:
+		x.in = append(x.in, exprLoad(asm.R1, x.depth-1))
+		x.in = append(x.in, unary(o, x.label(i, "_abs"))...)
+		x.in = append(x.in, exprStore(x.depth-1, asm.R1))
+	case types.OpDup, types.OpOver, types.OpPick, types.OpDrop, types.OpSwap, types.OpRot:
+		x.stack(o)
+	case types.OpSkip, types.OpBra, types.OpFail:
+		x.jump(i, o)
+	case types.OpEntry, types.OpCFA, types.OpParam:
+		return fmt.Errorf("%s is not lowered for the site", o.Code)
+	default:
+		code, err := binaryOp(o.Code, x.label(i, ""), x.fail)
+		if err != nil {
+			return err
+		}
+		x.in = append(x.in, exprLoad(asm.R1, x.depth-2), exprLoad(asm.R2, x.depth-1))
+		x.in = append(x.in, code...)
+		x.in = append(x.in, exprStore(x.depth-2, asm.R1))
+		x.depth--
+	}
+	return nil
+}
+
+// push compiles an operation that pushes a value: a register, a
+// constant, a static address relocated by the distance between the
+// instruction pointer and at.
+func (x *exprCompiler) push(o types.Op) error {
+	switch o.Code {
+	case types.OpReg:
+		off, ok := x.a.PtRegs[o.Reg]
+		if !ok {
+			return fmt.Errorf("register %s is not in pt_regs", o.Reg)
+		}
+		x.in = append(x.in, asm.LoadMem(asm.R1, rCtx, off, asm.DWord))
+	case types.OpConst:
+		x.in = append(x.in, asm.LoadImm(asm.R1, o.Value, asm.DWord))
+	case types.OpAddr:
+		ip, ok := x.a.PtRegs["RIP"]
+		if !ok {
+			ip, ok = x.a.PtRegs["PC"]
+		}
+		if !ok {
+			return fmt.Errorf("%s: no instruction pointer in pt_regs", x.a.Name)
+		}
+		x.in = append(x.in,
+			asm.LoadMem(asm.R1, rCtx, ip, asm.DWord),
+			asm.LoadImm(asm.R2, o.Value-int64(x.at), asm.DWord),
+			asm.Add.Reg(asm.R1, asm.R2))
+	}
+	x.in = append(x.in, exprStore(x.depth, asm.R1))
+	x.depth++
+	return nil
+}
+
+// stack compiles an operation that moves the stack's entries.
+func (x *exprCompiler) stack(o types.Op) {
+	d := x.depth
+	switch o.Code {
+	case types.OpDup, types.OpOver, types.OpPick:
+		k := map[types.OpCode]int{types.OpDup: 0, types.OpOver: 1, types.OpPick: int(o.Value)}[o.Code]
+		x.in = append(x.in, exprLoad(asm.R1, d-1-k), exprStore(d, asm.R1))
+		x.depth++
+	case types.OpDrop:
+		x.depth--
+	case types.OpSwap:
+		x.in = append(x.in, exprLoad(asm.R1, d-1), exprLoad(asm.R2, d-2), exprStore(d-1, asm.R2), exprStore(d-2, asm.R1))
+	case types.OpRot: // a b c -> c a b
+		x.in = append(x.in, exprLoad(asm.R1, d-3), exprLoad(asm.R2, d-2), exprLoad(asm.R3, d-1),
+			exprStore(d-3, asm.R3), exprStore(d-2, asm.R1), exprStore(d-1, asm.R2))
+	}
+}
+
+// jump compiles a branch forward (its target's depth noted) or a jump to
+// the fail label.
+func (x *exprCompiler) jump(i int, o types.Op) {
+	switch o.Code {
+	case types.OpSkip:
+		to := i + 1 + int(o.Value)
+		x.targets[to] = x.depth
+		x.in = append(x.in, asm.Ja.Label(x.label(to, "")))
+		x.reachable = false
+	case types.OpBra:
+		x.depth--
+		to := i + 1 + int(o.Value)
+		x.targets[to] = x.depth
+		x.in = append(x.in, exprLoad(asm.R1, x.depth), asm.JNE.Imm(asm.R1, 0, x.label(to, "")))
+	case types.OpFail:
+		x.in = append(x.in, asm.Ja.Label(x.fail))
+		x.reachable = false
+	}
 }
 
 // unary applies o to R1.

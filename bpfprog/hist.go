@@ -97,22 +97,30 @@ func numeric(typ string) bool {
 func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, error) {
 	label := func(s string) string { return fmt.Sprintf("h_%s_%d_%d", s, i, j) }
 	in := asm.Instructions{asm.Mov.Reg(rCtx, asm.R1), asm.Mov.Imm(rOK, 0)}
-	g, err := guarded(a, site.Guard, label("guard"))
-	if err != nil {
-		return nil, err
-	}
-	in = append(in, g...)
-	mk, err := markInsns(a, site.Mark, label("mark"))
-	if err != nil {
-		return nil, err
-	}
-	in = append(in, mk...)
-	fl, err := filterInsns(a, i, site, "", label("filter"))
+	fl, err := siteFilters(a, i, site, "", label)
 	if err != nil {
 		return nil, err
 	}
 	in = append(in, fl...)
 	in = append(in, count(int32(i))...)
+	fetch, err := histFetch(a, i, site, label)
+	if err != nil {
+		return nil, err
+	}
+	in = append(in, fetch...)
+	in = append(in, histEntry(label)...)
+	if len(site.Args) == 2 && site.Args[1].Unavailable == "" {
+		in = append(in, histAdd(site.Args[1].Type[0] == 's', label)...)
+	}
+	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(label("out")), asm.Return())
+	return in, nil
+}
+
+// histFetch writes the key of probe i's site at histKeySlot (the probe,
+// the rOK bits, the key's value) and its value, if it has one, at
+// histValSlot.
+func histFetch(a *arch.Arch, i int, site spec.Site, label func(string) string) (asm.Instructions, error) {
+	var in asm.Instructions
 	for off := int16(0); off < spec.HistKeySize; off += 8 {
 		in = append(in, bpfasm.StoreImm64(asm.RFP, histKeySlot+off, 0))
 	}
@@ -126,9 +134,7 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 		in = append(in, code...)
 		in = append(in, widen(k, histKeySlot+8)...)
 	}
-	hasValue := len(site.Args) == 2 && site.Args[1].Unavailable == ""
-	signed := hasValue && site.Args[1].Type[0] == 's'
-	if hasValue {
+	if len(site.Args) == 2 && site.Args[1].Unavailable == "" {
 		in = append(in, bpfasm.StoreImm64(asm.RFP, histValSlot, 0))
 		code, err := fetchProgram(a, site.Args[1], site.Addr, asm.RFP, histValSlot, label("val"), 1, false)
 		if err != nil {
@@ -137,8 +143,13 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 		in = append(in, code...)
 		in = append(in, widen(site.Args[1], histValSlot)...)
 	}
-	in = append(in, asm.StoreMem(asm.RFP, histKeySlot+4, rOK, asm.Word))
-	in = append(in, bpfasm.Lookup("hist", histKeySlot, "")...)
+	return append(in, asm.StoreMem(asm.RFP, histKeySlot+4, rOK, asm.Word)), nil
+}
+
+// histEntry finds the key's entry in the hist map, inserting a zeroed one
+// for a new key, and counts the hit in it; R0 points to the entry.
+func histEntry(label func(string) string) asm.Instructions {
+	in := bpfasm.Lookup("hist", histKeySlot, "")
 	in = append(in, asm.JNE.Imm(asm.R0, 0, label("have")))
 	// A new key: insert it with the zeroed value, then look it up.
 	in = append(in, asm.StoreImm(asm.RFP, slotKey, 0, asm.Word))
@@ -152,56 +163,58 @@ func histProgram(a *arch.Arch, i, j int, site spec.Site) (asm.Instructions, erro
 		asm.FnMapUpdateElem.Call(),
 	)
 	in = append(in, bpfasm.Lookup("hist", histKeySlot, label("out"))...)
-	in = append(in,
+	return append(in,
 		asm.Mov.Imm(asm.R1, 1).WithSymbol(label("have")),
 		asm.StoreXAdd(asm.R0, asm.R1, asm.DWord),
 	)
-	if hasValue {
-		// Only a value that was read counts in the sum and the buckets.
+}
+
+// histAdd adds the value at histValSlot, when it was read, to the sum of
+// the entry R0 points to and counts it in its log2 bucket, or with signed
+// in the negatives when below zero.
+func histAdd(signed bool, label func(string) string) asm.Instructions {
+	// Only a value that was read counts in the sum and the buckets.
+	in := asm.Instructions{
+		asm.Mov.Reg(asm.R1, rOK),
+		asm.And.Imm(asm.R1, 2),
+		asm.JEq.Imm(asm.R1, 0, label("out")),
+		asm.LoadMem(asm.R3, asm.RFP, histValSlot, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.Add.Imm(asm.R1, 8),
+		asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
+	}
+	if signed { // a value below zero counts in the negatives
 		in = append(in,
-			asm.Mov.Reg(asm.R1, rOK),
-			asm.And.Imm(asm.R1, 2),
-			asm.JEq.Imm(asm.R1, 0, label("out")),
-			asm.LoadMem(asm.R3, asm.RFP, histValSlot, asm.DWord),
+			asm.JSGE.Imm(asm.R3, 0, label("pos")),
 			asm.Mov.Reg(asm.R1, asm.R0),
-			asm.Add.Imm(asm.R1, 8),
-			asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
-		)
-		if signed { // a value below zero counts in the negatives
-			in = append(in,
-				asm.JSGE.Imm(asm.R3, 0, label("pos")),
-				asm.Mov.Reg(asm.R1, asm.R0),
-				asm.Add.Imm(asm.R1, 16+8*spec.HistBuckets),
-				asm.Mov.Imm(asm.R3, 1),
-				asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
-				asm.Ja.Label(label("out")),
-			)
-		}
-		// R2 = bit length of R3 (0 for 0), by halving.
-		in = append(in, asm.Mov.Imm(asm.R2, 0).WithSymbol(label("pos")))
-		for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
-			skip := label(fmt.Sprintf("sh%d", sh))
-			in = append(in,
-				asm.Mov.Reg(asm.R4, asm.R3),
-				asm.RSh.Imm(asm.R4, sh),
-				asm.JEq.Imm(asm.R4, 0, skip),
-				asm.Mov.Reg(asm.R3, asm.R4),
-				asm.Add.Imm(asm.R2, sh),
-				asm.Mov.Reg(asm.R4, asm.R4).WithSymbol(skip),
-			)
-		}
-		in = append(in,
-			asm.Add.Reg(asm.R2, asm.R3), // the last bit: 1 unless the value was 0
-			asm.JLE.Imm(asm.R2, spec.HistBuckets-1, label("inrange")),
-			asm.Mov.Imm(asm.R2, spec.HistBuckets-1),
-			asm.LSh.Imm(asm.R2, 3).WithSymbol(label("inrange")),
-			asm.Mov.Reg(asm.R1, asm.R0),
-			asm.Add.Imm(asm.R1, 16), // the buckets follow count and sum
-			asm.Add.Reg(asm.R1, asm.R2),
+			asm.Add.Imm(asm.R1, 16+8*spec.HistBuckets),
 			asm.Mov.Imm(asm.R3, 1),
 			asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
+			asm.Ja.Label(label("out")),
 		)
 	}
-	in = append(in, asm.Mov.Imm(asm.R0, 0).WithSymbol(label("out")), asm.Return())
-	return in, nil
+	// R2 = bit length of R3 (0 for 0), by halving.
+	in = append(in, asm.Mov.Imm(asm.R2, 0).WithSymbol(label("pos")))
+	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
+		skip := label(fmt.Sprintf("sh%d", sh))
+		in = append(in,
+			asm.Mov.Reg(asm.R4, asm.R3),
+			asm.RSh.Imm(asm.R4, sh),
+			asm.JEq.Imm(asm.R4, 0, skip),
+			asm.Mov.Reg(asm.R3, asm.R4),
+			asm.Add.Imm(asm.R2, sh),
+			asm.Mov.Reg(asm.R4, asm.R4).WithSymbol(skip),
+		)
+	}
+	return append(in,
+		asm.Add.Reg(asm.R2, asm.R3), // the last bit: 1 unless the value was 0
+		asm.JLE.Imm(asm.R2, spec.HistBuckets-1, label("inrange")),
+		asm.Mov.Imm(asm.R2, spec.HistBuckets-1),
+		asm.LSh.Imm(asm.R2, 3).WithSymbol(label("inrange")),
+		asm.Mov.Reg(asm.R1, asm.R0),
+		asm.Add.Imm(asm.R1, 16), // the buckets follow count and sum
+		asm.Add.Reg(asm.R1, asm.R2),
+		asm.Mov.Imm(asm.R3, 1),
+		asm.StoreXAdd(asm.R1, asm.R3, asm.DWord),
+	)
 }

@@ -29,15 +29,6 @@ func Prototype(fn *types.Func) string { return prototype(fn, "") }
 // prototype is Prototype followed by tail, spelled into one buffer sized
 // up front (a C++ prototype runs to thousands of bytes).
 func prototype(fn *types.Func, tail string) string {
-	ts := func(t types.Type) string {
-		s := types.Spell(t, fn.Lang, types.SyntaxNative)
-		if fn.Lang == types.LangGo {
-			if pkg := GoPackage(fn.Name); pkg != "" {
-				s = strings.ReplaceAll(s, pkg+".", "")
-			}
-		}
-		return s
-	}
 	var ins []types.Param
 	var outs []types.Param
 	for _, p := range fn.Params {
@@ -50,88 +41,116 @@ func prototype(fn *types.Func, tail string) string {
 	var b strings.Builder
 	switch fn.Lang {
 	case types.LangGo:
-		b.WriteString("func ")
-		name := fn.Name
-		if recv, method, ok := goMethod(fn.Name); ok && len(ins) > 0 {
-			b.WriteString("(" + goParam(ins[0].Name) + " " + recv + ") ")
-			name = method
-			ins = ins[1:]
-		}
-		b.WriteString(name + "(")
-		for i, p := range ins {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(goParam(p.Name) + " " + ts(p.Type))
-		}
-		b.WriteString(")")
-		named := false
-		for _, p := range outs {
-			named = named || !strings.HasPrefix(p.Name, "~")
-		}
-		switch {
-		case len(outs) == 1 && !named:
-			b.WriteString(" " + ts(outs[0].Type))
-		case len(outs) > 0:
-			b.WriteString(" (")
-			for i, p := range outs {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				if named {
-					b.WriteString(goParam(p.Name) + " ")
-				}
-				b.WriteString(ts(p.Type))
-			}
-			b.WriteString(")")
-		}
+		goPrototype(&b, fn, ins, outs)
 	case types.LangRust, types.LangZig:
-		b.WriteString("fn " + fn.Name + "(")
-		for i, p := range ins {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(p.Name + ": " + ts(p.Type))
-		}
-		b.WriteString(")")
-		if fn.Return != nil {
-			if fn.Lang == types.LangRust {
-				b.WriteString(" ->")
-			}
-			b.WriteString(" " + ts(fn.Return))
-		} else if fn.Lang == types.LangZig {
-			b.WriteString(" void")
-		}
+		rustZigPrototype(&b, fn, ins)
 	default:
-		head := types.Declare(fn.Return, fn.Name)
-		params := make([]string, len(ins))
-		n := len(head) + len(tail) + len("(void, ...)")
-		for i, p := range ins {
-			params[i] = types.Declare(p.Type, p.Name)
-			n += len(params[i]) + 2
-		}
-		b.Grow(n)
-		b.WriteString(head)
-		b.WriteByte('(')
-		if len(ins) == 0 && !fn.Variadic {
-			b.WriteString("void")
-		}
-		for i, p := range params {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(p)
-		}
-		if fn.Variadic {
-			if len(ins) > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("...")
-		}
-		b.WriteString(")")
+		cPrototype(&b, fn, ins, len(tail))
 	}
 	b.WriteString(tail)
 	return b.String()
+}
+
+// native spells t in fn's language; in Go, without the package of fn.
+func native(fn *types.Func, t types.Type) string {
+	s := types.Spell(t, fn.Lang, types.SyntaxNative)
+	if fn.Lang == types.LangGo {
+		if pkg := GoPackage(fn.Name); pkg != "" {
+			s = strings.ReplaceAll(s, pkg+".", "")
+		}
+	}
+	return s
+}
+
+// goPrototype writes fn as a Go func: a method with its receiver, results
+// named where one is.
+func goPrototype(b *strings.Builder, fn *types.Func, ins, outs []types.Param) {
+	b.WriteString("func ")
+	name := fn.Name
+	if recv, method, ok := goMethod(fn.Name); ok && len(ins) > 0 {
+		b.WriteString("(" + goParam(ins[0].Name) + " " + recv + ") ")
+		name = method
+		ins = ins[1:]
+	}
+	b.WriteString(name + "(")
+	for i, p := range ins {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(goParam(p.Name) + " " + native(fn, p.Type))
+	}
+	b.WriteString(")")
+	named := false
+	for _, p := range outs {
+		named = named || !strings.HasPrefix(p.Name, "~")
+	}
+	switch {
+	case len(outs) == 1 && !named:
+		b.WriteString(" " + native(fn, outs[0].Type))
+	case len(outs) > 0:
+		b.WriteString(" (")
+		for i, p := range outs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if named {
+				b.WriteString(goParam(p.Name) + " ")
+			}
+			b.WriteString(native(fn, p.Type))
+		}
+		b.WriteString(")")
+	}
+}
+
+// rustZigPrototype writes fn as a Rust or Zig fn.
+func rustZigPrototype(b *strings.Builder, fn *types.Func, ins []types.Param) {
+	b.WriteString("fn " + fn.Name + "(")
+	for i, p := range ins {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Name + ": " + native(fn, p.Type))
+	}
+	b.WriteString(")")
+	if fn.Return != nil {
+		if fn.Lang == types.LangRust {
+			b.WriteString(" ->")
+		}
+		b.WriteString(" " + native(fn, fn.Return))
+	} else if fn.Lang == types.LangZig {
+		b.WriteString(" void")
+	}
+}
+
+// cPrototype writes fn as a C declarator, (void) for no parameters;
+// tail is the length of what follows, to size the buffer once.
+func cPrototype(b *strings.Builder, fn *types.Func, ins []types.Param, tail int) {
+	head := types.Declare(fn.Return, fn.Name)
+	params := make([]string, len(ins))
+	n := len(head) + tail + len("(void, ...)")
+	for i, p := range ins {
+		params[i] = types.Declare(p.Type, p.Name)
+		n += len(params[i]) + 2
+	}
+	b.Grow(n)
+	b.WriteString(head)
+	b.WriteByte('(')
+	if len(ins) == 0 && !fn.Variadic {
+		b.WriteString("void")
+	}
+	for i, p := range params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p)
+	}
+	if fn.Variadic {
+		if len(ins) > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("...")
+	}
+	b.WriteString(")")
 }
 
 // goParam spells a Go parameter name: the compiler calls unnamed ones ~pN

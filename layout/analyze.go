@@ -206,89 +206,23 @@ func tailPadding(st *types.Struct) int64 {
 // hole goes to the member before it; bits a bitfield storage unit leaves
 // unused before the next member are that member's bit hole.
 func (l *Layout) findHoles() {
-	size := types.Bits(l.Size * 8)
-	var (
-		curEnd     = size // end of the current bitfield storage unit, in bits
-		curUnit    types.Bits
-		lastSeen   types.Bits
-		inBitfield bool
-		last       *Slot
-	)
+	h := holeScan{size: types.Bits(l.Size * 8)}
+	h.curEnd = h.size
+	var last *Slot
 	l.Holes, l.BitHoles = nil, nil
 	l.SumMembers, l.SumBits, l.SumHoles, l.SumBitHoles = 0, 0, 0, 0
 	for i := range l.Members {
 		pos := &l.Members[i]
 		pos.Hole, pos.BitHole = 0, 0
-		start := pos.BitOffset
-		var end types.Bits
-		switch {
-		case pos.IsBitfield():
-			end = start + pos.BitSize
-		case start >= size && size > 0:
-			// A member at the end of the type is its unsized tail (a
-			// Rust DST's slice, which DWARF gives one element): it
-			// takes no bytes of the type, as a flexible array.
-			end = start
-		default:
-			end = start + types.Bits(pos.Size*8)
-		}
-		var bitHoles types.Bits
-		var byteHoles int64
-		bitHoleAt := lastSeen
-		var byteHoleAt int64
-		if inBitfield {
-			// Trailing bits of the previous storage unit.
-			bfEnd := min(start, curEnd)
-			bitHoles = bfEnd - lastSeen
-			lastSeen = bfEnd
-		}
-		if pos.IsBitfield() {
-			aligned := types.Bits(pos.UnitOffset * 8)
-			if lastSeen < aligned && aligned <= start {
-				byteHoleAt = lastSeen.Bytes()
-				byteHoles = pos.UnitOffset - lastSeen.Bytes()
-				lastSeen = aligned
-			}
-			if bitHoles <= 0 {
-				bitHoleAt = lastSeen
-			}
-			bitHoles += start - lastSeen
-		} else {
-			byteHoleAt = lastSeen.Bytes()
-			byteHoles = start.Bytes() - lastSeen.Bytes()
-		}
-		// Members that overlap what came before (a C++ empty base, a
-		// zero-size field) count only for the bytes they add.
-		if byteHoles < 0 {
-			byteHoles = 0
-		}
-		if bitHoles < 0 {
-			bitHoles = 0
-		}
+		end := h.end(pos)
+		byteHoleAt, byteHoles, bitHoleAt, bitHoles := h.holesBefore(pos)
 		if pos.IsBitfield() {
 			l.SumBits += pos.BitSize
-		} else if end > lastSeen {
-			from := max(start, lastSeen)
+		} else if end > h.lastSeen {
+			from := max(pos.BitOffset, h.lastSeen)
 			l.SumMembers += int64(end-from) / 8
 		}
-		lastSeen = max(end, lastSeen)
-		if pos.IsBitfield() {
-			inBitfield = true
-			unit := types.Bits(pos.Size * 8)
-			if end > curEnd || unit > curUnit {
-				curUnit = unit
-				curEnd = types.Bits(pos.UnitOffset*8) + curUnit
-				// A bitfield that borrowed bits from the previous unit
-				// ends in the next one.
-				if end > curEnd {
-					curEnd += curUnit
-				}
-			}
-		} else {
-			inBitfield = false
-			curUnit = 0
-			curEnd = end
-		}
+		h.pass(pos, end)
 		if last != nil {
 			last.Hole, last.BitHole = byteHoles, bitHoles
 		} else {
@@ -305,14 +239,95 @@ func (l *Layout) findHoles() {
 		last = pos
 	}
 	l.BitPadding = 0
-	if inBitfield {
-		bfEnd := min(size, curEnd)
-		if bfEnd > lastSeen {
-			l.BitPadding = bfEnd - lastSeen
-			lastSeen = bfEnd
+	if h.inBitfield {
+		bfEnd := min(h.size, h.curEnd)
+		if bfEnd > h.lastSeen {
+			l.BitPadding = bfEnd - h.lastSeen
+			h.lastSeen = bfEnd
 		}
 	}
-	l.Padding = l.Size - lastSeen.Bytes()
+	l.Padding = l.Size - h.lastSeen.Bytes()
+}
+
+// holeScan is what findHoles keeps as it walks the members in memory
+// order, as pahole's class__find_holes does.
+type holeScan struct {
+	size       types.Bits // of the struct
+	curEnd     types.Bits // end of the current bitfield storage unit
+	curUnit    types.Bits // size of the current bitfield storage unit
+	lastSeen   types.Bits // end of what the members so far cover
+	inBitfield bool       // the member before was a bitfield
+}
+
+// end is where member pos ends.
+func (h *holeScan) end(pos *Slot) types.Bits {
+	start := pos.BitOffset
+	switch {
+	case pos.IsBitfield():
+		return start + pos.BitSize
+	case start >= h.size && h.size > 0:
+		// A member at the end of the type is its unsized tail (a Rust
+		// DST's slice, which DWARF gives one element): it takes no bytes
+		// of the type, as a flexible array.
+		return start
+	}
+	return start + types.Bits(pos.Size*8)
+}
+
+// holesBefore returns the byte hole and the bit hole before member pos,
+// each where it starts and its size (0 for none), and moves lastSeen past
+// the trailing bits of the storage unit before pos and the bytes up to
+// the unit of a bitfield.
+func (h *holeScan) holesBefore(pos *Slot) (byteHoleAt, byteHoles int64, bitHoleAt, bitHoles types.Bits) {
+	start := pos.BitOffset
+	bitHoleAt = h.lastSeen
+	if h.inBitfield {
+		// Trailing bits of the previous storage unit.
+		bfEnd := min(start, h.curEnd)
+		bitHoles = bfEnd - h.lastSeen
+		h.lastSeen = bfEnd
+	}
+	if pos.IsBitfield() {
+		aligned := types.Bits(pos.UnitOffset * 8)
+		if h.lastSeen < aligned && aligned <= start {
+			byteHoleAt = h.lastSeen.Bytes()
+			byteHoles = pos.UnitOffset - h.lastSeen.Bytes()
+			h.lastSeen = aligned
+		}
+		if bitHoles <= 0 {
+			bitHoleAt = h.lastSeen
+		}
+		bitHoles += start - h.lastSeen
+	} else {
+		byteHoleAt = h.lastSeen.Bytes()
+		byteHoles = start.Bytes() - h.lastSeen.Bytes()
+	}
+	// Members that overlap what came before (a C++ empty base, a
+	// zero-size field) count only for the bytes they add.
+	return byteHoleAt, max(byteHoles, 0), bitHoleAt, max(bitHoles, 0)
+}
+
+// pass moves past member pos, which ends at end: what is covered, and the
+// bitfield storage unit it opens or continues.
+func (h *holeScan) pass(pos *Slot, end types.Bits) {
+	h.lastSeen = max(end, h.lastSeen)
+	if !pos.IsBitfield() {
+		h.inBitfield = false
+		h.curUnit = 0
+		h.curEnd = end
+		return
+	}
+	h.inBitfield = true
+	unit := types.Bits(pos.Size * 8)
+	if end > h.curEnd || unit > h.curUnit {
+		h.curUnit = unit
+		h.curEnd = types.Bits(pos.UnitOffset*8) + h.curUnit
+		// A bitfield that borrowed bits from the previous unit ends in
+		// the next one.
+		if end > h.curEnd {
+			h.curEnd += h.curUnit
+		}
+	}
 }
 
 // coverage computes the holes and padding of a union or a Rust enum: the

@@ -86,11 +86,54 @@ const maxLater = 48
 // parameter needs one, or when the probe also reads a register by name
 // (%rdi means its value at the entry).
 func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr uint64, vars []types.Var, note string, ok bool) {
-	need := map[string]bool{}
-	moved := ""
+	need, moved := laterNeeds(args, entry)
+	if moved == "" || r.f == nil || !r.decodes() || fn.Size == 0 {
+		return 0, nil, "", false
+	}
+	var c listing
+	if r.insns(fn, func(a uint64, in x86asm.Inst) { c.code = append(c.code, insn{a, in}) }) != nil {
+		return 0, nil, "", false
+	}
+	c.at = make(map[uint64]int, len(c.code))
+	for i, in := range c.code {
+		c.at[in.addr] = i
+	}
+	earliest := c.earliest(fn)
+	for i := 1; i < len(c.code) && i <= maxLater; i++ {
+		prev, pc := c.code[i-1], c.code[i].addr
+		switch {
+		case prev.in.Op == x86asm.RET || prev.in.Op == x86asm.JMP:
+			return 0, nil, "", false
+		case isBranch(prev.in.Op):
+			t, ok := prev.target()
+			if !ok || !c.toEntry(fn, t) {
+				return 0, nil, "", false
+			}
+		}
+		if pc >= earliest {
+			return 0, nil, "", false
+		}
+		own, all, err := r.paramsReadable(pc, need)
+		if err != nil {
+			return 0, nil, "", false
+		}
+		if all {
+			return pc, own, fmt.Sprintf("%s arrives in a vector register; read at %s+%#x, where it is at %s (every argument is read there), once per call",
+				moved, fn.Name, pc-fn.LowPC, locOf(own, moved)), true
+		}
+	}
+	return 0, nil, "", false
+}
+
+// laterNeeds returns the parameters the arguments read (need) and one of
+// them that arrives in a vector register the probe cannot read (moved);
+// moved is "" when none does, or when an argument names a register (its
+// value at the entry).
+func laterNeeds(args []Arg, entry []types.Var) (need map[string]bool, moved string) {
+	need = map[string]bool{}
 	for _, a := range args {
 		if strings.HasPrefix(a.Base, "%") {
-			return 0, nil, "", false // a register means its value at the entry
+			return nil, ""
 		}
 		for _, v := range entry {
 			if v.Name != a.Base {
@@ -102,89 +145,79 @@ func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr ui
 			}
 		}
 	}
-	if moved == "" || r.f == nil || !r.decodes() || fn.Size == 0 {
-		return 0, nil, "", false
+	return need, moved
+}
+
+// paramsReadable returns the function's own parameters at pc (with their
+// frame locations), and whether every one in need is readable there.
+func (r *Resolver) paramsReadable(pc uint64, need map[string]bool) (own []types.Var, all bool, err error) {
+	vars, err := r.varsAt(pc)
+	if err != nil {
+		return nil, false, err
 	}
-	type insn struct {
-		addr uint64
-		in   x86asm.Inst
+	for _, v := range vars {
+		if v.Param && v.Inline == "" {
+			own = append(own, v)
+		}
 	}
-	var code []insn
-	if r.insns(fn, func(a uint64, in x86asm.Inst) { code = append(code, insn{a, in}) }) != nil {
-		return 0, nil, "", false
+	own = r.inFrame(pc, own)
+	readable := 0
+	for _, v := range own {
+		if need[v.Name] && v.Loc.Readable() {
+			readable++
+		}
 	}
-	at := make(map[uint64]int, len(code))
-	for i, c := range code {
-		at[c.addr] = i
-	}
-	target := func(c insn) (uint64, bool) {
-		rel, ok := c.in.Args[0].(x86asm.Rel)
-		return uint64(int64(c.addr) + int64(c.in.Len) + int64(rel)), ok
-	}
-	// earliest is the lowest address, after the entry, that a direct
-	// branch of the function reaches: the site must come before it. (A
-	// jump table's targets are case bodies, past any prefix that moves
-	// parameters.)
+	return own, readable == len(need), nil
+}
+
+// insn is a decoded instruction at its address.
+type insn struct {
+	addr uint64
+	in   x86asm.Inst
+}
+
+// target is where a direct branch goes; false for an indirect one.
+func (c insn) target() (uint64, bool) {
+	rel, ok := c.in.Args[0].(x86asm.Rel)
+	return uint64(int64(c.addr) + int64(c.in.Len) + int64(rel)), ok
+}
+
+// listing is a function's instructions in address order, and the index
+// of each by its address.
+type listing struct {
+	code []insn
+	at   map[uint64]int
+}
+
+// earliest is the lowest address, after the entry, that a direct branch
+// of fn reaches: a site must come before it. (A jump table's targets are
+// case bodies, past any prefix that moves parameters.)
+func (c *listing) earliest(fn *types.Func) uint64 {
 	earliest := fn.LowPC + fn.Size
-	for _, c := range code {
-		if isBranch(c.in.Op) {
-			if t, ok := target(c); ok && t > fn.LowPC && t < earliest {
+	for _, in := range c.code {
+		if isBranch(in.in.Op) {
+			if t, ok := in.target(); ok && t > fn.LowPC && t < earliest {
 				earliest = t
 			}
 		}
 	}
-	// toEntry reports whether the block at t ends in a jump back to the
-	// entry, with no other branch on the way (Go's morestack call).
-	toEntry := func(t uint64) bool {
-		i, ok := at[t]
-		for ; ok && i < len(code); i++ {
-			switch c := code[i]; {
-			case c.in.Op == x86asm.JMP:
-				t, ok := target(c)
-				return ok && t == fn.LowPC
-			case c.in.Op == x86asm.RET || isBranch(c.in.Op):
-				return false
-			}
-		}
-		return false
-	}
-	for i := 1; i < len(code) && i <= maxLater; i++ {
-		prev, pc := code[i-1], code[i].addr
-		switch {
-		case prev.in.Op == x86asm.RET || prev.in.Op == x86asm.JMP:
-			return 0, nil, "", false
-		case isBranch(prev.in.Op):
-			t, ok := target(prev)
-			if !ok || !toEntry(t) {
-				return 0, nil, "", false
-			}
-		}
-		if pc >= earliest {
-			return 0, nil, "", false
-		}
-		all, err := r.varsAt(pc)
-		if err != nil {
-			return 0, nil, "", false
-		}
-		var own []types.Var
-		for _, v := range all {
-			if v.Param && v.Inline == "" {
-				own = append(own, v)
-			}
-		}
-		own = r.inFrame(pc, own)
-		readable := 0
-		for _, v := range own {
-			if need[v.Name] && v.Loc.Readable() {
-				readable++
-			}
-		}
-		if readable == len(need) {
-			return pc, own, fmt.Sprintf("%s arrives in a vector register; read at %s+%#x, where it is at %s (every argument is read there), once per call",
-				moved, fn.Name, pc-fn.LowPC, locOf(own, moved)), true
+	return earliest
+}
+
+// toEntry reports whether the block at t ends in a jump back to fn's
+// entry, with no other branch on the way (Go's morestack call).
+func (c *listing) toEntry(fn *types.Func, t uint64) bool {
+	i, ok := c.at[t]
+	for ; ok && i < len(c.code); i++ {
+		switch in := c.code[i]; {
+		case in.in.Op == x86asm.JMP:
+			t, ok := in.target()
+			return ok && t == fn.LowPC
+		case in.in.Op == x86asm.RET || isBranch(in.in.Op):
+			return false
 		}
 	}
-	return 0, nil, "", false
+	return false
 }
 
 // isBranch reports the jumps: conditional ones and JMP.

@@ -44,10 +44,19 @@ func (fl *flow) dominators() *dom {
 		fl.dom = d
 		return d
 	}
-	// Post-order by an explicit stack (flows have thousands of
-	// instructions).
+	order := d.reversePostOrder(fl, root)
+	d.immediate(fl, order, root)
+	d.naturalLoops(fl, order)
+	fl.dom = d
+	return d
+}
+
+// reversePostOrder numbers the instructions the entry (root) reaches in
+// reverse post-order (d.rpo) and returns them in that order. The walk
+// keeps an explicit stack: flows have thousands of instructions.
+func (d *dom) reversePostOrder(fl *flow, root int) []int {
 	var post []int
-	seen := make([]bool, n)
+	seen := make([]bool, len(d.addr))
 	type frame struct{ node, next int }
 	stack := []frame{{root, 0}}
 	seen[root] = true
@@ -71,6 +80,12 @@ func (fl *flow) dominators() *dom {
 		d.rpo[post[i]] = len(order)
 		order = append(order, post[i])
 	}
+	return order
+}
+
+// immediate computes each reached instruction's immediate dominator
+// (d.idom) by iterating to the fixed point over the reverse post-order.
+func (d *dom) immediate(fl *flow, order []int, root int) {
 	d.idom[root] = root
 	intersect := func(a, b int) int {
 		for a != b {
@@ -104,6 +119,13 @@ func (fl *flow) dominators() *dom {
 		}
 	}
 	d.idom[root] = -1
+}
+
+// naturalLoops finds the natural loops (d.loops): each edge to an
+// instruction that dominates its source is a back edge, and the loop of
+// its header holds what reaches the source backwards without passing the
+// header.
+func (d *dom) naturalLoops(fl *flow, order []int) {
 	d.loops = map[int]*loop{}
 	for _, u := range order {
 		for _, sa := range fl.succ[d.addr[u]] {
@@ -133,8 +155,6 @@ func (fl *flow) dominators() *dom {
 			}
 		}
 	}
-	fl.dom = d
-	return d
 }
 
 // dominates reports whether every path from the entry to b passes a (a

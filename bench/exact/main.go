@@ -25,16 +25,17 @@ func main() {
 	goprobe := flag.String("goprobe", "bin/goprobe", "the goprobe binary")
 	seeds := flag.String("seeds", "1-5", "seeds: a range A-B or a comma list")
 	builds := flag.String("builds", "gcc-O2,gcc-O3,clang-O2,go,rust-O3,zig-fast", "builds, comma-separated")
-	n := flag.Int("n", 20, "how many times main calls each root")
-	peers := flag.Bool("peers", true, "count with perf probe and bpftrace too")
-	dir := flag.String("dir", filepath.Join(os.TempDir(), "binscope-exact"), "where programs are built")
 	emit := flag.String("emit", "", "print the source of one seed in this language (c, go, rust, zig) and exit")
-	failures := flag.Bool("failures", true, "list each function goprobe got wrong")
-	unread := flag.Bool("unread", false, "list each argument goprobe printed as ?, per site, with the reason")
-	budget := flag.Duration("for", 0, "start no program after this long (0: run every seed)")
-	gdbMax := flag.Int("gdb", 0, "per program, compare up to this many arguments printed as ? with gdb stopped at the same site")
-	rows := flag.String("rows", "", "write the summary, one tab-separated row per build, to this file (for bench/readme.sh)")
-	guard := flag.Bool("guard", true, "turn about half the static functions into guarded ones (an early return, a heavy tail: GCC's partial inlining)")
+	var o options
+	flag.IntVar(&o.n, "n", 20, "how many times main calls each root")
+	peers := flag.Bool("peers", true, "count with perf probe and bpftrace too")
+	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "binscope-exact"), "where programs are built")
+	flag.BoolVar(&o.failures, "failures", true, "list each function goprobe got wrong")
+	flag.BoolVar(&o.unread, "unread", false, "list each argument goprobe printed as ?, per site, with the reason")
+	flag.DurationVar(&o.budget, "for", 0, "start no program after this long (0: run every seed)")
+	flag.IntVar(&o.gdbMax, "gdb", 0, "per program, compare up to this many arguments printed as ? with gdb stopped at the same site")
+	flag.StringVar(&o.rows, "rows", "", "write the summary, one tab-separated row per build, to this file (for bench/readme.sh)")
+	flag.BoolVar(&o.guard, "guard", true, "turn about half the static functions into guarded ones (an early return, a heavy tail: GCC's partial inlining)")
 	flag.Parse()
 
 	ss, err := parseSeeds(*seeds)
@@ -43,7 +44,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *emit != "" {
-		fmt.Print(program(ss[0], *guard).Source(gen.Lang(*emit)))
+		fmt.Print(program(ss[0], o.guard).Source(gen.Lang(*emit)))
 		return
 	}
 	abs, err := filepath.Abs(*goprobe)
@@ -51,87 +52,124 @@ func main() {
 		fmt.Fprintln(os.Stderr, "exact:", err)
 		os.Exit(2)
 	}
-	tools := gen.Tools{Goprobe: abs, Perf: *peers, Bpftrace: *peers}
-	var results []*gen.Result
-	gdbs := map[string]*gen.GDBCheck{}
-	var gdbOrder []string
-	failed := map[string]int{}
-	var bs []gen.Build
+	o.tools = gen.Tools{Goprobe: abs, Perf: *peers, Bpftrace: *peers}
 	for _, name := range strings.Split(*builds, ",") {
 		b, ok := gen.BuildNamed(name)
 		if !ok {
 			fmt.Fprintf(os.Stderr, "exact: no build %q\n", name)
 			os.Exit(2)
 		}
-		bs = append(bs, b)
+		o.builds = append(o.builds, b)
 	}
-	// Seed by seed, every build of each: a run stopped early (-for,
-	// SIGINT, SIGTERM) has about as many programs of each build.
+	r := run(&o, ss)
+	r.report(&o)
+}
+
+// options are the flags a run goes by.
+type options struct {
+	builds   []gen.Build
+	tools    gen.Tools
+	n        int
+	dir      string
+	failures bool
+	unread   bool
+	budget   time.Duration
+	gdbMax   int
+	rows     string
+	guard    bool
+}
+
+// runs are what the programs gave: their results, gdb's verdicts per
+// build (in the order the builds first had one), the programs of each
+// build that failed to build or run.
+type runs struct {
+	results  []*gen.Result
+	gdbs     map[string]*gen.GDBCheck
+	gdbOrder []string
+	failed   map[string]int
+}
+
+// run builds and probes every build of each seed, seed by seed: a run
+// stopped early (-for, SIGINT, SIGTERM) has about as many programs of
+// each build.
+func run(o *options, seeds []int64) *runs {
+	rs := &runs{gdbs: map[string]*gen.GDBCheck{}, failed: map[string]int{}}
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	deadline := time.Now().Add(*budget)
-	for _, seed := range ss {
-		if stop.Err() != nil || *budget > 0 && time.Now().After(deadline) {
+	deadline := time.Now().Add(o.budget)
+	for _, seed := range seeds {
+		if stop.Err() != nil || o.budget > 0 && time.Now().After(deadline) {
 			fmt.Fprintf(os.Stderr, "exact: stopped before seed %d\n", seed)
 			break
 		}
-		for _, b := range bs {
-			p := program(seed, *guard)
-			r, err := gen.Run(p, b, filepath.Join(*dir, fmt.Sprintf("%s-%d", b.Name, seed)), min(*n, p.MaxN()), tools)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "exact: %s seed %d: %v\n", b.Name, seed, err)
-				failed[b.Name]++
-				continue
-			}
-			results = append(results, r)
-			if *gdbMax > 0 {
-				c, err := r.CheckUnread(filepath.Join(*dir, fmt.Sprintf("%s-%d", b.Name, seed)), *gdbMax)
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "exact: %s seed %d: gdb: %v\n", b.Name, seed, err)
-				}
-				if gdbs[b.Name] == nil {
-					gdbs[b.Name] = &gen.GDBCheck{}
-					gdbOrder = append(gdbOrder, b.Name)
-				}
-				gdbs[b.Name].Add(c)
-				for _, d := range append(c.GDBWrong, c.Differ...) {
-					fmt.Fprintln(os.Stderr, d)
-				}
-			}
-			fmt.Fprintf(os.Stderr, "%s seed %d: done\n", b.Name, seed)
-			gen.WriteFailures(os.Stderr, []*gen.Result{r}) // as they come, for a long run
+		for _, b := range o.builds {
+			rs.one(o, seed, b)
 		}
 	}
-	sums := gen.Summarize(results)
-	gen.WriteSummary(os.Stdout, sums, gdbs)
-	if *rows != "" {
+	return rs
+}
+
+// one builds and probes the program of seed with build b.
+func (rs *runs) one(o *options, seed int64, b gen.Build) {
+	p := program(seed, o.guard)
+	r, err := gen.Run(p, b, filepath.Join(o.dir, fmt.Sprintf("%s-%d", b.Name, seed)), min(o.n, p.MaxN()), o.tools)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "exact: %s seed %d: %v\n", b.Name, seed, err)
+		rs.failed[b.Name]++
+		return
+	}
+	rs.results = append(rs.results, r)
+	if o.gdbMax > 0 {
+		c, err := r.CheckUnread(filepath.Join(o.dir, fmt.Sprintf("%s-%d", b.Name, seed)), o.gdbMax)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "exact: %s seed %d: gdb: %v\n", b.Name, seed, err)
+		}
+		if rs.gdbs[b.Name] == nil {
+			rs.gdbs[b.Name] = &gen.GDBCheck{}
+			rs.gdbOrder = append(rs.gdbOrder, b.Name)
+		}
+		rs.gdbs[b.Name].Add(c)
+		for _, d := range append(c.GDBWrong, c.Differ...) {
+			fmt.Fprintln(os.Stderr, d)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%s seed %d: done\n", b.Name, seed)
+	gen.WriteFailures(os.Stderr, []*gen.Result{r}) // as they come, for a long run
+}
+
+// report prints the summary, the table, the reasons and what the flags
+// ask for, and writes the rows file.
+func (rs *runs) report(o *options) {
+	sums := gen.Summarize(rs.results)
+	gen.WriteSummary(os.Stdout, sums, rs.gdbs)
+	if o.rows != "" {
 		var buf bytes.Buffer
-		gen.WriteRows(&buf, sums, gdbs)
-		if err := os.WriteFile(*rows, buf.Bytes(), 0o644); err != nil {
+		gen.WriteRows(&buf, sums, rs.gdbs)
+		if err := os.WriteFile(o.rows, buf.Bytes(), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "exact:", err)
 			os.Exit(1)
 		}
 	}
-	for _, b := range bs {
-		if failed[b.Name] > 0 {
-			fmt.Printf("exact %s: %d programs failed to build or run (see the errors above)\n", b.Name, failed[b.Name])
+	for _, b := range o.builds {
+		if rs.failed[b.Name] > 0 {
+			fmt.Printf("exact %s: %d programs failed to build or run (see the errors above)\n", b.Name, rs.failed[b.Name])
 		}
 	}
 	fmt.Println()
 	gen.WriteTable(os.Stdout, sums)
 	fmt.Println()
-	gen.WriteReasons(os.Stdout, results)
-	if *gdbMax > 0 {
+	gen.WriteReasons(os.Stdout, rs.results)
+	if o.gdbMax > 0 {
 		fmt.Println()
-		gen.WriteGDB(os.Stdout, gdbOrder, gdbs)
+		gen.WriteGDB(os.Stdout, rs.gdbOrder, rs.gdbs)
 	}
-	if *unread {
+	if o.unread {
 		fmt.Println()
-		gen.WriteUnread(os.Stdout, results)
+		gen.WriteUnread(os.Stdout, rs.results)
 	}
-	if *failures {
+	if o.failures {
 		fmt.Println()
-		gen.WriteFailures(os.Stdout, results)
+		gen.WriteFailures(os.Stdout, rs.results)
 	}
 }
 
