@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/binscope/binscope/types"
 )
@@ -197,11 +198,8 @@ func (p *printer) bitfieldNotes(b *bytes.Buffer, last *Slot, lastSize int64, pos
 // holeNotes prints, after the member at pos, the padding its struct type
 // ends in and the holes after it, counting the padding in tr.
 func holeNotes(b *bytes.Buffer, pos *Slot, t string, nl *blank, tr *trailer) {
-	if st, ok := pos.Member.Type.(*types.Struct); ok && st.Kind != types.KindUnion && pos.TypePadding > 0 {
-		tr.nrPaddings++
-		tr.sumPaddings += pos.TypePadding
-		nl.before()
-		b.WriteString("\n" + t + "/* XXX last struct has " + itoa(pos.TypePadding) + " byte" + plural(pos.TypePadding) + " of padding */")
+	if st, ok := pos.Member.Type.(*types.Struct); ok && st.Kind != types.KindUnion {
+		lastStruct(b, st, pos.TypePadding, t, nl, tr)
 	}
 	if pos.BitHole != 0 {
 		nl.before()
@@ -210,6 +208,31 @@ func holeNotes(b *bytes.Buffer, pos *Slot, t string, nl *blank, tr *trailer) {
 	if pos.Hole > 0 {
 		nl.before()
 		b.WriteString("\n" + t + "/* XXX " + itoa(pos.Hole) + " byte" + plural(pos.Hole) + " hole, try to pack */")
+	}
+}
+
+// lastStruct prints, after a member of struct type st, what pahole
+// notes of st: that it ends in a flexible array, that it holds a struct
+// that does, its padding (pahole 1.24 notes the padding alone; the
+// flexible arrays are later pahole's), counting them in tr.
+func lastStruct(b *bytes.Buffer, st *types.Struct, padding int64, t string, nl *blank, tr *trailer) {
+	var notes []string
+	if endsInFlexible(st) {
+		tr.nrFlexible++
+		notes = append(notes, " a flexible array")
+	}
+	if embedsFlexible(st) {
+		tr.nrEmbedded++
+		notes = append(notes, " embedded flexible array(s)")
+	}
+	if padding > 0 {
+		tr.nrPaddings++
+		tr.sumPaddings += padding
+		notes = append(notes, " "+itoa(padding)+" byte"+plural(padding)+" of padding")
+	}
+	if len(notes) > 0 {
+		nl.before()
+		b.WriteString("\n" + t + "/* XXX last struct has" + strings.Join(notes, ",") + " */")
 	}
 }
 
@@ -276,6 +299,9 @@ func typeAlign(l *Layout) int64 {
 type trailer struct {
 	nrPaddings, sumPaddings                 int64
 	nrForced, nrForcedHoles, sumForcedHoles int64
+	// nrFlexible and nrEmbedded count the members whose struct ends in,
+	// or holds one that ends in, a flexible array.
+	nrFlexible, nrEmbedded int64
 }
 
 // stats prints the trailer of a struct: size, sums, padding, cachelines.
@@ -329,6 +355,16 @@ func (p *printer) statsLines(l *Layout, base int64, tr trailer) []string {
 			s += fmt.Sprintf(", forced holes: %d, sum forced holes: %d", tr.nrForcedHoles, tr.sumForcedHoles)
 		}
 		out = append(out, s)
+	}
+	if tr.nrFlexible > 0 || tr.nrEmbedded > 0 {
+		var parts []string
+		if tr.nrFlexible > 0 {
+			parts = append(parts, fmt.Sprintf("end: %d", tr.nrFlexible))
+		}
+		if tr.nrEmbedded > 0 {
+			parts = append(parts, fmt.Sprintf("middle: %d", tr.nrEmbedded))
+		}
+		out = append(out, "flexible array members: "+strings.Join(parts, ", "))
 	}
 	if l.Lang == types.LangGo {
 		out = append(out, fmt.Sprintf("pointer bytes: %d", l.PointerBytes))

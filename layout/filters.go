@@ -73,3 +73,44 @@ func flexible(s *types.Struct) bool {
 	a, ok := types.Unqualified(last.Type).(*types.Array)
 	return ok && a.Count <= 0
 }
+
+// endsInFlexible reports whether struct s's last declared member is a
+// flexible array of one dimension (data[], data[0]), as pahole's
+// class__has_flexible_array asks it: of the member's own type, not one a
+// typedef names.
+func endsInFlexible(s *types.Struct) bool {
+	if len(s.Members) == 0 || s.Kind == types.KindUnion {
+		return false
+	}
+	a, ok := s.Members[len(s.Members)-1].Type.(*types.Array)
+	if !ok || a.Count > 0 {
+		return false
+	}
+	_, multi := a.Elem.(*types.Array)
+	return !multi
+}
+
+// embedsFlexible reports whether struct s holds, by value and at any
+// depth, a struct that ends in a flexible array (pahole's
+// class__has_embedded_flexible_array: "in the middle" of s).
+func embedsFlexible(s *types.Struct) bool {
+	var w types.Walk
+	return embedsFlexibleWalk(s, &w)
+}
+
+func embedsFlexibleWalk(s *types.Struct, w *types.Walk) bool {
+	if s.Kind == types.KindUnion || !w.Enter(s) {
+		return false
+	}
+	defer w.Leave()
+	for _, m := range s.Members {
+		inner, ok := types.Resolve(m.Type).(*types.Struct)
+		if !ok || inner.Kind == types.KindUnion || (m.Embedded && m.Virtual) {
+			continue
+		}
+		if endsInFlexible(inner) || (inner != s && embedsFlexibleWalk(inner, w)) {
+			return true
+		}
+	}
+	return false
+}

@@ -34,8 +34,10 @@ type Report struct {
 	// Tool starts each warning line ("gopahole").
 	Tool string
 	// Packed shows only the types printed packed (--packed); Flexible
-	// only those ending in a flexible array (--with_flexible_array).
-	Packed, Flexible bool
+	// only those ending in a flexible array (--with_flexible_array);
+	// EmbeddedFlexible only structs holding a struct that ends in one
+	// (--with_embedded_flexible_array).
+	Packed, Flexible, EmbeddedFlexible bool
 	// FixSillyBitfields reads a bitfield as wide as its type as the plain
 	// member it is (--fixup_silly_bitfields).
 	FixSillyBitfields bool
@@ -139,12 +141,12 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 // returns its layout for JSON; nil when the report leaves it out.
 func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *analysisCache) (*Layout, error) {
 	if n.Struct == nil {
-		if r.JSON || r.Sizes || r.Packed || r.Flexible || r.Count != CountNone || r.Packable || r.Reorganize || r.Holes > 0 || r.BitHoles > 0 || r.HoleSize > 0 {
+		if r.JSON || r.Sizes || r.Packed || r.Flexible || r.EmbeddedFlexible || r.Count != CountNone || r.Packable || r.Reorganize || r.Holes > 0 || r.BitHoles > 0 || r.HoleSize > 0 {
 			return nil, nil // no layout: a typedef or an enum
 		}
 		return nil, WriteDecl(out, n.Decl, r.Print)
 	}
-	if r.Flexible && !flexible(n.Struct) {
+	if (r.Flexible && !flexible(n.Struct)) || (r.EmbeddedFlexible && !embedsFlexible(n.Struct)) {
 		return nil, nil
 	}
 	if r.FixSillyBitfields {

@@ -2,7 +2,11 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"io"
+	"io/fs"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -80,6 +84,7 @@ pahole release whose output gopahole reproduces (v1.24).`,
 			if done, err := f.compat.version(stdout); done {
 				return err
 			}
+			args = f.soleClassArg(args)
 			paths, err := inputs(args)
 			if err != nil {
 				return err
@@ -236,13 +241,28 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 	})
 }
 
+// soleClassArg reads a first argument that names no file (and has no
+// "/") as the types to show, as pahole does when it can load no file by that name and no
+// -C is given ("pahole task_struct"); the other arguments stay files
+// (pahole reads the running kernel then, whatever follows).
+func (f *paholeFlags) soleClassArg(args []string) []string {
+	if len(args) == 0 || len(f.classes) > 0 || f.encode.on() || strings.Contains(args[0], "/") {
+		return args // a path is a file, missing or not
+	}
+	if _, err := os.Stat(args[0]); !errors.Is(err, fs.ErrNotExist) {
+		return args
+	}
+	f.classes = []string{args[0]}
+	return args[1:]
+}
+
 // report is what the flags ask to print of each type.
 func (f *paholeFlags) report() *layout.Report {
 	c := &f.compat
 	return &layout.Report{
 		Holes: f.holes, BitHoles: f.bitHoles, HoleSize: f.holeSize, Sizes: f.sizes, Packable: f.packable, Reorganize: f.reorg, JSON: f.json,
 		Analyze: &layout.Options{CachelineSize: f.cacheline}, Tool: "gopahole",
-		Packed: c.packed, Flexible: c.flexible, FixSillyBitfields: c.fixSilly, Sort: c.sort, Count: f.count(), Separator: c.separator,
+		Packed: c.packed, Flexible: c.flexible, EmbeddedFlexible: c.embeddedFlexible, FixSillyBitfields: c.fixSilly, Sort: c.sort, Count: f.count(), Separator: c.separator,
 		Print: &layout.PrintOptions{Hex: f.hex, Expand: f.expand, DeclInfo: f.declInfo, RelOffset: f.relOffset, Native: f.syntax == "native",
 			DataOnly: c.dataOnly, ClassesAsStructs: c.classesAsStructs, Quiet: c.quiet, FlatArrays: c.flatArrays,
 			NoAligned: c.noAligned, NoPacked: c.noPacked, ExpandPointers: c.expandPointers},

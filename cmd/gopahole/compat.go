@@ -32,6 +32,7 @@ type compatFlags struct {
 	quiet            bool
 	packed           bool
 	flexible         bool
+	embeddedFlexible bool
 	firstObjOnly     bool
 	cuExclude        string
 	declExclude      string
@@ -68,6 +69,7 @@ func addCompatFlags(cmd *cobra.Command, f *paholeFlags) {
 	fl.BoolVarP(&c.quiet, "quiet", "q", false, "leave out the comments: offsets, sizes, holes, the trailer")
 	fl.BoolVar(&c.packed, "packed", false, "show only packed types")
 	fl.BoolVar(&c.flexible, "with_flexible_array", false, "show only types ending in a flexible array")
+	fl.BoolVar(&c.embeddedFlexible, "with_embedded_flexible_array", false, "show only structs holding a struct that ends in a flexible array")
 	fl.BoolVar(&c.firstObjOnly, "first_obj_only", false, "read only the first compile unit of each file")
 	fl.StringVarP(&c.cuExclude, "cu_exclude", "X", "", "leave out the DWARF compile units whose names start with PREFIX")
 	fl.StringVarP(&c.declExclude, "decl_exclude", "D", "", "leave out the types declared in files whose names start with PREFIX")
