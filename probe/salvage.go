@@ -19,21 +19,23 @@ var salvageOps = map[types.OpCode]x86asm.Op{
 // salvageWindow bounds how far back from a site the code is read.
 const salvageWindow = 16
 
-// droppedOp checks an expression of the form (register OP constant), the
-// shape an optimiser gives a value it computes but keeps in no register,
-// against the code before addr. When the code computes the value from that
-// register with the same operation and constant, but through another
-// operation between them (mov %ebx,%eax; and $-2,%eax; xor $0xea,%eax
-// where the debug info says RBX ^ 0xea), the expression left an operation
-// out: LLVM's salvage of a value the optimiser rewrote (a ^ 235 for an odd
-// a is (a & -2) ^ 234) keeps the last operation only, and every reader of
-// the debug info, gdb too, prints a wrong value. It returns why the value
-// is not read, or "".
+// droppedOp checks an expression of the form (register OP constant) or
+// ([register+offset] OP constant), the shape an optimiser gives a value it
+// computes but keeps in no register, against the code before addr. When
+// the code computes the value from that register (or from a load of that
+// memory, through register copies) with the same operation and constant,
+// but through another operation between them (mov %ebx,%eax; and
+// $-2,%eax; xor $0xea,%eax where the debug info says RBX ^ 0xea), the
+// expression left an operation out: LLVM's salvage of a value the
+// optimiser rewrote (a ^ 235 for an odd a is (a & -2) ^ 234) keeps the
+// last operation only, and every reader of the debug info, gdb too, prints
+// a wrong value. It returns why the value is not read, or "".
 func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
-	if len(ops) != 3 || ops[0].Code != types.OpReg || ops[1].Code != types.OpConst {
+	src, mem, rest, ok := salvageSource(ops)
+	if !ok || len(rest) != 2 || rest[0].Code != types.OpConst {
 		return ""
 	}
-	want, ok := salvageOps[ops[2].Code]
+	want, ok := salvageOps[rest[1].Code]
 	if !ok {
 		return ""
 	}
@@ -41,27 +43,41 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 	if fl == nil {
 		return ""
 	}
-	src := ops[0].Reg
 	back := fl.dominating(addr, salvageWindow)
 	for i, a := range back {
 		in := fl.op[a]
 		dst, isReg := in.Args[0].(x86asm.Reg)
 		imm, isImm := in.Args[1].(x86asm.Imm)
-		if in.Op != want || !isReg || !isImm || int32(imm) != int32(ops[1].Value) {
+		if in.Op != want || !isReg || !isImm || int32(imm) != int32(rest[0].Value) {
 			continue
 		}
 		// The register the operation wrote: what wrote it before?
+		cur := x86.Family(dst)
 		var between []string
 		for _, b := range back[i+1:] {
 			bi := fl.op[b]
 			d, ok := bi.Args[0].(x86asm.Reg)
-			if !ok || x86.Family(d) != x86.Family(dst) {
+			if !ok || x86.Family(d) != cur {
 				continue
 			}
-			if s, ok := bi.Args[1].(x86asm.Reg); ok && (bi.Op == x86asm.MOV || bi.Op == x86asm.MOVSXD) {
-				if gprName(s) == src && len(between) > 0 {
+			if bi.Op == x86asm.MOV || bi.Op == x86asm.MOVSXD {
+				from := ""
+				switch s := bi.Args[1].(type) {
+				case x86asm.Reg:
+					if mem == nil {
+						from = gprName(s)
+					} else {
+						cur = x86.Family(s) // a copy: follow it
+						continue
+					}
+				case x86asm.Mem:
+					if mem != nil && s.Index == 0 && gprName(s.Base) == src && int64(s.Disp) == *mem {
+						from = types.OpsString(ops[:len(ops)-2])
+					}
+				}
+				if from != "" && len(between) > 0 {
 					return fmt.Sprintf("the debug info gives %s, but the code applies %s to %s first (%s at %#x): an operation is left out, so that value would be wrong",
-						types.OpsString(ops), between[len(between)-1], src, in.Op, a)
+						types.OpsString(ops), between[len(between)-1], from, in.Op, a)
 				}
 				break
 			}
@@ -73,6 +89,27 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		return ""
 	}
 	return ""
+}
+
+// salvageSource splits an expression into the register it reads, the
+// offset of the memory it loads through that register (nil: the
+// register's value itself) and the operations after.
+func salvageSource(ops []types.Op) (reg string, mem *int64, rest []types.Op, ok bool) {
+	if len(ops) == 0 || ops[0].Code != types.OpReg {
+		return "", nil, nil, false
+	}
+	reg, ops = ops[0].Reg, ops[1:]
+	var off int64
+	switch {
+	case len(ops) >= 1 && ops[0].Code == types.OpDeref && ops[0].Value == 8:
+		ops = ops[1:]
+		mem = &off
+	case len(ops) >= 3 && ops[0].Code == types.OpConst && ops[1].Code == types.OpPlus && ops[2].Code == types.OpDeref && ops[2].Value == 8:
+		off = ops[0].Value
+		ops = ops[3:]
+		mem = &off
+	}
+	return reg, mem, ops, true
 }
 
 // dominating are up to n instructions that run before addr on every
