@@ -158,7 +158,7 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 	default:
 		return nil, false
 	}
-	if p.Vector || r.stale(ret-5, "", ops) != "" {
+	if p.Vector || r.stale(ret-5, "", ops) != "" || r.misnamed(ret-5, ops) != "" {
 		// A value the caller's debug info describes by a register that
 		// holds another variable at the call (see stale).
 		return nil, false

@@ -31,24 +31,17 @@ const salvageWindow = 16
 // last operation only, and every reader of the debug info, gdb too, prints
 // a wrong value. It returns why the value is not read, or "".
 func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
-	src, mem, rest, ok := salvageSource(ops)
-	if !ok || len(rest) != 2 || rest[0].Code != types.OpConst {
-		return ""
-	}
-	want, ok := salvageOps[rest[1].Code]
+	e, ok := r.lastOp(addr, ops)
 	if !ok {
 		return ""
 	}
-	fl := r.flowAt(addr)
-	if fl == nil {
-		return ""
-	}
+	fl, src, mem, want, k := e.fl, e.src, e.mem, e.want, e.k
 	back := fl.dominating(addr, salvageWindow)
 	for i, a := range back {
 		in := fl.op[a]
 		dst, isReg := in.Args[0].(x86asm.Reg)
 		imm, isImm := in.Args[1].(x86asm.Imm)
-		if in.Op != want || !isReg || !isImm || int32(imm) != int32(rest[0].Value) {
+		if in.Op != want || !isReg || !isImm || int32(imm) != int32(k) {
 			continue
 		}
 		// The register the operation wrote: what wrote it before?
@@ -89,6 +82,31 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		return ""
 	}
 	return ""
+}
+
+// opExpr is an expression of the form (source OP constant) at a site
+// whose code is decoded: see lastOp.
+type opExpr struct {
+	fl   *flow
+	src  string // the register read
+	mem  *int64 // the offset loaded from through it, or nil
+	want x86asm.Op
+	k    int64
+}
+
+// lastOp splits an expression (register OP constant) or ([register+offset]
+// OP constant) at addr, the operation one of salvageOps.
+func (r *Resolver) lastOp(addr uint64, ops []types.Op) (opExpr, bool) {
+	src, mem, rest, ok := salvageSource(ops)
+	if !ok || len(rest) != 2 || rest[0].Code != types.OpConst {
+		return opExpr{}, false
+	}
+	want, ok := salvageOps[rest[1].Code]
+	fl := r.flowAt(addr)
+	if !ok || fl == nil {
+		return opExpr{}, false
+	}
+	return opExpr{fl: fl, src: src, mem: mem, want: want, k: rest[0].Value}, true
 }
 
 // salvageSource splits an expression into the register it reads, the
