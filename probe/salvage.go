@@ -21,67 +21,92 @@ const salvageWindow = 16
 
 // droppedOp checks an expression of the form (register OP constant) or
 // ([register+offset] OP constant), the shape an optimiser gives a value it
-// computes but keeps in no register, against the code before addr. When
-// the code computes the value from that register (or from a load of that
-// memory, through register copies) with the same operation and constant,
-// but through another operation between them (mov %ebx,%eax; and
-// $-2,%eax; xor $0xea,%eax where the debug info says RBX ^ 0xea), the
-// expression left an operation out: LLVM's salvage of a value the
-// optimiser rewrote (a ^ 235 for an odd a is (a & -2) ^ 234) keeps the
-// last operation only, and every reader of the debug info, gdb too, prints
-// a wrong value. It returns why the value is not read, or "".
+// computes but keeps in no register, against the code before addr:
+//
+//   - When the code computes the value from that register (or from a load
+//     of that memory, through register copies) with the same operation and
+//     constant, but through another operation between them (mov %ebx,%eax;
+//     and $-2,%eax; xor $0xea,%eax where the debug info says RBX ^ 0xea),
+//     the expression left an operation out: LLVM's salvage of a value the
+//     optimiser rewrote (a ^ 235 for an odd a is (a & -2) ^ 234) keeps the
+//     last operation only.
+//   - When the code applies the operation only with another constant to a
+//     copy of the source (mov %r15,%r12; xor $0xca,%r12 where the debug
+//     info says R15 ^ 108), the expression left out an operation the
+//     optimiser folded into that constant: rustc's b = c ^ 166 and a call's
+//     a = b ^ 108 are c ^ 202 in the code, and LLVM says c ^ 108.
+//
+// Every reader of the debug info, gdb too, prints a wrong value. It
+// returns why the value is not read, or "".
 func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 	e, ok := r.lastOp(addr, ops)
 	if !ok {
 		return ""
 	}
-	fl, src, mem, want, k := e.fl, e.src, e.mem, e.want, e.k
-	back := fl.dominating(addr, salvageWindow)
+	back := e.fl.dominating(addr, salvageWindow)
+	folded := ""
 	for i, a := range back {
-		in := fl.op[a]
+		in := e.fl.op[a]
 		dst, isReg := in.Args[0].(x86asm.Reg)
 		imm, isImm := in.Args[1].(x86asm.Imm)
-		if in.Op != want || !isReg || !isImm || int32(imm) != int32(k) {
+		if in.Op != e.want || !isReg || !isImm {
 			continue
 		}
-		// The register the operation wrote: what wrote it before?
-		cur := x86.Family(dst)
-		var between []string
-		for _, b := range back[i+1:] {
-			bi := fl.op[b]
-			d, ok := bi.Args[0].(x86asm.Reg)
-			if !ok || x86.Family(d) != cur {
-				continue
+		between, from := e.chain(back[i+1:], dst, ops)
+		switch {
+		case from == "":
+		case int32(imm) != int32(e.k):
+			if len(between) == 0 && folded == "" {
+				folded = fmt.Sprintf("the debug info gives %s, but the code computes %v %#x on a copy of %s (at %#x): an operation folded into that constant is left out, so that value would be wrong",
+					types.OpsString(ops), in.Op, int64(imm), from, a)
 			}
-			if bi.Op == x86asm.MOV || bi.Op == x86asm.MOVSXD {
-				from := ""
-				switch s := bi.Args[1].(type) {
-				case x86asm.Reg:
-					if mem == nil {
-						from = gprName(s)
-					} else {
-						cur = x86.Family(s) // a copy: follow it
-						continue
-					}
-				case x86asm.Mem:
-					if mem != nil && s.Index == 0 && gprName(s.Base) == src && int64(s.Disp) == *mem {
-						from = types.OpsString(ops[:len(ops)-2])
-					}
-				}
-				if from != "" && len(between) > 0 {
-					return fmt.Sprintf("the debug info gives %s, but the code applies %s to %s first (%s at %#x): an operation is left out, so that value would be wrong",
-						types.OpsString(ops), between[len(between)-1], from, in.Op, a)
-				}
-				break
-			}
-			if _, ok := bi.Args[1].(x86asm.Imm); !ok {
-				break
-			}
-			between = append(between, fmt.Sprintf("%v %#x", bi.Op, int64(bi.Args[1].(x86asm.Imm))))
+		case len(between) > 0:
+			return fmt.Sprintf("the debug info gives %s, but the code applies %s to %s first (%s at %#x): an operation is left out, so that value would be wrong",
+				types.OpsString(ops), between[len(between)-1], from, in.Op, a)
+		default:
+			return "" // the code computes the expression as it is
 		}
-		return ""
 	}
-	return ""
+	return folded
+}
+
+// chain follows what wrote dst up the instructions back (nearest first)
+// through operations with an immediate and, for a load, register copies,
+// to the expression's source: from names it ("" where the chain ends
+// elsewhere), between are the operations on the way.
+func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []string, from string) {
+	cur := x86.Family(dst)
+	for _, b := range back {
+		bi := e.fl.op[b]
+		d, ok := bi.Args[0].(x86asm.Reg)
+		if !ok || x86.Family(d) != cur {
+			continue
+		}
+		if bi.Op == x86asm.MOV || bi.Op == x86asm.MOVSXD {
+			switch s := bi.Args[1].(type) {
+			case x86asm.Reg:
+				if e.mem == nil {
+					if gprName(s) == e.src {
+						return between, e.src
+					}
+					return nil, ""
+				}
+				cur = x86.Family(s) // a copy: follow it
+				continue
+			case x86asm.Mem:
+				if e.mem != nil && s.Index == 0 && gprName(s.Base) == e.src && int64(s.Disp) == *e.mem {
+					return between, types.OpsString(ops[:len(ops)-2])
+				}
+			}
+			return nil, ""
+		}
+		imm, ok := bi.Args[1].(x86asm.Imm)
+		if !ok {
+			return nil, ""
+		}
+		between = append(between, fmt.Sprintf("%v %#x", bi.Op, int64(imm)))
+	}
+	return nil, ""
 }
 
 // opExpr is an expression of the form (source OP constant) at a site
