@@ -13,6 +13,10 @@ import (
 // register is looked for.
 const staleWindow = 512
 
+// staleWrites bounds the writes of the register looked at (each reads the
+// variables at a few addresses).
+const staleWrites = 8
+
 // staleLook bounds the addresses after a write whose variables are read
 // for the one the write moved there.
 const staleLook = 8
@@ -44,10 +48,14 @@ func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 	}
 	bit := x86.RegBit(reg)
 	back := append([]uint64{addr}, fl.dominating(addr, staleWindow)...)
+	writes := 0
 	for k := 1; k < len(back); k++ {
 		w := back[k]
 		if x86.Writes(r.arch, fl.op[w], false)&bit == 0 {
 			continue
+		}
+		if writes++; writes > staleWrites {
+			return ""
 		}
 		// The variable the debug info puts in the register after the
 		// write, at the nearest address of the chain that has one.
