@@ -32,9 +32,14 @@ const salvageWindow = 16
 //     last operation only.
 //   - When the code applies the operation only with another constant to a
 //     copy of the source (mov %r15,%r12; xor $0xca,%r12 where the debug
-//     info says R15 ^ 108), the expression left out an operation the
-//     optimiser folded into that constant: rustc's b = c ^ 166 and a call's
-//     a = b ^ 108 are c ^ 202 in the code, and LLVM says c ^ 108.
+//     info says R15 ^ 108), and that constant is the expression's composed
+//     with the one of another variable the debug info gives there as the
+//     source with the same operation (b = R15 ^ 166, and 166 ^ 108 = 202),
+//     the expression left out an operation the optimiser folded into that
+//     constant: rustc's b = c ^ 166 and a call's a = b ^ 108 are c ^ 202 in
+//     the code, and LLVM says c ^ 108. (The code's constant alone proves
+//     nothing: GCC computes a nested call's a ^ 60 as RSI ^ 0xbf beside a
+//     right RSI ^ 131.)
 //
 // Every reader of the debug info, gdb too, prints a wrong value. It
 // returns why the value is not read, or "".
@@ -56,7 +61,7 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		switch {
 		case from == "":
 		case int32(imm) != int32(e.k):
-			if len(between) == 0 && folded == "" {
+			if len(between) == 0 && folded == "" && r.composes(addr, e, int64(imm)) {
 				folded = fmt.Sprintf("the debug info gives %s, but the code computes %v %#x on a copy of %s (at %#x): an operation folded into that constant is left out, so that value would be wrong",
 					types.OpsString(ops), in.Op, int64(imm), from, a)
 			}
@@ -107,6 +112,39 @@ func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []
 		between = append(between, fmt.Sprintf("%v %#x", bi.Op, int64(imm)))
 	}
 	return nil, ""
+}
+
+// composes reports whether the debug info gives, at addr, a variable as
+// e's source with e's operation and a constant that, composed with e's,
+// makes k: e is that variable OP e.k with the variable's operation left
+// out (exclusive or and addition).
+func (r *Resolver) composes(addr uint64, e opExpr, k int64) bool {
+	vars, err := r.varsAt(addr)
+	if err != nil {
+		return false
+	}
+	for _, v := range vars {
+		ps := v.Loc.Pieces
+		if len(ps) != 1 || ps[0].Kind != types.LocValue {
+			continue
+		}
+		src, mem, rest, ok := salvageSource(ps[0].Ops)
+		if !ok || src != e.src || (mem == nil) != (e.mem == nil) || mem != nil && *mem != *e.mem ||
+			len(rest) != 2 || rest[0].Code != types.OpConst || salvageOps[rest[1].Code] != e.want {
+			continue
+		}
+		switch e.want {
+		case x86asm.XOR:
+			if int32(rest[0].Value^e.k) == int32(k) {
+				return true
+			}
+		case x86asm.ADD:
+			if int32(rest[0].Value+e.k) == int32(k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // opExpr is an expression of the form (source OP constant) at a site
