@@ -4,11 +4,15 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/binscope/binscope/cmd/internal/oneshot"
 )
 
 func main() {
 	oneshot.GC() // a run reads a file's types once and exits
+	if filepath.Base(os.Args[0]) == pdwtagsName {
+		os.Exit(pdwtags(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Exit(gopahole(os.Args[1:], os.Stdout, os.Stderr))
 }
