@@ -46,12 +46,25 @@ type File struct {
 }
 
 // DWARFSection returns the contents of a DWARF section (".debug_info",
-// ".debug_abbrev", ".debug_str", ...) exactly as the *dwarf.Data that
-// DWARF returned reads them, or nil when DWARF has not run, the file has
-// no such section, or debug/elf applied relocations to them (an object
-// file of a machine relocator does not know, or .zdebug sections) and
-// their bytes are not kept. An object file's come relocated.
+// ".debug_abbrev", ".debug_str", ".debug_types", ...) exactly as the
+// *dwarf.Data that DWARF returned reads them (inflated, and relocated in
+// an object file), or nil when DWARF has not run or the file has no such
+// section. A section compressed the GNU way (.zdebug_info) comes under
+// its .debug_ name.
 func (f *File) DWARFSection(name string) []byte { return f.raw[name] }
+
+// dwarfSection is the DWARF section called name (".debug_info"), or its
+// compressed form of the GNU naming (".zdebug_info", which Go before 1.20
+// and gcc's --compress-debug-sections=zlib-gnu write); nil for none.
+func (f *File) dwarfSection(name string) *elf.Section {
+	if s := f.Section(name); s != nil {
+		return s
+	}
+	if strings.HasPrefix(name, ".debug_") {
+		return f.Section(".zdebug_" + name[len(".debug_"):])
+	}
+	return nil
+}
 
 // DebugLine returns the contents of .debug_line (decompressed), nil when
 // the file has none. After DWARF it costs nothing: the section read then
@@ -62,11 +75,14 @@ func (f *File) DebugLine() ([]byte, error) {
 	if f.debugLine != nil {
 		return f.debugLine, nil
 	}
-	s := f.Section(".debug_line")
-	if s == nil || s.Type == elf.SHT_NOBITS {
+	l, err := f.lazySectionLocked(".debug_line")
+	if err == ErrNoSection {
 		return nil, nil
 	}
-	b, err := s.Data()
+	var b []byte
+	if err == nil {
+		b, err = l.All()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_line: %v", f.Path, err)
 	}
@@ -164,22 +180,13 @@ func (f *File) HasDWARF() bool {
 	return f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
 }
 
-// DWARF returns the file's DWARF data, decompressing sections as needed
-// and relocating an object file's (x86-64 and arm64 here, keeping the
-// bytes for DWARFSection; other machines, objects with .debug_types and
-// .zdebug sections through debug/elf). A panic inside debug/elf or
-// debug/dwarf becomes an error naming the file.
+// DWARF returns the file's DWARF data, inflating compressed sections
+// (SHF_COMPRESSED, or named .zdebug_*) and relocating an object file's as
+// debug/elf does, keeping the bytes for DWARFSection. A panic inside
+// debug/elf or debug/dwarf becomes an error naming the file.
 func (f *File) DWARF() (d *dwarf.Data, err error) {
 	err = Guard(f.Path, ".debug_info", func() error {
-		rel, ok := f.newRelocator()
-		if f.Type == elf.ET_REL && (!ok || f.Section(".debug_types") != nil) || f.Section(".zdebug_info") != nil {
-			// Relocations of a machine or to sections not applied
-			// here, or the old compressed-section naming: debug/elf
-			// knows them.
-			d, err = f.File.DWARF()
-		} else {
-			d, err = f.dwarfParallel(rel)
-		}
+		d, err = f.dwarfParallel(f.newRelocator())
 		return err
 	})
 	if err != nil {
@@ -203,7 +210,7 @@ func (f *File) dwarfParallel(rel *relocator) (*dwarf.Data, error) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	for i, name := range dwarfSections {
-		s := f.Section(name)
+		s := f.dwarfSection(name)
 		if s == nil || s.Type == elf.SHT_NOBITS {
 			continue
 		}
@@ -231,18 +238,39 @@ func (f *File) dwarfParallel(rel *relocator) (*dwarf.Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, s := range f.Sections {
-		if s.Name == ".debug_types" && s.Type != elf.SHT_NOBITS {
-			b, err := s.Data()
-			if err != nil {
-				return nil, Decode(f.Path, s.Name, NoOffset, err)
-			}
-			if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
-				return nil, err
-			}
-		}
+	if err := f.addTypes(d, rel); err != nil {
+		return nil, err
 	}
 	return d, nil
+}
+
+// addTypes adds the file's .debug_types section (DWARF 4 type units) to
+// d, relocated by rel when not nil, and keeps it for DWARFSection. A file
+// with several (one per COMDAT group, in an object file) keeps none:
+// DWARFSection gives one section's bytes.
+func (f *File) addTypes(d *dwarf.Data, rel *relocator) error {
+	n := 0
+	for i, s := range f.Sections {
+		if s.Type == elf.SHT_NOBITS || s.Name != ".debug_types" && s.Name != ".zdebug_types" {
+			continue
+		}
+		b, err := s.Data()
+		if err == nil && rel != nil {
+			err = rel.applyTo(i, b)
+		}
+		if err != nil {
+			return Decode(f.Path, s.Name, NoOffset, err)
+		}
+		if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
+			return err
+		}
+		if n++; n == 1 {
+			f.raw[".debug_types"] = b
+		} else {
+			delete(f.raw, ".debug_types")
+		}
+	}
+	return nil
 }
 
 // newDWARF makes the DWARF data of the sections read (in the order of

@@ -36,7 +36,7 @@ func (f *File) UseInflated(name string, b []byte) bool {
 	if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
 		return false
 	}
-	_, size, _, err := f.chdr(io.NewSectionReader(f.r, int64(s.Offset), int64(s.FileSize)))
+	_, size, _, err := f.chdr(io.NewSectionReader(f.r, int64(s.Offset), int64(s.FileSize)), false)
 	if err != nil || size != uint64(len(b)) {
 		return false
 	}

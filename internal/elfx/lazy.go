@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -51,10 +53,15 @@ func (f *File) LazySection(name string) (*Lazy, error) {
 func (f *File) lazySection(name string) (*Lazy, error) {
 	f.lazyMu.Lock()
 	defer f.lazyMu.Unlock()
+	return f.lazySectionLocked(name)
+}
+
+// lazySectionLocked is lazySection with f.lazyMu held.
+func (f *File) lazySectionLocked(name string) (*Lazy, error) {
 	if l := f.lazy[name]; l != nil {
 		return l, nil
 	}
-	s := f.Section(name)
+	s := f.dwarfSection(name)
 	if s == nil || s.Type == elf.SHT_NOBITS {
 		return nil, ErrNoSection
 	}
@@ -75,12 +82,21 @@ func (f *File) newLazy(s *elf.Section) (*Lazy, error) {
 	}
 	l := &Lazy{size: s.Size}
 	raw := io.NewSectionReader(f.r, int64(s.Offset), int64(s.FileSize))
-	if s.Flags&elf.SHF_COMPRESSED == 0 {
+	gnu := s.Flags&elf.SHF_COMPRESSED == 0 && strings.HasPrefix(s.Name, ".zdebug")
+	if gnu {
+		// "ZLIB", the inflated size (big-endian), a zlib stream; a
+		// section without that header is not compressed (as debug/elf).
+		var b [12]byte
+		if n, _ := raw.ReadAt(b[:], 0); n < 12 || string(b[:4]) != "ZLIB" {
+			gnu = false
+		}
+	}
+	if s.Flags&elf.SHF_COMPRESSED == 0 && !gnu {
 		l.size, l.prealloc = s.FileSize, prealloc(s.FileSize, 0)
 		l.r = raw
 		return l, nil
 	}
-	typ, size, hdr, err := f.chdr(raw)
+	typ, size, hdr, err := f.chdr(raw, gnu)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +135,16 @@ func (d *deferred) Read(p []byte) (int, error) {
 
 // chdr reads the compression header of an SHF_COMPRESSED section: its
 // type, uncompressed size and own size.
-func (f *File) chdr(r io.ReaderAt) (typ elf.CompressionType, size uint64, hdr int64, err error) {
+// With gnu, the header is a .zdebug section's.
+func (f *File) chdr(r io.ReaderAt, gnu bool) (typ elf.CompressionType, size uint64, hdr int64, err error) {
 	bo := f.ByteOrder
+	if gnu {
+		var b [12]byte
+		if _, err := r.ReadAt(b[:], 0); err != nil {
+			return 0, 0, 0, fmt.Errorf("compression header: %v", err)
+		}
+		return elf.COMPRESS_ZLIB, binary.BigEndian.Uint64(b[4:]), 12, nil
+	}
 	if f.Class == elf.ELFCLASS64 {
 		var b [24]byte
 		if _, err := r.ReadAt(b[:], 0); err != nil {
@@ -222,8 +246,8 @@ func (f *File) sectionBytes(name string) ([]byte, error) {
 // programs of those units), with the string and address sections whole,
 // leaving the rest of both sections unread; range and location lists are
 // left out (a type lookup reads neither). DWARFSection and DebugLine then
-// give those prefixes. A file that needs relocations or has .zdebug
-// sections or type units returns ok false: DWARF reads it.
+// give those prefixes. A file that needs relocations or has type units
+// returns ok false: DWARF reads it.
 func (f *File) DWARFPrefix(info, line uint64) (d *dwarf.Data, ok bool, err error) {
 	if !f.PrefixReadable() {
 		return nil, false, nil
@@ -277,9 +301,9 @@ func (f *File) dwarfPrefix(info, line uint64) (*dwarf.Data, error) {
 }
 
 // PrefixReadable reports whether DWARFPrefix can read the file: no
-// relocations to apply, no .zdebug sections, no type units.
+// relocations to apply, no type units.
 func (f *File) PrefixReadable() bool {
-	return f.Type != elf.ET_REL && f.Section(".zdebug_info") == nil && f.Section(".debug_types") == nil
+	return f.Type != elf.ET_REL && f.dwarfSection(".debug_types") == nil
 }
 
 // readerSize is the size of what r reads, when r can tell.
