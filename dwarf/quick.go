@@ -19,7 +19,7 @@ import (
 // quickUnit is what a quick entry's values need of its unit: the bases
 // its unit DIE gives and the sections they index.
 type quickUnit struct {
-	ok           bool   // the unit is DWARF 4 or 5 and its DIE was read
+	ok           bool   // the unit's DIE was read
 	base         uint64 // DW_AT_entry_pc, else DW_AT_low_pc: where range offsets count from
 	addrBase     int64  // DW_AT_addr_base
 	rnglistsBase int64  // DW_AT_rnglists_base
@@ -30,7 +30,7 @@ type quickUnit struct {
 
 // setUnit keeps what quick entries of the unit of cu need.
 func (de *dieEntries) setUnit(cu *dwarf.Entry) {
-	u := quickUnit{ok: de.sc.u.version == 4 || de.sc.u.version == 5}
+	u := quickUnit{ok: true}
 	if v, ok := cu.Val(dwarf.AttrEntrypc).(uint64); ok {
 		u.base = v
 	} else {
@@ -120,13 +120,13 @@ func (de *dieEntries) quickValue(pos int, sp attrSpec) (dwarf.Field, int, bool) 
 	case dwarf.Offset:
 		fl.Class = dwarf.ClassReference
 	case int64:
-		fl.Class = dwarf.ClassConstant
+		fl.Class = constClass(sp.attr, s.u.version)
 	case []byte:
 		switch sp.form {
 		case fExprloc:
 			fl.Class = dwarf.ClassExprLoc
 		case fData16:
-			fl.Class = dwarf.ClassConstant
+			fl.Class = constClass(sp.attr, s.u.version)
 		default:
 			fl.Class = blockClass(sp.attr)
 		}
@@ -134,6 +134,18 @@ func (de *dieEntries) quickValue(pos int, sp attrSpec) (dwarf.Field, int, bool) 
 		return fl, 0, false
 	}
 	return fl, next, true
+}
+
+// constClass is the class debug/dwarf gives a constant form's value of
+// attribute a in a unit of version v: DWARF 2 and 3 encode the section
+// offsets DWARF 4 gives DW_FORM_sec_offset (DW_AT_location's location
+// list, DW_AT_ranges, DW_AT_stmt_list) as constants, which debug/dwarf
+// classes by their attribute.
+func constClass(a dwarf.Attr, v int) dwarf.Class {
+	if c := ptrClass(a); v < 4 && c != dwarf.ClassUnknown {
+		return c
+	}
+	return dwarf.ClassConstant
 }
 
 // address reads an address form's value at pos: DW_FORM_addr, or an

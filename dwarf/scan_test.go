@@ -16,8 +16,11 @@ import (
 // in separate or complete debug files), GCC's DWARF 2, clang's DWARF 5
 // (names through .debug_str_offsets; addresses through .debug_addr and
 // range lists by index at -O2), Go's, rustc's and Zig's (LLVM,
-// DWARF 4), and GCC's relocatable objects (whose sections elfx
-// relocates, as debug/elf does).
+// DWARF 4), GCC's relocatable objects (whose sections elfx
+// relocates, as debug/elf does) of DWARF 2 to 5, with type units
+// (.debug_types) and with sections compressed the GNU way (.zdebug_*, as
+// Go before 1.20 wrote them too), and clang's objects for 32-bit machines of
+// either byte order.
 var scanInputs = []struct {
 	name string
 	path func(t *testing.T) string
@@ -36,6 +39,31 @@ var scanInputs = []struct {
 	{"cpp-real-object", func(t *testing.T) string {
 		return object(t, "g++", "testdata/fixtures/cpp-real/real.cc", "-std=c++17")
 	}, 50000},
+	{"inl-object-dwarf2", func(t *testing.T) string { return object(t, "gcc", "dwarf/testdata/inline/inl.c", "-gdwarf-2") }, 50},
+	{"inl-object-dwarf3", func(t *testing.T) string { return object(t, "gcc", "dwarf/testdata/inline/inl.c", "-gdwarf-3") }, 50},
+	{"cpp-real-object-types", func(t *testing.T) string {
+		return object(t, "g++", "testdata/fixtures/cpp-real/real.cc", "-std=c++17", "-gdwarf-4", "-fdebug-types-section")
+	}, 10000},
+	{"inl-object-zdebug", func(t *testing.T) string {
+		return zlibGNU(t, object(t, "gcc", "dwarf/testdata/inline/inl.c", "-gdwarf-4", "-fdebug-types-section"))
+	}, 50},
+	{"cgo-work-go1.18", func(t *testing.T) string { return testutil.BuildCgoWork(t, "go1.18.10", "internal") }, 20000},
+	{"foreign-i386", func(t *testing.T) string {
+		return object(t, "clang", "dwarf/testdata/foreign/foreign.c", "-target", "i386-linux-gnu")
+	}, 40},
+	{"foreign-ppc32-dwarf4", func(t *testing.T) string {
+		return object(t, "clang", "dwarf/testdata/foreign/foreign.c", "-target", "powerpc-linux-gnu", "-gdwarf-4")
+	}, 40},
+}
+
+// zlibGNU is a copy of the object at path with its DWARF compressed the
+// GNU way: .zdebug_* sections.
+func zlibGNU(t *testing.T, path string) string {
+	out := path + ".zdebug.o"
+	if msg, err := exec.Command("objcopy", "--compress-debug-sections=zlib-gnu", path, out).CombinedOutput(); err != nil {
+		testutil.Skipf(t, "objcopy: %v\n%s", err, msg)
+	}
+	return out
 }
 
 // object compiles src (a path from the repository's root) with compiler
