@@ -268,3 +268,81 @@ func TestCorruptLineProgram(t *testing.T) {
 		t.Errorf("Lines(main), whose unit's program is whole: %d rows, %v", len(rows), err)
 	}
 }
+
+// TestUnreadableUnit: a DIE whose abbreviation code no table holds (in
+// the second of two compile units) costs that unit alone: Functions keeps
+// the first unit's functions and warns once, naming .debug_info and the
+// DIE's offset; Types keeps the first unit's types and returns a
+// *PartialError naming the same offset. debug/dwarf's Reader, the oracle,
+// gives the offsets of the units and of the DIE damaged.
+func TestUnreadableUnit(t *testing.T) {
+	dir := t.TempDir()
+	srcs := map[string]string{
+		"a.c": "struct first { int a; long b; };\n__attribute__((noinline)) int first_fn(struct first *p) { return p->a + (int)p->b; }\n",
+		"b.c": "struct second { char c; double d; };\n" +
+			"__attribute__((noinline)) double second_fn(struct second *p) { return p->d + p->c; }\n" +
+			"int main(void) { struct second s = {1, 2}; return (int)second_fn(&s); }\n",
+	}
+	var args []string
+	for _, name := range []string{"a.c", "b.c"} {
+		src, p := srcs[name], filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, p)
+	}
+	bin := filepath.Join(dir, "two")
+	if out, err := exec.Command("gcc", append([]string{"-g", "-O1", "-o", bin}, args...)...).CombinedOutput(); err != nil {
+		testutil.Skipf(t, "gcc: %v %s", err, out)
+	}
+	b, ef, d := testutil.ReadDWARF(t, bin)
+	// The first DIE inside the unit of second_fn: its code becomes 0x7f.
+	var at stddwarf.Offset
+	r := d.Reader()
+	for e, _ := r.Next(); e != nil; e, _ = r.Next() {
+		if e.Tag != stddwarf.TagCompileUnit {
+			r.SkipChildren()
+			continue
+		}
+		if name, _ := e.Val(stddwarf.AttrName).(string); strings.HasSuffix(name, "b.c") {
+			child, _ := r.Next()
+			at = child.Offset
+			break
+		}
+		r.SkipChildren()
+	}
+	info := ef.Section(".debug_info")
+	if at == 0 || info == nil || info.Flags&elf.SHF_COMPRESSED != 0 || b[info.Offset+uint64(at)] >= 0x7f {
+		t.Fatalf("no DIE with a one-byte code in b.c's unit (at %#x)", at)
+	}
+	b[info.Offset+uint64(at)] = 0x7f
+	var warns []string
+	f, err := dwarf.OpenReader(bytes.NewReader(b), "damaged", &dwarf.Options{Warn: func(s string) { warns = append(warns, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fns, err := f.Functions(nil)
+	if err != nil {
+		t.Fatalf("Functions: %v", err)
+	}
+	names := map[string]bool{}
+	for _, fn := range fns {
+		names[fn.Name] = true
+	}
+	where := fmt.Sprintf("damaged: section .debug_info at offset %#x: ", at)
+	if !names["first_fn"] || names["second_fn"] || names["main"] {
+		t.Errorf("functions %v: want first_fn, and neither second_fn nor main", names)
+	}
+	if len(warns) != 1 || !strings.HasPrefix(warns[0], where) || !strings.HasSuffix(warns[0], "the functions of that unit are left out") {
+		t.Errorf("warnings %q: want one, starting %q", warns, where)
+	}
+	spec, err := f.Types()
+	var de *elfx.DecodeError
+	if !errors.Is(err, types.ErrPartial) || !errors.As(err, &de) || de.Offset != uint64(at) || !strings.HasPrefix(err.Error(), where) {
+		t.Fatalf("Types: %v; want a partial result, the error starting %q", err, where)
+	}
+	if len(spec.Lookup("first")) != 1 || len(spec.Lookup("second")) != 0 {
+		t.Errorf("types: struct first %d times, struct second %d times; want 1 and 0", len(spec.Lookup("first")), len(spec.Lookup("second")))
+	}
+}

@@ -85,7 +85,7 @@ func (c *converter) spec(only func(n *node, name []byte) bool) (*types.Spec, err
 	seen := make(map[string]types.Type)
 	added := make(map[types.Type]bool)
 	var key []byte
-	var left leftOut
+	left := c.ix.lost // the units the index left out
 	for _, n := range c.ix.named {
 		if !listedTag(n.tag) {
 			continue
@@ -166,6 +166,14 @@ func (l *leftOut) add(err error) error {
 		return fmt.Errorf("%w; more than %d corrupt records", l.first, maxLeftOut)
 	}
 	return nil
+}
+
+// merge adds the records o left out.
+func (l *leftOut) merge(o leftOut) {
+	if l.n == 0 {
+		l.first = o.first
+	}
+	l.n += o.n
 }
 
 // err is nil when nothing was left out, else a *PartialError.

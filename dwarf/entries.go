@@ -8,26 +8,22 @@ import (
 type walk int
 
 const (
-	// readerWalk reads every DIE through debug/dwarf's Reader.
-	readerWalk walk = iota
 	// funcWalk scans, decoding units, subprograms, inline sites and
 	// (when asked) formal parameters; scopes carry their names.
-	funcWalk
+	funcWalk walk = iota
 	// typeWalk scans, decoding units; scopes and types with children
 	// carry their names, other types an empty one when they have a name.
 	typeWalk
 )
 
-// dieEntries yields the DIEs of .debug_info to a walk: from a scan where
-// the section's bytes are at hand, decoding through debug/dwarf only the
-// DIEs the walk reads attributes of; else from debug/dwarf's Reader. A DIE
-// the walk does not read comes as a scratch entry (offset, tag, children;
-// the name of a scope or type) that the next call reuses.
+// dieEntries yields the DIEs of .debug_info to a walk, from a scan,
+// decoding only the DIEs the walk reads attributes of. A DIE the walk does
+// not read comes as a scratch entry (offset, tag, children; the name of a
+// scope or type) that the next call reuses.
 type dieEntries struct {
 	f        *File
 	w        walk
 	sc       *scan
-	slow     *entryReader
 	r        *dwarf.Reader
 	last     die
 	scratchE dwarf.Entry
@@ -44,28 +40,14 @@ type dieEntries struct {
 	typed bool
 }
 
-// dieEntries starts a walk of kind w, over debug/dwarf's Reader when the
-// section's bytes are not at hand.
+// dieEntries starts a walk of kind w.
 func (f *File) dieEntries(w walk) *dieEntries {
-	de := &dieEntries{f: f, w: w}
-	if w != readerWalk {
-		de.sc = f.newScan()
-	}
-	if de.sc == nil {
-		de.slow = f.entries()
-		return de
-	}
-	de.r = f.Data.Reader()
-	de.strs = f.strSections()
-	return de
+	return &dieEntries{f: f, w: w, sc: f.newScan(), r: f.Data.Reader(), strs: f.strSections()}
 }
 
 // next returns the next entry, nil at the end. params asks for a formal
 // parameter's attributes.
 func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
-	if de.sc == nil {
-		return de.slow.next()
-	}
 	d, ok, err := de.sc.next()
 	if err != nil || !ok {
 		return nil, err
@@ -133,9 +115,6 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 
 // declaration is the DW_AT_declaration of the DIE next just returned.
 func (de *dieEntries) declaration() (decl, ok bool) {
-	if de.sc == nil {
-		return false, false
-	}
 	return de.sc.declaration(de.last)
 }
 
@@ -155,19 +134,7 @@ func (de *dieEntries) full(d die) (*dwarf.Entry, error) {
 }
 
 // skipUnit skips the children of the unit entry just returned.
-func (de *dieEntries) skipUnit() {
-	if de.sc == nil {
-		de.slow.r.SkipChildren()
-		return
-	}
-	de.sc.skipUnit()
-}
+func (de *dieEntries) skipUnit() { de.sc.skipUnit() }
 
 // skipChildren skips the children of the entry just returned.
-func (de *dieEntries) skipChildren() error {
-	if de.sc == nil {
-		de.slow.r.SkipChildren()
-		return nil
-	}
-	return de.sc.skipChildren(de.last)
-}
+func (de *dieEntries) skipChildren() error { return de.sc.skipChildren(de.last) }

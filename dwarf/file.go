@@ -256,27 +256,14 @@ func makeFile(ef, df *elfx.File, opts *Options) *File {
 // two Readers on two goroutines (the functions walk and the type index)
 // would otherwise race on, one of them reading a base not yet filled.
 func (f *File) primeUnits() {
-	if sc := f.newScan(); sc != nil {
-		r := f.Data.Reader()
-		for sc.pos < len(sc.info) {
-			if _, err := sc.header(); err != nil {
-				break
-			}
-			r.Seek(dwarf.Offset(sc.pos)) // the unit's first entry
-			sc.skipUnit()
+	sc := f.newScan()
+	r := f.Data.Reader()
+	for sc.pos < len(sc.info) {
+		if _, err := sc.header(); err != nil {
+			break
 		}
-		return
-	}
-	// Without the section's bytes: every unit's first entry, through
-	// the guarded reader (corrupt input can make debug/dwarf's Reader
-	// stand still).
-	r := f.entries()
-	for {
-		e, err := r.next()
-		if err != nil || e == nil {
-			return
-		}
-		r.r.SkipChildren()
+		r.Seek(dwarf.Offset(sc.pos)) // the unit's first entry
+		sc.skipUnit()
 	}
 }
 
@@ -360,6 +347,13 @@ func (f *File) typesExact(names []string) (spec *types.Spec, ok bool, err error)
 		}
 	}
 	return spec, true, nil
+}
+
+// warn gives msg to Options.Warn, when set.
+func (f *File) warn(msg string) {
+	if f.opts.Warn != nil {
+		f.opts.Warn(msg)
+	}
 }
 
 // decodeError is a *elfx.DecodeError for the DIE at off in .debug_info.

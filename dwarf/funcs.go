@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -95,17 +94,12 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 	if opts != nil {
 		o = *opts
 	}
-	fns, err = f.functions(o, true)
-	if errors.Is(err, errScan) {
-		fns, err = f.functions(o, false)
-	}
-	return fns, err
+	return f.functions(o)
 }
 
-// functions is Functions, walking the DIEs with a scan when fast (see
-// dieEntries): errScan when the scan falls out of step. A fast walk of the
-// whole file runs on every core, over spans of .debug_info (funcSpans).
-func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error) {
+// functions is Functions. A walk of the whole file runs on every core,
+// over spans of .debug_info (funcSpans).
+func (f *File) functions(o FuncOptions) (fns []*types.Func, err error) {
 	var units map[dwarf.Offset]bool
 	if o.At != 0 {
 		if units, err = f.unitsFor(o.At); err != nil {
@@ -113,15 +107,20 @@ func (f *File) functions(o FuncOptions, fast bool) (fns []*types.Func, err error
 		}
 	}
 	spans := []span{{}}
-	if fast && units == nil {
+	if units == nil {
 		// Spans of equal size are not of equal work: four per core,
 		// each core taking the next, end together.
 		spans = f.funcSpans(4 * runtime.GOMAXPROCS(0))
 	}
-	ws, err := f.walkSpans(o, units, fast, spans)
+	ws, err := f.walkSpans(o, units, spans)
 	if err != nil {
 		return nil, err
 	}
+	return f.joinWalks(o, ws)
+}
+
+// joinWalks joins what the walks of the spans found into functions.
+func (f *File) joinWalks(o FuncOptions, ws []walked) (fns []*types.Func, err error) {
 	order, sites := ws[0].order, ws[0].sites
 	for _, w := range ws[1:] {
 		order = append(order, w.order...)

@@ -34,7 +34,7 @@ type walked struct {
 // the walk reports what it finds there.
 func (f *File) funcSpans(n int) []span {
 	sc := f.newScan()
-	if sc == nil || n < 2 {
+	if n < 2 {
 		return []span{{}}
 	}
 	n = min(n, len(sc.info)/minSpan)
@@ -137,11 +137,11 @@ func (s *scan) unitTable(off int) error {
 }
 
 // walkSpans walks the spans on every core.
-func (f *File) walkSpans(o FuncOptions, units map[dwarf.Offset]bool, fast bool, spans []span) ([]walked, error) {
+func (f *File) walkSpans(o FuncOptions, units map[dwarf.Offset]bool, spans []span) ([]walked, error) {
 	ws := make([]walked, len(spans))
 	errs := make([]error, len(spans))
 	par.Each(len(spans), 2, func(i int) {
-		ws[i], errs[i] = f.walkSpan(o, units, fast, spans[i])
+		ws[i], errs[i] = f.walkSpan(o, units, spans[i])
 	})
 	for _, err := range errs {
 		if err != nil {

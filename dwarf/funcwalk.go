@@ -3,6 +3,7 @@ package dwarf
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"errors"
 
 	"github.com/binscope/binscope/types"
 )
@@ -32,14 +33,11 @@ type funcFrame struct {
 }
 
 // walkSpan walks the DIEs of one span of .debug_info (all of it for the
-// zero span) for Functions.
-func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, sp span) (walked, error) {
-	w := readerWalk
-	if fast {
-		w = funcWalk
-	}
-	r := f.dieEntries(w)
-	r.typed = fast
+// zero span) for Functions. A unit whose DIEs the scan cannot read (see
+// lostUnit) is left out, what the walk found of it dropped.
+func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, sp span) (walked, error) {
+	r := f.dieEntries(funcWalk)
+	r.typed = true
 	jump := 0
 	if sp != (span{}) {
 		r.sc.pos, r.sc.limit = sp.unit, sp.limit
@@ -50,41 +48,30 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 	fw := &funcWalker{f: f, o: o, r: r, rel: f.ELF.Type == elf.ET_REL}
 	var stack []funcFrame
 	var cur funcFrame
+	kept := fw.out // what the walk found before the unit it is in
 	for {
 		e, err := r.next(o.Params && cur.direct != nil)
+		if err == nil && e != nil {
+			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				kept = fw.out
+			}
+			err = fw.step(e, units, &stack, &cur)
+		}
+		if errors.Is(err, errScan) {
+			fw.out = kept
+			stack, cur = stack[:0], funcFrame{}
+			lost, ok := f.lostUnit(r.sc)
+			f.warn(lost.Error() + "; the functions of that unit are left out")
+			if !ok {
+				break
+			}
+			continue
+		}
 		if err != nil {
 			return fw.out, err
 		}
 		if e == nil {
 			break
-		}
-		if e.Tag == 0 {
-			if len(stack) > 0 {
-				cur, stack = stack[len(stack)-1], stack[:len(stack)-1]
-			}
-			continue
-		}
-		if len(stack) > maxNesting {
-			return fw.out, f.decodeError(e.Offset, "%v", errTooDeep)
-		}
-		next := cur
-		next.direct = nil
-		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
-			stack = stack[:0]
-			cur, next = funcFrame{}, funcFrame{}
-			if units != nil && !units[e.Offset] {
-				if e.Children {
-					r.skipUnit()
-				}
-				continue
-			}
-			fw.enterUnit(e)
-		} else if err := fw.visit(e, cur, &next); err != nil {
-			return fw.out, err
-		}
-		if e.Children {
-			stack = append(stack, cur)
-			cur = next
 		}
 		if jump > 0 {
 			// This span starts at a child of its unit: the unit's
@@ -93,6 +80,40 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, fast bool, s
 		}
 	}
 	return fw.out, nil
+}
+
+// step reads e, the next entry of the walk, in the frame cur below the
+// frames of stack.
+func (fw *funcWalker) step(e *dwarf.Entry, units map[dwarf.Offset]bool, stack *[]funcFrame, cur *funcFrame) error {
+	if e.Tag == 0 {
+		if len(*stack) > 0 {
+			*cur, *stack = (*stack)[len(*stack)-1], (*stack)[:len(*stack)-1]
+		}
+		return nil
+	}
+	if len(*stack) > maxNesting {
+		return fw.f.decodeError(e.Offset, "%v", errTooDeep)
+	}
+	next := *cur
+	next.direct = nil
+	if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+		*stack = (*stack)[:0]
+		*cur, next = funcFrame{}, funcFrame{}
+		if units != nil && !units[e.Offset] {
+			if e.Children {
+				fw.r.skipUnit()
+			}
+			return nil
+		}
+		fw.enterUnit(e)
+	} else if err := fw.visit(e, *cur, &next); err != nil {
+		return err
+	}
+	if e.Children {
+		*stack = append(*stack, *cur)
+		*cur = next
+	}
+	return nil
 }
 
 // enterUnit reads the context of the unit e heads.

@@ -13,48 +13,100 @@ import (
 // the section and the offset.
 func (f *File) Globals() (gs []types.Global, err error) {
 	defer f.guard(&err)
-	c, err := f.typeConverter()
+	err = f.unitVars(nil, 0, true, func(vw *varsWalker, e *dwarf.Entry, prefix string) bool {
+		v := vw.variable(e, "")
+		if ps := v.Loc.Pieces; v.Name != "" && len(ps) == 1 && ps[0].Kind == types.LocAddr && ps[0].Size == 0 {
+			ext, _ := e.Val(dwarf.AttrExternal).(bool)
+			gs = append(gs, types.Global{Name: prefix + v.Name, Type: v.Type, Addr: uint64(ps[0].Offset), External: ext})
+		}
+		return false
+	})
 	if err != nil {
-		return nil, err
+		return nil, f.infoError(noOffset, err)
+	}
+	return gs, nil
+}
+
+// Global returns the variable named name that a probe at pc can read
+// beside VarsAt's: a unit-level variable with a location (C's globals and
+// file statics), of the compile unit holding pc first, else of any unit
+// (a global defined in another file). Its location is as the file has it
+// (DW_OP_addr: a virtual address of the file, relocated by the reader);
+// ok is false when no unit defines one.
+func (f *File) Global(pc uint64, name string) (v types.Var, ok bool, err error) {
+	defer f.guard(&err)
+	find := func(vw *varsWalker, e *dwarf.Entry, _ string) bool {
+		if str(e, dwarf.AttrName) == name {
+			v = vw.variable(e, "")
+			ok = len(v.Loc.Pieces) > 0
+		}
+		return ok
 	}
 	r := f.Data.Reader()
-	for {
-		cu, err := r.Next()
-		if err != nil {
-			return nil, f.infoError(noOffset, err)
+	if cu, err := r.SeekPC(pc); err == nil {
+		if err := f.unitVars(r, pc, false, find, cu); ok || err != nil {
+			return v, ok, err
 		}
-		if cu == nil {
-			return gs, nil
+	}
+	if err = f.unitVars(nil, pc, false, find); !ok {
+		v = types.Var{}
+	}
+	return v, ok, err
+}
+
+// unitVars calls fn with each variable with a location that a compile
+// unit defines at unit level (and, with deep, in its namespaces, prefix
+// then their qualified name), in the order of the debug info, until fn
+// returns true: of the units given, which r has just returned (r then
+// ends past them), or of every unit with r nil. vw reads the variable in
+// its unit, for a probe at pc.
+func (f *File) unitVars(r *dwarf.Reader, pc uint64, deep bool, fn func(vw *varsWalker, e *dwarf.Entry, prefix string) bool, units ...*dwarf.Entry) error {
+	c, err := f.typeConverter()
+	if err != nil {
+		return err
+	}
+	all := r == nil
+	if all {
+		r = f.Data.Reader()
+	}
+	for i := 0; all || i < len(units); i++ {
+		cu := (*dwarf.Entry)(nil)
+		if all {
+			if cu, err = r.Next(); err != nil || cu == nil {
+				return err
+			}
+		} else {
+			cu = units[i]
 		}
-		if cu.Tag != dwarf.TagCompileUnit || !cu.Children {
+		if all && (cu.Tag != dwarf.TagCompileUnit || !cu.Children) {
 			r.SkipChildren()
 			continue
 		}
-		vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), lang: langOf(cu, str(cu, dwarf.AttrProducer))}
-		if gs, err = vw.globals(r, "", gs); err != nil {
-			return nil, f.infoError(noOffset, err)
+		vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), pc: pc, lang: langOf(cu, str(cu, dwarf.AttrProducer))}
+		if stop, err := vw.staticVars(r, "", deep, fn); stop || err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
-// globals appends to gs the variables with a static address among the
-// children of the entry r has just returned; r ends past them.
-func (vw *varsWalker) globals(r *dwarf.Reader, prefix string, gs []types.Global) ([]types.Global, error) {
+// staticVars calls fn with the variables with a location among the children of
+// the entry r has just returned (see unitVars); r ends past them unless
+// fn stops the walk.
+func (vw *varsWalker) staticVars(r *dwarf.Reader, prefix string, deep bool, fn func(vw *varsWalker, e *dwarf.Entry, prefix string) bool) (stop bool, err error) {
 	for {
 		e, err := r.Next()
 		if err != nil || e == nil || e.Tag == 0 {
-			return gs, err
+			return false, err
 		}
 		switch {
 		case e.Tag == dwarf.TagVariable && e.Val(dwarf.AttrLocation) != nil:
-			v := vw.variable(e, "")
-			if ps := v.Loc.Pieces; v.Name != "" && len(ps) == 1 && ps[0].Kind == types.LocAddr && ps[0].Size == 0 {
-				ext, _ := e.Val(dwarf.AttrExternal).(bool)
-				gs = append(gs, types.Global{Name: prefix + v.Name, Type: v.Type, Addr: uint64(ps[0].Offset), External: ext})
+			if fn(vw, e, prefix) {
+				return true, nil
 			}
-		case e.Tag == dwarf.TagNamespace && e.Children:
-			if gs, err = vw.globals(r, prefix+str(e, dwarf.AttrName)+"::", gs); err != nil {
-				return nil, err
+		case deep && e.Tag == dwarf.TagNamespace && e.Children:
+			if stop, err := vw.staticVars(r, prefix+str(e, dwarf.AttrName)+"::", deep, fn); stop || err != nil {
+				return stop, err
 			}
 			continue
 		}

@@ -60,6 +60,8 @@ type index struct {
 	// saved, for an index of some units only, is the whole file's index
 	// the cache kept: it gives the definitions (see savedIndex).
 	saved *savedIndex
+	// lost counts the units left out, their DIEs unreadable.
+	lost leftOut
 }
 
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
@@ -152,56 +154,91 @@ type frame struct {
 	skip  bool // a unit filtered out by language
 }
 
-// index indexes the file's types in one pass over .debug_info: over a
-// scan that decodes each type's DIE when a conversion first needs it where
-// the section's bytes are at hand, else (or when the scan falls out of
-// step) over debug/dwarf's Reader.
-func (f *File) index() (*index, error) {
-	ix, err := f.indexSplit()
-	if errors.Is(err, errScan) {
-		ix, err = f.indexWith(f.dieEntries(readerWalk))
-	}
-	return ix, err
-}
-
+// indexWith indexes the types of the DIEs r scans, in one pass, each
+// type's DIE decoded when a conversion first needs it. A unit whose DIEs
+// the scan cannot read (see lostUnit) is left out, with what the pass
+// indexed of it, and counted in the index's lost.
 func (f *File) indexWith(r *dieEntries) (*index, error) {
 	b := &indexer{f: f, ix: &index{}}
-	if r.sc != nil {
-		b.lazy = &lazyEntries{f: f, r: f.Data.Reader(), ix: b.ix}
-		b.ix.lazy = []*lazyEntries{b.lazy}
-		// Room for the nodes ahead: C units hold a type or a part in
-		// every 12 bytes or more (glibc's 12, a debug Python's 27, Go's
-		// 150), so the slices are not copied as they grow.
-		end := len(r.sc.info)
-		if r.sc.limit > 0 {
-			end = r.sc.limit
-		}
-		n := max(end-r.sc.pos, 0) / 12
-		b.ix.nodes.offs, b.ix.nodes.list = make([]dwarf.Offset, 0, n), make([]*node, 0, n)
+	b.lazy = &lazyEntries{f: f, r: f.Data.Reader(), ix: b.ix}
+	b.ix.lazy = []*lazyEntries{b.lazy}
+	// Room for the nodes ahead: C units hold a type or a part in every
+	// 12 bytes or more (glibc's 12, a debug Python's 27, Go's 150), so
+	// the slices are not copied as they grow.
+	end := len(r.sc.info)
+	if r.sc.limit > 0 {
+		end = r.sc.limit
 	}
+	n := max(end-r.sc.pos, 0) / 12
+	b.ix.nodes.offs, b.ix.nodes.list = make([]dwarf.Offset, 0, n), make([]*node, 0, n)
 	b.r = r
+	var kept indexMark // the index before the unit being read
 	for {
 		e, err := r.next(false)
+		if err == nil && e != nil {
+			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				kept = b.ix.mark(e.Offset)
+			}
+			err = b.step(e, r)
+		}
+		if errors.Is(err, errScan) {
+			b.ix.drop(kept)
+			b.stack, b.cur = b.stack[:0], frame{}
+			lost, ok := f.lostUnit(r.sc)
+			if err := b.ix.lost.add(lost); err != nil {
+				return nil, err
+			}
+			if !ok {
+				break
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		if e == nil {
 			break
 		}
-		skip, err := b.add(e, r.scratch(e))
-		if err != nil {
-			return nil, err
-		}
-		if r.sc != nil && (e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit) {
-			b.ix.units[len(b.ix.units)-1].hdr = r.sc.u
-		}
-		if skip && e.Children {
-			if err := r.skipChildren(); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return b.ix, nil
+}
+
+// step indexes e, the DIE r returned last.
+func (b *indexer) step(e *dwarf.Entry, r *dieEntries) error {
+	skip, err := b.add(e, r.scratch(e))
+	if err != nil {
+		return err
+	}
+	if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+		b.ix.units[len(b.ix.units)-1].hdr = r.sc.u
+	}
+	if skip && e.Children {
+		return r.skipChildren()
+	}
+	return nil
+}
+
+// indexMark is how much of an index a pass had built when a unit
+// started (see drop).
+type indexMark struct {
+	unit         dwarf.Offset
+	nodes, named int
+}
+
+func (ix *index) mark(unit dwarf.Offset) indexMark {
+	return indexMark{unit: unit, nodes: len(ix.nodes.offs), named: len(ix.named)}
+}
+
+// drop leaves out what the pass indexed after m: the nodes of a unit it
+// could not read whole.
+func (ix *index) drop(m indexMark) {
+	ix.nodes.offs, ix.nodes.list = ix.nodes.offs[:m.nodes], ix.nodes.list[:m.nodes]
+	ix.named = ix.named[:m.named]
+	for k, off := range ix.defs {
+		if off >= m.unit {
+			delete(ix.defs, k)
+		}
+	}
 }
 
 // lazyEntries decodes the DIEs of an index built over a scan, one at a

@@ -11,18 +11,20 @@ import (
 // one core: starting a second costs more than it saves.
 const minSplit = 1 << 20
 
-// indexSplit builds the index over a scan on two cores: the units of the
-// first half of .debug_info on one, those of the second on the other, the
-// halves then joined in DIE order, as one pass would have built it.
-func (f *File) indexSplit() (*index, error) {
+// index indexes the file's types (see indexWith): on two cores, the
+// units of the first half of .debug_info on one, those of the second on
+// the other, the halves then joined in DIE order, as one pass would have
+// built it.
+func (f *File) index() (*index, error) {
 	sc := f.newScan()
-	if sc == nil || runtime.GOMAXPROCS(0) < 2 || len(sc.info) < minSplit {
+	if runtime.GOMAXPROCS(0) < 2 || len(sc.info) < minSplit {
 		return f.indexWith(f.dieEntries(typeWalk))
 	}
 	split := 0 // the first unit starting in the second half
 	for sc.pos < len(sc.info) && sc.pos < len(sc.info)/2 {
 		if _, err := sc.header(); err != nil {
-			return nil, errScan
+			// A unit header lost: the pass reports it.
+			return f.indexWith(f.dieEntries(typeWalk))
 		}
 		sc.skipUnit()
 		split = sc.pos
@@ -64,6 +66,7 @@ func joinIndex(a, b *index) *index {
 	}
 	a.lazy = append(a.lazy, b.lazy...)
 	a.named = append(a.named, b.named...)
+	a.lost.merge(b.lost)
 	for k, off := range b.defs { // b's DIEs come after a's: a's first definitions stay
 		if _, dup := a.defs[k]; !dup {
 			if a.defs == nil {

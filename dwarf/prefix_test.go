@@ -21,15 +21,11 @@ import (
 // to be split; the small inputs take one pass.
 func TestSplitIndexEqualsReaderIndex(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
-		split, err := f.indexSplit()
+		split, err := f.index()
 		if err != nil {
 			t.Fatal(err)
 		}
-		eager, err := f.indexWith(f.dieEntries(readerWalk))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameIndex(t, split, eager, min)
+		sameIndex(t, split, readerIndex(t, f), min)
 	})
 }
 

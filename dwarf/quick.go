@@ -558,9 +558,6 @@ func (l *lazyEntries) scanTo(n *node) (*dieEntries, die, bool) {
 	}
 	if l.de == nil {
 		l.de = l.f.dieEntries(funcWalk)
-		if l.de.sc == nil {
-			return nil, die{}, false
-		}
 	}
 	de := l.de
 	if de.sc.u.start != u.hdr.start || de.sc.u.table != u.hdr.table || de.unitAt != u.hdr.start {

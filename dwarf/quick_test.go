@@ -92,7 +92,7 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 // spans; a C++ program of one unit is cut inside that unit.
 func TestSplitWalkEqualsOneWalk(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
-		one, err := f.walkSpans(FuncOptions{Params: true}, nil, true, []span{{}})
+		one, err := f.walkSpans(FuncOptions{Params: true}, nil, []span{{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestSplitWalkEqualsOneWalk(t *testing.T) {
 			for _, sp := range spans {
 				inside = inside || sp.start > sp.unit
 			}
-			ws, err := f.walkSpans(FuncOptions{Params: true}, nil, true, spans)
+			ws, err := f.walkSpans(FuncOptions{Params: true}, nil, spans)
 			if err != nil {
 				t.Fatalf("%d spans: %v", len(spans), err)
 			}

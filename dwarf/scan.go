@@ -17,9 +17,9 @@ import (
 // needs from the scan's bytes (quick.go, funcattrs.go), and the DIEs
 // whose forms those do not read through debug/dwarf (dieEntries.full),
 // which checks that both readers agree on where each DIE is; any
-// disagreement or malformed byte is errScan, and the walk starts again
-// over debug/dwarf's Reader alone, which reports the error the file
-// deserves.
+// disagreement or malformed byte is errScan, which costs the walk the
+// rest of that unit (see lostUnit), reported as a *elfx.DecodeError
+// naming the DIE.
 type scan struct {
 	info   []byte
 	abbrev []byte
@@ -32,6 +32,8 @@ type scan struct {
 	// children (see funcSpans).
 	limit int
 	u     scanHeader
+	// at is where the DIE (or unit header) next read last starts.
+	at int
 }
 
 var errScan = errors.New("DIE scan out of step")
@@ -153,14 +155,10 @@ const (
 	fGNUStrpAlt    = 0x1f21
 )
 
-// newScan returns a scanner over the file's .debug_info, or nil when its
-// bytes are not at hand: old-style compressed sections (.zdebug), and
-// objects whose relocations elfx leaves to debug/elf (see elfx.DWARF).
+// newScan returns a scanner over the file's .debug_info (elfx keeps the
+// bytes of every DWARF section it reads: inflated, relocated).
 func (f *File) newScan() *scan {
 	info, abbrev := f.Debug.DWARFSection(".debug_info"), f.Debug.DWARFSection(".debug_abbrev")
-	if info == nil || abbrev == nil {
-		return nil
-	}
 	return &scan{info: info, abbrev: abbrev, order: f.Debug.ByteOrder, tables: f.abbrevs}
 }
 
@@ -253,10 +251,9 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 				}
 				b = b[n:]
 			}
+			// A form the scan does not know (size -2) fails the DIEs
+			// that use it, when skipped, as debug/dwarf fails them.
 			size := formSize(form, u)
-			if size == -2 {
-				return nil, errScan
-			}
 			switch dwarf.Attr(attr) {
 			case dwarf.AttrName:
 				p.decl.name = len(specs) - p.start
@@ -284,12 +281,12 @@ func (s *scan) table(off uint64, u *scanHeader) (*abbrevTable, error) {
 			d.fixed += sp.size
 		}
 		code := decls[i].code
-		if t.get(code) != nil {
-			return nil, errScan // a code twice: leave such a table to debug/dwarf
-		}
-		if code == uint64(len(t.dense)+1) && t.sparse == nil {
+		switch {
+		case code >= 1 && code <= uint64(len(t.dense)):
+			t.dense[code-1] = d // a code twice: the last one, as debug/dwarf
+		case code == uint64(len(t.dense)+1) && t.sparse == nil:
 			t.dense = append(t.dense, d)
-		} else {
+		default:
 			if t.sparse == nil {
 				t.sparse = map[uint64]*abbrevDecl{}
 			}
@@ -425,10 +422,12 @@ func (s *scan) next() (d die, ok bool, err error) {
 		if s.pos >= len(s.info) {
 			return die{}, false, nil
 		}
+		s.at = s.pos
 		if err := s.unit(); err != nil {
 			return die{}, false, err
 		}
 	}
+	s.at = s.pos
 	d.off = dwarf.Offset(s.pos)
 	code, n := leb128.Uint(s.info[s.pos:s.u.end])
 	if n <= 0 {
@@ -456,6 +455,23 @@ func (s *scan) next() (d die, ok bool, err error) {
 		return die{}, false, errScan
 	}
 	return d, true, nil
+}
+
+// lostUnit moves sc past the unit in which it lost step (errScan), and
+// returns the error naming where: the DIE it was reading, or the unit's
+// abbreviations. ok is false when what is lost is a unit's header: the
+// units after it cannot be found.
+func (f *File) lostUnit(sc *scan) (err error, ok bool) {
+	if sc.at < sc.u.start || sc.at >= sc.u.end {
+		return f.decodeError(dwarf.Offset(sc.at), "unreadable unit header"), false
+	}
+	what := "unreadable DIE"
+	if sc.at == sc.u.start {
+		what = "unreadable abbreviations"
+	}
+	err = f.decodeError(dwarf.Offset(sc.at), "%s (the unit at %#x)", what, sc.u.start)
+	sc.pos = sc.u.end
+	return err, true
 }
 
 // skipUnit moves to the end of the current unit: past the children of

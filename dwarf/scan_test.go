@@ -151,14 +151,19 @@ func TestScanWalkEqualsReaderWalk(t *testing.T) {
 			path := in.path(t)
 			for _, params := range []bool{false, true} {
 				var got [2][]string
-				for i, fast := range []bool{true, false} {
+				for i := range got {
 					f, err := Open(path, nil)
 					if err != nil {
 						t.Fatal(err)
 					}
-					fns, err := f.functions(FuncOptions{Params: params}, fast)
-					if err != nil {
-						t.Fatalf("fast=%v: %v", fast, err)
+					o := FuncOptions{Params: params}
+					var fns []*types.Func
+					if i == 0 {
+						if fns, err = f.functions(o); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						fns = readerFunctions(t, f, o)
 					}
 					for _, fn := range fns {
 						got[i] = append(got[i], describe(fn))
@@ -220,11 +225,7 @@ func bothIndexes(t *testing.T, f *File) (lazy, eager *index) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eager, err = f.indexWith(f.dieEntries(readerWalk))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lazy, eager
+	return lazy, readerIndex(t, f)
 }
 
 // sameIndex checks that lazy, an index built over a scan, is eager, the
