@@ -3,8 +3,11 @@ package dwarf
 import (
 	"debug/dwarf"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/binscope/binscope/internal/testutil"
@@ -60,6 +63,9 @@ var scanInputs = []struct {
 // GNU way: .zdebug_* sections.
 func zlibGNU(t *testing.T, path string) string {
 	out := path + ".zdebug.o"
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
 	if msg, err := exec.Command("objcopy", "--compress-debug-sections=zlib-gnu", path, out).CombinedOutput(); err != nil {
 		testutil.Skipf(t, "objcopy: %v\n%s", err, msg)
 	}
@@ -67,14 +73,45 @@ func zlibGNU(t *testing.T, path string) string {
 }
 
 // object compiles src (a path from the repository's root) with compiler
-// at -O2 into a relocatable object.
+// at -O2 into a relocatable object, once per test binary: every test of
+// the scan inputs reads the same objects.
 func object(t *testing.T, compiler, src string, flags ...string) string {
-	out := filepath.Join(t.TempDir(), filepath.Base(src)+".o")
+	objects.Lock()
+	defer objects.Unlock()
+	key := strings.Join(append([]string{compiler, src}, flags...), " ")
+	if out, ok := objects.m[key]; ok {
+		return out
+	}
+	if objects.dir == "" {
+		dir, err := os.MkdirTemp("", "binscope-dwarf-objects")
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects.dir, objects.m = dir, map[string]string{}
+	}
+	out := filepath.Join(objects.dir, fmt.Sprintf("%d-%s.o", len(objects.m), filepath.Base(src)))
 	args := append([]string{"-g", "-O2", "-c", "-o", out, filepath.Join(testutil.Root(t), src)}, flags...)
 	if msg, err := exec.Command(compiler, args...).CombinedOutput(); err != nil {
 		testutil.Skipf(t, "%s: %v\n%s", compiler, err, msg)
 	}
+	objects.m[key] = out
 	return out
+}
+
+// objects are the objects object built, by build line, in dir.
+var objects struct {
+	sync.Mutex
+	dir string
+	m   map[string]string
+}
+
+// TestMain removes the objects the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if objects.dir != "" {
+		os.RemoveAll(objects.dir)
+	}
+	os.Exit(code)
 }
 
 // eachScanInput runs test on each of scanInputs, opened.
