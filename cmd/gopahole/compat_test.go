@@ -70,7 +70,7 @@ func samePahole(t *testing.T, args ...string) {
 // TestPaholeOptions: pahole's options that its regression tests use
 // print what pahole 1.24 prints, byte for byte: filters (--packed,
 // --with_flexible_array, -x, -X, -D, -C file://), rows (-n, -N, -s -t,
-// --nr_definitions, --nr_methods, -u, -z), printer switches (-q, -M, -p,
+// --nr_definitions, --nr_methods, -u, -z, -y), printer switches (-q, -M, -p,
 // --flat_arrays, the --suppress_ ones, -S), several files and --version.
 func TestPaholeOptions(t *testing.T) {
 	dir := t.TempDir()
@@ -88,7 +88,7 @@ func TestPaholeOptions(t *testing.T) {
 		{"-p", "-C", "top"}, {"-E", "-p", "-C", "top"}, {"-p", "-C", "self_ref"}, {"-p"},
 		{"-X", "/nonexistent", "-C", "holey"}, {"-C", "file://" + list}, {"-a", "--sizes"}, {"-A", "-s"},
 		{"-S", "-C", "holey"}, {"--sort"}, {"--version"}, {"--numeric_version"},
-		{"-z", "1"}, {"-z", "3"}, {"-z", "4"}, {"--hole_size_ge=8"}, {"-z", "3", "-s"},
+		{"-z", "1"}, {"-z", "3"}, {"-z", "4"}, {"--hole_size_ge=8"}, {"-z", "3", "-s"}, {"-y", "hol"}, {"--prefix_filter=s"},
 	} {
 		samePahole(t, append(args, obj)...)
 	}

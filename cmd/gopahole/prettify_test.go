@@ -78,3 +78,43 @@ func TestPrettify(t *testing.T) {
 	}
 	_ = os.Remove(data)
 }
+
+// rangeSrc has a file header whose data member gives the offset and size
+// of the records that follow it.
+const rangeSrc = `struct data_range { unsigned int offset; unsigned int size; };
+struct file_header { unsigned int magic; unsigned int version; struct data_range data; };
+struct data_record { int id; int value; char name[8]; };
+struct file_header g_hdr; struct data_record g_rec;
+`
+
+// TestPrettifySeekSize: --seek_bytes and --size_bytes, as numbers and as
+// $header.member, --header_type (--header) alone and with --range print
+// what pahole 1.24 prints of a 16-byte header and one record.
+func TestPrettifySeekSize(t *testing.T) {
+	dir := t.TempDir()
+	obj := compileObj(t, dir, "range", rangeSrc)
+	data := filepath.Join(dir, "range.bin")
+	raw := []byte{0x78, 0x56, 0x34, 0x12, 1, 0, 0, 0, 16, 0, 0, 0, 16, 0, 0, 0, 42, 0, 0, 0, 100, 0, 0, 0}
+	if err := os.WriteFile(data, append(raw, "testREC\x00"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"-C", "data_record", "--seek_bytes=16"},
+		{"-C", "data_record", "--seek_bytes=16", "--size_bytes=16"},
+		{"-C", "data_record", "--header=file_header", "--seek_bytes=$header.data.offset", "--size_bytes=$header.data.size"},
+		{"-C", "data_record", "--header=file_header", "--range=data"},
+		{"--header=file_header"},
+	} {
+		args = append(args, "--prettify", data, obj)
+		want := paholeOut(t, args...)
+		if !strings.Contains(want, " = ") {
+			t.Fatalf("pahole %v printed no record:\n%s", args, want)
+		}
+		samePahole(t, args...)
+		alias := strings.Join(args, "\x00")
+		alias = strings.ReplaceAll(alias, "--header=", "--header_type=")
+		if code, got, errs := run(strings.Split(alias, "\x00")...); code != 0 || got != want {
+			t.Errorf("--header_type: exit %d %s\n%s", code, errs, got)
+		}
+	}
+}
