@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/types"
 )
 
@@ -53,27 +54,91 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 	if rows == nil || m == nil || len(starts) == 0 {
 		return nil, false, false
 	}
-	// The first line of code each expansion has of its own, per file:
-	// a call made before it is made once per call of the expansion (a
-	// call in a loop of the body comes after the loop's own code).
-	first := map[*types.InlineSite]map[string]int{}
-	type kind struct {
-		key   string
-		chain []*types.InlineSite // from the outermost nested expansion in
-		rip   bool
-		addrs []uint64
-		file  string // where in the body: the source line of the store,
-		line  int    // or of the outermost nested call holding it
-		// lineless stores have line 0: LLVM gives it to a store it
-		// merged from several statements (the early return's and the
-		// tail's record, hoisted above the guard) and to the copies an
-		// unrolled loop made of it.
-		lineless bool
+	kinds, first := storeKinds(site, m, rows, fl, own, within)
+	sortKinds(kinds)
+	// once: the chain's calls are made before the body's own first line
+	// of code (see first), once per call of the expansion.
+	once := func(chain []*types.InlineSite) bool {
+		parent := site
+		for _, n := range chain {
+			if l, ok := first[parent][n.CallFile]; ok && n.CallLine > l {
+				return false
+			}
+			parent = n
+		}
+		return true
 	}
-	byKey := map[string]*kind{}
-	var kinds []*kind
+	// Of the kinds that hold, one made by a call before the body's own
+	// first line of code (see once); then the earliest in the body's
+	// source: a statement later in the body may be conditional, and made
+	// in one of several calls whose constant arguments the compiler
+	// folded (LLVM's unrolled copies), or in a loop of the body that the
+	// compiler unrolled, several times per call; then the fewest stores.
+	earlier := func(a, b *storeKind) bool {
+		if once(a.chain) != once(b.chain) {
+			return once(a.chain)
+		}
+		if sameFile(a.file, b.file) && a.line != b.line {
+			return a.line < b.line
+		}
+		return len(a.addrs) < len(b.addrs)
+	}
+	// Stores of no line are kept apart, by the global they write: only
+	// when no kind with a line holds.
+	var best *storeKind
+	for _, lineless := range []bool{false, true} {
+		tried := 0
+		for _, k := range kinds {
+			if k.lineless != lineless {
+				continue
+			}
+			if tried == maxAnchorKeys {
+				break
+			}
+			tried++
+			if best != nil && !earlier(k, best) || !fl.anchored(k.addrs, starts, rs) {
+				continue
+			}
+			best = k
+		}
+		if best != nil {
+			break
+		}
+	}
+	if best == nil {
+		return nil, false, false
+	}
+	return fl.earliest(best.addrs, rs, within), fl.repeats(best.addrs, rs), true
+}
+
+// A storeKind is the stores (or direct calls) of an expansion at one
+// source position to one place: see anchors.
+type storeKind struct {
+	key   string
+	chain []*types.InlineSite // from the outermost nested expansion in
+	rip   bool
+	addrs []uint64
+	file  string // where in the body: the source line of the store,
+	line  int    // or of the outermost nested call holding it
+	// lineless stores have line 0: LLVM gives it to a store it merged
+	// from several statements (the early return's and the tail's record,
+	// hoisted above the guard) and to the copies an unrolled loop made of
+	// it.
+	lineless bool
+}
+
+// storeKinds are the kinds of store the expansion site makes in fl, in
+// the order of their first store, and the first line of code each
+// expansion has of its own, per file: a call made before it is made once
+// per call of the expansion (a call in a loop of the body comes after the
+// loop's own code). With own, only the body's own stores count; a
+// non-nil within limits them to those instructions.
+func storeKinds(site *types.InlineSite, m *code.Model, rows []types.Line, fl *flow, own bool, within map[uint64]bool) ([]*storeKind, map[*types.InlineSite]map[string]int) {
+	first := map[*types.InlineSite]map[string]int{}
+	byKey := map[string]*storeKind{}
+	var kinds []*storeKind
 	for _, a := range fl.addrs {
-		if !holds(rs, a) || within != nil && !within[a] {
+		if !holds(site.Ranges, a) || within != nil && !within[a] {
 			continue
 		}
 		ex := m.Expansions(a)
@@ -98,20 +163,9 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		if !inside || own && len(chain) > 0 {
 			continue
 		}
-		var path strings.Builder
-		for _, n := range chain {
-			name := ""
-			if n.Callee != nil {
-				name = n.Callee.Name
-			}
-			fmt.Fprintf(&path, "/%s@%s:%d:%d", name, n.CallFile, n.CallLine, n.CallColumn)
-		}
-		k := fmt.Sprintf("%s|%s:%d:%d|%s|%s", path.String(), row.File, row.Line, row.Column, in.Op, place)
-		if row.Line == 0 {
-			k = fmt.Sprintf("%s|line 0|%s|%s", path.String(), in.Op, place)
-		}
+		k := storeKey(chain, row, in, place)
 		if byKey[k] == nil {
-			kd := &kind{key: k, chain: chain, rip: global, file: row.File, line: row.Line, lineless: row.Line == 0}
+			kd := &storeKind{key: k, chain: chain, rip: global, file: row.File, line: row.Line, lineless: row.Line == 0}
 			if len(chain) > 0 {
 				kd.file, kd.line = chain[0].CallFile, chain[0].CallLine
 			}
@@ -120,10 +174,32 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		byKey[k].addrs = append(byKey[k].addrs, a)
 	}
-	// The expansion's own stores first, then those of the expansions
-	// least deeply nested in it, earliest call first; stores to a
-	// global's address before others: every copy writes the same one,
-	// whatever registers it was given.
+	return kinds, first
+}
+
+// storeKey names a kind of store: the chain of nested expansions, the
+// source position (none for a lineless store), the operation and the
+// place it writes.
+func storeKey(chain []*types.InlineSite, row types.Line, in x86asm.Inst, place string) string {
+	var path strings.Builder
+	for _, n := range chain {
+		name := ""
+		if n.Callee != nil {
+			name = n.Callee.Name
+		}
+		fmt.Fprintf(&path, "/%s@%s:%d:%d", name, n.CallFile, n.CallLine, n.CallColumn)
+	}
+	if row.Line == 0 {
+		return fmt.Sprintf("%s|line 0|%s|%s", path.String(), in.Op, place)
+	}
+	return fmt.Sprintf("%s|%s:%d:%d|%s|%s", path.String(), row.File, row.Line, row.Column, in.Op, place)
+}
+
+// sortKinds puts the expansion's own stores first, then those of the
+// expansions least deeply nested in it, earliest call first; stores to a
+// global's address before others: every copy writes the same one,
+// whatever registers it was given.
+func sortKinds(kinds []*storeKind) {
 	sort.SliceStable(kinds, func(i, j int) bool {
 		a, b := kinds[i], kinds[j]
 		if len(a.chain) != len(b.chain) {
@@ -136,57 +212,6 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 		}
 		return a.rip && !b.rip
 	})
-	once := func(chain []*types.InlineSite) bool {
-		parent := site
-		for _, n := range chain {
-			if l, ok := first[parent][n.CallFile]; ok && n.CallLine > l {
-				return false
-			}
-			parent = n
-		}
-		return true
-	}
-	// Of the kinds that hold, one made by a call before the body's own
-	// first line of code (see once); then the earliest in the body's
-	// source: a statement later in the body may be conditional, and made
-	// in one of several calls whose constant arguments the compiler
-	// folded (LLVM's unrolled copies), or in a loop of the body that the
-	// compiler unrolled, several times per call; then the fewest stores.
-	earlier := func(a, b *kind) bool {
-		if once(a.chain) != once(b.chain) {
-			return once(a.chain)
-		}
-		if sameFile(a.file, b.file) && a.line != b.line {
-			return a.line < b.line
-		}
-		return len(a.addrs) < len(b.addrs)
-	}
-	// Stores of no line are kept apart, by the global they write: only
-	// when no kind with a line holds.
-	var best *kind
-	for _, lineless := range []bool{false, true} {
-		tried := 0
-		for _, k := range kinds {
-			if k.lineless != lineless {
-				continue
-			}
-			if tried == maxAnchorKeys {
-				break
-			}
-			tried++
-			if best != nil && !earlier(k, best) || !fl.anchored(k.addrs, starts, rs) {
-				continue
-			}
-			best = k
-		}
-		if best != nil {
-			break
-		}
-	}
-	if best == nil {
-		return nil, false, false
-	}
-	return fl.earliest(best.addrs, rs, within), fl.repeats(best.addrs, rs), true
 }
 
 // anchorsEach counts the calls of an expansion entered at several starts,

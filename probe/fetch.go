@@ -450,15 +450,74 @@ func pieceAt(ps []types.Piece, off, n int64) (types.Piece, bool) {
 // gives it).
 func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 	t := types.Resolve(pl.t)
+	if typ = readAs(t, typ); typ == "" {
+		return untyped(f, pl, t)
+	}
+	if pl.bit != nil {
+		if typ, f.Bits = bitfieldType(typ, *pl.bit); typ == "" {
+			f.Unavailable = fmt.Sprintf("a bitfield of %d bits at bit %d reads as an integer (u, s, x) of at most 8 bytes", pl.bit.Size, pl.bit.Offset)
+			return f
+		}
+	}
+	f.Type = typ
+	switch typ {
+	case "chars":
+		if !pl.mem {
+			f.Unavailable = "a char array in registers"
+			return f
+		}
+		c, _ := pl.read(t, 0, 1)
+		f.Size, f.Chains = min(charArray(t), spec.StringMax), []spec.Chain{c}
+	case "string", "iface":
+		ptr, why := pl.read(t, 0, 8)
+		n, why2 := pl.read(t, 8, 8)
+		if why != "" || why2 != "" {
+			f.Unavailable = why + why2
+			return f
+		}
+		f.Size, f.Chains = 8, []spec.Chain{ptr, n}
+		if typ == "iface" {
+			f.Dynamic = r.itabs(pl.t)
+		}
+	default:
+		size := typeSize(typ)
+		if typ == "bytes" || typ == "cstring" {
+			size = 8
+		}
+		c, why := pl.read(t, 0, size)
+		if why != "" {
+			f.Unavailable = why
+			return f
+		}
+		f.Size, f.Chains = size, []spec.Chain{c}
+		if typ == "bytes" {
+			f.Size, _ = types.Sizeof(pl.t)
+		}
+	}
+	return f
+}
+
+// readAs is the type a value of t (resolved) is read as when the
+// definition gives typ ("": none): C's char[N] as its text, bounded by N
+// and by a NUL; C's char * given :string as its text up to the NUL; with
+// no type, t's own (defaultType, "" for none).
+func readAs(t types.Type, typ string) string {
 	switch n := charArray(t); {
 	case n > 0 && (typ == "" || typ == "string"):
-		typ = "chars" // C's char[N]: its text, bounded by N and by a NUL
+		return "chars"
 	case typ == "string" && defaultType(t) == "cstring":
-		typ = "cstring" // C's char *: :string is its text up to the NUL
+		return "cstring"
 	case typ == "":
-		typ = defaultType(t)
+		return defaultType(t)
 	}
-	if typ == "" && pl.mem && pl.konst == nil {
+	return typ
+}
+
+// untyped is the fetch of a value of t (resolved) that no type prints: a
+// struct or an array in memory, read whole; anything else is unavailable,
+// with what to do.
+func untyped(f spec.Fetch, pl place, t types.Type) spec.Fetch {
+	if pl.mem && pl.konst == nil {
 		whole := pl.memChain(0, "")
 		switch v := t.(type) {
 		case *types.Struct:
@@ -473,196 +532,42 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 			return wholeStruct(f, whole, pl.t) // read and printed as a struct is
 		}
 	}
-	if typ == "" {
-		if b, ok := t.(*types.Base); ok && b.ByteSize > 8 {
-			f.Unavailable = fmt.Sprintf("%s is %d bytes, wider than any number goprobe prints: give a type (:u64 for its low half, :bytes)", types.TypeString(pl.t), b.ByteSize)
-			return f
-		}
-		f.Unavailable = fmt.Sprintf("%s is a %s: name a field, or give a type (:u64, :bytes)", types.TypeString(pl.t), kindOf(t))
+	if b, ok := t.(*types.Base); ok && b.ByteSize > 8 {
+		f.Unavailable = fmt.Sprintf("%s is %d bytes, wider than any number goprobe prints: give a type (:u64 for its low half, :bytes)", types.TypeString(pl.t), b.ByteSize)
 		return f
 	}
-	if pl.bit != nil {
-		if typ, f.Bits = bitfieldType(typ, *pl.bit); typ == "" {
-			f.Unavailable = fmt.Sprintf("a bitfield of %d bits at bit %d reads as an integer (u, s, x) of at most 8 bytes", pl.bit.Size, pl.bit.Offset)
-			return f
-		}
-	}
-	f.Type = typ
-	read := func(off, n int64) (spec.Chain, string) {
-		if pl.konst != nil {
-			if off != 0 {
-				return spec.Chain{}, "a constant has no fields"
-			}
-			return spec.Chain{Const: pl.konst}, ""
-		}
-		if pl.value != nil {
-			if off != 0 {
-				return spec.Chain{}, "a computed value has no fields"
-			}
-			return spec.Chain{Expr: pl.value}, ""
-		}
-		if pl.mem {
-			return pl.memChain(off, memberAt(t, off)), ""
-		}
-		p, ok := pieceAt(pl.regs, pl.off+off, n)
-		if !ok {
-			for _, q := range pl.regs {
-				if q.Vector {
-					return spec.Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read%s", q.Reg, vectorAdvice)
-				}
-			}
-			return spec.Chain{}, "not in one general register"
-		}
-		return spec.Chain{Reg: p.Reg}, ""
-	}
-	switch typ {
-	case "chars":
-		if !pl.mem {
-			f.Unavailable = "a char array in registers"
-			return f
-		}
-		c, _ := read(0, 1)
-		f.Size, f.Chains = min(charArray(t), spec.StringMax), []spec.Chain{c}
-	case "string", "iface":
-		ptr, why := read(0, 8)
-		n, why2 := read(8, 8)
-		if why != "" || why2 != "" {
-			f.Unavailable = why + why2
-			return f
-		}
-		f.Size, f.Chains = 8, []spec.Chain{ptr, n}
-		if typ == "iface" {
-			f.Dynamic = r.itabs(pl.t)
-		}
-	default:
-		size := typeSize(typ)
-		if typ == "bytes" || typ == "cstring" {
-			size = 8
-		}
-		c, why := read(0, size)
-		if why != "" {
-			f.Unavailable = why
-			return f
-		}
-		f.Size, f.Chains = size, []spec.Chain{c}
-		if typ == "bytes" {
-			f.Size, _ = types.Sizeof(pl.t)
-		}
-	}
+	f.Unavailable = fmt.Sprintf("%s is a %s: name a field, or give a type (:u64, :bytes)", types.TypeString(pl.t), kindOf(t))
 	return f
 }
 
-// bitfieldType is the fetch that reads a bitfield at b: the fewest whole
-// bytes (1, 2, 4 or 8) that hold it, with typ's signedness and format;
-// "" when no 8 bytes hold it.
-func bitfieldType(typ string, b spec.Bitfield) (string, *spec.Bitfield) {
-	if typ == "string" || !strings.Contains("usx", typ[:1]) {
-		return "", nil
-	}
-	for _, n := range []int64{8, 16, 32, 64} {
-		if b.Offset+b.Size <= n {
-			return fmt.Sprintf("%c%d", typ[0], n), &b
+// read is the chain that reads the n bytes at off of the place's value,
+// of type t (resolved), or why none can.
+func (pl place) read(t types.Type, off, n int64) (spec.Chain, string) {
+	if pl.konst != nil {
+		if off != 0 {
+			return spec.Chain{}, "a constant has no fields"
 		}
+		return spec.Chain{Const: pl.konst}, ""
 	}
-	return "", nil
-}
-
-func typeSize(typ string) int64 {
-	switch strings.TrimLeft(typ, "usxf") {
-	case "8":
-		return 1
-	case "16":
-		return 2
-	case "32":
-		return 4
+	if pl.value != nil {
+		if off != 0 {
+			return spec.Chain{}, "a computed value has no fields"
+		}
+		return spec.Chain{Expr: pl.value}, ""
 	}
-	return 8
-}
-
-// defaultType is how a value of t prints when the definition gives no
-// type: numbers as numbers, text as text, pointers in hex.
-func defaultType(t types.Type) string {
-	switch v := t.(type) {
-	case *types.Base:
-		if v.ByteSize <= 0 {
-			return "u64" // a type the debug info does not give: the whole register
-		}
-		if v.ByteSize > 8 && v.Encoding != types.Float {
-			return "" // __int128: no number type holds it (finish says so)
-		}
-		w := fmt.Sprint(v.ByteSize * 8)
-		switch v.Encoding {
-		case types.Float:
-			return "f" + w
-		case types.Signed, types.Char:
-			return "s" + w
-		case types.Complex:
-			return ""
-		}
-		return "u" + w
-	case *types.Enum:
-		if v.Signed {
-			return fmt.Sprintf("s%d", v.ByteSize*8)
-		}
-		return fmt.Sprintf("u%d", v.ByteSize*8)
-	case *types.Pointer:
-		if b, ok := types.Resolve(v.Target).(*types.Base); ok && b.ByteSize == 1 && (b.Encoding == types.Char || b.Encoding == types.UnsignedChar) && v.Name == "" {
-			return "cstring" // C's char *; Go's *uint8 and Rust's *const u8 are pointers
-		}
-		return "x64"
-	case *types.Struct:
-		if isText(v) {
-			return "string"
-		}
-		if isIface(v) {
-			return "iface"
-		}
+	if pl.mem {
+		return pl.memChain(off, memberAt(t, off)), ""
 	}
-	return ""
-}
-
-// charArray is the length of a C char array (char[N], N > 0), or 0 for
-// any other type.
-func charArray(t types.Type) int64 {
-	a, ok := t.(*types.Array)
-	if !ok || a.Count <= 0 || a.Name != "" {
-		return 0
+	p, ok := pieceAt(pl.regs, pl.off+off, n)
+	if !ok {
+		for _, q := range pl.regs {
+			if q.Vector {
+				return spec.Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read%s", q.Reg, vectorAdvice)
+			}
+		}
+		return spec.Chain{}, "not in one general register"
 	}
-	b, ok := types.Resolve(a.Elem).(*types.Base)
-	if !ok || b.ByteSize != 1 || b.Encoding != types.Char && b.Encoding != types.UnsignedChar {
-		return 0
-	}
-	return a.Count
-}
-
-// isText reports the (pointer, length) structs that hold text: Go's
-// string, Rust's &str, Zig's []const u8.
-func isText(s *types.Struct) bool {
-	switch {
-	case s.GoKind == types.GoString:
-		return true
-	case s.Name == "&str" || s.Name == "[]const u8" || s.Name == "[]u8":
-		return len(s.Members) == 2
-	}
-	return false
-}
-
-// isIface reports a Go interface value: its type word (an itab, or a
-// type for interface{}) and its data word. Go's DWARF makes an interface
-// type a typedef (error, io.Writer) of runtime.iface, or of runtime.eface
-// for interface{}.
-func isIface(s *types.Struct) bool {
-	return (s.GoKind == types.GoInterface || s.Name == "runtime.iface" || s.Name == "runtime.eface") && len(s.Members) == 2 && s.ByteSize == 16
-}
-
-func kindOf(t types.Type) string {
-	switch v := t.(type) {
-	case *types.Struct:
-		return v.Kind.String()
-	case *types.Array:
-		return "array"
-	}
-	return "value"
+	return spec.Chain{Reg: p.Reg}, ""
 }
 
 // retval is where fn's result is at a RET: the C ABI's return register

@@ -63,39 +63,65 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	if err != nil || !fl.has(site.EntryPC) && holds(site.Ranges, site.EntryPC) {
 		return []start{{addr: site.EntryPC}}
 	}
-	rs := site.Ranges
-	var pts []uint64
+	pts := []uint64{site.EntryPC}
 	merged := false
-	gnu := r.gnuAt(site.EntryPC) && holds(rs, site.EntryPC)
-	if gnu {
-		pts = []uint64{site.EntryPC}
-	} else {
-		neutral := r.neutral(inst, fl)
-		raw := fl.entries(rs, neutral)
-		pts = fl.callStarts(raw, rs)
-		if len(pts) == 0 {
-			return []start{{addr: site.EntryPC}}
-		}
-		// Several ways in, merged as one call's: they may as well be
-		// several calls the DIE describes at once (LLVM's unrolled
-		// copies), whose constant location holds for one of them only.
-		merged = len(raw) > 1
-		if out, ok := r.goMarked(site, fl, pts); ok {
+	gnu := r.gnuAt(site.EntryPC) && holds(site.Ranges, site.EntryPC)
+	if !gnu {
+		var out []start
+		var done bool
+		if pts, merged, out, done = r.callEntries(site, inst, fl); done {
 			return out
 		}
-		a, b, over := fl.overlap(pts, rs)
-		if as, copies, ok := r.anchors(site, inst, fl, pts, false, nil); ok && (copies || over) {
-			return anchorStarts(as)
-		}
-		if !over && len(pts) > 1 {
-			if out, ok := r.anchorsEach(site, inst, fl, pts); ok {
-				return out
-			}
-		}
-		if over {
-			return r.overlapping(fl, rs, pts, a, b)
+	}
+	out := r.unrolledStarts(fn, site, inst, fl, pts)
+	if merged {
+		for i := range out {
+			out[i].copies = true
 		}
 	}
+	if gnu {
+		return r.gnuStarts(site, inst, fl, out)
+	}
+	return out
+}
+
+// callEntries are the ways into the expansion from the code around it
+// (see callStarts), merged when there are several (they may as well be
+// several calls the DIE describes at once: LLVM's unrolled copies, whose
+// constant location holds for one of them only). done is set when the
+// starts are already known, in out: from Go's marks, from stores
+// (anchors), or from overlapping calls.
+func (r *Resolver) callEntries(site *types.InlineSite, inst *types.Instance, fl *flow) (pts []uint64, merged bool, out []start, done bool) {
+	rs := site.Ranges
+	raw := fl.entries(rs, r.neutral(inst, fl))
+	pts = fl.callStarts(raw, rs)
+	if len(pts) == 0 {
+		return nil, false, []start{{addr: site.EntryPC}}, true
+	}
+	merged = len(raw) > 1
+	if out, ok := r.goMarked(site, fl, pts); ok {
+		return nil, false, out, true
+	}
+	a, b, over := fl.overlap(pts, rs)
+	if as, copies, ok := r.anchors(site, inst, fl, pts, false, nil); ok && (copies || over) {
+		return nil, false, anchorStarts(as), true
+	}
+	if !over && len(pts) > 1 {
+		if out, ok := r.anchorsEach(site, inst, fl, pts); ok {
+			return nil, false, out, true
+		}
+	}
+	if over {
+		return nil, false, r.overlapping(fl, rs, pts, a, b), true
+	}
+	return pts, merged, nil, false
+}
+
+// unrolledStarts are the starts pts, and more where the body's code was
+// copied by unrolling a loop: the rows of the declaration's line where
+// they mark a start and are several, else the copies of each start
+// (which then all have copies set).
+func (r *Resolver) unrolledStarts(fn *types.Func, site *types.InlineSite, inst *types.Instance, fl *flow, pts []uint64) []start {
 	decl := r.declRows(fn, site, inst, fl)
 	for _, a := range fl.handsOn(decl) {
 		delete(decl, a)
@@ -136,40 +162,38 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 			out[i].note = fmt.Sprintf("copy %d of %d of an unrolled loop's body", i+1, len(out))
 		}
 	}
-	if merged {
-		for i := range out {
-			out[i].copies = true
-		}
+	return out
+}
+
+// gnuStarts are the starts out of a body GCC entered at its entry_pc,
+// told apart by stores where GCC duplicated the head of a body in a loop
+// into the end of the previous call's cold path (which jumps into the
+// body past its entry): the entry and the declaration's rows do not tell
+// those calls apart. The body's own stores only: a nested expansion's may
+// be in a loop of the body that GCC unrolled, several per call, with no
+// loop left to show it.
+func (r *Resolver) gnuStarts(site *types.InlineSite, inst *types.Instance, fl *flow, out []start) []start {
+	rs := site.Ranges
+	var starts []uint64
+	for _, o := range out {
+		starts = append(starts, o.addr)
 	}
-	if gnu {
-		// GCC duplicates the head of a body in a loop into the end of
-		// the previous call's cold path, which jumps into the body
-		// past its entry: stores tell the calls apart where the
-		// entry and the declaration's rows do not. The body's own
-		// stores only: a nested expansion's may be in a loop of the
-		// body that GCC unrolled, several per call, with no loop left
-		// to show it.
-		var starts []uint64
-		for _, o := range out {
-			starts = append(starts, o.addr)
-		}
-		if as, copies, ok := r.anchors(site, inst, fl, starts, true, nil); ok && copies && len(as) > len(out) {
+	if as, copies, ok := r.anchors(site, inst, fl, starts, true, nil); ok && copies && len(as) > len(out) {
+		return anchorStarts(as)
+	}
+	// A copy of a caller's loop that enters the body elsewhere than at a
+	// start (see uncovered): its calls start at its head, and the first
+	// may come through a start too.
+	if more := fl.uncovered(rs, starts); len(more) > 0 {
+		starts = append(starts, more...)
+		if as, copies, ok := r.anchors(site, inst, fl, starts, false, nil); ok && copies {
 			return anchorStarts(as)
 		}
-		// A copy of a caller's loop that enters the body elsewhere
-		// than at a start (see uncovered): its calls start at its
-		// head, and the first may come through a start too.
-		if more := fl.uncovered(rs, starts); len(more) > 0 {
-			starts = append(starts, more...)
-			if as, copies, ok := r.anchors(site, inst, fl, starts, false, nil); ok && copies {
-				return anchorStarts(as)
-			}
-			if a, b, over := fl.overlap(starts, rs); over {
-				return r.overlapping(fl, rs, starts, a, b)
-			}
-			for _, m := range more {
-				out = append(out, start{addr: m, copies: true})
-			}
+		if a, b, over := fl.overlap(starts, rs); over {
+			return r.overlapping(fl, rs, starts, a, b)
+		}
+		for _, m := range more {
+			out = append(out, start{addr: m, copies: true})
 		}
 	}
 	return out
