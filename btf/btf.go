@@ -86,12 +86,8 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 	if opts == nil {
 		opts = &Options{}
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			spec, err = nil, fmt.Errorf("%s: section .BTF: corrupt BTF: %v", name, p)
-		}
-		err = types.OneLine(err)
-	}()
+	defer func() { err = types.OneLine(err) }()
+	defer corrupt(name, "section .BTF", &spec, &err)
 	var (
 		cs      *cbtf.Spec
 		arch    = kernelArch()
@@ -148,11 +144,7 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), raw []byte, ids [
 			return spec, err
 		}
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			spec, err = nil, fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
-		}
-	}()
+	defer corrupt(name, section, &spec, &err)
 	cs, err := load()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %v", name, section, err)
@@ -191,34 +183,34 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), raw []byte, ids [
 }
 
 // convertRaw is convertSpec of the types ids of raw BTF, read by rawBTF;
-// errRawFallback when that reader cannot, before any type reached each.
+// errRawFallback when that reader cannot (parseRaw says so before any
+// type is converted).
 func convertRaw(name string, raw []byte, ids []uint32, arch string, ptrSize int64, section string, each func(types.Type), keep bool) (spec *types.Spec, err error) {
 	r, err := parseRaw(raw)
 	if err != nil {
 		return nil, err
 	}
 	c := &rawConverter{converter: &converter{void: &types.Void{}, ptr: ptrSize}, r: r, memo: make([]types.Type, len(r.offs))}
-	// parseRaw checked every reference and name the conversion follows:
-	// types go to each as they are converted. A panic here is a bug of
-	// this reader; before any type went to each, cilium/ebpf takes over.
+	// parseRaw checked every reference and name the conversion follows
+	// (rawBTF.valid): converting cannot fail half-way, and types go to
+	// each as they are converted.
 	k := newSink(c.converter, name, arch, ptrSize, section, each, keep)
-	handed := false
-	defer func() {
-		if p := recover(); p != nil {
-			spec, err = nil, errRawFallback
-			if handed {
-				err = fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
-			}
-		}
-	}()
 	for _, id := range ids {
-		t := c.typ(id)
-		handed = true
-		if err := k.add(t); err != nil {
+		if err := k.add(c.typ(id)); err != nil {
 			return nil, err
 		}
 	}
 	return k.spec, nil
+}
+
+// corrupt, deferred where cilium/ebpf's BTF decoder runs (it decodes
+// lazily, so its panics on corrupt input may come while types are
+// converted), turns such a panic into an error that names the file and
+// the section. It is the one recover of this package.
+func corrupt(name, section string, spec **types.Spec, err *error) {
+	if p := recover(); p != nil {
+		*spec, *err = nil, fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
+	}
 }
 
 // sink checks each converted type, infers the alignments of the structs

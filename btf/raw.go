@@ -3,6 +3,7 @@ package btf
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 
 	cbtf "github.com/cilium/ebpf/btf"
@@ -31,6 +32,12 @@ type rawBTF struct {
 }
 
 var errRawFallback = errors.New("raw BTF needs the full decoder")
+
+// invalid is the panic of a reference valid let through: a bug of valid,
+// not bad input.
+func invalid(what string, v uint32) string {
+	return fmt.Sprintf("btf: raw reader: %s %d out of range, which rawBTF.valid should have refused", what, v)
+}
 
 // parseRaw indexes raw BTF: where each type's record starts, its
 // declaration tags, and its named composites.
@@ -151,7 +158,7 @@ func (r *rawBTF) str(off uint32) string {
 		return ""
 	}
 	if uint64(off) >= uint64(len(r.strs)) || r.strs[off-1] != 0 {
-		panic(errRawFallback)
+		panic(invalid("name offset", off))
 	}
 	s := r.strs[off:]
 	return s[:strings.IndexByte(s, 0)]
@@ -173,7 +180,7 @@ func (c *rawConverter) typ(id uint32) types.Type {
 		return c.void
 	}
 	if int(id) >= len(c.r.offs) {
-		panic(errRawFallback)
+		panic(invalid("type ID", id))
 	}
 	if m := c.memo[id]; m != nil {
 		return m
@@ -307,7 +314,7 @@ func (c *rawConverter) composite(id uint32, off int, bitfield bool, vlen int) ty
 		case idx >= 0 && int(idx) < vlen:
 			s.Members[idx].Tags = append(s.Members[idx].Tags, value)
 		default:
-			panic(errRawFallback)
+			panic(invalid("declaration tag component", uint32(idx)))
 		}
 	}
 	c.pending = append(c.pending, s)
