@@ -102,13 +102,9 @@ type fnInl struct {
 // Inlines reads the table's inline trees from ef, the file it came from.
 // A table of another word size gives an empty tree and no error.
 func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			tree, err = nil, fmt.Errorf("%s: section .gopclntab: corrupt inline tree: %v", ef.Path, p)
-		}
-	}()
-	tab := t.Data
-	le := binary.LittleEndian
+	// debug/gosym gives the callers' lines.
+	defer gosymPanic(ef.Path, "inline tree", &tree, &err)
+	tab := t.Data // at least a header's 64 bytes (Open)
 	var ff inlFormat
 	switch {
 	case tab[7] != 8:
@@ -125,9 +121,13 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 	if !ff.ptrFuncdata && t.GoFunc == 0 {
 		return nil, fmt.Errorf("%s: no runtime module data points at .gopclntab: cannot read inline trees", ef.Path)
 	}
-	funcnames := tab[le.Uint64(tab[ff.funcnames:]):]
-	pctab := tab[le.Uint64(tab[ff.pctab:]):]
-	fns, ends := t.inlFuncs(ff)
+	v := view{b: tab, bad: new(bool)}
+	funcnames := v.from(v.u64(uint64(ff.funcnames)))
+	pctab := v.from(v.u64(uint64(ff.pctab)))
+	fns, ends := t.inlFuncs(ff, v)
+	if *v.bad {
+		return nil, fmt.Errorf("%s: section .gopclntab: corrupt inline tree: an offset past the table's end", ef.Path)
+	}
 	m := &mem{ef: ef, rel: t.rel, secs: map[*elf.Section][]byte{}}
 	tree = Tree{}
 	for _, f := range fns {
@@ -141,6 +141,9 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 			size = min(size, ends[k]-f.inl)
 		}
 		raw := m.read(f.inl, size)
+		if uint64(f.pcdata) > uint64(len(pctab)) {
+			return nil, fmt.Errorf("%s: section .gopclntab: corrupt inline tree: pc-value table at %#x past the table's end", ef.Path, f.pcdata)
+		}
 		spans := pcSpans(pctab[f.pcdata:], f.entry, f.end, uint64(tab[6]))
 		if calls := t.inlCalls(ff, raw, funcnames, f, spans); len(calls) > 0 {
 			tree[f.entry] = calls
@@ -150,41 +153,39 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 }
 
 // inlFuncs lists the functions that have an inline tree, and the sorted
-// addresses of every funcdata (each bounds the tree before it).
-func (t *Table) inlFuncs(ff inlFormat) (fns []fnInl, funcdata []uint64) {
-	tab := t.Data
-	le := binary.LittleEndian
-	nfunc := int(le.Uint64(tab[8:]))
-	pclnOff := le.Uint64(tab[ff.pcln:])
-	pcln := tab[pclnOff:]
-	word := func(b []byte) uint64 {
+// addresses of every funcdata (each bounds the tree before it). A read
+// past the table's end sets tab.bad and ends the list.
+func (t *Table) inlFuncs(ff inlFormat, tab view) (fns []fnInl, funcdata []uint64) {
+	nfunc := tab.u64(8)
+	pclnOff := tab.u64(uint64(ff.pcln))
+	pcln := view{b: tab.from(pclnOff), bad: tab.bad}
+	entrySize := uint64(ff.ftabEntry)
+	word := func(off uint64) uint64 {
 		if ff.ftabEntry == 16 {
-			return le.Uint64(b)
+			return pcln.u64(off)
 		}
-		return uint64(le.Uint32(b))
+		return uint64(pcln.u32(off))
 	}
-	half := ff.ftabEntry / 2
-	for i := 0; i < nfunc; i++ {
-		e := pcln[ff.ftabEntry*i:]
-		entry := t.Text + word(e)
-		end := t.Text + word(pcln[ff.ftabEntry*(i+1):])
-		funcoff := word(e[half:])
-		f := pcln[funcoff:]
-		npcdata := uint64(le.Uint32(f[ff.npcdata:]))
-		nfuncdata := int(f[ff.nfuncdata])
+	for i := uint64(0); i < nfunc && !*tab.bad; i++ {
+		entry := t.Text + word(entrySize*i)
+		end := t.Text + word(entrySize*(i+1))
+		funcoff := word(entrySize*i + entrySize/2)
+		f := view{b: pcln.from(funcoff), bad: tab.bad}
+		npcdata := uint64(f.u32(uint64(ff.npcdata)))
+		nfuncdata := int(f.u8(uint64(ff.nfuncdata)))
 		// The funcdata follow the pcdata: offsets from go:func.*, or
 		// addresses aligned to 8 in memory.
 		fd := uint64(ff.funcSize) + 4*npcdata
 		at := func(k int) (uint64, bool) {
 			if !ff.ptrFuncdata {
-				o := le.Uint32(f[fd+4*uint64(k):])
+				o := f.u32(fd + 4*uint64(k))
 				return t.GoFunc + uint64(o), o != ^uint32(0)
 			}
 			p := fd
 			if (t.Addr+pclnOff+funcoff+p)&4 != 0 {
 				p += 4
 			}
-			a := le.Uint64(f[p+8*uint64(k):])
+			a := f.u64(p + 8*uint64(k))
 			return a, a != 0
 		}
 		for k := 0; k < nfuncdata; k++ {
@@ -196,14 +197,60 @@ func (t *Table) inlFuncs(ff inlFormat) (fns []fnInl, funcdata []uint64) {
 			continue
 		}
 		inl, ok := at(funcdataInlTree)
-		pd := le.Uint32(f[uint64(ff.funcSize)+4*pcdataInlTreeIndex:])
-		if !ok || pd == 0 {
+		pd := f.u32(uint64(ff.funcSize) + 4*pcdataInlTreeIndex)
+		if !ok || pd == 0 || *tab.bad {
 			continue
 		}
 		fns = append(fns, fnInl{entry: entry, end: end, pcdata: pd, inl: inl})
 	}
 	sort.Slice(funcdata, func(i, j int) bool { return funcdata[i] < funcdata[j] })
 	return fns, funcdata
+}
+
+// view reads a table's little-endian words at offsets the table itself
+// gives: a read past its end sets *bad (shared by the views of one table)
+// and gives 0, so that a corrupt table ends in an error.
+type view struct {
+	b   []byte
+	bad *bool
+}
+
+// from is the bytes from off on; none, and bad set, past the end.
+func (v view) from(off uint64) []byte {
+	if off > uint64(len(v.b)) {
+		*v.bad = true
+		return nil
+	}
+	return v.b[off:]
+}
+
+func (v view) bytes(off, n uint64) []byte {
+	if off > uint64(len(v.b)) || n > uint64(len(v.b))-off {
+		*v.bad = true
+		return nil
+	}
+	return v.b[off : off+n]
+}
+
+func (v view) u64(off uint64) uint64 {
+	if b := v.bytes(off, 8); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+func (v view) u32(off uint64) uint32 {
+	if b := v.bytes(off, 4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (v view) u8(off uint64) byte {
+	if b := v.bytes(off, 1); b != nil {
+		return b[0]
+	}
+	return 0
 }
 
 // inlCalls decodes one function's inline tree, raw, whose tree indices by

@@ -1,11 +1,13 @@
 package pcln_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/binscope/binscope/code"
@@ -113,5 +115,54 @@ func TestNoTable(t *testing.T) {
 	}
 	if len(m.Lookup("main")) != 1 {
 		t.Errorf("the model names no main from the symbol table")
+	}
+}
+
+// TestCorruptInlines: a table whose header points its function table,
+// its names or its pc-value tables past the table's end gives an error
+// that says so, from the reader's own bounds checks (it once indexed past
+// the slice and recovered the panic). The test binary itself is
+// the Go binary read (Go 1.20 and later: the function table's offset is
+// the header's word at 64).
+func TestCorruptInlines(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elfx.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	tab, err := pcln.Open(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := tab.Inlines(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tree) < 100 {
+		t.Fatalf("only %d functions with an inline tree in the test binary", len(tree))
+	}
+	good := tab.Data
+	for _, c := range []struct {
+		name string
+		off  int
+		v    uint64
+	}{
+		{"function table past the end", 64, uint64(len(good)) + 1},
+		{"function table at the last byte", 64, uint64(len(good)) - 1},
+		{"function names past the end", 32, 1 << 40},
+		{"pc-value tables past the end", 56, 1 << 40},
+	} {
+		tab.Data = slices.Clone(good)
+		binary.LittleEndian.PutUint64(tab.Data[c.off:], c.v)
+		tree, err := tab.Inlines(ef)
+		// Said by the reader's own check, not by a recovered index
+		// panic (runtime error: slice bounds out of range).
+		if err == nil || !strings.Contains(err.Error(), "corrupt inline tree") || !strings.Contains(err.Error(), "past the table's end") {
+			t.Errorf("%s: %d trees, error %v; want a corrupt inline tree past the table's end", c.name, len(tree), err)
+		}
 	}
 }
