@@ -31,6 +31,24 @@ type EncodeOptions struct {
 	// Sections, the file's sections that hold them.
 	Vars     []types.Global
 	Sections []DataSection
+	// Features, when not nil, are the only features encoded (pahole's
+	// --btf_features); nil encodes floats, tags, enum64, consistent
+	// functions and every global variable (legacyFeatures).
+	Features *Features
+	// Log, when not nil, receives a line for each function left out and
+	// why, as pahole --verbose prints them.
+	Log func(format string, args ...any)
+}
+
+// legacyFeatures are what Encode writes without EncodeOptions.Features.
+const legacyFeatures = Float | DeclTag | TypeTag | Enum64 | ConsistentFunc | GlobalVar
+
+// features are the features opts asks for.
+func (opts *EncodeOptions) features() Features {
+	if opts.Features == nil {
+		return legacyFeatures
+	}
+	return *opts.Features
 }
 
 // Encode writes the named types of spec, everything they refer to, and the
@@ -65,6 +83,7 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 		opts = &EncodeOptions{}
 	}
 	e := newEncoder(spec.PointerSize, opts.Ident)
+	e.feat = opts.features()
 	b, err := cbtf.NewBuilder(nil, &cbtf.BuilderOptions{Deduplicate: true})
 	if err != nil {
 		return nil, err
@@ -74,7 +93,7 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 			return nil, fmt.Errorf("%s: encoding BTF of %s: %v", spec.Path, t.TypeName(), err)
 		}
 	}
-	for _, fn := range encodable(opts.Funcs, e.ident) {
+	for _, fn := range encodable(opts.Funcs, e.ident, e.feat.Has(ConsistentFunc)) {
 		if _, err := b.Add(e.fn(fn)); err != nil {
 			return nil, fmt.Errorf("%s: encoding BTF of function %s: %v", spec.Path, fn.Name, err)
 		}
@@ -88,7 +107,9 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 	if order == nil {
 		order = binary.LittleEndian
 	}
-	raw, err := b.Marshal(nil, &cbtf.MarshalOptions{Order: order})
+	// Without enum64, an enum of 8 bytes is a union of an 8-byte integer
+	// per enumerator, as libbpf writes it for kernels without ENUM64.
+	raw, err := b.Marshal(nil, &cbtf.MarshalOptions{Order: order, ReplaceEnum64: !e.feat.Has(Enum64)})
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding BTF: %v", spec.Path, err)
 	}
@@ -100,7 +121,7 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 // known size (sized), sorted by address. A name that functions with different prototypes share (static
 // functions of several compile units) is left out, as pahole leaves out
 // inconsistent prototypes: a tool attaching by name could not tell which.
-func encodable(fns []*types.Func, ident func(string) string) []*types.Func {
+func encodable(fns []*types.Func, ident func(string) string, consistent bool) []*types.Func {
 	var out []*types.Func
 	protos := make(map[string]string)
 	for _, fn := range fns {
@@ -117,7 +138,9 @@ func encodable(fns []*types.Func, ident func(string) string) []*types.Func {
 		protos[name] = p
 		out = append(out, fn)
 	}
-	out = slices.DeleteFunc(out, func(fn *types.Func) bool { return protos[ident(fn.Name)] == "" })
+	if consistent {
+		out = slices.DeleteFunc(out, func(fn *types.Func) bool { return protos[ident(fn.Name)] == "" })
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].LowPC < out[j].LowPC })
 	return out
 }
@@ -171,6 +194,7 @@ type encoder struct {
 	uchar *cbtf.Int // the element of byte arrays standing for other types
 	ptr   int64
 	ident func(string) string
+	feat  Features
 }
 
 func newEncoder(ptrSize int64, ident func(string) string) *encoder {
@@ -281,7 +305,7 @@ func (e *encoder) baseType(v *types.Base) cbtf.Type {
 	default: // no C type of this size
 		return e.bytes(v.ByteSize)
 	}
-	if v.Encoding == types.Float {
+	if v.Encoding == types.Float && e.feat.Has(Float) {
 		return &cbtf.Float{Name: v.Name, Size: uint32(v.ByteSize)}
 	}
 	var enc cbtf.IntEncoding
@@ -310,6 +334,11 @@ func (e *encoder) qual(v *types.Qualifier) cbtf.Type {
 		c := &cbtf.Restrict{}
 		q, set = c, func(t cbtf.Type) { c.Type = t }
 	case types.TypeTag:
+		if !e.feat.Has(TypeTag) {
+			q = e.typ(v.Target)
+			e.memo[v] = q
+			return q
+		}
 		c := &cbtf.TypeTag{Value: v.Tag}
 		q, set = c, func(t cbtf.Type) { c.Type = t }
 	default: // _Atomic: BTF has no such qualifier
@@ -344,12 +373,12 @@ func (e *encoder) composite(v *types.Struct) cbtf.Type {
 	members := make([]cbtf.Member, 0, len(ms))
 	var c cbtf.Type
 	if v.Kind == types.KindUnion || v.Variants != nil {
-		u := &cbtf.Union{Name: e.name(v.Name), Size: uint32(v.ByteSize), Tags: v.Tags}
+		u := &cbtf.Union{Name: e.name(v.Name), Size: uint32(v.ByteSize), Tags: e.tags(v.Tags)}
 		e.memo[v] = u
 		defer func() { u.Members = members }()
 		c = u
 	} else {
-		s := &cbtf.Struct{Name: e.name(v.Name), Size: uint32(v.ByteSize), Tags: v.Tags}
+		s := &cbtf.Struct{Name: e.name(v.Name), Size: uint32(v.ByteSize), Tags: e.tags(v.Tags)}
 		e.memo[v] = s
 		defer func() { s.Members = members }()
 		c = s
@@ -365,9 +394,17 @@ func (e *encoder) composite(v *types.Struct) cbtf.Type {
 			m.Type = types.Expressible(m, ms[i+1:], v.ByteSize)
 		}
 		members = append(members, cbtf.Member{Name: e.name(m.Name), Type: e.typ(m.Type),
-			Offset: cbtf.Bits(m.Offset), BitfieldSize: cbtf.Bits(m.BitSize), Tags: m.Tags})
+			Offset: cbtf.Bits(m.Offset), BitfieldSize: cbtf.Bits(m.BitSize), Tags: e.tags(m.Tags)})
 	}
 	return c
+}
+
+// tags are the decl tags encoded of tags: none without DeclTag.
+func (e *encoder) tags(tags []string) []string {
+	if !e.feat.Has(DeclTag) {
+		return nil
+	}
+	return tags
 }
 
 // variants are the members of the union a Rust enum with data becomes:

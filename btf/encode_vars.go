@@ -30,8 +30,10 @@ func (e *encoder) datasecs(opts *EncodeOptions) []*cbtf.Datasec {
 	}
 	var all []placed
 	seen := map[uint64]bool{}
+	// global_var encodes every global; var only the per-CPU ones.
+	feat := opts.features()
 	for _, g := range opts.Vars {
-		if g.Name == "" || g.Type == nil || seen[g.Addr] {
+		if g.Name == "" || g.Type == nil || seen[g.Addr] || !feat.Has(GlobalVar) && !feat.Has(Var) {
 			continue
 		}
 		t := e.typ(g.Type)
@@ -49,6 +51,9 @@ func (e *encoder) datasecs(opts *EncodeOptions) []*cbtf.Datasec {
 			return 0
 		})
 		if i >= len(secs) || g.Addr < secs[i].Addr || g.Addr+uint64(size) > secs[i].Addr+secs[i].Size {
+			continue
+		}
+		if !feat.Has(GlobalVar) && secs[i].Name != ".data..percpu" {
 			continue
 		}
 		seen[g.Addr] = true

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/binscope/binscope/btf"
 	"github.com/binscope/binscope/cmd/internal/command"
 	"github.com/binscope/binscope/cmd/internal/oneshot"
 	"github.com/binscope/binscope/cmd/internal/progress"
@@ -23,7 +25,7 @@ import (
 // gopahole runs gopahole with args (without the program name) and returns the
 // exit status.
 func gopahole(args []string, stdout, stderr io.Writer) int {
-	return command.Execute(gopaholeCommand(stdout, stderr), args, stdout, stderr)
+	return command.Execute(gopaholeCommand(stdout, stderr), jobsArgs(args), stdout, stderr)
 }
 
 type paholeFlags struct {
@@ -174,6 +176,10 @@ func (f *paholeFlags) check() error {
 }
 
 func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
+	if f.encode.supported {
+		_, err := fmt.Fprintln(stdout, btf.SupportedFeatures())
+		return err
+	}
 	if err := f.check(); err != nil {
 		return err
 	}
@@ -189,7 +195,7 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
 	if f.encode.on() {
-		return runEncode(&f.encode, paths)
+		return runEncode(&f.encode, paths, w, stderr)
 	}
 	if f.prettify.file != "" {
 		return runPrettify(f, path, w, stderr)

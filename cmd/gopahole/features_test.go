@@ -1,0 +1,121 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// featuresSrc has what the features decide: floating-point members, an
+// enum of 8 bytes, global variables, and a static function two compile
+// units define with different prototypes (featuresOther).
+const featuresSrc = `struct sample { int a; float b; double c; };
+enum wide { W_LOW = 1, W_HIGH = 0x100000000ULL };
+struct sample g_sample;
+enum wide g_wide;
+int g_count = 3;
+__attribute__((noinline)) static int twice(int x) { return 2 * x + g_count; }
+int other(long);
+int main(void) { return twice(g_sample.a) + other(g_sample.c) + (int)g_wide; }
+`
+
+const featuresOther = `__attribute__((noinline)) static int twice(long x, long y) { return (int)(x * y); }
+int other(long v) { return twice(v, v + 1); }
+`
+
+// TestBTFFeatures: --btf_features picks what is encoded, as pahole's
+// manual says: bpftool, reading each file, finds FLOAT, ENUM64, VARs and
+// the inconsistent static function exactly where the features ask for
+// them, and the kernel loads every variant.
+func TestBTFFeatures(t *testing.T) {
+	dir := t.TempDir()
+	main, other := filepath.Join(dir, "main.c"), filepath.Join(dir, "other.c")
+	for p, src := range map[string]string{main: featuresSrc, other: featuresOther} {
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "prog")
+	tool(t, "gcc", "-g", "-O2", "-o", bin, main, other)
+	type want struct{ float, enum64, vars, twice bool }
+	for _, tc := range []struct {
+		flags []string
+		want  want
+	}{
+		{nil, want{float: true, enum64: true, vars: true}},
+		{[]string{"--btf_features=default"}, want{float: true, enum64: true}},
+		{[]string{"--btf_features=+global_var"}, want{float: true, enum64: true, vars: true}},
+		{[]string{"--btf_features=enum64,global_var"}, want{enum64: true, vars: true, twice: true}},
+		{[]string{"--btf_features=float,nonexistent"}, want{float: true, twice: true}},
+		{[]string{"--btf_features_strict=consistent_func"}, want{}},
+		{[]string{"--skip_encoding_btf_vars", "--skip_encoding_btf_enum64"}, want{float: true}},
+		{[]string{"--btf_gen_all"}, want{float: true, enum64: true, vars: true}},
+	} {
+		t.Run(strings.Join(tc.flags, " "), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "prog.btf")
+			if code, _, errs := run(append(tc.flags, "--btf_encode_detached", out, bin)...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			dump := tool(t, "bpftool", "btf", "dump", "file", out)
+			got := want{
+				float:  strings.Contains(dump, "] FLOAT 'double' size=8"),
+				enum64: strings.Contains(dump, "] ENUM64 'wide' "),
+				vars:   strings.Contains(dump, "] VAR 'g_count' ") && strings.Contains(dump, "] VAR 'g_sample' "),
+				twice:  regexp.MustCompile(`(?m)] FUNC 'twice' `).MatchString(dump),
+			}
+			if got != tc.want {
+				t.Errorf("encoded %+v, want %+v:\n%s", got, tc.want, dump)
+			}
+			if !got.float && !strings.Contains(dump, "] INT 'double' size=8") {
+				t.Errorf("without float, double is not an INT of 8 bytes:\n%s", dump)
+			}
+			if !got.enum64 && !strings.Contains(dump, "] UNION 'wide' size=8 vlen=2") {
+				t.Errorf("without enum64, the 8-byte enum is not a union of its enumerators:\n%s", dump)
+			}
+			if !regexp.MustCompile(`(?m)] FUNC 'main' `).MatchString(dump) {
+				t.Errorf("no FUNC main:\n%s", dump)
+			}
+			loadKernel(t, out)
+		})
+	}
+	code, _, errs := run("--btf_features_strict=float,nonexistent", "--btf_encode_detached", filepath.Join(dir, "x.btf"), bin)
+	if code == 0 || !strings.Contains(errs, `"nonexistent"`) || strings.Count(errs, "\n") != 1 {
+		t.Errorf("--btf_features_strict with an unknown feature: exit %d, %q", code, errs)
+	}
+	if _, out, _ := run("--supported_btf_features"); !strings.Contains(out, "enum64,") || !strings.Contains(out, "true_signature") {
+		t.Errorf("--supported_btf_features: %q", out)
+	}
+}
+
+// TestEncodeJobs: the BTF of python3.11d (whose compile units define two
+// different struct PyModuleDef) is the same bytes read with one thread,
+// two or one per CPU (-j alone), as pahole's reproducible_build asks.
+func TestEncodeJobs(t *testing.T) {
+	bin := testutil.RealBinary(t, "python3.11d")
+	dir := t.TempDir()
+	var first []byte
+	for _, j := range []string{"-j1", "-j2", "-j"} {
+		out := filepath.Join(dir, "py"+j+".btf")
+		if code, _, errs := run(j, "--btf_features=all", "--btf_encode_detached", out, bin); code != 0 {
+			t.Fatalf("%s: exit %d: %s", j, code, errs)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = b
+			if n := strings.Count(tool(t, "bpftool", "btf", "dump", "file", out), "] STRUCT '"); n < 500 {
+				t.Fatalf("bpftool reads only %d structs", n)
+			}
+			continue
+		}
+		if string(b) != string(first) {
+			t.Errorf("%s writes other bytes than -j1 (%d and %d bytes)", j, len(b), len(first))
+		}
+	}
+}
