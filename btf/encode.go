@@ -38,6 +38,10 @@ type EncodeOptions struct {
 	// Log, when not nil, receives a line for each function left out and
 	// why, as pahole --verbose prints them.
 	Log func(format string, args ...any)
+	// ArgRegs are the registers that pass integer arguments, in order
+	// (System V's RDI, RSI, RDX, RCX, R8, R9): what tells which
+	// parameters a clone takes (see OptimizedFunc, TrueSignature).
+	ArgRegs []string
 }
 
 // legacyFeatures are what Encode writes without EncodeOptions.Features.
@@ -93,7 +97,9 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 			return nil, fmt.Errorf("%s: encoding BTF of %s: %v", spec.Path, t.TypeName(), err)
 		}
 	}
-	for _, fn := range encodable(opts.Funcs, e.ident, e.feat.Has(ConsistentFunc)) {
+	var clones []*types.Func
+	clones, e.raw = e.clones(opts.Funcs, opts)
+	for _, fn := range encodable(append(slices.Clone(opts.Funcs), clones...), e.ident, e.feat.Has(ConsistentFunc)) {
 		if _, err := b.Add(e.fn(fn)); err != nil {
 			return nil, fmt.Errorf("%s: encoding BTF of function %s: %v", spec.Path, fn.Name, err)
 		}
@@ -195,6 +201,7 @@ type encoder struct {
 	ptr   int64
 	ident func(string) string
 	feat  Features
+	raw   map[*types.Func]bool // functions whose names are kept as they are
 }
 
 func newEncoder(ptrSize int64, ident func(string) string) *encoder {
@@ -476,5 +483,9 @@ func (e *encoder) fn(fn *types.Func) *cbtf.Func {
 			}
 		}
 	}
-	return &cbtf.Func{Name: e.name(fn.Name), Linkage: linkage, Type: e.proto(nil, fn.Return, params, fn.Variadic)}
+	name := e.name(fn.Name)
+	if e.raw[fn] {
+		name = fn.Name
+	}
+	return &cbtf.Func{Name: name, Linkage: linkage, Type: e.proto(nil, fn.Return, params, fn.Variadic)}
 }

@@ -321,6 +321,23 @@ func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
 	if src == nil {
 		return nil
 	}
+	fn.Params = append(fn.Params, pf.paramList(src, fn, src == concrete && fn.LowPC != 0, fn.LowPC, typeOf, a)...)
+	// Another copy with code (a GCC clone: .isra.N, .constprop.N) gets
+	// the parameters its own entry lists, located at its entry.
+	for _, s := range pf.parts[fn] {
+		if s.inst != nil && s != concrete && s.inst.Entry != 0 && s.inst.Entry != fn.LowPC && len(s.params) > 0 {
+			s.inst.Params = pf.paramList(s, fn, true, s.inst.Entry, typeOf, a)
+		}
+	}
+	return nil
+}
+
+// paramList is the parameters src lists, with names and types from their
+// origins and, when located, their locations at entry (src's code starts
+// there).
+func (pf *paramFiller) paramList(src *subprogram, fn *types.Func, located bool, entry uint64, typeOf func(dwarf.Offset) types.Type, a *arch.Arch) []types.Param {
+	f := pf.f
+	var out []types.Param
 	results := map[string]bool{}
 	for _, p := range src.params {
 		// Follow abstract_origin for the name and the type.
@@ -349,27 +366,29 @@ func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
 			results[q.name] = true
 		}
 		tp := types.Param{Name: q.name, Type: typeOf(q.typ), Result: q.result}
-		if src == concrete && p.konst != nil && fn.LowPC != 0 && !q.result {
-			tp.PC = fn.LowPC
+		if located && p.konst != nil && !q.result {
+			tp.PC = entry
 			tp.Loc = types.Loc{Pieces: []types.Piece{{Kind: types.LocConst, Offset: *p.konst}}}
 		}
-		if src == concrete && p.hasLoc && fn.LowPC != 0 && !q.result {
-			tp.PC = fn.LowPC
-			if expr, ok := f.locAt(src.unit, p.loc, fn.LowPC); ok {
+		if located && p.hasLoc && !q.result {
+			tp.PC = entry
+			if expr, ok := f.locAt(src.unit, p.loc, entry); ok {
 				loc := f.decodeLoc(src.unit, expr, src.frameBase)
 				if !p.loc.list && inFrame(loc, a) {
 					// A frame slot the prologue fills: it holds from
 					// the prologue's end on, where the frame is set up.
-					tp.PC = f.PrologueEnd(fn)
+					if entry == fn.LowPC {
+						tp.PC = f.PrologueEnd(fn)
+					}
 				} else {
 					loc = atEntry(loc, a)
 				}
 				tp.Loc = loc
 			}
 		}
-		fn.Params = append(fn.Params, tp)
+		out = append(out, tp)
 	}
-	return nil
+	return out
 }
 
 // allNamed reports whether every parameter of s has a name of its own.

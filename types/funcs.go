@@ -77,6 +77,11 @@ type Instance struct {
 	Sites  []*InlineSite
 	Kind   string
 	Symbol string
+	// Params, for a copy other than the out-of-line one (a clone), are
+	// the parameters its own entry lists, located at Entry, filled with
+	// the function's Params: GCC's .constprop.N drops a parameter it
+	// passes as a constant (LocConst here), .isra.N replaces some.
+	Params []Param
 }
 
 // Clone is a compiler-made copy or piece of a function: GCC's .part.N

@@ -12,6 +12,7 @@ import (
 
 	"github.com/binscope/binscope/btf"
 	"github.com/binscope/binscope/codegen"
+	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/loader"
@@ -153,6 +154,9 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 	}
 	if ef, err := elfx.Open(path); err == nil {
 		opts.Order = ef.ByteOrder
+		if a, err := arch.ForMachine(ef.Machine); err == nil {
+			opts.ArgRegs = a.CIntRegs
+		}
 		opts.Sections = dataSections(ef.File)
 		ef.Close()
 	}

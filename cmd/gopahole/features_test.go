@@ -119,3 +119,64 @@ func TestEncodeJobs(t *testing.T) {
 		}
 	}
 }
+
+// trueSrc is pahole's gcc_true_signatures case: GCC -O2 makes foo a
+// clone, foo.constprop.0, that takes a and d (in RDI and RSI) and has b as
+// the constant 1.
+const trueSrc = `struct t { int a; };
+__attribute__((noinline)) char *tar(struct t *a, struct t *d)
+{
+	if (a->a == d->a)
+		return (char *)10;
+	return (char *)0;
+}
+__attribute__((noinline)) static char *foo(struct t *a, int b, struct t *d) { return tar(a, d); }
+__attribute__((noinline)) char *bar(struct t *a, struct t *d) { return foo(a, 1, d); }
+struct t p1, p2;
+int main(void) { return !!bar(&p1, &p2); }
+`
+
+// TestTrueSignatures: a function GCC kept only as a clone that takes other
+// parameters than the source declares is left out by default, with the
+// line pahole -V prints, and with true_signature is encoded under the
+// clone's symbol with the parameters the clone's own DWARF entry locates
+// in RDI and RSI (readelf shows the third as a constant); the kernel
+// loads it.
+func TestTrueSignatures(t *testing.T) {
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "true.c"), filepath.Join(dir, "true")
+	if err := os.WriteFile(src, []byte(trueSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool(t, "gcc", "-g", "-O2", "-o", bin, src)
+	if !strings.Contains(tool(t, "nm", bin), " t foo.constprop.0\n") {
+		testutil.Skipf(t, "gcc made no foo.constprop.0 here")
+	}
+	info := tool(t, "readelf", "--debug-dump=info", bin)
+	if !regexp.MustCompile(`DW_AT_abstract_origin: <0x[0-9a-f]+>\n\s+<[0-9a-f]+>\s+DW_AT_const_value : 1\n`).MatchString(info) {
+		t.Fatalf("readelf shows no parameter of the clone as the constant 1:\n%s", info)
+	}
+	out := filepath.Join(dir, "default.btf")
+	code, stdout, errs := run("-V", "--btf_features=default", "--btf_encode_detached", out, bin)
+	if code != 0 || !strings.Contains(stdout, "foo : skipping BTF encoding of function due to optimized parameters\n") {
+		t.Fatalf("default: exit %d, %q %s", code, stdout, errs)
+	}
+	dump := tool(t, "bpftool", "btf", "dump", "file", out)
+	if strings.Contains(dump, "FUNC 'foo") || !strings.Contains(dump, "FUNC 'bar' ") {
+		t.Errorf("default: foo encoded or bar missing:\n%s", dump)
+	}
+	out = filepath.Join(dir, "true.btf")
+	if code, _, errs := run("--btf_features=+true_signature", "--btf_encode_detached", out, bin); code != 0 {
+		t.Fatalf("true_signature: exit %d: %s", code, errs)
+	}
+	dump = tool(t, "bpftool", "btf", "dump", "file", out)
+	m := regexp.MustCompile(`FUNC 'foo\.constprop\.0' type_id=(\d+) linkage=static`).FindStringSubmatch(dump)
+	if m == nil {
+		t.Fatalf("no FUNC foo.constprop.0:\n%s", dump)
+	}
+	proto := regexp.MustCompile(`(?m)^\[` + m[1] + `\] FUNC_PROTO '\(anon\)' ret_type_id=\d+ vlen=(\d+)\n((?:\t.*\n)*)`).FindStringSubmatch(dump)
+	if proto == nil || proto[1] != "2" || !regexp.MustCompile(`^\t'a' type_id=\d+\n\t'd' type_id=\d+\n$`).MatchString(proto[2]) {
+		t.Errorf("foo.constprop.0 does not take (a, d): %q\n%s", proto, dump)
+	}
+	loadKernel(t, out)
+}
