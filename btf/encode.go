@@ -113,9 +113,10 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 	if order == nil {
 		order = binary.LittleEndian
 	}
-	// Without enum64, an enum of 8 bytes is a union of an 8-byte integer
-	// per enumerator, as libbpf writes it for kernels without ENUM64.
-	raw, err := b.Marshal(nil, &cbtf.MarshalOptions{Order: order, ReplaceEnum64: !e.feat.Has(Enum64)})
+	raw, err := b.Marshal(nil, &cbtf.MarshalOptions{Order: order})
+	if err == nil && !e.feat.Has(Enum64) {
+		raw, err = enum32(raw)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding BTF: %v", spec.Path, err)
 	}

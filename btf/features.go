@@ -23,9 +23,8 @@ const (
 	DeclTag
 	// TypeTag: btf_type_tag attributes as TYPE_TAGs.
 	TypeTag
-	// Enum64: enums of 8 bytes as ENUM64; else a union of an 8-byte
-	// integer per enumerator, as libbpf writes them for kernels without
-	// ENUM64 (pahole writes an ENUM of 8 bytes, values cut to 32 bits).
+	// Enum64: enums of 8 bytes as ENUM64; else, as pahole writes them
+	// without it, ENUMs of 8 bytes whose values keep their low 32 bits.
 	Enum64
 	// OptimizedFunc: a function the compiler kept only as a clone (GCC's
 	// .isra.N, .constprop.N) is encoded under its own name when the

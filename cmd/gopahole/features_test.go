@@ -73,8 +73,8 @@ func TestBTFFeatures(t *testing.T) {
 			if !got.float && !strings.Contains(dump, "] INT 'double' size=8") {
 				t.Errorf("without float, double is not an INT of 8 bytes:\n%s", dump)
 			}
-			if !got.enum64 && !strings.Contains(dump, "] UNION 'wide' size=8 vlen=2") {
-				t.Errorf("without enum64, the 8-byte enum is not a union of its enumerators:\n%s", dump)
+			if !got.enum64 && !regexp.MustCompile(`] ENUM 'wide' encoding=UNSIGNED size=8 vlen=2\n\t'W_LOW' val=1\n\t'W_HIGH' val=0\n`).MatchString(dump) {
+				t.Errorf("without enum64, the 8-byte enum is not an ENUM of 8 bytes with its values' low 32 bits:\n%s", dump)
 			}
 			if !regexp.MustCompile(`(?m)] FUNC 'main' `).MatchString(dump) {
 				t.Errorf("no FUNC main:\n%s", dump)
