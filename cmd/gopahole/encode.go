@@ -39,7 +39,7 @@ func addEncodeFlags(cmd *cobra.Command, e *encodeFlags) {
 	fl.StringArrayVar(&e.strict, "btf_features_strict", nil, "as --btf_features, but an unknown feature is an error")
 	fl.BoolVar(&e.supported, "supported_btf_features", false, "print the features --btf_features takes and exit")
 	fl.IntVarP(&e.jobs, "jobs", "j", -1, "read with at most N threads (-jN; -j alone: one per CPU); the BTF is the same bytes for every N")
-	fl.BoolVarP(&e.verbose, "verbose", "V", false, "with -J: print the functions left out and why")
+	fl.BoolVarP(&e.verbose, "verbose", "V", false, "with -J: print the functions left out and why, then the types encoded")
 	for _, b := range []struct {
 		p          *bool
 		name, help string
@@ -179,6 +179,12 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 	raw, err := btf.Encode(spec, opts)
 	if err != nil {
 		return err
+	}
+	if e.verbose {
+		fmt.Fprintf(stdout, "File %s:\n", path)
+		if err := btf.WriteLog(stdout, raw); err != nil {
+			return err
+		}
 	}
 	if e.detached != "" {
 		if err := os.WriteFile(e.detached, raw, 0o644); err != nil {

@@ -180,3 +180,47 @@ func TestTrueSignatures(t *testing.T) {
 	}
 	loadKernel(t, out)
 }
+
+// TestEncodeVerbose: -V lists each type encoded as pahole -V does, and
+// every line's ID, kind and name are what bpftool reads at that ID.
+func TestEncodeVerbose(t *testing.T) {
+	dir := t.TempDir()
+	main, other := filepath.Join(dir, "main.c"), filepath.Join(dir, "other.c")
+	for p, src := range map[string]string{main: featuresSrc, other: featuresOther} {
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin, out := filepath.Join(dir, "prog"), filepath.Join(dir, "prog.btf")
+	tool(t, "gcc", "-g", "-O2", "-o", bin, main, other)
+	code, log, errs := run("-V", "--btf_encode_detached", out, bin)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	head := regexp.MustCompile(`(?m)^\[(\d+)\] ([A-Z_0-9]+) ('[^']*'|\S*)`)
+	bpftool := map[string]string{}
+	for _, m := range head.FindAllStringSubmatch(tool(t, "bpftool", "btf", "dump", "file", out), -1) {
+		name := strings.Trim(m[3], "'")
+		if name == "(anon)" {
+			name = ""
+		}
+		bpftool[m[1]] = m[2] + " " + name
+	}
+	lines := regexp.MustCompile(`(?m)^\[(\d+)\] ([A-Z_0-9]+)(.*)`).FindAllStringSubmatch(log, -1)
+	if len(lines) != len(bpftool) || len(lines) < 15 {
+		t.Fatalf("-V lists %d types, bpftool %d:\n%s", len(lines), len(bpftool), log)
+	}
+	for _, m := range lines {
+		name := m[3] // up to the first attribute
+		for _, attr := range []string{" size=", " type_id=", " return="} {
+			name, _, _ = strings.Cut(name, attr)
+		}
+		got := m[2] + " " + strings.TrimSpace(name)
+		if strings.HasPrefix(got, "ENUM64 ") && strings.HasPrefix(bpftool[m[1]], "ENUM ") {
+			continue
+		}
+		if got != bpftool[m[1]] {
+			t.Errorf("[%s]: -V says %q, bpftool %q", m[1], got, bpftool[m[1]])
+		}
+	}
+}
