@@ -27,20 +27,26 @@ const featuresOther = `__attribute__((noinline)) static int twice(long x, long y
 int other(long v) { return twice(v, v + 1); }
 `
 
+// buildFeatures compiles featuresSrc and featuresOther into dir/prog.
+func buildFeatures(t *testing.T, dir string) string {
+	t.Helper()
+	main, other, bin := filepath.Join(dir, "main.c"), filepath.Join(dir, "other.c"), filepath.Join(dir, "prog")
+	for p, src := range map[string]string{main: featuresSrc, other: featuresOther} {
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tool(t, "gcc", "-g", "-O2", "-o", bin, main, other)
+	return bin
+}
+
 // TestBTFFeatures: --btf_features picks what is encoded, as pahole's
 // manual says: bpftool, reading each file, finds FLOAT, ENUM64, VARs and
 // the inconsistent static function exactly where the features ask for
 // them, and the kernel loads every variant.
 func TestBTFFeatures(t *testing.T) {
 	dir := t.TempDir()
-	main, other := filepath.Join(dir, "main.c"), filepath.Join(dir, "other.c")
-	for p, src := range map[string]string{main: featuresSrc, other: featuresOther} {
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin := filepath.Join(dir, "prog")
-	tool(t, "gcc", "-g", "-O2", "-o", bin, main, other)
+	bin := buildFeatures(t, dir)
 	type want struct{ float, enum64, vars, twice bool }
 	for _, tc := range []struct {
 		flags []string
@@ -185,14 +191,7 @@ func TestTrueSignatures(t *testing.T) {
 // every line's ID, kind and name are what bpftool reads at that ID.
 func TestEncodeVerbose(t *testing.T) {
 	dir := t.TempDir()
-	main, other := filepath.Join(dir, "main.c"), filepath.Join(dir, "other.c")
-	for p, src := range map[string]string{main: featuresSrc, other: featuresOther} {
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bin, out := filepath.Join(dir, "prog"), filepath.Join(dir, "prog.btf")
-	tool(t, "gcc", "-g", "-O2", "-o", bin, main, other)
+	bin, out := buildFeatures(t, dir), filepath.Join(dir, "prog.btf")
 	code, log, errs := run("-V", "--btf_encode_detached", out, bin)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
