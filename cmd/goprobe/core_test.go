@@ -14,17 +14,19 @@ import (
 	"github.com/binscope/binscope/internal/testutil"
 )
 
-// coreDef reads a counter's value (valInt, and valBits as a float64) and
-// its constant labels' count through the counter's labelPairs, which
-// client_golang v1.23 moved 8 bytes on (createdTs came before it).
-const coreDef = "github.com/prometheus/client_golang/prometheus.(*counter).Write c->valInt c->valBits:f64 c->labelPairs.len name=c->desc->fqName"
+// coreDef reads a counter's value (valInt, and valBits as a float64), its
+// constant labels' count through the counter's labelPairs, which
+// client_golang v1.23 moved 8 bytes on (createdTs came before it), and the
+// Metric the counter's embedded selfCollector holds (the counter itself:
+// a field promoted from an embedded struct).
+const coreDef = "github.com/prometheus/client_golang/prometheus.(*counter).Write c->valInt c->valBits:f64 c->labelPairs.len name=c->desc->fqName self=c->self"
 
 // TestCOREOneObject: one bpf-c --core program, generated from the build
 // over client_golang v1.11.1 and compiled once, reads a counter's value and
 // labels right in that build and in the build over v1.23.2, whose counter
 // reflect lays out otherwise, relocated against each build's BTF from
 // gopahole --btf_encode_detached. The truth is each program's own report
-// after each change (the client's Write). Loaded against v1.11's BTF, the
+// after each change (the client's Write, and the counter's address). Loaded against v1.11's BTF, the
 // same object reads v1.23's counter wrong: the relocation is what reads it
 // right.
 func TestCOREOneObject(t *testing.T) {
@@ -77,7 +79,7 @@ func TestCOREOneObject(t *testing.T) {
 				t.Fatalf("%d reads; the program reported %d changes", len(events), len(said))
 			}
 			for i, e := range events {
-				got := fmt.Sprintf("%g %d", float64(e.ValInt)+e.ValBits, e.Labels)
+				got := fmt.Sprintf("%g %d %s", float64(e.ValInt)+e.ValBits, e.Labels, e.Self)
 				if got != said[i] || e.Name != "jobs_total" {
 					t.Errorf("change %d: read %s %q; the program says %s", i, got, e.Name, said[i])
 				}
@@ -103,6 +105,7 @@ type coreEvent struct {
 	ValBits float64
 	Labels  int64
 	Name    string
+	Self    string // the counter's address, from the Metric's data word
 }
 
 // traceObject runs bin labeled under the object relocated against the
@@ -116,8 +119,8 @@ func traceObject(t *testing.T, obj, btf, bin string) ([]coreEvent, []string) {
 	var events []coreEvent
 	var said []string
 	for _, line := range strings.Split(out, "\n") {
-		if m := regexp.MustCompile(`^labeled jobs_total (\S+) (\d+)$`).FindStringSubmatch(line); m != nil {
-			said = append(said, m[1]+" "+m[2])
+		if m := regexp.MustCompile(`^labeled jobs_total (\S+) (\d+) (0x[0-9a-f]+)$`).FindStringSubmatch(line); m != nil {
+			said = append(said, m[1]+" "+m[2]+" "+m[3])
 			continue
 		}
 		if !strings.HasPrefix(line, "{") {
@@ -130,10 +133,17 @@ func traceObject(t *testing.T, obj, btf, bin string) ([]coreEvent, []string) {
 			t.Fatalf("%v: %s", err, line)
 		}
 		var ce coreEvent
-		for k, dst := range map[string]any{"c->valInt": &ce.ValInt, "c->valBits": &ce.ValBits, "c->labelPairs.len": &ce.Labels, "name": &ce.Name} {
+		var self string
+		for k, dst := range map[string]any{"c->valInt": &ce.ValInt, "c->valBits": &ce.ValBits, "c->labelPairs.len": &ce.Labels, "name": &ce.Name, "self": &self} {
 			if err := json.Unmarshal(e.Args[k], dst); err != nil {
 				t.Fatalf("%s: %v: %s", k, err, line)
 			}
+		}
+		// *github.com/prometheus/client_golang/prometheus.counter(0xc000123000)
+		if typ, addr, ok := strings.Cut(strings.TrimSuffix(self, ")"), "("); ok && typ == "*github.com/prometheus/client_golang/prometheus.counter" {
+			ce.Self = addr
+		} else {
+			ce.Self = "?" + self
 		}
 		if math.IsNaN(ce.ValBits) {
 			t.Fatalf("valBits is not a number: %s", line)
