@@ -5,13 +5,14 @@
 # DWARF (C), and looking up one type with -C: task_struct in the kernel's
 # BTF, link_map and timex in glibc's debug file, _typeobject in
 # python3.11d. Prints medians, the ratio gopahole/pahole and peak memory
-# (max RSS) of each. Rows whose input is missing (libc6-dbg,
-# python3.11-dbg) are skipped with a note.
+# (max RSS) of each. Rows J-glibc and J-python3.11d time BTF encoding
+# (--btf_encode_detached, types, functions and variables). Rows whose input
+# is missing (libc6-dbg, python3.11-dbg) are skipped with a note.
 #
 #   bash bench/pahole.sh [RUNS] [ROW...]     (default 11 runs each, every row)
 #
 # ROW names the rows to run (go-cmd vmlinux task_struct glibc link_map timex
-# python3.11d _typeobject); none means all.
+# J-glibc python3.11d _typeobject J-python3.11d); none means all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-11}
@@ -39,12 +40,14 @@ if [ -f "$glibc" ]; then
 	row glibc "$out/gopahole" pahole "$glibc"
 	row link_map "$out/gopahole -C link_map" "pahole -C link_map" "$glibc"
 	row timex "$out/gopahole -C timex" "pahole -C timex" "$glibc"
+	row J-glibc "$out/gopahole --btf_encode_detached=$out/ours.btf" "pahole --btf_encode_detached=$out/theirs.btf" "$glibc"
 else
 	echo "glibc: no debug file $glibc (apt-get install libc6-dbg)"
 fi
 if [ -f /usr/bin/python3.11d ]; then
 	row python3.11d "$out/gopahole" pahole /usr/bin/python3.11d
 	row _typeobject "$out/gopahole -C _typeobject" "pahole -C _typeobject" /usr/bin/python3.11d
+	row J-python3.11d "$out/gopahole --btf_encode_detached=$out/ours.btf" "pahole --btf_encode_detached=$out/theirs.btf" /usr/bin/python3.11d
 else
 	echo "python3.11d: missing (apt-get install python3.11-dbg)"
 fi
