@@ -9,6 +9,7 @@ import (
 
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/spec"
+	"github.com/binscope/binscope/symtab"
 )
 
 // TestQuickEqualsFull: a definition resolved by its symbol, reading only
@@ -76,19 +77,9 @@ func TestQuickEqualsFull(t *testing.T) {
 					if err != nil {
 						continue // a name the definition syntax cannot carry
 					}
-					pq, errq := quick.Resolve(d)
-					pf, errf := full.Resolve(d)
-					if (errq == nil) != (errf == nil) || (errq != nil && errq.Error() != errf.Error()) {
-						t.Errorf("%s: quick error %v, full error %v", text, errq, errf)
+					pf := sameResolution(t, d, quick, full)
+					if pf == nil {
 						continue
-					}
-					if errq != nil {
-						continue
-					}
-					jq, _ := json.Marshal(pq)
-					jf, _ := json.Marshal(pf)
-					if string(jq) != string(jf) {
-						t.Errorf("%s:\nquick %s\nfull  %s", text, jq, jf)
 					}
 					for _, s := range pf.Sites {
 						if s.Kind == spec.SiteInline {
@@ -100,4 +91,72 @@ func TestQuickEqualsFull(t *testing.T) {
 			t.Logf("%d functions compared, %d inline sites", len(sample), inlined)
 		})
 	}
+}
+
+// TestQuickByDemangledName: a C++ or Rust function named as users write
+// it (demangled, no parameter list) resolves from the units of the one
+// symbol that demangles to that name as it does after reading every
+// function: the same sites and argument programs, or the same error (the
+// name of several overloads), for a sample of every function with a
+// linkage name; at least ten of them found without reading every
+// function.
+func TestQuickByDemangledName(t *testing.T) {
+	for _, name := range []string{"cpp-layouts", "rust-layouts"} {
+		t.Run(name, func(t *testing.T) {
+			path := testutil.Fixture(t, name).Path
+			base, full := openResolver(t, path), openResolver(t, path)
+			if err := full.all(); err != nil {
+				t.Fatal(err)
+			}
+			base.syms = symtab.Read(base.f.ELF, base.f.Debug)
+			var names []string
+			seen := map[string]bool{}
+			for _, fn := range full.model.Funcs() {
+				if fn.LowPC != 0 && fn.Linkage != "" && fn.Linkage != fn.Name && !seen[fn.Name] {
+					seen[fn.Name] = true
+					names = append(names, fn.Name)
+				}
+			}
+			step := max(1, len(names)/24)
+			compared, quick := 0, 0
+			for i := 0; i < len(names); i += step {
+				d, err := Parse(names[i] + " $params")
+				if err != nil {
+					continue // a name the definition syntax cannot carry
+				}
+				r := *base // a resolver that has read no function yet
+				sameResolution(t, d, &r, full)
+				compared++
+				if r.model == nil {
+					quick++
+				}
+			}
+			t.Logf("%d names compared, %d found from their symbol's units", compared, quick)
+			if quick < 10 {
+				t.Errorf("%d of %d names found from their symbol's units, want at least 10", quick, compared)
+			}
+		})
+	}
+}
+
+// sameResolution resolves d with quick and with full (which has read
+// every function) and requires the same probe, or the same error; it
+// returns full's probe (nil on an error).
+func sameResolution(t *testing.T, d *Def, quick, full *Resolver) *spec.Probe {
+	t.Helper()
+	pq, errq := quick.Resolve(d)
+	pf, errf := full.Resolve(d)
+	if (errq == nil) != (errf == nil) || (errq != nil && errq.Error() != errf.Error()) {
+		t.Errorf("%s: quick error %v, full error %v", d.Text, errq, errf)
+		return nil
+	}
+	if errq != nil {
+		return nil
+	}
+	jq, _ := json.Marshal(pq)
+	jf, _ := json.Marshal(pf)
+	if string(jq) != string(jf) {
+		t.Errorf("%s:\nquick %s\nfull  %s", d.Text, jq, jf)
+	}
+	return pf
 }

@@ -65,15 +65,17 @@ func NewResolver(f *dwarf.File) (*Resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	f.IndexTypes()
 	return &Resolver{f: f, ef: f.ELF, path: f.Path, arch: a}, nil
 }
 
-// all reads every function once (see NewResolver).
+// all reads every function once (see NewResolver), the type index built
+// meanwhile on another core. A quick lookup (see quick) builds the index
+// only if the probe reads arguments: a count needs no type.
 func (r *Resolver) all() error {
 	if r.model != nil {
 		return nil
 	}
+	r.f.IndexTypes()
 	m, err := code.New(r.f, &code.Options{Params: true, DeferParams: true})
 	if err != nil {
 		return err
@@ -82,13 +84,20 @@ func (r *Resolver) all() error {
 	return nil
 }
 
-// quick finds the function named name by its symbol, reading only the
-// units that concern it; nil when the name is not one symbol's.
+// quick finds the function named name by its symbol, or by a symbol that
+// demangles to name (a C++ method as users write it), reading only the
+// units that concern it; nil when the name is not one symbol's, or when
+// those units hold other functions of that name (overloads: the whole
+// file decides).
 func (r *Resolver) quick(name string) *types.Func {
 	if r.syms == nil {
 		r.syms = symtab.Read(r.f.ELF, r.f.Debug)
 	}
 	syms := r.syms.Named(naming.StripVersion(name))
+	demangled := len(syms) == 0
+	if demangled {
+		syms = r.syms.Demangled(name)
+	}
 	if len(syms) == 0 {
 		return nil
 	}
@@ -103,12 +112,31 @@ func (r *Resolver) quick(name string) *types.Func {
 		return nil
 	}
 	for _, fn := range m.Funcs() {
-		if fn.LowPC == addr {
-			r.near = m
-			return fn
+		if fn.LowPC != addr {
+			continue
 		}
+		if demangled && !onlyNamed(m, name, fn) {
+			return nil
+		}
+		r.near = m
+		return fn
 	}
 	return nil
+}
+
+// onlyNamed reports whether the functions with code m's lookup finds by
+// name are fn alone (or fn's name several times: see sameName), as the
+// whole model's lookup would choose it.
+func onlyNamed(m *code.Model, name string, fn *types.Func) bool {
+	var named []*types.Func
+	has := false
+	for _, o := range m.Lookup(name) {
+		if o.LowPC != 0 || len(o.Inlined) > 0 || len(o.Clones) > 0 {
+			named = append(named, o)
+			has = has || o == fn
+		}
+	}
+	return has && (len(named) == 1 || sameName(named))
 }
 
 // NewSymbolResolver resolves against a binary without debug info: its

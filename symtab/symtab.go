@@ -10,9 +10,11 @@ import (
 	"debug/elf"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/naming"
+	"github.com/binscope/binscope/internal/par"
 )
 
 // Symbol is one function symbol.
@@ -32,6 +34,9 @@ type Symbol struct {
 type Table struct {
 	Syms   []Symbol
 	byName map[string][]int
+	// byDemangled indexes the symbols by demangled name, once asked.
+	demangleOnce sync.Once
+	byDemangled  map[string][]int
 }
 
 // Read reads the function symbols of files (the named file, then its
@@ -143,6 +148,36 @@ func (t *Table) Named(name string) []Symbol {
 		out[k] = t.Syms[i]
 	}
 	return out
+}
+
+// Demangled returns the symbols whose name demangles (naming.Demangle) to
+// name: a C++ or Rust function as users write it, without its parameter
+// list, so several overloads may answer; not the compiler's clones of a
+// function (.cold, .constprop.0), which demangle to its name too. The
+// symbols are demangled on the first call, in parallel.
+func (t *Table) Demangled(name string) []Symbol {
+	t.demangleOnce.Do(t.demangle)
+	idx := t.byDemangled[name]
+	out := make([]Symbol, len(idx))
+	for k, i := range idx {
+		out[k] = t.Syms[i]
+	}
+	return out
+}
+
+func (t *Table) demangle() {
+	names := make([]string, len(t.Syms))
+	par.Each(len(t.Syms), 1<<12, func(i int) {
+		if _, _, clone := naming.Clone(t.Syms[i].Name); !clone {
+			names[i], _ = naming.Demangle(t.Syms[i].Name)
+		}
+	})
+	t.byDemangled = map[string][]int{}
+	for i, n := range names {
+		if n != "" {
+			t.byDemangled[n] = append(t.byDemangled[n], i)
+		}
+	}
 }
 
 // Plainest is the alias to show among syms (see naming.Plainer).
