@@ -62,6 +62,10 @@ type Options struct {
 	// shows no type behind a pointer but by its name (gopahole -C without
 	// -E, -p, --format=c or --json). A class reached by value is whole.
 	Pointees bool
+	// SavedSections reads the compressed DWARF sections inflated from
+	// the index cache when it has them, and else writes them there for
+	// the next run (see savedsections.go).
+	SavedSections bool
 }
 
 // File is an ELF file opened for its DWARF.
@@ -94,6 +98,8 @@ type File struct {
 	// alt.go); altMissing says why it could not be opened.
 	alt        *File
 	altMissing string
+	// saving counts the index cache entries being written (Close waits).
+	saving sync.WaitGroup
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
@@ -226,6 +232,10 @@ func closeFiles(ef, df *elfx.File) {
 // newFileFrom reads the DWARF of df, the debug file of ef.
 func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
 	f := makeFile(ef, df, opts)
+	var save func()
+	if f.opts.SavedSections {
+		save = f.useSavedSections()
+	}
 	d, err := f.Debug.DWARF()
 	if err != nil {
 		return nil, err
@@ -234,6 +244,9 @@ func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
 		return nil, err
 	}
 	f.Data = d
+	if save != nil {
+		save()
+	}
 	f.primeUnits()
 	f.openAlt()
 	return f, nil
@@ -284,6 +297,7 @@ func noDebugInfo(ef *elfx.File, tried []string) error {
 
 // Close releases the files.
 func (f *File) Close() error {
+	f.saving.Wait()
 	if f.alt != nil {
 		f.alt.Close()
 	}

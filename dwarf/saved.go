@@ -122,24 +122,9 @@ func (f *File) newSave(ix *index) *saver {
 	}
 	s := &saver{c: c, key: key, ix: ix, units: map[string][]int32{}}
 	inflated := f.Debug.InflatedSections()
-	var parts [][]byte
-	var off uint64
-	for _, name := range slices.Sorted(mapKeys(inflated)) {
-		b := inflated[name]
-		s.secs = append(s.secs, savedSection{name: name, off: off, len: uint64(len(b))})
-		parts = append(parts, b)
-		off += uint64(len(b))
-	}
-	if len(parts) > 0 {
-		skey, ok := f.sectionsKey(s.secs)
-		if !ok {
-			return nil
-		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			c.PutParts("sections", savedVersion, skey, parts)
-		}()
+	s.secs = layoutSections(inflatedSizes(inflated))
+	if !f.putSections(c, s.secs, inflated, &s.wg) {
+		return nil
 	}
 	return s
 }

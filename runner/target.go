@@ -257,9 +257,10 @@ func NewResolver(target string, defs []*probe.Def, log io.Writer) (r *probe.Reso
 	err = types.ErrNoDebugInfo
 	if !onlyUSDT(defs) {
 		var df *dwarf.File
-		var opts *dwarf.Options
+		// The compressed sections inflated, from the index cache.
+		opts := &dwarf.Options{SavedSections: true}
 		if log != nil { // a split DWARF object or a dwz file not found
-			opts = &dwarf.Options{Warn: func(msg string) { fmt.Fprintf(log, "goprobe: %s\n", msg) }}
+			opts.Warn = func(msg string) { fmt.Fprintf(log, "goprobe: %s\n", msg) }
 		}
 		if df, err = dwarf.Open(target, opts); err == nil {
 			r, err := probe.NewResolver(df)

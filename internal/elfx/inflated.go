@@ -51,3 +51,20 @@ func (f *File) UseInflated(name string, b []byte) bool {
 	f.lazy[name] = &Lazy{buf: b, size: size}
 	return true
 }
+
+// CompressedDWARF are the DWARF sections InflatedSections gives once each
+// is read whole, with their inflated sizes, from their compression
+// headers: nothing is inflated.
+func (f *File) CompressedDWARF() map[string]uint64 {
+	out := map[string]uint64{}
+	for _, name := range dwarfSections {
+		s := f.Section(name)
+		if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
+			continue
+		}
+		if _, size, _, err := f.chdr(io.NewSectionReader(f.r, int64(s.Offset), int64(s.FileSize)), false); err == nil {
+			out[name] = size
+		}
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package dwarf
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/binscope/binscope/internal/cache"
+)
+
+// A file opened with Options.SavedSections reads its compressed DWARF
+// sections from the index cache's "sections" entry (the one a cold
+// gopahole -C writes, see saved.go), mapped, when the entry holds every
+// one of them; else it inflates them, and writes the entry for the next
+// run while the caller works (Close waits for it). The entry's key is
+// the file's identity and the sections' names and inflated sizes, which
+// the compression headers give without inflating anything.
+
+// layoutSections places sections of the given sizes one after another,
+// by name: the "sections" entry's layout.
+func layoutSections(sizes map[string]uint64) []savedSection {
+	var secs []savedSection
+	var off uint64
+	for _, name := range slices.Sorted(mapKeys(sizes)) {
+		secs = append(secs, savedSection{name: name, off: off, len: sizes[name]})
+		off += sizes[name]
+	}
+	return secs
+}
+
+func inflatedSizes(inflated map[string][]byte) map[string]uint64 {
+	sizes := map[string]uint64{}
+	for name, b := range inflated {
+		sizes[name] = uint64(len(b))
+	}
+	return sizes
+}
+
+// putSections writes the "sections" entry of secs, laid out by
+// layoutSections from inflated, on another goroutine counted in wg; false
+// when f has no key for it. Nothing to write is true.
+func (f *File) putSections(c *cache.Cache, secs []savedSection, inflated map[string][]byte, wg *sync.WaitGroup) bool {
+	if len(secs) == 0 {
+		return true
+	}
+	skey, ok := f.sectionsKey(secs)
+	if !ok {
+		return false
+	}
+	parts := make([][]byte, len(secs))
+	for i, sec := range secs {
+		parts[i] = inflated[sec.name]
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.PutParts("sections", savedVersion, skey, parts)
+	}()
+	return true
+}
+
+// useSavedSections gives df every compressed DWARF section inflated from
+// the "sections" entry, mapped for the rest of the run, and returns nil;
+// or, when the cache has no such entry, what writes it once the DWARF is
+// open (nil when the cache is off, or the entry is there but does not
+// fit the file: the sections are inflated, and nothing is written).
+func (f *File) useSavedSections() (save func()) {
+	c := cache.Open(nil)
+	secs := layoutSections(f.Debug.CompressedDWARF())
+	if c == nil || len(secs) == 0 {
+		return nil
+	}
+	skey, ok := f.sectionsKey(secs)
+	if !ok {
+		return nil
+	}
+	blob, _, ok := c.Map("sections", savedVersion, skey)
+	if !ok {
+		return func() { f.saveSections(secs, c) }
+	}
+	last := secs[len(secs)-1]
+	if uint64(len(blob)) < last.off+last.len {
+		return nil
+	}
+	for _, s := range secs {
+		f.Debug.UseInflated(s.name, blob[s.off:s.off+s.len:s.off+s.len])
+	}
+	return nil
+}
+
+// saveSections writes the "sections" entry of secs once the DWARF is
+// open (every section of secs inflated); Close waits for the write.
+func (f *File) saveSections(secs []savedSection, c *cache.Cache) {
+	inflated := f.Debug.InflatedSections()
+	for _, s := range secs {
+		if uint64(len(inflated[s.name])) != s.len {
+			return // not read whole: nothing kept
+		}
+	}
+	f.putSections(c, secs, inflated, &f.saving)
+}
