@@ -51,6 +51,9 @@ type Options struct {
 	// At, when not zero, reads only the DWARF that can hold the function
 	// entered at At and its inline expansions (dwarf.FuncOptions.At).
 	At uint64
+	// Syms, when not nil, are the file's symbol tables as Symbols reads
+	// them, which the caller has read already.
+	Syms *symtab.Table
 }
 
 // Model is the code of one ELF file.
@@ -134,7 +137,11 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 	}
 	// The symbol tables are read on another core while the walk runs.
 	syms := make(chan *symtab.Table, 1)
-	go func() { syms <- readSyms(df.ELF, df.Debug) }()
+	if o.Syms != nil {
+		syms <- o.Syms
+	} else {
+		go func() { syms <- Symbols(df) }()
+	}
 	// Parameters are filled once settle has found each function's entry
 	// copy: their locations are the entry's (see dwarf.File.FillAllParams).
 	fns, err := df.Functions(&dwarf.FuncOptions{Params: o.Params, DeferParams: o.Params, SpelledParams: o.SpelledParams, At: o.At})
@@ -198,6 +205,10 @@ func openPcln(ef *elfx.File) (*pcln.Table, error) {
 	}
 	return t, err
 }
+
+// Symbols reads the symbol tables of df's file and of its debug file, as
+// New does.
+func Symbols(df *dwarf.File) *symtab.Table { return readSyms(df.ELF, df.Debug) }
 
 func readSyms(ef, debug *elfx.File) *symtab.Table {
 	if debug == ef {

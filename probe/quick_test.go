@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/spec"
-	"github.com/binscope/binscope/symtab"
 )
 
 // TestQuickEqualsFull: a definition resolved by its symbol, reading only
@@ -108,7 +108,7 @@ func TestQuickByDemangledName(t *testing.T) {
 			if err := full.all(); err != nil {
 				t.Fatal(err)
 			}
-			base.syms = symtab.Read(base.f.ELF, base.f.Debug)
+			base.syms = code.Symbols(base.f)
 			var names []string
 			seen := map[string]bool{}
 			for _, fn := range full.model.Funcs() {

@@ -91,7 +91,7 @@ func (r *Resolver) all() error {
 // file decides).
 func (r *Resolver) quick(name string) *types.Func {
 	if r.syms == nil {
-		r.syms = symtab.Read(r.f.ELF, r.f.Debug)
+		r.syms = code.Symbols(r.f)
 	}
 	syms := r.syms.Named(naming.StripVersion(name))
 	demangled := len(syms) == 0
@@ -107,7 +107,7 @@ func (r *Resolver) quick(name string) *types.Func {
 			return nil // a static name in several units: read them all
 		}
 	}
-	m, err := code.New(r.f, &code.Options{Params: true, DeferParams: true, At: addr})
+	m, err := code.New(r.f, &code.Options{Params: true, DeferParams: true, At: addr, Syms: r.syms})
 	if err != nil {
 		return nil
 	}
