@@ -11,6 +11,10 @@
 #   dump     every type (gopahole, pahole)
 #   funct    every function (gofunct, its listing cache emptied; pfunct,
 #            stopped after PEER_TIMEOUT seconds, 600 by default)
+#   probe-cold  goprobe stat on a method by its C++ name (PrimaryLogPG::do_op)
+#            for 1 ms, the index cache emptied before each run; bpftrace on
+#            its mangled symbol, from resolving to detaching
+#   probe-warm  the same, the inflated sections from the index cache
 #   multi    bench/multi.sh 1000 RUNS: attaching and detaching 1,000 sites
 #
 #   bash bench/ceph.sh [RUNS [ROW...]]     (default 3 runs, every row; PEER_TIMEOUT=S)
@@ -26,7 +30,7 @@ if ! dpkg -s ceph-osd-dbg >/dev/null 2>&1; then
 fi
 bin=/usr/bin/ceph-osd
 [ -x "$bin" ] || { echo "bench: $bin not found (apt-get install ceph-osd ceph-osd-dbg)" >&2; exit 1; }
-for t in gopahole gofunct; do go build -o "$out/$t" ./cmd/$t; done
+for t in gopahole gofunct goprobe; do go build -o "$out/$t" ./cmd/$t; done
 export BINSCOPE_INDEX_CACHE="$out/index-cache"
 empty_cache() { rm -rf "$BINSCOPE_INDEX_CACHE"; }
 want() { [ "$picked" = "  " ] || [[ "$picked" == *" $1 "* ]]; }
@@ -45,6 +49,24 @@ if want dump; then
 fi
 if want funct; then
 	before_ours=empty_cache compare funct "$out/gofunct" "timeout $peer_timeout pfunct" "$runs" "$bin"
+fi
+if want probe-cold || want probe-warm; then
+	need bpftrace
+	[ "$(id -u)" = 0 ] || { echo "bench: probing needs root" >&2; exit 1; }
+	method=PrimaryLogPG::do_op
+	sym=$(bpftrace -l "uprobe:$bin:_ZN12PrimaryLogPG5do_op*" | grep -v '\.' | head -1)
+	[ -n "$sym" ] || { echo "bench: no symbol of $method in $bin" >&2; exit 1; }
+	echo "$sym { @ = count(); } interval:ms:1 { exit(); }" >"$out/do_op.bt"
+	# The binary comes last: -x's value for goprobe, an unused
+	# positional parameter for bpftrace.
+	ours="$out/goprobe stat --duration 1ms $method -x"
+	if want probe-cold; then
+		before_ours=empty_cache compare probe-cold "$ours" "bpftrace $out/do_op.bt" "$runs" "$bin"
+	fi
+	if want probe-warm; then
+		$ours "$bin" >/dev/null 2>&1
+		before_ours= compare probe-warm "$ours" "bpftrace $out/do_op.bt" "$runs" "$bin"
+	fi
 fi
 if want multi; then
 	bash bench/multi.sh 1000 "$runs"
