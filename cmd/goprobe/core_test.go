@@ -61,17 +61,7 @@ func TestCOREOneObject(t *testing.T) {
 	if out, err := exec.Command(clang, "-O2", "-g", "-target", "bpf", "-c", c, "-o", obj).CombinedOutput(); err != nil {
 		t.Fatalf("clang: %v\n%s\n%s", err, out, src)
 	}
-	gopahole := filepath.Join(dir, "gopahole")
-	if out, err := exec.Command("go", "build", "-o", gopahole, "../gopahole").CombinedOutput(); err != nil {
-		t.Fatalf("building gopahole: %v\n%s", err, out)
-	}
-	typesOf := map[string]string{}
-	for v, bin := range bins {
-		typesOf[v] = filepath.Join(dir, v+".btf")
-		if out, err := exec.Command(gopahole, "--btf_encode_detached", typesOf[v], bin).CombinedOutput(); err != nil {
-			t.Fatalf("gopahole --btf_encode_detached %s: %v\n%s", bin, err, out)
-		}
-	}
+	typesOf := encodeTypes(t, dir, bins)
 	for v, bin := range bins {
 		t.Run(v, func(t *testing.T) {
 			events, said := traceObject(t, obj, typesOf[v], bin)
@@ -174,4 +164,134 @@ func reflectOffset(t *testing.T, bin, typ, member string) int64 {
 	}
 	t.Fatalf("%s truth: no %s.%s", bin, typ, member)
 	return 0
+}
+
+// encodeTypes builds gopahole and encodes the BTF of each of bins with
+// --btf_encode_detached into dir: the files, by the same keys.
+func encodeTypes(t *testing.T, dir string, bins map[string]string) map[string]string {
+	t.Helper()
+	gopahole := filepath.Join(dir, "gopahole")
+	if out, err := exec.Command("go", "build", "-o", gopahole, "../gopahole").CombinedOutput(); err != nil {
+		t.Fatalf("building gopahole: %v\n%s", err, out)
+	}
+	typesOf := map[string]string{}
+	for v, bin := range bins {
+		typesOf[v] = filepath.Join(dir, v+".btf")
+		if out, err := exec.Command(gopahole, "--btf_encode_detached", typesOf[v], bin).CombinedOutput(); err != nil {
+			t.Fatalf("gopahole --btf_encode_detached %s: %v\n%s", bin, err, out)
+		}
+	}
+	return typesOf
+}
+
+// recSrc is a C program whose struct rec gains a 24-byte member before
+// the others when built with -DNEWER; it prints where id lies and, after
+// each change, the fields report's probe reads.
+const recSrc = `#include <stdio.h>
+#include <stddef.h>
+struct inner { long pad; int vals[4]; };
+struct rec {
+#ifdef NEWER
+	char tag[24];
+#endif
+	int id;
+	struct inner in;
+	union { long l; double d; } u;
+};
+__attribute__((noinline)) void report(struct rec *r)
+{
+	printf("report %d %d %ld\n", r->id, r->in.vals[2], r->u.l);
+}
+int main(void)
+{
+	static struct rec r;
+	printf("offsetof id %zu\n", offsetof(struct rec, id));
+	for (int i = 0; i < 3; i++) {
+		r.id = 10 + i;
+		r.in.vals[2] = 100 * i;
+		r.u.l = 7 * i;
+		report(&r);
+	}
+	return 0;
+}
+`
+
+// TestCOREC: one CO-RE object made from a C program reads a struct's
+// member, an element of an array in a nested struct and a union's member
+// right in that build and in one whose struct the compiler lays out 24
+// bytes further on (its own offsetof), against each build's BTF; the
+// truth is each program's own report. Against the first build's BTF, the
+// second build reads otherwise.
+func TestCOREC(t *testing.T) {
+	clang, err := exec.LookPath("clang")
+	if err != nil {
+		testutil.Skipf(t, "clang not installed: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		testutil.Skipf(t, "loading BPF needs root")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "rec.c")
+	if err := os.WriteFile(src, []byte(recSrc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bins := map[string]string{"old": filepath.Join(dir, "old"), "new": filepath.Join(dir, "new")}
+	for v, flag := range map[string]string{"old": "-DOLDER", "new": "-DNEWER"} {
+		if out, err := exec.Command("gcc", "-g", "-O2", flag, "-o", bins[v], src).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+	}
+	code, c, errs := runGoprobe("gen", "--format=bpf-c", "--core", "-x", bins["old"], "report r->id r->in.vals[2] r->u.l")
+	if code != 0 {
+		t.Fatalf("gen: exit %d: %s", code, errs)
+	}
+	cfile, obj := filepath.Join(dir, "rec.bpf.c"), filepath.Join(dir, "rec.bpf.o")
+	if err := os.WriteFile(cfile, []byte(c), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(clang, "-O2", "-g", "-target", "bpf", "-c", cfile, "-o", obj).CombinedOutput(); err != nil {
+		t.Fatalf("clang: %v\n%s\n%s", err, out, c)
+	}
+	typesOf := encodeTypes(t, dir, bins)
+	offsets := map[string]string{}
+	// The last run loads against the other build's types: it must read
+	// otherwise than the program says.
+	runs := []struct{ v, types string }{{"old", "old"}, {"new", "new"}, {"new", "old"}}
+	for _, r := range runs {
+		v, bin := r.v, bins[r.v]
+		code, out, errs := runGoprobe("trace", "--json", "--bpf-obj", obj, "--btf", typesOf[r.types], "--", bin)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s\n%s", v, code, errs, out)
+		}
+		var said, read []string
+		for _, line := range strings.Split(out, "\n") {
+			if off, ok := strings.CutPrefix(line, "offsetof id "); ok {
+				offsets[v] = off
+			}
+			if rest, ok := strings.CutPrefix(line, "report "); ok {
+				said = append(said, rest)
+			}
+			if strings.HasPrefix(line, "{") {
+				var e struct {
+					Args map[string]int64 `json:"args"`
+				}
+				if err := json.Unmarshal([]byte(line), &e); err != nil {
+					t.Fatalf("%v: %s", err, line)
+				}
+				read = append(read, fmt.Sprintf("%d %d %d", e.Args["r->id"], e.Args["r->in.vals[2]"], e.Args["r->u.l"]))
+			}
+		}
+		if r.types != v {
+			if len(read) != 3 || fmt.Sprint(read) == fmt.Sprint(said) {
+				t.Errorf("%s against %s's types read %q as the program says: the test shows no relocation", v, r.types, read)
+			}
+			continue
+		}
+		if len(said) != 3 || fmt.Sprint(read) != fmt.Sprint(said) {
+			t.Errorf("%s: read %q; the program says %q", v, read, said)
+		}
+	}
+	if offsets["old"] == "" || offsets["old"] == offsets["new"] {
+		t.Errorf("struct rec's id at %q and %q: nothing relocated", offsets["old"], offsets["new"])
+	}
 }
