@@ -9,16 +9,25 @@ need() { command -v "$1" >/dev/null || { echo "bench: $1 not found (bash scripts
 # gocmd: the 20 MB Go binary with DWARF both benches read.
 gocmd() { [ -f "$out/gocmd" ] || go build -o "$out/gocmd" cmd/go; }
 
-# one TOOL ARGS...: runs once, prints "seconds maxrss_kb cpu_seconds": wall
-# time to the millisecond from bash's clock (no process started to read it;
-# it includes starting /usr/bin/time, which reports the peak memory and the
-# CPU time, user and system, on every core).
+# one TOOL ARGS...: runs once, prints "seconds maxrss_kb cpu_seconds status":
+# wall time to the millisecond from bash's clock (no process started to read
+# it; it includes starting /usr/bin/time, which reports the peak memory and
+# the CPU time, user and system, on every core), and the tool's exit status,
+# so that a tool that failed early is never read as a fast one.
 one() {
-	local t0=$EPOCHREALTIME
-	/usr/bin/time -f '%M %U %S' -o "$out/time.txt" "$@" >/dev/null 2>&1 || true
+	local t0=$EPOCHREALTIME st=0
+	/usr/bin/time -f '%M %U %S' -o "$out/time.txt" "$@" >/dev/null 2>"$out/stderr.txt" || st=$?
 	local t1=$EPOCHREALTIME
-	tail -1 "$out/time.txt" | awk -v a="$t0" -v b="$t1" '{ printf "%.4f %s %.2f\n", b - a, $1, $2 + $3 }'
+	grep -v '^Command exited with non-zero status' "$out/time.txt" | tail -1 |
+		awk -v a="$t0" -v b="$t1" -v st="$st" '{ printf "%.4f %s %.2f %d\n", b - a, $1, $2 + $3, st }'
+	if [ "$st" != 0 ]; then
+		echo "bench: exit status $st: $*" >&2
+		tail -3 "$out/stderr.txt" | sed 's/^/bench:   /' >&2
+	fi
 }
+
+# failed FILE: the first non-zero exit status among the runs in FILE, or 0.
+failed() { awk '$4 != 0 { print $4; exit } END { if (!NR) print 1 }' "$1" | head -1; }
 
 # Each script's latest row of each name, for bench/readme.sh: one line per
 # row in $out/results/SCRIPT.tsv (a row run again replaces its line).
@@ -56,7 +65,15 @@ compare() {
 		# shellcheck disable=SC2086
 		one $peer "$@" >>"$out/$name.theirs"
 	done
-	local ot om oc pt pm pc
+	local ot om oc pt pm pc st note=
+	st=$(failed "$out/$name.ours")
+	if [ "${st:-0}" != 0 ]; then
+		echo "bench: $name: $(basename "${ours%% *}") exited with status $st; no row recorded" >&2
+		return 1
+	fi
+	st=$(failed "$out/$name.theirs")
+	# A peer stopped by timeout(1) (status 124) is recorded at its limit.
+	[ "${st:-0}" = 0 ] || note=" (peer exit $st)"
 	ot=$(cut -d' ' -f1 "$out/$name.ours" | median)
 	om=$(cut -d' ' -f2 "$out/$name.ours" | median)
 	oc=$(cut -d' ' -f3 "$out/$name.ours" | median)
@@ -68,4 +85,5 @@ compare() {
 		printf "%-15s %s %6.3f s %7.1f MB cpu %5.2f s | %s %6.3f s %7.1f MB cpu %5.2f s | time ratio %.2f, cpu %.2f\n",
 			n, o, ot, om/1024, oc, p, pt, pm/1024, pc, ot/pt, (pc > 0 ? oc/pc : 0)
 	}'
+	[ -z "$note" ] || echo "bench: $name:$note" >&2
 }
