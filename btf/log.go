@@ -20,6 +20,20 @@ func WriteLog(w io.Writer, raw []byte) error {
 		i, _ := spec.TypeID(t)
 		return i
 	}
+	// The records' own kinds: cilium/ebpf reads an ENUM of 8 bytes and an
+	// ENUM64 into one Enum.
+	sec, err := sectionsOf(raw)
+	if err != nil {
+		return err
+	}
+	enum64 := map[cbtf.TypeID]bool{}
+	if err := sec.eachRecord(func(i uint32, _ int, _, kind uint32, _ int) {
+		if kind == kindEnum64 {
+			enum64[cbtf.TypeID(i)] = true
+		}
+	}); err != nil {
+		return err
+	}
 	for t, err := range spec.All() {
 		if err != nil {
 			return err
@@ -51,7 +65,7 @@ func WriteLog(w io.Writer, raw []byte) error {
 			}
 		case *cbtf.Enum:
 			kind := "ENUM"
-			if v.Size == 8 {
+			if enum64[id(t)] {
 				kind = "ENUM64"
 			}
 			fmt.Fprintf(w, "%s %s size=%d\n", kind, v.Name, v.Size)
