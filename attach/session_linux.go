@@ -169,6 +169,12 @@ func attach(s *spec.Spec, target string, o Options, build func(s *spec.Spec, mul
 		if ss.unwinder, err = newUnwinder(coll, o.Tables); err != nil {
 			return nil, err
 		}
+		// The process probes are limited to unwinds with its tables
+		// from its first hit, not by frame pointer until the caller
+		// adds it after attaching.
+		if pid > 0 {
+			ss.unwinder.AddProcess(pid)
+		}
 	}
 	var ex *link.Executable
 	// The kernel puts each program attached to a uprobe at the head of

@@ -143,7 +143,21 @@ func parsePoint(d *Def, fields []string) (*Def, error) {
 	if p, ok := strings.CutSuffix(point, "%return"); ok {
 		d.Return, point = true, p
 	}
-	if bin, addr, ok := rawAddr(point); ok {
+	if name, after, ok := cutQuoted(point); ok {
+		// "NAME" is a function named exactly so, whatever it holds
+		// (bpftrace's quoting of a symbol with ':' or '+').
+		if name == "" {
+			return nil, bad("a quoted function name is \"NAME\", closed by a quote")
+		}
+		d.Func = name
+		if after != "" {
+			off, err := strconv.ParseUint(strings.TrimPrefix(after, "+"), 0, 64)
+			if err != nil || after[0] != '+' {
+				return nil, bad("%q after a quoted function name: want +OFFSET or %%return", after)
+			}
+			d.Offset = off
+		}
+	} else if bin, addr, ok := rawAddr(point); ok {
 		if d.Return {
 			return nil, bad("%%return applies to a function, not an address")
 		}
@@ -175,7 +189,7 @@ func parsePoint(d *Def, fields []string) (*Def, error) {
 	if d.Func == "" && d.File == "" && d.Addr == 0 {
 		return nil, bad("no function")
 	}
-	if strings.Contains(d.Func, "%") {
+	if _, _, quoted := cutQuoted(point); !quoted && strings.Contains(d.Func, "%") {
 		return nil, bad("%%return can only end a function probe (FUNC%%return)")
 	}
 	for _, f := range fields[1:] {
@@ -202,6 +216,20 @@ func rawAddr(point string) (bin string, addr uint64, ok bool) {
 	}
 	addr, err := strconv.ParseUint(hex[2:], 16, 64)
 	return bin, addr, err == nil && addr != 0
+}
+
+// cutQuoted splits a quoted function name, "NAME" then what follows
+// ("+OFFSET"); name is "" when the quote is not closed.
+func cutQuoted(point string) (name, after string, ok bool) {
+	rest, ok := strings.CutPrefix(point, `"`)
+	if !ok {
+		return "", "", false
+	}
+	name, after, closed := strings.Cut(rest, `"`)
+	if !closed {
+		return "", "", true
+	}
+	return name, after, true
 }
 
 // USDTPoint names USDT probes: a provider (any when "") and a name, each

@@ -26,10 +26,21 @@ func TestParse(t *testing.T) {
 			t.Errorf("%q: %+v %v", text, d, err)
 		}
 	}
+	// A quoted name is the function's whole name, ':' and '+' included.
+	for text, want := range map[string]Def{
+		`"a::b+c"`:         {Func: "a::b+c"},
+		`"echo_builtin"+8`: {Func: "echo_builtin", Offset: 8},
+		`"f:12"%return`:    {Func: "f:12", Return: true},
+	} {
+		d, err := Parse(text)
+		if err != nil || d.Func != want.Func || d.Offset != want.Offset || d.Return != want.Return || d.Line != 0 {
+			t.Errorf("%s: %+v %v", text, d, err)
+		}
+	}
 	if d, _ := Parse("src/main.go:42"); d == nil || d.File != "src/main.go" || d.Line != 42 {
 		t.Errorf("FILE:LINE: %+v", d)
 	}
-	for _, bad := range []string{"", "f:0", "f:x", "f+zz", "f a:u7", "f .x", "f a[", "f%return:3", "f a->"} {
+	for _, bad := range []string{"", "f:0", "f:x", "f+zz", "f a:u7", "f .x", "f a[", "f%return:3", "f a->", `"f`, `""`, `"f"x`, `"f":3`} {
 		if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), "bad probe definition") {
 			t.Errorf("%q: %v", bad, err)
 		}

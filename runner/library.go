@@ -13,8 +13,9 @@ import (
 )
 
 // cutLibrary takes a library prefix off a definition, LIB:POINT
-// ('libc.so.6:mall* size'): LIB is a shared object's name (it holds
-// ".so"), or a path, never a function, file or USDT probe of POINT's.
+// ('libc.so.6:mall* size', 'libc:fread'): LIB is a shared object's name
+// (it holds ".so", or is a "lib" stem, as bpftrace's uprobe:libc:fread),
+// or a path, never a function, file or USDT probe of POINT's.
 func cutLibrary(def string) (lib, rest string, ok bool) {
 	def = strings.TrimLeft(def, " \t")
 	if strings.HasPrefix(def, "usdt:") {
@@ -29,10 +30,17 @@ func cutLibrary(def string) (lib, rest string, ok bool) {
 		return "", def, false
 	}
 	prefix := def[:i]
-	if !strings.Contains(prefix, ".so") && !strings.HasPrefix(prefix, "/") || allDigits(def[i+1:end]) {
+	if !strings.Contains(prefix, ".so") && !strings.HasPrefix(prefix, "/") && !libraryStem(prefix) || allDigits(def[i+1:end]) {
 		return "", def, false
 	}
 	return prefix, def[i+1:], true
+}
+
+// libraryStem reports whether s is a library's name without its .so
+// ("libc", "libstdc++"): "lib" then a name's characters.
+func libraryStem(s string) bool {
+	rest, ok := strings.CutPrefix(s, "lib")
+	return ok && rest != "" && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+.") == ""
 }
 
 func allDigits(s string) bool {
@@ -74,7 +82,7 @@ func (o *Options) libraryTarget(target string) (string, error) {
 	pat := naming.NewPattern(lib)
 	var found []string
 	for _, f := range files {
-		if pat.Match(f) || pat.Match(filepath.Base(f)) || pat.Match(soname(f)) {
+		if pat.Match(f) || pat.Match(filepath.Base(f)) || pat.Match(soname(f)) || libraryMatch(filepath.Base(f), lib) {
 			found = append(found, f)
 		}
 	}
