@@ -21,8 +21,9 @@ type Points struct {
 	// Verbose adds each function's prototype (its parameters and their
 	// types) and each USDT probe's arguments, their types and operands.
 	Verbose bool
-	// Library names, for USDT probes of another file than the model's
-	// (a library a process maps), that file.
+	// Library names, for the points of another file than the main one
+	// (a library a process maps, one of several files), that file:
+	// each line says it, and source files are not listed.
 	Library string
 }
 
@@ -50,16 +51,19 @@ func WritePoints(w io.Writer, m *code.Model, ps []usdt.Probe, o *Points) int {
 			if o.Verbose && (len(fn.Params) > 0 || fn.Decl.File != "") {
 				name = Prototype(fn)
 			}
-			fmt.Fprintf(w, "func %s%s\n", name, siteCounts(fn))
+			fmt.Fprintf(w, "func %s%s\n", name, siteCounts(fn, o.Library))
 			n++
 		}
-		n += writeFiles(w, files, match)
+		if o.Library == "" {
+			n += writeFiles(w, files, match)
+		}
 	}
 	return n + WriteUSDT(w, ps, o)
 }
 
-// siteCounts says how many inline expansions and clones fn has.
-func siteCounts(fn *types.Func) string {
+// siteCounts says how many inline expansions and clones fn has, and in
+// which library when lib is not "".
+func siteCounts(fn *types.Func, lib string) string {
 	var parts []string
 	if k := len(fn.Inlined); k > 0 {
 		parts = append(parts, fmt.Sprintf("%d inline", k))
@@ -69,6 +73,9 @@ func siteCounts(fn *types.Func) string {
 	}
 	if fn.LowPC == 0 && len(parts) > 0 {
 		parts = append(parts, "no out-of-line copy")
+	}
+	if lib != "" {
+		parts = append(parts, "in "+lib)
 	}
 	if len(parts) == 0 {
 		return ""

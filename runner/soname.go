@@ -14,13 +14,21 @@ import (
 	"github.com/binscope/binscope/stack"
 )
 
-// FindExe is the file -x names: the path as given when a file is there,
+// FindExe is the file -x names: the path as given when a file is there
+// (or the one file a shell pattern names),
 // else, for a name without a directory, a library by its soname
 // (libc.so.6) or by the soname's stem (libc): among the files process pid
 // maps when pid > 0 (through the process's root, for a container), else
 // in the dynamic loader's cache (ldconfig -p), as the loader would find
 // it. An error says what was looked at.
 func FindExe(exe string, pid int) (string, error) {
+	if files, ok := exeFiles(exe); ok {
+		// A run probes one file; goprobe list takes a pattern of files.
+		if len(files) == 1 {
+			return files[0], nil
+		}
+		return "", fmt.Errorf("%s: a pattern naming %d files (%s); a run probes one file: name one (goprobe list %q lists each file's points)", exe, len(files), strings.Join(files, ", "), exe)
+	}
 	if _, err := os.Stat(exe); err == nil || strings.ContainsRune(exe, '/') {
 		return exe, nil
 	}

@@ -92,6 +92,8 @@ func buildBtProgs(t *testing.T) *btProgs {
 	run(p.base, "gcc", "-O2", "-g", "-o", "marks", marks, filepath.Join(src, "gate.c"))
 	run(p.base, "gcc", "-O2", "-g", "-shared", "-fPIC", "-o", "libtally.so", filepath.Join(src, "lib.c"))
 	run(p.base, "gcc", "-O2", "-g", "-o", "uselib", filepath.Join(src, "uselib.c"), "-L.", "-ltally", "-Wl,-rpath,$ORIGIN")
+	// A second file that {dir}/mark* names: a pattern spans files.
+	run(p.base, "cp", "marks", "marks-copy")
 	for _, k := range []string{"shapes", "shapes-nopie", "marks", "libtally.so", "uselib"} {
 		at(strings.TrimSuffix(k, ".so"), "base", k)
 	}

@@ -21,12 +21,15 @@ compiler clones, each a site of its probes), "usdt:PROVIDER:NAME" for each
 USDT probe (with its places and whether it has a semaphore), "file PATH" for
 each source file of the functions (FILE:LINE). With -v, each function's
 prototype and each USDT probe's arguments (arg0...) with their types and
-operands. With -p, the process's executable and the USDT probes of every
-library it maps. PATTERN is a shell pattern ('*' any text, '?' one
-character) or, without either, a part of the names.`,
+operands. With -p, the process's executable and the functions and USDT
+probes of every library it maps, each line of a library saying which. BIN
+may be a shell pattern over several files ('./bin/app*'), each line saying
+its file. PATTERN is a shell pattern ('*' any text, '?' one character) or,
+without either, a part of the names.`,
 		Example: `  goprobe list ./app 'main.*'
   goprobe list -v /usr/bin/python3.11 usdt
-  goprobe list -p 4242 libstdcxx`,
+  goprobe list -p 4242 libstdcxx
+  goprobe list './build/test_*' 'usdt:*'`,
 		Args: command.Args(cobra.MaximumNArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Exe == "" && o.PID == 0 && len(args) > 0 {
