@@ -76,6 +76,9 @@ func (o *Options) probeTarget() (string, error) {
 	case defsBin(o.Defs) != "":
 		return FindExe(defsBin(o.Defs), 0)
 	}
+	if f, err := usdtFile(o.Defs); f != "" || err != nil {
+		return f, err
+	}
 	return "", usage.Errorf("name the binary with -x, a process with -p, or a command after --")
 }
 
