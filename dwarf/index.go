@@ -445,30 +445,61 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 	if u < 0 {
 		return nil, nil
 	}
-	r := f.Data.Reader()
-	r.Seek(off)
-	er := &entryReader{f: f, r: r, budget: f.infoBytes() + 1}
+	r, ok := f.unitEntriesAt(ix, u, off)
+	if !ok {
+		return nil, nil
+	}
 	// Local types take their nodes from one slab per index, not one per
 	// type: a C++ program indexes thousands (lambdas' closure types).
-	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}, slab: ix.localSlab}
+	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}, slab: ix.localSlab, r: r}
+	if len(ix.lazy) == 0 {
+		ix.lazy = append(ix.lazy, &lazyEntries{f: f, r: f.Data.Reader(), ix: ix})
+	}
+	b.lazy = ix.lazy[0]
 	defer func() { ix.localSlab = b.slab }()
 	for first := true; first || len(b.stack) > 0; first = false {
-		e, err := er.next()
-		if err != nil || e == nil {
-			return nil, err
+		e, err := r.next(false)
+		if err != nil {
+			return nil, f.infoError(dwarf.Offset(r.sc.at), err)
+		}
+		if e == nil {
+			return nil, nil
 		}
 		if first && (e.Offset != off || !isTypeTag(e.Tag)) {
 			return nil, nil
 		}
-		skip, err := b.add(e, false)
+		skip, err := b.add(e, r.scratch(e))
 		if err != nil {
 			return nil, err
 		}
 		if skip && e.Children {
-			r.SkipChildren()
+			if err := r.skipChildren(); err != nil {
+				return nil, f.infoError(dwarf.Offset(r.sc.at), err)
+			}
 		}
 	}
 	return ix.nodes.get(off), nil
+}
+
+// unitEntriesAt is a scan of the DIEs of unit u of ix from the one at
+// off; false when the unit's header cannot be found.
+func (f *File) unitEntriesAt(ix *index, u int, off dwarf.Offset) (*dieEntries, bool) {
+	r := f.dieEntries(typeWalk)
+	hdr := ix.units[u].hdr
+	if hdr.table == nil { // a unit the index did not read
+		if !r.sc.seekUnit(int(ix.units[u].entry.Offset)) || r.sc.unit() != nil {
+			return nil, false
+		}
+		hdr = r.sc.u
+	}
+	if int(off) < hdr.start || int(off) >= hdr.end {
+		return nil, false
+	}
+	r.sc.u, r.sc.pos, r.unitAt = hdr, int(off), hdr.start
+	if base, ok := ix.units[u].entry.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+		r.strs.base = base
+	}
+	return r, true
 }
 
 func (f *File) wantLang(l types.Lang) bool {

@@ -138,25 +138,33 @@ func (f *File) unitEntries() ([]unitSpan, error) {
 	return units, nil
 }
 
-// indexUnit indexes unit u's type entries into ix.
+// indexUnit indexes unit u's type entries into ix, over a scan of its
+// DIEs (each decoded when a conversion first reads it).
 func (f *File) indexUnit(ix *index, u int, span unitSpan) error {
-	r := f.Data.Reader()
-	r.Seek(span.entry.Offset)
-	er := &entryReader{f: f, r: r, budget: f.infoBytes() + 1}
-	b := &indexer{f: f, ix: ix, unit: int32(u)}
-	for {
-		e, err := er.next()
+	r := f.dieEntries(typeWalk)
+	if !r.sc.seekUnit(int(span.entry.Offset)) {
+		return f.decodeError(span.entry.Offset, "no unit header before the unit's entry")
+	}
+	if span.end != 0 {
+		r.sc.limit = int(span.end)
+	}
+	lazy := &lazyEntries{f: f, r: f.Data.Reader(), ix: ix}
+	ix.lazy = append(ix.lazy, lazy)
+	b := &indexer{f: f, ix: ix, unit: int32(u), lazy: lazy, r: r}
+	for first := true; ; first = false {
+		e, err := r.next(false)
 		if err != nil {
-			return err
+			return f.infoError(dwarf.Offset(r.sc.at), err)
 		}
-		if e == nil || (span.end != 0 && e.Offset >= span.end && e.Tag != 0) {
+		if e == nil {
 			return nil
 		}
 		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
-			if e.Offset != span.entry.Offset {
+			if !first {
 				return nil
 			}
 			// indexer.add appends units; this one is listed already.
+			ix.units[u].hdr = r.sc.u
 			b.stack = b.stack[:0]
 			b.cur = frame{lang: ix.units[u].lang}
 			if e.Children {
@@ -164,12 +172,14 @@ func (f *File) indexUnit(ix *index, u int, span unitSpan) error {
 			}
 			continue
 		}
-		skip, err := b.add(e, false)
+		skip, err := b.add(e, r.scratch(e))
 		if err != nil {
 			return err
 		}
 		if skip && e.Children {
-			r.SkipChildren()
+			if err := r.skipChildren(); err != nil {
+				return f.infoError(dwarf.Offset(r.sc.at), err)
+			}
 		}
 	}
 }

@@ -126,10 +126,10 @@ func TestLookupStopsEarly(t *testing.T) {
 	}
 }
 
-// readWhole looks name up over the whole of .debug_info through
-// debug/dwarf's Reader (as LoadNamed did before reading in part): the
-// first unit whose top level defines it, scanned with scanUnit, indexed
-// and converted alone.
+// readWhole looks name up over the whole of .debug_info (as LoadNamed
+// did before reading in part): the first unit whose top level defines
+// it, found by debug/dwarf's Reader (scanUnit), indexed and converted
+// alone.
 func readWhole(t *testing.T, path, name string) *types.Spec {
 	f, err := Open(path, nil)
 	if err != nil {

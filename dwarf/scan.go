@@ -474,6 +474,23 @@ func (f *File) lostUnit(sc *scan) (err error, ok bool) {
 	return err, true
 }
 
+// seekUnit moves to the header of the unit whose entry is at die,
+// reading the headers from the section's start; false when no unit's
+// entry is there.
+func (s *scan) seekUnit(die int) bool {
+	for s.pos = 0; s.pos < len(s.info) && s.pos <= die; s.skipUnit() {
+		start := s.pos
+		if _, err := s.header(); err != nil {
+			return false
+		}
+		if s.pos == die {
+			s.pos, s.u = start, scanHeader{}
+			return true
+		}
+	}
+	return false
+}
+
 // skipUnit moves to the end of the current unit: past the children of
 // its unit DIE.
 func (s *scan) skipUnit() { s.pos = s.u.end }
