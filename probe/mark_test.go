@@ -28,6 +28,28 @@ func TestMarkExits(t *testing.T) {
 	}
 }
 
+// TestMarkLatches: two copies of a loop of calls, one after the other
+// (1..3 -> 1, then 4..7 -> 4), one DIE holding both (clang -O2 seed 1357):
+// the start 5 of the second can follow every instruction of the first, so
+// no exit lies in it, and the mark of its first call would keep its other
+// iterations from counting; the latch 3, code of the caller of a loop that
+// holds the start 1 alone, clears it, and so does the second loop's latch
+// 7.
+func TestMarkLatches(t *testing.T) {
+	addrs := []uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	fl := linear(addrs, map[uint64][]uint64{3: {1}, 7: {4}}, map[uint64]bool{9: true})
+	rs := [][2]uint64{{1, 3}, {5, 7}}
+	got := fl.markExits(rs, []uint64{1, 5})
+	for _, want := range []uint64{3, 7} {
+		if !contains(got, want) {
+			t.Errorf("exits %v: no %d", got, want)
+		}
+	}
+	if contains(got, 2) || contains(got, 1) {
+		t.Errorf("exits %v: one inside the first loop's call", got)
+	}
+}
+
 // TestMarkCounts attaches starts with a per-thread mark to a program whose
 // loop passes one start or two per iteration (a "call"), and recurses
 // between the two: each call counts once, as the program counts them,
