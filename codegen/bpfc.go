@@ -130,6 +130,11 @@ func WriteBPFC(w io.Writer, s *spec.Spec, opts *BPFCOptions) error {
 			if r.writeMark(&b, site) {
 				continue
 			}
+			if site.Filter != nil {
+				if why := r.writeFilter(&b, site.Filter); why != "" {
+					return fmt.Errorf("%s: the filter at %#x: %s", p.Def, site.Addr, why)
+				}
+			}
 			fmt.Fprintf(&b, "\t__u32 key = %d;\n\t__u64 *n = bpf_map_lookup_elem(&counts, &key);\n\tif (n)\n\t\t__sync_fetch_and_add(n, 1);\n", i)
 			if len(p.Sites[0].Args) > 0 {
 				fmt.Fprintf(&b, "\tstruct event_p%d *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);\n\tif (!e) {\n\t\tkey = %d;\n\t\tif ((n = bpf_map_lookup_elem(&counts, &key)))\n\t\t\t__sync_fetch_and_add(n, 1);\n\t\treturn 0;\n\t}\n", i, len(s.Probes))

@@ -49,8 +49,8 @@ func Gen(w io.Writer, o *GenOptions) error {
 		return err
 	}
 	for _, d := range defs {
-		if d.Filter != nil && o.Format != "spec" && o.Format != "bpftrace" {
-			return usage.Errorf("%s: a filter is evaluated by goprobe's own programs: --format=spec carries it (goprobe trace --spec), bpftrace as a predicate, %s does not", d.Text, o.Format)
+		if d.Filter != nil && o.Format == "perf" {
+			return usage.Errorf("%s: a filter is evaluated by goprobe's own programs: --format=spec carries it (goprobe trace --spec), bpftrace as a predicate, bpf-c as a C condition, perf does not", d.Text)
 		}
 	}
 	exe, err := FindExe(o.Exe, 0)

@@ -56,12 +56,7 @@ func TestFilter(t *testing.T) {
 		def := "hit /" + f.filter + "/"
 		got, out := statCounts(t, def, "--", bin, strconv.Itoa(n))
 		rec := whoSaid(t, out, n)
-		want := 0
-		for _, c := range rec.calls {
-			if f.holds(c, rec.names[c.tid]) {
-				want++
-			}
-		}
+		want := rec.holding(f.holds)
 		if want > 0 && want < len(rec.calls) {
 			some++
 		}
@@ -178,6 +173,17 @@ func TestFilterErrors(t *testing.T) {
 	}
 }
 
+// holding is how many of the record's calls holds is true for.
+func (r whoRecord) holding(holds func(c whoCall, comm string) bool) int {
+	n := 0
+	for _, c := range r.calls {
+		if holds(c, r.names[c.tid]) {
+			n++
+		}
+	}
+	return n
+}
+
 func sorted(s []string) []string {
 	out := append([]string(nil), s...)
 	for i := range out {
@@ -248,12 +254,7 @@ func TestFilterBpftrace(t *testing.T) {
 			t.Fatalf("%s: bpftrace: %v\n%s\n%s", f.filter, err, script, out)
 		}
 		rec := whoSaid(t, string(out), n)
-		want := 0
-		for _, c := range rec.calls {
-			if f.holds(c, rec.names[c.tid]) {
-				want++
-			}
-		}
+		want := rec.holding(f.holds)
 		got := 0
 		if m := regexp.MustCompile(`(?m)^@\[.*\]: (\d+)$`).FindStringSubmatch(string(out)); m != nil {
 			got, _ = strconv.Atoi(m[1])
@@ -264,5 +265,43 @@ func TestFilterBpftrace(t *testing.T) {
 	}
 	if spelled < len(whoFilters)-3 {
 		t.Errorf("bpftrace ran %d of %d filters", spelled, len(whoFilters))
+	}
+}
+
+// TestFilterBPFC: the filters written into the bpf-c program (gen
+// --format=bpf-c), compiled by clang -target bpf, loaded and attached by
+// cilium/ebpf, count exactly the calls the program's own record holds
+// them for, as goprobe's own programs do (signed division and remainder,
+// text equality included).
+func TestFilterBPFC(t *testing.T) {
+	needBPF(t)
+	bin := buildC(t, "who", "-O2", "-g", "-pthread")
+	const n = 25
+	some := 0
+	for _, f := range whoFilters {
+		t.Run(f.filter, func(t *testing.T) {
+			obj, sp := genBPF(t, bin, "hit /"+f.filter+"/")
+			coll := loadBPF(t, obj)
+			attachBPF(t, coll, bin, sp)
+			out, err := exec.Command(bin, strconv.Itoa(n)).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			rec := whoSaid(t, string(out), n)
+			want := rec.holding(f.holds)
+			if want > 0 && want < len(rec.calls) {
+				some++
+			}
+			var got uint64
+			if err := coll.Maps["counts"].Lookup(uint32(0), &got); err != nil {
+				t.Fatal(err)
+			}
+			if got != uint64(want) {
+				t.Errorf("counted %d, the program's record holds %d of %d calls", got, want, len(rec.calls))
+			}
+		})
+	}
+	if some < len(whoFilters)-2 {
+		t.Errorf("only %d filters split the calls: the test proves little", some)
 	}
 }
