@@ -186,9 +186,9 @@ func attach(s *spec.Spec, target string, o Options, build func(s *spec.Spec, mul
 		ss.progs[g.probe] = append(ss.progs[g.probe], g.prog)
 		p, prog := s.Probes[g.probe], coll.Programs[g.prog]
 		if prog == nil {
-			return nil, fmt.Errorf("%s: no program %s for site %d of %s", o.Object, g.prog, g.sites[0], p.Def)
+			return nil, fmt.Errorf("%s: no program %s for site %d of %s", o.Object, g.prog, g.sites[0].j, p.Def)
 		}
-		if site := p.Sites[g.sites[0]]; site.Kind == spec.SiteTracepoint {
+		if site := p.Sites[g.sites[0].j]; site.Kind == spec.SiteTracepoint {
 			group, name, _ := strings.Cut(site.Function, ":")
 			l, err := link.Tracepoint(group, name, prog, nil)
 			if err != nil {
@@ -202,7 +202,7 @@ func attach(s *spec.Spec, target string, o Options, build func(s *spec.Spec, mul
 				return nil, err
 			}
 		}
-		l, err := g.attach(ex, p, prog, pid, multi)
+		l, err := g.attach(ex, s, prog, pid, multi)
 		if err != nil {
 			if errors.Is(err, os.ErrPermission) {
 				return nil, permissionError("attach a uprobe")

@@ -77,7 +77,7 @@ func (r *Resolver) SpecWith(defs []*Def, o *SpecOptions) (*spec.Spec, error) {
 		}
 		return nil
 	}
-	for _, d := range defs {
+	for k, d := range defs {
 		each, sites, err := r.expandDef(d)
 		if err != nil {
 			if err = miss(err); err != nil {
@@ -98,6 +98,9 @@ func (r *Resolver) SpecWith(defs []*Def, o *SpecOptions) (*spec.Spec, error) {
 					return nil, err
 				}
 				continue
+			}
+			if each[0] != d {
+				p.Wildcard = k + 1
 			}
 			s.Probes = append(s.Probes, *p)
 		}

@@ -42,7 +42,11 @@ type Probe struct {
 	// a goroutine may move between threads, and its stack may move), or ""
 	// for the thread (pid_tgid).
 	CaptureKey string `json:"capture_key,omitempty"`
-	Sites      []Site `json:"sites"`
+	// Wildcard, for a probe expanded from a wildcard definition, is one
+	// more than that definition's index among the run's: the probes of
+	// one wildcard are attached by one link, as bpftrace attaches one.
+	Wildcard int    `json:"wildcard,omitempty"`
+	Sites    []Site `json:"sites"`
 }
 
 // Site kinds.

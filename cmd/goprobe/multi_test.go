@@ -36,6 +36,22 @@ func TestSharedSitesCookie(t *testing.T) {
 func TestDispatchedSitesOneLink(t *testing.T) {
 	needBPF(t)
 	bin := buildC(t, "plans", "-O2", "-g")
+	var code int
+	var out, errs string
+	n := mostLinks(t, func() { code, out, errs = runGoprobe("trace", "--json", "hit k", "--", bin) })
+	if code != 0 {
+		t.Fatalf("goprobe trace: exit %d: %s", code, errs)
+	}
+	checkSiteEvents(t, bin, out, 12)
+	if n != 1 {
+		t.Errorf("the probe of 12 sites held %d BPF links at most, want 1", n)
+	}
+}
+
+// mostLinks runs run and returns the most BPF links this process held
+// meanwhile (sampled every 5 ms).
+func mostLinks(t *testing.T, run func()) int {
+	t.Helper()
 	var most atomic.Int64
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -50,16 +66,10 @@ func TestDispatchedSitesOneLink(t *testing.T) {
 			}
 		}
 	}()
-	code, out, errs := runGoprobe("trace", "--json", "hit k", "--", bin)
+	run()
 	close(stop)
 	<-done
-	if code != 0 {
-		t.Fatalf("goprobe trace: exit %d: %s", code, errs)
-	}
-	checkSiteEvents(t, bin, out, 12)
-	if n := most.Load(); n != 1 {
-		t.Errorf("the probe of 12 sites held %d BPF links at most, want 1", n)
-	}
+	return int(most.Load())
 }
 
 // openLinks counts this process's BPF link file descriptors.
