@@ -62,6 +62,9 @@ type index struct {
 	saved *savedIndex
 	// lost counts the units left out, their DIEs unreadable.
 	lost leftOut
+	// out, in an outline (see File.outline), keeps what a saved index
+	// needs in place of the nodes.
+	out *outline
 }
 
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
@@ -158,19 +161,27 @@ type frame struct {
 // type's DIE decoded when a conversion first needs it. A unit whose DIEs
 // the scan cannot read (see lostUnit) is left out, with what the pass
 // indexed of it, and counted in the index's lost.
-func (f *File) indexWith(r *dieEntries) (*index, error) {
+func (f *File) indexWith(r *dieEntries) (*index, error) { return f.buildIndex(r, false) }
+
+// buildIndex is indexWith, or with outlined what an outline keeps (see
+// File.outline).
+func (f *File) buildIndex(r *dieEntries, outlined bool) (*index, error) {
 	b := &indexer{f: f, ix: &index{}}
 	b.lazy = &lazyEntries{f: f, r: f.Data.Reader(), ix: b.ix}
 	b.ix.lazy = []*lazyEntries{b.lazy}
-	// Room for the nodes ahead: C units hold a type or a part in every
-	// 12 bytes or more (glibc's 12, a debug Python's 27, Go's 150), so
-	// the slices are not copied as they grow.
-	end := len(r.sc.info)
-	if r.sc.limit > 0 {
-		end = r.sc.limit
+	if outlined {
+		b.ix.out = &outline{names: map[nameKey][]int32{}, shapes: map[dwarf.Offset]savedDef{}}
+	} else {
+		// Room for the nodes ahead: C units hold a type or a part in
+		// every 12 bytes or more (glibc's 12, a debug Python's 27, Go's
+		// 150), so the slices are not copied as they grow.
+		end := len(r.sc.info)
+		if r.sc.limit > 0 {
+			end = r.sc.limit
+		}
+		n := max(end-r.sc.pos, 0) / 12
+		b.ix.nodes.offs, b.ix.nodes.list = make([]dwarf.Offset, 0, n), make([]*node, 0, n)
 	}
-	n := max(end-r.sc.pos, 0) / 12
-	b.ix.nodes.offs, b.ix.nodes.list = make([]dwarf.Offset, 0, n), make([]*node, 0, n)
 	b.r = r
 	var kept indexMark // the index before the unit being read
 	for {
@@ -182,6 +193,9 @@ func (f *File) indexWith(r *dieEntries) (*index, error) {
 			err = b.step(e, r)
 		}
 		if errors.Is(err, errScan) {
+			if outlined {
+				b.ix.out.bad = true // what it kept of the unit is not dropped
+			}
 			b.ix.drop(kept)
 			b.stack, b.cur = b.stack[:0], frame{}
 			lost, ok := f.lostUnit(r.sc)
@@ -287,6 +301,7 @@ type indexer struct {
 	ix    *index
 	lazy  *lazyEntries // set when the entries come from a scan
 	slab  []node       // nodes to hand out
+	one   node         // the node an outline reuses
 	stack []frame
 	cur   frame
 	unit  int32 // the unit the DIEs belong to
@@ -346,8 +361,11 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 	case isTypeTag(e.Tag):
 		n := b.node(e, scratch)
 		n.scope, n.lang, n.top, n.unit = cur.scope, cur.lang, cur.n == nil, b.unit
-		ix.nodes.put(e.Offset, n)
-		if cur.n != nil {
+		if ix.out != nil {
+			if cur.n == nil && hasName(e) && !b.local {
+				b.outlineName(n, e, scratch)
+			}
+		} else if ix.nodes.put(e.Offset, n); cur.n != nil {
 			cur.n.kids = append(cur.n.kids, n)
 			if b.f.opts.Private && hasName(e) && !b.local {
 				ix.named = append(ix.named, n) // a class defined inside another
@@ -364,18 +382,12 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 			push(frame{n: n, scope: scope, lang: cur.lang})
 		}
 	case isPartTag(e.Tag) && cur.n != nil:
-		n := b.node(e, scratch)
-		n.scope, n.lang, n.unit = cur.scope, cur.lang, b.unit
-		ix.nodes.put(e.Offset, n)
-		cur.n.kids = append(cur.n.kids, n)
+		n := b.part(e, cur, scratch)
 		push(frame{n: n, scope: cur.scope, lang: cur.lang})
-	case e.Tag == dwarf.TagSubprogram && cur.n != nil && b.f.opts.Methods && cur.lang == types.LangCPlusPlus:
+	case e.Tag == dwarf.TagSubprogram && cur.n != nil && b.f.opts.Methods && cur.lang == types.LangCPlusPlus && ix.out == nil:
 		// A member function a class declares: a part of the class,
 		// with its parameters.
-		n := b.node(e, scratch)
-		n.scope, n.lang, n.unit = cur.scope, cur.lang, b.unit
-		ix.nodes.put(e.Offset, n)
-		cur.n.kids = append(cur.n.kids, n)
+		n := b.part(e, cur, scratch)
 		push(frame{n: n, scope: cur.scope, lang: cur.lang})
 	default:
 		// Subprograms, variables, lexical blocks, call sites: not
@@ -384,6 +396,17 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// part is a new node for e, a part of cur.n.
+func (b *indexer) part(e *dwarf.Entry, cur frame, scratch bool) *node {
+	n := b.node(e, scratch)
+	n.scope, n.lang, n.unit = cur.scope, cur.lang, b.unit
+	if b.ix.out == nil {
+		b.ix.nodes.put(e.Offset, n)
+		cur.n.kids = append(cur.n.kids, n)
+	}
+	return n
 }
 
 // define records e in ix.defs when it defines a C++ struct, class or
@@ -411,11 +434,18 @@ func (b *indexer) define(e *dwarf.Entry, n *node, scratch bool) {
 	}
 	if _, dup := b.ix.defs[k]; !dup {
 		b.ix.defs[k] = e.Offset
+		if b.ix.out != nil {
+			b.outlineShape(e, scratch)
+		}
 	}
 }
 
 // node is a new node for e; a scratch entry of a scan is decoded later.
 func (b *indexer) node(e *dwarf.Entry, scratch bool) *node {
+	if b.ix.out != nil { // an outline keeps no node: one will do
+		b.one = node{off: e.Offset, tag: e.Tag}
+		return &b.one
+	}
 	// Nodes come from slabs: a large file has a million of them.
 	if len(b.slab) == 0 {
 		b.slab = make([]node, 1024)

@@ -15,22 +15,26 @@ const minSplit = 1 << 20
 // units of the first half of .debug_info on one, those of the second on
 // the other, the halves then joined in DIE order, as one pass would have
 // built it.
-func (f *File) index() (*index, error) {
+func (f *File) index() (*index, error) { return f.indexAll(false) }
+
+// indexAll is index, or with outlined an outline of the file (see
+// File.outline).
+func (f *File) indexAll(outlined bool) (*index, error) {
 	sc := f.newScan()
 	if runtime.GOMAXPROCS(0) < 2 || len(sc.info) < minSplit {
-		return f.indexWith(f.dieEntries(typeWalk))
+		return f.buildIndex(f.dieEntries(typeWalk), outlined)
 	}
 	split := 0 // the first unit starting in the second half
 	for sc.pos < len(sc.info) && sc.pos < len(sc.info)/2 {
 		if _, err := sc.header(); err != nil {
 			// A unit header lost: the pass reports it.
-			return f.indexWith(f.dieEntries(typeWalk))
+			return f.buildIndex(f.dieEntries(typeWalk), outlined)
 		}
 		sc.skipUnit()
 		split = sc.pos
 	}
 	if split == 0 || split >= len(sc.info) {
-		return f.indexWith(f.dieEntries(typeWalk))
+		return f.buildIndex(f.dieEntries(typeWalk), outlined)
 	}
 	first, second := f.dieEntries(typeWalk), f.dieEntries(typeWalk)
 	first.sc.limit = split
@@ -43,9 +47,9 @@ func (f *File) index() (*index, error) {
 	go func() {
 		defer wg.Done()
 		defer pp.Catch()
-		ix[1], errs[1] = f.indexWith(second)
+		ix[1], errs[1] = f.buildIndex(second, outlined)
 	}()
-	ix[0], errs[0] = f.indexWith(first)
+	ix[0], errs[0] = f.buildIndex(first, outlined)
 	wg.Wait()
 	pp.Raise()
 	for _, err := range errs {
@@ -74,6 +78,9 @@ func joinIndex(a, b *index) *index {
 			}
 			a.defs[k] = off
 		}
+	}
+	if a.out != nil {
+		a.out.join(b.out, base)
 	}
 	a.nodes.offs = append(a.nodes.offs, b.nodes.offs...)
 	a.nodes.list = append(a.nodes.list, b.nodes.list...)

@@ -16,9 +16,12 @@ import (
 // name in no unit's top level exactly: a short name, a generic type's
 // name, a nested type, a misspelling; a C++ unit, whose declarations
 // resolve to definitions in other units; a type referring beyond the
-// units read; a relocatable file) it indexes the whole file and converts
-// the types Load would list under those names (typesExact), which the
-// index cache keeps for the next lookup (savedNamed: a few units read);
+// units read; a relocatable file) it outlines the whole file (outlined:
+// where each name is listed, where each class is first defined, no node
+// kept) and converts the types Load would list under those names from
+// the units that says, which the index cache keeps for the next lookup
+// (savedNamed); where the outline cannot answer, it indexes the whole
+// file and converts those types from it (typesExact);
 // for a name no type has exactly, it reads every type, as Load does, so
 // lookups and suggestions see the whole file.
 func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) {
@@ -44,6 +47,9 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 		return nil, err
 	}
 	defer f.Close()
+	if spec, ok, err := f.outlined(names); err != nil || ok {
+		return spec, err
+	}
 	if spec, ok, err := f.typesExact(names); err != nil || ok {
 		return spec, err
 	}

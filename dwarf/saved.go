@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"sync"
@@ -14,8 +15,8 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-// A C++ lookup by name (gopahole -C) indexes the whole file once, cold;
-// the index cache then keeps, keyed by the file's identity (build-id, size
+// A C++ lookup by name (gopahole -C) outlines the whole file once, cold
+// (see outline: no node kept); the index cache then keeps, keyed by the file's identity (build-id, size
 // and mtime of the binary and of its debug file), where each named type
 // lives and where each class is first defined (a "types" entry), and the
 // file's compressed DWARF sections inflated (a "sections" entry, mapped,
@@ -116,11 +117,22 @@ func (f *File) newSave(ix *index) *saver {
 	if ix.saved != nil {
 		return nil // a warm lookup: the entries are there
 	}
+	s := f.startSave()
+	if s != nil {
+		s.ix = ix
+	}
+	return s
+}
+
+// startSave starts writing the "sections" entry, and returns the
+// saver that writes the "types" entry once it is written; nil when the
+// cache is off.
+func (f *File) startSave() *saver {
 	c, key := f.savedKey()
 	if c == nil {
 		return nil
 	}
-	s := &saver{c: c, key: key, ix: ix, units: map[string][]int32{}}
+	s := &saver{c: c, key: key, units: map[string][]int32{}}
 	inflated := f.Debug.InflatedSections()
 	s.secs = layoutSections(inflatedSizes(inflated))
 	if !f.putSections(c, s.secs, inflated, &s.wg) {
@@ -156,6 +168,43 @@ func (s *saver) write(c *converter) {
 	if s == nil {
 		return
 	}
+	defs := make(map[classKey]savedDef, len(s.ix.defs))
+	for k, off := range s.ix.defs {
+		var a keyAttrs
+		if n := s.ix.nodes.get(off); n == nil || c.keyAttrs(n, &a) != nil {
+			s.wg.Wait()
+			return // an entry without it would be wrong: none
+		}
+		defs[k] = savedDef{off: off, tag: a.tag, size: a.size}
+	}
+	s.put(len(s.ix.units), func(yield func(nameKey, []int32) bool) {
+		for q, us := range s.units {
+			if !yield(nameKey{name: q}, us) {
+				return
+			}
+		}
+	}, len(s.units), defs)
+}
+
+// writeOutline writes the "types" entry of the outline ix, whose
+// definitions si holds.
+func (s *saver) writeOutline(si *savedIndex, ix *index) {
+	if s == nil {
+		return
+	}
+	s.put(len(ix.units), func(yield func(nameKey, []int32) bool) {
+		for k, us := range ix.out.names {
+			if !yield(k, us) {
+				return
+			}
+		}
+	}, len(ix.out.names), si.defs)
+}
+
+// put writes the "types" entry once the sections are written: the
+// number of units, the units of each name (given as scope and name) and
+// the first definition of each class.
+func (s *saver) put(nunits int, names iter.Seq2[nameKey, []int32], nnames int, defs map[classKey]savedDef) {
 	s.wg.Wait()
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(len(s.secs)))
@@ -164,11 +213,12 @@ func (s *saver) write(c *converter) {
 		b = binary.AppendUvarint(b, sec.off)
 		b = binary.AppendUvarint(b, sec.len)
 	}
-	b = binary.AppendUvarint(b, uint64(len(s.ix.units)))
-	b = binary.AppendUvarint(b, uint64(len(s.units)))
+	b = binary.AppendUvarint(b, uint64(nunits))
+	b = binary.AppendUvarint(b, uint64(nnames))
 	var list []byte
-	for q, us := range s.units {
-		b = appendStr(b, q)
+	for k, us := range names {
+		b = binary.AppendUvarint(b, uint64(len(k.scope)+len(k.name)))
+		b = append(append(b, k.scope...), k.name...)
 		// The units, increasing, as differences: a list a lookup that
 		// does not want it skips whole.
 		list = list[:0]
@@ -180,25 +230,21 @@ func (s *saver) write(c *converter) {
 		b = binary.AppendUvarint(b, uint64(len(list)))
 		b = append(b, list...)
 	}
-	b = binary.AppendUvarint(b, uint64(len(s.ix.defs)))
-	for k, off := range s.ix.defs {
+	b = binary.AppendUvarint(b, uint64(len(defs)))
+	for k, d := range defs {
 		u := byte(0)
 		if k.union {
 			u = 1
 		}
-		var a keyAttrs
-		if n := s.ix.nodes.get(off); n == nil || c.keyAttrs(n, &a) != nil {
-			return // an entry without it would be wrong: none
-		}
-		size, ok := a.size.(int64)
+		size, ok := d.size.(int64)
 		if !ok || size < 0 {
 			size = -1
 		}
 		b = append(b, u)
 		b = appendStr(b, k.scope)
 		b = appendStr(b, k.name)
-		b = binary.AppendUvarint(b, uint64(off))
-		b = binary.AppendUvarint(b, uint64(a.tag))
+		b = binary.AppendUvarint(b, uint64(d.off))
+		b = binary.AppendUvarint(b, uint64(d.tag))
 		b = binary.AppendVarint(b, size)
 	}
 	s.c.Put("types", savedVersion, s.key, b)
