@@ -75,17 +75,9 @@ func (c *converter) another(memo int) *converter {
 // comes back with an error wrapping types.ErrPartial and the first
 // *elfx.DecodeError, unless more than maxLeftOut are (then the Spec is nil).
 func (c *converter) spec(only func(n *node, name []byte) bool) (*types.Spec, error) {
-	s := &types.Spec{
-		Path:        c.f.Path,
-		Format:      "dwarf",
-		Arch:        c.f.ELF.Arch(),
-		PointerSize: c.ptr,
-	}
-	s.Lang, s.Producer = mainLang(c.ix.units)
-	seen := make(map[string]types.Type)
-	added := make(map[types.Type]bool)
-	var key []byte
-	left := c.ix.lost // the units the index left out
+	s := c.newSpec()
+	l := newLister()
+	l.left = c.ix.lost // the units the index left out
 	for _, n := range c.ix.named {
 		if !listedTag(n.tag) {
 			continue
@@ -96,44 +88,27 @@ func (c *converter) spec(only func(n *node, name []byte) bool) (*types.Spec, err
 				continue // a record left out is the full conversion's to report
 			}
 		}
-		var err error
-		if key, err = c.dedupKey(key[:0], n); err != nil {
-			if err := left.add(err); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if t, ok := seen[string(key)]; ok {
-			n.same = t // as memo would, without a map entry for each
-			continue
-		}
-		t, err := c.root(n.off)
+		t, err := l.list(c, n)
 		if err != nil {
-			if err := left.add(err); err != nil {
-				return nil, err
-			}
-			// Conversions the failed one left half made are dropped.
-			c.memo = make(map[dwarf.Offset]types.Type)
-			continue
+			return nil, err
 		}
-		seen[string(key)] = t
-		if added[t] { // a declaration resolved to a definition already added
-			continue
+		if t != nil {
+			s.Add(t)
 		}
-		added[t] = true
-		if td, ok := t.(*types.Typedef); ok && td.Target != nil && td.Target.TypeName() == td.Name {
-			// Go names each type twice (a typedef beside the struct or
-			// interface of the same name): keep one.
-			continue
-		}
-		s.Add(t)
 	}
 	if c.f.alt != nil || c.f.altMissing != "" {
-		if err := c.addAltTypes(s, added); err != nil {
+		if err := c.addAltTypes(s, l.added); err != nil {
 			return nil, err
 		}
 	}
-	return s, left.err()
+	return s, l.left.err()
+}
+
+// newSpec is a Spec of the file's types, none added yet.
+func (c *converter) newSpec() *types.Spec {
+	s := &types.Spec{Path: c.f.Path, Format: "dwarf", Arch: c.f.ELF.Arch(), PointerSize: c.ptr}
+	s.Lang, s.Producer = mainLang(c.ix.units)
+	return s
 }
 
 // listedTag reports the tags of the types a spec lists by name.
@@ -270,6 +245,9 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	}
 	if depth > maxTypeDepth {
 		return nil, c.f.decodeError(off, "%v", errTooDeep)
+	}
+	if n == nil && c.ix.saved != nil {
+		n = c.ix.saved.node(c.ix, off) // in a unit not indexed yet
 	}
 	if n == nil {
 		var err error

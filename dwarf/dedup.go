@@ -42,7 +42,11 @@ func (c *converter) dedupKey(b []byte, n *node) ([]byte, error) {
 	b = appendVal(b, a.decl)
 	if a.tag == dwarf.TagTypedef {
 		if off, ok := a.typ.(dwarf.Offset); ok {
-			if t := c.ix.nodes.get(off); t != nil {
+			t := c.ix.nodes.get(off)
+			if t == nil && c.ix.saved != nil {
+				t = c.ix.saved.node(c.ix, off) // in a unit not indexed yet
+			}
+			if t != nil {
 				var ta keyAttrs
 				if err := c.keyAttrs(t, &ta); err != nil {
 					return b, err

@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -70,15 +71,49 @@ type index struct {
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
 // them in increasing order, kept in slices searched by bisection (a map of
 // every type DIE of a large file costs more to fill than all lookups
-// save); DIEs indexed later, out of order (local types), go to a map.
+// save); DIEs indexed later, out of order (local types), go to a map. An
+// index of some units, each indexed whole when needed in any order (see
+// savedIndex), keeps each unit's nodes in a run of their own (begin).
 type nodeTable struct {
 	offs  []dwarf.Offset
 	list  []*node
 	extra map[dwarf.Offset]*node
+	// runs are the units' runs, by offset; cur is the one begun last.
+	// A run's end is its unit's.
+	runs []*nodeTable
+	cur  *nodeTable
+	end  dwarf.Offset
+}
+
+// begin starts the run of the unit from off to end, where put appends
+// the nodes of the unit that follow in increasing order.
+func (t *nodeTable) begin(off, end dwarf.Offset) {
+	r := &nodeTable{offs: []dwarf.Offset{off}, list: []*node{nil}, end: end} // off is the unit's: no node
+	i := sort.Search(len(t.runs), func(i int) bool { return t.runs[i].offs[0] > off })
+	t.runs = slices.Insert(t.runs, i, r)
+	t.cur = r
+}
+
+// drop drops the run begun at off; false when there is none.
+func (t *nodeTable) drop(off dwarf.Offset) bool {
+	i := sort.Search(len(t.runs), func(i int) bool { return t.runs[i].offs[0] >= off })
+	if i == len(t.runs) || t.runs[i].offs[0] != off {
+		return false
+	}
+	if t.cur == t.runs[i] {
+		t.cur = nil
+	}
+	t.runs = slices.Delete(t.runs, i, i+1)
+	return true
 }
 
 func (t *nodeTable) put(off dwarf.Offset, n *node) {
-	if k := len(t.offs); k == 0 || off > t.offs[k-1] {
+	if r := t.cur; r != nil && off > r.offs[len(r.offs)-1] && off < r.end {
+		r.offs = append(r.offs, off)
+		r.list = append(r.list, n)
+		return
+	}
+	if k := len(t.offs); t.cur == nil && (k == 0 || off > t.offs[k-1]) {
 		t.offs = append(t.offs, off)
 		t.list = append(t.list, n)
 		return
@@ -95,6 +130,13 @@ func (t *nodeTable) put(off dwarf.Offset, n *node) {
 }
 
 func (t *nodeTable) get(off dwarf.Offset) *node {
+	if len(t.runs) > 0 {
+		if i := sort.Search(len(t.runs), func(i int) bool { return t.runs[i].offs[0] > off }) - 1; i >= 0 {
+			if n := t.runs[i].get(off); n != nil {
+				return n
+			}
+		}
+	}
 	i := sort.Search(len(t.offs), func(i int) bool { return t.offs[i] >= off })
 	if i < len(t.offs) && t.offs[i] == off {
 		return t.list[i]
@@ -110,12 +152,23 @@ func (ix *index) lookup(off dwarf.Offset) *node {
 }
 
 // size is the number of nodes.
-func (t *nodeTable) size() int { return len(t.list) + len(t.extra) }
+func (t *nodeTable) size() int {
+	n := len(t.list) + len(t.extra)
+	for _, r := range t.runs {
+		n += len(r.list) - 1
+	}
+	return n
+}
 
 // each calls fn with every node and its offset.
 func (t *nodeTable) each(fn func(off dwarf.Offset, n *node)) {
 	for i, n := range t.list {
 		fn(t.offs[i], n)
+	}
+	for _, r := range t.runs {
+		for i, n := range r.list[1:] {
+			fn(r.offs[i+1], n)
+		}
 	}
 	for off, n := range t.extra {
 		fn(off, n)
@@ -161,16 +214,19 @@ type frame struct {
 // type's DIE decoded when a conversion first needs it. A unit whose DIEs
 // the scan cannot read (see lostUnit) is left out, with what the pass
 // indexed of it, and counted in the index's lost.
-func (f *File) indexWith(r *dieEntries) (*index, error) { return f.buildIndex(r, false) }
+func (f *File) indexWith(r *dieEntries) (*index, error) { return f.buildIndex(r, false, false) }
 
 // buildIndex is indexWith, or with outlined what an outline keeps (see
-// File.outline).
-func (f *File) buildIndex(r *dieEntries, outlined bool) (*index, error) {
+// File.outline; with names, the units of each name).
+func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 	b := &indexer{f: f, ix: &index{}}
 	b.lazy = &lazyEntries{f: f, r: f.Data.Reader(), ix: b.ix}
 	b.ix.lazy = []*lazyEntries{b.lazy}
 	if outlined {
-		b.ix.out = &outline{names: map[nameKey][]int32{}, shapes: map[dwarf.Offset]savedDef{}}
+		b.ix.out = &outline{shapes: map[dwarf.Offset]savedDef{}}
+		if names {
+			b.ix.out.names = map[nameKey][]int32{}
+		}
 	} else {
 		// Room for the nodes ahead: C units hold a type or a part in
 		// every 12 bytes or more (glibc's 12, a debug Python's 27, Go's
@@ -412,8 +468,8 @@ func (b *indexer) part(e *dwarf.Entry, cur frame, scratch bool) *node {
 // define records e in ix.defs when it defines a C++ struct, class or
 // union: the first definition of a name, in DIE order.
 func (b *indexer) define(e *dwarf.Entry, n *node, scratch bool) {
-	if b.local || n.lang != types.LangCPlusPlus || (e.Tag != dwarf.TagStructType && e.Tag != dwarf.TagClassType && e.Tag != dwarf.TagUnionType) {
-		return
+	if b.local || b.ix.saved != nil || n.lang != types.LangCPlusPlus || (e.Tag != dwarf.TagStructType && e.Tag != dwarf.TagClassType && e.Tag != dwarf.TagUnionType) {
+		return // (an index of some units takes the definitions from the saved one)
 	}
 	name, ok := e.Val(dwarf.AttrName).(string)
 	if !ok {

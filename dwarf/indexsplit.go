@@ -15,26 +15,26 @@ const minSplit = 1 << 20
 // units of the first half of .debug_info on one, those of the second on
 // the other, the halves then joined in DIE order, as one pass would have
 // built it.
-func (f *File) index() (*index, error) { return f.indexAll(false) }
+func (f *File) index() (*index, error) { return f.indexAll(false, false) }
 
 // indexAll is index, or with outlined an outline of the file (see
-// File.outline).
-func (f *File) indexAll(outlined bool) (*index, error) {
+// File.outline; with names, the units of each name).
+func (f *File) indexAll(outlined, names bool) (*index, error) {
 	sc := f.newScan()
 	if runtime.GOMAXPROCS(0) < 2 || len(sc.info) < minSplit {
-		return f.buildIndex(f.dieEntries(typeWalk), outlined)
+		return f.buildIndex(f.dieEntries(typeWalk), outlined, names)
 	}
 	split := 0 // the first unit starting in the second half
 	for sc.pos < len(sc.info) && sc.pos < len(sc.info)/2 {
 		if _, err := sc.header(); err != nil {
 			// A unit header lost: the pass reports it.
-			return f.buildIndex(f.dieEntries(typeWalk), outlined)
+			return f.buildIndex(f.dieEntries(typeWalk), outlined, names)
 		}
 		sc.skipUnit()
 		split = sc.pos
 	}
 	if split == 0 || split >= len(sc.info) {
-		return f.buildIndex(f.dieEntries(typeWalk), outlined)
+		return f.buildIndex(f.dieEntries(typeWalk), outlined, names)
 	}
 	first, second := f.dieEntries(typeWalk), f.dieEntries(typeWalk)
 	first.sc.limit = split
@@ -47,9 +47,9 @@ func (f *File) indexAll(outlined bool) (*index, error) {
 	go func() {
 		defer wg.Done()
 		defer pp.Catch()
-		ix[1], errs[1] = f.buildIndex(second, outlined)
+		ix[1], errs[1] = f.buildIndex(second, outlined, names)
 	}()
-	ix[0], errs[0] = f.buildIndex(first, outlined)
+	ix[0], errs[0] = f.buildIndex(first, outlined, names)
 	wg.Wait()
 	pp.Raise()
 	for _, err := range errs {

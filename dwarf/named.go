@@ -85,8 +85,7 @@ func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *t
 		}
 	}
 	c := newConverter(f, ix, ix.nodes.size()/2)
-	s := &types.Spec{Path: f.Path, Format: "dwarf", Arch: f.ELF.Arch(), PointerSize: c.ptr}
-	s.Lang, s.Producer = mainLang(ix.units)
+	s := c.newSpec()
 	added := map[types.Type]bool{}
 	for _, n := range ix.named {
 		switch n.tag {
@@ -171,6 +170,7 @@ func (f *File) indexUnit(ix *index, u int, span unitSpan) error {
 			}
 			// indexer.add appends units; this one is listed already.
 			ix.units[u].hdr = r.sc.u
+			ix.nodes.begin(dwarf.Offset(r.sc.u.start), dwarf.Offset(r.sc.u.end))
 			b.stack = b.stack[:0]
 			b.cur = frame{lang: ix.units[u].lang}
 			if e.Children {

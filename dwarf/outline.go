@@ -33,7 +33,7 @@ type nameKey struct{ scope, name string }
 // outlineName records that the listed type n (e, its DIE) is in the unit
 // being indexed.
 func (b *indexer) outlineName(n *node, e *dwarf.Entry, scratch bool) {
-	if !listedTag(e.Tag) {
+	if !listedTag(e.Tag) || b.ix.out.names == nil {
 		return
 	}
 	name := str(e, dwarf.AttrName)
@@ -100,10 +100,11 @@ func (o *outline) join(o2 *outline, base int32) {
 	}
 }
 
-// outline makes the file's saved index in one pass (see outline); ok is
-// false when the pass could not read what it needs.
-func (f *File) outline() (si *savedIndex, out *index, ok bool, err error) {
-	ix, err := f.indexAll(true)
+// outline makes the file's saved index in one pass (see outline), with
+// the units of the names when names is set; ok is false when the pass
+// could not read what it needs.
+func (f *File) outline(names bool) (si *savedIndex, out *index, ok bool, err error) {
+	ix, err := f.indexAll(true, names)
 	if err != nil || ix.out.bad {
 		return nil, nil, false, err
 	}
@@ -154,7 +155,7 @@ func (f *File) outlined(names []string) (spec *types.Spec, ok bool, err error) {
 	if f.alt != nil || f.altMissing != "" {
 		return nil, false, nil // the saved index has no alternate file
 	}
-	si, ix, ok, err := f.outline()
+	si, ix, ok, err := f.outline(true)
 	if err != nil || !ok {
 		return nil, false, err
 	}

@@ -36,7 +36,7 @@ func TestOutlineMatchesIndex(t *testing.T) {
 				want[q] = append(us, n.unit)
 			}
 		}
-		si, ix, ok, err := f.outline()
+		si, ix, ok, err := f.outline(true)
 		if err != nil || !ok {
 			t.Fatalf("%s: outline: ok %v, %v", path, ok, err)
 		}

@@ -46,6 +46,10 @@ type savedIndex struct {
 	f    *File
 	done map[int]bool
 	err  error // the first error indexing a unit for a definition
+	// stream, when not nil, is the stream this index serves (see
+	// Stream): it takes each unit's named nodes and hears which units
+	// are used.
+	stream *stream
 }
 
 // savedDef is the first definition of a class: its offset, tag and
@@ -460,7 +464,36 @@ func (si *savedIndex) index(ix *index, u int, span unitSpan) error {
 		return nil
 	}
 	si.done[u] = true
-	return si.f.indexUnit(ix, u, span)
+	lo := len(ix.named)
+	err := si.f.indexUnit(ix, u, span)
+	si.stream.indexed(ix, u, lo)
+	return err
+}
+
+// node is the node at off, its unit indexed first (for a DIE another unit
+// refers to, DW_FORM_ref_addr); nil when no unit holds off or it is no
+// node (a type local to a function: File.local indexes it).
+func (si *savedIndex) node(ix *index, off dwarf.Offset) *node {
+	if si.err != nil {
+		return nil
+	}
+	u := sort.Search(len(ix.units), func(i int) bool { return ix.units[i].entry.Offset > off }) - 1
+	if u < 0 || si.done[u] {
+		return ix.lookup(off)
+	}
+	si.stream.use(u)
+	end := dwarf.Offset(0)
+	if u+1 < len(ix.units) {
+		end = ix.units[u+1].entry.Offset
+	}
+	ix.localMu.Lock()
+	err := si.index(ix, u, unitSpan{entry: ix.units[u].entry, end: end})
+	ix.localMu.Unlock()
+	if err != nil {
+		si.err = err
+		return nil
+	}
+	return ix.lookup(off)
 }
 
 // definition is the first definition of the class k in the whole file,
@@ -476,6 +509,7 @@ func (si *savedIndex) definition(ix *index, k classKey) dwarf.Offset {
 	if u < 0 {
 		return 0
 	}
+	si.stream.use(u)
 	if !si.done[u] {
 		end := dwarf.Offset(0)
 		if u+1 < len(ix.units) {

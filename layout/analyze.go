@@ -46,8 +46,16 @@ func (c *analysisCache) tailPadding(st *types.Struct) int64 {
 	return p
 }
 
+// maxCached bounds the tail paddings a cache keeps: a report of a
+// stream (dwarf.File.Stream) sees types without end, and a cache of all
+// of them would hold them all.
+const maxCached = 1 << 16
+
 // analyzeCached is Analyze with the cache c.
 func analyzeCached(s *types.Struct, opts *Options, c *analysisCache) (*Layout, error) {
+	if len(c.tail) > maxCached {
+		*c = analysisCache{}
+	}
 	w := walker{cache: c}
 	l, err := analyze(s, opts.cacheline(), &w)
 	if errors.Is(err, types.ErrCycle) {

@@ -49,8 +49,12 @@ type TypesOptions struct {
 	Names []string
 	// Each, when not nil, receives every named type as soon as it is
 	// converted, in the spec's order, when the loader streams (BTF does,
-	// DWARF does not); Types reports whether it did.
+	// DWARF with StreamDWARF and no Names: dwarf.LoadEach); Types reports
+	// whether it did.
 	Each func(types.Type)
+	// StreamDWARF: DWARF streams to Each too, a few compile units
+	// converted at a time (dwarf.File.Stream), its spec holding no types.
+	StreamDWARF bool
 	// EachOnly: when the loader streams, the spec Types returns holds
 	// no types, which went to Each only.
 	EachOnly bool
@@ -120,8 +124,7 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 			spec, err := dwarf.LoadNamed(path, o.Names, o.dwarfOptions())
 			return spec, false, err
 		}
-		spec, err := dwarf.Load(path, o.dwarfOptions())
-		return spec, false, err
+		return o.loadDWARF(path)
 	case "btf":
 		return loadBTFNamed()
 	case "":
@@ -138,10 +141,10 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 	if len(o.Names) > 0 {
 		spec, err = dwarf.LoadNamed(path, o.Names, o.dwarfOptions())
 	} else {
-		spec, err = dwarf.Load(path, o.dwarfOptions())
+		spec, streamed, err = o.loadDWARF(path)
 	}
 	if err == nil || !errors.Is(err, types.ErrNoDebugInfo) {
-		return spec, false, err
+		return spec, streamed, err
 	}
 	// No DWARF: an ELF file may still carry .BTF (a BPF object, a kernel
 	// module, a binary encoded with pahole -J).
@@ -152,6 +155,34 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 		return rspec, false, rerr
 	}
 	return nil, false, err
+}
+
+// loadDWARF loads every type of path's DWARF, streamed to Each when
+// StreamDWARF asks it.
+func (o *TypesOptions) loadDWARF(path string) (*types.Spec, bool, error) {
+	if o.Each != nil && o.StreamDWARF {
+		return dwarf.LoadEach(path, o.dwarfOptions(), o.Each)
+	}
+	spec, err := dwarf.Load(path, o.dwarfOptions())
+	return spec, false, err
+}
+
+// HasDWARF reports whether the ELF file at path, or its separate debug
+// file, has DWARF.
+func HasDWARF(path string) bool {
+	ef, err := elfx.Open(path)
+	if err != nil {
+		return false
+	}
+	defer ef.Close()
+	if ef.HasDWARF() {
+		return true
+	}
+	df, _ := ef.FindDebugFile()
+	if df != nil {
+		df.Close()
+	}
+	return df != nil
 }
 
 func readMagic(path string) ([]byte, error) {

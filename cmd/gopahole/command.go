@@ -226,6 +226,14 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 		return writeHeader(w, path, lo, sel, f.compat.skipAtomic)
 	}
 	r := f.report()
+	if len(sel.Classes) == 0 && f.format != "btf" && path != "" && loader.HasDWARF(path) {
+		// The whole listing of a file with DWARF streams, a few compile
+		// units converted at a time; Run sets pahole's force-padding
+		// guess for a DWARF spec, not for streamed types.
+		lo.StreamDWARF = true
+		r.Print.ForcePadding = !r.NoForcePadding
+		oneshot.Bounded()
+	}
 	if f.compat.reorgSteps && f.reorg {
 		// the layout before reorganizing, then after
 		before := *r

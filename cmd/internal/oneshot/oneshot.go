@@ -35,6 +35,7 @@ var oneShot struct {
 	sync.Mutex
 	on, huge bool
 	gen      int
+	bounded  bool // see Bounded
 }
 
 // armFirstCollection makes the next collection hand pacing to GOGC=400:
@@ -48,10 +49,35 @@ func armFirstCollection() {
 		defer oneShot.Unlock()
 		if gen == oneShot.gen && oneShot.on {
 			oneShot.on = false
-			debug.SetGCPercent(400)
+			debug.SetGCPercent(pace())
 			debug.SetMemoryLimit(math.MaxInt64)
 		}
 	})
+}
+
+// pace is the GOGC the collector paces as after the first collection.
+// oneShot is locked.
+func pace() int {
+	if oneShot.bounded {
+		return 100
+	}
+	return 400
+}
+
+// Bounded is for a GC run whose heap stays bounded as it goes (gopahole's
+// stream of a file's types, a few compile units converted at a time):
+// after the first collection the collector paces as GOGC=100, the heap
+// growing to twice what the run holds, not five times.
+func Bounded() {
+	if os.Getenv("GOGC") != "" {
+		return
+	}
+	oneShot.Lock()
+	defer oneShot.Unlock()
+	oneShot.bounded = true
+	if !oneShot.on {
+		debug.SetGCPercent(pace()) // the first collection is past
+	}
 }
 
 // HugeHeap is for a GC run about to decode the file at path: when

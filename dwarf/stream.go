@@ -1,0 +1,207 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"maps"
+	"slices"
+
+	"github.com/binscope/binscope/types"
+)
+
+// A full listing of a large C++ file's types (gopahole without -C) held
+// every type's node and every conversion at once: 7 GB for ceph-osd. A
+// stream converts the units one after another instead, from an outline
+// (the first definition of each class, for the declarations a unit
+// resolves elsewhere), indexing a unit when it comes or when a
+// conversion needs a class it defines, and drops what it indexed and
+// converted once that passes streamNodes nodes: what it holds is bounded
+// by a few units, not the file.
+
+// streamNodes is how many nodes a stream's index holds (some 100 bytes
+// each, with the conversions they lead to) before the units least
+// recently used are dropped, down to half as many.
+var streamNodes = 1 << 22 // a variable for the tests
+
+// Stream hands each named type of the file to each, as Types lists them
+// (the same order, identical definitions merged), converting a few units
+// at a time (see above); it holds no Spec of them. ok is false, and
+// nothing is handed, when the file cannot be streamed (a dwz alternate
+// file, options that change the index, bytes the scan cannot read): the
+// caller converts with Types. The Spec it returns holds no type. A
+// PartialError says what was left out.
+func (f *File) Stream(each func(types.Type)) (spec *types.Spec, ok bool, err error) {
+	spec, _, ok, err = f.stream(each)
+	return spec, ok, err
+}
+
+// stream is Stream, also returning the stream's state (for the tests).
+func (f *File) stream(each func(types.Type)) (spec *types.Spec, st *stream, ok bool, err error) {
+	defer f.guard(&err)
+	if f.alt != nil || f.altMissing != "" || !f.opts.savable() || f.newScan() == nil {
+		return nil, nil, false, nil
+	}
+	si, ox, ok, err := f.outline(false)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	spec = newConverter(f, ox, 0).newSpec()
+	st = &stream{named: map[int][]*node{}, used: map[int]int{}}
+	si.f, si.done, si.stream = f, map[int]bool{}, st
+	ix := &index{saved: si, units: ox.units}
+	c := newConverter(f, ix, 1<<16)
+	l := newLister()
+	for u := range ix.units {
+		st.now = u
+		if err := si.index(ix, u, unitSpan{entry: ix.units[u].entry}); err != nil {
+			return spec, st, true, err
+		}
+		named := st.named[u]
+		delete(st.named, u)
+		for _, n := range named {
+			t, err := l.list(c, n)
+			if si.err != nil {
+				return spec, st, true, si.err
+			}
+			if err != nil {
+				return spec, st, true, err
+			}
+			if t != nil {
+				each(t)
+			}
+		}
+		if ix.nodes.size() > streamNodes {
+			st.drop(c, l)
+		}
+	}
+	return spec, st, true, l.left.err()
+}
+
+// stream is what Stream keeps of the units its index holds: the named
+// nodes of each unit not listed yet, and when each was last used (the
+// unit being listed then).
+type stream struct {
+	named map[int][]*node
+	used  map[int]int
+	now   int
+	drops int // how many times units were dropped
+}
+
+// indexed takes the named nodes unit u added to ix (from lo on) out of
+// ix.named: ix.named holds none but while a unit is indexed.
+func (st *stream) indexed(ix *index, u, lo int) {
+	if st == nil {
+		return
+	}
+	st.named[u] = slices.Clone(ix.named[lo:])
+	ix.named = ix.named[:lo]
+	st.used[u] = st.now
+}
+
+// use records that unit u is used by the unit being listed.
+func (st *stream) use(u int) {
+	if st != nil {
+		st.used[u] = st.now
+	}
+}
+
+// drop drops the units least recently used from c's index, down to half
+// of streamNodes nodes, with every conversion made so far (the units
+// kept convert again as they are needed), and the lister's hold on the
+// types it listed (it keeps their keys and offsets).
+func (st *stream) drop(c *converter, l *lister) {
+	st.drops++
+	ix, si := c.ix, c.ix.saved
+	byUse := slices.SortedFunc(maps.Keys(si.done), func(a, b int) int { return st.used[a] - st.used[b] })
+	for _, u := range byUse {
+		if ix.nodes.size() <= streamNodes/2 {
+			break
+		}
+		if ix.nodes.drop(dwarf.Offset(ix.units[u].hdr.start)) {
+			delete(si.done, u)
+			delete(st.named, u)
+		}
+	}
+	c.memo, c.pointees = make(map[dwarf.Offset]types.Type, 1<<16), nil
+	c.check = types.Checker{}
+	l.added = map[types.Type]bool{}
+	for k := range l.seen {
+		l.seen[k] = nil
+	}
+}
+
+// lister lists the named types of an index in order, as converter.spec
+// does: identical definitions merged by their dedup keys, a declaration
+// resolved to a definition listed already left out.
+type lister struct {
+	seen map[string]types.Type
+	// added are the types listed, and the offsets of the DIEs they were
+	// converted from (a declaration's, its definition's): a stream's
+	// converters give the same class as other values.
+	added    map[types.Type]bool
+	addedOff map[dwarf.Offset]bool
+	key      []byte
+	left     leftOut
+}
+
+func newLister() *lister {
+	return &lister{seen: map[string]types.Type{}, added: map[types.Type]bool{}, addedOff: map[dwarf.Offset]bool{}}
+}
+
+// list converts the named node n and returns the type to list, or nil
+// when it is not listed (a tag not listed, a duplicate, a part of a type
+// that failed); an error fails the whole listing.
+func (l *lister) list(c *converter, n *node) (types.Type, error) {
+	if !listedTag(n.tag) {
+		return nil, nil
+	}
+	var err error
+	if l.key, err = c.dedupKey(l.key[:0], n); err != nil {
+		return nil, l.left.add(err)
+	}
+	if t, ok := l.seen[string(l.key)]; ok {
+		n.same = t // as memo would, without a map entry for each (nil after Stream's drop)
+		return nil, nil
+	}
+	t, err := c.root(n.off)
+	if err != nil {
+		// Conversions the failed one left half made are dropped.
+		c.memo = make(map[dwarf.Offset]types.Type)
+		return nil, l.left.add(err)
+	}
+	l.seen[string(l.key)] = t
+	from := n.off
+	if e, err := n.entry(); err == nil {
+		if def := c.definition(n, e); def != 0 {
+			from = def
+		}
+	}
+	if l.added[t] || l.addedOff[from] { // a declaration resolved to a definition already added
+		return nil, nil
+	}
+	l.added[t], l.addedOff[from] = true, true
+	if td, ok := t.(*types.Typedef); ok && td.Target != nil && td.Target.TypeName() == td.Name {
+		// Go names each type twice (a typedef beside the struct or
+		// interface of the same name): keep one.
+		return nil, nil
+	}
+	return t, nil
+}
+
+// LoadEach is Load handing each type to each as Stream does, when the
+// file streams (streamed true: the Spec holds no types); else the Spec
+// of Load.
+func LoadEach(path string, opts *Options, each func(types.Type)) (spec *types.Spec, streamed bool, err error) {
+	f, err := Open(path, opts)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	if spec, streamed, err = f.Stream(each); streamed {
+		return spec, true, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	spec, err = f.Types()
+	return spec, false, err
+}
