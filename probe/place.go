@@ -184,7 +184,11 @@ func (r *Resolver) gnuStarts(site *types.InlineSite, inst *types.Instance, fl *f
 	// A copy of a caller's loop that enters the body elsewhere than at a
 	// start (see uncovered): its calls start at its head, and the first
 	// may come through a start too.
-	if more := fl.uncovered(rs, starts); len(more) > 0 {
+	own := func(a uint64) bool {
+		ex := r.codeModel().Expansions(a)
+		return len(ex) > 0 && ex[0] == site
+	}
+	if more := fl.uncovered(rs, starts, own); len(more) > 0 {
 		starts = append(starts, more...)
 		if as, copies, ok := r.anchors(site, inst, fl, starts, false, nil); ok && copies {
 			return anchorStarts(as)
@@ -222,13 +226,15 @@ func (r *Resolver) overlapping(fl *flow, rs [][2]uint64, pts []uint64, a, b uint
 }
 
 // uncovered are the heads of the caller's loops (a back edge from code
-// outside rs) that hold code of rs with an effect (see effect) but no
-// start, their head being code of rs: each iteration runs a call that
-// passes no start. GCC unswitches a loop around a guarded call on the
+// outside rs) that hold code of rs with an effect (see effect) of the
+// expansion's own (not of one nested in it) but no start, their head being
+// code of rs: each iteration runs a call that passes no start. (GCC may
+// give the latch of a loop of the body to no scope, gcc -O3 seed 1374: a
+// loop of calls nested in the body is no loop of calls of the body.) GCC unswitches a loop around a guarded call on the
 // guard when its operand does not change in the loop, and the loop's copy
 // for the early return runs only the return's code, its head past the
 // expansion's entry, which the first iteration alone passes.
-func (fl *flow) uncovered(rs [][2]uint64, starts []uint64) []uint64 {
+func (fl *flow) uncovered(rs [][2]uint64, starts []uint64, own func(uint64) bool) []uint64 {
 	d := fl.dominators()
 	var out []uint64
 	for h, l := range d.loops {
@@ -244,7 +250,7 @@ func (fl *flow) uncovered(rs [][2]uint64, starts []uint64) []uint64 {
 		for i := range l.body {
 			a := d.addr[i]
 			started = started || contains(starts, a)
-			acts = acts || holds(rs, a) && effect(fl.op[a])
+			acts = acts || holds(rs, a) && effect(fl.op[a]) && own(a)
 		}
 		if caller && acts && !started {
 			out = append(out, head)
