@@ -108,7 +108,8 @@ func escape(s string) string {
 // pointer and its length. A site on a Go stack check's branch fetches the
 // flags the check left and is counted with the filter '!(goprobe_flags &
 // 0x41)': the pass that goes on into the body, not the one through
-// morestack, after which the function starts again.
+// morestack, after which the function starts again. A site's filter
+// joins that --filter where perf can express it (perfFilter).
 //
 // Run as the header says: sh FILE adds the probes; sh FILE CMD ARGS...
 // adds them, counts them while CMD runs (perf stat, CMD and its
@@ -181,6 +182,11 @@ func WritePerf(w io.Writer, s *spec.Spec) error {
 			case g != nil:
 				fmt.Fprintf(&b, "# %s at %#x: before the stack check's compare, perf cannot tell the pass through morestack from the call: calls that grow the stack count twice\n", p.Def, site.Addr)
 			}
+			filter, extra, why := r.perfSiteFilter(site, filter)
+			if why != "" {
+				return fmt.Errorf("%s: the filter at %#x: %s", p.Def, site.Addr, why)
+			}
+			args = append(args, extra...)
 			fmt.Fprintf(&b, "# %s: %s site in %s at %#x\n", p.Def, site.Kind, site.Function, site.Addr)
 			if site.RefCtrOffset != 0 {
 				writeUprobeEvent(&b, s.Binary, event, site, args)

@@ -48,11 +48,6 @@ func Gen(w io.Writer, o *GenOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range defs {
-		if d.Filter != nil && o.Format == "perf" {
-			return usage.Errorf("%s: a filter is evaluated by goprobe's own programs: --format=spec carries it (goprobe trace --spec), bpftrace as a predicate, bpf-c as a C condition, perf does not", d.Text)
-		}
-	}
 	exe, err := FindExe(o.Exe, 0)
 	if err != nil {
 		return err
