@@ -21,10 +21,11 @@ build() {
 		go build -o "$out/$2" "./cmd/$tool"
 		return
 	fi
-	local src
+	local src dst
 	src=$(mktemp -d)
+	dst=$(cd "$out" && pwd)/$2 # BENCH_OUT may be relative or absolute
 	git archive "$1" | tar -x -C "$src"
-	(cd "$src" && go build -o "$OLDPWD/$out/$2" "./cmd/$tool")
+	(cd "$src" && go build -o "$dst" "./cmd/$tool")
 	rm -rf "$src"
 }
 build "$a" "$tool-a"

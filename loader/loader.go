@@ -167,22 +167,35 @@ func (o *TypesOptions) loadDWARF(path string) (*types.Spec, bool, error) {
 	return spec, false, err
 }
 
-// HasDWARF reports whether the ELF file at path, or its separate debug
-// file, has DWARF.
-func HasDWARF(path string) bool {
+// DWARFInfoSize is the size, inflated, of the .debug_info section of the
+// ELF file at path or of its separate debug file; 0 when neither has one.
+func DWARFInfoSize(path string) int64 {
 	ef, err := elfx.Open(path)
 	if err != nil {
-		return false
+		return 0
 	}
 	defer ef.Close()
-	if ef.HasDWARF() {
-		return true
+	if n := infoSize(ef); n > 0 {
+		return n
 	}
 	df, _ := ef.FindDebugFile()
-	if df != nil {
-		df.Close()
+	if df == nil {
+		return 0
 	}
-	return df != nil
+	defer df.Close()
+	return infoSize(df)
+}
+
+// infoSize is the size of ef's .debug_info: debug/elf gives a
+// SHF_COMPRESSED section's inflated size; a .zdebug_info counts as what
+// it holds on disk.
+func infoSize(ef *elfx.File) int64 {
+	for _, name := range []string{".debug_info", ".zdebug_info"} {
+		if s := ef.Section(name); s != nil {
+			return int64(s.Size)
+		}
+	}
+	return 0
 }
 
 func readMagic(path string) ([]byte, error) {

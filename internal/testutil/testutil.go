@@ -70,11 +70,12 @@ func Golden(t testing.TB, path string, got []byte) {
 		t.Fatalf("golden %s: %v (run go test ./... -update to create it)", path, err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test ./... -update rewrites it)\n%s", path, firstDiff(want, got))
+		t.Errorf("output differs from %s (go test ./... -update rewrites it)\n%s", path, FirstDiff(want, got))
 	}
 }
 
-func firstDiff(want, got []byte) string {
+// FirstDiff names the first line where got differs from want.
+func FirstDiff(want, got []byte) string {
 	wl := strings.Split(string(want), "\n")
 	gl := strings.Split(string(got), "\n")
 	for i := 0; i < len(wl) || i < len(gl); i++ {
