@@ -160,8 +160,8 @@ func WritePerf(w io.Writer, s *spec.Spec) error {
 				switch a.Type {
 				case "string":
 					args = append(args, name+"_ptr="+r.perfChain(a.Chains[0])+":x64", name+"_len="+r.perfChain(a.Chains[1])+":u64")
-				case "cstring":
-					args = append(args, name+"="+r.perfChain(a.Chains[0])+":string")
+				case "cstring": // the chain's value is the pointer: the text is at +0 of it
+					args = append(args, name+"=+0("+r.perfChain(a.Chains[0])+"):string")
 				case "chars": // perf reads text at the address the chain's last read is at
 					args = append(args, name+"="+r.perfChain(a.Chains[0])+":string")
 				case "bytes":
@@ -214,15 +214,11 @@ func WritePerf(w io.Writer, s *spec.Spec) error {
 // semaphore for an address, so the event is written to tracefs's
 // uprobe_events as perf would, with the semaphore's file offset in
 // parentheses (the kernel's ref_ctr_offset: it sets the semaphore while
-// the event is enabled). A string argument reads through its pointer
-// there (+0(%r12):string); perf probe -d removes the event as its own.
+// the event is enabled). perf probe -d removes the event as its own.
 func writeUprobeEvent(b *strings.Builder, binary, event string, site spec.Site, args []string) {
 	b.WriteString("T=/sys/kernel/tracing; [ -e $T/uprobe_events ] || mount -t tracefs nodev $T\n")
 	fmt.Fprintf(b, "printf '%%s\\n' 'p:probe_goprobe/%s %s:%#x(%#x)", event, binary, site.FileOffset, site.RefCtrOffset)
 	for _, a := range args {
-		if name, v, ok := strings.Cut(a, "="); ok && strings.HasSuffix(v, ":string") && strings.HasPrefix(v, "%") {
-			a = name + "=+0(" + strings.TrimSuffix(v, ":string") + "):string"
-		}
 		b.WriteString(" " + a)
 	}
 	b.WriteString("' >> $T/uprobe_events\n")

@@ -200,3 +200,25 @@ func TestArtifactsLibc(t *testing.T) {
 		t.Errorf("perf counted %v; the program made 1000 calls\n%s", n, out)
 	}
 }
+
+// TestArtifactsPerfStringArgs: a C string argument, as a parameter and as
+// a struct member's pointer, is written for perf probe as the text at its
+// pointer (+0(...):string; the kernel refuses :string on a register, and
+// on a member it would read the pointer's own bytes): perf takes the
+// probes, and perf stat counts every call the program's record holds.
+func TestArtifactsPerfStringArgs(t *testing.T) {
+	needPerfTools(t)
+	bin := buildC(t, "who", "-O2", "-g", "-pthread")
+	code, script, errs := runGoprobe("gen", "--format=perf", "-x", bin, "hit tag it->name x")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !regexp.MustCompile(`tag=\+0\(%[a-z0-9]+\):string`).MatchString(script) {
+		t.Errorf("the C string parameter is not read through its pointer:\n%s", script)
+	}
+	const n = 7
+	out, got := runPerfScript(t, script, bin, strconv.Itoa(n))
+	if rec := whoSaid(t, out, n); got[0] != len(rec.calls) || len(rec.calls) != 3*n {
+		t.Errorf("perf counted %d; the program's record holds %d calls (want %d)\n%s", got[0], len(rec.calls), 3*n, out)
+	}
+}
