@@ -237,4 +237,3 @@ func (f *File) entryPCOf(e *dwarf.Entry) uint64 {
 	}
 	return 0
 }
-
