@@ -30,6 +30,15 @@ func (r *Resolver) usdtProbes() ([]usdt.Probe, error) {
 	return r.usdt, nil
 }
 
+// In is the probes of all the point names, in address order.
+func (u *USDTPoint) In(all []usdt.Probe) []usdt.Probe {
+	provider := u.Provider
+	if provider == "" {
+		provider = "*"
+	}
+	return usdt.Named(all, provider, u.Name)
+}
+
 // resolveUSDT finds the sites of a usdt:PROVIDER:NAME definition: the
 // nop of every probe the point names, each with its semaphore's file
 // offset and its arguments read from the note's operands.
@@ -38,11 +47,7 @@ func (r *Resolver) resolveUSDT(d *Def) (*spec.Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	provider := d.USDT.Provider
-	if provider == "" {
-		provider = "*"
-	}
-	ps := usdt.Named(all, provider, d.USDT.Name)
+	ps := d.USDT.In(all)
 	if len(ps) == 0 {
 		return nil, r.noUSDT(d, all)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
-	"github.com/binscope/binscope/usdt"
 )
 
 // Missing says what Spec does with a definition that names nothing or
@@ -182,11 +181,7 @@ func (r *Resolver) expandUSDT(d *Def) ([]*Def, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	provider := d.USDT.Provider
-	if provider == "" {
-		provider = "*"
-	}
-	ps := usdt.Named(all, provider, d.USDT.Name)
+	ps := d.USDT.In(all)
 	if len(ps) == 0 {
 		return nil, 0, r.noUSDT(d, all)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/internal/elfx"
-	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/probe"
 	"github.com/binscope/binscope/stack"
 	"github.com/binscope/binscope/usdt"
@@ -83,14 +82,7 @@ func notesName(file string, pts []*probe.USDTPoint) bool {
 		return false
 	}
 	for _, pt := range pts {
-		named := false
-		for _, p := range ps {
-			if (pt.Provider == "" || naming.NewPattern(pt.Provider).Match(p.Provider)) && naming.NewPattern(pt.Name).Match(p.Name) {
-				named = true
-				break
-			}
-		}
-		if !named {
+		if len(pt.In(ps)) == 0 {
 			return false
 		}
 	}
