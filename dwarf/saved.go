@@ -477,11 +477,28 @@ func (si *savedIndex) node(ix *index, off dwarf.Offset) *node {
 	if si.err != nil {
 		return nil
 	}
-	u := sort.Search(len(ix.units), func(i int) bool { return ix.units[i].entry.Offset > off }) - 1
-	if u < 0 || si.done[u] {
-		return ix.lookup(off)
+	if u := si.unitAt(ix, off); u >= 0 && !si.indexAt(ix, u) {
+		return nil
 	}
-	si.stream.use(u)
+	return ix.lookup(off)
+}
+
+// unitAt is the unit that holds off, marked used by the stream; -1 for
+// none.
+func (si *savedIndex) unitAt(ix *index, off dwarf.Offset) int {
+	u := sort.Search(len(ix.units), func(i int) bool { return ix.units[i].entry.Offset > off }) - 1
+	if u >= 0 {
+		si.stream.use(u)
+	}
+	return u
+}
+
+// indexAt indexes unit u, unless it is; false when it cannot be read
+// (si.err says why).
+func (si *savedIndex) indexAt(ix *index, u int) bool {
+	if si.done[u] {
+		return true
+	}
 	end := dwarf.Offset(0)
 	if u+1 < len(ix.units) {
 		end = ix.units[u+1].entry.Offset
@@ -491,9 +508,9 @@ func (si *savedIndex) node(ix *index, off dwarf.Offset) *node {
 	ix.localMu.Unlock()
 	if err != nil {
 		si.err = err
-		return nil
+		return false
 	}
-	return ix.lookup(off)
+	return true
 }
 
 // definition is the first definition of the class k in the whole file,
@@ -505,23 +522,8 @@ func (si *savedIndex) definition(ix *index, k classKey) dwarf.Offset {
 	if !ok || si.err != nil {
 		return 0
 	}
-	u := sort.Search(len(ix.units), func(i int) bool { return ix.units[i].entry.Offset > off }) - 1
-	if u < 0 {
+	if u := si.unitAt(ix, off); u < 0 || !si.indexAt(ix, u) {
 		return 0
-	}
-	si.stream.use(u)
-	if !si.done[u] {
-		end := dwarf.Offset(0)
-		if u+1 < len(ix.units) {
-			end = ix.units[u+1].entry.Offset
-		}
-		ix.localMu.Lock()
-		err := si.index(ix, u, unitSpan{entry: ix.units[u].entry, end: end})
-		ix.localMu.Unlock()
-		if err != nil {
-			si.err = err
-			return 0
-		}
 	}
 	return off
 }
