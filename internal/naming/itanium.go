@@ -27,7 +27,9 @@ import (
 // Demangle then asks the library. TestFastDemangle checks every mangled
 // name of libstdc++'s debug file and of a C++ program over Boost and
 // nlohmann::json against the library, to the byte, and
-// TestFastDemangleMutated 100,000 of them with a byte changed.
+// TestFastDemangleMutated 100,000 of them with a byte changed. A name
+// outside the subset sets the parser's sticky failed state, after which
+// every step returns at once; nothing panics.
 
 // itEntry is a parsed name or type: its text, the source name a
 // constructor or destructor of it takes (empty when it has none), and
@@ -94,6 +96,10 @@ type itParser struct {
 	// argument lists: arenas kept from name to name (see cat).
 	buf  []byte
 	args []itArg
+	// failed is set at the first byte outside the fast path's subset:
+	// every step returns at once after it, its result unused, and
+	// fastDemangle returns false (a sticky error, as a scanner keeps).
+	failed bool
 }
 
 // itArg is one template argument: a type or value (e), or a pack of
@@ -107,10 +113,11 @@ type itArg struct {
 // itParsers keep parsers, and their substitution tables, for reuse.
 var itParsers = sync.Pool{New: func() any { return &itParser{subs: make([]itEntry, 0, 64)} }}
 
-// itBail is the panic that makes fastDemangle give up.
-type itBail struct{}
-
-func (p *itParser) bail() { panic(itBail{}) }
+// fail gives up on the name (see failed).
+func (p *itParser) fail() itEntry {
+	p.failed = true
+	return itEntry{}
+}
 
 // fastDemangle demangles sym as Demangle's library call does, or
 // returns false.
@@ -122,24 +129,22 @@ func fastDemangle(sym string) (name string, ok bool) {
 	p.s, p.i = sym, 2
 	defer func() {
 		clear(p.subs)
-		p.s, p.subs = "", p.subs[:0]
+		p.s, p.subs, p.failed = "", p.subs[:0], false
 		p.last, p.tparams, p.expanding = nil, nil, false
 		clear(p.argStack)
 		p.argStack = p.argStack[:0]
 		clear(p.args)
 		p.buf, p.args = p.buf[:0], p.args[:0]
 		itParsers.Put(p)
-		if r := recover(); r != nil {
-			if _, ok := r.(itBail); !ok {
-				panic(r)
-			}
-			name, ok = "", false
-		}
 	}()
 	if c := p.peek(); c == 'G' || c == 'T' {
 		return "", false // special names: guard variables, vtables, thunks
 	}
-	return strings.Clone(p.name(true).s), true
+	e := p.name(true)
+	if p.failed {
+		return "", false
+	}
+	return strings.Clone(e.s), true
 }
 
 // cat is the concatenation of parts, written to the parser's arena: the
@@ -234,10 +239,13 @@ func (p *itParser) name(top bool) itEntry {
 		return p.nested(top)
 	case 'S':
 		if p.peek2() != 't' {
-			p.bail()
+			return p.fail()
 		}
 		p.i += 2
 		u := p.unqualified()
+		if p.failed {
+			return itEntry{}
+		}
 		e := itEntry{s: p.cat("std::", u.s), last: u.last}
 		if p.peek() == 'I' {
 			p.add(e)
@@ -248,9 +256,12 @@ func (p *itParser) name(top bool) itEntry {
 		return p.local(top)
 	}
 	e := p.unqualified()
+	if p.failed {
+		return itEntry{}
+	}
 	if p.peek() == 'I' {
 		if strings.HasPrefix(e.s, "{lambda(") {
-			p.bail() // a closure type takes no template arguments here
+			return p.fail() // a closure type takes no template arguments here
 		}
 		p.add(e)
 		e = itEntry{s: p.template(e.s), last: e.last}
@@ -270,7 +281,7 @@ func (p *itParser) nested(top bool) itEntry {
 			continue
 		}
 		if c == 'H' || c == 'D' && strings.IndexByte("xoOw", p.peek2()) >= 0 {
-			p.bail()
+			return p.fail()
 		}
 		break
 	}
@@ -279,7 +290,7 @@ func (p *itParser) nested(top bool) itEntry {
 		p.i++
 	}
 	if quals && !top {
-		p.bail()
+		return p.fail()
 	}
 	return p.prefix()
 }
@@ -303,18 +314,18 @@ func (p *itParser) prefix() itEntry {
 				p.i++ // CI1, CI2: a constructor inherited from the type that follows, not printed
 			}
 			if !haveLast || lastName == "" || p.peek() < '1' || p.peek() > '5' {
-				p.bail()
+				return p.fail()
 			}
 			p.i++
 			if inheriting {
 				if b := p.typ(); b.s == "" || b.tparam {
-					p.bail()
+					return p.fail()
 				}
 			}
 			next = p.tags(itEntry{s: lastName, last: lastName})
 		case c == 'D':
 			if !haveLast || lastName == "" || strings.IndexByte("01245", p.peek2()) < 0 {
-				p.bail()
+				return p.fail()
 			}
 			p.i += 2
 			next = p.tags(itEntry{s: p.cat("~", lastName), last: lastName})
@@ -322,18 +333,21 @@ func (p *itParser) prefix() itEntry {
 			next = p.prefixSubstitution()
 		case c == 'I':
 			if !have || strings.HasSuffix(cur.s, "}") {
-				p.bail() // none, or a closure type's
+				return p.fail() // none, or a closure type's
 			}
 			next = itEntry{s: p.template(cur.s), last: cur.last}
 			have = false
 		case c == 'E':
 			if !have {
-				p.bail()
+				return p.fail()
 			}
 			p.i++
 			return cur
 		default:
-			p.bail()
+			return p.fail()
+		}
+		if p.failed {
+			return itEntry{}
 		}
 		lastName, haveLast = next.last, true
 		if have {
@@ -368,17 +382,17 @@ func (p *itParser) prefixSubstitution() itEntry {
 	}
 	e := stdAbbrev[c2]
 	if e.s == "" {
-		p.bail()
+		return p.fail()
 	}
 	p.i += 2
 	switch p.peek() {
 	case 'B':
-		p.bail()
+		return p.fail()
 	case 'C', 'D':
 		// The library spells std::string and the streams long
 		// before a constructor or destructor.
 		if c2 != 't' && c2 != 'a' && c2 != 'b' {
-			p.bail()
+			return p.fail()
 		}
 	}
 	return e
@@ -394,7 +408,7 @@ func (p *itParser) substitution() itEntry {
 		for {
 			c := p.peek()
 			if id >= 0x80000000/36-36 {
-				p.bail()
+				return p.fail()
 			}
 			switch {
 			case c == '_':
@@ -404,7 +418,7 @@ func (p *itParser) substitution() itEntry {
 			case isUpperByte(c):
 				id = id*36 + int(c-'A') + 10
 			default:
-				p.bail()
+				return p.fail()
 			}
 			p.i++
 			if c == '_' {
@@ -413,7 +427,7 @@ func (p *itParser) substitution() itEntry {
 		}
 	}
 	if id >= len(p.subs) || p.subs[id].tparam {
-		p.bail()
+		return p.fail()
 	}
 	return p.subs[id]
 }
@@ -430,11 +444,11 @@ func (p *itParser) unqualified() itEntry {
 	case c == 'L':
 		p.i++
 		if !isDigitByte(p.peek()) {
-			p.bail()
+			return p.fail()
 		}
 		n := p.sourceName()
 		if p.peek() == '_' {
-			p.bail() // a discriminator
+			return p.fail() // a discriminator
 		}
 		e = itEntry{s: n, last: n}
 	case c == 'U':
@@ -445,18 +459,21 @@ func (p *itParser) unqualified() itEntry {
 		p.i += 2
 		t := p.typ()
 		if t.s == "" || t.composite() || t.tparam {
-			p.bail()
+			return p.fail()
 		}
 		e = itEntry{s: p.cat("operator ", t.s)}
 	case isLowerByte(c) && p.i+2 <= len(p.s):
 		op, ok := itOperators[p.s[p.i:p.i+2]]
 		if !ok {
-			p.bail()
+			return p.fail()
 		}
 		p.i += 2
 		e = itEntry{s: op}
 	default:
-		p.bail()
+		return p.fail()
+	}
+	if p.failed {
+		return itEntry{}
 	}
 	return p.tags(e)
 }
@@ -465,7 +482,11 @@ func (p *itParser) unqualified() itEntry {
 func (p *itParser) tags(e itEntry) itEntry {
 	for p.peek() == 'B' {
 		p.i++
-		e.s = p.cat(e.s, "[abi:", p.sourceName(), "]")
+		n := p.sourceName()
+		if p.failed {
+			return itEntry{}
+		}
+		e.s = p.cat(e.s, "[abi:", n, "]")
 	}
 	return e
 }
@@ -489,17 +510,20 @@ var itOperators = map[string]string{
 func (p *itParser) sourceName() string {
 	n := 0
 	if !isDigitByte(p.peek()) {
-		p.bail()
+		p.failed = true
+		return ""
 	}
 	for isDigitByte(p.peek()) {
 		if n >= 0x80000000/10-10 {
-			p.bail()
+			p.failed = true
+			return ""
 		}
 		n = n*10 + int(p.s[p.i]-'0')
 		p.i++
 	}
 	if n <= 0 || len(p.s)-p.i < n {
-		p.bail()
+		p.failed = true
+		return ""
 	}
 	id := p.s[p.i : p.i+n]
 	p.i += n
@@ -515,7 +539,8 @@ func (p *itParser) sourceName() string {
 // template parses <template-args> and returns base with them.
 func (p *itParser) template(base string) string {
 	if p.peek() != 'I' {
-		p.bail()
+		p.failed = true
+		return ""
 	}
 	p.i++
 	// The arguments gather on the parser's stack (nested lists push
@@ -524,8 +549,12 @@ func (p *itParser) template(base string) string {
 	n := len(base) + 3
 	for p.peek() != 'E' {
 		a := p.templateArg(false)
+		if p.failed {
+			return ""
+		}
 		if p.peek() == 'Q' {
-			p.bail() // a constraint
+			p.failed = true
+			return "" // a constraint
 		}
 		p.argStack = append(p.argStack, a)
 		if !a.pack || len(a.elts) > 0 {
@@ -585,15 +614,20 @@ func (p *itParser) templateArg(inPack bool) itArg {
 		return itArg{e: itEntry{s: l, value: true}}
 	case 'I', 'J':
 		if inPack {
-			p.bail()
+			p.failed = true
+			return itArg{}
 		}
 		p.i++
 		a := itArg{pack: true}
 		var args []string
 		for p.peek() != 'E' {
 			el := p.templateArg(true)
+			if p.failed {
+				return itArg{}
+			}
 			if p.peek() == 'Q' {
-				p.bail()
+				p.failed = true
+				return itArg{}
 			}
 			args = append(args, el.e.s)
 			a.elts = append(a.elts, el.e)
@@ -602,7 +636,8 @@ func (p *itParser) templateArg(inPack bool) itArg {
 		a.e.s = p.join(args, ", ")
 		return a
 	case 'X', 'T', 0:
-		p.bail()
+		p.failed = true
+		return itArg{}
 	}
 	e := p.typ()
 	return itArg{e: e}

@@ -17,27 +17,33 @@ import (
 func (p *itParser) local(top bool) itEntry {
 	p.i++ // Z
 	fn, quals := p.localFunc()
+	if p.failed {
+		return itEntry{}
+	}
 	saved := p.tparams
 	defer func() { p.tparams = saved }()
 	if strings.HasSuffix(fn.s, ">") {
 		if !fn.tparam {
-			p.bail() // the arguments parsed last are not the function's
+			return p.fail() // the arguments parsed last are not the function's
 		}
 		// A function template: its return type comes first, unprinted;
 		// its parameters' types may name its template parameters.
 		p.tparams = p.last
-		if ret := p.typ(); ret.composite() {
-			p.bail()
+		if ret := p.typ(); p.failed || ret.composite() {
+			return p.fail()
 		}
 	}
 	params := p.localParams()
+	if p.failed {
+		return itEntry{}
+	}
 	switch p.peek() {
 	case 's', 'd', 'Z':
-		p.bail() // a string literal, a default argument, a local name in a local name
+		return p.fail() // a string literal, a default argument, a local name in a local name
 	}
 	ent := p.name(top)
-	if p.peek() == '_' {
-		p.bail() // a discriminator
+	if p.failed || p.peek() == '_' {
+		return p.fail() // a discriminator
 	}
 	return itEntry{s: p.cat(fn.s, "(", p.join(params, ", "), ")", quals, "::", ent.s), last: ent.last}
 }
@@ -49,13 +55,15 @@ func (p *itParser) localFunc() (fn itEntry, quals string) {
 		p.i++
 		for c := p.peek(); c == 'K' || c == 'V' || c == 'r'; c = p.peek() {
 			if c != 'K' || quals != "" {
-				p.bail()
+				p.failed = true
+				return fn, quals
 			}
 			quals = " const"
 			p.i++
 		}
 		if c := p.peek(); c == 'R' || c == 'O' || c == 'H' {
-			p.bail()
+			p.failed = true
+			return fn, quals
 		}
 		fn = p.prefix()
 		// Template arguments of the function itself end right before
@@ -63,12 +71,14 @@ func (p *itParser) localFunc() (fn itEntry, quals string) {
 		fn.tparam = p.lastEnd == p.i-1
 	} else {
 		if p.peek() == 'S' || p.peek() == 'Z' {
-			p.bail()
+			p.failed = true
+			return fn, quals
 		}
 		fn = p.unqualified()
 	}
-	if p.peek() == 'I' {
-		p.bail()
+	if p.failed || p.peek() == 'I' {
+		p.failed = true
+		return fn, quals
 	}
 	return fn, quals
 }
@@ -81,23 +91,28 @@ func (p *itParser) localParams() []string {
 	for p.peek() != 'E' {
 		switch c := p.peek(); {
 		case c == '.' || c == 'Q' || c == 0, (c == 'R' || c == 'O') && p.peek2() == 'E':
-			p.bail()
+			p.failed = true
+			return nil
 		}
 		types++
 		if p.peek() == 'D' && p.peek2() == 'p' {
 			p.i += 2
-			params = p.packExpansion(params)
+			if params = p.packExpansion(params); p.failed {
+				return nil
+			}
 			continue
 		}
 		t := p.typ()
-		if t.composite() && !t.noWrap {
-			p.bail()
+		if p.failed || t.composite() && !t.noWrap {
+			p.failed = true
+			return nil
 		}
 		params = append(params, t.s)
 	}
 	p.i++
 	if types == 0 {
-		p.bail()
+		p.failed = true
+		return nil
 	}
 	if types == 1 && len(params) == 1 && params[0] == "void" {
 		params = nil
@@ -117,14 +132,16 @@ func (p *itParser) packExpansion(params []string) []string {
 		p.expanding, p.elem, p.packLen = true, k, -1
 		t = p.typ()
 		p.expanding = false
-		if p.packLen < 0 {
-			p.bail() // no pack in it
+		if p.failed || p.packLen < 0 {
+			p.failed = true
+			return nil // no pack in it
 		}
 		if p.packLen == 0 {
 			break
 		}
 		if t.composite() && !t.noWrap {
-			p.bail()
+			p.failed = true
+			return nil
 		}
 		params = append(params, t.s)
 		if k+1 == p.packLen {
@@ -143,7 +160,7 @@ func (p *itParser) packExpansion(params []string) []string {
 // as {lambda(parameters)#N}; other unnamed types are left to the library.
 func (p *itParser) unnamed() itEntry {
 	if p.peek2() != 'l' {
-		p.bail()
+		return p.fail()
 	}
 	p.i += 2
 	from := len(p.subs)
@@ -156,12 +173,15 @@ func (p *itParser) unnamed() itEntry {
 	}()
 	// T: a generic lambda's auto parameter.
 	params := p.paramTypes(func(c byte) bool { return c == 'T' }, false)
+	if p.failed {
+		return itEntry{}
+	}
 	n := 1
 	if p.peek() != '_' {
 		n = p.number(6) + 2
 	}
-	if p.peek() != '_' {
-		p.bail()
+	if p.failed || p.peek() != '_' {
+		return p.fail()
 	}
 	p.i++
 	return itEntry{s: p.cat("{lambda(", p.join(params, ", "), ")#", strconv.Itoa(n), "}")}
@@ -175,7 +195,8 @@ func (p *itParser) number(max int) int {
 		p.i++
 	}
 	if j == p.i || p.i-j > max {
-		p.bail()
+		p.failed = true
+		return 0
 	}
 	v := 0
 	for _, d := range p.s[j:p.i] {
@@ -194,8 +215,8 @@ func (p *itParser) templateParam() itEntry {
 	if p.peek() != '_' {
 		n = p.number(4) + 1
 	}
-	if p.peek() != '_' || p.tparams == nil || n >= len(p.tparams) {
-		p.bail()
+	if p.failed || p.peek() != '_' || p.tparams == nil || n >= len(p.tparams) {
+		return p.fail()
 	}
 	p.i++
 	a := p.tparams[n]
@@ -204,19 +225,19 @@ func (p *itParser) templateParam() itEntry {
 		// Inside its expansion, one element at a time (see local); the
 		// packs an expansion names have one length.
 		if !p.expanding || (p.packLen >= 0 && p.packLen != len(a.elts)) {
-			p.bail()
+			return p.fail()
 		}
 		p.packLen = len(a.elts)
 		if len(a.elts) == 0 {
 			return itEntry{tparam: true}
 		}
 		if p.elem >= len(a.elts) {
-			p.bail()
+			return p.fail()
 		}
 		e = a.elts[p.elem]
 	}
 	if e.value || e.s == "" {
-		p.bail() // a value where a type goes
+		return p.fail() // a value where a type goes
 	}
 	e.tparam = true
 	return e

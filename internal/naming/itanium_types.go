@@ -13,9 +13,13 @@ var itIntSuffix = map[string]string{
 func (p *itParser) literal() string {
 	p.i++
 	if c := p.peek(); c == '_' || c == 'Z' {
-		p.bail() // an external name
+		p.failed = true
+		return "" // an external name
 	}
 	t := p.typ()
+	if p.failed {
+		return ""
+	}
 	neg := false
 	if p.peek() == 'n' {
 		neg = true
@@ -23,7 +27,8 @@ func (p *itParser) literal() string {
 	}
 	j := strings.IndexByte(p.s[p.i:], 'E')
 	if j < 0 {
-		p.bail()
+		p.failed = true
+		return ""
 	}
 	val := p.s[p.i : p.i+j]
 	p.i += j + 1
@@ -37,7 +42,8 @@ func (p *itParser) literal() string {
 	}
 	switch {
 	case val == "" && !(bt == "decltype(nullptr)" && !neg):
-		p.bail()
+		p.failed = true
+		return ""
 	case itIntSuffix[bt] != "" || bt == "int":
 		return p.cat(sign, val, itIntSuffix[bt])
 	case bt == "bool" && !neg && (val == "0" || val == "1"):
@@ -48,7 +54,8 @@ func (p *itParser) literal() string {
 	case bt == "decltype(nullptr)" && (val == "" || val == "0"):
 		return bt
 	case bt == "double" || bt == "long double" || bt == "float" || bt == "__float128" || bt == "half":
-		p.bail()
+		p.failed = true
+		return ""
 	}
 	return p.cat("(", t.s, ")", sign, val)
 }
@@ -72,11 +79,14 @@ func (p *itParser) typ() itEntry {
 			continue
 		}
 		if c == 'K' || c == 'V' || c == 'r' || c == 'D' && strings.IndexByte("xoOw", p.peek2()) >= 0 {
-			p.bail()
+			return p.fail()
 		}
 		break
 	}
 	e := p.unqualifiedType()
+	if p.failed {
+		return itEntry{}
+	}
 	if e.s == "" {
 		if konst {
 			p.add(e) // an empty pack being expanded
@@ -85,7 +95,7 @@ func (p *itParser) typ() itEntry {
 	}
 	if konst {
 		if e.ref || e.konst || e.composite() {
-			p.bail()
+			return p.fail()
 		}
 		e = itEntry{s: p.cat(e.s, " const"), konst: true, tparam: e.tparam}
 		p.add(e)
@@ -109,7 +119,7 @@ func (p *itParser) unqualifiedType() itEntry {
 		switch {
 		case isDigitByte(c2) || c2 == '_' || isUpperByte(c2):
 			e = p.substitution()
-			if p.peek() != 'I' {
+			if p.failed || p.peek() != 'I' {
 				return e
 			}
 			e = itEntry{s: p.template(e.s), last: e.last}
@@ -117,7 +127,7 @@ func (p *itParser) unqualifiedType() itEntry {
 			e = p.name(false)
 		default:
 			if e = stdAbbrev[c2]; e.s == "" {
-				p.bail()
+				return p.fail()
 			}
 			p.i += 2
 			if p.peek() != 'I' {
@@ -128,6 +138,9 @@ func (p *itParser) unqualifiedType() itEntry {
 	case c == 'P' || c == 'R' || c == 'O':
 		p.i++
 		b := p.typ()
+		if p.failed {
+			return itEntry{}
+		}
 		if b.s == "" {
 			p.add(b) // an empty pack being expanded: no type
 			return b
@@ -139,7 +152,7 @@ func (p *itParser) unqualifiedType() itEntry {
 			break
 		}
 		if b.ref || b.noWrap {
-			p.bail() // a reference to a reference, or a declarator in a declarator
+			return p.fail() // a reference to a reference, or a declarator in a declarator
 		}
 		op := "*"
 		if c == 'R' {
@@ -156,6 +169,9 @@ func (p *itParser) unqualifiedType() itEntry {
 		}
 	case c == 'T':
 		e = p.templateParam()
+		if p.failed {
+			return itEntry{}
+		}
 		if e.s == "" {
 			// An empty pack, inside its expansion: no type, yet a
 			// substitution candidate, which the fast path cannot name.
@@ -178,12 +194,15 @@ func (p *itParser) unqualifiedType() itEntry {
 		case 'u':
 			bt = "char8_t"
 		default:
-			p.bail()
+			return p.fail()
 		}
 		p.i += 2
 		return itEntry{s: bt, builtin: true}
 	default:
-		p.bail()
+		return p.fail()
+	}
+	if p.failed {
+		return itEntry{}
 	}
 	p.add(e)
 	return e
@@ -196,13 +215,16 @@ func (p *itParser) functionType() itEntry {
 		p.i++ // extern "C", which the library does not print
 	}
 	ret := p.typ()
-	if ret.composite() || ret.tparam {
-		p.bail()
+	if p.failed || ret.composite() || ret.tparam {
+		return p.fail()
 	}
 	params := p.paramTypes(func(c byte) bool {
 		// a clone suffix, a ref-qualifier
 		return c == '.' || (c == 'R' || c == 'O') && p.peek2() == 'E'
 	}, true)
+	if p.failed {
+		return itEntry{}
+	}
 	right := p.cat("(", p.join(params, ", "), ")")
 	return p.declarator(ret.s, right, false)
 }
@@ -215,18 +237,18 @@ func (p *itParser) arrayType() itEntry {
 		p.i++
 	}
 	if j == p.i || p.peek() != '_' {
-		p.bail() // no dimension, or an expression
+		return p.fail() // no dimension, or an expression
 	}
 	dim := p.cat("[", p.s[j:p.i], "]")
 	p.i++
 	elem := p.typ()
 	switch {
-	case elem.tparam:
-		p.bail()
+	case p.failed, elem.tparam:
+		return p.fail()
 	case elem.array:
 		return p.declarator(elem.left(), p.cat(dim, elem.right()), true)
 	case elem.composite():
-		p.bail()
+		return p.fail()
 	}
 	return p.declarator(elem.s, dim, true)
 }
@@ -238,17 +260,20 @@ func (p *itParser) paramTypes(bad func(c byte) bool, wrapped bool) []string {
 	var params []string
 	for p.peek() != 'E' {
 		if c := p.peek(); c == 0 || c == 'Q' || bad(c) {
-			p.bail() // the end, a requires clause
+			p.failed = true
+			return nil // the end, a requires clause
 		}
 		t := p.typ()
-		if t.split > 0 || t.noWrap && !wrapped || t.tparam {
-			p.bail()
+		if p.failed || t.split > 0 || t.noWrap && !wrapped || t.tparam {
+			p.failed = true
+			return nil
 		}
 		params = append(params, t.s)
 	}
 	p.i++
 	if len(params) == 0 {
-		p.bail()
+		p.failed = true
+		return nil
 	}
 	if len(params) == 1 && params[0] == "void" {
 		return nil
