@@ -56,6 +56,10 @@ type itEntry struct {
 	// rvalue is an rvalue reference (ref, written &&); value a template
 	// argument that is a value, not a type.
 	rvalue, value bool
+	// noReturn is a name whose last component is a constructor, a
+	// destructor or a conversion operator: a function template of it
+	// encodes no return type.
+	noReturn bool
 }
 
 // composite reports whether e needs a declarator's syntax around it.
@@ -322,20 +326,20 @@ func (p *itParser) prefix() itEntry {
 					return p.fail()
 				}
 			}
-			next = p.tags(itEntry{s: lastName, last: lastName})
+			next = p.tags(itEntry{s: lastName, last: lastName, noReturn: true})
 		case c == 'D':
 			if !haveLast || lastName == "" || strings.IndexByte("01245", p.peek2()) < 0 {
 				return p.fail()
 			}
 			p.i += 2
-			next = p.tags(itEntry{s: p.cat("~", lastName), last: lastName})
+			next = p.tags(itEntry{s: p.cat("~", lastName), last: lastName, noReturn: true})
 		case c == 'S':
 			next = p.prefixSubstitution()
 		case c == 'I':
 			if !have || strings.HasSuffix(cur.s, "}") {
 				return p.fail() // none, or a closure type's
 			}
-			next = itEntry{s: p.template(cur.s), last: cur.last}
+			next = itEntry{s: p.template(cur.s), last: cur.last, noReturn: cur.noReturn}
 			have = false
 		case c == 'E':
 			if !have {
@@ -351,7 +355,7 @@ func (p *itParser) prefix() itEntry {
 		}
 		lastName, haveLast = next.last, true
 		if have {
-			cur = itEntry{s: p.cat(cur.s, "::", next.s), last: next.last}
+			cur = itEntry{s: p.cat(cur.s, "::", next.s), last: next.last, noReturn: next.noReturn}
 		} else {
 			cur, have = next, true
 		}
@@ -461,7 +465,7 @@ func (p *itParser) unqualified() itEntry {
 		if t.s == "" || t.composite() || t.tparam {
 			return p.fail()
 		}
-		e = itEntry{s: p.cat("operator ", t.s)}
+		e = itEntry{s: p.cat("operator ", t.s), noReturn: true}
 	case isLowerByte(c) && p.i+2 <= len(p.s):
 		op, ok := itOperators[p.s[p.i:p.i+2]]
 		if !ok {

@@ -11,8 +11,9 @@ import (
 // local parses Z <function encoding> E <entity> [<discriminator>], a name
 // local to a function: the library prints the function with its
 // parameters (and a member function's qualifiers), then the entity. A
-// function template's encoding starts with its return type, unprinted;
-// its parameters may name its template parameters and expand its packs.
+// function template's encoding starts with its return type, unprinted
+// (none for a constructor, destructor or conversion operator); its
+// parameters may name its template parameters and expand its packs.
 // String literals and default arguments are left to the library.
 func (p *itParser) local(top bool) itEntry {
 	p.i++ // Z
@@ -26,11 +27,14 @@ func (p *itParser) local(top bool) itEntry {
 		if !fn.tparam {
 			return p.fail() // the arguments parsed last are not the function's
 		}
-		// A function template: its return type comes first, unprinted;
+		// A function template: its return type comes first, unprinted
+		// (a constructor, destructor or conversion operator has none);
 		// its parameters' types may name its template parameters.
 		p.tparams = p.last
-		if ret := p.typ(); p.failed || ret.composite() {
-			return p.fail()
+		if !fn.noReturn {
+			if ret := p.typ(); p.failed || ret.composite() {
+				return p.fail()
+			}
 		}
 	}
 	params := p.localParams()

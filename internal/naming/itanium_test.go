@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"math/rand"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -62,31 +63,71 @@ func TestFastDemangle(t *testing.T) {
 		{"libstdc++", testutil.RealBinary(t, "libstdc++")},
 		{"cpp-real", testutil.Fixture(t, "cpp-real").Path},
 	} {
-		names := mangledNames(t, bin.path)
-		if len(names) < 1000 {
-			t.Fatalf("%s: %d mangled names, want at least 1,000", bin.name, len(names))
+		checkFast(t, bin.name, mangledNames(t, bin.path), 1000)
+	}
+}
+
+// TestFastDemangleCeph: the same on every C++ symbol of ceph-osd's debug
+// file (over 40,000: Boost.Spirit, lambdas in constructor templates),
+// where ceph-osd-dbg is installed (bench/ceph.sh's input; not installed
+// by scripts/install-deps.sh).
+func TestFastDemangleCeph(t *testing.T) {
+	const osd = "/usr/bin/ceph-osd"
+	if _, err := os.Stat(osd); err != nil {
+		t.Skipf("ceph-osd not installed (apt-get install ceph-osd ceph-osd-dbg): %v", err)
+	}
+	debug := testutil.DebugFile(osd)
+	if debug == "" {
+		t.Skip("ceph-osd-dbg not installed")
+	}
+	f, err := elf.Open(debug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var names []string
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, "_Z") && !seen[s.Name] {
+			seen[s.Name] = true
+			names = append(names, s.Name)
 		}
-		fast, differ := 0, 0
-		for _, sym := range names {
-			got, ok := fastDemangle(sym)
-			if !ok {
-				continue
+	}
+	checkFast(t, "ceph-osd", names, 40000)
+}
+
+// checkFast checks the fast demangler on names, at least min of them:
+// where it answers, the library (github.com/ianlancetaylor/demangle, which
+// matches c++filt) prints the same; it answers most of them.
+func checkFast(t *testing.T, bin string, names []string, min int) {
+	t.Helper()
+	if len(names) < min {
+		t.Fatalf("%s: %d mangled names, want at least %d", bin, len(names), min)
+	}
+	fast, differ := 0, 0
+	for _, sym := range names {
+		got, ok := fastDemangle(sym)
+		if !ok {
+			continue
+		}
+		fast++
+		want, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
+		if err != nil || got != want {
+			if differ++; differ <= 20 {
+				t.Errorf("%s: %s:\nfast    %q\nlibrary %q (%v)", bin, sym, got, want, err)
 			}
-			fast++
-			want, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
-			if err != nil || got != want {
-				if differ++; differ <= 20 {
-					t.Errorf("%s: %s:\nfast    %q\nlibrary %q (%v)", bin.name, sym, got, want, err)
-				}
-			}
 		}
-		t.Logf("%s: %d mangled names, %d demangled by the fast path, %d differ", bin.name, len(names), fast, differ)
-		if differ > 0 {
-			t.Errorf("%s: %d of %d names differ", bin.name, differ, fast)
-		}
-		if fast < len(names)*3/4 {
-			t.Errorf("%s: the fast path took only %d of %d names", bin.name, fast, len(names))
-		}
+	}
+	t.Logf("%s: %d mangled names, %d demangled by the fast path, %d differ", bin, len(names), fast, differ)
+	if differ > 0 {
+		t.Errorf("%s: %d of %d names differ", bin, differ, fast)
+	}
+	if fast < len(names)*3/4 {
+		t.Errorf("%s: the fast path took only %d of %d names", bin, fast, len(names))
 	}
 }
 
@@ -223,7 +264,8 @@ func TestFastDemangleMutated(t *testing.T) {
 // TestFastDemangleTakes: names the fast path must answer, as the library
 // does: expansions of a function template's packs (one parameter per
 // element, references collapsed), reference collapsing of a template
-// parameter's type, conversion operators, inheriting constructors.
+// parameter's type, conversion operators, inheriting constructors, names
+// local to a constructor or destructor template (no return type).
 func TestFastDemangleTakes(t *testing.T) {
 	for _, sym := range []string{
 		"_ZZN1A6createINS_1BEJRA1_KcEEEPT_DpOT0_ENKUlPS1_E_clES7_",
@@ -233,6 +275,8 @@ func TestFastDemangleTakes(t *testing.T) {
 		"_ZNK1AcvbEv",
 		"_ZNK1AcvSt6vectorIiSaIiEEEv",
 		"_ZN1BCI21AEi",
+		"_ZZN1AC4IiEET_E1x",
+		"_ZZN1AD4IiEEvE1x",
 	} {
 		want, err := demangle.ToString(sym, demangle.NoParams, demangle.NoClones)
 		if err != nil {
