@@ -136,37 +136,7 @@ func (p *itParser) unqualifiedType() itEntry {
 			e = itEntry{s: p.template(e.s), last: e.last}
 		}
 	case c == 'P' || c == 'R' || c == 'O':
-		p.i++
-		b := p.typ()
-		if p.failed {
-			return itEntry{}
-		}
-		if b.s == "" {
-			p.add(b) // an empty pack being expanded: no type
-			return b
-		}
-		if b.ref && b.tparam && c != 'P' && !(c == 'R' && b.rvalue) {
-			// Reference collapsing, of a template parameter's type: &
-			// or && of T& is T&, && of T&& is T&&.
-			e = b
-			break
-		}
-		if b.ref || b.noWrap {
-			return p.fail() // a reference to a reference, or a declarator in a declarator
-		}
-		op := "*"
-		if c == 'R' {
-			op = "&"
-		} else if c == 'O' {
-			op = "&&"
-		}
-		e = itEntry{s: p.cat(b.s, op), ref: c != 'P', rvalue: c == 'O', tparam: b.tparam}
-		switch {
-		case b.array:
-			e = itEntry{s: p.cat(b.left(), " (", op, ") ", b.right()), ref: c != 'P', rvalue: c == 'O', noWrap: true}
-		case b.split > 0:
-			e = itEntry{s: p.cat(b.left(), " (", op, ")", b.right()), ref: c != 'P', rvalue: c == 'O', noWrap: true}
-		}
+		e = p.pointerType(c)
 	case c == 'T':
 		e = p.templateParam()
 		if p.failed {
@@ -206,6 +176,38 @@ func (p *itParser) unqualifiedType() itEntry {
 	}
 	p.add(e)
 	return e
+}
+
+// pointerType parses a pointer (c is P), lvalue (R) or rvalue reference
+// (O) and the type it points or refers to.
+func (p *itParser) pointerType(c byte) itEntry {
+	p.i++
+	b := p.typ()
+	switch {
+	case p.failed:
+		return itEntry{}
+	case b.s == "":
+		return b // an empty pack being expanded: no type
+	case b.ref && b.tparam && c != 'P' && !(c == 'R' && b.rvalue):
+		// Reference collapsing, of a template parameter's type: & or &&
+		// of T& is T&, && of T&& is T&&.
+		return b
+	case b.ref || b.noWrap:
+		return p.fail() // a reference to a reference, or a declarator in a declarator
+	}
+	op := "*"
+	if c == 'R' {
+		op = "&"
+	} else if c == 'O' {
+		op = "&&"
+	}
+	switch {
+	case b.array:
+		return itEntry{s: p.cat(b.left(), " (", op, ") ", b.right()), ref: c != 'P', rvalue: c == 'O', noWrap: true}
+	case b.split > 0:
+		return itEntry{s: p.cat(b.left(), " (", op, ")", b.right()), ref: c != 'P', rvalue: c == 'O', noWrap: true}
+	}
+	return itEntry{s: p.cat(b.s, op), ref: c != 'P', rvalue: c == 'O', tparam: b.tparam}
 }
 
 // functionType parses F [Y] <return type> <parameter types> E.
