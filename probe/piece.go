@@ -1,0 +1,93 @@
+package probe
+
+import (
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/types"
+)
+
+// piece reports whether site is no call of fn but a piece of the call a
+// sibling expansion makes: an expansion of fn from the same call site
+// (file, line, column) in the same parent, whose code alone leads into
+// site's code and whose code every way out of it goes back to, site's own
+// code (nested expansions' too) doing nothing a call is seen by (no store
+// outside the frame, no call; see effect). LLVM unrolled the loop of two
+// fn08 calls in rust-O3 seed 1413's fn07 and gave part of the second
+// call's r = 1+a+b+c (line 109) a DIE of its own, between that call's
+// record and its call of fn09: a start there counted every second call
+// twice. An alignment pad falling into site's code is no way in. Where
+// the flow is not known whole (an indirect jump whose targets are
+// unknown, a return out of site's code), site is a call.
+func (r *Resolver) piece(fn *types.Func, site *types.InlineSite) bool {
+	inst := r.hostOf(site)
+	if inst == nil {
+		return false
+	}
+	fl, err := r.flowOf(inst)
+	if err != nil || len(fl.indirect) > 0 {
+		return false
+	}
+	rs := site.Ranges
+	var in, out []uint64 // the code that enters rs, and that rs leaves to
+	for _, a := range fl.addrs {
+		if !holds(rs, a) {
+			continue
+		}
+		if a == fl.entry || effect(fl.op[a]) || len(fl.succ[a]) == 0 {
+			return false
+		}
+		for _, p := range fl.pred[a] {
+			if !holds(rs, p) && !fl.pad(p) {
+				in = append(in, p)
+			}
+		}
+		for _, s := range fl.succ[a] {
+			if !holds(rs, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	if len(in) == 0 || len(out) == 0 {
+		return false
+	}
+	for _, s := range fn.Inlined {
+		if s == site || s.Parent != site.Parent || s.Caller != site.Caller || s.CallLine != site.CallLine ||
+			s.CallColumn != site.CallColumn || !sameFile(s.CallFile, site.CallFile) {
+			continue
+		}
+		if holdsAll(s.Ranges, in) && holdsAll(s.Ranges, out) {
+			return true
+		}
+	}
+	return false
+}
+
+// pad reports whether a is an alignment pad: a run of nops that no edge
+// enters but at its own nops.
+func (fl *flow) pad(a uint64) bool {
+	const maxPad = 16
+	for i := 0; i < maxPad; i++ {
+		if fl.op[a].Op != x86asm.NOP {
+			return false
+		}
+		switch ps := fl.pred[a]; len(ps) {
+		case 0:
+			return true
+		case 1:
+			a = ps[0]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// holdsAll reports whether rs holds every address of as.
+func holdsAll(rs [][2]uint64, as []uint64) bool {
+	for _, a := range as {
+		if !holds(rs, a) {
+			return false
+		}
+	}
+	return true
+}
