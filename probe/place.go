@@ -34,7 +34,8 @@ type start struct {
 //     control reaches from outside them (not its lowest address: clang and
 //     LLVM give no DW_AT_entry_pc, and their lowest range may start with
 //     an alignment pad no call runs, or with an instruction reached only
-//     from inside). Where GCC gives DW_AT_entry_pc, that is the entry.
+//     from inside). Where GCC gives DW_AT_entry_pc, that is the entry,
+//     with the entries of paths no call through it passes (see apart).
 //   - Of LLVM's and Go's entries, the starts are those a call can pass
 //     first, hoisted and effect-free pieces left out (see callStarts); Go's
 //     inline mark chooses among several (see goMarked).
@@ -177,6 +178,10 @@ func (r *Resolver) gnuStarts(site *types.InlineSite, inst *types.Instance, fl *f
 	var starts []uint64
 	for _, o := range out {
 		starts = append(starts, o.addr)
+	}
+	for _, e := range fl.apart(fl.entries(rs, r.neutral(inst, fl)), starts, rs) {
+		starts = append(starts, e)
+		out = append(out, start{addr: e, note: "an entry no call through the entry_pc passes, nor the other way round (a path of the body GCC jump-threaded)"})
 	}
 	if as, copies, ok := r.anchors(site, inst, fl, starts, true, nil); ok && copies && len(as) > len(out) {
 		return anchorStarts(as)

@@ -214,3 +214,44 @@ func (fl *flow) inOwnLoop(x uint64, rs [][2]uint64) bool {
 	}
 	return false
 }
+
+// apart are the entries es of the expansion whose code is rs that calls
+// pass instead of starts, not as well: GCC's entry_pc is on one path of
+// a body only where it threaded a jump into another. gcc -O3 seed 1420
+// inlines two calls of a guarded fn03 with the same argument; where the
+// first took the early return, the second's guard is known, and GCC jumps
+// from the first's return straight to the second's record, its entry_pc
+// being the call of fn03.part.0 of the other path. An entry is kept when
+// it leads to an effect of the body (see reachesEffect), no start reaches
+// it nor it a start within an iteration of the caller's loops, and no
+// other such entry reaches it: the first of a call's entries. Where two
+// kept ones may both run in one call, none is.
+func (fl *flow) apart(es, starts []uint64, rs [][2]uint64) []uint64 {
+	var cand []uint64
+	for _, e := range es {
+		if contains(starts, e) || !fl.reachesEffect(e, rs) {
+			continue
+		}
+		ok := true
+		for _, s := range starts {
+			ok = ok && !fl.reachIn(e, s, fl.callerLoops(e, rs)) && !fl.reachIn(s, e, fl.callerLoops(s, rs))
+		}
+		if ok {
+			cand = append(cand, e)
+		}
+	}
+	var out []uint64
+	for _, e := range cand {
+		first := true
+		for _, o := range cand {
+			first = first && (o == e || !fl.reachIn(o, e, fl.callerLoops(o, rs)))
+		}
+		if first {
+			out = append(out, e)
+		}
+	}
+	if _, _, over := fl.overlap(out, rs); over {
+		return nil
+	}
+	return out
+}
