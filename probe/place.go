@@ -107,6 +107,11 @@ func (r *Resolver) callEntries(site *types.InlineSite, inst *types.Instance, fl 
 	if as, copies, ok := r.anchors(site, inst, fl, pts, false, nil); ok && (copies || over) {
 		return nil, false, anchorStarts(as), true
 	}
+	if over {
+		if out, ok := r.anchorsByLoops(site, inst, fl, pts); ok {
+			return nil, false, out, true
+		}
+	}
 	if !over && len(pts) > 1 {
 		if out, ok := r.anchorsEach(site, inst, fl, pts); ok {
 			return nil, false, out, true

@@ -116,6 +116,7 @@ var regressions = []struct {
 	{"rust-O3", 1203, "rustc's MIR inliner makes an inlined call's argument a local of the parameter's name and line, with its value and no parameter DIE: read", []string{"fn12 b"}, true},
 	{"clang-O2", 1050, "a value LLVM computes from two values given one stack slot ([RSP+40]-[RSP+40]): one constant for every call, ? with why", nil, true},
 	{"clang-O2", 1078, "an unrolled loop's copies of a guarded body whose only store every call makes has no line (LLVM merged the records); the third copy has the caller's reloads in it: counted at those stores", nil, true},
+	{"clang-O2", 1357, "a DIE holding four calls, two unrolled copies in each of two unrolled copies of a caller's loop, the second reachable from the first: counted at the stores of each loop's own copies", nil, true},
 	{"clang-O2", 1080, "a guarded body unrolled and unswitched: the record hoisted above the guard and the copies' records of no line, on both paths: counted at those stores", nil, true},
 	{"gcc-O2", 1080, "GCC unswitches the loop around a guarded call on the guard: the early return's copy of the loop passes the entry on its first iteration only; and its debug info gives a as RBX<<1 after fn00's r was moved to RBX (gdb prints the same wrong value): ? with why", nil, true},
 	{"gcc-O3", 1080, "the same stale RBX<<1 in four unrolled copies, RBX a copy of R13 before fn00's r was computed into it: ? with why, not a wrong value", nil, true},
