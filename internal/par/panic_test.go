@@ -1,44 +1,78 @@
 package par
 
 import (
+	"os"
+	"os/exec"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 )
 
-// TestWorkerPanicReachesCaller: a panic on a worker goroutine of Each and
-// Stream is raised again on the caller's goroutine, where a deferred
-// recover sees it (a panic left on the worker would end the test binary).
-func TestWorkerPanicReachesCaller(t *testing.T) {
-	if runtime.GOMAXPROCS(0) < 2 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	}
+// TestPanicCarried: a panic a worker keeps with Panic.Catch is raised
+// again by Raise on the goroutine that waited, where a deferred recover
+// sees it (a panic left on the worker would end the test binary).
+func TestPanicCarried(t *testing.T) {
 	caught := func(run func()) (p any) {
 		defer func() { p = recover() }()
 		run()
 		return nil
 	}
-	if p := caught(func() {
-		Each(1000, 2, func(i int) {
+	p := caught(func() {
+		var pp Panic
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer pp.Catch()
+				if w == 2 {
+					panic("worker 2")
+				}
+			}()
+		}
+		wg.Wait()
+		pp.Raise()
+	})
+	if p != "worker 2" {
+		t.Errorf("the caller recovered %v, want worker 2's panic", p)
+	}
+}
+
+// TestWorkerPanicEndsProgram: a panic in a piece of work of Each or Stream
+// ends the program as any Go panic does (exit status 2), with the
+// worker's own stack, and no recover on the caller's side sees it. The
+// test runs itself again with BINSCOPE_PAR_PANIC naming the function.
+func TestWorkerPanicEndsProgram(t *testing.T) {
+	if which := os.Getenv("BINSCOPE_PAR_PANIC"); which != "" {
+		defer func() {
+			if p := recover(); p != nil {
+				os.Exit(0) // carried to the caller: what must not happen
+			}
+		}()
+		if runtime.GOMAXPROCS(0) < 2 {
+			runtime.GOMAXPROCS(2)
+		}
+		work := func(i int) {
 			if i == 777 {
-				panic("each 777")
+				panic("piece 777")
 			}
-		})
-	}); p != "each 777" {
-		t.Errorf("Each: the caller recovered %v", p)
+		}
+		if which == "Each" {
+			Each(1000, 2, work)
+		} else {
+			Stream(1000, 10, work, func(lo, hi int) {})
+		}
+		os.Exit(0)
 	}
-	var done int
-	if p := caught(func() {
-		Stream(1000, 10, func(i int) {
-			if i == 555 {
-				panic("stream 555")
-			}
-		}, func(lo, hi int) { done = hi })
-	}); p != "stream 555" {
-		t.Errorf("Stream: the caller recovered %v", p)
-	}
-	// The caller raises the panic at the first piece it waits for once a
-	// worker kept it: never past the pieces before the panic's.
-	if done > 550 {
-		t.Errorf("Stream handed over pieces up to %d, past the panic's piece (550)", done)
+	for _, which := range []string{"Each", "Stream"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerPanicEndsProgram$")
+		cmd.Env = append(os.Environ(), "BINSCOPE_PAR_PANIC="+which)
+		out, err := cmd.CombinedOutput()
+		code := cmd.ProcessState.ExitCode()
+		if err == nil || code != 2 || !strings.Contains(string(out), "panic: piece 777") ||
+			!strings.Contains(string(out), "par.TestWorkerPanicEndsProgram") {
+			t.Errorf("%s: exit status %d (%v), want 2 and the panic with the worker's stack:\n%s", which, code, err, out)
+		}
 	}
 }

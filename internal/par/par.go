@@ -1,4 +1,7 @@
-// Package par runs independent pieces of work on every core.
+// Package par runs independent pieces of work on every core. A panic in a
+// piece of work ends the program, with the worker's own stack, as any Go
+// panic does; a decoder of untrusted input run on workers returns its
+// errors as values, or carries its panic to its guard with Panic.
 package par
 
 import (
@@ -20,19 +23,16 @@ func Each(n, min int, f func(i int)) {
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	var pp Panic
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer pp.Catch()
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 				f(i)
 			}
 		}()
 	}
 	wg.Wait()
-	pp.Raise()
 }
 
 // Stream calls f(i) for every i in [0, n) on every core, in pieces of
@@ -48,17 +48,9 @@ func Stream(n, size int, f func(i int), done func(lo, hi int)) {
 		ready[k] = make(chan struct{})
 	}
 	var next atomic.Int64
-	var pp Panic
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		go func() {
-			k := -1
-			defer func() {
-				if r := recover(); r != nil {
-					pp.Keep(r)
-					close(ready[k]) // the piece it was making
-				}
-			}()
-			for k = int(next.Add(1)) - 1; k < pieces; k = int(next.Add(1)) - 1 {
+			for k := int(next.Add(1)) - 1; k < pieces; k = int(next.Add(1)) - 1 {
 				for i := k * size; i < min(n, (k+1)*size); i++ {
 					f(i)
 				}
@@ -69,15 +61,16 @@ func Stream(n, size int, f func(i int), done func(lo, hi int)) {
 	}
 	for k := range pieces {
 		<-ready[k]
-		pp.Raise()
 		done(k*size, min(n, (k+1)*size))
 	}
 }
 
 // Panic carries a panic from a worker goroutine to the goroutine that
 // waits for the worker, where the caller's guard recovers it: a panic left
-// on a goroutine of its own ends the whole process. A decoder reading a
-// corrupt record on every core must fail the call, not the program.
+// on a goroutine of its own ends the whole process. It is for the dwarf
+// package's decoders, whose entry points turn a panic on a corrupt record
+// into the call's error (dwarf.File.guard), until they return errors as
+// values; nothing else needs it.
 type Panic struct {
 	mu sync.Mutex
 	v  any

@@ -18,8 +18,10 @@ import (
 
 // Execute runs a cobra command tree with args and turns its error into the
 // one-line message and exit status the tools promise: 0 on success, 1 on
-// any error, 2 on a usage error, or the status an ExitStatus carries.
-func Execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code int) {
+// any error, 2 on a usage error, or the status an ExitStatus carries. Bad
+// input is an error (each decoder turns a panic of the library it calls on
+// corrupt input into one); a panic is a bug and ends the program.
+func Execute(root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -28,16 +30,6 @@ func Execute(root *cobra.Command, args []string, stdout, stderr io.Writer) (code
 	// Flag errors (unknown flags, bad values, missing values) are usage
 	// errors; subcommands inherit this.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage.Wrap(err) })
-	defer func() {
-		// A bug must not show the user a goroutine dump: one line, exit 1.
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "%s: internal error: %v (please report it with the command line)\n", root.Name(), r)
-			if os.Getenv("BINSCOPE_TRACEBACK") != "" {
-				panic(r)
-			}
-			code = 1
-		}
-	}()
 	err := root.Execute()
 	if err == nil {
 		return 0
