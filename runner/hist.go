@@ -50,18 +50,27 @@ func Hist(o *HistOptions) (int, error) {
 	if err := o.Metrics.check(len(o.Defs)); err != nil {
 		return 0, err
 	}
-	target, spec, err := o.histSpec()
+	parts, spec, err := o.histSpec()
 	if err != nil {
 		return 0, err
 	}
+	target := parts[0].target
 	only := onlyCommand(o.Run)
 	kernelOnly := len(o.Run) > 0 && hasTracepoints(spec)
-	sess, err := o.kernel().AttachHist(spec, target, &attach.Options{PID: o.PID, Descendants: only, KernelDescendants: kernelOnly})
+	ps, err := attachParts(parts, func(_ int, pt part) (Probes, error) {
+		return o.kernel().AttachHist(pt.spec, pt.target, &attach.Options{PID: o.PID, Descendants: only, KernelDescendants: kernelOnly && hasTracepoints(pt.spec)})
+	})
 	if err != nil {
 		return 0, err
 	}
+	sess := Probes(joined(ps))
+	if len(ps) == 1 {
+		sess = ps[0]
+	}
 	defer sess.Close()
-	o.note("%d probes attached in %s", len(spec.Probes), target)
+	for _, pt := range parts {
+		o.note("%d probes attached in %s", len(pt.spec.Probes), pt.target)
+	}
 	stopMetrics := func() {}
 	if o.Metrics.serving() {
 		if stopMetrics, err = o.Metrics.serveHist(sess, spec, target, o.Key, o.Value, o.Stderr); err != nil {
@@ -107,12 +116,13 @@ func Hist(o *HistOptions) (int, error) {
 }
 
 // histSpec resolves the definitions with the key and the value as their
-// arguments, and refuses a value that is text.
-func (o *HistOptions) histSpec() (string, *spec.Spec, error) {
+// arguments, in each file of the run (see targetParts), and refuses a
+// value that is text.
+func (o *HistOptions) histSpec() ([]part, *spec.Spec, error) {
 	var full []string
 	for _, d := range o.Defs {
 		if pd, err := probe.Parse(d); err == nil && len(pd.Args) > 0 {
-			return "", nil, usage.Errorf("%q: hist takes --key and --value, not arguments", d)
+			return nil, nil, usage.Errorf("%q: hist takes --key and --value, not arguments", d)
 		}
 		x := d + " key=" + o.Key
 		if o.Value != "" {
@@ -122,21 +132,21 @@ func (o *HistOptions) histSpec() (string, *spec.Spec, error) {
 	}
 	ro := o.Options
 	ro.Defs = full
-	target, spec, err := ro.targetSpec()
+	parts, spec, err := ro.targetParts()
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	reportUnavailable(o.Stderr, spec)
 	for _, p := range spec.Probes {
 		for _, s := range p.Sites {
 			for _, a := range s.Args {
 				if a.Name == "value" && a.Unavailable == "" && (a.Type == "string" || a.Type == "cstring" || a.Type == "chars" || a.Type == "bytes" || a.Type == "iface") {
-					return "", nil, fmt.Errorf("--value %s is text: it must be a number", o.Value)
+					return nil, nil, fmt.Errorf("--value %s is text: it must be a number", o.Value)
 				}
 			}
 		}
 	}
-	return target, spec, nil
+	return parts, spec, nil
 }
 
 // bucketRange is the values log2 bucket b counts: [lo, hi).

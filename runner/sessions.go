@@ -114,6 +114,15 @@ func addTo(sum, v []uint64) {
 	}
 }
 
+// grown is sum with v added, element by element, grown to v's length.
+func grown(sum, v []uint64) []uint64 {
+	if len(v) > len(sum) {
+		sum = append(sum, make([]uint64, len(v)-len(sum))...)
+	}
+	addTo(sum, v)
+	return sum
+}
+
 // misses sums the kernel's recursion misses of each of n probes.
 func (s *sessions) misses(n int) []uint64 {
 	out := make([]uint64, n)
@@ -126,11 +135,7 @@ func (s *sessions) misses(n int) []uint64 {
 func (s *sessions) stackCounters() []uint64 {
 	out := make([]uint64, unwind.UnwindNoTableStacks+1)
 	s.each(func(p Probes) {
-		c := p.StackCounters()
-		if len(c) > len(out) {
-			out = append(out, make([]uint64, len(c)-len(out))...)
-		}
-		addTo(out, c)
+		out = grown(out, p.StackCounters())
 	})
 	return out
 }

@@ -23,11 +23,12 @@ import (
 // it. An error says what was looked at.
 func FindExe(exe string, pid int) (string, error) {
 	if files, ok := exeFiles(exe); ok {
-		// A run probes one file; goprobe list takes a pattern of files.
+		// trace, stat, hist and list take a pattern of files (see
+		// targetParts); what asks for one file gets one.
 		if len(files) == 1 {
 			return files[0], nil
 		}
-		return "", fmt.Errorf("%s: a pattern naming %d files (%s); a run probes one file: name one (goprobe list %q lists each file's points)", exe, len(files), strings.Join(files, ", "), exe)
+		return "", fmt.Errorf("%s: a pattern naming %d files (%s), where one file is needed: name one (goprobe list %q lists each file's points)", exe, len(files), strings.Join(files, ", "), exe)
 	}
 	if _, err := os.Stat(exe); err == nil || strings.ContainsRune(exe, '/') {
 		return exe, nil

@@ -76,8 +76,14 @@ func (o *Options) probeTarget() (string, error) {
 	case defsBin(o.Defs) != "":
 		return FindExe(defsBin(o.Defs), 0)
 	}
-	if f, err := usdtFile(o.Defs); f != "" || err != nil {
-		return f, err
+	if fs, err := usdtFiles(o.Defs); len(fs) > 0 || err != nil {
+		if err != nil {
+			return "", err
+		}
+		if len(fs) > 1 {
+			return "", fmt.Errorf("%s: %d files that running processes map hold it (%s): name one with -x", o.Defs[0], len(fs), strings.Join(fs, ", "))
+		}
+		return fs[0], nil
 	}
 	return "", usage.Errorf("name the binary with -x, a process with -p, or a command after --")
 }

@@ -71,7 +71,9 @@ func Trace(o *TraceOptions) (status int, err error) {
 	stop := make(chan struct{})
 	t.ss = newSessions(stop, t.print)
 	defer t.ss.close()
-	t.ss.add(t.spec, t.first)
+	for _, p := range t.firsts {
+		t.ss.add(t.spec, p)
+	}
 	stopMetrics := func() {}
 	if o.Metrics.serving() {
 		if stopMetrics, err = o.Metrics.serveStat(t.ss, t.spec, t.target, o.Stderr); err != nil {
@@ -80,8 +82,7 @@ func Trace(o *TraceOptions) (status int, err error) {
 			return 0, err
 		}
 	}
-	watchDone := make(chan struct{})
-	go watchReplaced(stop, watchDone, t.target, t.replaced)
+	watchDone := t.watch(stop)
 	liveDone := t.live(stop)
 	if o.Stat {
 		t.stop.watch(func() uint64 { h, _ := t.ss.counts(len(t.spec.Probes)); return sum(h) })
@@ -155,10 +156,11 @@ func (t *tracer) writeCounts() {
 // tracer is one trace or stat run.
 type tracer struct {
 	o      *TraceOptions
-	target string
-	spec   *spec.Spec
-	aopts  *attach.Options
-	first  Probes
+	target string     // the first file's
+	spec   *spec.Spec // every file's probes (see targetParts)
+	parts  []part
+	aopts  []*attach.Options // each part's
+	firsts []Probes          // each part's first attachment
 	ss     *sessions
 	sym    *stack.Symbolizer
 	out    *bufio.Writer
@@ -167,7 +169,8 @@ type tracer struct {
 	stop   *stopper
 }
 
-// attach resolves the probes and attaches them the first time.
+// attach resolves the probes and attaches them the first time, to each
+// file of the run (see targetParts).
 func (o *TraceOptions) attach() (*tracer, error) {
 	var shape *spec.Spec
 	if o.Object.Object != "" {
@@ -176,41 +179,61 @@ func (o *TraceOptions) attach() (*tracer, error) {
 			return nil, err
 		}
 	}
-	target, spec, err := o.targetSpec()
+	parts, all, err := o.targetParts()
 	if err != nil {
 		return nil, err
 	}
-	reportUnavailable(o.Stderr, spec)
-	aopts, err := o.attachOptions(target, spec)
-	if err != nil {
-		return nil, err
+	if shape != nil && len(parts) > 1 {
+		return nil, usage.Errorf("%s names %d files; %s is built for one: name its file with -x", o.Exe, len(parts), o.Object.Object)
 	}
-	if shape != nil {
-		if err := o.Object.check(shape, spec, target); err != nil {
+	reportUnavailable(o.Stderr, all)
+	t := &tracer{o: o, target: parts[0].target, spec: all, parts: parts, sym: stack.NewSymbolizer()}
+	t.aopts = make([]*attach.Options, len(parts))
+	for i, pt := range parts {
+		if t.aopts[i], err = o.partOptions(pt, shape); err != nil {
 			return nil, err
 		}
-		if aopts.Types, err = o.Object.targetTypes(target); err != nil {
-			return nil, err
-		}
-		aopts.Object = o.Object.Object
 	}
-	first, err := o.kernel().Attach(spec, target, aopts)
+	firsts, err := attachParts(parts, func(i int, pt part) (Probes, error) {
+		return o.kernel().Attach(pt.spec, pt.target, t.aopts[i])
+	})
 	if err != nil {
 		return nil, err
 	}
-	if aopts.Stacks != bpfprog.NoStacks && o.PID > 0 {
-		first.AddProcess(o.PID)
-	}
-	sites := 0
-	for _, p := range spec.Probes {
-		sites += len(p.Sites)
-	}
-	if !o.JSON || !o.Stat {
-		o.note("%d probes attached at %d sites in %s", len(spec.Probes), sites, target)
+	t.firsts = firsts
+	for i, pt := range parts {
+		if t.aopts[i].Stacks != bpfprog.NoStacks && o.PID > 0 {
+			firsts[i].AddProcess(o.PID)
+		}
+		sites := 0
+		for _, p := range pt.spec.Probes {
+			sites += len(p.Sites)
+		}
+		if !o.JSON || !o.Stat {
+			o.note("%d probes attached at %d sites in %s", len(pt.spec.Probes), sites, pt.target)
+		}
 	}
 	// The command and the event printer share stdout.
 	o.Stdout, o.Stderr = locked(o.Stdout), locked(o.Stderr)
-	return &tracer{o: o, target: target, spec: spec, aopts: aopts, first: first, sym: stack.NewSymbolizer(), out: bufio.NewWriter(o.Stdout)}, nil
+	t.out = bufio.NewWriter(o.Stdout)
+	return t, nil
+}
+
+// partOptions are the attach options of one file of the run, with the
+// CO-RE object's when it runs one (shape: the object's probes).
+func (o *TraceOptions) partOptions(pt part, shape *spec.Spec) (*attach.Options, error) {
+	aopts, err := o.attachOptions(pt.target, pt.spec)
+	if err != nil || shape == nil {
+		return aopts, err
+	}
+	if err := o.Object.check(shape, pt.spec, pt.target); err != nil {
+		return nil, err
+	}
+	if aopts.Types, err = o.Object.targetTypes(pt.target); err != nil {
+		return nil, err
+	}
+	aopts.Object = o.Object.Object
+	return aopts, nil
 }
 
 // attachOptions are the attach options of the run: only the command and
@@ -273,36 +296,64 @@ func (t *tracer) printEvent(spec *spec.Spec, p Probes, e *spec.Event) {
 	t.out.Flush()
 }
 
-// replaced follows a replacement of the file on disk (a package upgrade,
-// a deploy): processes started from now on run the new one. Probes stay
-// on the old file for processes still running it, and go on the new one.
-func (t *tracer) replaced() {
-	if len(t.o.Defs) == 0 && t.o.SpecFile == "" && hasTracepoints(t.spec) {
+// replaced follows a replacement of part i's file on disk (a package
+// upgrade, a deploy): processes started from now on run the new one.
+// Probes stay on the old file for processes still running it, and go on
+// the new one.
+func (t *tracer) replaced(i int) {
+	pt, aopts := t.parts[i], t.aopts[i]
+	if len(pt.defs) == 0 && t.o.SpecFile == "" && hasTracepoints(pt.spec) {
 		return // only kernel events: nothing in the file
 	}
-	if t.aopts.Object != "" {
-		t.o.note("%s was replaced on disk: the probes of %s stay on the old file (run it again for the new one)", t.target, t.aopts.Object)
+	if aopts.Object != "" {
+		t.o.note("%s was replaced on disk: the probes of %s stay on the old file (run it again for the new one)", pt.target, aopts.Object)
 		return
 	}
-	s2, why := t.spec, ""
+	s2, why := pt.spec, ""
 	if t.o.SpecFile == "" {
 		var err error
-		if s2, err = t.o.loadSpec(t.o.Defs, t.target); err != nil {
+		if s2, err = t.o.loadSpec(pt.defs, pt.target); err != nil {
 			why = err.Error()
+		} else if len(t.parts) > 1 {
+			s2 = namedByFile(s2, pt.target)
 		}
-	} else if err := SameBuild(t.target, t.spec.BuildID); err != nil {
+	} else if err := SameBuild(pt.target, pt.spec.BuildID); err != nil {
 		s2, why = nil, "the spec is for another build"
 	}
+	if s2 != nil && len(t.parts) > 1 && len(s2.Probes) != len(pt.spec.Probes) {
+		s2, why = nil, fmt.Sprintf("the new file has %d probes of these definitions, the old %d", len(s2.Probes), len(pt.spec.Probes))
+	}
 	if s2 != nil {
-		p, err := t.o.kernel().Attach(s2, t.target, t.aopts)
+		p, err := t.o.kernel().Attach(s2, pt.target, aopts)
 		if err == nil {
-			t.ss.add(s2, p)
-			t.o.note("%s was replaced on disk: probes re-attached to the new file", t.target)
+			t.ss.add(withPart(t.spec, pt.offset, s2), shift(p, pt.offset))
+			t.o.note("%s was replaced on disk: probes re-attached to the new file", pt.target)
 			return
 		}
 		why = err.Error()
 	}
-	t.o.note("%s was replaced on disk and its probes cannot follow: %s", t.target, why)
+	t.o.note("%s was replaced on disk and its probes cannot follow: %s", pt.target, why)
+}
+
+// watch follows each file of the run being replaced on disk (see
+// replaced) until stop; the channel closes when every watcher ended.
+func (t *tracer) watch(stop chan struct{}) chan struct{} {
+	all := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, pt := range t.parts {
+		done := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-done
+		}()
+		go watchReplaced(stop, done, pt.target, func() { t.replaced(i) })
+	}
+	go func() {
+		wg.Wait()
+		close(all)
+	}()
+	return all
 }
 
 // live keeps a live count on a terminal's last row, out of the way of
@@ -351,24 +402,31 @@ func (t *tracer) runOptions() runOptions {
 	if t.o.PID > 0 && len(t.o.Run) == 0 {
 		ro.every, ro.tick = 100*time.Millisecond, func() bool { return alive(t.o.PID) }
 	}
-	if t.aopts.Descendants || t.aopts.KernelDescendants {
+	// The parts differ only in kernel events, which the first has.
+	a := t.aopts[0]
+	if a.Descendants || a.KernelDescendants {
 		ro.gate = &attach.GateHooks{Exec: t.ss.setRoot}
 	}
-	if t.aopts.Stacks != bpfprog.NoStacks && len(t.o.Run) == 0 && t.o.PID == 0 {
-		// -x alone: each process running the binary, now or later, gets
-		// its tables as it is found (processes of a library's users
-		// unwind by frame pointer).
-		running := stack.NewRunning(t.target)
+	if a.Stacks != bpfprog.NoStacks && len(t.o.Run) == 0 && t.o.PID == 0 {
+		// -x alone: each process running a probed file, now or later,
+		// gets its tables as it is found (processes of a library's
+		// users unwind by frame pointer).
+		var running []*stack.Running
+		for _, pt := range t.parts {
+			running = append(running, stack.NewRunning(pt.target))
+		}
 		add := func() bool {
-			for _, pid := range running.New() {
-				t.ss.addProcess(pid)
+			for _, r := range running {
+				for _, pid := range r.New() {
+					t.ss.addProcess(pid)
+				}
 			}
 			return true
 		}
 		add()
 		ro.every, ro.tick = 20*time.Millisecond, add
 	}
-	if t.aopts.Stacks != bpfprog.NoStacks && len(t.o.Run) > 0 {
+	if a.Stacks != bpfprog.NoStacks && len(t.o.Run) > 0 {
 		var child int
 		ro.gate = &attach.GateHooks{
 			Exec: func(pid int) {

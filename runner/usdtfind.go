@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/probe"
@@ -12,23 +11,22 @@ import (
 	"github.com/binscope/binscope/usdt"
 )
 
-// usdtFile is the file to probe for definitions that are all USDT probes
-// and name no file, process or command (bpftrace's usdt:*:PROVIDER:NAME):
-// the one file, among those the running processes map, whose notes hold
-// a probe each definition names. "" when a definition is no USDT probe.
-// Errors: no such file (name it with -x), or several (a run probes one
-// file: each is named).
-func usdtFile(defs []string) (string, error) {
+// usdtFiles are the files to probe for definitions that are all USDT
+// probes and name no file, process or command (bpftrace's
+// usdt:*:PROVIDER:NAME): those, among the files the running processes
+// map, whose notes hold a probe each definition names; none when a
+// definition is no USDT probe. Errors: no such file (name it with -x).
+func usdtFiles(defs []string) ([]string, error) {
 	var pts []*probe.USDTPoint
 	for _, def := range defs {
 		d, err := probe.Parse(def)
 		if err != nil || d.USDT == nil {
-			return "", nil
+			return nil, nil
 		}
 		pts = append(pts, d.USDT)
 	}
 	if len(pts) == 0 {
-		return "", nil
+		return nil, nil
 	}
 	var found []string
 	for _, f := range mappedEverywhere() {
@@ -36,13 +34,10 @@ func usdtFile(defs []string) (string, error) {
 			found = append(found, f)
 		}
 	}
-	switch len(found) {
-	case 0:
-		return "", fmt.Errorf("%s: no running process maps a file with such a USDT probe: name the file with -x (goprobe list -x FILE 'usdt:*' lists its probes)", pts[0])
-	case 1:
-		return found[0], nil
+	if len(found) == 0 {
+		return nil, fmt.Errorf("%s: no running process maps a file with such a USDT probe: name the file with -x (goprobe list -x FILE 'usdt:*' lists its probes)", pts[0])
 	}
-	return "", fmt.Errorf("%s: %d files that running processes map hold it (%s); a run probes one file: name one with -x", pts[0], len(found), strings.Join(found, ", "))
+	return found, nil
 }
 
 // mappedEverywhere are the files the running processes map executable,

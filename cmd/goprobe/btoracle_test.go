@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -304,6 +305,8 @@ func (p *btProgs) check(t *testing.T, c btCase, r *btRun) error {
 			return fmt.Errorf("%d sites, readelf has %d notes", got, sites)
 		}
 		return sameSet(keysOf(rows), want)
+	case "notes-files":
+		return p.filesAsNotes(t, arg, r.out, recs)
 	case "list-nm":
 		return listedNm(t, r.out, bin(arg), rest(arg))
 	case "list-notes":
@@ -474,4 +477,60 @@ func pidsSaid(kind, arg string, r *btRun) error {
 		}
 	}
 	return nil
+}
+
+// filesAsNotes checks stat over a pattern of files, arg RAN:GLOB:PATTERN
+// (marks:mark*:*:hit2): one row FILE:usdt:NOTE for each file GLOB names
+// in the builds' directory and each of its notes (readelf) PATTERN
+// matches, with readelf's count of sites; the rows of RAN, the program
+// the case runs, counted at most what its records say and some, the
+// other files' nothing.
+func (p *btProgs) filesAsNotes(t *testing.T, arg, out string, recs map[string][]map[string]string) error {
+	ran, rest, _ := strings.Cut(arg, ":")
+	glob, pat, _ := strings.Cut(rest, ":")
+	files, _ := filepath.Glob(filepath.Join(p.base, glob))
+	if len(files) < 2 {
+		return fmt.Errorf("%s names %d files, want 2 or more", glob, len(files))
+	}
+	type row struct{ count, sites int }
+	got := map[string]row{}
+	for _, l := range strings.Split(out, "\n") {
+		fs := strings.Fields(l)
+		if len(fs) != 4 || fs[0] == "PROBE" {
+			continue
+		}
+		c, err1 := strconv.Atoi(fs[1])
+		n, err2 := strconv.Atoi(fs[2])
+		if err1 == nil && err2 == nil {
+			got[fs[0]] = row{c, n}
+		}
+	}
+	want, ranHits := []string{}, 0
+	for _, f := range files {
+		for n, k := range readelfNotes(t, f) {
+			if !globMatch(pat, n) {
+				continue
+			}
+			key := f + ":usdt:" + n
+			want = append(want, key)
+			g, ok := got[key]
+			switch {
+			case !ok:
+				continue // sameSet says
+			case g.sites != k:
+				return fmt.Errorf("%s: %d sites, readelf has %d notes", key, g.sites, k)
+			case f != p.path[ran] && g.count != 0:
+				return fmt.Errorf("%s: %d hits, and no process ran %s", key, g.count, f)
+			case g.count > len(recs[n]):
+				return fmt.Errorf("%s: %d hits, the program recorded %d", key, g.count, len(recs[n]))
+			}
+			if f == p.path[ran] {
+				ranHits += g.count
+			}
+		}
+	}
+	if ranHits == 0 {
+		return fmt.Errorf("no hits in %s, which ran", p.path[ran])
+	}
+	return sameSet(keysOf(got), want)
 }

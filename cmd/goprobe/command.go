@@ -58,7 +58,7 @@ func split(cmd *cobra.Command, args []string) (defs, run []string) {
 
 // addTarget adds the flags that name what to probe.
 func addTarget(fl *pflag.FlagSet, o *runner.Options) {
-	fl.StringVarP(&o.Exe, "exe", "x", "", "the binary to probe (default: CMD's, or /proc/PID/exe)")
+	fl.StringVarP(&o.Exe, "exe", "x", "", "the binary to probe, or a shell pattern naming several (default: CMD's, or /proc/PID/exe)")
 	fl.IntVarP(&o.PID, "pid", "p", 0, "probe only this process")
 }
 
