@@ -15,7 +15,8 @@ import (
 )
 
 // TestProfileDeepStack: a program spinning at the bottom of a recursion 100
-// calls deep says so ("depth=100"); the profile's stacks hold all of it:
+// calls deep, for 1.5 s of its CPU time however loaded the machine, says
+// so ("depth=100"); the profile's stacks hold all of it:
 // 101 frames of down() under main, below the 127-frame bound (at 32 the
 // stacks were cut at 30 of them), and none is counted truncated.
 func TestProfileDeepStack(t *testing.T) {
