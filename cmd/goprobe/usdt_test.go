@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/binscope/binscope/internal/testutil"
 )
@@ -89,12 +90,15 @@ func TestUSDTOwnProgram(t *testing.T) {
 }
 
 // TestUSDTSemaphoreRestored: without goprobe the guarded branch never
-// runs; attached to a running process for a while, it runs as often as
-// goprobe counts the probe, and after the stop the semaphore is 0 again.
-// The kernel sets the semaphore before it writes the breakpoint, and
-// takes it back some milliseconds after the link is closed (up to 11
-// calls a millisecond apart were seen on Linux 6.18): the branch may run
-// unprobed that long.
+// runs; attached to a running process for a while, it runs on every call
+// the probe sees, in one unbroken stretch of calls, the probe missing
+// none inside it (the kernel sets the semaphore before it writes the
+// breakpoint, and takes it back some milliseconds after the link is
+// closed: the branch may run unprobed at both ends, for as long as the
+// machine's load makes that); after the run the branch stays off for a
+// hundred calls and the semaphore is 0 again. The program runs until
+// told to stop, so a slow start or a loaded machine only shifts the
+// stretch.
 func TestUSDTSemaphoreRestored(t *testing.T) {
 	needBPF(t)
 	bin := buildC(t, "sdt", "-O2", "-g")
@@ -102,20 +106,144 @@ func TestUSDTSemaphoreRestored(t *testing.T) {
 	if err != nil || enabledWork.Match(plain) || !strings.Contains(string(plain), "semaphore at end: 0\n") {
 		t.Fatalf("unprobed: %v\n%s", err, plain)
 	}
-	const n = 1200 // a call each millisecond and more
-	c, r := startProgram(t, bin, strconv.Itoa(n), "1000")
-	code, out, errs := runGoprobe("stat", "--json", "--duration", "300ms", "-p", strconv.Itoa(c.Process.Pid), "usdt:demo:work")
+	p := startUntil(t, bin)
+	code, out, errs := runGoprobe("trace", "--json", "--duration", "1s", "-p", strconv.Itoa(p.cmd.Process.Pid), "usdt:demo:work arg0")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	counted := statCountOf(t, out)[0]
-	rest := endProgram(t, c, r)
-	ran := len(enabledWork.FindAllString(rest, -1))
-	if counted < 100 || ran >= n || ran < counted || ran > counted+25 {
-		t.Errorf("the guarded branch ran %d times; goprobe counted %d", ran, counted)
+	checkGuarded(t, p.end(t), jsonEvents(t, out)["usdt:demo:work arg0"])
+}
+
+// untilProgram is sdt running until its stop file exists, its output
+// recorded in a file.
+type untilProgram struct {
+	cmd        *exec.Cmd
+	rec, until string
+}
+
+// startUntil starts sdt calling work each millisecond until told to stop
+// (see end), once it said it started.
+func startUntil(t *testing.T, bin string) *untilProgram {
+	t.Helper()
+	dir := t.TempDir()
+	p := &untilProgram{rec: filepath.Join(dir, "rec"), until: filepath.Join(dir, "stop")}
+	f, err := os.Create(p.rec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(rest, "semaphore at end: 0\n") {
-		t.Errorf("the semaphore was not restored:\n%s", rest[max(0, len(rest)-200):])
+	defer f.Close()
+	p.cmd = exec.Command(bin, "0", "1000", p.until)
+	p.cmd.Stdout = f
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(p.rec); strings.HasPrefix(string(b), "sdt started\n") {
+			return p
+		}
+	}
+	t.Fatalf("%s did not start", bin)
+	return nil
+}
+
+// end waits until the program made 100 calls after the last one whose
+// guarded branch ran (the semaphore stays off once goprobe is gone),
+// stops it and returns its record.
+func (p *untilProgram) end(t *testing.T) string {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(p.rec)
+		after := string(b)
+		if i := strings.LastIndex(after, "enabled work("); i >= 0 {
+			after = after[i:]
+		}
+		if strings.Count(after, "sum(") > 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the program made %d calls after its guarded branch last ran, in a minute", strings.Count(after, "sum("))
+		}
+	}
+	if err := os.WriteFile(p.until, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("%s ended with %v", p.cmd.Path, err)
+	}
+	b, _ := os.ReadFile(p.rec)
+	return string(b)
+}
+
+// checkGuarded checks demo:work's events (arg0: the call) against the
+// program's record: at least 20 seen; each call seen ran the guarded
+// branch, once; the branch ran in one unbroken stretch of calls holding
+// the calls seen, themselves unbroken (the stretch's ends may be unseen:
+// the semaphore is set before the breakpoint and restored after it); the
+// semaphore is 0 at the end.
+func checkGuarded(t *testing.T, rec string, events []map[string]any) {
+	t.Helper()
+	var ran, seen []int
+	for _, m := range enabledWork.FindAllStringSubmatch(rec, -1) {
+		i, _ := strconv.Atoi(m[1])
+		ran = append(ran, i)
+	}
+	for _, e := range events {
+		i, err := strconv.Atoi(fmt.Sprint(e["arg0"]))
+		if err != nil {
+			t.Fatalf("event %v: arg0 is no call number", e)
+		}
+		seen = append(seen, i)
+	}
+	sort.Ints(seen)
+	unbroken := func(s []int) bool {
+		for k := 1; k < len(s); k++ {
+			if s[k] != s[k-1]+1 {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case len(seen) < 20 || len(ran) == 0:
+		t.Fatalf("%d calls seen, want 20 or more; the branch ran %d times", len(seen), len(ran))
+	case !unbroken(ran):
+		t.Errorf("the guarded branch ran in calls %v: not one stretch", ran)
+	case !unbroken(seen):
+		t.Errorf("calls seen %v: some inside the stretch missed", seen)
+	case seen[0] < ran[0] || seen[len(seen)-1] > ran[len(ran)-1]:
+		t.Errorf("calls %d..%d seen, the branch ran in %d..%d", seen[0], seen[len(seen)-1], ran[0], ran[len(ran)-1])
+	}
+	if !strings.Contains(rec, "semaphore at end: 0\n") {
+		t.Errorf("the semaphore was not restored:\n%s", rec[max(0, len(rec)-200):])
+	}
+	t.Logf("calls %d..%d seen; the branch ran in %d..%d", seen[0], seen[len(seen)-1], ran[0], ran[len(ran)-1])
+}
+
+// TestUSDTFilePattern: -x with a pattern naming two copies of a program,
+// each running: each copy gets its own probe and semaphore, each event
+// names its file, and each file's events are its own program's calls
+// (checkGuarded against that program's record), both semaphores 0 after.
+func TestUSDTFilePattern(t *testing.T) {
+	needBPF(t)
+	bin := buildC(t, "sdt", "-O2", "-g")
+	dir := t.TempDir()
+	var progs []*untilProgram
+	for _, n := range []string{"sdt-a", "sdt-b"} {
+		copyFile(t, bin, filepath.Join(dir, n))
+		progs = append(progs, startUntil(t, filepath.Join(dir, n)))
+	}
+	code, out, errs := runGoprobe("trace", "--json", "--duration", "1s", "-x", filepath.Join(dir, "sdt-*"), "usdt:demo:work arg0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	evs := jsonEvents(t, out)
+	for _, p := range progs {
+		key := p.cmd.Path + ":usdt:demo:work arg0"
+		t.Run(filepath.Base(p.cmd.Path), func(t *testing.T) { checkGuarded(t, p.end(t), evs[key]) })
+	}
+	if len(evs) != 2 {
+		t.Errorf("events of %v, want the two files'", keysOf(evs))
 	}
 }
 
@@ -343,5 +471,17 @@ func TestUSDTSemaphoreEveryProcess(t *testing.T) {
 	}
 	if ran < counted || ran > counted+50 {
 		t.Errorf("the guarded branches ran %d times; goprobe counted %d", ran, counted)
+	}
+}
+
+// copyFile copies the executable from to a new file to.
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err == nil {
+		err = os.WriteFile(to, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -6,7 +6,8 @@
 // semaphore's value at the end (0 again once every probe detached).
 // demo:tick(i) has a semaphore too but no guard, and two places: one
 // per call of work, one more at the end with N. Arguments: N calls, US
-// microseconds between them. demo:sum(total, table[i & 7], config) reads a
+// microseconds between them, and optionally a FILE: then the calls go on
+// until FILE exists (N is ignored), and the program ends with its count. demo:sum(total, table[i & 7], config) reads a
 // running sum, a signed short and a volatile global, which GCC -O2 passes
 // as a memory operand relative to %rip (8@config(%rip)); the program
 // prints each call's values.
@@ -44,13 +45,16 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10;
 	long us = argc > 2 ? atol(argv[2]) : 0;
+	const char *until = argc > 3 ? argv[3] : NULL;
 	config = n * 1000 + 5; /* a value of the run, not the file's */
 	printf("sdt started\n");
 	fflush(stdout);
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; until ? access(until, F_OK) != 0 : i < n; i++) {
 		work(i);
 		if (us > 0)
 			usleep(us);
+		if (until)
+			n = i + 1;
 	}
 	DTRACE_PROBE1(demo, tick, n);
 	printf("semaphore at end: %u\n", demo_work_semaphore);
