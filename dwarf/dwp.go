@@ -13,7 +13,9 @@ import (
 // unit's contribution to each section starts and how long it is. Strings
 // (.debug_str.dwo) are merged, not indexed.
 
-// DW_SECT_* column identifiers of a DWARF 5 unit index.
+// DW_SECT_* column identifiers of a DWARF 5 unit index (version 2, the
+// GNU extension's for DWARF 4, has the same but for 5, .debug_loc.dwo,
+// and no lists of ranges).
 const (
 	sectInfo       = 1
 	sectAbbrev     = 3
@@ -28,6 +30,7 @@ type dwp struct {
 	secs  map[string][]byte
 	order binary.ByteOrder
 	rows  map[uint64]map[uint32][2]uint32 // DWO id -> section id -> offset, size
+	gnu   bool                            // a unit index of version 2: DWARF 4 units
 }
 
 // openDWP reads the package at path.
@@ -45,24 +48,30 @@ func openDWP(path string, order binary.ByteOrder) (*dwp, error) {
 		}
 		p.secs[name] = b
 	}
-	if p.rows, err = readUnitIndex(p.secs[".debug_cu_index"], order); err != nil {
+	if p.rows, p.gnu, err = readUnitIndex(p.secs[".debug_cu_index"], order); err != nil {
 		return nil, elfx.Decode(path, ".debug_cu_index", 0, err)
 	}
 	return p, nil
 }
 
-// readUnitIndex reads a DWARF 5 unit index (version 5; the GNU
-// extension's version 2 indexes DWARF 4 units, which are refused).
-func readUnitIndex(b []byte, order binary.ByteOrder) (map[uint64]map[uint32][2]uint32, error) {
+// readUnitIndex reads a unit index: DWARF 5's (version 5), or the GNU
+// extension's of DWARF 4 units (version 2, gnu true), laid out alike.
+func readUnitIndex(b []byte, order binary.ByteOrder) (rows map[uint64]map[uint32][2]uint32, gnu bool, err error) {
 	if len(b) < 16 {
-		return nil, fmt.Errorf("no unit index (%d bytes): not a DWARF package", len(b))
+		return nil, false, fmt.Errorf("no unit index (%d bytes): not a DWARF package", len(b))
 	}
 	if v := order.Uint16(b); v != 5 {
-		if order.Uint32(b) == 2 {
-			return nil, errGNUSplit
+		if order.Uint32(b) != 2 {
+			return nil, false, fmt.Errorf("unit index version %d, want 5 or 2", v)
 		}
-		return nil, fmt.Errorf("unit index version %d, want 5", v)
+		gnu = true
 	}
+	rows, err = readUnitRows(b, order)
+	return rows, gnu, err
+}
+
+// readUnitRows reads the rows of a unit index (see readUnitIndex).
+func readUnitRows(b []byte, order binary.ByteOrder) (map[uint64]map[uint32][2]uint32, error) {
 	cols, units, slots := uint64(order.Uint32(b[4:])), uint64(order.Uint32(b[8:])), uint64(order.Uint32(b[12:]))
 	need := 16 + slots*12 + cols*4 + 2*units*cols*4
 	if cols == 0 || cols > 16 || units > slots || need > uint64(len(b)) {
@@ -106,8 +115,17 @@ func (p *dwp) unit(id uint64) (splitUnit, bool) {
 		return b[c[0] : c[0]+c[1]]
 	}
 	u := splitUnit{from: p.path, unit: part(sectInfo, ".debug_info.dwo"), abbrev: part(sectAbbrev, ".debug_abbrev.dwo"),
-		strOffsets: part(sectStrOffsets, ".debug_str_offsets.dwo"), str: p.secs[".debug_str.dwo"],
-		loclists: part(sectLoclists, ".debug_loclists.dwo"), rnglists: part(sectRnglists, ".debug_rnglists.dwo")}
+		strOffsets: part(sectStrOffsets, ".debug_str_offsets.dwo"), str: p.secs[".debug_str.dwo"]}
+	if p.gnu {
+		u.loc = part(sectLoclists, ".debug_loc.dwo")
+		sc, cu, err := gnuScan(u.unit, u.abbrev, p.order)
+		if err != nil {
+			return splitUnit{}, false
+		}
+		at, _, ok := gnuIDAt(sc, cu)
+		return u, ok && p.order.Uint64(u.unit[at:]) == id
+	}
+	u.loclists, u.rnglists = part(sectLoclists, ".debug_loclists.dwo"), part(sectRnglists, ".debug_rnglists.dwo")
 	if len(u.unit) < 20 || p.order.Uint64(u.unit[12:]) != id {
 		return splitUnit{}, false
 	}

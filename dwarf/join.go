@@ -52,6 +52,7 @@ type joined struct {
 	order                                             byteOrder
 	info, abbrev, str, strOffsets, loclists, rnglists []byte
 	addr                                              []byte // the file's .debug_addr
+	ranges4                                           []byte // the file's .debug_ranges (DWARF 4 GNU split units')
 	strAt                                             map[string]int
 	// lowAt and rangesAt are, for each unit in order, the offset in
 	// .debug_addr of its base address and
@@ -72,12 +73,16 @@ func join(df *elfx.File, units []splitUnit) (*elfx.File, error) {
 	j := &joined{order: order, strAt: map[string]int{},
 		info: slices.Clone(get(".debug_info")), abbrev: slices.Clone(get(".debug_abbrev")), str: slices.Clone(get(".debug_str")),
 		strOffsets: slices.Clone(get(".debug_str_offsets")), loclists: slices.Clone(get(".debug_loclists")),
-		rnglists: slices.Clone(get(".debug_rnglists")), addr: slices.Clone(get(".debug_addr"))}
+		rnglists: slices.Clone(get(".debug_rnglists")), addr: slices.Clone(get(".debug_addr")), ranges4: get(".debug_ranges")}
 	j.skeletons(units)
 	hidden := len(j.abbrev)
 	j.abbrev = append(j.abbrev, hiddenAbbrevs...)
 	for i, u := range units {
-		if err := j.add(u, j.lowAt[i], j.rangesAt[i]); err != nil {
+		add := j.add
+		if u.sk.gnu {
+			add = j.addGNU
+		}
+		if err := add(u, j.lowAt[i], j.rangesAt[i]); err != nil {
 			return nil, elfx.Decode(u.from, ".debug_info.dwo", 0, err)
 		}
 		if err := j.hide(u.sk, hidden); err != nil {
@@ -118,25 +123,7 @@ func (j *joined) add(u splitUnit, lowAt, rangesAt int) error {
 	if len(u.unit) < 21 || j.order.Uint32(u.unit) >= 0xfffffff0 {
 		return fmt.Errorf("split unit of DWO id %#x: DWARF 64 or truncated", sk.id)
 	}
-	strBase, ok := j.strAt[u.from]
-	if !ok {
-		strBase = len(j.str)
-		j.str = append(j.str, u.str...)
-		j.strAt[u.from] = strBase
-	}
-	var bases []attrConst
-	if sk.stmt >= 0 {
-		bases = append(bases, attrConst{dwarf.AttrStmtList, sk.stmt})
-	}
-	bases = append(bases, attrConst{dwarf.AttrAddrBase, sk.addrBase})
-	if len(u.strOffsets) >= 8 {
-		bases = append(bases, attrConst{dwarf.AttrStrOffsetsBase, int64(len(j.strOffsets) + 8)})
-		so := slices.Clone(u.strOffsets)
-		for i := 8; i+4 <= len(so); i += 4 {
-			j.order.PutUint32(so[i:], j.order.Uint32(so[i:])+uint32(strBase))
-		}
-		j.strOffsets = append(j.strOffsets, so...)
-	}
+	bases := j.unitBases(u)
 	if len(u.loclists) >= 12 {
 		bases = append(bases, attrConst{attrLoclistsBase, int64(len(j.loclists) + 12)})
 		j.loclists = append(j.loclists, u.loclists...)
@@ -155,7 +142,7 @@ func (j *joined) add(u splitUnit, lowAt, rangesAt int) error {
 		return fmt.Errorf("split unit of DWO id %#x: no compile unit entry first", sk.id)
 	}
 	code, n := leb128.Uint(u.unit[20:])
-	table, err := rewriteAbbrevs(u.abbrev[abbrevOff:], code, n, bases)
+	table, err := rewriteAbbrevs(u.abbrev[abbrevOff:], code, n, bases, nil)
 	if err != nil {
 		return fmt.Errorf("split unit of DWO id %#x: abbreviations at %#x: %w", sk.id, abbrevOff, err)
 	}
@@ -183,6 +170,34 @@ func (j *joined) add(u splitUnit, lowAt, rangesAt int) error {
 	return nil
 }
 
+// unitBases appends the unit's strings and string offsets (a DWARF 5
+// contribution, rebased onto the joined .debug_str) and returns the unit
+// DIE's bases: the skeleton's line program and .debug_addr table, and
+// where its string offsets start.
+func (j *joined) unitBases(u splitUnit) []attrConst {
+	sk := u.sk
+	strBase, ok := j.strAt[u.from]
+	if !ok {
+		strBase = len(j.str)
+		j.str = append(j.str, u.str...)
+		j.strAt[u.from] = strBase
+	}
+	var bases []attrConst
+	if sk.stmt >= 0 {
+		bases = append(bases, attrConst{dwarf.AttrStmtList, sk.stmt})
+	}
+	bases = append(bases, attrConst{dwarf.AttrAddrBase, sk.addrBase})
+	if len(u.strOffsets) >= 8 {
+		bases = append(bases, attrConst{dwarf.AttrStrOffsetsBase, int64(len(j.strOffsets) + 8)})
+		so := slices.Clone(u.strOffsets)
+		for i := 8; i+4 <= len(so); i += 4 {
+			j.order.PutUint32(so[i:], j.order.Uint32(so[i:])+uint32(strBase))
+		}
+		j.strOffsets = append(j.strOffsets, so...)
+	}
+	return bases
+}
+
 // hiddenAbbrevs is the table of a hidden skeleton: DW_TAG_skeleton_unit
 // without children, its one attribute (DW_AT_hi_user) a block.
 var hiddenAbbrevs = []byte{1, byte(tagSkeleton), 0, 0xff, 0x7f, fBlock, 0, 0, 0}
@@ -193,16 +208,20 @@ var hiddenAbbrevs = []byte{1, byte(tagSkeleton), 0, 0xff, 0x7f, fBlock, 0, 0, 0}
 // ranges hold an address, could stop at the skeleton.
 func (j *joined) hide(sk skeleton, table int) error {
 	length := int(j.order.Uint32(j.info[sk.off:]))
-	rest := length - 16 // the bytes after the header
-	n := rest - 2       // the block: its length's ULEB128 and then itself
+	hdr, abbrevAt := 20, 8 // DWARF 5 skeleton header, its abbreviation offset
+	if sk.gnu {
+		hdr, abbrevAt = 11, 6 // DWARF 4
+	}
+	rest := length + 4 - hdr // the bytes after the header
+	n := rest - 2            // the block: its length's ULEB128 and then itself
 	for n > 0 && 1+len(leb128.AppendUint(nil, uint64(n)))+n > rest {
 		n--
 	}
 	if n <= 0 || 1+len(leb128.AppendUint(nil, uint64(n)))+n != rest {
 		return fmt.Errorf("skeleton unit of %d bytes", length)
 	}
-	j.order.PutUint32(j.info[sk.off+8:], uint32(table))
-	die := j.info[sk.off+20 : sk.off+4+length]
+	j.order.PutUint32(j.info[sk.off+abbrevAt:], uint32(table))
+	die := j.info[sk.off+hdr : sk.off+4+length]
 	b := leb128.AppendUint([]byte{1}, uint64(n))
 	copy(die, b)
 	clear(die[len(b):])
@@ -239,22 +258,27 @@ type abbrevCopy struct {
 	code  []byte // the unit DIE's new code, as a ULEB128 of the old one's length
 }
 
+// unitAddrs say how a joined unit DIE differs besides its bases: the
+// index of an attribute of its own it drops (DW_AT_GNU_dwo_id) and the
+// form of its DW_AT_low_pc. nil: none dropped, DW_FORM_addrx4.
+type unitAddrs struct {
+	drop    int
+	lowForm uint64
+}
+
 // rewriteAbbrevs copies the abbreviation table at the start of b, adding
 // a declaration for the unit DIE (whose code, n bytes long, is cuCode):
-// the unit's own attributes, then DW_AT_low_pc (addrx4) and DW_AT_ranges
-// (sec_offset), then the bases as implicit constants.
-func rewriteAbbrevs(b []byte, cuCode uint64, n int, bases []attrConst) (abbrevCopy, error) {
+// the unit's own attributes (but the one ua drops), then DW_AT_low_pc
+// (addrx4, or ua's form) and DW_AT_ranges (sec_offset), then the bases as
+// implicit constants.
+func rewriteAbbrevs(b []byte, cuCode uint64, n int, bases []attrConst, ua *unitAddrs) (abbrevCopy, error) {
+	if ua == nil {
+		ua = &unitAddrs{drop: -1, lowForm: fAddrx4}
+	}
 	var cu []byte // the unit declaration's children flag and attribute specs, terminator left out
 	top := uint64(0)
 	pos := 0
-	uleb := func() (uint64, error) {
-		v, k := leb128.Uint(b[pos:])
-		if k <= 0 {
-			return 0, errScan
-		}
-		pos += k
-		return v, nil
-	}
+	uleb := func() (uint64, error) { return ulebAt(b, &pos) }
 	for {
 		code, err := uleb()
 		if err != nil {
@@ -271,8 +295,13 @@ func rewriteAbbrevs(b []byte, cuCode uint64, n int, bases []attrConst) (abbrevCo
 			return abbrevCopy{}, errScan
 		}
 		start := pos
-		pos++ // children
-		for {
+		pos++            // children
+		var specs []byte // of the unit DIE: children flag, the specs kept
+		if code == cuCode {
+			specs = append(specs, b[start])
+		}
+		for k := 0; ; k++ {
+			at := pos
 			attr, err := uleb()
 			if err != nil {
 				return abbrevCopy{}, err
@@ -296,9 +325,12 @@ func rewriteAbbrevs(b []byte, cuCode uint64, n int, bases []attrConst) (abbrevCo
 				}
 				pos += k
 			}
+			if code == cuCode && k != ua.drop {
+				specs = append(specs, b[at:pos]...)
+			}
 		}
 		if code == cuCode {
-			cu = b[start : pos-2]
+			cu = specs
 		}
 	}
 	if cu == nil {
@@ -316,7 +348,7 @@ func rewriteAbbrevs(b []byte, cuCode uint64, n int, bases []attrConst) (abbrevCo
 	out = append(out, newCode...)
 	out = leb128.AppendUint(out, uint64(dwarf.TagCompileUnit))
 	out = append(out, cu...)
-	out = leb128.AppendUint(leb128.AppendUint(out, uint64(dwarf.AttrLowpc)), fAddrx4)
+	out = leb128.AppendUint(leb128.AppendUint(out, uint64(dwarf.AttrLowpc)), ua.lowForm)
 	out = leb128.AppendUint(leb128.AppendUint(out, uint64(dwarf.AttrRanges)), fSecOffset)
 	for _, c := range bases {
 		out = leb128.AppendUint(leb128.AppendUint(out, uint64(c.attr)), fImplicitConst)
@@ -324,6 +356,16 @@ func rewriteAbbrevs(b []byte, cuCode uint64, n int, bases []attrConst) (abbrevCo
 	}
 	out = append(out, 0, 0, 0)
 	return abbrevCopy{bytes: out, code: newCode}, nil
+}
+
+// ulebAt reads the ULEB128 number at *pos in b and moves *pos past it.
+func ulebAt(b []byte, pos *int) (uint64, error) {
+	v, k := leb128.Uint(b[*pos:])
+	if k <= 0 {
+		return 0, errScan
+	}
+	*pos += k
+	return v, nil
 }
 
 // image is the ELF image of df with the sections in replaced put in

@@ -3,7 +3,6 @@ package dwarf
 import (
 	"debug/dwarf"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +12,8 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-// Split DWARF (gcc or clang -gsplit-dwarf, DWARF 5) leaves in the binary
+// Split DWARF (gcc or clang -gsplit-dwarf, DWARF 5; DWARF 4's GNU
+// extension in gnusplit.go) leaves in the binary
 // one skeleton unit per object (DW_TAG_skeleton_unit: DW_AT_dwo_name,
 // DW_AT_comp_dir, the object's addresses, its line program and its
 // DW_AT_addr_base, its DWO id in the unit header) and moves the object's
@@ -45,10 +45,12 @@ type skeleton struct {
 	ranges   [][2]uint64 // the unit's code
 	stmt     int64       // DW_AT_stmt_list in the binary's .debug_line, -1 for none
 	addrBase int64       // DW_AT_addr_base in the binary's .debug_addr
+	// gnu marks a DWARF 4 skeleton of the GNU extension (see
+	// gnusplit.go), whose DW_AT_ranges in the split unit count from
+	// rangesBase in the binary's .debug_ranges.
+	gnu        bool
+	rangesBase int64
 }
-
-// errGNUSplit is the refusal of DWARF 4's GNU split units.
-var errGNUSplit = errors.New("split DWARF of the DWARF 4 GNU extension (-gdwarf-4 -gsplit-dwarf) is not read: rebuild with -gdwarf-5")
 
 // skeletons lists the skeleton units of d, whose .debug_info is info:
 // none for a file without split DWARF. A unit header is read for each
@@ -84,8 +86,14 @@ func skeletons(d *dwarf.Data, info []byte, order binary.ByteOrder) ([]skeleton, 
 			out = append(out, s)
 		case version <= 4 && length >= 7+1:
 			r.Seek(dwarf.Offset(pos + 11))
-			if e, err := r.Next(); err == nil && e != nil && e.Val(attrGNUDwoName) != nil {
-				return nil, errGNUSplit
+			if e, err := r.Next(); err == nil && e != nil {
+				s, ok, err := gnuSkeleton(d, e, pos)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					out = append(out, s)
+				}
 			}
 		}
 		pos = next
@@ -104,11 +112,12 @@ type splitUnit struct {
 	str        []byte // the .debug_str.dwo its string offsets point into
 	loclists   []byte // its .debug_loclists.dwo contribution, nil for none
 	rnglists   []byte // its .debug_rnglists.dwo contribution, nil for none
+	loc        []byte // its .debug_loc.dwo (DWARF 4 GNU), nil for none
 }
 
 // dwoSections are the sections of a .dwo a split unit reads.
 var dwoSections = []string{".debug_info.dwo", ".debug_abbrev.dwo", ".debug_str_offsets.dwo",
-	".debug_str.dwo", ".debug_loclists.dwo", ".debug_rnglists.dwo"}
+	".debug_str.dwo", ".debug_loclists.dwo", ".debug_rnglists.dwo", ".debug_loc.dwo"}
 
 // readDWO reads a .dwo's sections, by their names in dwoSections.
 func readDWO(path string) (map[string][]byte, error) {
@@ -208,7 +217,7 @@ func findSplitUnits(sks []skeleton, binary string, order binary.ByteOrder) (unit
 		break
 	}
 	for _, sk := range sks {
-		if pkg != nil {
+		if pkg != nil && pkg.gnu == sk.gnu {
 			if u, ok := pkg.unit(sk.id); ok {
 				u.sk = sk
 				units = append(units, u)
@@ -242,14 +251,18 @@ func findDWO(sk skeleton, binary string, order binary.ByteOrder) (*splitUnit, []
 		if err != nil {
 			return nil, nil, err
 		}
-		unit, ok := dwoUnit(secs, sk.id, order)
+		find := dwoUnit
+		if sk.gnu {
+			find = gnuDwoUnit
+		}
+		unit, ok := find(secs, sk.id, order)
 		if !ok {
 			continue
 		}
 		abbrev := secs[".debug_abbrev.dwo"]
 		return &splitUnit{sk: sk, from: p, unit: unit, abbrev: abbrev,
 			strOffsets: secs[".debug_str_offsets.dwo"], str: secs[".debug_str.dwo"],
-			loclists: secs[".debug_loclists.dwo"], rnglists: secs[".debug_rnglists.dwo"]}, tried, nil
+			loclists: secs[".debug_loclists.dwo"], rnglists: secs[".debug_rnglists.dwo"], loc: secs[".debug_loc.dwo"]}, tried, nil
 	}
 	return nil, tried, nil
 }
@@ -314,5 +327,8 @@ func Split(df *elfx.File) bool {
 	if err != nil || len(b) < 7 {
 		return false
 	}
-	return df.ByteOrder.Uint16(b[4:]) == 5 && b[6] == 4
+	// DWARF 4 GNU skeletons index .debug_addr, which DWARF 4 has not
+	// otherwise.
+	v := df.ByteOrder.Uint16(b[4:])
+	return v == 5 && b[6] == 4 || v <= 4 && df.Section(".debug_addr") != nil
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // TestTraceSplitDWARF traces a program whose debug info is split DWARF,
-// read from its .dwo files and from its .dwp package, and the same program
-// built without it: record_visit's arguments, a field path through a
+// read from its .dwo files and from its .dwp package, of DWARF 5 and of
+// DWARF 4's GNU extension, and the same program built without it: record_visit's arguments, a field path through a
 // pointer parameter, a string and a global variable read by name
 // (split_total, in a PIE), equal the program's own record of each call, in
 // order, for every call. A string the probe could not read (the first
@@ -20,7 +20,11 @@ import (
 func TestTraceSplitDWARF(t *testing.T) {
 	needBPF(t)
 	bin := testutil.Fixture(t, "c-split").Path
-	for _, b := range []string{bin, filepath.Join(filepath.Dir(bin), "c-split-dwp"), filepath.Join(filepath.Dir(bin), "c-split-plain")} {
+	var bins []string
+	for _, b := range []string{"c-split", "c-split-dwp", "c-split-plain", "c-split4", "c-split4-dwp"} {
+		bins = append(bins, filepath.Join(filepath.Dir(bin), b))
+	}
+	for _, b := range bins {
 		t.Run(filepath.Base(b), func(t *testing.T) {
 			const calls = 40
 			code, out, errs := runGoprobe("trace", "--json", "record_visit v->id v->weight step tag split_total", "--", b, fmt.Sprint(calls))

@@ -79,6 +79,7 @@ const (
 	opGNUConvert      = 0xf7
 	opGNUReinterpret  = 0xf9
 	opGNUParameterRef = 0xfa
+	opGNUAddrIndex    = 0xfb // DW_OP_addrx of DWARF 4 split units
 )
 
 // op is one operation as the expression encodes it: its code, its
@@ -150,7 +151,7 @@ func (p *op) operands(b []byte, o *Options) (int, error) {
 			return 0, short
 		}
 		p.s = fixedInt(b[:size], o, c%2 == 1)
-	case c == opConstu, c == opPlusUconst, c == opRegx, c == opPiece, c == opAddrx, c == opConvert, c == opGNUConvert,
+	case c == opConstu, c == opPlusUconst, c == opRegx, c == opPiece, c == opAddrx, c == opGNUAddrIndex, c == opConvert, c == opGNUConvert,
 		c == opReinterpret, c == opGNUReinterpret:
 		p.u = uleb()
 	case c == opConsts, c == opFbreg:

@@ -25,7 +25,7 @@ func init() {
 	span(lit, opLit0, opLit31)
 	span(constant, opConst1u, opConsts)
 	set(addr, opAddr)
-	set(addrx, opAddrx)
+	set(addrx, opAddrx, opGNUAddrIndex)
 	span(breg, opBreg0, opBreg31)
 	set(breg, opBregx)
 	span(regInside, opReg0, opReg31)
