@@ -448,29 +448,31 @@ func TestUSDTGen(t *testing.T) {
 
 // TestUSDTSemaphoreEveryProcess: probes on a binary with neither -p nor a
 // command see every process running it, and the kernel sets the
-// semaphore in each: two running copies both run the guarded branch
-// while attached, as often as goprobe counts in all, and end with it 0.
+// semaphore in each: two running copies each pass checkGuarded against
+// their own record, their events told apart by pid, and end with it 0.
 func TestUSDTSemaphoreEveryProcess(t *testing.T) {
 	needBPF(t)
 	bin := buildC(t, "sdt", "-O2", "-g")
-	const n = 1200
-	c1, r1 := startProgram(t, bin, strconv.Itoa(n), "1000")
-	c2, r2 := startProgram(t, bin, strconv.Itoa(n), "1000")
-	code, out, errs := runGoprobe("stat", "--json", "--duration", "300ms", "-x", bin, "usdt:demo:work")
+	progs := []*untilProgram{startUntil(t, bin), startUntil(t, bin)}
+	code, out, errs := runGoprobe("trace", "--json", "--duration", "1s", "-x", bin, "usdt:demo:work arg0")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	counted := statCountOf(t, out)[0]
-	ran := 0
-	for _, rest := range []string{endProgram(t, c1, r1), endProgram(t, c2, r2)} {
-		k := len(enabledWork.FindAllString(rest, -1))
-		if k < 100 || !strings.Contains(rest, "semaphore at end: 0\n") {
-			t.Errorf("a process ran the guarded branch %d times, or kept its semaphore:\n%s", k, rest[max(0, len(rest)-100):])
+	byPid := map[int][]map[string]any{}
+	for _, l := range strings.Split(out, "\n") {
+		var e struct {
+			Pid  int
+			Args map[string]any
 		}
-		ran += k
+		if strings.HasPrefix(l, `{"probe"`) && json.Unmarshal([]byte(l), &e) == nil {
+			byPid[e.Pid] = append(byPid[e.Pid], e.Args)
+		}
 	}
-	if ran < counted || ran > counted+50 {
-		t.Errorf("the guarded branches ran %d times; goprobe counted %d", ran, counted)
+	for i, p := range progs {
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkGuarded(t, p.end(t), byPid[p.cmd.Process.Pid]) })
+	}
+	if len(byPid) != 2 {
+		t.Errorf("events of %d processes, want the two", len(byPid))
 	}
 }
 
