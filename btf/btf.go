@@ -87,7 +87,7 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 		opts = &Options{}
 	}
 	defer func() { err = types.OneLine(err) }()
-	defer corrupt(name, "section .BTF", &spec, &err)
+	defer elfx.Catch(name, ".BTF", "BTF", &spec, &err) // cilium/ebpf's decoder
 	var (
 		cs      *cbtf.Spec
 		arch    = kernelArch()
@@ -144,7 +144,11 @@ func convertSpec(name string, load func() (*cbtf.Spec, error), raw []byte, ids [
 			return spec, err
 		}
 	}
-	defer corrupt(name, section, &spec, &err)
+	sec, what := ".BTF", "BTF"
+	if section != "section .BTF" {
+		sec, what = "", section
+	}
+	defer elfx.Catch(name, sec, what, &spec, &err) // cilium/ebpf decodes lazily: its panics come while converting
 	cs, err := load()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %v", name, section, err)
@@ -201,16 +205,6 @@ func convertRaw(name string, raw []byte, ids []uint32, arch string, ptrSize int6
 		}
 	}
 	return k.spec, nil
-}
-
-// corrupt, deferred where cilium/ebpf's BTF decoder runs (it decodes
-// lazily, so its panics on corrupt input may come while types are
-// converted), turns such a panic into an error that names the file and
-// the section. It is the one recover of this package.
-func corrupt(name, section string, spec **types.Spec, err *error) {
-	if p := recover(); p != nil {
-		*spec, *err = nil, fmt.Errorf("%s: %s: corrupt BTF: %v", name, section, p)
-	}
 }
 
 // sink checks each converted type, infers the alignments of the structs

@@ -53,13 +53,29 @@ func Decode(file, section string, off uint64, err error) error {
 
 // Guard runs fn, which calls debug/elf or debug/dwarf on the section of
 // file (a library that can panic on corrupt input), and turns such a panic
-// into a *DecodeError. It is the project's one boundary for them: the
-// readers above return their errors as values.
+// into a *DecodeError (see Catch).
 func Guard(file, section string, fn func() error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &DecodeError{File: file, Section: section, Offset: NoOffset, Err: fmt.Errorf("%v", p)}
-		}
-	}()
+	var none struct{}
+	defer Catch(file, section, "", &none, &err)
 	return fn()
+}
+
+// Catch, deferred where a library that can panic on corrupt input runs
+// (debug/elf, debug/dwarf, debug/gosym, cilium/ebpf's btf), turns such a
+// panic into a *DecodeError of section in file in *err, saying "corrupt
+// WHAT" when what is not "", and sets *result to its zero value. With
+// Guard it is the project's one boundary for those libraries' panics: the
+// readers above return their errors as values.
+func Catch[T any](file, section, what string, result *T, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	var zero T
+	*result = zero
+	e := fmt.Errorf("%v", p)
+	if what != "" {
+		e = fmt.Errorf("corrupt %s: %v", what, p)
+	}
+	*err = &DecodeError{File: file, Section: section, Offset: NoOffset, Err: e}
 }

@@ -103,7 +103,7 @@ type fnInl struct {
 // A table of another word size gives an empty tree and no error.
 func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 	// debug/gosym gives the callers' lines.
-	defer gosymPanic(ef.Path, "inline tree", &tree, &err)
+	defer elfx.Catch(ef.Path, ".gopclntab", "inline tree", &tree, &err)
 	tab := t.Data // at least a header's 64 bytes (Open)
 	var ff inlFormat
 	switch {

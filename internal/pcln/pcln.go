@@ -7,8 +7,6 @@
 package pcln
 
 import (
-	"fmt"
-
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/types"
 )
@@ -25,7 +23,7 @@ func Functions(ef *elfx.File) ([]*types.Func, error) {
 // Functions lists the table's functions in address order; path names the
 // file in errors.
 func (t *Table) Functions(path string) (fns []*types.Func, err error) {
-	defer gosymPanic(path, "table", &fns, &err)
+	defer elfx.Catch(path, ".gopclntab", "table", &fns, &err) // debug/gosym
 	for i := range t.Lines.Funcs {
 		f := &t.Lines.Funcs[i]
 		fn := &types.Func{Name: f.Name, Linkage: f.Name, Lang: types.LangGo, LowPC: f.Entry, Size: f.End - f.Entry,
@@ -36,15 +34,4 @@ func (t *Table) Functions(path string) (fns []*types.Func, err error) {
 		fns = append(fns, fn)
 	}
 	return fns, nil
-}
-
-// gosymPanic, deferred around calls of debug/gosym, turns a panic of that
-// package on a corrupt table (it checks no offset the table gives) into
-// an error naming the file, the section and what was read, and the
-// result into its zero value: the one recover of this package.
-func gosymPanic[T any](path, what string, result *T, err *error) {
-	if p := recover(); p != nil {
-		var zero T
-		*result, *err = zero, fmt.Errorf("%s: section .gopclntab: corrupt %s: %v", path, what, p)
-	}
 }

@@ -86,7 +86,7 @@ func Has(ef *elfx.File) bool {
 
 // Open finds ef's pclntab, its runtime text start and go:func.*.
 func Open(ef *elfx.File) (t *Table, err error) {
-	defer gosymPanic(ef.Path, "table", &t, &err) // gosym.NewLineTable, NewTable
+	defer elfx.Catch(ef.Path, ".gopclntab", "table", &t, &err) // gosym.NewLineTable, NewTable
 	le := binary.LittleEndian
 	if ef.ByteOrder != binary.ByteOrder(le) || ef.Class != elf.ELFCLASS64 {
 		return nil, fmt.Errorf("%s: .gopclntab of a %s %s binary: only 64-bit little-endian Go binaries are read", ef.Path, ef.Class, ef.ByteOrder)
