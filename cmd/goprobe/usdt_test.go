@@ -208,9 +208,9 @@ func checkGuarded(t *testing.T, rec string, events []map[string]any) {
 	case len(seen) < 20 || len(ran) == 0:
 		t.Fatalf("%d calls seen, want 20 or more; the branch ran %d times", len(seen), len(ran))
 	case !unbroken(ran):
-		t.Errorf("the guarded branch ran in calls %v: not one stretch", ran)
+		t.Errorf("the guarded branch ran in calls %s: not one stretch", stretches(ran))
 	case !unbroken(seen):
-		t.Errorf("calls seen %v: some inside the stretch missed", seen)
+		t.Errorf("calls seen %s: some inside the stretch missed", stretches(seen))
 	case seen[0] < ran[0] || seen[len(seen)-1] > ran[len(ran)-1]:
 		t.Errorf("calls %d..%d seen, the branch ran in %d..%d", seen[0], seen[len(seen)-1], ran[0], ran[len(ran)-1])
 	}
@@ -221,26 +221,65 @@ func checkGuarded(t *testing.T, rec string, events []map[string]any) {
 }
 
 // TestUSDTFilePattern: -x with a pattern naming two copies of a program,
-// each running: each copy gets its own probe and semaphore, each event
-// names its file, and each file's events are its own program's calls
-// (checkGuarded against that program's record), both semaphores 0 after.
+// each running: each copy gets its own probe and semaphore, and each
+// event and key names its file. trace: each file's events come from its
+// own process ($pid) and are its calls (checkGuarded against that
+// program's record), both semaphores 0 after. hist keyed by $pid: each
+// file's table holds its own process alone.
 func TestUSDTFilePattern(t *testing.T) {
 	needBPF(t)
 	bin := buildC(t, "sdt", "-O2", "-g")
-	dir := t.TempDir()
-	var progs []*untilProgram
-	for _, n := range []string{"sdt-a", "sdt-b"} {
-		copyFile(t, bin, filepath.Join(dir, n))
-		progs = append(progs, startUntil(t, filepath.Join(dir, n)))
+	copies := func() (string, []*untilProgram) {
+		dir := t.TempDir()
+		var progs []*untilProgram
+		for _, n := range []string{"sdt-a", "sdt-b"} {
+			copyFile(t, bin, filepath.Join(dir, n))
+			progs = append(progs, startUntil(t, filepath.Join(dir, n)))
+		}
+		return filepath.Join(dir, "sdt-*"), progs
 	}
-	code, out, errs := runGoprobe("trace", "--json", "--duration", "1s", "-x", filepath.Join(dir, "sdt-*"), "usdt:demo:work arg0")
+	// hist on copies of their own: trace's see one stretch of probing.
+	pattern, progs := copies()
+	code, out, errs := runGoprobe("hist", "--json", "--duration", "1s", "--key", "$pid", "-x", pattern, "usdt:demo:work")
 	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
+		t.Fatalf("hist: exit %d: %s", code, errs)
+	}
+	var h struct {
+		Probes []struct {
+			Probe string
+			Keys  []struct{ Key, Count int }
+		}
+	}
+	if err := json.Unmarshal([]byte(out[strings.Index(out, `{"probes"`):]), &h); err != nil {
+		t.Fatalf("hist: %v: %s", err, out)
+	}
+	for _, p := range progs {
+		want := fmt.Sprintf("%s:usdt:demo:work key=$pid [{%d", p.cmd.Path, p.cmd.Process.Pid)
+		found := false
+		for _, pr := range h.Probes {
+			got := fmt.Sprintf("%s %v", pr.Probe, pr.Keys)
+			found = found || strings.HasPrefix(got, want) && len(pr.Keys) == 1 && pr.Keys[0].Count > 0
+		}
+		if !found || len(h.Probes) != 2 {
+			t.Errorf("hist: %+v; want for %s its process %d alone", h.Probes, p.cmd.Path, p.cmd.Process.Pid)
+		}
+	}
+	pattern, progs = copies()
+	code, out, errs = runGoprobe("trace", "--json", "--duration", "1s", "-x", pattern, "usdt:demo:work arg0 $pid")
+	if code != 0 {
+		t.Fatalf("trace: exit %d: %s", code, errs)
 	}
 	evs := jsonEvents(t, out)
 	for _, p := range progs {
-		key := p.cmd.Path + ":usdt:demo:work arg0"
-		t.Run(filepath.Base(p.cmd.Path), func(t *testing.T) { checkGuarded(t, p.end(t), evs[key]) })
+		es := evs[p.cmd.Path+":usdt:demo:work arg0 $pid"]
+		t.Run(filepath.Base(p.cmd.Path), func(t *testing.T) {
+			for _, e := range es {
+				if fmt.Sprint(e["$pid"]) != fmt.Sprint(p.cmd.Process.Pid) {
+					t.Fatalf("an event of %s from process %v, not %d", p.cmd.Path, e["$pid"], p.cmd.Process.Pid)
+				}
+			}
+			checkGuarded(t, p.end(t), es)
+		})
 	}
 	if len(evs) != 2 {
 		t.Errorf("events of %v, want the two files'", keysOf(evs))
@@ -486,4 +525,18 @@ func copyFile(t *testing.T, from, to string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// stretches spells sorted call numbers as their unbroken runs, "3-9 12-40".
+func stretches(s []int) string {
+	var out []string
+	for i := 0; i < len(s); {
+		j := i
+		for j+1 < len(s) && s[j+1] == s[j]+1 {
+			j++
+		}
+		out = append(out, fmt.Sprintf("%d-%d", s[i], s[j]))
+		i = j + 1
+	}
+	return strings.Join(out, " ")
 }
