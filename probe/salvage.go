@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
@@ -84,8 +85,8 @@ func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []
 	for _, b := range back {
 		bi := e.fl.op[b]
 		d, ok := bi.Args[0].(x86asm.Reg)
-		if !ok || x86.Family(d) != cur {
-			continue
+		if !ok || x86.Family(d) != cur || x86.Writes(e.arch, bi, false)&(1<<cur) == 0 {
+			continue // not written there (test $0x1,%al reads RAX only)
 		}
 		if bi.Op == x86asm.MOV || bi.Op == x86asm.MOVSXD {
 			switch s := bi.Args[1].(type) {
@@ -151,6 +152,7 @@ func (r *Resolver) composes(addr uint64, e opExpr, k int64) bool {
 // whose code is decoded: see lastOp.
 type opExpr struct {
 	fl   *flow
+	arch *arch.Arch
 	src  string // the register read
 	mem  *int64 // the offset loaded from through it, or nil
 	want x86asm.Op
@@ -169,7 +171,7 @@ func (r *Resolver) lastOp(addr uint64, ops []types.Op) (opExpr, bool) {
 	if !ok || fl == nil {
 		return opExpr{}, false
 	}
-	return opExpr{fl: fl, src: src, mem: mem, want: want, k: rest[0].Value}, true
+	return opExpr{fl: fl, arch: r.arch, src: src, mem: mem, want: want, k: rest[0].Value}, true
 }
 
 // salvageSource splits an expression into the register it reads, the
