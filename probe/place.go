@@ -132,6 +132,7 @@ func (r *Resolver) unrolledStarts(fn *types.Func, site *types.InlineSite, inst *
 	for _, a := range fl.handsOn(decl) {
 		delete(decl, a)
 	}
+	pts = fl.moveToJoins(decl, pts, site.Ranges)
 	marked := false
 	for _, p := range pts {
 		marked = marked || decl[p]
