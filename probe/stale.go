@@ -254,3 +254,91 @@ func (r *Resolver) misnamed(addr uint64, ops []types.Op) string {
 	}
 	return ""
 }
+
+// overwritten checks an expression that loads from a stack slot (the CFA
+// or a register the call frame information computes it from, plus
+// offsets) against the stores to that slot before addr: when the nearest
+// one on every path (addr's chain of dominators) writes another width
+// than the load reads, and an earlier one there writes that width, the
+// debug info describes what the earlier store left there and missed the
+// later one (gcc -O3 seed 1456: main's i*9+1 given as [CFA-184]*9+1 after
+// an 8-byte store gave the slot fn02's r+1; gdb prints the same wrong
+// value). It returns why the value is not read, or "".
+func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
+	base, off, n, ok := slotLoad(ops)
+	if !ok {
+		return ""
+	}
+	slot, ok := r.cfaSlot(addr, base, off)
+	if !ok {
+		return ""
+	}
+	fl := r.flowAt(addr)
+	if fl == nil {
+		return ""
+	}
+	var last *x86asm.Inst
+	var lastAt uint64
+	for _, w := range fl.dominating(addr, staleWindow) {
+		in := fl.op[w]
+		mem, st := storeTo(in)
+		if !st || mem.Index != 0 {
+			continue
+		}
+		at, ok := r.cfaSlot(w, gprName(mem.Base), int64(mem.Disp))
+		if !ok || at+int64(in.MemBytes) <= slot || slot+n <= at {
+			continue
+		}
+		if last == nil {
+			if at == slot && int64(in.MemBytes) == n {
+				return "" // the nearest store writes what is read
+			}
+			last, lastAt = &in, w
+			continue
+		}
+		if at == slot && int64(in.MemBytes) == n {
+			return fmt.Sprintf("the debug info gives %s, but the %d-byte store at %#x (%v) overwrote the slot after the %d-byte one at %#x: the expression was made for what that one left there",
+				types.OpsString(ops), last.MemBytes, lastAt, last.Op, n, w)
+		}
+		return ""
+	}
+	return ""
+}
+
+// slotLoad splits an expression that begins with a load of n bytes from a
+// register or the CFA plus constants: base ("CFA" or the register), the
+// offset, n.
+func slotLoad(ops []types.Op) (base string, off, n int64, ok bool) {
+	if len(ops) == 0 {
+		return "", 0, 0, false
+	}
+	switch ops[0].Code {
+	case types.OpCFA:
+		base = "CFA"
+	case types.OpReg:
+		base = ops[0].Reg
+	default:
+		return "", 0, 0, false
+	}
+	i := 1
+	for ; i+1 < len(ops) && ops[i].Code == types.OpConst && ops[i+1].Code == types.OpPlus; i += 2 {
+		off += ops[i].Value
+	}
+	if i >= len(ops) || ops[i].Code != types.OpDeref || ops[i].Value <= 0 {
+		return "", 0, 0, false
+	}
+	return base, off, ops[i].Value, true
+}
+
+// cfaSlot is the offset from the CFA of the address base+off at pc, base
+// the CFA or the register the call frame information computes it from.
+func (r *Resolver) cfaSlot(pc uint64, base string, off int64) (int64, bool) {
+	if base == "CFA" {
+		return off, true
+	}
+	reg, k, ok := r.cfa(pc)
+	if !ok || reg != base {
+		return 0, false
+	}
+	return off - k, true
+}

@@ -128,6 +128,8 @@ var regressions = []struct {
 	{"rust-O3", 1306, "LLVM's debug info leaves out an operation the code makes on a value loaded from the stack ([RSP]^78 where the code computes ([RSP]&-2)^78): ? with why", nil, true},
 	{"rust-O3", 1413, "LLVM unrolls a loop of two calls and gives part of the second call's arithmetic a DIE of its own, entered from and going back to that call's code, with no effect: no call (counted twice)", nil, true},
 	{"rust-O3", 1326, "LLVM's debug info leaves out an operation folded into a constant (a = b ^ 108 with b = c ^ 166 is c ^ 202 in the code, R15 ^ 108 in the debug info): ? with why", nil, true},
+	{"gcc-O2", 1454, "a guard known false after another guarded call's on the same operand: one path jumps into the body past its head from a row of the declaration's line, the other falls into it (counted at the join)", nil, true},
+	{"gcc-O3", 1456, "GCC gives main's i*9+1 as [CFA-184]*9+1 where an 8-byte store gave the slot fn02's r+1 after the 4-byte one of i (gdb prints the same wrong value): ? with why", nil, true},
 	{"gcc-O3", 1446, "GCC gives fn11's c as R9^130, the code xors a copy of R9 it tested first (test $0x1,%al): a test changes nothing, the value is read", []string{"fn11 c"}, true},
 }
 
