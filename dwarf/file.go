@@ -396,10 +396,10 @@ var (
 	errEndless = errors.New("DIE tree too deep or endless")
 )
 
-// guard, deferred by each of the package's entry points, turns a panic of
-// a decoder on a corrupt record (raised on the caller's goroutine, or on a
-// worker's and carried here by par.Panic) into the call's error, so that
-// corrupt input fails that call and not the process.
+// guard, deferred by each of the package's entry points and by each of
+// their worker goroutines, turns a panic of a decoder on a corrupt record
+// into the call's (or the worker's) error, so that corrupt input fails
+// that call and not the process.
 func (f *File) guard(err *error) {
 	if p := recover(); p != nil {
 		*err = elfx.Decode(f.Path, ".debug_info", elfx.NoOffset, fmt.Errorf("corrupt record: %v", p))

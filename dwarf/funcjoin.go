@@ -68,13 +68,12 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 	// named (demangling, on every core): filling needs no names. Every
 	// function is filled, also those naming or merging leaves out.
 	var filled chan error
-	var pp par.Panic
 	if fill != nil {
 		filled = make(chan error, 1)
 		go func() {
 			var err error
 			defer func() { filled <- err }()
-			defer pp.Catch()
+			defer f.guard(&err) // a corrupt record fails the call, from this goroutine
 			err = fill(out, parts)
 		}()
 	}
@@ -94,9 +93,7 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 	if filled != nil {
 		help()
 		// Merging changes what filling reads (LowPC, Ranges).
-		err := <-filled
-		pp.Raise()
-		if err != nil {
+		if err := <-filled; err != nil {
 			return nil, err
 		}
 	}

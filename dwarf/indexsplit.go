@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"debug/dwarf"
-	"github.com/binscope/binscope/internal/par"
 	"runtime"
 	"sync"
 )
@@ -42,16 +41,14 @@ func (f *File) indexAll(outlined, names bool) (*index, error) {
 	var ix [2]*index
 	var errs [2]error
 	var wg sync.WaitGroup
-	var pp par.Panic
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer pp.Catch()
+		defer f.guard(&errs[1]) // a corrupt record fails the call, from this goroutine
 		ix[1], errs[1] = f.buildIndex(second, outlined, names)
 	}()
 	ix[0], errs[0] = f.buildIndex(first, outlined, names)
 	wg.Wait()
-	pp.Raise()
 	for _, err := range errs {
 		if err != nil {
 			return nil, err

@@ -4,7 +4,6 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
-	"github.com/binscope/binscope/internal/par"
 	"runtime"
 	"slices"
 	"sync"
@@ -100,7 +99,6 @@ func (pf *paramFiller) fillAll(fns []*types.Func, work chan<- *fillWork) error {
 	}
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	var pp par.Panic
 	for w := 0; w < workers; w++ {
 		wc := c
 		if w > 0 {
@@ -109,13 +107,12 @@ func (pf *paramFiller) fillAll(fns []*types.Func, work chan<- *fillWork) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer pp.Catch()
+			defer pf.f.guard(&errs[w]) // a corrupt record fails the call, from this goroutine
 			errs[w] = fw.fill(wc, w, false)
 		}()
 	}
 	wg.Wait()
 	fw.helpers.Wait() // a helper reads parts and byOff
-	pp.Raise()
 	pf.parts, pf.byOff = nil, nil
 	return errors.Join(append(errs, fw.err)...)
 }

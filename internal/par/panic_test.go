@@ -5,39 +5,8 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// TestPanicCarried: a panic a worker keeps with Panic.Catch is raised
-// again by Raise on the goroutine that waited, where a deferred recover
-// sees it (a panic left on the worker would end the test binary).
-func TestPanicCarried(t *testing.T) {
-	caught := func(run func()) (p any) {
-		defer func() { p = recover() }()
-		run()
-		return nil
-	}
-	p := caught(func() {
-		var pp Panic
-		var wg sync.WaitGroup
-		for w := range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer pp.Catch()
-				if w == 2 {
-					panic("worker 2")
-				}
-			}()
-		}
-		wg.Wait()
-		pp.Raise()
-	})
-	if p != "worker 2" {
-		t.Errorf("the caller recovered %v, want worker 2's panic", p)
-	}
-}
 
 // TestWorkerPanicEndsProgram: a panic in a piece of work of Each or Stream
 // ends the program as any Go panic does (exit status 2), with the

@@ -1,7 +1,7 @@
 // Package par runs independent pieces of work on every core. A panic in a
 // piece of work ends the program, with the worker's own stack, as any Go
-// panic does; a decoder of untrusted input run on workers returns its
-// errors as values, or carries its panic to its guard with Panic.
+// panic does: a decoder of untrusted input run on workers returns its
+// errors as values (dwarf's workers defer its guard themselves).
 package par
 
 import (
@@ -62,42 +62,5 @@ func Stream(n, size int, f func(i int), done func(lo, hi int)) {
 	for k := range pieces {
 		<-ready[k]
 		done(k*size, min(n, (k+1)*size))
-	}
-}
-
-// Panic carries a panic from a worker goroutine to the goroutine that
-// waits for the worker, where the caller's guard recovers it: a panic left
-// on a goroutine of its own ends the whole process. It is for the dwarf
-// package's decoders, whose entry points turn a panic on a corrupt record
-// into the call's error (dwarf.File.guard), until they return errors as
-// values; nothing else needs it.
-type Panic struct {
-	mu sync.Mutex
-	v  any
-}
-
-// Keep keeps r, the first panic a worker recovered (nil: nothing).
-func (p *Panic) Keep(r any) {
-	if r == nil {
-		return
-	}
-	p.mu.Lock()
-	if p.v == nil {
-		p.v = r
-	}
-	p.mu.Unlock()
-}
-
-// Catch, deferred in a worker goroutine, keeps the worker's panic.
-func (p *Panic) Catch() { p.Keep(recover()) }
-
-// Raise panics again, on the waiting goroutine, with the first panic a
-// worker kept.
-func (p *Panic) Raise() {
-	p.mu.Lock()
-	v := p.v
-	p.mu.Unlock()
-	if v != nil {
-		panic(v)
 	}
 }
