@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 
 	"github.com/binscope/binscope/types"
@@ -75,6 +76,10 @@ type FuncOptions struct {
 	// members' types). Such types serve to spell prototypes, and nothing
 	// else: they carry no mark of it.
 	SpelledParams bool
+	// keepDecls keeps every subprogram a walk finds (see
+	// funcWalker.prune): a walk again after one was dropped that
+	// another unit refers to.
+	keepDecls bool
 }
 
 // inlined is one DW_TAG_inlined_subroutine.
@@ -116,7 +121,40 @@ func (f *File) functions(o FuncOptions) (fns []*types.Func, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if prunedUsed(ws) {
+		o.keepDecls = true
+		if ws, err = f.walkSpans(o, units, spans); err != nil {
+			return nil, err
+		}
+	}
 	return f.joinWalks(o, ws)
+}
+
+// prunedUsed reports whether a subprogram or a site of the walks ws
+// refers to a subprogram one of them dropped (a reference across units).
+func prunedUsed(ws []walked) bool {
+	var pruned []dwarf.Offset
+	for _, w := range ws {
+		pruned = append(pruned, w.pruned...)
+	}
+	if len(pruned) == 0 {
+		return false
+	}
+	slices.Sort(pruned)
+	in := func(off dwarf.Offset) bool { _, ok := slices.BinarySearch(pruned, off); return ok }
+	for _, w := range ws {
+		for _, s := range w.order {
+			if s.origin != 0 && in(s.origin) {
+				return true
+			}
+		}
+		for _, st := range w.sites {
+			if in(st.origin) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // joinWalks joins what the walks of the spans found into functions.

@@ -24,6 +24,9 @@ type span struct {
 type walked struct {
 	order []*subprogram
 	sites []inlined
+	// pruned are the offsets of the subprograms the walk dropped as no
+	// join keeps them (funcWalker.prune), in DIE order.
+	pruned []dwarf.Offset
 }
 
 // funcSpans cuts .debug_info into at most n spans of about equal size for

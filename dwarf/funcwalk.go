@@ -1,9 +1,11 @@
 package dwarf
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"debug/elf"
 	"errors"
+	"slices"
 
 	"github.com/binscope/binscope/types"
 )
@@ -49,10 +51,19 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, sp span) (wa
 	var stack []funcFrame
 	var cur funcFrame
 	kept := fw.out // what the walk found before the unit it is in
+	// whole says the unit the walk is in started in this span (a span
+	// may start inside a unit): at its end, the declarations nothing in
+	// it refers to are dropped (see prune). The last unit of a span may
+	// go on in the next one: its are kept.
+	whole, prune := false, !o.Params && !o.keepDecls
 	for {
 		e, err := r.next(o.Params && cur.direct != nil)
 		if err == nil && e != nil {
 			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				if whole && prune {
+					prune = fw.prune(len(kept.order), len(kept.sites))
+				}
+				whole = jump == 0 // the unit a span starts inside is not
 				kept = fw.out
 			}
 			err = fw.step(e, units, &stack, &cur)
@@ -288,4 +299,46 @@ func addParam(ps []param, p param) []param {
 		}
 	}
 	return append(ps, p)
+}
+
+// prune drops the subprograms of the unit just walked (from order[from:],
+// its sites from sites[siteFrom:]) that no join can keep: a root of no
+// chain (no origin) without code that nothing in the unit refers to, as
+// most declarations of C++ member functions inside their classes. Their
+// offsets go to pruned, so that a reference from another unit to one is
+// found (see File.functions). A unit that refers to subprograms of others
+// (DW_FORM_ref_addr: Rust, LTO) drops none, and prune returns false: the
+// walk drops no more, since later units may refer to earlier ones.
+func (fw *funcWalker) prune(from, siteFrom int) bool {
+	subs := fw.out.order[from:]
+	used := make([]bool, len(subs))
+	mark := func(off dwarf.Offset) bool {
+		i, ok := slices.BinarySearchFunc(subs, off, func(s *subprogram, off dwarf.Offset) int { return cmp.Compare(s.off, off) })
+		if ok {
+			used[i] = true
+		}
+		return ok
+	}
+	for _, s := range subs {
+		if s.origin != 0 && !mark(s.origin) {
+			return false
+		}
+	}
+	for _, in := range fw.out.sites[siteFrom:] {
+		if !mark(in.origin) {
+			return false
+		}
+	}
+	n := from
+	for i, s := range subs {
+		if s.origin == 0 && s.inst == nil && !used[i] {
+			fw.out.pruned = append(fw.out.pruned, s.off)
+			continue
+		}
+		fw.out.order[n] = s
+		n++
+	}
+	clear(fw.out.order[n:])
+	fw.out.order = fw.out.order[:n]
+	return true
 }
