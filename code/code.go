@@ -54,6 +54,9 @@ type Options struct {
 	// Syms, when not nil, are the file's symbol tables as Symbols reads
 	// them, which the caller has read already.
 	Syms *symtab.Table
+	// MapSections, for Open, reads compressed DWARF inflated into the
+	// index cache and mapped (dwarf.Options.MapSections).
+	MapSections bool
 }
 
 // Model is the code of one ELF file.
@@ -98,7 +101,11 @@ type host struct {
 // file or a separate debug file has it, else from .gopclntab or the symbol
 // tables.
 func Open(path string, opts *Options) (*Model, error) {
-	df, err := dwarf.Open(path, nil)
+	var dopts *dwarf.Options
+	if opts != nil && opts.MapSections {
+		dopts = &dwarf.Options{SavedSections: true, MapSections: true}
+	}
+	df, err := dwarf.Open(path, dopts)
 	if err == nil {
 		m, err := New(df, opts)
 		if err != nil {

@@ -66,6 +66,12 @@ type Options struct {
 	// the index cache when it has them, and else writes them there for
 	// the next run (see savedsections.go).
 	SavedSections bool
+	// MapSections, with SavedSections, writes the entry the cache lacks
+	// first, each section inflated into it as read, and maps it: a run
+	// that reads the whole of a large file holds none of its inflated
+	// sections in its heap, only the pages it reads of the mapping,
+	// which a stream or walk drops as it passes them.
+	MapSections bool
 }
 
 // File is an ELF file opened for its DWARF.
@@ -100,6 +106,10 @@ type File struct {
 	altMissing string
 	// saving counts the index cache entries being written (Close waits).
 	saving sync.WaitGroup
+	// mapped is the index cache entry the sections are read from, when
+	// they are (SavedSections): a stream evicts its pages as it drops
+	// units.
+	mapped []byte
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an

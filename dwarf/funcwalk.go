@@ -56,6 +56,7 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, sp span) (wa
 	// it refers to are dropped (see prune). The last unit of a span may
 	// go on in the next one: its are kept.
 	whole, prune := false, !o.Params && !o.keepDecls
+	passed := sp.unit // where the bytes not yet evicted start
 	for {
 		e, err := r.next(o.Params && cur.direct != nil)
 		if err == nil && e != nil {
@@ -89,9 +90,17 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, sp span) (wa
 			// context is read, on to the span.
 			r.sc.pos, jump = jump, 0
 		}
+		if r.sc != nil && r.sc.pos-passed >= evictBytes {
+			f.evict(r.sc.info[passed:r.sc.pos]) // read: out of memory, if mapped
+			passed = r.sc.pos
+		}
 	}
 	return fw.out, nil
 }
+
+// evictBytes is how far a walk reads .debug_info between evictions of
+// what it passed (File.evict).
+const evictBytes = 16 << 20
 
 // step reads e, the next entry of the walk, in the frame cur below the
 // frames of stack.

@@ -1,8 +1,10 @@
 package dwarf
 
 import (
+	"io"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/binscope/binscope/internal/cache"
 )
@@ -62,7 +64,9 @@ func (f *File) putSections(c *cache.Cache, secs []savedSection, inflated map[str
 // the "sections" entry, mapped for the rest of the run, and returns nil;
 // or, when the cache has no such entry, what writes it once the DWARF is
 // open (nil when the cache is off, or the entry is there but does not
-// fit the file: the sections are inflated, and nothing is written).
+// fit the file: the sections are inflated, and nothing is written). With
+// Options.MapSections a missing entry is written first, each section
+// inflated into it as read, and then mapped.
 func (f *File) useSavedSections() (save func()) {
 	c := cache.Open(nil)
 	secs := layoutSections(f.Debug.CompressedDWARF())
@@ -73,18 +77,55 @@ func (f *File) useSavedSections() (save func()) {
 	if !ok {
 		return nil
 	}
+	if f.mapSections(c, secs, skey) {
+		return nil
+	}
+	if !f.opts.MapSections {
+		return func() { f.saveSections(secs, c) }
+	}
+	c.PutStream("sections", savedVersion, skey, func(w io.Writer) error {
+		for _, s := range secs {
+			if err := f.Debug.InflateTo(s.name, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	f.mapSections(c, secs, skey) // else (an unwritable cache) inflated in memory
+	return nil
+}
+
+// mapSections gives df the sections secs from the "sections" entry of
+// key skey, mapped, and reports whether the entry was there and fits.
+// The pages the entry's check read are dropped from the process's memory:
+// they stay in the page cache, for the readers to map again.
+func (f *File) mapSections(c *cache.Cache, secs []savedSection, skey string) bool {
 	blob, _, ok := c.Map("sections", savedVersion, skey)
 	if !ok {
-		return func() { f.saveSections(secs, c) }
+		return false
 	}
 	last := secs[len(secs)-1]
 	if uint64(len(blob)) < last.off+last.len {
-		return nil
+		return false
 	}
+	cache.Evict(blob)
 	for _, s := range secs {
 		f.Debug.UseInflated(s.name, blob[s.off:s.off+s.len:s.off+s.len])
 	}
-	return nil
+	f.mapped = blob
+	return true
+}
+
+// evict drops the pages of b from the process's memory when b lies in
+// the mapped "sections" entry (see mapSections); else it does nothing.
+func (f *File) evict(b []byte) {
+	if len(b) == 0 || len(f.mapped) == 0 {
+		return
+	}
+	lo, hi := uintptr(unsafe.Pointer(&f.mapped[0])), uintptr(unsafe.Pointer(&f.mapped[len(f.mapped)-1]))
+	if p := uintptr(unsafe.Pointer(&b[0])); p >= lo && p+uintptr(len(b))-1 <= hi {
+		cache.Evict(b)
+	}
 }
 
 // saveSections writes the "sections" entry of secs once the DWARF is

@@ -21,38 +21,15 @@ import (
 // decompression gives; the next open reads them from the entry, mapped,
 // inflating nothing, and finds the same functions as with the cache off.
 func TestSavedSections(t *testing.T) {
-	objcopy, err := exec.LookPath("objcopy")
-	if err != nil {
-		testutil.Skipf(t, "objcopy not installed: %v", err)
-	}
-	dir := t.TempDir()
-	bin, plain := filepath.Join(dir, "z"), filepath.Join(dir, "plain")
-	src := testutil.Fixture(t, "cpp-layouts").Path
-	for _, args := range [][]string{{"--compress-debug-sections=zlib", src, bin}, {"--decompress-debug-sections", bin, plain}} {
-		if out, err := exec.Command(objcopy, args...).CombinedOutput(); err != nil {
-			t.Fatalf("objcopy %v: %v\n%s", args, err, out)
-		}
-	}
-	t.Setenv(cache.Env, filepath.Join(dir, "cache"))
+	bin, plain := compressedFixture(t)
 	opts := &Options{SavedSections: true}
-	funcNames := func(f *File) []string {
-		fns, err := f.Functions(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, fn := range fns {
-			out = append(out, fn.Name)
-		}
-		return out
-	}
 
 	cold, err := Open(bin, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	secs := layoutSections(cold.Debug.CompressedDWARF())
-	want := funcNames(cold)
+	want := funcNames(t, cold)
 	cold.Close() // waits for the entry
 	if len(secs) < 3 || len(want) < 10 {
 		t.Fatalf("%d compressed sections, %d functions: want at least 3 and 10", len(secs), len(want))
@@ -62,6 +39,109 @@ func TestSavedSections(t *testing.T) {
 	if !ok {
 		t.Fatal("no sections entry after the cold open")
 	}
+	sameAsObjcopy(t, plain, secs, blob)
+
+	warm, err := Open(bin, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer warm.Close()
+	readFromEntry(t, warm, secs, skey)
+	off, err := Open(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	if got, base := funcNames(t, warm), funcNames(t, off); !slices.Equal(got, base) || !slices.Equal(want, base) {
+		t.Errorf("functions: warm %d, cold %d, without the cache %d; not the same", len(got), len(want), len(base))
+	}
+}
+
+// TestMapSections: opened with MapSections and an empty cache, the
+// compressed C++ fixture's sections are inflated into the "sections"
+// entry (the bytes binutils' decompression gives) and read from it,
+// mapped, on the first open; the functions are those found with the
+// cache off. Once read, the entry's pages are resident; evicted, none
+// is (the kernel's account of the mapping), and they read the same.
+func TestMapSections(t *testing.T) {
+	bin, plain := compressedFixture(t)
+	f, err := Open(bin, &Options{SavedSections: true, MapSections: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	secs := layoutSections(f.Debug.CompressedDWARF())
+	skey, _ := f.sectionsKey(secs)
+	if len(secs) < 3 {
+		t.Fatalf("%d compressed sections, want at least 3", len(secs))
+	}
+	readFromEntry(t, f, secs, skey)
+	sameAsObjcopy(t, plain, secs, f.mapped)
+	off, err := Open(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer off.Close()
+	got, want := funcNames(t, f), funcNames(t, off)
+	if !slices.Equal(got, want) || len(want) < 10 {
+		t.Errorf("functions: %d mapped, %d without the cache; not the same, or fewer than 10", len(got), len(want))
+	}
+	path := cache.Open(nil).Path("sections", skey)
+	sum := 0
+	for _, b := range f.mapped {
+		sum += int(b)
+	}
+	if kb := residentKB(t, path); kb < len(f.mapped)/1024/2 {
+		t.Errorf("%d kB of the %d kB entry resident once read, want at least half", kb, len(f.mapped)/1024)
+	}
+	f.evict(f.mapped)
+	if kb := residentKB(t, path); kb > 8 { // the pages the data shares with the entry's head and tail
+		t.Errorf("%d kB of the entry resident once evicted, want at most 8", kb)
+	}
+	again := 0
+	for _, b := range f.mapped {
+		again += int(b)
+	}
+	if again != sum {
+		t.Errorf("the entry's bytes sum to %d once evicted, %d before", again, sum)
+	}
+}
+
+// compressedFixture is the cpp-layouts fixture with its DWARF compressed
+// by objcopy, and the same decompressed by objcopy; the index cache is
+// an empty directory for the test.
+func compressedFixture(t *testing.T) (bin, plain string) {
+	objcopy, err := exec.LookPath("objcopy")
+	if err != nil {
+		testutil.Skipf(t, "objcopy not installed: %v", err)
+	}
+	dir := t.TempDir()
+	bin, plain = filepath.Join(dir, "z"), filepath.Join(dir, "plain")
+	src := testutil.Fixture(t, "cpp-layouts").Path
+	for _, args := range [][]string{{"--compress-debug-sections=zlib", src, bin}, {"--decompress-debug-sections", bin, plain}} {
+		if out, err := exec.Command(objcopy, args...).CombinedOutput(); err != nil {
+			t.Fatalf("objcopy %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Setenv(cache.Env, filepath.Join(dir, "cache"))
+	return bin, plain
+}
+
+func funcNames(t *testing.T, f *File) []string {
+	fns, err := f.Functions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, fn := range fns {
+		out = append(out, fn.Name)
+	}
+	return out
+}
+
+// sameAsObjcopy checks the sections secs laid out in blob against
+// objcopy's decompression of them in plain.
+func sameAsObjcopy(t *testing.T, plain string, secs []savedSection, blob []byte) {
 	ef, err := elf.Open(plain)
 	if err != nil {
 		t.Fatal(err)
@@ -76,14 +156,12 @@ func TestSavedSections(t *testing.T) {
 			t.Errorf("%s: the entry's %d bytes at %d are not objcopy's %d", s.name, s.len, s.off, len(b))
 		}
 	}
+}
 
-	warm, err := Open(bin, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer warm.Close()
-	// The kernel's list of this process's mappings says which of them
-	// hold the entry's file.
+// readFromEntry checks that f reads every section of secs from the
+// "sections" entry of key skey: the kernel's list of this process's
+// mappings says which of them hold the entry's file.
+func readFromEntry(t *testing.T, f *File, secs []savedSection, skey string) {
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		t.Fatal(err)
@@ -91,9 +169,9 @@ func TestSavedSections(t *testing.T) {
 	mapped := func(p uintptr) bool {
 		for _, l := range strings.Split(string(maps), "\n") {
 			var lo, hi uintptr
-			f := strings.Fields(l)
-			if len(f) == 6 && f[5] == cache.Open(nil).Path("sections", skey) {
-				fmt.Sscanf(f[0], "%x-%x", &lo, &hi)
+			fs := strings.Fields(l)
+			if len(fs) == 6 && fs[5] == cache.Open(nil).Path("sections", skey) {
+				fmt.Sscanf(fs[0], "%x-%x", &lo, &hi)
 				if p >= lo && p < hi {
 					return true
 				}
@@ -101,18 +179,31 @@ func TestSavedSections(t *testing.T) {
 		}
 		return false
 	}
-	inflated := warm.Debug.InflatedSections()
+	inflated := f.Debug.InflatedSections()
 	for _, s := range secs {
 		if b := inflated[s.name]; len(b) == 0 || !mapped(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) {
-			t.Errorf("%s was inflated again, not read from the entry", s.name)
+			t.Errorf("%s was inflated into memory, not read from the entry", s.name)
 		}
 	}
-	off, err := Open(bin, nil)
+}
+
+// residentKB is how many kB of the file at path this process's mappings
+// of it hold resident (/proc/self/smaps).
+func residentKB(t *testing.T, path string) int {
+	b, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer off.Close()
-	if got, base := funcNames(warm), funcNames(off); !slices.Equal(got, base) || !slices.Equal(want, base) {
-		t.Errorf("functions: warm %d, cold %d, without the cache %d; not the same", len(got), len(want), len(base))
+	kb, in := 0, false
+	for _, l := range strings.Split(string(b), "\n") {
+		fs := strings.Fields(l)
+		if len(fs) >= 5 && strings.Contains(fs[0], "-") && !strings.HasSuffix(fs[0], ":") {
+			in = len(fs) == 6 && fs[5] == path
+		} else if in && len(fs) == 3 && fs[0] == "Rss:" {
+			var n int
+			fmt.Sscan(fs[1], &n)
+			kb += n
+		}
 	}
+	return kb
 }

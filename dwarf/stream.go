@@ -107,7 +107,8 @@ func (st *stream) use(u int) {
 // drop drops the units least recently used from c's index, down to half
 // of streamNodes nodes, with every conversion made so far (the units
 // kept convert again as they are needed), and the lister's hold on the
-// types it listed (it keeps their keys and offsets).
+// types it listed (it keeps their keys and offsets); the pages read of
+// sections mapped from the index cache leave the process's memory.
 func (st *stream) drop(c *converter, l *lister) {
 	st.drops++
 	ix, si := c.ix, c.ix.saved
@@ -121,6 +122,7 @@ func (st *stream) drop(c *converter, l *lister) {
 			delete(st.named, u)
 		}
 	}
+	c.f.evict(c.f.mapped)
 	c.memo, c.pointees = make(map[dwarf.Offset]types.Type, 1<<16), nil
 	c.check = types.Checker{}
 	l.added = map[types.Type]bool{}

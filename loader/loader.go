@@ -161,11 +161,22 @@ func Types(path string, o *TypesOptions) (spec *types.Spec, streamed bool, err e
 // StreamDWARF asks it.
 func (o *TypesOptions) loadDWARF(path string) (*types.Spec, bool, error) {
 	if o.Each != nil && o.StreamDWARF {
-		return dwarf.LoadEach(path, o.dwarfOptions(), o.Each)
+		opts := o.dwarfOptions()
+		if opts == nil {
+			opts = &dwarf.Options{}
+		}
+		opts.SavedSections, opts.MapSections = true, true
+		return dwarf.LoadEach(path, opts, o.Each)
 	}
 	spec, err := dwarf.Load(path, o.dwarfOptions())
 	return spec, false, err
 }
+
+// LargeDWARF is the size of a large .debug_info (inflated): a whole
+// listing of one streams its types (gopahole) and reads its compressed
+// sections mapped from the index cache (MapSections). ceph-osd's is
+// 363 MB, python3.11d's 9 MB.
+const LargeDWARF = 64 << 20
 
 // DWARFInfoSize is the size, inflated, of the .debug_info section of the
 // ELF file at path or of its separate debug file; 0 when neither has one.
@@ -275,6 +286,10 @@ type CodeOptions struct {
 	Names []string
 	// Log receives what reference builds fetch.
 	Log io.Writer
+	// MapSections reads compressed DWARF inflated into the index cache
+	// and mapped, not into the heap (dwarf.Options.MapSections): for a
+	// run that reads the whole of a large file once.
+	MapSections bool
 }
 
 // OpenCode reads the model of path's code: DWARF joined with the symbol
@@ -285,7 +300,7 @@ func OpenCode(path string, o *CodeOptions) (*Code, error) {
 	if o == nil {
 		o = &CodeOptions{}
 	}
-	m, err := code.Open(path, &code.Options{Params: o.Params, SpelledParams: o.SpelledParams})
+	m, err := code.Open(path, &code.Options{Params: o.Params, SpelledParams: o.SpelledParams, MapSections: o.MapSections})
 	if err != nil {
 		return nil, err
 	}

@@ -134,7 +134,14 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	}
 	oneshot.HugeHeap(path)
 	stop := progress.Start(stderr, "gofunct", path)
-	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr})
+	large := loader.DWARFInfoSize(path) >= loader.LargeDWARF
+	if large {
+		// What the run holds is the functions, not the garbage of
+		// reading them: the heap may grow to twice that, not five times.
+		oneshot.Bounded()
+	}
+	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr,
+		MapSections: large})
 	stop()
 	if err != nil {
 		return err

@@ -180,7 +180,7 @@ func (f *paholeFlags) check() error {
 // the faster (glibc's debug file, 3 MB of .debug_info: 0.15 s against
 // 0.29 s streamed) and its memory small; ceph-osd's 363 MB took 7.4 GB
 // at once and 3.4 GB streamed.
-var streamInfoBytes int64 = 64 << 20
+var streamInfoBytes int64 = loader.LargeDWARF
 
 // streams: the whole listing of path streams (see streamInfoBytes).
 func streams(path string) bool {

@@ -9,3 +9,6 @@ func mapFile(p string) (b []byte, unmap func(), err error) {
 	b, err = os.ReadFile(p)
 	return b, func() {}, err
 }
+
+// Evict does nothing: Map read the entry into memory.
+func Evict([]byte) {}

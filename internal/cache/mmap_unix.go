@@ -4,6 +4,7 @@ package cache
 
 import (
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,4 +28,21 @@ func mapFile(p string) (b []byte, unmap func(), err error) {
 		return nil, nil, err
 	}
 	return b, func() { unix.Munmap(b) }, nil
+}
+
+// Evict drops the pages of b, part of a mapping Map returned, from this
+// process's memory (its resident set): they stay in the page cache, and
+// a later read maps them again. Only the pages b covers whole are
+// dropped.
+func Evict(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	p := uintptr(unsafe.Pointer(&b[0]))
+	lo := int((page - p%page) % page)
+	hi := len(b) - int((p+uintptr(len(b)))%page)
+	if hi > lo {
+		unix.Madvise(b[lo:hi], unix.MADV_DONTNEED)
+	}
 }

@@ -2,6 +2,7 @@ package elfx
 
 import (
 	"debug/elf"
+	"fmt"
 	"io"
 )
 
@@ -67,4 +68,27 @@ func (f *File) CompressedDWARF() map[string]uint64 {
 		}
 	}
 	return out
+}
+
+// InflateTo writes the contents of the section name, inflated when
+// compressed, to w as they are read, holding none of them: a cache entry
+// of a large file's DWARF is written so, and mapped (see UseInflated).
+func (f *File) InflateTo(name string, w io.Writer) error {
+	s := f.dwarfSection(name)
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return fmt.Errorf("%s: section %s: %w", f.Path, name, ErrNoSection)
+	}
+	l, err := f.newLazy(s)
+	if err != nil {
+		return fmt.Errorf("%s: section %s: %v", f.Path, name, err)
+	}
+	n, err := io.CopyBuffer(w, io.LimitReader(l.r, int64(l.size)), make([]byte, 256<<10))
+	sectionBytes.Add(uint64(n))
+	if err == nil && uint64(n) != l.size {
+		err = fmt.Errorf("%d of %d bytes read", n, l.size)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: section %s: %v", f.Path, name, err)
+	}
+	return nil
 }
