@@ -80,10 +80,28 @@ compare() {
 	pt=$(cut -d' ' -f1 "$out/$name.theirs" | median)
 	pm=$(cut -d' ' -f2 "$out/$name.theirs" | median)
 	pc=$(cut -d' ' -f3 "$out/$name.theirs" | median)
-	record "$name" "$runs" "$(basename "$ours")" "$ot" "$om" "$oc" "$peer" "$pt" "$pm" "$pc"
+	local limits
+	limits=$(limits "$ot" "$om")
+	record "$name" "$runs" "$(basename "$ours")" "$ot" "$om" "$oc" "$peer" "$pt" "$pm" "$pc" ${limits:+"$limits"}
 	awk -v n="$name" -v o="$(basename "$ours")" -v p="$peer" -v ot="$ot" -v om="$om" -v oc="$oc" -v pt="$pt" -v pm="$pm" -v pc="$pc" 'BEGIN {
 		printf "%-15s %s %6.3f s %7.1f MB cpu %5.2f s | %s %6.3f s %7.1f MB cpu %5.2f s | time ratio %.2f, cpu %.2f\n",
 			n, o, ot, om/1024, oc, p, pt, pm/1024, pc, ot/pt, (pc > 0 ? oc/pc : 0)
 	}'
 	[ -z "$note" ] || echo "bench: $name:$note" >&2
+	[ -z "$limits" ] || echo "$name: limits: $limits"
+}
+
+# limits SECONDS MAXRSS_KB: our median time and max RSS against the
+# limits $limit_s and $limit_mb, when set (a row's goal): "max RSS 2810 MB
+# of at most 1024: over; ...", or nothing.
+limits() {
+	local out=() mb=$(($2 / 1024))
+	if [ -n "${limit_mb:-}" ]; then
+		out+=("max RSS $mb MB of at most $limit_mb: $( ((mb <= limit_mb)) && echo met || echo over)")
+	fi
+	if [ -n "${limit_s:-}" ]; then
+		out+=("$(awk -v t="$1" -v l="$limit_s" 'BEGIN { printf "%.1f s of at most %s: %s", t, l, (t <= l ? "met" : "over") }')")
+	fi
+	local IFS=';'
+	echo "${out[*]}" | sed 's/;/; /g'
 }

@@ -36,16 +36,20 @@ for script in pahole pfunct header goprobe ceph exact; do
 		continue
 	fi
 	[ "$script" = exact ] && break
-	awk -F'\t' -v s="$script" '
+	# A script whose rows have goals (bench/lib.sh's limits) gets a
+	# column of them.
+	goals=$(awk -F'\t' 'NF >= 14 { print "yes"; exit }' "$f")
+	awk -F'\t' -v s="$script" -v goals="$goals" '
 	BEGIN {
 		printf "\n`bash bench/%s.sh`:\n\n", s
-		print "| row | ours | peer | time ratio | CPU ratio | runs | measured |"
-		print "|-----|------|------|------------|-----------|------|----------|"
+		print "| row | ours | peer | time ratio | CPU ratio | runs | measured |" (goals ? " goal |" : "")
+		print "|-----|------|------|------------|-----------|------|----------|" (goals ? "------|" : "")
 	}
-	# name date commit load runs ours ot om oc peer pt pm pc
+	# name date commit load runs ours ot om oc peer pt pm pc [limits]
 	{
-		printf "| %s | %s %.3f s, %.0f MB | %s %.3f s, %.0f MB | %.2f | %.2f | %d | %s, %s, load %s |\n",
-			$1, $6, $7, $8 / 1024, $10, $11, $12 / 1024, $7 / $11, ($13 > 0 ? $9 / $13 : 0), $5, $2, $3, $4
+		printf "| %s | %s %.3f s, %.0f MB | %s %.3f s, %.0f MB | %.2f | %.2f | %d | %s, %s, load %s |%s\n",
+			$1, $6, $7, $8 / 1024, $10, $11, $12 / 1024, $7 / $11, ($13 > 0 ? $9 / $13 : 0), $5, $2, $3, $4,
+			(goals ? " " $14 " |" : "")
 	}' "$f" >>"$table"
 done
 f=$out/results/exact.tsv
