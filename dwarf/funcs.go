@@ -127,6 +127,7 @@ func (f *File) functions(o FuncOptions) (fns []*types.Func, err error) {
 			return nil, err
 		}
 	}
+	f.evict(f.mapped) // what the walks read of mapped sections
 	return f.joinWalks(o, ws)
 }
 

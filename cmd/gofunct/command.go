@@ -134,11 +134,15 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	}
 	oneshot.HugeHeap(path)
 	stop := progress.Start(stderr, "gofunct", path)
-	large := loader.DWARFInfoSize(path) >= loader.LargeDWARF
+	info := loader.DWARFInfoSize(path)
+	large := info >= loader.LargeDWARF
 	if large {
 		// What the run holds is the functions, not the garbage of
-		// reading them: the heap may grow to twice that, not five times.
+		// reading them: the heap may grow to twice that, not five
+		// times, and no further than about three times the
+		// .debug_info (ceph-osd: 363 MB of it, 1.0 GB held at most).
 		oneshot.Bounded()
+		oneshot.Limit(3*info + 128<<20)
 	}
 	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr,
 		MapSections: large})

@@ -35,7 +35,8 @@ var oneShot struct {
 	sync.Mutex
 	on, huge bool
 	gen      int
-	bounded  bool // see Bounded
+	bounded  bool  // see Bounded
+	limit    int64 // see Limit
 }
 
 // armFirstCollection makes the next collection hand pacing to GOGC=400:
@@ -50,7 +51,7 @@ func armFirstCollection() {
 		if gen == oneShot.gen && oneShot.on {
 			oneShot.on = false
 			debug.SetGCPercent(pace())
-			debug.SetMemoryLimit(math.MaxInt64)
+			debug.SetMemoryLimit(limit())
 		}
 	})
 }
@@ -62,6 +63,31 @@ func pace() int {
 		return 100
 	}
 	return 400
+}
+
+// limit is the memory limit after the first collection: Limit's, or
+// none. oneShot is locked.
+func limit() int64 {
+	if oneShot.limit > 0 {
+		return oneShot.limit
+	}
+	return math.MaxInt64
+}
+
+// Limit is for a GC run with a goal for its memory (gofunct's listing of
+// a large file): after the first collection the collector also runs
+// whenever the heap nears bytes (debug.SetMemoryLimit), more often than
+// its pace asks as long as what the run holds is well below it.
+func Limit(bytes int64) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	oneShot.Lock()
+	defer oneShot.Unlock()
+	oneShot.limit = bytes
+	if !oneShot.on {
+		debug.SetMemoryLimit(bytes) // the first collection is past
+	}
 }
 
 // Bounded is for a GC run whose heap stays bounded as it goes (gopahole's

@@ -138,3 +138,32 @@ func anonHugeKB(t *testing.T) int {
 	t.Skip("/proc/self/smaps_rollup has no AnonHugePages")
 	return 0
 }
+
+// TestLimit: a run given a memory goal keeps GC's first collection at
+// oneShotHeap, then runs under the limit (the runtime's own setting),
+// not without one; once past the first collection, Limit applies at once.
+func TestLimit(t *testing.T) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOGC or GOMEMLIMIT is set: GC leaves the collector alone")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer func() { oneShot.Lock(); oneShot.limit = 0; oneShot.Unlock() }()
+	const goal = 768 << 20
+	GC()
+	Limit(goal)
+	if lim := debug.SetMemoryLimit(-1); lim != oneShotHeap {
+		t.Fatalf("memory limit %d before the first collection, want %d", lim, oneShotHeap)
+	}
+	runtime.GC() // the first collection: the sentinel's finalizer sets the goal
+	for i := 0; i < 200 && debug.SetMemoryLimit(-1) != goal; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if lim := debug.SetMemoryLimit(-1); lim != goal {
+		t.Fatalf("memory limit %d after the first collection, want %d", lim, goal)
+	}
+	Limit(goal / 2)
+	if lim := debug.SetMemoryLimit(-1); lim != goal/2 {
+		t.Fatalf("memory limit %d once set past the first collection, want %d", lim, goal/2)
+	}
+}
