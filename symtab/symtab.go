@@ -7,9 +7,12 @@
 package symtab
 
 import (
+	"cmp"
 	"debug/elf"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/binscope/binscope/internal/elfx"
@@ -41,60 +44,181 @@ type Table struct {
 
 // Read reads the function symbols of files (the named file, then its
 // separate debug file): .symtab and .dynsym of each. The same name at the
-// same address is kept once.
+// same address is kept once, with the first file's fields (and the first
+// size and version given). A process reads each file's symbols once: a
+// later Read of files with the same identities (elfx.File.Stamp) returns
+// the same *Table, which no caller changes.
 func Read(files ...*elfx.File) *Table {
-	t := &Table{byName: map[string][]int{}}
+	files = slices.DeleteFunc(slices.Clone(files), func(ef *elfx.File) bool { return ef == nil })
+	if len(files) == 0 {
+		return newTable(nil)
+	}
+	t := fileTable(files[0])
+	for i, ef := range files[1:] {
+		t = recall(files[:i+2], func() *Table { return merge(t, fileTable(ef)) })
+	}
+	return t
+}
+
+// fileTable is the symbols of one file.
+func fileTable(ef *elfx.File) *Table {
+	return recall([]*elfx.File{ef}, func() *Table { return readFile(ef) })
+}
+
+// recall returns the table of files made last (see recent), or makes it.
+func recall(files []*elfx.File, build func() *Table) *Table {
+	key, ok := tablesKey(files)
+	if !ok {
+		return build()
+	}
+	recent.Lock()
+	for _, r := range recent.tables {
+		if r.key == key {
+			recent.Unlock()
+			return r.t
+		}
+	}
+	recent.Unlock()
+	t := build() // unlocked: building the merged table reads each file's
+	recent.Lock()
+	defer recent.Unlock()
+	recent.tables = append(recent.tables, readTable{key, t})
+	if len(recent.tables) > maxRecent {
+		recent.tables = recent.tables[1:]
+	}
+	return t
+}
+
+// recent holds the tables Read made last, by their files' identities: a
+// goprobe run reads the symbols of a binary and of its debug file in four
+// places (resolving, indirect functions, the models proving its sites),
+// each opening the files anew.
+var recent struct {
+	sync.Mutex
+	tables []readTable
+}
+
+type readTable struct {
+	key string
+	t   *Table
+}
+
+// maxRecent bounds the tables recent keeps (a test process reads many
+// files).
+const maxRecent = 6
+
+// tablesKey is the identities of files, in order; false when one has none
+// (read from memory, not a file).
+func tablesKey(files []*elfx.File) (string, bool) {
+	var b strings.Builder
+	for _, ef := range files {
+		id, ok := ef.Stamp()
+		if !ok {
+			return "", false
+		}
+		b.WriteString(id)
+		b.WriteByte(0)
+	}
+	return b.String(), true
+}
+
+// bySymbol orders symbols by address, then name.
+func bySymbol(a, b Symbol) int {
+	if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+// readFile reads the function symbols of ef, .symtab then .dynsym.
+func readFile(ef *elfx.File) *Table {
 	type key struct {
 		name string
 		addr uint64
 	}
+	var out []Symbol
 	seen := map[key]int{}
-	for _, ef := range files {
-		if ef == nil {
-			continue
+	for _, dyn := range []bool{false, true} {
+		var syms []elf.Symbol
+		if dyn {
+			syms, _ = ef.DynamicSymbols()
+		} else {
+			syms, _ = ef.Symbols()
 		}
-		for _, dyn := range []bool{false, true} {
-			var syms []elf.Symbol
-			if dyn {
-				syms, _ = ef.DynamicSymbols()
-			} else {
-				syms, _ = ef.Symbols()
+		for _, s := range syms {
+			typ := elf.ST_TYPE(s.Info)
+			if (typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC) || s.Value == 0 || s.Section == elf.SHN_UNDEF {
+				continue
 			}
-			for _, s := range syms {
-				typ := elf.ST_TYPE(s.Info)
-				if (typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC) || s.Value == 0 || s.Section == elf.SHN_UNDEF {
-					continue
-				}
-				name, ver := s.Name, ""
-				if i := indexAt(name); i >= 0 {
-					name, ver = s.Name[:i], trimAt(s.Name[i:])
-				}
-				if name == "" {
-					continue
-				}
-				k := key{name, s.Value}
-				if i, ok := seen[k]; ok {
-					if t.Syms[i].Size == 0 {
-						t.Syms[i].Size = s.Size
-					}
-					if t.Syms[i].Version == "" {
-						t.Syms[i].Version = ver
-					}
-					continue
-				}
-				seen[k] = len(t.Syms)
-				t.Syms = append(t.Syms, Symbol{Name: name, Version: ver, Addr: s.Value, Size: s.Size,
-					Local: elf.ST_BIND(s.Info) == elf.STB_LOCAL, IFunc: typ == elf.STT_GNU_IFUNC, Dynamic: dyn})
+			name, ver := s.Name, ""
+			if i := indexAt(name); i >= 0 {
+				name, ver = s.Name[:i], trimAt(s.Name[i:])
+			}
+			if name == "" {
+				continue
+			}
+			k := key{name, s.Value}
+			if i, ok := seen[k]; ok {
+				fill(&out[i], Symbol{Size: s.Size, Version: ver})
+				continue
+			}
+			seen[k] = len(out)
+			out = append(out, Symbol{Name: name, Version: ver, Addr: s.Value, Size: s.Size,
+				Local: elf.ST_BIND(s.Info) == elf.STB_LOCAL, IFunc: typ == elf.STT_GNU_IFUNC, Dynamic: dyn})
+		}
+	}
+	slices.SortStableFunc(out, bySymbol)
+	return newTable(out)
+}
+
+// fill gives s the size and version of o, a later symbol of the same
+// name and address, where s has none.
+func fill(s *Symbol, o Symbol) {
+	if s.Size == 0 {
+		s.Size = o.Size
+	}
+	if s.Version == "" {
+		s.Version = o.Version
+	}
+}
+
+// merge is the symbols of a and then b, both in order, each name at an
+// address once: a's symbol, given b's size and version where it has none.
+func merge(a, b *Table) *Table {
+	out := make([]Symbol, 0, len(a.Syms)+len(b.Syms))
+	i, j := 0, 0
+	for i < len(a.Syms) || j < len(b.Syms) {
+		switch {
+		case j == len(b.Syms):
+			out = append(out, a.Syms[i])
+			i++
+		case i == len(a.Syms):
+			out = append(out, b.Syms[j])
+			j++
+		default:
+			switch c := bySymbol(a.Syms[i], b.Syms[j]); {
+			case c < 0:
+				out = append(out, a.Syms[i])
+				i++
+			case c > 0:
+				out = append(out, b.Syms[j])
+				j++
+			default:
+				s := a.Syms[i]
+				fill(&s, b.Syms[j])
+				out = append(out, s)
+				i++
+				j++
 			}
 		}
 	}
-	sort.SliceStable(t.Syms, func(i, j int) bool {
-		if t.Syms[i].Addr != t.Syms[j].Addr {
-			return t.Syms[i].Addr < t.Syms[j].Addr
-		}
-		return t.Syms[i].Name < t.Syms[j].Name
-	})
-	for i, s := range t.Syms {
+	return newTable(out)
+}
+
+// newTable is the table of syms, in order.
+func newTable(syms []Symbol) *Table {
+	t := &Table{Syms: syms, byName: make(map[string][]int, len(syms))}
+	for i, s := range syms {
 		t.byName[s.Name] = append(t.byName[s.Name], i)
 	}
 	return t
