@@ -11,8 +11,11 @@
 // that a rebuilt binscope never reads what an older one computed.
 //
 // An entry is written atomically (a temporary file renamed into place) and
-// carries its key and a checksum: a truncated, corrupt or foreign entry is
-// ignored, never trusted, and the caller computes the answer again.
+// carries its key and checksums: a truncated, corrupt or foreign entry is
+// ignored, never trusted, and the caller computes the answer again. Get
+// checks the whole entry; Map, whose entries are hundreds of megabytes,
+// checks the whole only when the file changed since it was written (see
+// Map).
 // BINSCOPE_INDEX_CACHE=off turns the index cache off; any other value is
 // the directory to keep it in, in place of ROOT/index.
 package cache
@@ -97,7 +100,7 @@ func (c *Cache) logf(format string, args ...any) {
 }
 
 // magic starts every entry; the format version follows it.
-const magic = "binscope-index 2\n" // 2: the data's length after the data
+const magic = "binscope-index 3\n" // 3: the written stamp, the head's own checksum
 
 // Key is the key of an entry: a digest of the parts, which name what the
 // entry's contents depend on.
@@ -212,9 +215,13 @@ func (c *Cache) PutStream(kind string, version uint32, key string, write func(w 
 		return
 	}
 	p := c.path(kind, key)
-	err := WriteAtomic(p, func(w io.Writer) error {
+	// The entry's modification time, which its head records: a file
+	// changed since has another (see Map).
+	written := time.Now().Truncate(time.Microsecond)
+	err := writeAtomic(p, written, func(w io.Writer) error {
 		fw := &frameWriter{w: w}
-		fw.Write(frameHead(version, key))
+		fw.head = frameHead(version, written, key)
+		fw.Write(fw.head)
 		fw.n = 0 // the length counts the data only
 		if err := write(fw); err != nil {
 			return err
@@ -236,6 +243,12 @@ func (c *Cache) PutStream(kind string, version uint32, key string, write func(w 
 // not at all (a temporary file beside it, renamed into place); an error
 // of write leaves p as it was.
 func WriteAtomic(p string, write func(w io.Writer) error) error {
+	return writeAtomic(p, time.Time{}, write)
+}
+
+// writeAtomic is WriteAtomic, giving the file the modification time
+// mtime before it is renamed into place, unless zero.
+func writeAtomic(p string, mtime time.Time, write func(w io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -256,6 +269,12 @@ func WriteAtomic(p string, write func(w io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		os.Remove(tmp.Name())
 		return err
+	}
+	if !mtime.IsZero() {
+		if err := os.Chtimes(tmp.Name(), mtime, mtime); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
 		os.Remove(tmp.Name())
@@ -284,23 +303,32 @@ func (c *Cache) prune(dir string) {
 	}
 }
 
-// An entry is laid out as magic, version, key, data, the length of the
-// data, and the CRC-32C of everything before it: the length comes after
-// the data, so that an entry is written as its data is made.
-func frameHead(version uint32, key string) []byte {
-	b := make([]byte, 0, len(magic)+4+len(key))
+// An entry is laid out as its head (magic, version, the time it was
+// written in nanoseconds, key), its data, the length of the data, the
+// CRC-32C of the head and the length, and the CRC-32C of everything
+// before it: the length comes after the data, so that an entry is written
+// as its data is made.
+func frameHead(version uint32, written time.Time, key string) []byte {
+	b := make([]byte, 0, headLen(key))
 	b = append(b, magic...)
 	b = binary.LittleEndian.AppendUint32(b, version)
+	b = binary.LittleEndian.AppendUint64(b, uint64(written.UnixNano()))
 	return append(b, key...)
 }
+
+func headLen(key string) int { return len(magic) + 4 + 8 + len(key) }
+
+// tailLen is the length and the two checksums that end an entry.
+const tailLen = 8 + 4 + 4
 
 // frameWriter writes an entry's head and data, summing them and counting
 // the data, and keeps the first error.
 type frameWriter struct {
-	w   io.Writer
-	sum uint32
-	n   uint64
-	err error
+	w    io.Writer
+	head []byte
+	sum  uint32
+	n    uint64
+	err  error
 }
 
 func (f *frameWriter) Write(b []byte) (int, error) {
@@ -313,9 +341,11 @@ func (f *frameWriter) Write(b []byte) (int, error) {
 	return len(b), f.err
 }
 
-// tail is the length and the checksum that end the entry.
+// tail is the length and the checksums that end the entry.
 func (f *frameWriter) tail() []byte {
 	b := binary.LittleEndian.AppendUint64(nil, f.n)
+	head := crc32.Update(crc32.Checksum(f.head, castagnoli()), castagnoli(), b)
+	b = binary.LittleEndian.AppendUint32(b, head)
 	sum := crc32.Update(f.sum, castagnoli(), b)
 	return binary.LittleEndian.AppendUint32(b, sum)
 }
@@ -324,28 +354,46 @@ func (f *frameWriter) tail() []byte {
 // millisecond, which every program start would pay.
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
-// unframe checks an entry and returns its data.
+// unframe checks an entry, the whole of it, and returns its data.
 func unframe(b []byte, version uint32, key string) ([]byte, error) {
-	head := len(magic) + 4 + len(key)
-	if len(b) < head+12 {
-		return nil, errors.New("truncated entry")
-	}
-	if string(b[:len(magic)]) != magic {
-		return nil, errors.New("not an index entry")
-	}
-	if v := binary.LittleEndian.Uint32(b[len(magic):]); v != version {
-		return nil, fmt.Errorf("format version %d, not %d", v, version)
-	}
-	if string(b[len(magic)+4:len(magic)+4+len(key)]) != key {
-		return nil, errors.New("entry of another key")
-	}
-	n := binary.LittleEndian.Uint64(b[len(b)-12:])
-	if n != uint64(len(b)-head-12) {
-		return nil, errors.New("truncated entry")
+	data, _, err := unframeHead(b, version, key)
+	if err != nil {
+		return nil, err
 	}
 	sum := binary.LittleEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(b[:len(b)-4], castagnoli()) != sum {
-		return nil, errors.New("checksum mismatch (corrupt entry)")
+		return nil, errCorrupt
 	}
-	return b[head : len(b)-12], nil
+	return data, nil
+}
+
+var errCorrupt = errors.New("checksum mismatch (corrupt entry)")
+
+// unframeHead checks an entry's head and length, and returns its data
+// unchecked and the time the head says it was written.
+func unframeHead(b []byte, version uint32, key string) (data []byte, written time.Time, err error) {
+	head := headLen(key)
+	if len(b) < head+tailLen {
+		return nil, written, errors.New("truncated entry")
+	}
+	if string(b[:len(magic)]) != magic {
+		return nil, written, errors.New("not an index entry")
+	}
+	if v := binary.LittleEndian.Uint32(b[len(magic):]); v != version {
+		return nil, written, fmt.Errorf("format version %d, not %d", v, version)
+	}
+	if string(b[head-len(key):head]) != key {
+		return nil, written, errors.New("entry of another key")
+	}
+	tail := b[len(b)-tailLen:]
+	n := binary.LittleEndian.Uint64(tail)
+	if n != uint64(len(b)-head-tailLen) {
+		return nil, written, errors.New("truncated entry")
+	}
+	sum := crc32.Update(crc32.Checksum(b[:head], castagnoli()), castagnoli(), tail[:8])
+	if sum != binary.LittleEndian.Uint32(tail[8:]) {
+		return nil, written, errCorrupt
+	}
+	written = time.Unix(0, int64(binary.LittleEndian.Uint64(b[len(magic)+4:])))
+	return b[head : len(b)-tailLen], written, nil
 }

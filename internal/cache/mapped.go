@@ -9,22 +9,29 @@ import (
 // Map returns the data of the entry of this kind and key as Get does, but
 // mapped into memory rather than read: an entry of hundreds of megabytes
 // (the inflated copy of a file's DWARF) costs the pages a reader touches,
-// and is never copied. The whole entry is still checked (key, length and
-// checksum) before it is used. release unmaps it; the data must not be
-// used after.
+// and is never copied. Its head (version, key), length and the head's
+// checksum are checked; the checksum of the whole, which would read every
+// page, only when the file's modification time is not the one its head
+// says it was written with (PutStream sets it before the entry is renamed
+// into place): a file written to since, changed or replaced, is checked
+// whole before it is used. release unmaps it; the data must not be used
+// after.
 func (c *Cache) Map(kind string, version uint32, key string) (data []byte, release func(), ok bool) {
 	if c == nil {
 		return nil, nil, false
 	}
 	p := c.path(kind, key)
-	b, unmap, err := mapFile(p)
+	b, mtime, unmap, err := mapFile(p)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			c.logf("index cache: %s: %v; reading the binary", p, err)
 		}
 		return nil, nil, false
 	}
-	data, err = unframe(b, version, key)
+	data, written, err := unframeHead(b, version, key)
+	if err == nil && !mtime.Equal(written) {
+		data, err = unframe(b, version, key)
+	}
 	if err != nil {
 		unmap()
 		c.logf("index cache: %s: %v; ignored, reading the binary", p, err)

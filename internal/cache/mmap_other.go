@@ -2,12 +2,20 @@
 
 package cache
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
-// mapFile reads the file at p (no mapping on this system).
-func mapFile(p string) (b []byte, unmap func(), err error) {
+// mapFile reads the file at p (no mapping on this system), and gives its
+// modification time.
+func mapFile(p string) (b []byte, mtime time.Time, unmap func(), err error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil, mtime, nil, err
+	}
 	b, err = os.ReadFile(p)
-	return b, func() {}, err
+	return b, st.ModTime(), func() {}, err
 }
 
 // Evict does nothing: Map read the entry into memory.

@@ -4,30 +4,32 @@ package cache
 
 import (
 	"os"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps the file at p read-only; unmap releases it.
-func mapFile(p string) (b []byte, unmap func(), err error) {
+// mapFile maps the file at p read-only, and gives its modification
+// time; unmap releases it.
+func mapFile(p string) (b []byte, mtime time.Time, unmap func(), err error) {
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, nil, err
+		return nil, mtime, nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, mtime, nil, err
 	}
 	if st.Size() == 0 {
-		return nil, func() {}, nil
+		return nil, st.ModTime(), func() {}, nil
 	}
 	b, err = unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
-		return nil, nil, err
+		return nil, mtime, nil, err
 	}
-	return b, func() { unix.Munmap(b) }, nil
+	return b, st.ModTime(), func() { unix.Munmap(b) }, nil
 }
 
 // Evict drops the pages of b, part of a mapping Map returned, from this
