@@ -14,7 +14,7 @@ import (
 // page, only when the file's modification time is not the one its head
 // says it was written with (PutStream sets it before the entry is renamed
 // into place): a file written to since, changed or replaced, is checked
-// whole before it is used. release unmaps it; the data must not be used
+// whole before it is used, and given that time back when found whole. release unmaps it; the data must not be used
 // after.
 func (c *Cache) Map(kind string, version uint32, key string) (data []byte, release func(), ok bool) {
 	if c == nil {
@@ -30,7 +30,11 @@ func (c *Cache) Map(kind string, version uint32, key string) (data []byte, relea
 	}
 	data, written, err := unframeHead(b, version, key)
 	if err == nil && !mtime.Equal(written) {
-		data, err = unframe(b, version, key)
+		if data, err = unframe(b, version, key); err == nil {
+			// Checked whole: the next Map need not (a file copied
+			// or touched, not changed).
+			os.Chtimes(p, written, written)
+		}
 	}
 	if err != nil {
 		unmap()

@@ -50,7 +50,7 @@ func dropPages(t *testing.T, p string) {
 // TestMapReadsHeadAlone: Map of an entry unchanged since written reads its
 // head and tail, not its data (the kernel holds few of its pages after);
 // once the file's modification time changes, Map checks it whole, reading
-// every page, and refuses it when a byte changed.
+// every page, and restores the time, and refuses it when a byte changed.
 func TestMapReadsHeadAlone(t *testing.T) {
 	c, _ := newCache(t)
 	key := Key("big")
@@ -83,6 +83,13 @@ func TestMapReadsHeadAlone(t *testing.T) {
 	}
 	if n := resident(t, got); n < pages*9/10 {
 		t.Errorf("Map of an entry touched since written: %d of %d pages read, want every one checked", n, pages)
+	}
+	release()
+	// Found whole, it has its written time back: checked by its head again.
+	dropPages(t, p)
+	got, release, ok = c.Map("sections", 1, key)
+	if n := resident(t, got); !ok || n > pages/2 {
+		t.Errorf("Map after a whole check: %d of %d pages read (%v), want those around the head and tail alone", n, pages, ok)
 	}
 	release()
 
