@@ -88,46 +88,57 @@ func LoadBytes(data []byte, name string, opts *Options) (spec *types.Spec, err e
 	}
 	defer func() { err = types.OneLine(err) }()
 	defer elfx.Catch(name, ".BTF", "BTF", &spec, &err) // cilium/ebpf's decoder
-	var (
-		cs      *cbtf.Spec
-		arch    = kernelArch()
-		ptrSize = int64(8)
-		section = "raw BTF"
-		split   bool
-	)
+	s, err := decode(data, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	var ids []uint32
+	var raw []byte
+	if s.section == "raw BTF" && !s.split {
+		ids, _ = namedComposites(data)
+		raw = data
+	}
+	return convertSpec(name, func() (*cbtf.Spec, error) { return s.cs, nil }, raw, ids, s.arch, s.ptrSize, s.section, opts.Each, opts.keep())
+}
+
+// decoded is BTF that cilium/ebpf decoded, with where it came from.
+type decoded struct {
+	cs      *cbtf.Spec
+	arch    string
+	ptrSize int64
+	section string // "raw BTF" or "section .BTF"
+	split   bool
+}
+
+// decode decodes data, raw BTF or an ELF file's .BTF section.
+func decode(data []byte, name string, opts *Options) (*decoded, error) {
+	s := &decoded{arch: kernelArch(), ptrSize: 8, section: "raw BTF"}
+	var err error
 	switch {
 	case bytes.HasPrefix(data, []byte(elf.ELFMAG)):
-		section = "section .BTF"
+		s.section = "section .BTF"
 		ef, err := elfx.NewFile(bytes.NewReader(data), name)
 		if err != nil {
 			return nil, err
 		}
-		arch, ptrSize = ef.Arch(), ef.PointerSize()
+		s.arch, s.ptrSize = ef.Arch(), ef.PointerSize()
 		hasBTF := ef.Section(".BTF") != nil
 		ef.Close()
 		if !hasBTF {
 			return nil, fmt.Errorf("%s: %w: no .BTF section (encode one with `pahole -J %s`, or read its DWARF with -F dwarf)",
 				name, types.ErrNoDebugInfo, name)
 		}
-		cs, err = cbtf.LoadSpecFromReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %v", name, section, err)
+		if s.cs, err = cbtf.LoadSpecFromReader(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", name, s.section, err)
 		}
 	case isRawBTF(data):
-		cs, split, err = loadRaw(data, name, opts)
-		if err != nil {
+		if s.cs, s.split, err = loadRaw(data, name, opts); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("%s: not BTF: neither raw BTF (magic 0xeb9f) nor an ELF file", name)
 	}
-	var ids []uint32
-	var raw []byte
-	if section == "raw BTF" && !split {
-		ids, _ = namedComposites(data)
-		raw = data
-	}
-	return convertSpec(name, func() (*cbtf.Spec, error) { return cs, nil }, raw, ids, arch, ptrSize, section, opts.Each, opts.keep())
+	return s, nil
 }
 
 // convertSpec converts every named struct, union, enum and typedef of the
@@ -411,7 +422,7 @@ func (c *converter) typ(t cbtf.Type) types.Type {
 		a.Elem = c.typ(v.Type)
 		return a
 	case *cbtf.Typedef:
-		td := &types.Typedef{Name: v.Name, Lang: types.LangC}
+		td := &types.Typedef{Name: v.Name, Lang: types.LangC, Tags: v.Tags}
 		c.memo[t] = td
 		td.Target = c.typ(v.Type)
 		return td

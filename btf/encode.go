@@ -36,8 +36,13 @@ type EncodeOptions struct {
 	// functions and every global variable (legacyFeatures).
 	Features *Features
 	// Log, when not nil, receives a line for each function left out and
-	// why, as pahole --verbose prints them.
-	Log func(format string, args ...any)
+	// why, as pahole --verbose prints them; Warn the warnings pahole
+	// prints on its standard error (a name left out, see EncodeForce).
+	Log, Warn func(format string, args ...any)
+	// Relocatable says the file is an object file (.o), whose code
+	// starts at 0 in its sections: a function there is out of line when
+	// it has code (Ranges), whatever its LowPC.
+	Relocatable bool
 	// ArgRegs are the registers that pass integer arguments, in order
 	// (System V's RDI, RSI, RDX, RCX, R8, R9): what tells which
 	// parameters a clone takes (see OptimizedFunc, TrueSignature).
@@ -97,14 +102,29 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 			return nil, fmt.Errorf("%s: encoding BTF of %s: %v", spec.Path, t.TypeName(), err)
 		}
 	}
+	// The types of the globals too, encoded or not (pahole encodes every
+	// type the debug info has: `struct s __tag(t) *p;` is a type tag
+	// only p's type holds).
+	for _, g := range opts.Vars {
+		if g.Type == nil {
+			continue
+		}
+		if _, err := b.Add(e.typ(g.Type)); err != nil {
+			return nil, fmt.Errorf("%s: encoding BTF of the type of %s: %v", spec.Path, g.Name, err)
+		}
+	}
 	var clones []*types.Func
 	clones, e.raw = e.clones(opts.Funcs, opts)
-	for _, fn := range encodable(append(slices.Clone(opts.Funcs), clones...), e.ident, e.feat.Has(ConsistentFunc)) {
+	for _, fn := range encodable(append(e.changed(opts.Funcs, opts), clones...), e.ident, e.feat.Has(ConsistentFunc), opts.Relocatable) {
 		if _, err := b.Add(e.fn(fn)); err != nil {
 			return nil, fmt.Errorf("%s: encoding BTF of function %s: %v", spec.Path, fn.Name, err)
 		}
 	}
-	for _, ds := range e.datasecs(opts) {
+	dss, err := e.datasecs(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", spec.Path, err)
+	}
+	for _, ds := range dss {
 		if _, err := b.Add(ds); err != nil {
 			return nil, fmt.Errorf("%s: encoding BTF of section %s: %v", spec.Path, ds.Name, err)
 		}
@@ -128,11 +148,11 @@ func Encode(spec *types.Spec, opts *EncodeOptions) ([]byte, error) {
 // known size (sized), sorted by address. A name that functions with different prototypes share (static
 // functions of several compile units) is left out, as pahole leaves out
 // inconsistent prototypes: a tool attaching by name could not tell which.
-func encodable(fns []*types.Func, ident func(string) string, consistent bool) []*types.Func {
+func encodable(fns []*types.Func, ident func(string) string, consistent, rel bool) []*types.Func {
 	var out []*types.Func
 	protos := make(map[string]string)
 	for _, fn := range fns {
-		if fn.LowPC == 0 || fn.SymbolOnly || fn.Name == "" || fn.Lang == types.LangAsm || !sized(fn) {
+		if fn.LowPC == 0 && !(rel && len(fn.Ranges) > 0) || fn.SymbolOnly || fn.Name == "" || fn.Lang == types.LangAsm || !sized(fn) {
 			continue
 		}
 		p, name := prototype(fn), ident(fn.Name)
@@ -267,7 +287,7 @@ func (e *encoder) typ(t types.Type) cbtf.Type {
 		p.Target = e.typ(v.Target)
 		return p
 	case *types.Typedef:
-		td := &cbtf.Typedef{Name: e.name(v.Name)}
+		td := &cbtf.Typedef{Name: e.name(v.Name), Tags: e.tags(v.Tags)}
 		e.memo[t] = td
 		td.Type = e.typ(v.Target)
 		return td
@@ -488,5 +508,15 @@ func (e *encoder) fn(fn *types.Func) *cbtf.Func {
 	if e.raw[fn] {
 		name = fn.Name
 	}
-	return &cbtf.Func{Name: name, Linkage: linkage, Type: e.proto(nil, fn.Return, params, fn.Variadic)}
+	f := &cbtf.Func{Name: name, Linkage: linkage, Type: e.proto(nil, fn.Return, params, fn.Variadic)}
+	if fn.Tags != nil && e.feat.Has(DeclTag) {
+		f.Tags = fn.Tags.Func
+		for i := range params {
+			if t := fn.Tags.Param(i); t != nil {
+				f.ParamTags = append(f.ParamTags, make([][]string, i+1-len(f.ParamTags))...)
+				f.ParamTags[i] = t
+			}
+		}
+	}
+	return f
 }

@@ -2,9 +2,12 @@ package btf
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	cbtf "github.com/cilium/ebpf/btf"
+
+	"github.com/binscope/binscope/types"
 )
 
 // DataSection is an ELF section that holds variables (.data, .bss,
@@ -21,7 +24,11 @@ type DataSection struct {
 // DATASEC. A global that overlaps the one before it in its section, or
 // repeats a name at an address already taken, is left out: the kernel
 // wants a section's variables in order and apart.
-func (e *encoder) datasecs(opts *EncodeOptions) []*cbtf.Datasec {
+//
+// A C variable whose name BTF cannot hold (pahole's rule, validName) is an
+// error, or, with EncodeForce, left out (with a warning on opts.Warn);
+// other languages' names are made C identifiers by opts.Ident.
+func (e *encoder) datasecs(opts *EncodeOptions) ([]*cbtf.Datasec, error) {
 	secs := slices.Clone(opts.Sections)
 	slices.SortFunc(secs, func(a, b DataSection) int { return cmp.Compare(a.Addr, b.Addr) })
 	type placed struct {
@@ -56,12 +63,22 @@ func (e *encoder) datasecs(opts *EncodeOptions) []*cbtf.Datasec {
 		if !feat.Has(GlobalVar) && secs[i].Name != ".data..percpu" {
 			continue
 		}
+		if g.Lang == types.LangC && !validName(g.Name) {
+			const msg = "Found invalid variable name when encoding btf"
+			if !feat.Has(EncodeForce) {
+				return nil, fmt.Errorf("PAHOLE: Error: %s (sym: '%s'); use '--btf_encode_force' to ignore such symbols and force emit the btf", msg, g.Name)
+			}
+			if opts.Warn != nil {
+				opts.Warn("PAHOLE: Warning: %s, ignored (sym: '%s').", msg, g.Name)
+			}
+			continue
+		}
 		seen[g.Addr] = true
 		linkage := cbtf.StaticVar
 		if g.External {
 			linkage = cbtf.GlobalVar
 		}
-		v := &cbtf.Var{Name: e.name(g.Name), Type: t, Linkage: linkage}
+		v := &cbtf.Var{Name: e.name(g.Name), Type: t, Linkage: linkage, Tags: e.tags(g.Tags)}
 		all = append(all, placed{i, cbtf.VarSecinfo{Type: v, Offset: uint32(g.Addr - secs[i].Addr), Size: uint32(size)}})
 	}
 	slices.SortStableFunc(all, func(a, b placed) int {
@@ -78,5 +95,25 @@ func (e *encoder) datasecs(opts *EncodeOptions) []*cbtf.Datasec {
 		}
 		cur.Vars = append(cur.Vars, p.info)
 	}
-	return out
+	return out, nil
+}
+
+// maxNameLen is the kernel's KSYM_NAME_LEN: a name BTF holds is shorter.
+const maxNameLen = 512
+
+// validName reports whether BTF can hold name as pahole's btf_name_valid
+// checks it: a letter, '_' or '.' first, then letters, digits, '_' and
+// '.', fewer than maxNameLen bytes.
+func validName(name string) bool {
+	if name == "" || len(name) >= maxNameLen {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		ok := c == '_' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

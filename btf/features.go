@@ -13,7 +13,8 @@ type Features uint
 
 // The features, named as pahole names them.
 const (
-	// EncodeForce: names BTF cannot hold are skipped (always so here).
+	// EncodeForce: a C variable whose name BTF cannot hold is left out;
+	// without it, such a name is an error (pahole's rule).
 	EncodeForce Features = 1 << iota
 	// Var: the variables of the per-CPU section .data..percpu.
 	Var
@@ -39,8 +40,17 @@ const (
 	// GlobalVar: every global variable, in its section's DATASEC.
 	GlobalVar
 	// TrueSignature: a clone whose parameters differ from the source's
-	// is encoded under its symbol's name with the parameters it takes.
+	// is encoded under its symbol's name with the parameters it takes,
+	// and a static function the compiler calls otherwise than declared
+	// (clang's dropped and moved parameters) under its own name with
+	// the parameters it takes.
 	TrueSignature
+	// Attributes: decl and type tags with kind_flag 1, which carry any
+	// compiler attribute (pahole writes them for the kernel's kfuncs,
+	// BPF arena pointers, alone). No compiler records such attributes in
+	// DWARF, so nothing more is encoded; the name is accepted, as pahole
+	// accepts it.
+	Attributes
 )
 
 var featureNames = []struct {
@@ -59,6 +69,7 @@ var featureNames = []struct {
 	{"reproducible_build", ReproducibleBuild, false},
 	{"global_var", GlobalVar, false},
 	{"true_signature", TrueSignature, false},
+	{"attributes", Attributes, false},
 }
 
 // DefaultFeatures is pahole's "default" set.
@@ -100,8 +111,7 @@ func (f Features) String() string {
 // "default" enables the standard features, a leading "+" adds the list
 // to them, "all" enables every feature this encoder knows. A name it does
 // not know is an error when strict, else it is returned in ignored (the
-// kernel's features: decl_tag_kfuncs, distilled_base, attributes,
-// layout).
+// kernel's features: decl_tag_kfuncs, distilled_base, layout).
 func ParseFeatures(f Features, list string, strict bool) (_ Features, ignored []string, err error) {
 	if rest, ok := strings.CutPrefix(list, "+"); ok {
 		f |= DefaultFeatures()

@@ -32,6 +32,10 @@ func (c *converter) composite(n *node, e *dwarf.Entry, size int64, depth int) (t
 	if c.opaque && !t.Incomplete && (n.lang == types.LangC || n.lang == types.LangCPlusPlus) {
 		return t, nil // spelled by its name: its parts are left unread
 	}
+	var err error
+	if t.Tags, err = annotations(n, annotDeclTag); err != nil {
+		return nil, err
+	}
 	for _, k := range n.kids {
 		switch k.tag {
 		case dwarf.TagMember, dwarf.TagInheritance:
@@ -104,6 +108,9 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 		return types.Member{}, false, err
 	}
 	m := types.Member{Name: str(e, dwarf.AttrName), Type: typ}
+	if m.Tags, err = annotations(n, annotDeclTag); err != nil {
+		return types.Member{}, false, err
+	}
 	m.Artificial, _ = e.Val(dwarf.AttrArtificial).(bool)
 	if a, ok := e.Val(attrAlignment).(int64); ok && a > 0 {
 		m.Align = a

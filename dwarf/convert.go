@@ -287,6 +287,9 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 		c.behind = true
 		t.Target, err = c.ref(e, depth)
 		c.behind = false
+		if err == nil && len(n.kids) > 0 {
+			t.Target, err = typeTagged(n, t.Target)
+		}
 		return t, err
 	case dwarf.TagTypedef:
 		t := &types.Typedef{Name: c.qualify(n, name), Lang: n.lang, Decl: c.decl(n, e)}
@@ -294,6 +297,9 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 		c.behind = behind
 		t.Target, err = c.ref(e, depth)
 		c.behind = false
+		if err == nil && len(n.kids) > 0 {
+			t.Tags, err = annotations(n, annotDeclTag)
+		}
 		return t, err
 	case dwarf.TagConstType, dwarf.TagVolatileType, dwarf.TagRestrictType, dwarf.TagAtomicType, tagImmutableType:
 		t := &types.Qualifier{Kind: qualKind(e.Tag)}

@@ -74,6 +74,9 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 		full = de.w == funcWalk && params && !de.unit.ok
 	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
 		named = true
+	case tagLLVMAnnotation:
+		// A decl tag: its name and text (clang's, rare outside BPF).
+		full = de.w == funcWalk
 	default:
 		if de.w == typeWalk && isTypeTag(d.tag) {
 			// The index reads the name of a type that scopes its

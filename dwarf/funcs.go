@@ -160,10 +160,16 @@ func prunedUsed(ws []walked) bool {
 
 // joinWalks joins what the walks of the spans found into functions.
 func (f *File) joinWalks(o FuncOptions, ws []walked) (fns []*types.Func, err error) {
-	order, sites := ws[0].order, ws[0].sites
+	order, sites, tags := ws[0].order, ws[0].sites, ws[0].tags
 	for _, w := range ws[1:] {
 		order = append(order, w.order...)
 		sites = append(sites, w.sites...)
+		if tags == nil {
+			tags = w.tags
+		}
+		for off, t := range w.tags {
+			tags[off] = t
+		}
 	}
 	if !sort.SliceIsSorted(order, func(i, j int) bool { return order[i].off < order[j].off }) {
 		sort.SliceStable(order, func(i, j int) bool { return order[i].off < order[j].off })
@@ -177,6 +183,7 @@ func (f *File) joinWalks(o FuncOptions, ws []walked) (fns []*types.Func, err err
 		fill = func(out []*types.Func, parts map[*types.Func][]*subprogram) (err error) {
 			defer close(work)
 			pf = newParamFiller(f, parts, order)
+			pf.tags = tags
 			pf.opaque = o.SpelledParams
 			if o.DeferParams {
 				return nil

@@ -27,6 +27,9 @@ type walked struct {
 	// pruned are the offsets of the subprograms the walk dropped as no
 	// join keeps them (funcWalker.prune), in DIE order.
 	pruned []dwarf.Offset
+	// tags are the decl tags of subprograms and parameters, by the
+	// offset of the DIE they annotate (with FuncOptions.Params).
+	tags map[dwarf.Offset][]string
 }
 
 // funcSpans cuts .debug_info into at most n spans of about equal size for

@@ -32,6 +32,7 @@ type funcFrame struct {
 	direct *subprogram       // the subprogram whose direct children these are
 	inst   *types.Instance   // the concrete copy holding these entries
 	site   *types.InlineSite // the innermost expansion holding them
+	parent dwarf.Offset      // the DIE these entries are children of
 }
 
 // walkSpan walks the DIEs of one span of .debug_info (all of it for the
@@ -116,6 +117,7 @@ func (fw *funcWalker) step(e *dwarf.Entry, units map[dwarf.Offset]bool, stack *[
 	}
 	next := *cur
 	next.direct = nil
+	next.parent = e.Offset
 	if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
 		*stack = (*stack)[:0]
 		*cur, next = funcFrame{}, funcFrame{}
@@ -177,6 +179,14 @@ func (fw *funcWalker) visit(e *dwarf.Entry, cur funcFrame, next *funcFrame) erro
 		}
 	case dwarf.TagInlinedSubroutine:
 		return fw.inlined(e, cur, next)
+	case tagLLVMAnnotation:
+		// A decl tag of a subprogram or of one of its parameters.
+		if kind, text, ok := annotation(e); ok && kind == annotDeclTag && fw.o.Params {
+			if fw.out.tags == nil {
+				fw.out.tags = map[dwarf.Offset][]string{}
+			}
+			fw.out.tags[cur.parent] = append(fw.out.tags[cur.parent], text)
+		}
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ func (f *File) Globals() (gs []types.Global, err error) {
 		v := vw.variable(e, "")
 		if ps := v.Loc.Pieces; v.Name != "" && len(ps) == 1 && ps[0].Kind == types.LocAddr && ps[0].Size == 0 {
 			ext, _ := e.Val(dwarf.AttrExternal).(bool)
-			gs = append(gs, types.Global{Name: prefix + v.Name, Type: v.Type, Addr: uint64(ps[0].Offset), External: ext})
+			gs = append(gs, types.Global{Name: prefix + v.Name, Type: v.Type, Addr: uint64(ps[0].Offset), External: ext, Tags: vw.declTags, Lang: vw.lang})
 		}
 		return false
 	})
@@ -101,14 +101,38 @@ func (vw *varsWalker) staticVars(r *dwarf.Reader, prefix string, deep bool, fn f
 		}
 		switch {
 		case e.Tag == dwarf.TagVariable && e.Val(dwarf.AttrLocation) != nil:
+			vw.declTags = nil
+			if e.Children {
+				if vw.declTags, err = childDeclTags(r); err != nil {
+					return false, err
+				}
+			}
 			if fn(vw, e, prefix) {
 				return true, nil
 			}
+			continue
 		case deep && e.Tag == dwarf.TagNamespace && e.Children:
 			if stop, err := vw.staticVars(r, prefix+str(e, dwarf.AttrName)+"::", deep, fn); stop || err != nil {
 				return stop, err
 			}
 			continue
+		}
+		if e.Children {
+			r.SkipChildren()
+		}
+	}
+}
+
+// childDeclTags are the decl tags among the children of the entry r has
+// just returned; r ends past them.
+func childDeclTags(r *dwarf.Reader) (tags []string, err error) {
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil || e.Tag == 0 {
+			return tags, err
+		}
+		if kind, text, ok := annotation(e); ok && kind == annotDeclTag {
+			tags = append(tags, text)
 		}
 		if e.Children {
 			r.SkipChildren()

@@ -197,7 +197,7 @@ func isPartTag(t dwarf.Tag) bool {
 	switch t {
 	case dwarf.TagMember, dwarf.TagEnumerator, dwarf.TagSubrangeType, dwarf.TagFormalParameter,
 		dwarf.TagUnspecifiedParameters, dwarf.TagInheritance, dwarf.TagVariantPart, dwarf.TagVariant,
-		dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter:
+		dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter, tagLLVMAnnotation:
 		return true
 	}
 	return false

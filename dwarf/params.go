@@ -26,6 +26,8 @@ type paramFiller struct {
 	// opaque has fillAll convert C and C++ composites without their
 	// members (FuncOptions.SpelledParams).
 	opaque bool
+	// tags are the walk's decl tags (walked.tags).
+	tags map[dwarf.Offset][]string
 }
 
 func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subprogram) *paramFiller {
@@ -315,6 +317,9 @@ func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
 	if src == nil {
 		src = declared
 	}
+	if len(pf.tags) > 0 {
+		fn.Tags = pf.declTags(fn, src)
+	}
 	if src == nil {
 		return nil
 	}
@@ -433,4 +438,41 @@ func inFrame(l types.Loc, a *arch.Arch) bool {
 		}
 	}
 	return false
+}
+
+// declTags are the decl tags of fn, on any of its entries, and of the
+// parameters of src, the entry its Params come from, on the parameter's
+// entry or its origins; nil when there are none.
+func (pf *paramFiller) declTags(fn *types.Func, src *subprogram) *types.FuncTags {
+	var t types.FuncTags
+	for _, s := range pf.parts[fn] {
+		for _, tag := range pf.tags[s.off] {
+			if !slices.Contains(t.Func, tag) {
+				t.Func = append(t.Func, tag)
+			}
+		}
+	}
+	for i, p := range srcParams(src) {
+		var tags []string
+		for q, n := &p, 0; q != nil && n < 4; q, n = pf.param(q.origin), n+1 {
+			if tags = pf.tags[q.off]; len(tags) > 0 || q.origin == 0 {
+				break
+			}
+		}
+		if len(tags) > 0 {
+			t.Params = append(t.Params, make([][]string, i+1-len(t.Params))...)
+			t.Params[i] = tags
+		}
+	}
+	if t.Func == nil && t.Params == nil {
+		return nil
+	}
+	return &t
+}
+
+func srcParams(s *subprogram) []param {
+	if s == nil {
+		return nil
+	}
+	return s.params
 }

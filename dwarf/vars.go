@@ -87,6 +87,9 @@ type varsWalker struct {
 	frameBase []byte
 	entry     bool // pc is the function's first instruction
 	vars      []types.Var
+	// declTags are the decl tags of the static variable staticVars
+	// passes its fn.
+	declTags []string
 }
 
 // enter reports whether pc lies in e, a subprogram, a lexical block or an

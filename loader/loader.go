@@ -327,6 +327,22 @@ func OpenCode(path string, o *CodeOptions) (*Code, error) {
 	return c, nil
 }
 
+// Globals are the variables path's DWARF places at static addresses
+// (dwarf.File.Globals), for a file whose functions OpenCode does not give
+// (an object file defining only variables).
+func Globals(path string) ([]types.Global, error) {
+	f, err := dwarf.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Globals()
+}
+
+// FuncsBTF are the functions of path's BTF (btf.Funcs): a raw BTF file,
+// an ELF file's .BTF section, or a kernel module's split BTF.
+func FuncsBTF(path string) ([]*types.Func, error) { return btf.Funcs(path, nil) }
+
 // NeedDWARF is the error for a query (what) the symbol tables or
 // .gopclntab cannot answer: why path has no DWARF, wrapping
 // types.ErrNoDebugInfo.

@@ -47,6 +47,24 @@ type Func struct {
 	// result type of C, C++, Rust and Zig functions (nil: void).
 	Params []Param
 	Return Type
+	// Tags are the BTF declaration tags (btf_decl_tag("...")) on the
+	// function and its parameters, nil when it has none.
+	Tags *FuncTags
+}
+
+// FuncTags are the declaration tags of a function: its own, and each
+// parameter's by index (Params[i], nil or short when some have none).
+type FuncTags struct {
+	Func   []string
+	Params [][]string
+}
+
+// Param returns the tags of parameter i.
+func (t *FuncTags) Param(i int) []string {
+	if t == nil || i >= len(t.Params) {
+		return nil
+	}
+	return t.Params[i]
 }
 
 // InlineSite is one expansion of a function's body inside another.
@@ -272,4 +290,8 @@ type Global struct {
 	Type     Type
 	Addr     uint64
 	External bool
+	// Tags are the BTF declaration tags (btf_decl_tag("...")) on it.
+	Tags []string
+	// Lang is the language of the unit that defines it.
+	Lang Lang
 }

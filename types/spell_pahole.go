@@ -39,10 +39,25 @@ func PaholeMethod(f *FuncProto, name string, lang Lang) string {
 	return p.name(f.Return) + " " + name + p.params(f)
 }
 
+// PaholeFuncTagged is PaholeMethod with each parameter's decl tags
+// (tags(i), nil for none) before its type, as pfunct prints a function
+// read from BTF: "void qux(param_a int arg)".
+func PaholeFuncTagged(f *FuncProto, name string, lang Lang, tags func(i int) []string) string {
+	p := pahole{lang: lang, tags: tags}
+	if !p.w.Enter(f) {
+		return cycleWord
+	}
+	defer p.w.Leave()
+	return p.name(f.Return) + " " + name + p.params(f)
+}
+
 // pahole spells one type; its Walk guards the recursion.
 type pahole struct {
 	lang Lang
 	w    Walk
+	// tags, when not nil, are the decl tags of the parameters of the
+	// function PaholeFuncTagged spells.
+	tags func(i int) []string
 }
 
 const cycleWord = "/* cycle */"
@@ -171,9 +186,16 @@ func (p *pahole) funcType(f *FuncProto, name string, pointer bool, width int) st
 func (p *pahole) params(f *FuncProto) string {
 	var b strings.Builder
 	b.WriteByte('(')
+	tags := p.tags
+	p.tags = nil // the function's own parameters only
 	for i, prm := range f.Params {
 		if i > 0 {
 			b.WriteString(", ")
+		}
+		if tags != nil {
+			for _, t := range tags(i) {
+				b.WriteString(t + " ")
+			}
 		}
 		if ptr, ok := prm.Type.(*Pointer); ok && (ptr.Name == "" || p.lang.CLike()) {
 			if fp, ok := ptr.Target.(*FuncProto); ok {

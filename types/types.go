@@ -124,6 +124,8 @@ type Typedef struct {
 	Target Type
 	Lang   Lang
 	Decl   Decl
+	// Tags are BTF declaration tags (btf_decl_tag("...")) on the typedef.
+	Tags []string
 }
 
 // QualKind is the kind of a Qualifier.

@@ -14,6 +14,7 @@ import (
 	"github.com/binscope/binscope/cmd/internal/progress"
 	"github.com/binscope/binscope/funcview"
 	"github.com/binscope/binscope/internal/cache"
+	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/loader"
 )
 
@@ -126,6 +127,16 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	if f.pf.symtab != "" {
 		return writeSymtab(stdout, path, f.pf.symtab)
 	}
+	if f.pf.all {
+		f.prototypes = true
+	}
+	switch f.pf.format {
+	case "btf":
+		return listBTF(f, path, stdout)
+	case "dwarf", "":
+	default:
+		return usage.Errorf("-F %s: the formats are dwarf and btf", f.pf.format)
+	}
 	params := f.prototypes || f.locations || f.json || f.nrParams || f.class != "" || f.vars != "" || f.pf.params()
 	l := f.listing()
 	lc := f.listCache(path, l, stderr)
@@ -201,4 +212,19 @@ func (f *functFlags) listCache(path string, l *funcview.Listing, stderr io.Write
 		log = func(msg string) { fmt.Fprintf(stderr, "gofunct: %s\n", msg) }
 	}
 	return funcview.OpenListCache(path, l, log)
+}
+
+// listBTF answers -F btf: the functions of path's BTF.
+func listBTF(f *functFlags, path string, stdout io.Writer) error {
+	l := f.listing()
+	if f.pf.any() || f.stats || f.addr != "" || f.lines != "" || f.vars != "" || f.class != "" || f.ccInlined || f.ccNotInl {
+		return usage.Errorf("-F btf: only the names, -P/--all, -p, -f and -E: BTF has no addresses, lines or variables")
+	}
+	fns, err := loader.FuncsBTF(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	return funcview.ListBTF(w, path, fns, l)
 }

@@ -24,6 +24,8 @@ type pfunctFlags struct {
 	expand    bool
 	compile   string // "" none, "*" all, else a function
 	symtab    string
+	all       bool   // --all: every function's prototype
+	format    string // -F: "dwarf" (the default) or "btf"
 }
 
 func addPfunctFlags(cmd *cobra.Command, p *pfunctFlags) {
@@ -39,6 +41,8 @@ func addPfunctFlags(cmd *cobra.Command, p *pfunctFlags) {
 	fl.Lookup("compile").NoOptDefVal = "*"
 	fl.StringVar(&p.symtab, "symtab", "", "show the functions of the symbol table NAME (.symtab, .dynsym) with index, address and size")
 	fl.Lookup("symtab").NoOptDefVal = ".symtab"
+	fl.BoolVarP(&p.all, "all", "A", false, "show every function's prototype, as -P (pfunct --all)")
+	fl.StringVarP(&p.format, "format_path", "F", "dwarf", "read the functions from `FORMAT`: dwarf, or btf (the .BTF section or a raw BTF file: names, prototypes with decl tags)")
 }
 
 // any reports whether one of pfunct's own views is asked for.

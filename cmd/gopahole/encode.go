@@ -2,6 +2,7 @@ package main
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/loader"
+	"github.com/binscope/binscope/types"
 )
 
 // encodeFlags are pahole's BTF encoding options.
@@ -28,7 +30,7 @@ type encodeFlags struct {
 	jobs      int      // -j: threads; 0: one per CPU
 	verbose   bool     // -V: say which functions are left out
 	// pahole's options from before --btf_features, each a feature.
-	skipVars, skipEnum64, skipDeclTag, skipTypeTag, genFloats, genAll, genOptimized, consistent bool
+	skipVars, skipEnum64, skipDeclTag, skipTypeTag, genFloats, genAll, genOptimized, consistent, force bool
 }
 
 func addEncodeFlags(cmd *cobra.Command, e *encodeFlags) {
@@ -52,11 +54,11 @@ func addEncodeFlags(cmd *cobra.Command, e *encodeFlags) {
 		{&e.genAll, "btf_gen_all", "encode every feature"},
 		{&e.genOptimized, "btf_gen_optimized", "encode functions kept only as clones, when their parameters are the source's (optimized_func)"},
 		{&e.consistent, "skip_encoding_btf_inconsistent_proto", "leave out names functions of different prototypes share (the default here)"},
+		{&e.force, "btf_encode_force", "leave out C variables whose names BTF cannot hold (else an error, as pahole)"},
 	} {
 		fl.BoolVar(b.p, b.name, false, b.help)
 	}
 	var ignore bool
-	fl.BoolVar(&ignore, "btf_encode_force", false, "skip names BTF cannot hold (always so)")
 	fl.BoolVar(&ignore, "reproducible_build", false, "the same input gives the same bytes (always so)")
 }
 
@@ -80,7 +82,7 @@ func (e *encodeFlags) on() bool { return e.encode || e.detached != "" }
 // featureSet is the features the flags ask for: nil for the encoder's
 // default when neither --btf_features nor an older option names any.
 func (e *encodeFlags) featureSet(stderr io.Writer) (*btf.Features, error) {
-	legacy := e.skipVars || e.skipEnum64 || e.skipDeclTag || e.skipTypeTag || e.genAll || e.genOptimized
+	legacy := e.skipVars || e.skipEnum64 || e.skipDeclTag || e.skipTypeTag || e.genAll || e.genOptimized || e.force
 	if len(e.features) == 0 && len(e.strict) == 0 && !legacy {
 		return nil, nil
 	}
@@ -114,6 +116,9 @@ func (e *encodeFlags) featureSet(stderr io.Writer) (*btf.Features, error) {
 	}
 	if e.consistent {
 		f |= btf.ConsistentFunc
+	}
+	if e.force {
+		f |= btf.EncodeForce
 	}
 	for _, off := range []struct {
 		skip bool
@@ -151,6 +156,7 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 	opts := &btf.EncodeOptions{Ident: codegen.CName, Features: features}
 	if e.verbose {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(stdout, format+"\n", args...) }
+		opts.Warn = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 	}
 	if ef, err := elfx.Open(path); err == nil {
 		opts.Order = ef.ByteOrder
@@ -158,6 +164,7 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 			opts.ArgRegs = a.CIntRegs
 		}
 		opts.Sections = dataSections(ef.File)
+		opts.Relocatable = ef.Type == elf.ET_REL
 		ef.Close()
 	}
 	// The functions' parameters are read on one thread: shared among
@@ -167,7 +174,8 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 	procs := runtime.GOMAXPROCS(1)
 	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: true})
 	runtime.GOMAXPROCS(procs)
-	if err == nil {
+	switch {
+	case err == nil:
 		defer c.Close()
 		opts.Funcs = c.Funcs()
 		if c.DWARF != nil {
@@ -175,6 +183,15 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
+	case errors.Is(err, types.ErrNotFound):
+		// No functions: the variables alone.
+		if opts.Vars, err = loader.Globals(path); err != nil {
+			return err
+		}
+	}
+	if ef, err := elfx.Open(path); err == nil && opts.Relocatable {
+		opts.Sections, opts.Vars = relocatableVars(ef.File, opts.Vars)
+		ef.Close()
 	}
 	raw, err := btf.Encode(spec, opts)
 	if err != nil {
@@ -207,4 +224,43 @@ func dataSections(ef *elf.File) []btf.DataSection {
 		out = append(out, btf.DataSection{Name: s.Name, Addr: s.Addr, Size: s.Size})
 	}
 	return out
+}
+
+// relocatableVars places the variables gs of ef, an object file (.o),
+// whose sections all start at 0: each data section at an address of its
+// own after the one before, and each variable at its symbol's offset in
+// its symbol's section (the debug info's addresses are offsets in
+// sections it does not name). A variable without one symbol of its name
+// is left out.
+func relocatableVars(ef *elf.File, gs []types.Global) ([]btf.DataSection, []types.Global) {
+	var secs []btf.DataSection
+	base := map[elf.SectionIndex]uint64{}
+	next := uint64(0)
+	for i, s := range ef.Sections {
+		if s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_EXECINSTR|elf.SHF_TLS) != 0 || s.Size == 0 || s.Name == "" {
+			continue
+		}
+		base[elf.SectionIndex(i)] = next
+		secs = append(secs, btf.DataSection{Name: s.Name, Addr: next, Size: s.Size})
+		next += (s.Size + 15) &^ 15
+	}
+	syms, _ := ef.Symbols()
+	at := map[string]uint64{}
+	count := map[string]int{}
+	for _, s := range syms {
+		b, ok := base[s.Section]
+		if !ok || elf.ST_TYPE(s.Info) != elf.STT_OBJECT {
+			continue
+		}
+		at[s.Name] = b + s.Value
+		count[s.Name]++
+	}
+	var out []types.Global
+	for _, g := range gs {
+		if count[g.Name] == 1 {
+			g.Addr = at[g.Name]
+			out = append(out, g)
+		}
+	}
+	return secs, out
 }

@@ -221,3 +221,94 @@ func TestEncodeVerbose(t *testing.T) {
 		}
 	}
 }
+
+// TestTrueSignaturesClang: clang -O2 changes how a static function is
+// called under its own name (no clone suffix): it drops parameters the
+// body does not use, moves the others up, passes a struct by its first
+// member alone. llvm-dwarfdump shows where each parameter is at entry;
+// by default such a function is left out (-V says so, as pahole does),
+// and with true_signature it is encoded with the parameters it takes, in
+// the registers' order, a struct's member as PARAM__MEMBER, one passed
+// on the stack kept. The kernel loads both.
+func TestTrueSignaturesClang(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		dwarf     []string // where llvm-dwarfdump says parameters are
+		want      string   // the parameters of FUNC foo with true_signature
+	}{
+		{"dropped", "__attribute__((noinline)) static int foo(int a, int b, int c) { return a * c - a - c; }\nint a, b, c;\nint main(void) { return foo(a, b, c); }\n",
+			[]string{`DW_OP_reg5 RDI\)\n[^\n]*DW_AT_name\t\("a"\)`, `DW_OP_reg4 RSI\n(?:[^\n]*\n){1,2}\s+DW_AT_name\t\("c"\)`}, "a c"},
+		{"member", "struct t { long f1; long f2; };\n__attribute__((noinline)) static long foo(struct t a, struct t b, int i) { return a.f1 + b.f1 + b.f2 + i; }\nstruct t p1, p2;\nint i;\nint main(void) { return (int)foo(p1, p2, i); }\n",
+			[]string{`DW_OP_reg5 RDI, DW_OP_piece 0x8\)\n[^\n]*DW_AT_name\t\("a"\)`, `DW_OP_reg2 RCX\)\n[^\n]*DW_AT_name\t\("i"\)`}, "a__f1 b i"},
+		{"memory", "union big { long a; char buf[24]; };\n__attribute__((noinline)) static long foo(union big u, int dead, int x) { return u.a + x; }\nunion big g;\nint dead, x;\nint main(void) { return (int)foo(g, dead, x); }\n",
+			[]string{`DW_OP_fbreg \+8\)\n[^\n]*DW_AT_name\t\("u"\)`, `DW_OP_reg5 RDI\)\n[^\n]*DW_AT_name\t\("x"\)`}, "u x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src, bin := filepath.Join(dir, "prog.c"), filepath.Join(dir, "prog")
+			if err := os.WriteFile(src, []byte(tc.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			tool(t, "clang", "-g", "-O2", "-o", bin, src)
+			info := tool(t, "llvm-dwarfdump", "--debug-info", bin)
+			for _, re := range tc.dwarf {
+				if !regexp.MustCompile(re).MatchString(info) {
+					t.Fatalf("llvm-dwarfdump does not show %s:\n%s", re, info)
+				}
+			}
+			out := filepath.Join(dir, "default.btf")
+			code, stdout, errs := run("-V", "--btf_features=default", "--btf_encode_detached", out, bin)
+			if code != 0 || !strings.Contains(stdout, "foo : skipping BTF encoding of function due to optimized parameters\n") {
+				t.Fatalf("default: exit %d, %q %s", code, stdout, errs)
+			}
+			if dump := tool(t, "bpftool", "btf", "dump", "file", out); strings.Contains(dump, "FUNC 'foo'") || !strings.Contains(dump, "FUNC 'main'") {
+				t.Errorf("default: foo encoded or main missing:\n%s", dump)
+			}
+			loadKernel(t, out)
+			out = filepath.Join(dir, "true.btf")
+			if code, _, errs := run("--btf_features=+true_signature", "--btf_encode_detached", out, bin); code != 0 {
+				t.Fatalf("true_signature: exit %d: %s", code, errs)
+			}
+			dump := tool(t, "bpftool", "btf", "dump", "file", out)
+			m := regexp.MustCompile(`FUNC 'foo' type_id=(\d+) linkage=static`).FindStringSubmatch(dump)
+			if m == nil {
+				t.Fatalf("no FUNC foo:\n%s", dump)
+			}
+			proto := regexp.MustCompile(`(?m)^\[` + m[1] + `\] FUNC_PROTO '\(anon\)' ret_type_id=\d+ vlen=\d+\n((?:\t.*\n)*)`).FindStringSubmatch(dump)
+			var got []string
+			for _, p := range regexp.MustCompile(`\t'(\w+)' type_id=`).FindAllStringSubmatch(proto[1], -1) {
+				got = append(got, p[1])
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("foo takes %v, want %s:\n%s", got, tc.want, dump)
+			}
+			loadKernel(t, out)
+		})
+	}
+}
+
+// TestAttributesFeature: --btf_features_strict takes pahole's
+// "attributes" (tags with kind_flag 1, written for the kernel's kfuncs
+// only) and, with nothing in DWARF that carries such attributes, writes
+// the same bytes as without it.
+func TestAttributesFeature(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildFeatures(t, dir)
+	var raw [2][]byte
+	for i, list := range []string{"global_var,float", "global_var,float,attributes"} {
+		out := filepath.Join(dir, "a.btf")
+		if code, _, errs := run("--btf_features_strict="+list, "--btf_encode_detached", out, bin); code != 0 {
+			t.Fatalf("%s: exit %d %s", list, code, errs)
+		}
+		var err error
+		if raw[i], err = os.ReadFile(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(raw[0]) != string(raw[1]) || len(raw[0]) < 100 {
+		t.Errorf("attributes changed the BTF (%d bytes, %d with it)", len(raw[0]), len(raw[1]))
+	}
+	if _, out, _ := run("--supported_btf_features"); !strings.Contains(out, ",attributes") {
+		t.Errorf("--supported_btf_features: %q", out)
+	}
+}
