@@ -276,8 +276,11 @@ type Code struct {
 
 // CodeOptions tune OpenCode. A nil *CodeOptions means the defaults.
 type CodeOptions struct {
-	// Params reads every function's parameters and their locations.
-	Params bool
+	// Params reads every function's parameters and their locations;
+	// with DeferParams, only when the model's DWARF is asked to fill
+	// them (dwarf.File.FillParams, FillAllParams).
+	Params      bool
+	DeferParams bool
 	// SpelledParams, with Params, is for a caller that only spells the
 	// parameters' types (see dwarf.FuncOptions.SpelledParams).
 	SpelledParams bool
@@ -300,7 +303,7 @@ func OpenCode(path string, o *CodeOptions) (*Code, error) {
 	if o == nil {
 		o = &CodeOptions{}
 	}
-	m, err := code.Open(path, &code.Options{Params: o.Params, SpelledParams: o.SpelledParams, MapSections: o.MapSections})
+	m, err := code.Open(path, &code.Options{Params: o.Params, DeferParams: o.DeferParams, SpelledParams: o.SpelledParams, MapSections: o.MapSections})
 	if err != nil {
 		return nil, err
 	}

@@ -148,10 +148,6 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU()))
 	}
 	path := paths[0]
-	spec, _, err := loader.Types(path, &loader.TypesOptions{Format: "dwarf"})
-	if err != nil {
-		return err
-	}
 	// Named as --format=c names them, so that a BPF program can spell them.
 	opts := &btf.EncodeOptions{Ident: codegen.CName, Features: features}
 	if e.verbose {
@@ -167,25 +163,42 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 		opts.Relocatable = ef.Type == elf.ET_REL
 		ef.Close()
 	}
-	// The functions' parameters are read on one thread: shared among
-	// threads, each converts the types it meets, and a name two compile
-	// units define otherwise (python3.11d's two struct PyModuleDef) could
-	// be tied to either, the BTF then depending on -j.
-	procs := runtime.GOMAXPROCS(1)
-	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: true})
-	runtime.GOMAXPROCS(procs)
+	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: true, DeferParams: true})
+	var spec *types.Spec
 	switch {
-	case err == nil:
+	case err == nil && c.DWARF != nil:
 		defer c.Close()
-		opts.Funcs = c.Funcs()
-		if c.DWARF != nil {
-			if opts.Vars, err = c.DWARF.Globals(); err != nil {
-				return err
-			}
+		// The functions' parameters are filled on one thread (their
+		// walk ran on all): shared among threads, each converts the
+		// types it meets, and a name two compile units define otherwise
+		// (python3.11d's two struct PyModuleDef) could be tied to
+		// either, the BTF then depending on -j.
+		procs := runtime.GOMAXPROCS(1)
+		err := c.DWARF.FillAllParams(c.Funcs())
+		runtime.GOMAXPROCS(procs)
+		if err != nil {
+			return err
 		}
-	case errors.Is(err, types.ErrNotFound):
-		// No functions: the variables alone.
-		if opts.Vars, err = loader.Globals(path); err != nil {
+		// The types from the reading of the DWARF the parameters came
+		// from: one index, one inflating of the sections, and the
+		// parameters' types are the named types' own.
+		if spec, err = c.DWARF.Types(); err != nil {
+			return err
+		}
+		opts.Funcs = c.Funcs()
+		if opts.Vars, err = c.DWARF.Globals(); err != nil {
+			return err
+		}
+	case err == nil || errors.Is(err, types.ErrNotFound):
+		if err == nil {
+			defer c.Close()
+			opts.Funcs = c.Funcs()
+		} else if opts.Vars, err = loader.Globals(path); err != nil {
+			return err // no functions: the variables alone
+		}
+		fallthrough
+	default:
+		if spec, _, err = loader.Types(path, &loader.TypesOptions{Format: "dwarf"}); err != nil {
 			return err
 		}
 	}

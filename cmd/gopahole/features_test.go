@@ -312,3 +312,51 @@ func TestAttributesFeature(t *testing.T) {
 		t.Errorf("--supported_btf_features: %q", out)
 	}
 }
+
+// TestOptimizedFunc: a function GCC kept only as a clone whose
+// parameters are the source's (foo.isra.0: IPA-SRA dropped the unused
+// result, nm shows the clone and no foo, llvm-dwarfdump the clone's a
+// and b in RDI and RSI) is encoded under its own name with them when
+// optimized_func is on (pahole's default set), and left out, with -V's
+// line, without it. The kernel loads both.
+func TestOptimizedFunc(t *testing.T) {
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "of.c"), filepath.Join(dir, "of")
+	code := "int g;\n__attribute__((noinline)) static int foo(int a, int b) { g = a * b + a; return a - b; }\nint x, y;\nint main(void) { foo(x, y); foo(y, x); return g; }\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tool(t, "gcc", "-g", "-O2", "-o", bin, src)
+	if syms := tool(t, "nm", bin); !strings.Contains(syms, " t foo.isra.0\n") || strings.Contains(syms, " t foo\n") {
+		testutil.Skipf(t, "gcc made no foo.isra.0 alone here:\n%s", syms)
+	}
+	info := tool(t, "llvm-dwarfdump", "--debug-info", bin)
+	for _, re := range []string{`DW_AT_abstract_origin\t\(0x[0-9a-f]+ "a"\)\n\s+DW_AT_location\t\((?:[^\n]*\n\s+\[[^\n]*\): )?DW_OP_reg5 RDI`,
+		`DW_AT_abstract_origin\t\(0x[0-9a-f]+ "b"\)\n\s+DW_AT_location\t\((?:[^\n]*\n\s+\[[^\n]*\): )?DW_OP_reg4 RSI`} {
+		if !regexp.MustCompile(re).MatchString(info) {
+			t.Fatalf("llvm-dwarfdump does not show %s:\n%s", re, info)
+		}
+	}
+	for _, tc := range []struct {
+		features string
+		encoded  bool
+	}{{"default", true}, {"encode_force,var,float,decl_tag,type_tag,enum64,consistent_func", false}} {
+		out := filepath.Join(dir, "of.btf")
+		code, stdout, errs := run("-V", "--btf_features="+tc.features, "--btf_encode_detached", out, bin)
+		if code != 0 {
+			t.Fatalf("%s: exit %d %s", tc.features, code, errs)
+		}
+		dump := tool(t, "bpftool", "btf", "dump", "file", out)
+		m := regexp.MustCompile(`FUNC 'foo' type_id=(\d+) linkage=static`).FindStringSubmatch(dump)
+		skipped := strings.Contains(stdout, "foo : skipping BTF encoding of function due to optimized parameters\n")
+		switch {
+		case tc.encoded && (m == nil || skipped):
+			t.Errorf("%s: foo not encoded (-V %q):\n%s", tc.features, stdout, dump)
+		case tc.encoded && !regexp.MustCompile(`(?m)^\[`+m[1]+`\] FUNC_PROTO '\(anon\)' ret_type_id=\d+ vlen=2\n\t'a' type_id=\d+\n\t'b' type_id=`).MatchString(dump):
+			t.Errorf("%s: foo does not take (a, b):\n%s", tc.features, dump)
+		case !tc.encoded && (m != nil || !skipped):
+			t.Errorf("%s: foo encoded, or -V silent (%q):\n%s", tc.features, stdout, dump)
+		}
+		loadKernel(t, out)
+	}
+}
