@@ -35,6 +35,9 @@ type converter struct {
 	// the string sections.
 	keyScan *scan
 	strs    *strSections
+	// keyOracle reads the key attributes of an index built over
+	// debug/dwarf's Reader (the tests' oracle; nil otherwise).
+	keyOracle func(n *node, a *keyAttrs) error
 	// opaque converts C and C++ structs, classes and unions without
 	// their members (FuncOptions.SpelledParams).
 	opaque bool
@@ -273,24 +276,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 		c.memo[off] = t
 		return t, nil
 	case dwarf.TagPointerType, dwarf.TagReferenceType, dwarf.TagRvalueReferenceType, dwarf.TagPtrToMemberType:
-		t := &types.Pointer{Name: name, ByteSize: size}
-		if _, ok := e.Val(dwarf.AttrByteSize).(int64); !ok {
-			t.ByteSize = c.ptr
-		}
-		switch e.Tag {
-		case dwarf.TagReferenceType:
-			t.Ref = 1
-		case dwarf.TagRvalueReferenceType:
-			t.Ref = 2
-		}
-		c.memo[off] = t
-		c.behind = true
-		t.Target, err = c.ref(e, depth)
-		c.behind = false
-		if err == nil && len(n.kids) > 0 {
-			t.Target, err = typeTagged(n, t.Target)
-		}
-		return t, err
+		return c.pointer(off, n, e, name, size, depth)
 	case dwarf.TagTypedef:
 		t := &types.Typedef{Name: c.qualify(n, name), Lang: n.lang, Decl: c.decl(n, e)}
 		memo[off] = t
@@ -331,6 +317,30 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 		return c.funcProto(n, e, size, depth)
 	}
 	return nil, c.f.decodeError(off, "unexpected tag %v", e.Tag)
+}
+
+// pointer converts e, the DIE at off: a pointer, a reference or a pointer to member, of
+// the given name and size (the file's pointer size when it says none).
+func (c *converter) pointer(off dwarf.Offset, n *node, e *dwarf.Entry, name string, size int64, depth int) (types.Type, error) {
+	t := &types.Pointer{Name: name, ByteSize: size}
+	if _, ok := e.Val(dwarf.AttrByteSize).(int64); !ok {
+		t.ByteSize = c.ptr
+	}
+	switch e.Tag {
+	case dwarf.TagReferenceType:
+		t.Ref = 1
+	case dwarf.TagRvalueReferenceType:
+		t.Ref = 2
+	}
+	c.memo[off] = t
+	c.behind = true
+	var err error
+	t.Target, err = c.ref(e, depth)
+	c.behind = false
+	if err == nil && len(n.kids) > 0 {
+		t.Target, err = typeTagged(n, t.Target)
+	}
+	return t, err
 }
 
 // ref converts the type e's DW_AT_type names; none means void.
