@@ -37,7 +37,7 @@ type converter struct {
 	strs    *strSections
 	// keyOracle reads the key attributes of an index built over
 	// debug/dwarf's Reader (the tests' oracle; nil otherwise).
-	keyOracle func(n *node, a *keyAttrs) error
+	keyOracle func(n *node) (keyAttrs, error)
 	// opaque converts C and C++ structs, classes and unions without
 	// their members (FuncOptions.SpelledParams).
 	opaque bool

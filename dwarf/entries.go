@@ -68,10 +68,6 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
 		// A typed walk reads them with attrs, from the scratch entry.
 		full = de.w == funcWalk && !de.typed
-	case dwarf.TagFormalParameter:
-		// A parameter the unit lets quickParam read comes as the
-		// scratch entry: the walk asks param for it.
-		full = de.w == funcWalk && params && !de.unit.ok
 	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
 		named = true
 	case tagLLVMAnnotation:

@@ -2,13 +2,15 @@ package dwarf
 
 import (
 	"debug/dwarf"
+
+	"github.com/binscope/binscope/internal/leb128"
 )
 
 // fnAttrs are the attributes the functions walk reads of a subprogram or
 // an inline site, typed: through a debug/dwarf entry each value is an
 // allocation of its own (an interface), and a C++ program's walk reads
-// some 20,000 such DIEs. attrsOf reads them from an entry; quickAttrs
-// straight from the scan's bytes, with the same values.
+// some 20,000 such DIEs. quickAttrs reads them straight from the scan's
+// bytes (the tests' oracle, attrsOf, from debug/dwarf's entry).
 type fnAttrs struct {
 	name, linkage, mipsLinkage string
 	external, declaration      bool
@@ -44,85 +46,6 @@ const (
 	pcOffset        // an offset (class constant)
 )
 
-// attrsOf reads a from an entry, with the values debug/dwarf gives.
-func attrsOf(e *dwarf.Entry) fnAttrs {
-	a := fnAttrs{declFile: -1, callFile: -1}
-	for _, fl := range e.Field {
-		switch fl.Attr {
-		case dwarf.AttrName:
-			a.name, _ = fl.Val.(string)
-		case dwarf.AttrLinkageName:
-			a.linkage, _ = fl.Val.(string)
-		case attrMIPSLinkageName:
-			a.mipsLinkage, _ = fl.Val.(string)
-		case dwarf.AttrExternal:
-			a.external, _ = fl.Val.(bool)
-		case dwarf.AttrDeclaration:
-			a.declaration, _ = fl.Val.(bool)
-		case dwarf.AttrInline:
-			a.inline, _ = fl.Val.(int64)
-		case dwarf.AttrAbstractOrigin:
-			a.origin, _ = fl.Val.(dwarf.Offset)
-		case dwarf.AttrSpecification:
-			a.spec, _ = fl.Val.(dwarf.Offset)
-		case dwarf.AttrType:
-			a.typ, _ = fl.Val.(dwarf.Offset)
-		case dwarf.AttrDeclFile:
-			if v, ok := fl.Val.(int64); ok { // as fileName reads it
-				a.declFile = v
-			}
-		case dwarf.AttrDeclLine:
-			a.declLine = constOr(fl.Val, 0)
-		case dwarf.AttrCallFile:
-			if v, ok := fl.Val.(int64); ok {
-				a.callFile = v
-			}
-		case dwarf.AttrCallLine:
-			a.callLine = constOr(fl.Val, 0)
-		case dwarf.AttrCallColumn:
-			a.callColumn = constOr(fl.Val, 0)
-		case dwarf.AttrLowpc:
-			a.low, a.hasLow = fl.Val.(uint64)
-		case dwarf.AttrHighpc:
-			a.high = pcOf(fl.Val)
-		case dwarf.AttrEntrypc:
-			a.entry = pcOf(fl.Val)
-		case dwarf.AttrRanges:
-			switch v := fl.Val.(type) {
-			case int64:
-				a.rangesOff, a.hasRanges = v, true
-			case uint64:
-				a.rangesOff, a.hasRanges = int64(v), fl.Class == dwarf.ClassRngList
-			}
-		case dwarf.AttrFrameBase:
-			a.frameBase, a.hasFrameBase = readLocAttr(e, dwarf.AttrFrameBase)
-		}
-	}
-	return a
-}
-
-// constOr is a constant's value (debug/dwarf's int64, or a uint64), else
-// none.
-func constOr(v any, none int64) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case uint64:
-		return int64(x)
-	}
-	return none
-}
-
-func pcOf(v any) attrPC {
-	switch x := v.(type) {
-	case uint64:
-		return attrPC{addr: x, kind: pcAddr}
-	case int64:
-		return attrPC{offset: x, kind: pcOffset}
-	}
-	return attrPC{}
-}
-
 // linkageName is DW_AT_linkage_name, else the pre-standard MIPS one.
 func (a *fnAttrs) linkageName() string {
 	if a.linkage != "" {
@@ -132,9 +55,9 @@ func (a *fnAttrs) linkageName() string {
 }
 
 // quickAttrs reads the attributes of the DIE next just scanned (a
-// subprogram or an inline site) from the scan's bytes, as attrsOf reads
-// its entry; false leaves it to the entry (a form read only by
-// debug/dwarf).
+// subprogram or an inline site) from the scan's bytes, with the values
+// debug/dwarf gives; false for a form it does not read or a malformed
+// value.
 func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 	d, s := de.last, de.sc
 	a := fnAttrs{declFile: -1, callFile: -1}
@@ -148,6 +71,11 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 			return a, false
 		}
 		ok := true
+		if sp.form == fIndirect {
+			if pos, sp, ok = s.indirect(pos, sp); !ok {
+				return a, false
+			}
+		}
 		switch sp.attr {
 		case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName:
 			var b []byte
@@ -168,11 +96,11 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 		case dwarf.AttrInline:
 			a.inline, ok = s.constant(pos, sp)
 		case dwarf.AttrAbstractOrigin:
-			a.origin, ok = s.ref(pos, sp)
+			a.origin, ok = s.walkRef(pos, sp)
 		case dwarf.AttrSpecification:
-			a.spec, ok = s.ref(pos, sp)
+			a.spec, ok = s.walkRef(pos, sp)
 		case dwarf.AttrType:
-			a.typ, ok = s.ref(pos, sp)
+			a.typ, ok = s.walkRef(pos, sp)
 		case dwarf.AttrDeclFile:
 			a.declFile, ok = s.constant(pos, sp)
 		case dwarf.AttrDeclLine:
@@ -206,24 +134,36 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 }
 
 // attrs reads the attributes of e, a subprogram or an inline site next
-// returned, and returns the entry to read its ranges from (attrRanges):
-// in a typed walk, from the scan's bytes where quickAttrs can, else from
-// its entry.
-func (de *dieEntries) attrs(e *dwarf.Entry) (fnAttrs, *dwarf.Entry, error) {
-	if e != &de.scratchE {
-		return attrsOf(e), e, nil
-	}
-	if a, ok := de.quickAttrs(); ok {
-		return a, e, nil
-	}
-	full, ok := de.quick(de.last)
-	if !ok {
-		var err error
-		if full, err = de.full(de.last); err != nil {
-			return fnAttrs{}, nil, err
+// returned as the scratch entry of a typed walk, from the scan's bytes. A
+// form the scan does not read, or a malformed value, is errScan: the walk
+// leaves the unit out (see lostUnit).
+func (de *dieEntries) attrs(e *dwarf.Entry) (fnAttrs, error) {
+	if e == &de.scratchE {
+		if a, ok := de.quickAttrs(); ok {
+			return a, nil
 		}
 	}
-	return attrsOf(full), full, nil
+	return fnAttrs{}, errScan
+}
+
+// walkRef reads a reference as a walk keeps it, as debug/dwarf's entry
+// gives it as an offset: a DIE's offset, or 0 for a type signature
+// (DW_FORM_ref_sig8: a type unit's type, in no DIE of .debug_info).
+func (s *scan) walkRef(pos int, sp attrSpec) (dwarf.Offset, bool) {
+	if sp.form == fRefSig8 {
+		return 0, pos+8 <= s.u.end
+	}
+	return s.ref(pos, sp)
+}
+
+// indirect resolves a DW_FORM_indirect attribute at pos: the offset of
+// its value and its spec with the form the value names.
+func (s *scan) indirect(pos int, sp attrSpec) (int, attrSpec, bool) {
+	form, n := leb128.Uint(s.info[pos:s.u.end])
+	if n <= 0 || form == fIndirect || form == fImplicitConst {
+		return 0, sp, false
+	}
+	return pos + n, attrSpec{attr: sp.attr, form: form, size: formSize(form, &s.u)}, true
 }
 
 // flagAt reads a flag of form form at pos as debug/dwarf does (true is
@@ -272,13 +212,13 @@ func (de *dieEntries) rangesAt(pos int, sp attrSpec) (int64, bool) {
 	return s.constant(pos, sp) // DWARF 2 and 3 data forms, as debug/dwarf reads them
 }
 
-// attrRanges is the address ranges of the DIE a describes, as ranges
-// reads them from its entry; e is that entry, or the scratch entry when
-// quickAttrs read a (then a range list it cannot read is left to
-// debug/dwarf through the DIE's full entry).
-func (de *dieEntries) attrRanges(e *dwarf.Entry, a *fnAttrs) ([][2]uint64, error) {
+// attrRanges is the address ranges of the DIE a describes, as
+// debug/dwarf's Data.Ranges gives them; e is the scratch entry attrs read
+// a from (a range list the scan does not read is left to debug/dwarf
+// through the DIE's full entry).
+func (de *dieEntries) attrRanges(e *dwarf.Entry, a fnAttrs) ([][2]uint64, error) {
 	if e != &de.scratchE {
-		return de.ranges(e)
+		return nil, errScan
 	}
 	var ret [][2]uint64
 	if a.hasLow {

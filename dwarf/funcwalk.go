@@ -17,12 +17,22 @@ type funcWalker struct {
 	f      *File
 	o      FuncOptions
 	r      *dieEntries
+	read   fnReader // r, or the tests' oracle
 	out    walked
 	params paramSlab
 	unit   *unitCtx // with FuncOptions.Params
 	rel    bool     // a relocatable file: code may start at 0
 	files  []*dwarf.LineFile
 	lang   types.Lang
+}
+
+// fnReader reads what a functions walk keeps of the subprogram, inline
+// site or formal parameter e: a walk reads the scan's bytes (dieEntries);
+// the tests' oracle reads debug/dwarf's entries.
+type fnReader interface {
+	attrs(e *dwarf.Entry) (fnAttrs, error)
+	attrRanges(e *dwarf.Entry, a fnAttrs) ([][2]uint64, error)
+	param(e *dwarf.Entry) (param, error)
 }
 
 // funcFrame is what a walk knows of the entries at one depth.
@@ -48,7 +58,7 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, sp span) (wa
 			jump = sp.start
 		}
 	}
-	fw := &funcWalker{f: f, o: o, r: r, rel: f.ELF.Type == elf.ET_REL}
+	fw := &funcWalker{f: f, o: o, r: r, read: r, rel: f.ELF.Type == elf.ET_REL}
 	var stack []funcFrame
 	var cur funcFrame
 	kept := fw.out // what the walk found before the unit it is in
@@ -171,7 +181,7 @@ func (fw *funcWalker) visit(e *dwarf.Entry, cur funcFrame, next *funcFrame) erro
 		next.direct = cur.direct
 	case dwarf.TagFormalParameter:
 		if s := cur.direct; s != nil && fw.o.Params {
-			p, err := fw.r.param(e)
+			p, err := fw.read.param(e)
 			if err != nil {
 				return err
 			}
@@ -193,7 +203,7 @@ func (fw *funcWalker) visit(e *dwarf.Entry, cur funcFrame, next *funcFrame) erro
 
 // subprogram reads a DW_TAG_subprogram.
 func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
-	a, e, err := fw.r.attrs(e)
+	a, err := fw.read.attrs(e)
 	if err != nil {
 		return err
 	}
@@ -207,7 +217,7 @@ func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame)
 	}
 	s.decl = types.Decl{File: fileAt(fw.files, a.declFile), Line: int(a.declLine)}
 	s.declOnly = a.declaration
-	if rs, err := fw.r.attrRanges(e, &a); err == nil && len(rs) > 0 && (fw.rel || lowest(rs) != 0) {
+	if rs, err := fw.read.attrRanges(e, a); err == nil && len(rs) > 0 && (fw.rel || lowest(rs) != 0) {
 		s.ranges = rs
 		// Where calls enter: DW_AT_entry_pc, else DW_AT_low_pc,
 		// else the first range listed (GCC lists a split
@@ -241,7 +251,7 @@ func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame)
 
 // inlined reads a DW_TAG_inlined_subroutine.
 func (fw *funcWalker) inlined(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
-	a, e, err := fw.r.attrs(e)
+	a, err := fw.read.attrs(e)
 	if err != nil {
 		return err
 	}
@@ -250,7 +260,7 @@ func (fw *funcWalker) inlined(e *dwarf.Entry, cur funcFrame, next *funcFrame) er
 		CallLine:   int(a.callLine),
 		CallColumn: int(a.callColumn),
 	}
-	if rs, err := fw.r.attrRanges(e, &a); err == nil {
+	if rs, err := fw.read.attrRanges(e, a); err == nil {
 		site.Ranges = rs
 	}
 	site.EntryPC = a.entryPC(site.Ranges)

@@ -41,7 +41,7 @@ func readerIndex(t *testing.T, f *File) *index {
 // attributes read by attrsOf and paramOf, their ranges by Data.Ranges.
 func readerFunctions(t *testing.T, f *File, o FuncOptions) []*types.Func {
 	t.Helper()
-	fw := &funcWalker{f: f, o: o, r: f.dieEntries(funcWalk), rel: f.ELF.Type == elf.ET_REL}
+	fw := &funcWalker{f: f, o: o, r: f.dieEntries(funcWalk), read: entryFns{f}, rel: f.ELF.Type == elf.ET_REL}
 	r := f.entries()
 	var stack []funcFrame
 	var cur funcFrame
@@ -155,4 +155,164 @@ func localDiff(got, want *node) string {
 		}
 	}
 	return ""
+}
+
+// entryFns reads the functions walk's attributes, ranges and parameters
+// from debug/dwarf's entries: the oracle of the scan's (fnReader).
+type entryFns struct{ f *File }
+
+func (o entryFns) attrs(e *dwarf.Entry) (fnAttrs, error) { return attrsOf(e), nil }
+
+func (o entryFns) attrRanges(e *dwarf.Entry, a fnAttrs) ([][2]uint64, error) {
+	return o.f.Data.Ranges(e)
+}
+
+func (o entryFns) param(e *dwarf.Entry) (param, error) { return paramOf(e), nil }
+
+// attrsOf reads a from an entry, with the values debug/dwarf gives.
+func attrsOf(e *dwarf.Entry) fnAttrs {
+	a := fnAttrs{declFile: -1, callFile: -1}
+	for _, fl := range e.Field {
+		switch fl.Attr {
+		case dwarf.AttrName:
+			a.name, _ = fl.Val.(string)
+		case dwarf.AttrLinkageName:
+			a.linkage, _ = fl.Val.(string)
+		case attrMIPSLinkageName:
+			a.mipsLinkage, _ = fl.Val.(string)
+		case dwarf.AttrExternal:
+			a.external, _ = fl.Val.(bool)
+		case dwarf.AttrDeclaration:
+			a.declaration, _ = fl.Val.(bool)
+		case dwarf.AttrInline:
+			a.inline, _ = fl.Val.(int64)
+		case dwarf.AttrAbstractOrigin:
+			a.origin, _ = fl.Val.(dwarf.Offset)
+		case dwarf.AttrSpecification:
+			a.spec, _ = fl.Val.(dwarf.Offset)
+		case dwarf.AttrType:
+			a.typ, _ = fl.Val.(dwarf.Offset)
+		case dwarf.AttrDeclFile:
+			if v, ok := fl.Val.(int64); ok { // as fileName reads it
+				a.declFile = v
+			}
+		case dwarf.AttrDeclLine:
+			a.declLine = constOr(fl.Val, 0)
+		case dwarf.AttrCallFile:
+			if v, ok := fl.Val.(int64); ok {
+				a.callFile = v
+			}
+		case dwarf.AttrCallLine:
+			a.callLine = constOr(fl.Val, 0)
+		case dwarf.AttrCallColumn:
+			a.callColumn = constOr(fl.Val, 0)
+		case dwarf.AttrLowpc:
+			a.low, a.hasLow = fl.Val.(uint64)
+		case dwarf.AttrHighpc:
+			a.high = pcOf(fl.Val)
+		case dwarf.AttrEntrypc:
+			a.entry = pcOf(fl.Val)
+		case dwarf.AttrRanges:
+			switch v := fl.Val.(type) {
+			case int64:
+				a.rangesOff, a.hasRanges = v, true
+			case uint64:
+				a.rangesOff, a.hasRanges = int64(v), fl.Class == dwarf.ClassRngList
+			}
+		case dwarf.AttrFrameBase:
+			a.frameBase, a.hasFrameBase = readLocAttr(e, dwarf.AttrFrameBase)
+		}
+	}
+	return a
+}
+
+// constOr is a constant's value (debug/dwarf's int64, or a uint64), else
+// none.
+func constOr(v any, none int64) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case uint64:
+		return int64(x)
+	}
+	return none
+}
+
+func pcOf(v any) attrPC {
+	switch x := v.(type) {
+	case uint64:
+		return attrPC{addr: x, kind: pcAddr}
+	case int64:
+		return attrPC{offset: x, kind: pcOffset}
+	}
+	return attrPC{}
+}
+
+// paramOf is what a walk keeps of a formal parameter's entry.
+func paramOf(e *dwarf.Entry) param {
+	p := param{off: e.Offset, name: str(e, dwarf.AttrName)}
+	p.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
+	p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+	p.result, _ = e.Val(dwarf.AttrVarParam).(bool)
+	p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
+	if v, ok := e.Val(dwarf.AttrConstValue).(int64); ok && !p.hasLoc {
+		p.konst = &v
+	}
+	return p
+}
+
+// ranges is e's address ranges as debug/dwarf's Data.Ranges gives them;
+// for an entry not decoded quickly, debug/dwarf's.
+func (de *dieEntries) ranges(e *dwarf.Entry) ([][2]uint64, error) {
+	if e != &de.quickE {
+		return de.f.Data.Ranges(e)
+	}
+	var ret [][2]uint64
+	low, lowOK := e.Val(dwarf.AttrLowpc).(uint64)
+	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil && lowOK {
+		switch v := hf.Val.(type) {
+		case uint64:
+			ret = append(ret, [2]uint64{low, v})
+		case int64:
+			ret = append(ret, [2]uint64{low, low + uint64(v)})
+		}
+	}
+	rf := e.AttrField(dwarf.AttrRanges)
+	if rf == nil {
+		return ret, nil
+	}
+	off, ok := int64(0), false
+	switch v := rf.Val.(type) {
+	case int64:
+		off, ok = v, true
+	case uint64:
+		off, ok = int64(v), rf.Class == dwarf.ClassRngList
+	}
+	if !ok {
+		return ret, nil
+	}
+	var out [][2]uint64
+	if de.sc.u.version >= 5 {
+		out, ok = de.rnglist(off, ret)
+	} else {
+		out, ok = de.rangeList(off, ret)
+	}
+	if !ok {
+		return de.f.Data.Ranges(e) // and the error it says
+	}
+	return out, nil
+}
+
+// entryKeyAttrs reads n's key attributes from its debug/dwarf entry: the
+// oracle of rawAttrs.
+func entryKeyAttrs(n *node) (keyAttrs, error) {
+	e, err := n.entry()
+	if err != nil {
+		return keyAttrs{}, err
+	}
+	return keyAttrs{
+		tag: e.Tag, name: []byte(str(e, dwarf.AttrName)), size: e.Val(dwarf.AttrByteSize), decl: e.Val(dwarf.AttrDeclaration),
+		typ: e.Val(dwarf.AttrType), loc: e.Val(dwarf.AttrDataMemberLoc), dbo: e.Val(dwarf.AttrDataBitOffset),
+		bo: e.Val(dwarf.AttrBitOffset), cvalue: e.Val(dwarf.AttrConstValue),
+	}, nil
 }

@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 
 	"github.com/binscope/binscope/dwarf/loclist"
 	"github.com/binscope/binscope/internal/leb128"
@@ -22,6 +23,7 @@ type quickUnit struct {
 	ok           bool   // the unit's DIE was read
 	base         uint64 // DW_AT_entry_pc, else DW_AT_low_pc: where range offsets count from
 	addrBase     int64  // DW_AT_addr_base
+	hasAddrBase  bool   // 0 is a base too: the GNU split units' (gnusplit.go)
 	rnglistsBase int64  // DW_AT_rnglists_base
 	addr         []byte // .debug_addr
 	rnglists     []byte // .debug_rnglists
@@ -36,7 +38,7 @@ func (de *dieEntries) setUnit(cu *dwarf.Entry) {
 	} else {
 		u.base, _ = cu.Val(dwarf.AttrLowpc).(uint64)
 	}
-	u.addrBase, _ = cu.Val(dwarf.AttrAddrBase).(int64)
+	u.addrBase, u.hasAddrBase = cu.Val(dwarf.AttrAddrBase).(int64)
 	u.rnglistsBase, _ = cu.Val(dwarf.AttrRnglistsBase).(int64)
 	d := de.f.Debug
 	u.addr, u.rnglists, u.ranges = d.DWARFSection(".debug_addr"), d.DWARFSection(".debug_rnglists"), d.DWARFSection(".debug_ranges")
@@ -191,63 +193,29 @@ func (de *dieEntries) index(pos int, sp attrSpec) (uint64, int, bool) {
 			return 0, 0, false
 		}
 		return uint64(s.order.Uint16(b)), pos + 2, true
+	case fAddrx3:
+		if len(b) < 3 {
+			return 0, 0, false
+		}
+		if s.order == binary.BigEndian {
+			return uint64(b[0])<<16 | uint64(b[1])<<8 | uint64(b[2]), pos + 3, true
+		}
+		return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16, pos + 3, true
 	case fAddrx4:
 		if len(b) < 4 {
 			return 0, 0, false
 		}
 		return uint64(s.order.Uint32(b)), pos + 4, true
 	}
-	return 0, 0, false // DW_FORM_addrx3: left to debug/dwarf
+	return 0, 0, false
 }
 
 // addrx is entry i of the unit's .debug_addr table.
 func (de *dieEntries) addrx(i uint64) (uint64, bool) {
-	if de.unit.addrBase <= 0 {
+	if !de.unit.hasAddrBase {
 		return 0, false
 	}
 	return addrEntry(de.unit.addr, de.unit.addrBase, i, de.sc.u.addrSize, de.sc.order)
-}
-
-// ranges is e's address ranges as debug/dwarf's Data.Ranges gives them;
-// for an entry not decoded quickly, debug/dwarf's.
-func (de *dieEntries) ranges(e *dwarf.Entry) ([][2]uint64, error) {
-	if e != &de.quickE {
-		return de.f.Data.Ranges(e)
-	}
-	var ret [][2]uint64
-	low, lowOK := e.Val(dwarf.AttrLowpc).(uint64)
-	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil && lowOK {
-		switch v := hf.Val.(type) {
-		case uint64:
-			ret = append(ret, [2]uint64{low, v})
-		case int64:
-			ret = append(ret, [2]uint64{low, low + uint64(v)})
-		}
-	}
-	rf := e.AttrField(dwarf.AttrRanges)
-	if rf == nil {
-		return ret, nil
-	}
-	off, ok := int64(0), false
-	switch v := rf.Val.(type) {
-	case int64:
-		off, ok = v, true
-	case uint64:
-		off, ok = int64(v), rf.Class == dwarf.ClassRngList
-	}
-	if !ok {
-		return ret, nil
-	}
-	var out [][2]uint64
-	if de.sc.u.version >= 5 {
-		out, ok = de.rnglist(off, ret)
-	} else {
-		out, ok = de.rangeList(off, ret)
-	}
-	if !ok {
-		return de.f.Data.Ranges(e) // and the error it says
-	}
-	return out, nil
 }
 
 // DW_RLE_* codes.
@@ -366,38 +334,22 @@ func blockClass(a dwarf.Attr) dwarf.Class {
 	return dwarf.ClassBlock
 }
 
-// param reads the formal parameter e, which next returned: from the
-// scan's bytes when e is the scratch entry, else from e.
+// param reads the formal parameter e, which next returned as the scratch
+// entry, from the scan's bytes; a form the scan does not read, or a
+// malformed value, is errScan (see attrs).
 func (de *dieEntries) param(e *dwarf.Entry) (param, error) {
 	if e == &de.scratchE {
 		if p, ok := de.quickParam(); ok {
 			return p, nil
 		}
-		var err error
-		if e, err = de.full(de.last); err != nil {
-			return param{}, err
-		}
 	}
-	return paramOf(e), nil
+	return param{}, errScan
 }
 
-// paramOf is what a walk keeps of a formal parameter's entry.
-func paramOf(e *dwarf.Entry) param {
-	p := param{off: e.Offset, name: str(e, dwarf.AttrName)}
-	p.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
-	p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-	p.result, _ = e.Val(dwarf.AttrVarParam).(bool)
-	p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
-	if v, ok := e.Val(dwarf.AttrConstValue).(int64); ok && !p.hasLoc {
-		p.konst = &v
-	}
-	return p
-}
-
-// quickParam reads the formal parameter just scanned as paramOf reads
-// its entry, without one: C++ has two for every subprogram, and an entry
-// costs an allocation for most of its values. False leaves it to the
-// entry.
+// quickParam reads the formal parameter just scanned without an entry
+// (C++ has two for every subprogram, and an entry costs an allocation for
+// most of its values), with the values debug/dwarf gives; false for a form
+// it does not read or a malformed value.
 func (de *dieEntries) quickParam() (param, bool) {
 	d, s := de.last, de.sc
 	p := param{off: d.off}
@@ -410,15 +362,20 @@ func (de *dieEntries) quickParam() (param, bool) {
 			return param{}, false
 		}
 		ok := true
+		if sp.form == fIndirect {
+			if pos, sp, ok = s.indirect(pos, sp); !ok {
+				return param{}, false
+			}
+		}
 		switch sp.attr {
 		case dwarf.AttrName:
 			var b []byte
 			b, _, ok = s.strBytes(pos, sp, de.strs)
 			p.name = secString(b)
 		case dwarf.AttrType:
-			p.typ, ok = s.ref(pos, sp)
+			p.typ, ok = s.walkRef(pos, sp)
 		case dwarf.AttrAbstractOrigin:
-			p.origin, ok = s.ref(pos, sp)
+			p.origin, ok = s.walkRef(pos, sp)
 		case dwarf.AttrVarParam:
 			p.result, ok = s.flagAt(pos, sp.form)
 		case dwarf.AttrLocation:
