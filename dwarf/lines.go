@@ -124,22 +124,23 @@ func (f *File) LineAddrs(file string, line int) (addrs []uint64, err error) {
 	return addrs, nil
 }
 
-// eachUnit calls fn with the entry of every compile unit, skipping their
-// children.
+// eachUnit calls fn with the entry of every compile unit, over a scan
+// of the units' headers that decodes only their unit DIEs.
 func (f *File) eachUnit(fn func(cu *dwarf.Entry)) error {
-	r := f.entries()
+	de := f.dieEntries(typeWalk)
 	for {
-		e, err := r.next()
-		if err != nil || e == nil {
-			return err
+		e, err := de.next(false)
+		if err != nil {
+			return f.scanError(de.sc, err)
 		}
-		if e.Tag != dwarf.TagCompileUnit && e.Tag != dwarf.TagPartialUnit {
-			continue
+		if e == nil {
+			return nil
 		}
-		if e.Children {
-			r.r.SkipChildren()
+		unit := e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit
+		de.skipUnit()
+		if unit {
+			fn(e)
 		}
-		fn(e)
 	}
 }
 
@@ -166,23 +167,16 @@ func (f *File) LineAt(addr uint64) (row types.Line, ok bool) {
 // sorted table of every unit's ranges built once.
 func (f *File) unitAt(addr uint64) (*dwarf.Entry, error) {
 	f.unitOnce.Do(func() {
-		r := f.Data.Reader()
-		for {
-			e, err := r.Next()
-			if err != nil || e == nil {
-				break
-			}
-			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
-				if rs, err := f.Data.Ranges(e); err == nil {
-					for _, rg := range rs {
-						if rg[1] > rg[0] {
-							f.unitRanges = append(f.unitRanges, unitRange{rg[0], rg[1], e})
-						}
+		// A corrupt unit ends the table: the units before it are kept.
+		_ = f.eachUnit(func(e *dwarf.Entry) {
+			if rs, err := f.Data.Ranges(e); err == nil {
+				for _, rg := range rs {
+					if rg[1] > rg[0] {
+						f.unitRanges = append(f.unitRanges, unitRange{rg[0], rg[1], e})
 					}
 				}
 			}
-			r.SkipChildren()
-		}
+		})
 		sort.Slice(f.unitRanges, func(i, j int) bool { return f.unitRanges[i].lo < f.unitRanges[j].lo })
 	})
 	i := sort.Search(len(f.unitRanges), func(i int) bool { return f.unitRanges[i].lo > addr }) - 1
@@ -227,61 +221,4 @@ func (f *File) lineReader(cu *dwarf.Entry) (*dwarf.LineReader, error) {
 func (f *File) lineError(cu *dwarf.Entry, err error) error {
 	off, _ := cu.Val(dwarf.AttrStmtList).(int64)
 	return elfx.Decode(f.Path, ".debug_line", uint64(off), err)
-}
-
-// infoBytes is the size of the DWARF entry sections (uncompressed).
-func (f *File) infoBytes() uint64 {
-	var n uint64
-	for _, name := range []string{".debug_info", ".debug_types", ".zdebug_info"} {
-		if sec := f.Debug.Section(name); sec != nil {
-			n += sec.Size
-		}
-	}
-	if n == 0 {
-		n = 1 << 40
-	}
-	return n
-}
-
-// entryReader is debug/dwarf's Reader guarded against corrupt input, which
-// can make it hand out the same entry, entries that go backwards, or null
-// entries, forever.
-type entryReader struct {
-	f      *File
-	r      *dwarf.Reader
-	n      uint64
-	budget uint64
-	last   dwarf.Offset
-	seen   bool
-}
-
-// entries starts reading the file's DIEs.
-func (f *File) entries() *entryReader {
-	// Every entry takes at least one byte of .debug_info, so more entries
-	// than bytes means the reader is not advancing.
-	return &entryReader{f: f, r: f.Data.Reader(), budget: f.infoBytes() + 1}
-}
-
-// next returns the next entry, nil at the end, or an error naming the
-// file, section and offset.
-func (er *entryReader) next() (*dwarf.Entry, error) {
-	e, err := er.r.Next()
-	if err != nil {
-		return nil, er.f.infoError(er.last, err)
-	}
-	if e == nil {
-		return nil, nil
-	}
-	er.f.resolveAlt(e)
-	er.n++
-	if er.n > er.budget {
-		return nil, er.f.decodeError(e.Offset, "entries do not advance (corrupt unit header)")
-	}
-	if e.Tag != 0 { // null entries carry no offset
-		if er.seen && e.Offset <= er.last {
-			return nil, er.f.decodeError(e.Offset, "entries do not advance (corrupt unit or abbreviation table)")
-		}
-		er.last, er.seen = e.Offset, true
-	}
-	return e, nil
 }

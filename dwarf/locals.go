@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"errors"
 
 	"github.com/binscope/binscope/types"
 )
@@ -26,73 +27,96 @@ type Scope struct {
 
 // Scopes lists the scope of every named function definition (the
 // abstract one of an inline function too, as pfunct counts them), in
-// .debug_info order. Corrupt DWARF gives an error naming the file, the
-// section and the offset.
+// .debug_info order, read over a scan. Corrupt DWARF gives an error naming
+// the file, the section and the offset.
 func (f *File) Scopes() (out []Scope, err error) {
 	c, err := f.typeConverter()
 	if err != nil {
 		return nil, err
 	}
-	r := f.Data.Reader()
+	de := f.dieEntries(funcWalk)
+	de.typed = true
 	for {
-		e, err := r.Next()
+		e, err := de.next(false)
 		if err != nil {
-			return nil, f.infoError(noOffset, err)
+			return nil, f.scanError(de.sc, err)
 		}
 		if e == nil {
 			return out, nil
 		}
-		f.resolveAlt(e)
 		if e.Tag != dwarf.TagSubprogram {
 			continue
 		}
-		name := str(e, dwarf.AttrName)
-		if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl || name == "" || !e.Children {
-			if e.Children {
-				r.SkipChildren()
+		children := e.Children
+		a, err := de.attrs(e)
+		if err != nil {
+			return nil, f.scanError(de.sc, err)
+		}
+		if a.declaration || a.name == "" || !children {
+			if children {
+				if err := de.skipChildren(); err != nil {
+					return nil, f.scanError(de.sc, err)
+				}
 			}
 			continue
 		}
-		s := Scope{Name: name}
-		if err := c.scope(r, &s); err != nil {
+		s := Scope{Name: a.name}
+		if err := c.scope(de, &s); err != nil {
 			return nil, err
 		}
 		out = append(out, s)
 	}
 }
 
-// scope reads the children of the function r has just read into s.
-func (c *converter) scope(r *dwarf.Reader, s *Scope) error {
+// scanError is err, met by the scan sc: errScan as the *elfx.DecodeError
+// naming where the scan lost step.
+func (f *File) scanError(sc *scan, err error) error {
+	if errors.Is(err, errScan) {
+		err, _ = f.lostUnit(sc)
+	}
+	return err
+}
+
+// scope reads the children of the function de has just returned into s:
+// its variables (name and type) and labels, not those of the functions
+// inlined or declared inside it.
+func (c *converter) scope(de *dieEntries, s *Scope) error {
 	for depth := 1; depth > 0; {
-		e, err := r.Next()
+		e, err := de.next(false)
 		if err != nil {
-			return c.f.infoError(noOffset, err)
+			return c.f.scanError(de.sc, err)
 		}
 		if e == nil {
 			return nil
 		}
-		c.f.resolveAlt(e)
+		children := e.Children
 		switch e.Tag {
 		case 0:
 			depth--
 			continue
 		case dwarf.TagVariable:
-			if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
-				t, err := c.typ(off, 0)
+			v, err := de.param(e) // a variable has the attributes of a parameter
+			if err != nil {
+				return c.f.scanError(de.sc, err)
+			}
+			if v.typ != 0 {
+				t, err := c.typ(v.typ, 0)
 				if err != nil {
 					return err
 				}
-				s.Locals = append(s.Locals, Local{Name: str(e, dwarf.AttrName), Type: t, Nested: depth > 1})
+				s.Locals = append(s.Locals, Local{Name: v.name, Type: t, Nested: depth > 1})
 			}
 		case dwarf.TagLabel:
 			s.Labels++
 		case dwarf.TagInlinedSubroutine, dwarf.TagSubprogram:
-			if e.Children {
-				r.SkipChildren() // another function's variables
+			if children {
+				if err := de.skipChildren(); err != nil {
+					return c.f.scanError(de.sc, err)
+				}
 			}
 			continue
 		}
-		if e.Children {
+		if children {
 			depth++
 		}
 	}

@@ -316,3 +316,60 @@ func entryKeyAttrs(n *node) (keyAttrs, error) {
 		bo: e.Val(dwarf.AttrBitOffset), cvalue: e.Val(dwarf.AttrConstValue),
 	}, nil
 }
+
+// infoBytes is the size of the DWARF entry sections (uncompressed).
+func (f *File) infoBytes() uint64 {
+	var n uint64
+	for _, name := range []string{".debug_info", ".debug_types", ".zdebug_info"} {
+		if sec := f.Debug.Section(name); sec != nil {
+			n += sec.Size
+		}
+	}
+	if n == 0 {
+		n = 1 << 40
+	}
+	return n
+}
+
+// entryReader is debug/dwarf's Reader for the oracle walks, guarded
+// against corrupt input, which can make it hand out the same entry,
+// entries that go backwards, or null entries, forever.
+type entryReader struct {
+	f      *File
+	r      *dwarf.Reader
+	n      uint64
+	budget uint64
+	last   dwarf.Offset
+	seen   bool
+}
+
+// entries starts reading the file's DIEs.
+func (f *File) entries() *entryReader {
+	// Every entry takes at least one byte of .debug_info, so more entries
+	// than bytes means the reader is not advancing.
+	return &entryReader{f: f, r: f.Data.Reader(), budget: f.infoBytes() + 1}
+}
+
+// next returns the next entry, nil at the end, or an error naming the
+// file, section and offset.
+func (er *entryReader) next() (*dwarf.Entry, error) {
+	e, err := er.r.Next()
+	if err != nil {
+		return nil, er.f.infoError(er.last, err)
+	}
+	if e == nil {
+		return nil, nil
+	}
+	er.f.resolveAlt(e)
+	er.n++
+	if er.n > er.budget {
+		return nil, er.f.decodeError(e.Offset, "entries do not advance (corrupt unit header)")
+	}
+	if e.Tag != 0 { // null entries carry no offset
+		if er.seen && e.Offset <= er.last {
+			return nil, er.f.decodeError(e.Offset, "entries do not advance (corrupt unit or abbreviation table)")
+		}
+		er.last, er.seen = e.Offset, true
+	}
+	return e, nil
+}
