@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"fmt"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -60,15 +61,20 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		}
 		between, from := e.chain(back[i+1:], dst, ops)
 		switch {
-		case from == "":
 		case int32(imm) != int32(e.k):
-			if len(between) == 0 && folded == "" && r.composes(addr, e, int64(imm)) {
+			if from != "" && len(between) == 0 && folded == "" && r.composes(addr, e, int64(imm)) {
 				folded = fmt.Sprintf("the debug info gives %s, but the code computes %v %#x on a copy of %s (at %#x): an operation folded into that constant is left out, so that value would be wrong",
 					types.OpsString(ops), in.Op, int64(imm), from, a)
 			}
 		case len(between) > 0:
+			// Where the value came from need not be found: the
+			// same operation and constant after another one is
+			// LLVM's salvage (rust-O3 1666: (EDI&-2)^146 in the
+			// code, [RSP]^146 in the debug info, a copy of a
+			// spilled a in EDI).
 			return fmt.Sprintf("the debug info gives %s, but the code applies %s to %s first (%s at %#x): an operation is left out, so that value would be wrong",
-				types.OpsString(ops), between[len(between)-1], from, in.Op, a)
+				types.OpsString(ops), between[len(between)-1], cmp.Or(from, "the value"), in.Op, a)
+		case from == "":
 		default:
 			return "" // the code computes the expression as it is
 		}
@@ -79,7 +85,7 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 // chain follows what wrote dst up the instructions back (nearest first)
 // through operations with an immediate and, for a load, register copies,
 // to the expression's source: from names it ("" where the chain ends
-// elsewhere), between are the operations on the way.
+// elsewhere or past back), between are the operations on the way there.
 func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []string, from string) {
 	cur := x86.Family(dst)
 	for _, b := range back {
@@ -95,7 +101,7 @@ func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []
 					if gprName(s) == e.src {
 						return between, e.src
 					}
-					return nil, ""
+					return between, ""
 				}
 				cur = x86.Family(s) // a copy: follow it
 				continue
@@ -104,15 +110,15 @@ func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []
 					return between, types.OpsString(ops[:len(ops)-2])
 				}
 			}
-			return nil, ""
+			return between, ""
 		}
 		imm, ok := bi.Args[1].(x86asm.Imm)
 		if !ok {
-			return nil, ""
+			return between, ""
 		}
 		between = append(between, fmt.Sprintf("%v %#x", bi.Op, int64(imm)))
 	}
-	return nil, ""
+	return between, ""
 }
 
 // composes reports whether the debug info gives, at addr, a variable as
