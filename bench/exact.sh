@@ -9,14 +9,15 @@
 # lines sum each build up: seeds, functions, calls, calls counted twice,
 # calls missed, wrong values, ? (and gdb's verdict on them). Three in
 # four static C functions are guarded (an early return, a heavy tail: GCC
-# splits them); GDB=K compares up to K arguments per program that goprobe
-# printed as ? with gdb reading them at the same site at every pass of a
-# run, judged by the program's record of that run; PEERS=false leaves out
+# splits them); GDB=all compares every argument goprobe printed as ?
+# (GDB=K: up to K per program) with gdb reading it at the same site at
+# every pass of one run of the program under gdb, each pass judged against
+# the call it was by the program's record of that run; PEERS=false leaves out
 # perf probe and bpftrace; FOR=50m starts no program after 50 minutes
 # (seeds run in order, every build of each).
 #
 #   bash bench/exact.sh [SEEDS] [N] [BUILDS]     # defaults: 1-6, 20, all six
-#   GDB=4 PEERS=false nice bash bench/exact.sh 1000-1299 20 gcc-O2,gcc-O3,clang-O2,go,rust-O3
+#   GDB=all PEERS=false nice bash bench/exact.sh 1000-1299 20 gcc-O2,gcc-O3,clang-O2,go,rust-O3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:${HOME:-/root}/.cargo/bin"
@@ -30,12 +31,15 @@ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
 for tool in perf bpftrace gcc clang rustc zig; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool not found (bash scripts/install-deps.sh)" >&2; exit 1; }
 done
+gdb=${GDB:-0}
+[ "$gdb" = all ] && gdb=-1
+[ "$gdb" = 0 ] || command -v gdb >/dev/null || { echo "bench: gdb not found (bash scripts/install-deps.sh)" >&2; exit 1; }
 go build -o "$out/goprobe" ./cmd/goprobe
 go build -o "$out/exact" ./bench/exact
 rows="$out/exact-rows.tsv"
 rm -f "$rows"
 "$out/exact" -goprobe "$out/goprobe" -seeds "$seeds" -n "$n" -builds "$builds" -dir "$out/exact-progs" \
-	-gdb "${GDB:-0}" -peers="${PEERS:-true}" -for "${FOR:-0}" -rows "$rows"
+	-gdb "$gdb" -peers="${PEERS:-true}" -for "${FOR:-0}" -rows "$rows"
 # Each build's summary, a row of bench/readme.sh's table (the seeds asked
 # for, then what the run reached: see WriteRows).
 # shellcheck source=bench/lib.sh

@@ -33,7 +33,7 @@ func main() {
 	flag.BoolVar(&o.failures, "failures", true, "list each function goprobe got wrong")
 	flag.BoolVar(&o.unread, "unread", false, "list each argument goprobe printed as ?, per site, with the reason")
 	flag.DurationVar(&o.budget, "for", 0, "start no program after this long (0: run every seed)")
-	flag.IntVar(&o.gdbMax, "gdb", 0, "per program, compare up to this many arguments printed as ? with gdb stopped at the same site")
+	flag.IntVar(&o.gdbMax, "gdb", 0, "per program, compare up to this many arguments printed as ? with gdb stopped at the same site (-1: every one; 0: none)")
 	flag.StringVar(&o.rows, "rows", "", "write the summary, one tab-separated row per build, to this file (for bench/readme.sh)")
 	flag.BoolVar(&o.guard, "guard", true, "turn about half the static functions into guarded ones (an early return, a heavy tail: GCC's partial inlining)")
 	flag.Parse()
@@ -63,6 +63,7 @@ func main() {
 	}
 	r := run(&o, ss)
 	r.report(&o)
+	fmt.Fprintf(os.Stderr, "exact: time per step over %d programs: %s\n", len(r.results), steps(r.steps))
 }
 
 // options are the flags a run goes by.
@@ -87,13 +88,14 @@ type runs struct {
 	gdbs     map[string]*gen.GDBCheck
 	gdbOrder []string
 	failed   map[string]int
+	steps    map[string]time.Duration // wall time per step, over the programs
 }
 
 // run builds and probes every build of each seed, seed by seed: a run
 // stopped early (-for, SIGINT, SIGTERM) has about as many programs of
 // each build.
 func run(o *options, seeds []int64) *runs {
-	rs := &runs{gdbs: map[string]*gen.GDBCheck{}, failed: map[string]int{}}
+	rs := &runs{gdbs: map[string]*gen.GDBCheck{}, failed: map[string]int{}, steps: map[string]time.Duration{}}
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	deadline := time.Now().Add(o.budget)
@@ -119,8 +121,9 @@ func (rs *runs) one(o *options, seed int64, b gen.Build) {
 		return
 	}
 	rs.results = append(rs.results, r)
-	if o.gdbMax > 0 {
-		c, err := r.CheckUnread(filepath.Join(o.dir, fmt.Sprintf("%s-%d", b.Name, seed)), o.gdbMax)
+	if o.gdbMax != 0 {
+		t0 := time.Now()
+		c, err := r.CheckUnread(o.gdbMax)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "exact: %s seed %d: gdb: %v\n", b.Name, seed, err)
 		}
@@ -132,8 +135,12 @@ func (rs *runs) one(o *options, seed int64, b gen.Build) {
 		for _, d := range append(c.GDBWrong, c.Differ...) {
 			fmt.Fprintln(os.Stderr, d)
 		}
+		r.Steps["gdb"] += time.Since(t0)
 	}
-	fmt.Fprintf(os.Stderr, "%s seed %d: done\n", b.Name, seed)
+	for k, d := range r.Steps {
+		rs.steps[k] += d
+	}
+	fmt.Fprintf(os.Stderr, "%s seed %d: done (%s)\n", b.Name, seed, steps(r.Steps))
 	gen.WriteFailures(os.Stderr, []*gen.Result{r}) // as they come, for a long run
 }
 
@@ -159,7 +166,7 @@ func (rs *runs) report(o *options) {
 	gen.WriteTable(os.Stdout, sums)
 	fmt.Println()
 	gen.WriteReasons(os.Stdout, rs.results)
-	if o.gdbMax > 0 {
+	if o.gdbMax != 0 {
 		fmt.Println()
 		gen.WriteGDB(os.Stdout, rs.gdbOrder, rs.gdbs)
 	}
@@ -199,4 +206,15 @@ func parseSeeds(s string) ([]int64, error) {
 		}
 	}
 	return out, nil
+}
+
+// steps prints a run's time per step, in the order the steps run.
+func steps(m map[string]time.Duration) string {
+	var b strings.Builder
+	for _, k := range []string{"build", "run", "shapes", "sites", "stat", "trace", "perf", "bpftrace", "gdb"} {
+		if d, ok := m[k]; ok {
+			fmt.Fprintf(&b, " %s %.2fs", k, d.Seconds())
+		}
+	}
+	return strings.TrimSpace(b.String())
 }

@@ -39,25 +39,25 @@ func (g *GDBCheck) Add(c GDBCheck) {
 // Compared is how many ? gdb stopped at.
 func (g *GDBCheck) Compared() int { return g.Agree + len(g.GDBWrong) + len(g.Differ) }
 
-// CheckUnread compares up to most of the (site, argument) pairs that r's
-// trace printed as ? with gdb (see GDBCheck), spread over the functions
-// and sites (every k-th of them in order), at the passes through the site
-// where the trace printed ?.
-func (r *Result) CheckUnread(dir string, most int) (GDBCheck, error) {
+// CheckUnread compares the (site, argument) pairs that r's trace printed
+// as ? with gdb (see GDBCheck): every pair when most is negative, else up
+// to most of them, spread over the functions and sites (every k-th in
+// order). One gdb run of the program, with the trace's N, stops at every
+// site of them and reads each argument at every pass; the passes where
+// the trace printed ? are judged, each against the call it was (the
+// programs run the same calls in the same order whatever N, and a
+// function's k-th event in the trace is its k-th call when the trace
+// counted it exactly; otherwise against every value the calls passed).
+func (r *Result) CheckUnread(most int) (GDBCheck, error) {
 	var c GDBCheck
-	type pair struct {
-		fr       *FuncResult
-		arg, why string
-		addr     uint64
-	}
-	var ps []pair
+	var ps []gdbPair
 	for _, fr := range r.Funcs {
 		for k := range fr.UnreadAt { // "0x1234 a: why"
 			at, rest, _ := strings.Cut(k, " ")
 			arg, why, _ := strings.Cut(rest, ": ")
 			addr, err := strconv.ParseUint(at, 0, 64)
 			if err == nil {
-				ps = append(ps, pair{fr, arg, why, addr})
+				ps = append(ps, gdbPair{fr, arg, why, addr})
 			}
 		}
 	}
@@ -70,59 +70,93 @@ func (r *Result) CheckUnread(dir string, most int) (GDBCheck, error) {
 		}
 		return ps[i].addr < ps[j].addr || ps[i].addr == ps[j].addr && ps[i].arg < ps[j].arg
 	})
-	step := max(1, (len(ps)+most-1)/most)
-	for i := 0; i < len(ps); i += step {
-		p := ps[i]
-		vals, rec, ok, err := GDBValues(r.Bin, dir, p.addr, p.fr.Symbol, p.arg)
-		if err != nil {
-			return c, err
+	if most > 0 && len(ps) > most {
+		step := (len(ps) + most - 1) / most
+		var some []gdbPair
+		for i := 0; i < len(ps); i += step {
+			some = append(some, ps[i])
 		}
-		// The passes where goprobe printed ?: the programs run the
-		// same calls in the same order whatever N, so gdb's k-th pass
-		// is the trace's k-th.
-		unread := p.fr.unreadHit[fmt.Sprintf("%#x %s", p.addr, p.arg)]
-		var at []string
-		for k, v := range vals {
-			if k < len(unread) && unread[k] {
-				at = append(at, v)
-			}
-		}
-		if !ok || len(at) == 0 {
-			c.Skipped++
-			continue
-		}
-		vals = at
-		why := cmp.Or(p.why, "a read that faulted")
-		line := fmt.Sprintf("%s seed=%d %s at %#x: goprobe ? (%s), gdb %s = %s", r.Build, r.Seed, p.fr.Symbol, p.addr, why, p.arg, strings.Join(vals, ","))
-		// The values gdb prints, against those the calls passed (a
-		// multiset: one call, one value).
-		left := map[int64]int{}
-		for _, v := range rec.Values[p.fr.Func][p.arg] {
-			left[v]++
-		}
-		printed, wrong := false, false
-		for _, v := range vals {
-			if v == "" || v == "<optimized out>" {
-				continue
-			}
-			printed = true
-			x, isNum := gdbNumber(v)
-			if isNum && left[x] > 0 {
-				left[x]--
-				continue
-			}
-			wrong = wrong || isNum
-		}
-		switch {
-		case !printed:
-			c.Agree++
-		case wrong:
-			c.GDBWrong = append(c.GDBWrong, line+fmt.Sprintf(" (passed: %s)", sample(rec.Values[p.fr.Func][p.arg])))
-		default:
-			c.Differ = append(c.Differ, line)
-		}
+		ps = some
+	}
+	var stops []GDBStop
+	for _, p := range ps {
+		stops = append(stops, GDBStop{Addr: p.addr, Func: p.fr.Symbol, Arg: p.arg})
+	}
+	vals, rec, err := GDBRun(r.Bin, r.Dir, r.N, stops)
+	if err != nil {
+		return c, err
+	}
+	for i, p := range ps {
+		c.judge(r, p, vals[i], rec)
 	}
 	return c, nil
+}
+
+// gdbPair is a site's argument the trace printed as ?, and why.
+type gdbPair struct {
+	fr       *FuncResult
+	arg, why string
+	addr     uint64
+}
+
+// judge adds the verdict on one pair to c: vals are gdb's readings at
+// each pass through the site ("" no value, nil where gdb made no stop in
+// the function's frame), rec the record of gdb's run. gdb is wrong at the
+// site when it prints, at any pass where the trace printed ?, a value that
+// call did not pass; otherwise a value it prints there is one goprobe
+// could have printed.
+func (c *GDBCheck) judge(r *Result, p gdbPair, vals []*string, rec *Record) {
+	passed := rec.Values[p.fr.Func][p.arg]
+	exactCalls := p.fr.Trace == p.fr.TraceWant
+	left := map[int64]int{}
+	for _, v := range passed {
+		left[v]++
+	}
+	seen := map[string]int{}
+	var order []string
+	none, right, wrong := 0, 0, 0
+	for k, call := range p.fr.unreadHit[fmt.Sprintf("%#x %s", p.addr, p.arg)] {
+		if call < 0 || k >= len(vals) || vals[k] == nil {
+			continue // read by goprobe, or a pass gdb made no stop in fn's frame
+		}
+		v := *vals[k]
+		if seen[v] == 0 {
+			order = append(order, v)
+		}
+		seen[v]++
+		x, isNum := gdbNumber(v)
+		switch {
+		case !isNum:
+			none++ // "", <optimized out>, <error: ...>, <synthetic pointer>
+		case exactCalls && call < len(passed):
+			if x == passed[call] {
+				right++
+			} else {
+				wrong++
+			}
+		case left[x] > 0:
+			left[x]--
+			right++
+		default:
+			wrong++
+		}
+	}
+	var at []string
+	for _, v := range order {
+		at = append(at, fmt.Sprintf("%q×%d", v, seen[v]))
+	}
+	line := fmt.Sprintf("%s seed=%d %s at %#x: goprobe ? (%s), gdb %s = %s: %d passes no value, %d this call's value, %d another",
+		r.Build, r.Seed, p.fr.Symbol, p.addr, cmp.Or(p.why, "a read that faulted"), p.arg, strings.Join(at, " "), none, right, wrong)
+	switch {
+	case wrong > 0:
+		c.GDBWrong = append(c.GDBWrong, line+fmt.Sprintf(" (passed: %s)", sample(passed)))
+	case right > 0:
+		c.Differ = append(c.Differ, line)
+	case none > 0:
+		c.Agree++
+	default:
+		c.Skipped++
+	}
 }
 
 // gdbNumber reads the number at the start of a value gdb prints ("126",
@@ -138,63 +172,121 @@ func gdbNumber(v string) (int64, bool) {
 	return 0, false
 }
 
-// gdbHits is the Python a breakpoint at each hit runs: it finds the frame
-// of fn (walking up from the innermost: `frame function` does not select
-// Rust's inline frames), prints arg's value there and goes on, so that the
-// program runs to its end and writes its record.
+// GDBStop is an argument to read at a site (a file address), in the frame
+// of the function Func.
+type GDBStop struct {
+	Addr      uint64
+	Func, Arg string
+}
+
+// gdbHits is the Python that sets a breakpoint at each site (STOPS: per
+// run-time address, the stops' indexes, functions and arguments); at each
+// hit it finds each stop's frame (walking up from the innermost: `frame
+// function` does not select Rust's inline frames), prints the argument's
+// value there and goes on, so that the program runs to its end and writes
+// its record.
 const gdbHits = `import gdb
+STOPS = %s
 class Hit(gdb.Breakpoint):
     def stop(self):
-        f = gdb.newest_frame()
-        while f is not None and f.name() != %q:
-            f = f.older()
-        if f is None:
-            print("@@noframe")
-            return False
-        try:
-            print("@@val " + str(f.read_var(%q)))
-        except ValueError:
-            print("@@none")
+        for i, fn, arg in STOPS[self.at]:
+            f = gdb.newest_frame()
+            while f is not None and f.name() != fn:
+                f = f.older()
+            if f is None:
+                print("@@%%d noframe" %% i)
+                continue
+            try:
+                v = str(f.read_var(arg)).replace("\n", " ")
+                print("@@%%d val %%s" %% (i, v))
+            except ValueError:
+                print("@@%%d none" %% i)
         return False
-Hit("*%#x")
+for at in STOPS:
+    Hit("*%%#x" %% at).at = at
 gdb.execute("run")
 `
 
-// GDBValues runs bin (a generated program, with N 5 and its record in
-// dir) under gdb to its end, and at each pass through addr (a file
-// address) reads arg in the frame of fn: the values gdb prints there,
-// "" for an argument gdb does not list, and the program's record of the
-// run. ok is false when gdb made no stop in fn's frame or the program did
-// not finish.
-func GDBValues(bin, dir string, addr uint64, fn, arg string) (vals []string, rec *Record, ok bool, err error) {
+// GDBRun runs bin (a generated program, with n and its record in dir)
+// under gdb to its end, with a breakpoint at each stop's site, and at each
+// pass through it reads the stop's argument in the frame of its function:
+// per stop, the value gdb prints at each pass in order ("" for an
+// argument gdb does not list, nil where gdb found no frame of the
+// function), and the program's record of the run. A program that did
+// not finish under gdb gives no values and no error.
+func GDBRun(bin, dir string, n int, stops []GDBStop) ([][]*string, *Record, error) {
 	f, err := elf.Open(bin)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
-	at := addr
+	base := uint64(0)
 	if f.Type == elf.ET_DYN {
-		at += pieBase
+		base = pieBase
 	}
 	f.Close()
+	var py strings.Builder
+	py.WriteString("{")
+	byAt := map[uint64][]string{}
+	var ats []uint64
+	for i, s := range stops {
+		at := s.Addr + base
+		if byAt[at] == nil {
+			ats = append(ats, at)
+		}
+		byAt[at] = append(byAt[at], fmt.Sprintf("(%d, %q, %q)", i, s.Func, s.Arg))
+	}
+	for _, at := range ats {
+		fmt.Fprintf(&py, "%#x: [%s], ", at, strings.Join(byAt[at], ", "))
+	}
+	py.WriteString("}")
 	script := filepath.Join(dir, "gdb-hits.py")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(gdbHits, fn, arg, at)), 0o644); err != nil {
-		return nil, nil, false, err
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(gdbHits, py.String())), 0o644); err != nil {
+		return nil, nil, err
 	}
 	recPath := filepath.Join(dir, "gdb.rec")
 	os.Remove(recPath)
 	out, _ := exec.Command("gdb", "-batch", "-nx", "-ex", "set disable-randomization on", "-x", script,
-		"--args", bin, "5", recPath).CombinedOutput()
+		"--args", bin, strconv.Itoa(n), recPath).CombinedOutput()
+	vals := make([][]*string, len(stops))
 	for _, line := range strings.Split(string(out), "\n") {
+		rest, ok := strings.CutPrefix(line, "@@")
+		if !ok {
+			continue
+		}
+		idx, what, _ := strings.Cut(rest, " ")
+		i, err := strconv.Atoi(idx)
+		if err != nil || i < 0 || i >= len(stops) {
+			continue
+		}
+		var v *string
 		switch {
-		case strings.HasPrefix(line, "@@val "):
-			vals = append(vals, strings.TrimPrefix(line, "@@val "))
-		case line == "@@none":
-			vals = append(vals, "")
+		case what == "none":
+			v = new(string)
+		case strings.HasPrefix(what, "val "):
+			x := strings.TrimPrefix(what, "val ")
+			v = &x
+		}
+		vals[i] = append(vals[i], v)
+	}
+	rec, err := ReadRecord(recPath)
+	if err != nil {
+		return make([][]*string, len(stops)), &Record{}, nil
+	}
+	return vals, rec, nil
+}
+
+// GDBValues runs bin under gdb with n 5 (see GDBRun) and reads arg in the
+// frame of fn at each pass through addr where gdb found that frame. ok is
+// false when gdb made no such stop or the program did not finish.
+func GDBValues(bin, dir string, addr uint64, fn, arg string) (vals []string, rec *Record, ok bool, err error) {
+	vs, rec, err := GDBRun(bin, dir, 5, []GDBStop{{addr, fn, arg}})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	for _, v := range vs[0] {
+		if v != nil {
+			vals = append(vals, *v)
 		}
 	}
-	rec, err = ReadRecord(recPath)
-	if len(vals) == 0 || err != nil {
-		return nil, nil, false, nil
-	}
-	return vals, rec, true, nil
+	return vals, rec, len(vals) > 0, nil
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Tools are the probing tools a run uses: goprobe's path, and whether to
@@ -55,8 +56,9 @@ type FuncResult struct {
 	ReadArgs map[string]int
 	args     map[string]argInfo // by "addr name", from the spec
 	// unreadHit says, per "addr name", for each pass of the trace's run
-	// through the site in order, whether the value was ?.
-	unreadHit map[string][]bool
+	// through the site in order, the function's call it was (0 for the
+	// first event of the function) when the value was ?, else -1.
+	unreadHit map[string][]int
 	unused    map[string]bool // the parameters the function does not use
 
 	Perf     int
@@ -68,22 +70,41 @@ type Result struct {
 	Seed  int64
 	Build string
 	Bin   string
+	Dir   string // where it was built and its records written
+	N     int    // how many times main called each root
 	Funcs []*FuncResult
+	// Steps is the wall time of each step of the run (build, run,
+	// sites, stat, trace, perf, bpftrace, gdb), for a batch's account of
+	// where its time goes.
+	Steps map[string]time.Duration
+}
+
+// step adds the time since t0 to step name and returns now.
+func (r *Result) step(name string, t0 time.Time) time.Time {
+	now := time.Now()
+	if r.Steps == nil {
+		r.Steps = map[string]time.Duration{}
+	}
+	r.Steps[name] += now.Sub(t0)
+	return now
 }
 
 // Run builds p with b in dir, runs it with n under each tool and compares
 // what they saw with its record.
 func Run(p *Program, b Build, dir string, n int, t Tools) (*Result, error) {
+	t0 := time.Now()
 	bin, err := b.Make(p, dir)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Seed: p.Seed, Build: b.Name, Bin: bin}
+	res := &Result{Seed: p.Seed, Build: b.Name, Bin: bin, Dir: dir, N: n}
+	t0 = res.step("build", t0)
 	nargs := []string{strconv.Itoa(n)}
 	base, err := runRecord(bin, dir, "base", nargs)
 	if err != nil {
 		return nil, err
 	}
+	t0 = res.step("run", t0)
 	byDef := map[string]*FuncResult{}
 	var defs []string
 	for _, f := range p.Funcs {
@@ -102,20 +123,26 @@ func Run(p *Program, b Build, dir string, n int, t Tools) (*Result, error) {
 		defs = append(defs, fr.Symbol)
 	}
 	shapes(bin, res, b.Lang)
+	t0 = res.step("shapes", t0)
 	defs = goprobeSites(t.Goprobe, bin, defs, byDef)
+	t0 = res.step("sites", t0)
 	if len(defs) > 0 {
 		if err := goprobeStat(t.Goprobe, bin, dir, defs, nargs, byDef); err != nil {
 			return nil, err
 		}
+		t0 = res.step("stat", t0)
 		if err := goprobeTrace(t.Goprobe, bin, dir, defs, nargs, byDef); err != nil {
 			return nil, err
 		}
+		t0 = res.step("trace", t0)
 	}
 	if t.Perf {
 		perfCount(bin, dir, nargs, res)
+		t0 = res.step("perf", t0)
 	}
 	if t.Bpftrace {
 		bpftraceCount(bin, dir, nargs, res, b.Lang)
+		res.step("bpftrace", t0)
 	}
 	return res, nil
 }
@@ -293,6 +320,7 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 		if fr == nil {
 			continue
 		}
+		call := fr.Trace
 		fr.Trace++
 		pm := printed[fr.Func]
 		if pm == nil {
@@ -301,7 +329,7 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 		}
 		for k, v := range e.Args {
 			pm[k] = append(pm[k], v)
-			fr.noteValue(e.Addr, k, v)
+			fr.noteValue(e.Addr, k, v, call)
 		}
 	}
 	for _, fr := range byDef {

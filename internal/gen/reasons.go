@@ -39,9 +39,10 @@ func (fr *FuncResult) noteArgs(addr uint64, args []specArg) {
 	}
 }
 
-// noteValue counts a value printed at the site at addr (goprobe's "0x..."):
-// read through an expression, or ? for the reason the spec gave.
-func (fr *FuncResult) noteValue(addr, name string, v any) {
+// noteValue counts a value printed at the site at addr (goprobe's "0x...")
+// in the function's call-th call: read through an expression, or ? for
+// the reason the spec gave.
+func (fr *FuncResult) noteValue(addr, name string, v any, call int) {
 	a, err := strconv.ParseUint(addr, 0, 64)
 	if err != nil {
 		return
@@ -50,9 +51,13 @@ func (fr *FuncResult) noteValue(addr, name string, v any) {
 	in := fr.args[key]
 	_, ok := number(v)
 	if fr.unreadHit == nil {
-		fr.unreadHit = map[string][]bool{}
+		fr.unreadHit = map[string][]int{}
 	}
-	fr.unreadHit[key] = append(fr.unreadHit[key], !ok)
+	hit := -1
+	if !ok {
+		hit = call
+	}
+	fr.unreadHit[key] = append(fr.unreadHit[key], hit)
 	if ok {
 		if in.expr {
 			fr.ExprValues++
