@@ -110,6 +110,10 @@ type File struct {
 	// they are (SavedSections): a stream evicts its pages as it drops
 	// units.
 	mapped []byte
+	// sectionsSaved: the compressed sections were read from the index
+	// cache's "sections" entry, or are inflated into a new one (see
+	// useSavedSections), which saving counts.
+	sectionsSaved bool
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
@@ -247,16 +251,17 @@ func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
 		save = f.useSavedSections()
 	}
 	d, err := f.Debug.DWARF()
-	if err != nil {
-		return nil, err
+	if err == nil {
+		d, err = f.openSplit(d)
 	}
-	if d, err = f.openSplit(d); err != nil {
+	if save != nil {
+		save() // on an error too: an entry begun is dropped, not left
+	}
+	if err != nil {
+		f.saving.Wait()
 		return nil, err
 	}
 	f.Data = d
-	if save != nil {
-		save()
-	}
 	f.primeUnits()
 	f.openAlt()
 	return f, nil

@@ -41,7 +41,14 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 		closeFiles(ef, df)
 		return spec, nil
 	}
-	f, err := newFileFrom(ef, df, opts)
+	// The compressed sections from the index cache, or inflated into
+	// it, as the lookup from the cache wants them next time.
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.SavedSections = true
+	f, err := newFileFrom(ef, df, &o)
 	if err != nil {
 		closeFiles(ef, df)
 		return nil, err

@@ -75,6 +75,9 @@ type saver struct {
 	units map[string][]int32
 	secs  []savedSection
 	wg    sync.WaitGroup
+	// saving, when set, is the file's count of entries being written,
+	// the "sections" entry among them.
+	saving *sync.WaitGroup
 }
 
 // savable reports whether the options leave the index as the saved one
@@ -137,6 +140,12 @@ func (f *File) startSave() *saver {
 		return nil
 	}
 	s := &saver{c: c, key: key, units: map[string][]int32{}}
+	if f.sectionsSaved {
+		// The entry was read, or is being written (Close waits).
+		s.secs = layoutSections(f.Debug.CompressedDWARF())
+		s.saving = &f.saving
+		return s
+	}
 	inflated := f.Debug.InflatedSections()
 	s.secs = layoutSections(inflatedSizes(inflated))
 	if !f.putSections(c, s.secs, inflated, &s.wg) {
@@ -210,6 +219,9 @@ func (s *saver) writeOutline(si *savedIndex, ix *index) {
 // the first definition of each class.
 func (s *saver) put(nunits int, names iter.Seq2[nameKey, []int32], nnames int, defs map[classKey]savedDef) {
 	s.wg.Wait()
+	if s.saving != nil {
+		s.saving.Wait()
+	}
 	var b []byte
 	b = binary.AppendUvarint(b, uint64(len(s.secs)))
 	for _, sec := range s.secs {

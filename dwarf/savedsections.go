@@ -62,11 +62,13 @@ func (f *File) putSections(c *cache.Cache, secs []savedSection, inflated map[str
 
 // useSavedSections gives df every compressed DWARF section inflated from
 // the "sections" entry, mapped for the rest of the run, and returns nil;
-// or, when the cache has no such entry, what writes it once the DWARF is
-// open (nil when the cache is off, or the entry is there but does not
-// fit the file: the sections are inflated, and nothing is written). With
-// Options.MapSections a missing entry is written first, each section
-// inflated into it as read, and then mapped.
+// or, when the cache has no such entry, what commits it once the DWARF is
+// open: the sections are inflated straight into the entry, mapped, where
+// the cache can make it so (cache.Create), else on the heap and written
+// after. It returns nil when the cache is off, or the entry is there but
+// does not fit the file: the sections are inflated, and nothing is
+// written. With Options.MapSections a missing entry is written first,
+// each section inflated into it as read (none held), and then mapped.
 func (f *File) useSavedSections() (save func()) {
 	c := cache.Open(nil)
 	secs := layoutSections(f.Debug.CompressedDWARF())
@@ -81,7 +83,7 @@ func (f *File) useSavedSections() (save func()) {
 		return nil
 	}
 	if !f.opts.MapSections {
-		return func() { f.saveSections(secs, c) }
+		return f.inflateIntoEntry(c, skey, secs)
 	}
 	c.PutStream("sections", savedVersion, skey, func(w io.Writer) error {
 		for _, s := range secs {
@@ -113,7 +115,41 @@ func (f *File) mapSections(c *cache.Cache, secs []savedSection, skey string) boo
 		f.Debug.UseInflated(s.name, blob[s.off:s.off+s.len:s.off+s.len])
 	}
 	f.mapped = blob
+	f.sectionsSaved = true
 	return true
+}
+
+// inflateIntoEntry has the sections secs inflated into a new "sections"
+// entry of key skey, and returns what commits it once they are read
+// whole (or else drops it); without the entry, what writes it from the
+// heap (saveSections).
+func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection) (save func()) {
+	last := secs[len(secs)-1]
+	e, ok := c.Create("sections", savedVersion, skey, int(last.off+last.len))
+	if !ok {
+		return func() { f.saveSections(secs, c) }
+	}
+	for _, s := range secs {
+		if !f.Debug.InflateInto(s.name, e.Data[s.off:s.off+s.len:s.off+s.len]) {
+			e.Abort() // the sections given it stay mapped
+			return nil
+		}
+	}
+	f.mapped, f.sectionsSaved = e.Data, true
+	f.saving.Add(1)
+	return func() {
+		inflated := f.Debug.InflatedSections()
+		go func() {
+			defer f.saving.Done()
+			for _, s := range secs {
+				if uint64(len(inflated[s.name])) != s.len {
+					e.Abort() // not read whole: nothing kept
+					return
+				}
+			}
+			e.Commit()
+		}()
+	}
 }
 
 // evict drops the pages of b from the process's memory when b lies in

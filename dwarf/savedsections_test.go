@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +19,10 @@ import (
 // TestSavedSections: the C++ fixture with its DWARF compressed (objcopy
 // --compress-debug-sections), opened with SavedSections, writes its
 // sections inflated to the index cache, each the bytes binutils'
-// decompression gives; the next open reads them from the entry, mapped,
-// inflating nothing, and finds the same functions as with the cache off.
+// decompression gives (on Linux inflated straight into the entry's file,
+// mapped, not on the heap); the next open reads them from the entry,
+// mapped, inflating nothing, and finds the same functions as with the
+// cache off.
 func TestSavedSections(t *testing.T) {
 	bin, plain := compressedFixture(t)
 	opts := &Options{SavedSections: true}
@@ -40,6 +43,9 @@ func TestSavedSections(t *testing.T) {
 		t.Fatal("no sections entry after the cold open")
 	}
 	sameAsObjcopy(t, plain, secs, blob)
+	if runtime.GOOS == "linux" {
+		readFromEntry(t, cold, secs, skey) // the entry renamed into place
+	}
 
 	warm, err := Open(bin, opts)
 	if err != nil {
@@ -55,6 +61,42 @@ func TestSavedSections(t *testing.T) {
 	if got, base := funcNames(t, warm), funcNames(t, off); !slices.Equal(got, base) || !slices.Equal(want, base) {
 		t.Errorf("functions: warm %d, cold %d, without the cache %d; not the same", len(got), len(want), len(base))
 	}
+}
+
+// TestSavedSectionsCorrupt: a compressed .debug_info that does not
+// inflate fails the open, and the sections entry begun for it is dropped,
+// not left in the cache.
+func TestSavedSectionsCorrupt(t *testing.T) {
+	bin, _ := compressedFixture(t)
+	ef, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ef.Section(".debug_info")
+	ef.Close()
+	if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 || s.FileSize < 200 {
+		t.Fatalf("objcopy left .debug_info uncompressed: %+v", s)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := s.Offset + s.FileSize/2; i < s.Offset+s.FileSize/2+64; i++ {
+		b[i] ^= 0xa5
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := Open(bin, &Options{SavedSections: true}); err == nil {
+		f.Close()
+		t.Fatal("a .debug_info that does not inflate opened")
+	}
+	filepath.WalkDir(os.Getenv(cache.Env), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("%s left in the cache", p)
+		}
+		return nil
+	})
 }
 
 // TestMapSections: opened with MapSections and an empty cache, the

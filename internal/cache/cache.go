@@ -342,12 +342,15 @@ func (f *frameWriter) Write(b []byte) (int, error) {
 }
 
 // tail is the length and the checksums that end the entry.
-func (f *frameWriter) tail() []byte {
-	b := binary.LittleEndian.AppendUint64(nil, f.n)
-	head := crc32.Update(crc32.Checksum(f.head, castagnoli()), castagnoli(), b)
-	b = binary.LittleEndian.AppendUint32(b, head)
-	sum := crc32.Update(f.sum, castagnoli(), b)
-	return binary.LittleEndian.AppendUint32(b, sum)
+func (f *frameWriter) tail() []byte { return frameTail(f.head, f.sum, f.n) }
+
+// frameTail is the end of the entry of this head and n bytes of data,
+// sum the checksum of the head and data.
+func frameTail(head []byte, sum uint32, n uint64) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, n)
+	hs := crc32.Update(crc32.Checksum(head, castagnoli()), castagnoli(), b)
+	b = binary.LittleEndian.AppendUint32(b, hs)
+	return binary.LittleEndian.AppendUint32(b, crc32.Update(sum, castagnoli(), b))
 }
 
 // castagnoli's table is made on first use: making it takes a tenth of a

@@ -5,6 +5,7 @@ package cache
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 	"unsafe"
@@ -103,5 +104,47 @@ func TestMapReadsHeadAlone(t *testing.T) {
 	f.Close()
 	if _, _, ok := c.Map("sections", 1, key); ok {
 		t.Error("a byte of the data changed in place: Map trusted the entry")
+	}
+}
+
+// TestCreate: an entry filled in place reads back through Map and Get as
+// PutParts's would, every byte checked by Get; one aborted leaves no file.
+func TestCreate(t *testing.T) {
+	c, logged := newCache(t)
+	key := Key("in place")
+	data := bytes.Repeat([]byte("debug_info\x00"), 300000)
+	e, ok := c.Create("sections", 2, key, len(data))
+	if !ok {
+		t.Fatal("Create refused")
+	}
+	copy(e.Data, data)
+	e.Commit()
+	if !bytes.Equal(e.Data, data) {
+		t.Fatal("the data changed on Commit")
+	}
+	e.Release()
+	got, release, ok := c.Map("sections", 2, key)
+	if !ok || !bytes.Equal(got, data) {
+		t.Fatalf("Map = %d bytes, %v; want the %d bytes filled", len(got), ok, len(data))
+	}
+	release()
+	if got, ok := c.Get("sections", 2, key); !ok || !bytes.Equal(got, data) {
+		t.Fatalf("Get = %d bytes, %v; want the %d bytes filled", len(got), ok, len(data))
+	}
+	if len(*logged) != 0 {
+		t.Errorf("log: %q", *logged)
+	}
+	other := Key("aborted")
+	e, ok = c.Create("sections", 2, other, 1<<20)
+	if !ok {
+		t.Fatal("Create refused")
+	}
+	e.Abort()
+	e.Release()
+	ents, _ := os.ReadDir(filepath.Dir(c.path("sections", other)))
+	for _, d := range ents {
+		if d.Name() != filepath.Base(c.path("sections", key)) {
+			t.Errorf("%s left behind", d.Name())
+		}
 	}
 }

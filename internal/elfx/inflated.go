@@ -92,3 +92,27 @@ func (f *File) InflateTo(name string, w io.Writer) error {
 	}
 	return nil
 }
+
+// InflateInto makes dst, of the inflated size of the compressed section
+// name, the buffer it is inflated into (the index cache's entry, mapped,
+// written as it is inflated: see cache.Create); what was read of it so
+// far is copied there. It reports false, and changes nothing, when the
+// file has no such compressed section, dst is not its size, or reading it
+// failed before its end.
+func (f *File) InflateInto(name string, dst []byte) bool {
+	s := f.Section(name)
+	if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
+		return false
+	}
+	l, err := f.lazySection(name)
+	if err != nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.size != uint64(len(dst)) || (l.err != nil && uint64(len(l.buf)) != l.size) {
+		return false
+	}
+	l.buf = dst[:copy(dst, l.buf)]
+	return true
+}
