@@ -34,9 +34,9 @@ const staleLook = 8
 // tracking keeps such an expression past the write (seed 1080: fn03's a is
 // RBX<<1, 2 * fn00's a, which RBX held as a copy of RBP until fn00's r was
 // moved there), and every reader of the debug info, gdb too, prints a
-// wrong value. (A call whose argument is computed from the variable moved
-// there would be read rightly so: that value is not read either.) It
-// returns why the value is not read, or "".
+// wrong value. A value the code itself computes from what the write left
+// in the register (see computes) is read. It returns why the value is not
+// read, or "".
 func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 	reg, ok := oneRegister(ops)
 	if !ok {
@@ -86,6 +86,9 @@ func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 			// where Rust's v2 is b^236 and the call's a is v2^53):
 			// an expression of the new value may be right.
 			return ""
+		}
+		if r.computes(fl, w, addr, reg, ops) {
+			return "" // the code makes the value from what w wrote
 		}
 		// The write moved the variable there: what did the register
 		// hold before?

@@ -131,6 +131,7 @@ var regressions = []struct {
 	{"gcc-O2", 1454, "a guard known false after another guarded call's on the same operand: one path jumps into the body past its head from a row of the declaration's line, the other falls into it (counted at the join)", nil, true},
 	{"gcc-O3", 1456, "GCC gives main's i*9+1 as [CFA-184]*9+1 where an 8-byte store gave the slot fn02's r+1 after the 4-byte one of i (gdb prints the same wrong value): ? with why", nil, true},
 	{"gcc-O3", 1446, "GCC gives fn11's c as R9^130, the code xors a copy of R9 it tested first (test $0x1,%al): a test changes nothing, the value is read", []string{"fn11 c"}, true},
+	{"rust-O3", 1452, "LLVM gives main's c = i*5+2 as (RAX&0xffffffff)*5+2 right after mov (%rsp),%rax loaded i over a copy of RSP, and the code computes it so from the loaded i (gdb prints it): read, not refused as stale", []string{"fn00 c"}, true},
 	{"rust-O3", 1808, "LLVM unrolls a loop of three calls and gives the third call's 1+a+b, sunk into main's loop latch, a DIE of its own with no line and no effect: no call (counted twice)", nil, true},
 	{"rust-O3", 1666, "LLVM's debug info gives a call's a^147 as [RSP]^146 where the code computes (EDI&-2)^146 from a copy of a: the operation left out is found though the copy's source is not: ? with why", nil, true},
 }

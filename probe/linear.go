@@ -1,0 +1,223 @@
+package probe
+
+import (
+	"math/bits"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/binscope/binscope/internal/x86"
+	"github.com/binscope/binscope/types"
+)
+
+// lin is a value a*x+b (modulo 2^64) of one unknown x, the value a
+// register holds at some point; low32 is set when only its low 32 bits
+// are known (a 32-bit operation made it, or the expression masks them).
+type lin struct {
+	a, b  uint64
+	low32 bool
+}
+
+// same reports whether p and q are the same value of x, in the bits both
+// know.
+func (p lin) same(q lin) bool {
+	if p.low32 || q.low32 {
+		return uint32(p.a) == uint32(q.a) && uint32(p.b) == uint32(q.b)
+	}
+	return p.a == q.a && p.b == q.b
+}
+
+// exprLin is the expression ops as a linear value of register reg: reg,
+// constants, +, -, * and << by a constant, and a mask or extension to 32
+// bits. ok is false for anything else.
+func exprLin(ops []types.Op, reg string) (lin, bool) {
+	var st []lin
+	isConst := func(p lin) bool { return p.a == 0 }
+	for _, o := range ops {
+		n := len(st)
+		switch o.Code {
+		case types.OpReg:
+			if o.Reg != reg {
+				return lin{}, false
+			}
+			st = append(st, lin{a: 1})
+			continue
+		case types.OpConst:
+			st = append(st, lin{b: uint64(o.Value)})
+			continue
+		case types.OpNeg:
+			if n < 1 {
+				return lin{}, false
+			}
+			st[n-1] = lin{a: -st[n-1].a, b: -st[n-1].b, low32: st[n-1].low32}
+			continue
+		case types.OpZext, types.OpSext:
+			if n < 1 || o.Value < 4 {
+				return lin{}, false
+			}
+			st[n-1].low32 = st[n-1].low32 || o.Value == 4
+			continue
+		}
+		if n < 2 {
+			return lin{}, false
+		}
+		p, q := st[n-2], st[n-1]
+		low := p.low32 || q.low32
+		var v lin
+		switch {
+		case o.Code == types.OpPlus:
+			v = lin{a: p.a + q.a, b: p.b + q.b}
+		case o.Code == types.OpMinus:
+			v = lin{a: p.a - q.a, b: p.b - q.b}
+		case o.Code == types.OpMul && isConst(q):
+			v = lin{a: p.a * q.b, b: p.b * q.b}
+		case o.Code == types.OpMul && isConst(p):
+			v = lin{a: q.a * p.b, b: q.b * p.b}
+		case o.Code == types.OpShl && isConst(q) && q.b < 64:
+			v = lin{a: p.a << q.b, b: p.b << q.b}
+		case o.Code == types.OpAnd && isConst(q) && q.b == 0xffffffff:
+			v, low = p, true
+		default:
+			return lin{}, false
+		}
+		v.low32 = low
+		st = append(st[:n-2], v)
+	}
+	if len(st) != 1 || st[0].a == 0 {
+		return lin{}, false
+	}
+	return st[0], true
+}
+
+// computes reports whether the straight-line code from w (which writes
+// reg) up to addr computes, from what w left in reg, the value of the
+// expression ops: a register comes to hold ops' value of that x. Then the
+// expression was made for what reg holds after w, not before (rust-O3 seed
+// 1452: c = i*5+2 as (RAX&0xffffffff)*5+2 after mov (%rsp),%rax loaded i
+// over a copy of RSP, and the code's lea (%rax,%rax,4),%rcx; add $0x2,%ecx
+// computes it so). The walk stops where control can come in from
+// elsewhere or go elsewhere.
+func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op) bool {
+	want, ok := exprLin(ops, reg)
+	if !ok || want.same(lin{a: 1}) {
+		return false
+	}
+	bit := x86.RegBit(reg)
+	if bit == 0 {
+		return false
+	}
+	regs := map[int]lin{bits.TrailingZeros16(uint16(bit)): {a: 1}}
+	for a := w; ; {
+		next := fl.succ[a]
+		if len(next) != 1 || next[0] == addr || len(fl.pred[next[0]]) != 1 {
+			return false
+		}
+		a = next[0]
+		in := fl.op[a]
+		v, ok := linStep(in, regs)
+		for f := range regs {
+			if x86.Writes(r.arch, in, false)&(1<<f) != 0 {
+				delete(regs, f)
+			}
+		}
+		if !ok {
+			continue
+		}
+		dst := in.Args[0].(x86asm.Reg)
+		regs[x86.Family(dst)] = v
+		if v.same(want) {
+			return true
+		}
+	}
+}
+
+// linStep is the linear value in writes to its destination register, from
+// the values regs holds: a copy, an address computation, an operation with
+// an immediate. ok is false for anything else.
+func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
+	dst, ok := in.Args[0].(x86asm.Reg)
+	if !ok || x86.Family(dst) < 0 {
+		return lin{}, false
+	}
+	get := func(a x86asm.Arg) (lin, bool) {
+		switch a := a.(type) {
+		case x86asm.Reg:
+			v, ok := regs[x86.Family(a)]
+			return v, ok
+		case x86asm.Imm:
+			return lin{b: uint64(int64(a))}, true
+		}
+		return lin{}, false
+	}
+	old, haveOld := regs[x86.Family(dst)]
+	var v lin
+	switch in.Op {
+	case x86asm.MOV, x86asm.MOVSXD:
+		if v, ok = get(in.Args[1]); !ok {
+			return lin{}, false
+		}
+	case x86asm.LEA:
+		m, isMem := in.Args[1].(x86asm.Mem)
+		if !isMem || m.Segment != 0 || m.Base == x86asm.RIP {
+			return lin{}, false
+		}
+		v = lin{b: uint64(m.Disp)}
+		if m.Base != 0 {
+			bv, ok := regs[x86.Family(m.Base)]
+			if !ok {
+				return lin{}, false
+			}
+			v = lin{a: bv.a, b: bv.b + v.b, low32: bv.low32}
+		}
+		if m.Index != 0 {
+			iv, ok := regs[x86.Family(m.Index)]
+			if !ok {
+				return lin{}, false
+			}
+			s := uint64(m.Scale)
+			v = lin{a: v.a + iv.a*s, b: v.b + iv.b*s, low32: v.low32 || iv.low32}
+		}
+	case x86asm.IMUL:
+		// imul r, r/m, imm: the register times the immediate.
+		src, ok1 := get(in.Args[1])
+		k, ok2 := in.Args[2].(x86asm.Imm)
+		if !ok1 || !ok2 {
+			return lin{}, false
+		}
+		v = lin{a: src.a * uint64(int64(k)), b: src.b * uint64(int64(k)), low32: src.low32}
+	case x86asm.ADD, x86asm.SUB, x86asm.SHL:
+		src, ok := get(in.Args[1])
+		if !ok || !haveOld {
+			return lin{}, false
+		}
+		switch {
+		case in.Op == x86asm.ADD:
+			v = lin{a: old.a + src.a, b: old.b + src.b, low32: old.low32 || src.low32}
+		case in.Op == x86asm.SUB:
+			v = lin{a: old.a - src.a, b: old.b - src.b, low32: old.low32 || src.low32}
+		case src.a == 0 && src.b < 64:
+			v = lin{a: old.a << src.b, b: old.b << src.b, low32: old.low32}
+		default:
+			return lin{}, false
+		}
+	case x86asm.INC, x86asm.DEC, x86asm.NEG:
+		if !haveOld {
+			return lin{}, false
+		}
+		switch in.Op {
+		case x86asm.INC:
+			v = lin{a: old.a, b: old.b + 1, low32: old.low32}
+		case x86asm.DEC:
+			v = lin{a: old.a, b: old.b - 1, low32: old.low32}
+		default:
+			v = lin{a: -old.a, b: -old.b, low32: old.low32}
+		}
+	default:
+		return lin{}, false
+	}
+	if in.DataSize == 32 || in.Op == x86asm.MOVSXD {
+		v.low32 = true
+	} else if in.DataSize != 64 {
+		return lin{}, false
+	}
+	return v, true
+}
