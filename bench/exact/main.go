@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -132,7 +133,7 @@ func (rs *runs) one(o *options, seed int64, b gen.Build) {
 			rs.gdbOrder = append(rs.gdbOrder, b.Name)
 		}
 		rs.gdbs[b.Name].Add(c)
-		for _, d := range append(c.GDBWrong, c.Differ...) {
+		for _, d := range slices.Concat(c.GDBWrong, c.Differ, c.NoStop) {
 			fmt.Fprintln(os.Stderr, d)
 		}
 		r.Steps["gdb"] += time.Since(t0)

@@ -16,24 +16,25 @@ import (
 // with address randomization off.
 const pieBase = 0x555555554000
 
-// GDBCheck is how the arguments goprobe printed as ? in one program
-// compare with gdb, run to the program's end with a breakpoint at the same
-// site that reads the argument at every pass: Agree counts those gdb has
-// no value for either (<optimized out>, or no such argument), GDBWrong
-// lists those it prints values for that the calls did not pass (by the
-// program's record of that run, a multiset: gdb reads the same debug
+// GDBCheck is how the (site, argument) pairs goprobe printed as ? in one
+// program compare with gdb, run to the program's end with a breakpoint at
+// the same site that reads the argument at every pass (see judge): Agree
+// counts those gdb has no value for either (<optimized out>, or no such
+// argument), GDBWrong lists those where it prints a value the call did
+// not pass (by the program's record of that run: gdb reads the same debug
 // info, which is wrong there, and the ? is right), Differ those where
-// every value it prints is one a call passed, Skipped those whose stop or
-// frame gdb did not make.
+// every value it prints is the call's, NoStop those where gdb made no
+// stop in the function's frame at a pass the trace printed ? at.
 type GDBCheck struct {
-	Agree, Skipped   int
-	GDBWrong, Differ []string
+	Agree                    int
+	GDBWrong, Differ, NoStop []string
 }
 
 // Add adds c's figures to g.
 func (g *GDBCheck) Add(c GDBCheck) {
-	g.Agree, g.Skipped = g.Agree+c.Agree, g.Skipped+c.Skipped
+	g.Agree += c.Agree
 	g.GDBWrong, g.Differ = append(g.GDBWrong, c.GDBWrong...), append(g.Differ, c.Differ...)
+	g.NoStop = append(g.NoStop, c.NoStop...)
 }
 
 // Compared is how many ? gdb stopped at.
@@ -114,8 +115,11 @@ func (c *GDBCheck) judge(r *Result, p gdbPair, vals []*string, rec *Record) {
 	}
 	seen := map[string]int{}
 	var order []string
-	none, right, wrong := 0, 0, 0
+	none, right, wrong, unread := 0, 0, 0, 0
 	for k, call := range p.fr.unreadHit[fmt.Sprintf("%#x %s", p.addr, p.arg)] {
+		if call >= 0 {
+			unread++
+		}
 		if call < 0 || k >= len(vals) || vals[k] == nil {
 			continue // read by goprobe, or a pass gdb made no stop in fn's frame
 		}
@@ -155,7 +159,18 @@ func (c *GDBCheck) judge(r *Result, p gdbPair, vals []*string, rec *Record) {
 	case none > 0:
 		c.Agree++
 	default:
-		c.Skipped++
+		finished := "ran to its end"
+		if rec.Calls == nil {
+			finished = "did not write its record"
+		}
+		noframe := 0
+		for _, v := range vals {
+			if v == nil {
+				noframe++
+			}
+		}
+		c.NoStop = append(c.NoStop, fmt.Sprintf("%s seed=%d %s at %#x: goprobe ? (%s) %s at %d passes; gdb stopped %d times there, %d of them with no frame of the function, and %s",
+			r.Build, r.Seed, p.fr.Symbol, p.addr, cmp.Or(p.why, "a read that faulted"), p.arg, unread, len(vals), noframe, finished))
 	}
 }
 

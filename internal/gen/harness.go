@@ -159,14 +159,23 @@ func runRecord(bin, dir, name string, args []string) (*Record, error) {
 
 var noFunction = regexp.MustCompile(`no function (\S+)`)
 
-// goprobeSites resolves the definitions with goprobe gen; a definition it
-// cannot resolve is dropped (with the reason) and the rest tried again.
+// goprobeSites resolves the definitions with one goprobe gen: each
+// function's sites as stat probes them (its definition) and how each site
+// reads its arguments as trace probes them ("DEF $params"); a definition
+// it cannot resolve is dropped (with the reason) and the rest tried again.
 // It returns the definitions left.
 func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResult) []string {
 	for len(defs) > 0 {
-		out, err := exec.Command(goprobe, append([]string{"gen", "--format=spec", "-x", bin}, defs...)...).CombinedOutput()
+		args := []string{"gen", "--format=spec", "-x", bin}
+		for _, d := range defs {
+			args = append(args, d, d+paramsDef)
+		}
+		cmd := exec.Command(goprobe, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if err != nil {
-			msg := strings.TrimSpace(string(out))
+			msg := strings.TrimSpace(stderr.String())
 			drop := ""
 			if m := noFunction.FindStringSubmatch(msg); m != nil {
 				drop = m[1]
@@ -189,6 +198,7 @@ func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResu
 					Function string
 					Addr     uint64
 					Note     string
+					Args     []specArg
 				}
 			}
 		}
@@ -199,6 +209,12 @@ func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResu
 			return nil
 		}
 		for _, pr := range spec.Probes {
+			if fr := byDef[strings.TrimSuffix(pr.Def, paramsDef)]; fr != nil && strings.HasSuffix(pr.Def, paramsDef) {
+				for _, s := range pr.Sites {
+					fr.noteArgs(s.Addr, s.Args)
+				}
+				continue
+			}
 			fr := byDef[pr.Def]
 			if fr == nil {
 				continue
@@ -220,6 +236,10 @@ func goprobeSites(goprobe, bin string, defs []string, byDef map[string]*FuncResu
 	}
 	return nil
 }
+
+// paramsDef turns a function's definition into trace's: all its
+// parameters.
+const paramsDef = " $params"
 
 func without(ss []string, s string) []string {
 	var out []string
@@ -279,8 +299,8 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 	args := []string{"trace", "--json"}
 	def := map[string]string{} // "fn03 $params" -> fn03
 	for _, d := range defs {
-		args = append(args, d+" $params")
-		def[d+" $params"] = d
+		args = append(args, d+paramsDef)
+		def[d+paramsDef] = d
 	}
 	args = append(append(append(args, "--", bin), nargs...), rec)
 	cmd := exec.Command(goprobe, args...)
@@ -294,7 +314,6 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 	if err != nil {
 		return err
 	}
-	siteArgs(goprobe, bin, args[2:len(args)-len(nargs)-3], def, byDef)
 	// Each function's printed values, per parameter.
 	printed := map[string]map[string][]any{}
 	for _, fr := range byDef {

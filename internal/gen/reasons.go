@@ -1,10 +1,8 @@
 package gen
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -164,37 +162,5 @@ func WriteReasons(w io.Writer, rs []*Result) {
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", b, s.values, pct(s.expr, s.values),
 			pct(s.unread[ReasonNoLocation], s.values), pct(s.unread[ReasonUnused], s.values), pct(s.unread[ReasonConstant], s.values), pct(s.unread[ReasonWrongDebug], s.values),
 			pct(s.unread[ReasonOther], s.values), pct(s.unread[ReasonFault], s.values))
-	}
-}
-
-// siteArgs reads from goprobe's spec of the trace definitions (defs,
-// "fn03 $params", each naming its function's definition in def) how each
-// site reads each argument. A spec goprobe cannot write leaves the
-// reasons unknown.
-func siteArgs(goprobe, bin string, defs []string, def map[string]string, byDef map[string]*FuncResult) {
-	out, err := exec.Command(goprobe, append([]string{"gen", "--format=spec", "-x", bin}, defs...)...).Output()
-	if err != nil {
-		return
-	}
-	var spec struct {
-		Probes []struct {
-			Def   string
-			Sites []struct {
-				Addr uint64
-				Args []specArg
-			}
-		}
-	}
-	if json.Unmarshal(out, &spec) != nil {
-		return
-	}
-	for _, p := range spec.Probes {
-		fr := byDef[def[p.Def]]
-		if fr == nil {
-			continue
-		}
-		for _, s := range p.Sites {
-			fr.noteArgs(s.Addr, s.Args)
-		}
 	}
 }

@@ -136,7 +136,7 @@ func WriteSummary(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
 			s.Build, s.Programs, s.Funcs, s.Calls, s.Doubles, s.Misses, s.Wrong, s.Values, s.Unreadable)
 		if g := gdbs[s.Build]; g != nil {
 			fmt.Fprintf(w, " (gdb at %d of them: %d no value either, %d a value no call passed, %d a value, %d no stop)",
-				g.Compared()+g.Skipped, g.Agree, len(g.GDBWrong), len(g.Differ), g.Skipped)
+				g.Compared()+len(g.NoStop), g.Agree, len(g.GDBWrong), len(g.Differ), len(g.NoStop))
 		}
 		fmt.Fprintln(w)
 	}
@@ -151,7 +151,7 @@ func WriteRows(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
 	for _, s := range ss {
 		g := "-\t-\t-\t-\t-"
 		if c := gdbs[s.Build]; c != nil {
-			g = fmt.Sprintf("%d\t%d\t%d\t%d\t%d", c.Compared(), c.Agree, len(c.GDBWrong), len(c.Differ), c.Skipped)
+			g = fmt.Sprintf("%d\t%d\t%d\t%d\t%d", c.Compared(), c.Agree, len(c.GDBWrong), len(c.Differ), len(c.NoStop))
 		}
 		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Build, s.Programs, s.Funcs, s.Calls, s.Doubles, s.Misses, s.Wrong, s.Values, s.Unreadable, g)
 	}
@@ -164,13 +164,16 @@ func WriteGDB(w io.Writer, order []string, gdbs map[string]*GDBCheck) {
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, b := range order {
 		g := gdbs[b]
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d |\n", b, g.Compared(), g.Agree, len(g.GDBWrong), len(g.Differ), g.Skipped)
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d |\n", b, g.Compared(), g.Agree, len(g.GDBWrong), len(g.Differ), len(g.NoStop))
 	}
 	for _, b := range order {
 		for _, d := range gdbs[b].GDBWrong {
 			fmt.Fprintln(w, d)
 		}
 		for _, d := range gdbs[b].Differ {
+			fmt.Fprintln(w, d)
+		}
+		for _, d := range gdbs[b].NoStop {
 			fmt.Fprintln(w, d)
 		}
 	}
