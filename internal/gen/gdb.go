@@ -198,16 +198,20 @@ type GDBStop struct {
 // run-time address, the stops' indexes, functions and arguments); at each
 // hit it finds each stop's frame (walking up from the innermost: `frame
 // function` does not select Rust's inline frames), prints the argument's
-// value there and goes on, so that the program runs to its end and writes
-// its record.
+// value there, or the error gdb met reading it ("Incompatible types on
+// DWARF stack": an exception would end the run), and goes on, so that the
+// program runs to its end and writes its record.
 const gdbHits = `import gdb
 STOPS = %s
 class Hit(gdb.Breakpoint):
     def stop(self):
         for i, fn, arg in STOPS[self.at]:
-            f = gdb.newest_frame()
-            while f is not None and f.name() != fn:
-                f = f.older()
+            try:
+                f = gdb.newest_frame()
+                while f is not None and f.name() != fn:
+                    f = f.older()
+            except gdb.error:
+                f = None
             if f is None:
                 print("@@%%d noframe" %% i)
                 continue
@@ -216,6 +220,8 @@ class Hit(gdb.Breakpoint):
                 print("@@%%d val %%s" %% (i, v))
             except ValueError:
                 print("@@%%d none" %% i)
+            except gdb.error as e:
+                print("@@%%d val <error: %%s>" %% (i, str(e).replace("\n", " ")))
         return False
 for at in STOPS:
     Hit("*%%#x" %% at).at = at
