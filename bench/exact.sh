@@ -14,7 +14,8 @@
 # every pass of one run of the program under gdb, each pass judged against
 # the call it was by the program's record of that run; PEERS=false leaves out
 # perf probe and bpftrace; FOR=50m starts no program after 50 minutes
-# (seeds run in order, every build of each).
+# (seeds run in order, every build of each; JOBS=2 runs two seeds at a
+# time).
 #
 #   bash bench/exact.sh [SEEDS] [N] [BUILDS]     # defaults: 1-6, 20, all six
 #   GDB=all PEERS=false nice bash bench/exact.sh 1000-1299 20 gcc-O2,gcc-O3,clang-O2,go,rust-O3
@@ -39,7 +40,7 @@ go build -o "$out/exact" ./bench/exact
 rows="$out/exact-rows.tsv"
 rm -f "$rows"
 "$out/exact" -goprobe "$out/goprobe" -seeds "$seeds" -n "$n" -builds "$builds" -dir "$out/exact-progs" \
-	-gdb "$gdb" -peers="${PEERS:-true}" -for "${FOR:-0}" -rows "$rows"
+	-gdb "$gdb" -peers="${PEERS:-true}" -for "${FOR:-0}" -j "${JOBS:-1}" -rows "$rows"
 # Each build's summary, a row of bench/readme.sh's table (the seeds asked
 # for, then what the run reached: see WriteRows).
 # shellcheck source=bench/lib.sh

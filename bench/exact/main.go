@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ func main() {
 	flag.DurationVar(&o.budget, "for", 0, "start no program after this long (0: run every seed)")
 	flag.IntVar(&o.gdbMax, "gdb", 0, "per program, compare up to this many arguments printed as ? with gdb stopped at the same site (-1: every one; 0: none)")
 	flag.StringVar(&o.rows, "rows", "", "write the summary, one tab-separated row per build, to this file (for bench/readme.sh)")
+	flag.IntVar(&o.jobs, "j", 1, "how many seeds to run at a time")
 	flag.BoolVar(&o.guard, "guard", true, "turn about half the static functions into guarded ones (an early return, a heavy tail: GCC's partial inlining)")
 	flag.Parse()
 
@@ -79,6 +81,7 @@ type options struct {
 	gdbMax   int
 	rows     string
 	guard    bool
+	jobs     int
 }
 
 // runs are what the programs gave: their results, gdb's verdicts per
@@ -90,25 +93,46 @@ type runs struct {
 	gdbOrder []string
 	failed   map[string]int
 	steps    map[string]time.Duration // wall time per step, over the programs
+	mu       sync.Mutex               // for the above, with several jobs
 }
 
-// run builds and probes every build of each seed, seed by seed: a run
-// stopped early (-for, SIGINT, SIGTERM) has about as many programs of
-// each build.
+// run builds and probes every build of each seed, seed by seed, o.jobs
+// seeds at a time: a run stopped early (-for, SIGINT, SIGTERM) has about
+// as many programs of each build.
 func run(o *options, seeds []int64) *runs {
 	rs := &runs{gdbs: map[string]*gen.GDBCheck{}, failed: map[string]int{}, steps: map[string]time.Duration{}}
 	stop, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	deadline := time.Now().Add(o.budget)
-	for _, seed := range seeds {
-		if stop.Err() != nil || o.budget > 0 && time.Now().After(deadline) {
-			fmt.Fprintf(os.Stderr, "exact: stopped before seed %d\n", seed)
-			break
+	var mu sync.Mutex
+	next := 0
+	// take hands out the next seed, or says there is none to start.
+	take := func() (int64, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next < len(seeds) && (stop.Err() != nil || o.budget > 0 && time.Now().After(deadline)) {
+			fmt.Fprintf(os.Stderr, "exact: stopped before seed %d\n", seeds[next])
+			next = len(seeds)
 		}
-		for _, b := range o.builds {
-			rs.one(o, seed, b)
+		if next == len(seeds) {
+			return 0, false
 		}
+		next++
+		return seeds[next-1], true
 	}
+	var wg sync.WaitGroup
+	for range max(1, o.jobs) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed, ok := take(); ok; seed, ok = take() {
+				for _, b := range o.builds {
+					rs.one(o, seed, b)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	return rs
 }
 
@@ -116,6 +140,15 @@ func run(o *options, seeds []int64) *runs {
 func (rs *runs) one(o *options, seed int64, b gen.Build) {
 	p := program(seed, o.guard)
 	r, err := gen.Run(p, b, filepath.Join(o.dir, fmt.Sprintf("%s-%d", b.Name, seed)), min(o.n, p.MaxN()), o.tools)
+	var c gen.GDBCheck
+	var gdbErr error
+	if err == nil && o.gdbMax != 0 {
+		t0 := time.Now()
+		c, gdbErr = r.CheckUnread(o.gdbMax)
+		r.Steps["gdb"] += time.Since(t0)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "exact: %s seed %d: %v\n", b.Name, seed, err)
 		rs.failed[b.Name]++
@@ -123,10 +156,8 @@ func (rs *runs) one(o *options, seed int64, b gen.Build) {
 	}
 	rs.results = append(rs.results, r)
 	if o.gdbMax != 0 {
-		t0 := time.Now()
-		c, err := r.CheckUnread(o.gdbMax)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "exact: %s seed %d: gdb: %v\n", b.Name, seed, err)
+		if gdbErr != nil {
+			fmt.Fprintf(os.Stderr, "exact: %s seed %d: gdb: %v\n", b.Name, seed, gdbErr)
 		}
 		if rs.gdbs[b.Name] == nil {
 			rs.gdbs[b.Name] = &gen.GDBCheck{}
@@ -136,7 +167,6 @@ func (rs *runs) one(o *options, seed int64, b gen.Build) {
 		for _, d := range slices.Concat(c.GDBWrong, c.Differ, c.NoStop) {
 			fmt.Fprintln(os.Stderr, d)
 		}
-		r.Steps["gdb"] += time.Since(t0)
 	}
 	for k, d := range r.Steps {
 		rs.steps[k] += d

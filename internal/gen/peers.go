@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // perfCount counts each function's calls with perf probe: one event per
@@ -17,7 +18,7 @@ import (
 // expansions it finds), counted with perf stat. A function perf probe
 // refuses keeps -1.
 func perfCount(bin, dir string, nargs []string, res *Result) {
-	group := fmt.Sprintf("gen%d", os.Getpid())
+	group := fmt.Sprintf("gen%dx%d", os.Getpid(), perfGroups.Add(1)) // one per run: runs may overlap
 	defer exec.Command("perf", "probe", "-q", "-d", group+":*").Run()
 	events := map[string]*FuncResult{}
 	for i, fr := range res.Funcs {
@@ -62,6 +63,9 @@ func perfCount(bin, dir string, nargs []string, res *Result) {
 		}
 	}
 }
+
+// perfGroups numbers perfCount's event groups.
+var perfGroups atomic.Int64
 
 var bpftraceLine = regexp.MustCompile(`^@\[uprobe:[^:]*:(.*)\]: (\d+)$`)
 
