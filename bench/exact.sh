@@ -45,7 +45,9 @@ rm -f "$rows"
 # for, then what the run reached: see WriteRows).
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
+# The last field is the command that made the row.
+cmd="GDB=${GDB:-0} PEERS=${PEERS:-true} JOBS=${JOBS:-1} FOR=${FOR:-0} bash bench/exact.sh $seeds $n $builds"
 while IFS=$'\t' read -r build fields; do
 	# shellcheck disable=SC2086
-	record "$build" "$seeds" $fields
+	record "$build" "$seeds" $fields "$cmd"
 done <"$rows"
