@@ -72,6 +72,9 @@ type Options struct {
 	// sections in its heap, only the pages it reads of the mapping,
 	// which a stream or walk drops as it passes them.
 	MapSections bool
+	// outlineAhead: a cold lookup by name (LoadNamed) outlines the file
+	// as its sections inflate into the index cache (see outlineahead.go).
+	outlineAhead bool
 }
 
 // File is an ELF file opened for its DWARF.
@@ -114,6 +117,9 @@ type File struct {
 	// cache's "sections" entry, or are inflated into a new one (see
 	// useSavedSections), which saving counts.
 	sectionsSaved bool
+	// ahead is the outline made as the sections inflated (outlineAhead),
+	// for outline to take.
+	ahead *index
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
@@ -250,9 +256,15 @@ func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
 	if f.opts.SavedSections {
 		save = f.useSavedSections()
 	}
+	if save != nil && f.opts.outlineAhead {
+		f.ahead = f.outlineAhead()
+	}
 	d, err := f.Debug.DWARF()
 	if err == nil {
-		d, err = f.openSplit(d)
+		whole := d
+		if d, err = f.openSplit(d); d != whole {
+			f.ahead = nil // split units: the outline read only the skeletons
+		}
 	}
 	if save != nil {
 		save() // on an error too: an entry begun is dropped, not left

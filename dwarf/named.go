@@ -47,7 +47,7 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 	if opts != nil {
 		o = *opts
 	}
-	o.SavedSections = true
+	o.SavedSections, o.outlineAhead = true, true
 	f, err := newFileFrom(ef, df, &o)
 	if err != nil {
 		closeFiles(ef, df)

@@ -104,7 +104,11 @@ func (o *outline) join(o2 *outline, base int32) {
 // the units of the names when names is set; ok is false when the pass
 // could not read what it needs.
 func (f *File) outline(names bool) (si *savedIndex, out *index, ok bool, err error) {
-	ix, err := f.indexAll(true, names)
+	ix := f.ahead // made as the sections inflated, names and all
+	if ix == nil || !names {
+		ix, err = f.indexAll(true, names)
+	}
+	f.ahead = nil
 	if err != nil || ix.out.bad {
 		return nil, nil, false, err
 	}

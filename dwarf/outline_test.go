@@ -60,3 +60,54 @@ func TestOutlineMatchesIndex(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestOutlineAhead: libstdc++'s debug file compressed by objcopy, opened
+// as a cold lookup by name opens it (its sections inflated ahead into a
+// new "sections" entry, the outline made in parts as they inflate), has
+// the outline that the whole file's pass makes with the cache off: each
+// listed name's units, and each class's first definition.
+func TestOutlineAhead(t *testing.T) {
+	bin, _ := compressedCopy(t, testutil.DebugFile(testutil.RealBinary(t, "libstdc++")))
+	defer func(n uint64) { aheadParts = n }(aheadParts)
+	aheadParts = 7
+	f, err := Open(bin, &Options{SavedSections: true, outlineAhead: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.ahead == nil {
+		t.Fatal("no outline made as the sections inflated")
+	}
+	si, ix, ok, err := f.outline(true)
+	if err != nil || !ok {
+		t.Fatalf("outline ahead: ok %v, %v", ok, err)
+	}
+	whole, err := Open(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	wsi, wix, ok, err := whole.outline(true)
+	if err != nil || !ok {
+		t.Fatalf("outline: ok %v, %v", ok, err)
+	}
+	if len(ix.units) != len(wix.units) || len(ix.units) < 3*int(aheadParts) {
+		t.Errorf("%d units outlined ahead, %d whole (want at least %d)", len(ix.units), len(wix.units), 3*aheadParts)
+	}
+	if len(ix.out.names) != len(wix.out.names) || len(wix.out.names) < 500 {
+		t.Errorf("%d names outlined ahead, %d whole (want at least 500)", len(ix.out.names), len(wix.out.names))
+	}
+	for k, us := range wix.out.names {
+		if got := ix.out.names[k]; !slices.Equal(got, us) {
+			t.Errorf("%s%s: units %v ahead, %v whole", k.scope, k.name, got, us)
+		}
+	}
+	if len(si.defs) != len(wsi.defs) || len(wsi.defs) < 200 {
+		t.Errorf("%d classes defined ahead, %d whole (want at least 200)", len(si.defs), len(wsi.defs))
+	}
+	for k, d := range wsi.defs {
+		if si.defs[k] != d {
+			t.Errorf("%v: %+v ahead, %+v whole", k, si.defs[k], d)
+		}
+	}
+}

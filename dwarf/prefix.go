@@ -82,21 +82,11 @@ func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, en
 	left := len(names)
 	var line *elfx.Lazy
 	for u := 0; left > 0 && end < info.Size(); u++ {
-		b, err := info.Prefix(end + 12)
-		if err != nil {
+		next, ok := unitEnd(df, info, end)
+		if !ok {
 			return nil, 0, 0, false
 		}
-		length, hdr := uint64(0), uint64(4)
-		if len(b) >= int(end)+4 {
-			length = uint64(df.ByteOrder.Uint32(b[end:]))
-		}
-		if length == 0xffffffff && len(b) >= int(end)+12 {
-			length, hdr = df.ByteOrder.Uint64(b[end+4:]), 12
-		}
-		next := end + hdr + length
-		if length == 0 || next > info.Size() {
-			return nil, 0, 0, false
-		}
+		var err error
 		if sc.info, err = info.Prefix(next); err != nil {
 			return nil, 0, 0, false
 		}
@@ -120,7 +110,7 @@ func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, en
 					return nil, 0, 0, false
 				}
 			}
-			n, ok := lineProgramEnd(df, line, uint64(stmt))
+			n, ok := unitEnd(df, line, uint64(stmt))
 			if !ok {
 				return nil, 0, 0, false
 			}
@@ -130,9 +120,10 @@ func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, en
 	return found, end, lineEnd, left == 0
 }
 
-// lineProgramEnd is the offset after the line program at off.
-func lineProgramEnd(df *elfx.File, line *elfx.Lazy, off uint64) (uint64, bool) {
-	b, err := line.Prefix(off + 12)
+// unitEnd is the offset after the unit at off of a section l whose units
+// start with their length (compile units, line programs), read that far.
+func unitEnd(df *elfx.File, l *elfx.Lazy, off uint64) (uint64, bool) {
+	b, err := l.Prefix(off + 12)
 	if err != nil || uint64(len(b)) < off+4 {
 		return 0, false
 	}
@@ -144,7 +135,7 @@ func lineProgramEnd(df *elfx.File, line *elfx.Lazy, off uint64) (uint64, bool) {
 		length, hdr = df.ByteOrder.Uint64(b[off+4:]), 12
 	}
 	end := off + hdr + length
-	if end > line.Size() {
+	if length == 0 || end > l.Size() {
 		return 0, false
 	}
 	return end, true

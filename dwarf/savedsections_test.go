@@ -153,13 +153,19 @@ func TestMapSections(t *testing.T) {
 // by objcopy, and the same decompressed by objcopy; the index cache is
 // an empty directory for the test.
 func compressedFixture(t *testing.T) (bin, plain string) {
+	return compressedCopy(t, testutil.Fixture(t, "cpp-layouts").Path)
+}
+
+// compressedCopy is the file src with its DWARF compressed by objcopy,
+// and the same decompressed by objcopy; the index cache is an empty
+// directory for the test.
+func compressedCopy(t *testing.T, src string) (bin, plain string) {
 	objcopy, err := exec.LookPath("objcopy")
 	if err != nil {
 		testutil.Skipf(t, "objcopy not installed: %v", err)
 	}
 	dir := t.TempDir()
 	bin, plain = filepath.Join(dir, "z"), filepath.Join(dir, "plain")
-	src := testutil.Fixture(t, "cpp-layouts").Path
 	for _, args := range [][]string{{"--compress-debug-sections=zlib", src, bin}, {"--decompress-debug-sections", bin, plain}} {
 		if out, err := exec.Command(objcopy, args...).CombinedOutput(); err != nil {
 			t.Fatalf("objcopy %v: %v\n%s", args, err, out)

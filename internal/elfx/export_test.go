@@ -6,3 +6,11 @@ func (l *Lazy) Claim(size, compressed uint64) { l.size, l.prealloc = size, preal
 
 // Allocated is the capacity of l's buffer.
 func (l *Lazy) Allocated() int { return cap(l.buf) }
+
+// SetAheadStep sets how many bytes InflateAhead inflates a step, and
+// returns what sets it back.
+func SetAheadStep(n int) func() {
+	old := aheadStep
+	aheadStep = n
+	return func() { aheadStep = old }
+}

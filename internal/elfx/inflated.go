@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"io"
+	"sync"
 )
 
 // InflatedSections are the DWARF sections of the file that are compressed
@@ -115,4 +116,62 @@ func (f *File) InflateInto(name string, dst []byte) bool {
 	}
 	l.buf = dst[:copy(dst, l.buf)]
 	return true
+}
+
+// InflateAhead inflates the rest of each compressed section of names
+// whose buffer InflateInto gave, on a goroutine of its own, a step at a
+// time: a reader asking for a prefix (Lazy.Prefix, DWARFPrefix) waits
+// for that much only, and reads it while the rest inflates on another
+// core. Sections without such a buffer (inflated on the heap, which
+// grows as read) are left to be read as asked. It reports whether each
+// section of names is so inflated, or read whole already.
+func (f *File) InflateAhead(names ...string) bool {
+	all := true
+	for _, name := range names {
+		l, err := f.lazySection(name)
+		if err != nil {
+			all = false
+			continue
+		}
+		l.mu.Lock()
+		if !l.ahead && l.r != nil && l.err == nil && uint64(cap(l.buf)) == l.size && uint64(len(l.buf)) < l.size {
+			l.ahead, l.grown = true, sync.NewCond(&l.mu)
+			go l.inflateAhead(f.Path, name)
+		}
+		all = all && (l.ahead || uint64(len(l.buf)) == l.size)
+		l.mu.Unlock()
+	}
+	return all
+}
+
+// aheadStep is how many bytes InflateAhead inflates between telling the
+// readers waiting.
+var aheadStep = 4 << 20
+
+// inflateAhead reads the rest of l into its buffer's room, publishing
+// each step; only this goroutine reads l.r and writes past len(l.buf).
+func (l *Lazy) inflateAhead(path, name string) {
+	l.mu.Lock()
+	buf, at, r := l.buf[:l.size], len(l.buf), l.r
+	l.mu.Unlock()
+	var err error
+	for at < len(buf) && err == nil {
+		end := min(at+aheadStep, len(buf))
+		var k int
+		err = Guard(path, name, func() (err error) {
+			k, err = io.ReadFull(r, buf[at:end])
+			return err
+		})
+		at += k
+		sectionBytes.Add(uint64(k))
+		l.mu.Lock()
+		l.buf = buf[:at]
+		if err != nil {
+			l.err = fmt.Errorf("%d of %d bytes read: %v", at, l.size, err)
+		} else if at == len(buf) {
+			l.r = nil
+		}
+		l.grown.Broadcast()
+		l.mu.Unlock()
+	}
 }

@@ -30,6 +30,10 @@ type Lazy struct {
 	prealloc uint64
 	r        io.Reader // what is left to read, nil once done
 	err      error
+	// ahead: a goroutine inflates the rest into buf's room (see
+	// InflateAhead); readers wait on grown for the bytes they ask.
+	ahead bool
+	grown *sync.Cond
 }
 
 // ErrNoSection is returned by LazySection for a section the file lacks.
@@ -192,6 +196,9 @@ func (l *Lazy) Prefix(n uint64) ([]byte, error) {
 	defer l.mu.Unlock()
 	if n > l.size {
 		n = l.size
+	}
+	for l.ahead && uint64(len(l.buf)) < n && l.err == nil {
+		l.grown.Wait()
 	}
 	for uint64(len(l.buf)) < n && l.err == nil {
 		if len(l.buf) == cap(l.buf) {
