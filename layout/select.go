@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"weak"
 
 	"github.com/binscope/binscope/types"
 )
@@ -92,28 +93,31 @@ func Select(spec *types.Spec, sel *Selection) ([]Named, error) {
 }
 
 // Picker picks the types a selection without Classes shows, one at a
-// time, so that a loader can hand them over as it converts them.
+// time, so that a loader can hand them over as it converts them. What it
+// took it holds weakly: a loader that streams (dwarf.File.Stream) drops
+// the types it handed over, and a Picker holding them would keep every
+// type of the file.
 type Picker struct {
 	sel  *Selection
-	seen map[*types.Struct]bool
+	seen map[weak.Pointer[types.Struct]]bool
 }
 
 // NewPicker starts picking for sel.
 func NewPicker(sel *Selection) *Picker {
-	return &Picker{sel: sel, seen: map[*types.Struct]bool{}}
+	return &Picker{sel: sel, seen: map[weak.Pointer[types.Struct]]bool{}}
 }
 
 // Take reports whether t is shown, and under which name; a composite is
 // taken once, under the first name it is met by.
 func (pk *Picker) Take(t types.Type) (Named, bool) {
 	n, ok := composite(t)
-	if !ok || pk.seen[n.Struct] {
+	if !ok || pk.seen[weak.Make(n.Struct)] {
 		return n, false
 	}
 	if _, isTypedef := t.(*types.Typedef); isTypedef && !pk.sel.Anon {
 		return n, false
 	}
-	pk.seen[n.Struct] = true
+	pk.seen[weak.Make(n.Struct)] = true
 	if len(filter([]Named{n}, pk.sel)) == 0 {
 		return n, false
 	}
@@ -156,8 +160,8 @@ func (pk *Picker) nested(s *types.Struct, out *[]Named, depth int) {
 				t = v.Target
 				continue
 			case *types.Struct:
-				if v.Name == "" && !v.Incomplete && !pk.seen[v] {
-					pk.seen[v] = true
+				if w := weak.Make(v); v.Name == "" && !v.Incomplete && !pk.seen[w] {
+					pk.seen[w] = true
 					pk.nested(v, out, depth+1)
 					*out = append(*out, filter([]Named{{Name: "(null)", Struct: v}}, pk.sel)...)
 				}
