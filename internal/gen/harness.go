@@ -54,7 +54,13 @@ type FuncResult struct {
 	UnreadAt map[string]int
 	// ReadArgs counts the values printed as numbers, per argument.
 	ReadArgs map[string]int
-	args     map[string]argInfo // by "addr name", from the spec
+	// CallWrong counts the printed values that are not their own call's
+	// (see compareCalls), WrongAt them per "addr argument".
+	CallWrong int
+	WrongAt   map[string]int
+	wrongAtEx []string // per "addr argument", its first, in order
+	read      []readValue
+	args      map[string]argInfo // by "addr name", from the spec
 	// unreadHit says, per "addr name", for each pass of the trace's run
 	// through the site in order, the function's call it was (0 for the
 	// first event of the function) when the value was ?, else -1.
@@ -349,12 +355,58 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 		for k, v := range e.Args {
 			pm[k] = append(pm[k], v)
 			fr.noteValue(e.Addr, k, v, call)
+			if x, ok := number(v); ok {
+				fr.read = append(fr.read, readValue{e.Addr, k, x, call})
+			}
 		}
 	}
 	for _, fr := range byDef {
 		compareValues(fr, printed[fr.Func], r.Values[fr.Func])
+		fr.compareCalls(r.Values[fr.Func])
 	}
 	return nil
+}
+
+// readValue is a value the trace printed: at the site at addr, of
+// argument name, in the function's call-th call.
+type readValue struct {
+	addr, name string
+	x          int64
+	call       int
+}
+
+// compareCalls compares each value the trace printed with the one its
+// own call passed (a function's k-th event is its k-th call when the trace
+// counted it exactly; else nothing is compared): the values that differ,
+// per site and argument, with an example, in CallWrong and WrongAt. They
+// are then the wrong values: every value compareValues finds no call
+// passed is among them, and so is one another call passed.
+func (fr *FuncResult) compareCalls(want map[string][]int64) {
+	if fr.Trace != fr.TraceWant {
+		return
+	}
+	defer func() {
+		if fr.CallWrong > fr.Wrong {
+			fr.Wrong = fr.CallWrong
+			fr.WrongEx = fr.wrongAtEx[0]
+		}
+	}()
+	for _, rv := range fr.read {
+		w := want[rv.name]
+		if rv.call >= len(w) || w[rv.call] == rv.x {
+			continue
+		}
+		fr.CallWrong++
+		if fr.WrongAt == nil {
+			fr.WrongAt = map[string]int{}
+		}
+		key := fmt.Sprintf("%s %s", rv.addr, rv.name)
+		if fr.WrongAt[key] == 0 {
+			fr.wrongAtEx = append(fr.wrongAtEx, fmt.Sprintf("%s (e.g. %d where the call passed %d)", key, rv.x, w[rv.call]))
+		}
+		fr.WrongAt[key]++
+	}
+	fr.read = nil
 }
 
 // compareValues counts, per parameter, the printed values no call passed

@@ -186,7 +186,7 @@ func WriteFailures(w io.Writer, rs []*Result) {
 	for _, r := range rs {
 		for _, fr := range r.Funcs {
 			c := fr.Class()
-			if c == "" && fr.Wrong == 0 {
+			if c == "" && fr.Wrong == 0 && fr.CallWrong == 0 {
 				continue
 			}
 			if c == "" {
@@ -202,6 +202,13 @@ func WriteFailures(w io.Writer, rs []*Result) {
 			}
 			if fr.GoprobeErr != "" {
 				fmt.Fprintf(w, " err=%q", firstLine(fr.GoprobeErr))
+			}
+			if fr.CallWrong > 0 {
+				fmt.Fprintf(w, " not-the-call's=%d:", fr.CallWrong)
+				for _, ex := range fr.wrongAtEx {
+					k, _, _ := strings.Cut(ex, " (")
+					fmt.Fprintf(w, " %d× at %s;", fr.WrongAt[k], ex)
+				}
 			}
 			fmt.Fprintf(w, "\n\tsites: %s\n", fr.Sites)
 		}
