@@ -91,7 +91,7 @@ type File struct {
 	// call sites and of sections: walks and parameter fills run on every
 	// core.
 	cacheMu    sync.Mutex
-	lineFiles  map[dwarf.Offset][]*dwarf.LineFile
+	lineFiles  map[dwarf.Offset][]string
 	lineTables map[dwarf.Offset]*line.Table // each unit's, read once
 	callSites  map[dwarf.Offset][]CallSite  // each unit's, read once
 	sections   map[string]*sectionBytes
@@ -150,46 +150,6 @@ func (f *File) typeConverter() (*converter, error) {
 // conversion waits for it. Conversions themselves stay single-threaded.
 func (f *File) IndexTypes() {
 	go f.typeConverter()
-}
-
-// unitFiles is the file table of a compile unit's line program, read once
-// per unit: DW_AT_decl_file and DW_AT_call_file index it.
-func (f *File) unitFiles(cu *dwarf.Entry) []*dwarf.LineFile {
-	f.cacheMu.Lock()
-	files, ok := f.lineFiles[cu.Offset]
-	f.cacheMu.Unlock()
-	if ok {
-		return files
-	}
-	// Read without the lock: walks on other cores read other units.
-	if lr, err := f.lineReader(cu); err == nil && lr != nil {
-		files = lr.Files()
-	}
-	f.cacheMu.Lock()
-	defer f.cacheMu.Unlock()
-	if f.lineFiles == nil {
-		f.lineFiles = map[dwarf.Offset][]*dwarf.LineFile{}
-	}
-	f.lineFiles[cu.Offset] = files
-	return files
-}
-
-// fileName resolves a file attribute (DW_AT_decl_file, DW_AT_call_file)
-// through a unit's file table; "" when it is absent or out of range.
-func fileName(files []*dwarf.LineFile, v any) string {
-	i, ok := v.(int64)
-	if !ok {
-		return ""
-	}
-	return fileAt(files, i)
-}
-
-// fileAt is entry i of a unit's file table, "" for none.
-func fileAt(files []*dwarf.LineFile, i int64) string {
-	if i < 0 || i >= int64(len(files)) || files[i] == nil {
-		return ""
-	}
-	return files[i].Name
 }
 
 // Open opens path and its DWARF. It returns an error wrapping

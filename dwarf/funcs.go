@@ -225,7 +225,7 @@ func (f *File) unitsFor(addr uint64) (map[dwarf.Offset]bool, error) {
 	units := map[dwarf.Offset]bool{cu.Offset: true}
 	err = f.eachUnit(func(e *dwarf.Entry) {
 		for _, lf := range f.unitFiles(e) {
-			if lf != nil && lf.Name == file {
+			if lf == file {
 				units[e.Offset] = true
 				return
 			}

@@ -22,7 +22,7 @@ type funcWalker struct {
 	params paramSlab
 	unit   *unitCtx // with FuncOptions.Params
 	rel    bool     // a relocatable file: code may start at 0
-	files  []*dwarf.LineFile
+	files  []string
 	lang   types.Lang
 }
 

@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,38 +25,61 @@ func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x: %v", f.Path, fn.LowPC, err)
 	}
-	all, err := f.unitRows(cu)
+	t, err := f.unitTable(cu)
 	if err != nil {
 		return nil, err
 	}
+	all := t.Entries
 	for _, r := range fn.Ranges {
 		i := sort.Search(len(all), func(i int) bool { return all[i].Addr >= r[0] })
 		for ; i < len(all) && all[i].Addr < r[1]; i++ {
-			rows = append(rows, all[i])
+			rows = append(rows, rowOf(t, &all[i]))
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Addr < rows[j].Addr })
 	return rows, nil
 }
 
-// unitRows is a compile unit's line table in address order, read once.
+// noFile is line.NoFile, for functions whose parameter line hides the package.
+const noFile = line.NoFile
+
+// unitRows is a compile unit's line table in address order.
 func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
+	t, err := f.unitTable(cu)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]types.Line, len(t.Entries))
+	for i := range t.Entries {
+		rows[i] = rowOf(t, &t.Entries[i])
+	}
+	return rows, nil
+}
+
+// rowOf is the model's row of entry e of t.
+func rowOf(t *line.Table, e *line.Entry) types.Line {
+	return types.Line{Addr: e.Addr, File: t.File(e), Line: int(e.Line), Column: int(e.Column),
+		Stmt: e.Stmt, PrologueEnd: e.PrologueEnd}
+}
+
+// unitTable is a compile unit's line table, read once.
+func (f *File) unitTable(cu *dwarf.Entry) (*line.Table, error) {
 	f.cacheMu.Lock()
 	t, ok := f.lineTables[cu.Offset]
 	f.cacheMu.Unlock()
 	if ok {
-		return t.Rows, nil
+		return t, nil
 	}
 	// Decoded unlocked: two cores that want one unit at once both decode it.
-	lr, err := f.lineReader(cu)
+	p, err := f.lineProgram(cu)
 	if err != nil {
 		return nil, err
 	}
-	if lr == nil {
+	if p == nil {
 		return nil, fmt.Errorf("%s: section .debug_line: no line table for the unit at %#x", f.Path, cu.Offset)
 	}
-	if t, err = line.Read(lr); err != nil {
-		return nil, f.lineError(cu, err)
+	if t, err = p.Table(); err != nil {
+		return nil, f.lineError(err)
 	}
 	f.cacheMu.Lock()
 	defer f.cacheMu.Unlock()
@@ -63,16 +87,7 @@ func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
 		f.lineTables = map[dwarf.Offset]*line.Table{}
 	}
 	f.lineTables[cu.Offset] = t
-	return t.Rows, nil
-}
-
-// inSequence reports whether some sequence of the unit's line table
-// covers addr: code between sequences has no row.
-func (f *File) inSequence(cu dwarf.Offset, addr uint64) bool {
-	f.cacheMu.Lock()
-	t := f.lineTables[cu]
-	f.cacheMu.Unlock()
-	return t != nil && t.InSequence(addr)
+	return t, nil
 }
 
 // PrologueEnd is the first address of fn after its prologue: the row the
@@ -102,16 +117,22 @@ func (f *File) PrologueEnd(fn *types.Func) uint64 {
 // it, or a suffix of it after a '/'. Rows are in address order.
 func (f *File) LineAddrs(file string, line int) (addrs []uint64, err error) {
 	err = f.eachUnit(func(e *dwarf.Entry) {
-		rows, err := f.unitRows(e)
+		t, err := f.unitTable(e)
 		if err != nil {
 			return // a unit without a line table
 		}
-		for i, row := range rows {
-			if row.Line != line || !row.Stmt || (row.File != file && !strings.HasSuffix(row.File, "/"+file)) {
+		named := make([]bool, len(t.Files))
+		for i, name := range t.Files {
+			named[i] = name == file || strings.HasSuffix(name, "/"+file)
+		}
+		rows := t.Entries
+		for i := range rows {
+			row := &rows[i]
+			if int(row.Line) != line || !row.Stmt || row.File == noFile || !named[row.File] {
 				continue
 			}
 			// The first row of a run of rows of this line.
-			if i > 0 && rows[i-1].Line == line && rows[i-1].File == row.File {
+			if i > 0 && int(rows[i-1].Line) == line && t.File(&rows[i-1]) == t.Files[row.File] {
 				continue
 			}
 			addrs = append(addrs, row.Addr)
@@ -152,15 +173,15 @@ func (f *File) LineAt(addr uint64) (row types.Line, ok bool) {
 	if err != nil || cu == nil {
 		return types.Line{}, false
 	}
-	rows, err := f.unitRows(cu)
+	t, err := f.unitTable(cu)
 	if err != nil {
 		return types.Line{}, false
 	}
-	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > addr }) - 1
-	if i < 0 || !f.inSequence(cu.Offset, addr) {
+	i := t.At(addr)
+	if i < 0 {
 		return types.Line{}, false
 	}
-	return rows[i], true
+	return rowOf(t, &t.Entries[i]), true
 }
 
 // unitAt is the compile unit whose ranges hold addr, found through a
@@ -193,32 +214,80 @@ type unitRange struct {
 	cu     *dwarf.Entry
 }
 
-// lineReader is debug/dwarf's LineReader for cu, after a check of the line
-// program's header: debug/dwarf reads as many directory and file entries
-// as a DWARF 5 header claims, even when the header's bytes run out or its
-// entries have no fields, so a corrupt count of 2^32 cost minutes and
-// gigabytes. A header whose counts its bytes cannot hold is an error naming
-// the section and the offset.
-func (f *File) lineReader(cu *dwarf.Entry) (*dwarf.LineReader, error) {
-	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
-		b, err := f.Debug.DebugLine()
-		if err != nil {
-			return nil, err
-		}
-		if err := line.CheckHeader(b, off, f.Debug.ByteOrder); err != nil {
-			return nil, elfx.Decode(f.Path, ".debug_line", uint64(off), err)
-		}
+// lineProgram is the header of cu's line program, nil when cu has none.
+func (f *File) lineProgram(cu *dwarf.Entry) (*line.Program, error) {
+	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
+	if !ok {
+		return nil, nil
 	}
-	lr, err := f.Data.LineReader(cu)
+	s := &line.Sections{Line: f.section(".debug_line"), Str: f.section(".debug_str"),
+		LineStr: f.section(".debug_line_str"), Order: f.order()}
+	if s.Line == nil {
+		return nil, nil
+	}
+	u := &line.Unit{AddrSize: f.unitAddrSize(cu.Offset)}
+	u.CompDir, _ = cu.Val(dwarf.AttrCompDir).(string)
+	if base, ok := cu.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+		u.StrOffsetsBase, s.StrOffsets = base, f.section(".debug_str_offsets")
+	}
+	p, err := line.New(s, off, u)
 	if err != nil {
-		return nil, f.lineError(cu, err)
+		return nil, f.lineError(err)
 	}
-	return lr, nil
+	return p, nil
 }
 
-// lineError is err, met in the line program of unit cu, as a
-// *elfx.DecodeError at the program's offset in .debug_line.
-func (f *File) lineError(cu *dwarf.Entry, err error) error {
-	off, _ := cu.Val(dwarf.AttrStmtList).(int64)
-	return elfx.Decode(f.Path, ".debug_line", uint64(off), err)
+// lineError is err, met in a line program, as a *elfx.DecodeError
+// naming the section and the offset.
+func (f *File) lineError(err error) error {
+	var de *line.DecodeError
+	if errors.As(err, &de) {
+		return elfx.Decode(f.Path, de.Section, uint64(de.Offset), errors.New(de.Err))
+	}
+	return elfx.Decode(f.Path, ".debug_line", elfx.NoOffset, err)
+}
+
+// unitFiles is the file table of a compile unit's line program, read once
+// per unit: DW_AT_decl_file and DW_AT_call_file index it.
+func (f *File) unitFiles(cu *dwarf.Entry) []string {
+	f.cacheMu.Lock()
+	files, ok := f.lineFiles[cu.Offset]
+	f.cacheMu.Unlock()
+	if ok {
+		return files
+	}
+	// Read without the lock: walks on other cores read other units.
+	if p, err := f.lineProgram(cu); err == nil && p != nil {
+		files = make([]string, len(p.Files))
+		for i, lf := range p.Files {
+			if lf != nil {
+				files[i] = lf.Name
+			}
+		}
+	}
+	f.cacheMu.Lock()
+	defer f.cacheMu.Unlock()
+	if f.lineFiles == nil {
+		f.lineFiles = map[dwarf.Offset][]string{}
+	}
+	f.lineFiles[cu.Offset] = files
+	return files
+}
+
+// fileName resolves a file attribute (DW_AT_decl_file, DW_AT_call_file)
+// through a unit's file table; "" when it is absent or out of range.
+func fileName(files []string, v any) string {
+	i, ok := v.(int64)
+	if !ok {
+		return ""
+	}
+	return fileAt(files, i)
+}
+
+// fileAt is entry i of a unit's file table, "" for none.
+func fileAt(files []string, i int64) string {
+	if i < 0 || i >= int64(len(files)) {
+		return ""
+	}
+	return files[i]
 }

@@ -202,21 +202,45 @@ func (f *File) decodeLoc(u *unitCtx, expr, frameBase []byte) types.Loc {
 }
 
 // unitHeader is the offset in .debug_info of the header of the unit whose
-// entry is at u.off: 11 bytes before it in DWARF 2 to 4, 12 in DWARF 5
-// (32-bit DWARF).
+// entry is at u.off (see headerOf), u.off itself when none is found.
 func (f *File) unitHeader(u *unitCtx) uint64 {
+	if o, ok := f.headerOf(u.off); ok {
+		return uint64(o)
+	}
+	return uint64(u.off)
+}
+
+// headerOf is the offset in .debug_info of the header of the unit whose
+// entry is at off: 11 bytes before it in DWARF 2 to 4, 12 in DWARF 5
+// (32-bit DWARF).
+func (f *File) headerOf(off dwarf.Offset) (int, bool) {
 	info := f.section(".debug_info")
 	for _, n := range []int{12, 11} {
-		o := int(u.off) - n
-		if o < 0 || o+6 > len(info) {
+		o := int(off) - n
+		if o < 0 || o+n > len(info) {
 			continue
 		}
 		v := f.order().Uint16(info[o+4:])
 		if n == 12 && v == 5 || n == 11 && v >= 2 && v <= 4 {
-			return uint64(o)
+			return o, true
 		}
 	}
-	return uint64(u.off)
+	return 0, false
+}
+
+// unitAddrSize is the address size the header of the unit whose entry is
+// at off gives (the width of a DWARF 2 to 4 line program's addresses),
+// the file's pointer size when no header is found.
+func (f *File) unitAddrSize(off dwarf.Offset) int {
+	o, ok := f.headerOf(off)
+	if !ok {
+		return int(f.ELF.PointerSize())
+	}
+	info := f.section(".debug_info")
+	if int(off)-o == 12 {
+		return int(info[o+7]) // length, version, unit type, address size
+	}
+	return int(info[o+10]) // length, version, abbreviations' offset, address size
 }
 
 // baseType describes the base type whose entry is at off (for typed DWARF
