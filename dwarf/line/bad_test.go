@@ -25,7 +25,16 @@ func seedProgram(t testing.TB, flags ...string) (lineSec, lineStr []byte) {
 	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		testutil.Skipf(t, "gcc: %v %s", err, out)
 	}
-	ef, err := elf.Open(obj)
+	return sections(t, obj)
+}
+
+// binaryOrder is the byte order of the files the tests build.
+var binaryOrder = binary.LittleEndian
+
+// sections are the .debug_line and .debug_line_str of the ELF file path.
+func sections(t testing.TB, path string) (lineSec, lineStr []byte) {
+	t.Helper()
+	ef, err := elf.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,8 +34,9 @@ type Row struct {
 	Column        int // 0 for the line's left edge
 	ISA           int
 	Discriminator int
-	// View counts the rows before this one at the same address in its
-	// sequence: GCC's location views (DW_AT_GNU_locviews) number them.
+	// View counts the rows before this one at its address since the
+	// address was last set or advanced: GCC's location views
+	// (DW_AT_GNU_locviews) number them as readelf does.
 	View          int
 	Stmt          bool // a recommended breakpoint location
 	BasicBlock    bool
@@ -52,8 +53,6 @@ type Reader struct {
 	r     buf
 	files []*File // the header's table, then the files DW_LNE_define_file adds
 	st    Row
-	// viewAddr is the address the view count counts rows at.
-	viewAddr uint64
 }
 
 // Reader returns a reader at the start of p's program.
@@ -70,7 +69,6 @@ func (rd *Reader) Files() []*File { return rd.files }
 // reset sets the registers to their values at a sequence's start.
 func (rd *Reader) reset() {
 	rd.st = Row{File: 1, Line: 1, Stmt: rd.p.DefaultIsStmt}
-	rd.viewAddr = 0
 }
 
 // Next sets *row to the next row of the program. It returns io.EOF after
@@ -112,8 +110,10 @@ func (rd *Reader) Next(row *Row) error {
 		case lnsConstAddPC:
 			rd.advance((255 - p.OpcodeBase) / p.LineRange)
 		case lnsFixedAdvancePC:
-			rd.st.Addr += uint64(r.u16())
-			rd.st.OpIndex = 0
+			if d := r.u16(); d != 0 || rd.st.OpIndex != 0 {
+				rd.st.Addr += uint64(d)
+				rd.st.OpIndex, rd.st.View = 0, 0
+			}
 		case lnsSetPrologueEnd:
 			rd.st.PrologueEnd = true
 		case lnsSetEpilogueBegin:
@@ -163,7 +163,7 @@ func (rd *Reader) extended(row *Row, at int) bool {
 		default:
 			r.fail(at, "address size %d", rd.p.AddrSize)
 		}
-		rd.st.OpIndex = 0
+		rd.st.OpIndex, rd.st.View = 0, 0
 	case lneDefineFile:
 		f, err := readFile4(r, rd.p.Dirs)
 		if err == nil && f == nil {
@@ -184,8 +184,12 @@ func (rd *Reader) extended(row *Row, at int) bool {
 }
 
 // advance moves the operation pointer (address and op index) by ops
-// operations.
+// operations; moving it starts the count of views over.
 func (rd *Reader) advance(ops int) {
+	if ops == 0 {
+		return
+	}
+	rd.st.View = 0
 	p := rd.p
 	if p.MaxOpsPerInst == 1 {
 		rd.st.Addr += uint64(p.MinInstLength * ops)
@@ -198,9 +202,6 @@ func (rd *Reader) advance(ops int) {
 
 // emit sets *row to the registers, then clears those that last one row.
 func (rd *Reader) emit(row *Row) {
-	if rd.st.Addr != rd.viewAddr {
-		rd.viewAddr, rd.st.View = rd.st.Addr, 0
-	}
 	*row = rd.st
 	rd.st.View++
 	rd.st.BasicBlock = false
