@@ -9,11 +9,7 @@
 // .debug_addr). Corrupt input ends a list early; no function panics.
 package loclist
 
-import (
-	"encoding/binary"
-
-	"github.com/binscope/binscope/internal/leb128"
-)
+import "encoding/binary"
 
 // Entry is one entry of a location list: Expr, a DWARF expression, says
 // where the value lives for addresses in [Lo, Hi). A default location
@@ -84,6 +80,10 @@ const (
 	lleBaseAddress
 	lleStartEnd
 	lleStartLength
+	// lleGNUViewPair (DW_LLE_GNU_view_pair, GCC's
+	// -gvariable-location-views=incompat5) gives the views of the entry
+	// after it: two ULEB128 numbers.
+	lleGNUViewPair = 0x09
 )
 
 // Index is the offset in .debug_loclists (b) of list i of a unit whose
@@ -122,6 +122,10 @@ func Dwarf5(b []byte, off int64, base uint64, addrSize int, order binary.ByteOrd
 			continue
 		case lleBaseAddress:
 			base = r.Addr()
+			continue
+		case lleGNUViewPair:
+			r.Uleb()
+			r.Uleb()
 			continue
 		case lleStartxEndx:
 			lo = index()
@@ -191,15 +195,22 @@ func (r *Reader) Byte() byte {
 	return c
 }
 
-// Uleb reads an unsigned LEB128 number.
+// Uleb reads an unsigned LEB128 number; bits past the 64th are dropped.
 func (r *Reader) Uleb() uint64 {
-	v, n := leb128.Uint(r.B)
-	if n <= 0 {
-		r.OK = false
-		return 0
+	var v uint64
+	var shift uint
+	for i, c := range r.B {
+		if shift < 64 {
+			v |= uint64(c&0x7f) << shift
+		}
+		shift += 7
+		if c&0x80 == 0 {
+			r.B = r.B[i+1:]
+			return v
+		}
 	}
-	r.B = r.B[n:]
-	return v
+	r.OK = false
+	return 0
 }
 
 // Addr reads an address of AddrSize bytes.

@@ -75,6 +75,30 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// TestStdlibLeaves: the DWARF line table and location list decoders
+// import the standard library alone, and not debug/dwarf (the oracle of
+// their tests), as delve's line and loclist packages stand apart.
+func TestStdlibLeaves(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "./dwarf/line", "./dwarf/loclist")
+	cmd.Dir = testutil.Root(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("go list: %q", out)
+	}
+	for _, l := range lines {
+		pkg, imports, _ := strings.Cut(l, ": ")
+		for _, imp := range strings.Fields(imports) {
+			if strings.Contains(imp, ".") || imp == "debug/dwarf" {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}
+
 // TestGopaholeLinks: gopahole reads types and prints them; it links no
 // runtime (attaching, the agent's metrics and profiles), no BPF program
 // generation and no instruction decoder. cilium's asm comes with its btf
