@@ -84,7 +84,8 @@ func printFound(t *testing.T, spec *types.Spec, name string) string {
 // which the index cache then keeps) and warm (from the cache, a few
 // units indexed), prints each class exactly as the full conversion (the
 // oracle: every type whole) prints it, on the cpp-real fixture and
-// libstdc++'s debug file.
+// libstdc++'s debug file, and the same compressed; at least half of each
+// input's lookups warm.
 func TestSavedLookupCPlusPlus(t *testing.T) {
 	t.Setenv("BINSCOPE_INDEX_CACHE", t.TempDir())
 	inputs := []struct {
@@ -93,9 +94,13 @@ func TestSavedLookupCPlusPlus(t *testing.T) {
 	}{
 		{testutil.Fixture(t, "cpp-real").Path, 30},
 		{testutil.DebugFile(testutil.RealBinary(t, "libstdc++")), 12},
+		// Compressed: the cold lookup outlines it as it inflates, and
+		// the warm ones read that outline.
+		{libstdcxxCompressed(t), 12},
 	}
 	warmRuns := 0
 	for _, in := range inputs {
+		warmBefore := warmRuns
 		full, names := sampleClasses(t, in.path, &Options{Methods: true}, in.samples)
 		for _, name := range names {
 			opts := &Options{Methods: true, Pointees: true}
@@ -121,10 +126,20 @@ func TestSavedLookupCPlusPlus(t *testing.T) {
 				t.Errorf("%s: warm lookup prints\n%s\nthe full conversion\n%s", name, got, want)
 			}
 		}
+		if warmRuns-warmBefore < in.samples/2 {
+			t.Errorf("%s: %d warm lookups of %d, want half", in.path, warmRuns-warmBefore, in.samples)
+		}
 	}
 	if warmRuns < 30 {
 		t.Errorf("%d warm lookups, want 30", warmRuns)
 	}
+}
+
+// libstdcxxCompressed is libstdc++'s debug file with its DWARF
+// compressed by objcopy.
+func libstdcxxCompressed(t *testing.T) string {
+	bin, _ := compressedCopy(t, testutil.DebugFile(testutil.RealBinary(t, "libstdc++")))
+	return bin
 }
 
 // printLayout is what gopahole -C name prints of spec.

@@ -211,11 +211,29 @@ func closeFiles(ef, df *elfx.File) {
 
 // newFileFrom reads the DWARF of df, the debug file of ef.
 func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
-	f := makeFile(ef, df, opts)
-	var save func()
+	f, save := startFile(ef, df, opts)
+	if err := f.finishOpen(save); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// startFile is the File of ef's DWARF, read from df, before its DWARF
+// data is made (finishOpen): with SavedSections its compressed sections
+// come from the index cache, or are being inflated into a new entry,
+// which save commits (see useSavedSections).
+func startFile(ef, df *elfx.File, opts *Options) (f *File, save func()) {
+	f = makeFile(ef, df, opts)
 	if f.opts.SavedSections {
 		save = f.useSavedSections()
 	}
+	return f, save
+}
+
+// finishOpen makes the DWARF data of f, which startFile began, and
+// commits the sections entry save is for (an entry not read whole is
+// dropped).
+func (f *File) finishOpen(save func()) error {
 	if save != nil && f.opts.outlineAhead {
 		f.ahead = f.outlineAhead()
 	}
@@ -231,12 +249,22 @@ func newFileFrom(ef, df *elfx.File, opts *Options) (*File, error) {
 	}
 	if err != nil {
 		f.saving.Wait()
-		return nil, err
+		return err
 	}
 	f.Data = d
 	f.primeUnits()
 	f.openAlt()
-	return f, nil
+	return nil
+}
+
+// dropStart ends f, which startFile began, unused: the sections stop
+// inflating ahead and the entry begun for them is dropped.
+func (f *File) dropStart(save func()) {
+	f.Debug.StopAhead()
+	if save != nil {
+		save()
+	}
+	f.saving.Wait()
 }
 
 // makeFile is the File of ef's DWARF, read from df; Data is the

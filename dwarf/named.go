@@ -37,19 +37,21 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 	if spec, ok := savedNamed(ef, df, names, opts); ok {
 		return spec, nil
 	}
-	if spec, ok := namedPrefix(ef, df, names, opts); ok {
-		closeFiles(ef, df)
-		return spec, nil
-	}
 	// The compressed sections from the index cache, or inflated into
-	// it, as the lookup from the cache wants them next time.
+	// it, as the lookup from the cache wants them next time: ahead, on
+	// another core, while namedPrefix reads their start.
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	o.SavedSections, o.outlineAhead = true, true
-	f, err := newFileFrom(ef, df, &o)
-	if err != nil {
+	f, save := startFile(ef, df, &o)
+	if spec, ok := namedPrefix(ef, df, names, opts); ok {
+		f.dropStart(save)
+		closeFiles(ef, df)
+		return spec, nil
+	}
+	if err := f.finishOpen(save); err != nil {
 		closeFiles(ef, df)
 		return nil, err
 	}

@@ -67,7 +67,7 @@ func TestOutlineMatchesIndex(t *testing.T) {
 // the outline that the whole file's pass makes with the cache off: each
 // listed name's units, and each class's first definition.
 func TestOutlineAhead(t *testing.T) {
-	bin, _ := compressedCopy(t, testutil.DebugFile(testutil.RealBinary(t, "libstdc++")))
+	bin := libstdcxxCompressed(t)
 	defer func(n uint64) { aheadParts = n }(aheadParts)
 	aheadParts = 7
 	f, err := Open(bin, &Options{SavedSections: true, outlineAhead: true})

@@ -16,9 +16,8 @@ import "errors"
 // DWARF data of a prefix (its units' headers and abbreviations parsed).
 var aheadParts = uint64(6)
 
-// outlineAhead starts inflating f's compressed DWARF sections ahead and
-// outlines .debug_info as it inflates (see above), before f's DWARF data
-// is made; nil when the file cannot be read so (an object file, type
+// outlineAhead outlines .debug_info as it inflates ahead (see above and
+// File.inflateAhead), before f's DWARF data is made; nil when the file cannot be read so (an object file, type
 // units, a dwz alternate file, a section inflated on the heap), or a part
 // fails: the outline of the whole file then runs as before, and reports
 // what failed.
@@ -29,13 +28,8 @@ func (f *File) outlineAhead() (ix *index) {
 	}
 	info, err := df.LazySection(".debug_info")
 	if err != nil || !df.InflateAhead(".debug_info") {
-		return nil
+		return nil // inflated on the heap, as read: no other core at work
 	}
-	var rest []string
-	for name := range df.CompressedDWARF() {
-		rest = append(rest, name)
-	}
-	df.InflateAhead(rest...)
 	defer func() { f.Data = nil }() // the caller's to set, over the whole file
 	part := max(info.Size()/aheadParts, 1)
 	for start := uint64(0); start < info.Size(); {

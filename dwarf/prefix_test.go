@@ -5,11 +5,13 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/testutil"
 	"github.com/binscope/binscope/types"
@@ -125,6 +127,29 @@ func TestLookupStopsEarly(t *testing.T) {
 	if early < len(names)/2 {
 		t.Errorf("%d of %d lookups stopped early", early, len(names))
 	}
+}
+
+// TestLookupStopsEarlyCached: LoadNamed of link_map on glibc's debug
+// file with the index cache on, where the sections begin inflating ahead
+// into a new entry before the prefix answers, gives the types the full
+// read gives, and leaves no entry begun in the cache (dropped, or whole).
+func TestLookupStopsEarlyCached(t *testing.T) {
+	path := testutil.DebugFile(testutil.RealBinary(t, "libc"))
+	dir := t.TempDir()
+	t.Setenv(cache.Env, dir)
+	spec, err := LoadNamed(path, []string{"link_map"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := printSpec(spec), printSpec(readWhole(t, path, "link_map")); got != want || got == "" {
+		t.Errorf("link_map: looked up\n%s\nread whole\n%s", got, want)
+	}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".tmp") {
+			t.Errorf("%s: an entry begun left in the cache", p)
+		}
+		return nil
+	})
 }
 
 // readWhole looks name up over the whole of .debug_info (as LoadNamed

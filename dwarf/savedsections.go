@@ -136,6 +136,9 @@ func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection
 		}
 	}
 	f.mapped, f.sectionsSaved = e.Data, true
+	if f.opts.outlineAhead {
+		f.inflateAhead(secs)
+	}
 	f.saving.Add(1)
 	return func() {
 		inflated := f.Debug.InflatedSections()
@@ -150,6 +153,27 @@ func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection
 			e.Commit()
 		}()
 	}
+}
+
+// inflateAhead has the sections secs inflated ahead into the entry:
+// .debug_info on a goroutine of its own, the others one after another
+// on another, those a scan reads first (abbreviations, strings) first.
+func (f *File) inflateAhead(secs []savedSection) {
+	rank := func(name string) int {
+		if i := slices.Index([]string{".debug_abbrev", ".debug_str", ".debug_line_str"}, name); i >= 0 {
+			return i
+		}
+		return 3
+	}
+	var rest []string
+	for _, s := range secs {
+		if s.name != ".debug_info" {
+			rest = append(rest, s.name)
+		}
+	}
+	slices.SortStableFunc(rest, func(a, b string) int { return rank(a) - rank(b) })
+	f.Debug.InflateAhead(".debug_info")
+	f.Debug.InflateAhead(rest...)
 }
 
 // evict drops the pages of b from the process's memory when b lies in

@@ -2,6 +2,7 @@ package elfx
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -119,14 +120,17 @@ func (f *File) InflateInto(name string, dst []byte) bool {
 }
 
 // InflateAhead inflates the rest of each compressed section of names
-// whose buffer InflateInto gave, on a goroutine of its own, a step at a
-// time: a reader asking for a prefix (Lazy.Prefix, DWARFPrefix) waits
-// for that much only, and reads it while the rest inflates on another
-// core. Sections without such a buffer (inflated on the heap, which
-// grows as read) are left to be read as asked. It reports whether each
-// section of names is so inflated, or read whole already.
+// whose buffer InflateInto gave, one after another, on a goroutine of
+// their own, a step at a time: a reader asking for a prefix
+// (Lazy.Prefix, DWARFPrefix) waits for that much only, and reads it
+// while the rest inflates on another core. Sections without such a
+// buffer (inflated on the heap, which grows as read) are left to be read
+// as asked. It reports whether each section of names is so inflated, or
+// read whole already. StopAhead stops it.
 func (f *File) InflateAhead(names ...string) bool {
 	all := true
+	var ls []*Lazy
+	var ns []string
 	for _, name := range names {
 		l, err := f.lazySection(name)
 		if err != nil {
@@ -136,13 +140,35 @@ func (f *File) InflateAhead(names ...string) bool {
 		l.mu.Lock()
 		if !l.ahead && l.r != nil && l.err == nil && uint64(cap(l.buf)) == l.size && uint64(len(l.buf)) < l.size {
 			l.ahead, l.grown = true, sync.NewCond(&l.mu)
-			go l.inflateAhead(f.Path, name)
+			ls, ns = append(ls, l), append(ns, name)
 		}
 		all = all && (l.ahead || uint64(len(l.buf)) == l.size)
 		l.mu.Unlock()
 	}
+	if len(ls) > 0 {
+		go func() {
+			for i, l := range ls {
+				l.inflateAhead(f.Path, ns[i])
+			}
+		}()
+	}
 	return all
 }
+
+// StopAhead stops inflating ahead (InflateAhead) at the next step: the
+// sections not inflated whole then end with an error.
+func (f *File) StopAhead() {
+	f.lazyMu.Lock()
+	defer f.lazyMu.Unlock()
+	for _, l := range f.lazy {
+		l.mu.Lock()
+		l.stop = true
+		l.mu.Unlock()
+	}
+}
+
+// errStopped ends a section StopAhead stopped.
+var errStopped = errors.New("inflating stopped")
 
 // aheadStep is how many bytes InflateAhead inflates between telling the
 // readers waiting.
@@ -166,6 +192,9 @@ func (l *Lazy) inflateAhead(path, name string) {
 		sectionBytes.Add(uint64(k))
 		l.mu.Lock()
 		l.buf = buf[:at]
+		if err == nil && l.stop && at < len(buf) {
+			err = errStopped
+		}
 		if err != nil {
 			l.err = fmt.Errorf("%d of %d bytes read: %v", at, l.size, err)
 		} else if at == len(buf) {

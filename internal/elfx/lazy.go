@@ -34,6 +34,7 @@ type Lazy struct {
 	// InflateAhead); readers wait on grown for the bytes they ask.
 	ahead bool
 	grown *sync.Cond
+	stop  bool // StopAhead was called
 }
 
 // ErrNoSection is returned by LazySection for a section the file lacks.
