@@ -196,7 +196,7 @@ func (f *File) decodeLoc(u *unitCtx, expr, frameBase []byte) types.Loc {
 	return dwexpr.Decode(expr, &dwexpr.Options{
 		Arch: a, AddrSize: int(f.ELF.PointerSize()), Order: f.order(), FrameBase: frameBase,
 		Addrx:    func(i uint64) (uint64, bool) { return f.addrx(u, i) },
-		BaseType: func(off uint64) (int64, bool, bool, bool) { return f.baseType(header + off) },
+		BaseType: func(off uint64) (int64, bool, bool, bool) { return f.baseType(header, header+off) },
 		Unit:     header,
 	})
 }
@@ -243,18 +243,37 @@ func (f *File) unitAddrSize(off dwarf.Offset) int {
 	return int(info[o+10]) // length, version, abbreviations' offset, address size
 }
 
-// baseType describes the base type whose entry is at off (for typed DWARF
-// expression operations): its size, and whether it is signed or a
-// floating-point type.
-func (f *File) baseType(off uint64) (size int64, signed, float, ok bool) {
-	r := f.Data.Reader()
-	r.Seek(dwarf.Offset(off))
-	e, err := r.Next()
-	if err != nil || e == nil || e.Offset != dwarf.Offset(off) || e.Tag != dwarf.TagBaseType {
+// baseType describes the base type whose entry is at off in the unit
+// whose header is at header (for typed DWARF expression operations): its
+// size, and whether it is signed or a floating-point type. The scanner
+// reads the one entry.
+func (f *File) baseType(header, off uint64) (size int64, signed, float, ok bool) {
+	s := f.newScan()
+	if header >= uint64(len(s.info)) {
 		return 0, false, false, false
 	}
-	size, _ = e.Val(dwarf.AttrByteSize).(int64)
-	enc, _ := e.Val(dwarf.AttrEncoding).(int64)
+	s.pos = int(header)
+	if s.unit() != nil || off < uint64(s.pos) || off >= uint64(s.u.end) {
+		return 0, false, false, false
+	}
+	s.pos = int(off)
+	d, found, err := s.next()
+	if err != nil || !found || d.tag != dwarf.TagBaseType {
+		return 0, false, false, false
+	}
+	var enc int64
+	pos := d.attrs
+	for _, sp := range d.decl.specs {
+		switch sp.attr {
+		case dwarf.AttrByteSize:
+			size, _ = s.constant(pos, sp)
+		case dwarf.AttrEncoding:
+			enc, _ = s.constant(pos, sp)
+		}
+		if pos, err = s.skip(pos, sp); err != nil {
+			return 0, false, false, false
+		}
+	}
 	switch enc {
 	case 0x05, 0x06, 0x0d: // DW_ATE_signed, signed_char, signed_fixed
 		signed = true
