@@ -81,7 +81,7 @@ compare() {
 	pm=$(cut -d' ' -f2 "$out/$name.theirs" | median)
 	pc=$(cut -d' ' -f3 "$out/$name.theirs" | median)
 	local limits
-	limits=$(limits "$ot" "$om")
+	limits=$(limits "$ot" "$om" "$pt" "$oc" "$pc")
 	record "$name" "$runs" "$(basename "$ours")" "$ot" "$om" "$oc" "$peer" "$pt" "$pm" "$pc" ${limits:+"$limits"}
 	awk -v n="$name" -v o="$(basename "$ours")" -v p="$peer" -v ot="$ot" -v om="$om" -v oc="$oc" -v pt="$pt" -v pm="$pm" -v pc="$pc" 'BEGIN {
 		printf "%-15s %s %6.3f s %7.1f MB cpu %5.2f s | %s %6.3f s %7.1f MB cpu %5.2f s | time ratio %.2f, cpu %.2f\n",
@@ -91,11 +91,19 @@ compare() {
 	[ -z "$limits" ] || echo "$name: limits: $limits"
 }
 
-# limits SECONDS MAXRSS_KB: our median time and max RSS against the
-# limits $limit_s and $limit_mb, when set (a row's goal): "max RSS 2810 MB
-# of at most 1024: over; ...", or nothing.
+# limits SECONDS MAXRSS_KB PEER_SECONDS CPU PEER_CPU: our median time and
+# max RSS against the limits $limit_s and $limit_mb, and our times over
+# the peer's (wall and CPU) against $limit_ratio, when set (a row's goal):
+# "max RSS 2810 MB of at most 1024: over; ...", or nothing.
 limits() {
 	local out=() mb=$(($2 / 1024))
+	if [ -n "${limit_ratio:-}" ]; then
+		out+=("$(awk -v t="$1" -v p="$3" -v c="$4" -v pc="$5" -v l="$limit_ratio" 'BEGIN {
+			rt = t / p; rc = (pc > 0 ? c / pc : 0)
+			printf "time ratio %.2f and CPU ratio %.2f of at most %s: %s", rt, rc, l,
+				(rt <= l && rc <= l ? "met" : rt <= l ? "met in time, over in CPU" : rc <= l ? "met in CPU, over in time" : "over")
+		}')")
+	fi
 	if [ -n "${limit_mb:-}" ]; then
 		out+=("max RSS $mb MB of at most $limit_mb: $( ((mb <= limit_mb)) && echo met || echo over)")
 	fi

@@ -107,8 +107,9 @@ type File struct {
 	// alt.go); altMissing says why it could not be opened.
 	alt        *File
 	altMissing string
-	// saving counts the index cache entries being written (Close waits).
-	saving sync.WaitGroup
+	// saving counts the index cache entries being written (Close waits);
+	// writing, the "types" entry being made, which waits for those.
+	saving, writing sync.WaitGroup
 	// mapped is the index cache entry the sections are read from, when
 	// they are (SavedSections): a stream evicts its pages as it drops
 	// units.
@@ -312,6 +313,7 @@ func noDebugInfo(ef *elfx.File, tried []string) error {
 
 // Close releases the files.
 func (f *File) Close() error {
+	f.writing.Wait()
 	f.saving.Wait()
 	if f.alt != nil {
 		f.alt.Close()

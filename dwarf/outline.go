@@ -163,8 +163,14 @@ func (f *File) outlined(names []string) (spec *types.Spec, ok bool, err error) {
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	save := f.startSave()
-	defer save.writeOutline(si, ix)
+	if save := f.startSave(); save != nil {
+		// The "types" entry is made while the names' types convert.
+		f.writing.Add(1)
+		go func() {
+			defer f.writing.Done()
+			save.writeOutline(si, ix)
+		}()
+	}
 	if !outlineUnits(si, ix, names) {
 		return nil, false, nil
 	}
