@@ -203,6 +203,8 @@ func altRef(e *dwarf.Entry, a dwarf.Attr) (dwarf.Offset, bool) {
 		return 0, false
 	}
 	switch v := fl.Val.(type) {
+	case dwarf.Offset: // as resolveAlt gives it
+		return v &^ altBit, fl.Class == dwarf.ClassReference && v&altBit != 0
 	case int64:
 		return dwarf.Offset(v), fl.Class == dwarf.ClassReferenceAlt
 	case uint32:
@@ -228,7 +230,7 @@ func (c *converter) altType(off dwarf.Offset, depth int) (types.Type, error) {
 func (f *File) importedUnits() (map[dwarf.Offset]bool, error) {
 	out := map[dwarf.Offset]bool{}
 	var todo []dwarf.Offset
-	r := f.Data.Reader()
+	r := f.dieReader()
 	for {
 		cu, err := r.Next()
 		if err != nil {
@@ -261,7 +263,7 @@ func (f *File) importedUnits() (map[dwarf.Offset]bool, error) {
 	}
 	// Partial units of the alternate file import others of it.
 	if f.alt != nil {
-		ar := f.alt.Data.Reader()
+		ar := f.alt.dieReader()
 		for len(todo) > 0 {
 			off := todo[len(todo)-1]
 			todo = todo[:len(todo)-1]

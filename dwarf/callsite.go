@@ -53,7 +53,7 @@ const (
 // CallSites returns the call sites of the compile unit holding pc (read
 // once per unit), in DIE order.
 func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
-	r := f.Data.Reader()
+	r := f.dieReader()
 	cu, err := r.SeekPC(pc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, pc)
@@ -150,7 +150,7 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 // unitNext is the next entry of the compile unit r walks (the n-th read,
 // at nesting depth), or nil at the unit's end; a tree too deep or too
 // long for a compiler's is an error.
-func (f *File) unitNext(r *dwarf.Reader, n, depth int) (*dwarf.Entry, error) {
+func (f *File) unitNext(r *dieReader, n, depth int) (*dwarf.Entry, error) {
 	if n > 1<<24 || depth > maxNesting {
 		return nil, f.infoError(noOffset, errEndless)
 	}

@@ -24,7 +24,7 @@ type dieEntries struct {
 	f        *File
 	w        walk
 	sc       *scan
-	r        *dwarf.Reader
+	dd       *entryDecoder // decodes the DIEs read whole (full)
 	last     die
 	scratchE dwarf.Entry
 	field    [1]dwarf.Field
@@ -42,7 +42,8 @@ type dieEntries struct {
 
 // dieEntries starts a walk of kind w.
 func (f *File) dieEntries(w walk) *dieEntries {
-	return &dieEntries{f: f, w: w, sc: f.newScan(), r: f.Data.Reader(), strs: f.strSections()}
+	sc := f.newScan()
+	return &dieEntries{f: f, w: w, sc: sc, dd: f.newDecoder(sc), strs: f.strSections()}
 }
 
 // next returns the next entry, nil at the end. params asks for a formal
@@ -120,15 +121,13 @@ func (de *dieEntries) declaration() (decl, ok bool) {
 // scratch reports whether e is the scratch entry next reuses.
 func (de *dieEntries) scratch(e *dwarf.Entry) bool { return e == &de.scratchE }
 
-// full decodes d through debug/dwarf, checking that it is the DIE the
-// scan saw.
+// full decodes d, the DIE the scan just read, whole; a DIE it cannot
+// decode is errScan (the walk loses its unit: see lostUnit).
 func (de *dieEntries) full(d die) (*dwarf.Entry, error) {
-	de.r.Seek(d.off)
-	e, err := de.r.Next()
-	if err != nil || e == nil || e.Offset != d.off || e.Tag != d.tag || e.Children != d.children {
+	e, err := de.dd.decode(d)
+	if err != nil {
 		return nil, errScan
 	}
-	de.f.resolveAlt(e)
 	return e, nil
 }
 

@@ -87,9 +87,9 @@ type File struct {
 	Path  string
 
 	opts Options
-	// cacheMu is held over the caches of units' files, line tables and
-	// call sites and of sections: walks and parameter fills run on every
-	// core.
+	// cacheMu is held over the caches of units, units' files, line
+	// tables and call sites and of sections: walks and parameter fills
+	// run on every core.
 	cacheMu    sync.Mutex
 	lineFiles  map[dwarf.Offset][]string
 	lineTables map[dwarf.Offset]*line.Table // each unit's, read once
@@ -101,6 +101,11 @@ type File struct {
 	paramsMu   sync.Mutex
 	fillers    []*paramFiller // one per Functions walk with Params (see FillParams)
 	unitOnce   sync.Once
+	// infoUnits are the units of .debug_info (see units), read from
+	// infoLen bytes at infoOf (under cacheMu).
+	infoUnits  []infoUnit
+	infoOf     *byte
+	infoLen    int
 	abbrevs    *abbrevTables // parsed by the scans (see scan)
 	unitRanges []unitRange   // every unit's address ranges, sorted (see unitAt)
 	// alt is the dwz alternate file .gnu_debugaltlink names (see
@@ -401,6 +406,12 @@ func (f *File) infoError(off dwarf.Offset, err error) error {
 		o = elfx.NoOffset
 	}
 	return elfx.Decode(f.Path, ".debug_info", o, err)
+}
+
+// sectionError is a *elfx.DecodeError for the record at off in section
+// sec.
+func (f *File) sectionError(sec string, off int64, format string, args ...any) error {
+	return elfx.Decode(f.Path, sec, uint64(off), fmt.Errorf(format, args...))
 }
 
 // noOffset is an offset infoError does not know.

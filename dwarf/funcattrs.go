@@ -244,7 +244,7 @@ func (de *dieEntries) attrRanges(e *dwarf.Entry, a fnAttrs) ([][2]uint64, error)
 		if err != nil {
 			return nil, err
 		}
-		return de.f.Data.Ranges(full) // and the error it says
+		return de.f.ranges(full) // and the error it says
 	}
 	return out, nil
 }

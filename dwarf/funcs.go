@@ -209,7 +209,7 @@ func (f *File) joinWalks(o FuncOptions, ws []walked) (fns []*types.Func, err err
 // unitsFor is the set of compile units a walk for the function at addr
 // reads (see FuncOptions.At).
 func (f *File) unitsFor(addr uint64) (map[dwarf.Offset]bool, error) {
-	cu, err := f.Data.Reader().SeekPC(addr)
+	cu, err := f.dieReader().SeekPC(addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, addr)
 	}

@@ -42,7 +42,7 @@ func (f *File) Global(pc uint64, name string) (v types.Var, ok bool, err error) 
 		}
 		return ok
 	}
-	r := f.Data.Reader()
+	r := f.dieReader()
 	if cu, err := r.SeekPC(pc); err == nil {
 		if err := f.unitVars(r, pc, false, find, cu); ok || err != nil {
 			return v, ok, err
@@ -60,14 +60,14 @@ func (f *File) Global(pc uint64, name string) (v types.Var, ok bool, err error) 
 // returns true: of the units given, which r has just returned (r then
 // ends past them), or of every unit with r nil. vw reads the variable in
 // its unit, for a probe at pc.
-func (f *File) unitVars(r *dwarf.Reader, pc uint64, deep bool, fn func(vw *varsWalker, e *dwarf.Entry, prefix string) bool, units ...*dwarf.Entry) error {
+func (f *File) unitVars(r *dieReader, pc uint64, deep bool, fn func(vw *varsWalker, e *dwarf.Entry, prefix string) bool, units ...*dwarf.Entry) error {
 	c, err := f.typeConverter()
 	if err != nil {
 		return err
 	}
 	all := r == nil
 	if all {
-		r = f.Data.Reader()
+		r = f.dieReader()
 	}
 	for i := 0; all || i < len(units); i++ {
 		cu := (*dwarf.Entry)(nil)
@@ -93,7 +93,7 @@ func (f *File) unitVars(r *dwarf.Reader, pc uint64, deep bool, fn func(vw *varsW
 // staticVars calls fn with the variables with a location among the children of
 // the entry r has just returned (see unitVars); r ends past them unless
 // fn stops the walk.
-func (vw *varsWalker) staticVars(r *dwarf.Reader, prefix string, deep bool, fn func(vw *varsWalker, e *dwarf.Entry, prefix string) bool) (stop bool, err error) {
+func (vw *varsWalker) staticVars(r *dieReader, prefix string, deep bool, fn func(vw *varsWalker, e *dwarf.Entry, prefix string) bool) (stop bool, err error) {
 	for {
 		e, err := r.Next()
 		if err != nil || e == nil || e.Tag == 0 {
@@ -125,7 +125,7 @@ func (vw *varsWalker) staticVars(r *dwarf.Reader, prefix string, deep bool, fn f
 
 // childDeclTags are the decl tags among the children of the entry r has
 // just returned; r ends past them.
-func childDeclTags(r *dwarf.Reader) (tags []string, err error) {
+func childDeclTags(r *dieReader) (tags []string, err error) {
 	for {
 		e, err := r.Next()
 		if err != nil || e == nil || e.Tag == 0 {

@@ -220,7 +220,7 @@ func (f *File) indexWith(r *dieEntries) (*index, error) { return f.buildIndex(r,
 // File.outline; with names, the units of each name).
 func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 	b := &indexer{f: f, ix: &index{}}
-	b.lazy = &lazyEntries{f: f, r: f.Data.Reader(), ix: b.ix}
+	b.lazy = &lazyEntries{f: f, ix: b.ix}
 	b.ix.lazy = []*lazyEntries{b.lazy}
 	if outlined {
 		b.ix.out = &outline{shapes: map[dwarf.Offset]savedDef{}}
@@ -316,14 +316,14 @@ func (ix *index) drop(m indexMark) {
 type lazyEntries struct {
 	f  *File
 	mu sync.Mutex
-	r  *dwarf.Reader
-	ix *index // the index holding the nodes (after joinIndex, the joined one)
+	r  *dieReader // made when first needed
+	ix *index     // the index holding the nodes (after joinIndex, the joined one)
 	// de decodes a DIE from the scan's bytes (see quickEntry), in the
 	// unit at de.sc.u.start.
 	de *dieEntries
 }
 
-// entry is n's DIE. A DIE debug/dwarf cannot decode, or that is not the
+// entry is n's DIE. A DIE the reader cannot decode, or that is not the
 // one the scan saw, is a *elfx.DecodeError naming its offset.
 func (n *node) entry() (*dwarf.Entry, error) {
 	if n.lazy == nil {
@@ -337,6 +337,9 @@ func (n *node) entry() (*dwarf.Entry, error) {
 			n.ent = e
 			return e, nil
 		}
+		if l.r == nil {
+			l.r = l.f.dieReader()
+		}
 		l.r.Seek(n.off)
 		e, err := l.r.Next()
 		if err != nil || e == nil || e.Offset != n.off || e.Tag != n.tag {
@@ -345,7 +348,6 @@ func (n *node) entry() (*dwarf.Entry, error) {
 			}
 			return nil, l.f.decodeError(n.off, "cannot decode the %v entry: %v", n.tag, err)
 		}
-		l.f.resolveAlt(e)
 		n.ent = e
 	}
 	return n.ent, nil
@@ -539,7 +541,7 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 	// type: a C++ program indexes thousands (lambdas' closure types).
 	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}, slab: ix.localSlab, r: r}
 	if len(ix.lazy) == 0 {
-		ix.lazy = append(ix.lazy, &lazyEntries{f: f, r: f.Data.Reader(), ix: ix})
+		ix.lazy = append(ix.lazy, &lazyEntries{f: f, ix: ix})
 	}
 	b.lazy = ix.lazy[0]
 	defer func() { ix.localSlab = b.slab }()

@@ -131,7 +131,7 @@ func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *t
 // unitEntries lists the compile units, reading only their first entries.
 func (f *File) unitEntries() ([]unitSpan, error) {
 	var units []unitSpan
-	r := f.Data.Reader()
+	r := f.dieReader()
 	for {
 		e, err := r.Next()
 		if err != nil {
@@ -162,7 +162,7 @@ func (f *File) indexUnit(ix *index, u int, span unitSpan) error {
 	if span.end != 0 {
 		r.sc.limit = int(span.end)
 	}
-	lazy := &lazyEntries{f: f, r: f.Data.Reader(), ix: ix}
+	lazy := &lazyEntries{f: f, ix: ix}
 	ix.lazy = append(ix.lazy, lazy)
 	b := &indexer{f: f, ix: ix, unit: int32(u), lazy: lazy, r: r}
 	for first := true; ; first = false {

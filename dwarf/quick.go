@@ -212,10 +212,16 @@ func (de *dieEntries) index(pos int, sp attrSpec) (uint64, int, bool) {
 
 // addrx is entry i of the unit's .debug_addr table.
 func (de *dieEntries) addrx(i uint64) (uint64, bool) {
-	if !de.unit.hasAddrBase {
+	return de.unit.addrx(i, de.sc.u.addrSize, de.sc.order)
+}
+
+// addrx is entry i of the unit's .debug_addr table, of addresses of size
+// bytes.
+func (u *quickUnit) addrx(i uint64, size int, order binary.ByteOrder) (uint64, bool) {
+	if !u.hasAddrBase {
 		return 0, false
 	}
-	return addrEntry(de.unit.addr, de.unit.addrBase, i, de.sc.u.addrSize, de.sc.order)
+	return addrEntry(u.addr, u.addrBase, i, size, order)
 }
 
 // DW_RLE_* codes.
@@ -232,26 +238,32 @@ const (
 
 // rnglist reads the DWARF 5 range list at off in .debug_rnglists.
 func (de *dieEntries) rnglist(off int64, ret [][2]uint64) ([][2]uint64, bool) {
-	b := de.unit.rnglists
+	return de.unit.rnglist(off, ret, de.sc.u.addrSize, de.sc.order)
+}
+
+// rnglist reads the DWARF 5 range list at off in .debug_rnglists, in a
+// unit of addresses of size bytes.
+func (u *quickUnit) rnglist(off int64, ret [][2]uint64, size int, order binary.ByteOrder) ([][2]uint64, bool) {
+	b := u.rnglists
 	if off < 0 || off >= int64(len(b)) {
 		return nil, false
 	}
 	b = b[off:]
-	r := loclist.Reader{B: b, Order: de.sc.order, AddrSize: de.sc.u.addrSize, OK: true}
-	base := de.unit.base
+	r := loclist.Reader{B: b, Order: order, AddrSize: size, OK: true}
+	base := u.base
 	for n := 0; n < loclist.MaxEntries && r.OK; n++ {
 		switch r.Byte() {
 		case rleEndOfList:
 			return ret, r.OK
 		case rleBaseAddressx:
-			base, r.OK = de.addrx(r.Uleb())
+			base, r.OK = u.addrx(r.Uleb(), size, order)
 		case rleStartxEndx:
-			lo, ok1 := de.addrx(r.Uleb())
-			hi, ok2 := de.addrx(r.Uleb())
+			lo, ok1 := u.addrx(r.Uleb(), size, order)
+			hi, ok2 := u.addrx(r.Uleb(), size, order)
 			r.OK = r.OK && ok1 && ok2
 			ret = append(ret, [2]uint64{lo, hi})
 		case rleStartxLength:
-			lo, ok := de.addrx(r.Uleb())
+			lo, ok := u.addrx(r.Uleb(), size, order)
 			r.OK = r.OK && ok
 			ret = append(ret, [2]uint64{lo, lo + r.Uleb()})
 		case rleOffsetPair:
@@ -274,13 +286,18 @@ func (de *dieEntries) rnglist(off int64, ret [][2]uint64) ([][2]uint64, bool) {
 
 // rangeList reads the DWARF 4 range list at off in .debug_ranges.
 func (de *dieEntries) rangeList(off int64, ret [][2]uint64) ([][2]uint64, bool) {
-	b := de.unit.ranges
+	return de.unit.rangeList(off, ret, de.sc.u.addrSize, de.sc.order)
+}
+
+// rangeList reads the DWARF 4 range list at off in .debug_ranges, in a
+// unit of addresses of sz bytes.
+func (u *quickUnit) rangeList(off int64, ret [][2]uint64, sz int, order binary.ByteOrder) ([][2]uint64, bool) {
+	b := u.ranges
 	if off < 0 || off > int64(len(b)) {
 		return nil, false
 	}
-	sz := de.sc.u.addrSize
-	r := loclist.Reader{B: b[off:], Order: de.sc.order, AddrSize: sz, OK: true}
-	base := de.unit.base
+	r := loclist.Reader{B: b[off:], Order: order, AddrSize: sz, OK: true}
+	base := u.base
 	for len(r.B) > 0 && r.OK {
 		lo, hi := r.Addr(), r.Addr()
 		switch {

@@ -41,6 +41,7 @@ var errScan = errors.New("DIE scan out of step")
 // scanHeader is the header of the unit being scanned.
 type scanHeader struct {
 	start, end int // the unit's header and the offset after it
+	first      int // the unit's first DIE
 	version    int
 	addrSize   int
 	offSize    int
@@ -408,8 +409,9 @@ func (s *scan) header() (uint64, error) {
 	default:
 		return 0, errScan
 	}
+	u.first = u.end - len(b)
 	s.u = u
-	s.pos = u.end - len(b)
+	s.pos = u.first
 	return abbrevOff, nil
 }
 

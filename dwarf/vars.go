@@ -15,7 +15,7 @@ import (
 // an empty Loc (optimised out there).
 func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 	defer f.guard(&err)
-	r := f.Data.Reader()
+	r := f.dieReader()
 	cu, err := r.SeekPC(pc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, pc)
@@ -107,7 +107,7 @@ func (vw *varsWalker) enter(e *dwarf.Entry, inline *string) bool {
 		if fb, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !fb.list {
 			vw.frameBase = fb.expr
 		}
-		if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 {
+		if rs, err := f.ranges(e); err == nil && len(rs) > 0 {
 			vw.entry = lowest(rs) == vw.pc
 		}
 	}
@@ -137,7 +137,7 @@ func (vw *varsWalker) variable(e *dwarf.Entry, inline string) types.Var {
 
 // covers reports whether one of e's ranges holds pc.
 func (vw *varsWalker) covers(e *dwarf.Entry) bool {
-	rs, err := vw.f.Data.Ranges(e)
+	rs, err := vw.f.ranges(e)
 	if err != nil {
 		return false
 	}
@@ -151,7 +151,7 @@ func (vw *varsWalker) covers(e *dwarf.Entry) bool {
 
 // entryAt is the DIE at off, nil when it cannot be read.
 func (vw *varsWalker) entryAt(off dwarf.Offset) *dwarf.Entry {
-	rr := vw.f.Data.Reader()
+	rr := vw.f.dieReader()
 	rr.Seek(off)
 	e, err := rr.Next()
 	if err != nil {
@@ -234,7 +234,7 @@ func (f *File) entryPCOf(e *dwarf.Entry) uint64 {
 	case uint64:
 		return v
 	case int64:
-		if rs, err := f.Data.Ranges(e); err == nil && len(rs) > 0 {
+		if rs, err := f.ranges(e); err == nil && len(rs) > 0 {
 			return rs[0][0] + uint64(v)
 		}
 	}
