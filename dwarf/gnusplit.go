@@ -46,7 +46,7 @@ const (
 
 // gnuSkeleton is the skeleton a DWARF 4 unit entry e at unit offset pos
 // is, ok false when it is none.
-func gnuSkeleton(d *dwarf.Data, e *dwarf.Entry, pos int) (skeleton, bool, error) {
+func (f *File) gnuSkeleton(e *dwarf.Entry, pos int) (skeleton, bool, error) {
 	name, _ := e.Val(attrGNUDwoName).(string)
 	if name == "" {
 		return skeleton{}, false, nil
@@ -68,7 +68,7 @@ func gnuSkeleton(d *dwarf.Data, e *dwarf.Entry, pos int) (skeleton, bool, error)
 	s.addrBase, _ = e.Val(attrGNUAddrBase).(int64)
 	s.rangesBase, _ = e.Val(attrGNURangesBase).(int64)
 	var err error
-	if s.ranges, err = d.Ranges(e); err != nil {
+	if s.ranges, err = f.ranges(e); err != nil {
 		return skeleton{}, false, fmt.Errorf("skeleton unit at %#x: %w", pos, err)
 	}
 	return s, true, nil

@@ -52,12 +52,12 @@ type skeleton struct {
 	rangesBase int64
 }
 
-// skeletons lists the skeleton units of d, whose .debug_info is info:
-// none for a file without split DWARF. A unit header is read for each
-// unit, and the first entry of skeleton units only.
-func skeletons(d *dwarf.Data, info []byte, order binary.ByteOrder) ([]skeleton, error) {
+// skeletons lists the skeleton units of f's .debug_info, info: none for
+// a file without split DWARF. A unit header is read for each unit, and
+// the first entry of skeleton units only.
+func (f *File) skeletons(info []byte, order binary.ByteOrder) ([]skeleton, error) {
 	var out []skeleton
-	r := d.Reader()
+	r := f.dieReader()
 	for pos := 0; pos+12 <= len(info); {
 		length := int(order.Uint32(info[pos:]))
 		if length >= 0xfffffff0 || pos+4+length > len(info) {
@@ -80,14 +80,14 @@ func skeletons(d *dwarf.Data, info []byte, order binary.ByteOrder) ([]skeleton, 
 				s.stmt = v
 			}
 			s.addrBase, _ = e.Val(dwarf.AttrAddrBase).(int64)
-			if s.ranges, err = d.Ranges(e); err != nil {
+			if s.ranges, err = f.ranges(e); err != nil {
 				return nil, fmt.Errorf("skeleton unit at %#x: %w", pos, err)
 			}
 			out = append(out, s)
 		case version <= 4 && length >= 7+1:
 			r.Seek(dwarf.Offset(pos + 11))
 			if e, err := r.Next(); err == nil && e != nil {
-				s, ok, err := gnuSkeleton(d, e, pos)
+				s, ok, err := f.gnuSkeleton(e, pos)
 				if err != nil {
 					return nil, err
 				}
@@ -277,7 +277,9 @@ func (f *File) openSplit(d *dwarf.Data) (*dwarf.Data, error) {
 	if info == nil {
 		return d, nil
 	}
-	sks, err := skeletons(d, info, f.Debug.ByteOrder)
+	// Read by a File of its own: the units, abbreviations and sections
+	// f reads are the joined image's.
+	sks, err := makeFile(f.ELF, f.Debug, nil).skeletons(info, f.Debug.ByteOrder)
 	if err != nil {
 		return nil, elfx.Decode(f.Debug.Path, ".debug_info", elfx.NoOffset, err)
 	}
