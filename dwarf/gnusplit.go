@@ -299,47 +299,27 @@ func (g *gnuLists) location(off uint32) (uint32, error) {
 	if at, ok := g.loc[off]; ok {
 		return at, nil
 	}
-	if int64(off) >= int64(len(g.u.loc)) {
-		return 0, fmt.Errorf("location list at %#x past .debug_loc.dwo's %d bytes", off, len(g.u.loc))
+	list, err := loclist.GNU(g.u.loc, int64(off), g.j.order)
+	if err != nil {
+		return 0, err
 	}
 	at := uint32(len(g.j.loclists))
-	r := loclist.Reader{B: g.u.loc[off:], Order: g.j.order, AddrSize: 8, OK: true}
 	out := g.j.loclists
-	for n := 0; ; n++ {
-		if n >= loclist.MaxEntries || !r.OK || len(r.B) == 0 {
-			return 0, fmt.Errorf("location list at %#x: unreadable entry %d", off, n)
-		}
-		kind := r.Byte()
-		switch kind {
-		case 0: // DW_LLE_GNU_end_of_list_entry
-			g.j.loclists = append(out, lleEnd)
-			g.loc[off] = at
-			return at, nil
-		case 1: // DW_LLE_GNU_base_address_selection_entry
-			out = leb128.AppendUint(append(out, lleBaseAddrx), r.Uleb())
+	for _, e := range list {
+		switch e.Kind {
+		case loclist.GNUBaseAddress:
+			out = leb128.AppendUint(append(out, lleBaseAddrx), e.A)
 			continue
-		case 2: // DW_LLE_GNU_start_end_entry
-			out = append(out, lleStartxEndx)
-			out = leb128.AppendUint(leb128.AppendUint(out, r.Uleb()), r.Uleb())
-		case 3: // DW_LLE_GNU_start_length_entry
-			out = leb128.AppendUint(append(out, lleStartxLength), r.Uleb())
-			if len(r.B) < 4 {
-				r.OK = false
-				continue
-			}
-			out = leb128.AppendUint(out, uint64(g.j.order.Uint32(r.B)))
-			r.B = r.B[4:]
-		default:
-			return 0, fmt.Errorf("location list at %#x: entry kind %d", off, kind)
+		case loclist.GNUStartEnd:
+			out = leb128.AppendUint(leb128.AppendUint(append(out, lleStartxEndx), e.A), e.B)
+		case loclist.GNUStartLength:
+			out = leb128.AppendUint(leb128.AppendUint(append(out, lleStartxLength), e.A), e.B)
 		}
-		if len(r.B) < 2 || int(g.j.order.Uint16(r.B))+2 > len(r.B) {
-			r.OK = false
-			continue
-		}
-		k := int(g.j.order.Uint16(r.B))
-		out = append(leb128.AppendUint(out, uint64(k)), r.B[2:2+k]...)
-		r.B = r.B[2+k:]
+		out = append(leb128.AppendUint(out, uint64(len(e.Expr))), e.Expr...)
 	}
+	g.j.loclists = append(out, lleEnd)
+	g.loc[off] = at
+	return at, nil
 }
 
 // DW_LLE_* codes written.

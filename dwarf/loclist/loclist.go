@@ -1,12 +1,14 @@
 // Package loclist reads DWARF location lists: the DWARF 2 to 4 lists of
-// .debug_loc and the DWARF 5 lists of .debug_loclists (DWARF 5 §2.6.2),
-// which say where a variable lives over each range of addresses. Its
+// .debug_loc, the DWARF 5 lists of .debug_loclists (DWARF 5 §2.6.2),
+// which say where a variable lives over each range of addresses, and
+// the DW_LLE_GNU_* lists of GCC's DWARF 4 split DWARF (GNU). Its
 // Reader reads the values of any such list, range lists (.debug_ranges,
 // .debug_rnglists) too, which share their encoding.
 //
 // The package holds no state: a caller passes the section's bytes and
 // what the unit gives (its base address, its address size, a lookup into
-// .debug_addr). Corrupt input ends a list early; no function panics.
+// .debug_addr). Corrupt input ends a list early (GNU says why it cannot
+// read one); no function panics.
 package loclist
 
 import "encoding/binary"
