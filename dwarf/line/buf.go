@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/binscope/binscope/internal/leb128"
 )
 
 // DecodeError is a line program that cannot be read: what is wrong, and
@@ -105,43 +107,24 @@ func (r *buf) uleb() uint64 {
 		r.i++
 		return uint64(c)
 	}
-	var v uint64
-	var shift uint
-	for j := r.i; j < len(r.b); j++ {
-		c := r.b[j]
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			r.i = j + 1
-			return v
-		}
+	v, n := leb128.Uint(r.b[min(r.i, len(r.b)):])
+	if n == 0 {
+		r.fail(r.i, "truncated LEB128 number")
+		return 0
 	}
-	r.fail(r.i, "truncated LEB128 number")
-	return 0
+	r.i += n
+	return v
 }
 
 // sleb reads a signed LEB128 number.
 func (r *buf) sleb() int64 {
-	var v int64
-	var shift uint
-	for j := r.i; j < len(r.b); j++ {
-		c := r.b[j]
-		if shift < 64 {
-			v |= int64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			r.i = j + 1
-			return v
-		}
+	v, n := leb128.Int(r.b[min(r.i, len(r.b)):])
+	if n == 0 {
+		r.fail(r.i, "truncated LEB128 number")
+		return 0
 	}
-	r.fail(r.i, "truncated LEB128 number")
-	return 0
+	r.i += n
+	return v
 }
 
 // cstring reads a NUL-terminated string.

@@ -11,7 +11,11 @@
 // read one); no function panics.
 package loclist
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/binscope/binscope/internal/leb128"
+)
 
 // Entry is one entry of a location list: Expr, a DWARF expression, says
 // where the value lives for addresses in [Lo, Hi). A default location
@@ -199,20 +203,13 @@ func (r *Reader) Byte() byte {
 
 // Uleb reads an unsigned LEB128 number; bits past the 64th are dropped.
 func (r *Reader) Uleb() uint64 {
-	var v uint64
-	var shift uint
-	for i, c := range r.B {
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			r.B = r.B[i+1:]
-			return v
-		}
+	v, n := leb128.Uint(r.B)
+	if n == 0 {
+		r.OK = false
+		return 0
 	}
-	r.OK = false
-	return 0
+	r.B = r.B[n:]
+	return v
 }
 
 // Addr reads an address of AddrSize bytes.

@@ -76,22 +76,30 @@ func TestLayers(t *testing.T) {
 }
 
 // TestStdlibLeaves: the DWARF line table and location list decoders
-// import the standard library alone, and not debug/dwarf (the oracle of
-// their tests), as delve's line and loclist packages stand apart.
+// import the standard library and the LEB128 package alone, which imports
+// nothing, and not debug/dwarf (the oracle of their tests), as delve's line
+// and loclist packages stand apart.
 func TestStdlibLeaves(t *testing.T) {
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "./dwarf/line", "./dwarf/loclist")
+	const leaf = "github.com/binscope/binscope/internal/leb128"
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "./dwarf/line", "./dwarf/loclist", leaf)
 	cmd.Dir = testutil.Root(t)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		t.Fatalf("go list: %q", out)
 	}
 	for _, l := range lines {
 		pkg, imports, _ := strings.Cut(l, ": ")
 		for _, imp := range strings.Fields(imports) {
+			if pkg == leaf {
+				t.Errorf("%s imports %s", pkg, imp)
+			}
+			if imp == leaf {
+				continue
+			}
 			if strings.Contains(imp, ".") || imp == "debug/dwarf" {
 				t.Errorf("%s imports %s", pkg, imp)
 			}
