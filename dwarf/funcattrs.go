@@ -213,14 +213,15 @@ func (de *dieEntries) rangesAt(pos int, sp attrSpec) (int64, bool) {
 }
 
 // attrRanges is the address ranges of the DIE a describes, as
-// debug/dwarf's Data.Ranges gives them; e is the scratch entry attrs read
-// a from (a range list the scan does not read is left to debug/dwarf
-// through the DIE's full entry).
-func (de *dieEntries) attrRanges(e *dwarf.Entry, a fnAttrs) ([][2]uint64, error) {
+// debug/dwarf's Data.Ranges gives them (nil for none), appended to buf[:0]
+// (the caller's to reuse: the walk copies what it keeps); e is the scratch
+// entry attrs read a from (a range list the scan does not read is left to
+// debug/dwarf through the DIE's full entry).
+func (de *dieEntries) attrRanges(e *dwarf.Entry, a fnAttrs, buf [][2]uint64) ([][2]uint64, error) {
 	if e != &de.scratchE {
 		return nil, errScan
 	}
-	var ret [][2]uint64
+	ret := buf[:0]
 	if a.hasLow {
 		switch a.high.kind {
 		case pcAddr:
@@ -245,6 +246,9 @@ func (de *dieEntries) attrRanges(e *dwarf.Entry, a fnAttrs) ([][2]uint64, error)
 			return nil, err
 		}
 		return de.f.ranges(full) // and the error it says
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return out, nil
 }

@@ -168,7 +168,7 @@ func (j *joiner) funcs(withParts bool) ([]*types.Func, map[*types.Func][]*subpro
 			fn.Lang = s.lang
 		}
 		if fn.Decl.File == "" {
-			fn.Decl = s.decl
+			fn.Decl = s.decl()
 		}
 		fn.External = fn.External || s.external
 		fn.DeclaredInline = fn.DeclaredInline || s.inline

@@ -11,31 +11,42 @@ import (
 )
 
 // subprogram is what one DW_TAG_subprogram says; several (a declaration,
-// an abstract instance, concrete copies) describe one function.
+// an abstract instance, concrete copies) describe one function. A walk of
+// a C++ program finds millions (most of them declarations of members
+// inside their classes) and keeps a third of them until the join: the
+// record is kept small, 128 bytes, what only parameters need behind a
+// pointer (nil without FuncOptions.Params).
 type subprogram struct {
 	off      dwarf.Offset
 	origin   dwarf.Offset // abstract_origin or specification, or 0
 	name     string
 	linkage  string
-	external bool
-	inline   bool // DW_AT_inline says declared inline
-	decl     types.Decl
-	ranges   [][2]uint64
-	inst     *types.Instance // the concrete copy, for an entry with code
-	declOnly bool            // DW_AT_declaration
-	variadic bool            // has DW_TAG_unspecified_parameters
-	lang     types.Lang
 	scope    string
-	root     *subprogram // the end of its origin chain, found by join
-	keep     bool        // for a root: its chain has code or is expanded inline
-	fn       *types.Func // for a root: the function join made of it
-	nameSrc  *subprogram // for a root: the first entry of its chain with a name
-	// Filled when FuncOptions.Params is set.
+	declFile string
+	declLine int64
+	lang     types.Lang
+	external bool
+	inline   bool            // DW_AT_inline says declared inline
+	variadic bool            // has DW_TAG_unspecified_parameters
+	keep     bool            // for a root: its chain has code or is expanded inline
+	inst     *types.Instance // the concrete copy, for an entry with code
+	root     *subprogram     // the end of its origin chain, found by join
+	fn       *types.Func     // for a root: the function join made of it
+	nameSrc  *subprogram     // for a root: the first entry of its chain with a name
+	*subParams
+}
+
+// subParams is what a subprogram says of its parameters, read when
+// FuncOptions.Params is set.
+type subParams struct {
 	typ       dwarf.Offset // DW_AT_type: the result type
 	frameBase []byte
 	params    []param
 	unit      *unitCtx
 }
+
+// decl is where s is declared.
+func (s *subprogram) decl() types.Decl { return types.Decl{File: s.declFile, Line: int(s.declLine)} }
 
 // param is one DW_TAG_formal_parameter child of a subprogram.
 type param struct {
@@ -161,6 +172,14 @@ func prunedUsed(ws []walked) bool {
 // joinWalks joins what the walks of the spans found into functions.
 func (f *File) joinWalks(o FuncOptions, ws []walked) (fns []*types.Func, err error) {
 	order, sites, tags := ws[0].order, ws[0].sites, ws[0].tags
+	if len(ws) > 1 {
+		nOrder, nSites := 0, 0
+		for _, w := range ws {
+			nOrder, nSites = nOrder+len(w.order), nSites+len(w.sites)
+		}
+		order = append(make([]*subprogram, 0, nOrder), order...)
+		sites = append(make([]inlined, 0, nSites), sites...)
+	}
 	for _, w := range ws[1:] {
 		order = append(order, w.order...)
 		sites = append(sites, w.sites...)

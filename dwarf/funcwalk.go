@@ -20,6 +20,11 @@ type funcWalker struct {
 	read   fnReader // r, or the tests' oracle
 	out    walked
 	params paramSlab
+	subs   subSlab
+	sites  siteSlab
+	ranges rangeSlab
+	rbuf   [][2]uint64 // attrRanges' buffer
+	scopes map[[2]string]string
 	unit   *unitCtx // with FuncOptions.Params
 	rel    bool     // a relocatable file: code may start at 0
 	files  []string
@@ -31,7 +36,7 @@ type funcWalker struct {
 // the tests' oracle reads debug/dwarf's entries.
 type fnReader interface {
 	attrs(e *dwarf.Entry) (fnAttrs, error)
-	attrRanges(e *dwarf.Entry, a fnAttrs) ([][2]uint64, error)
+	attrRanges(e *dwarf.Entry, a fnAttrs, buf [][2]uint64) ([][2]uint64, error)
 	param(e *dwarf.Entry) (param, error)
 }
 
@@ -167,7 +172,7 @@ func (fw *funcWalker) visit(e *dwarf.Entry, cur funcFrame, next *funcFrame) erro
 			name = "(anonymous namespace)" // as the demangler spells it
 		}
 		if name != "" {
-			next.scope += name + "::"
+			next.scope = fw.scope(cur.scope, name)
 		}
 	case dwarf.TagSubprogram:
 		return fw.subprogram(e, cur, next)
@@ -201,13 +206,31 @@ func (fw *funcWalker) visit(e *dwarf.Entry, cur funcFrame, next *funcFrame) erro
 	return nil
 }
 
+// scope is the scope of the children of name, a namespace, class, struct
+// or union in scope outer: the same string for every DIE of one name in
+// a walk (C++ units each declare the classes of the headers they
+// include, and most scopes hold no subprogram the walk keeps).
+func (fw *funcWalker) scope(outer, name string) string {
+	k := [2]string{outer, name}
+	s, ok := fw.scopes[k]
+	if !ok {
+		if fw.scopes == nil {
+			fw.scopes = map[[2]string]string{}
+		}
+		s = outer + name + "::"
+		fw.scopes[k] = s
+	}
+	return s
+}
+
 // subprogram reads a DW_TAG_subprogram.
 func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
 	a, err := fw.read.attrs(e)
 	if err != nil {
 		return err
 	}
-	s := &subprogram{off: e.Offset, name: a.name, lang: fw.lang, scope: cur.scope}
+	s := fw.subs.alloc()
+	s.off, s.name, s.lang, s.scope = e.Offset, a.name, fw.lang, cur.scope
 	s.linkage = a.linkageName()
 	s.external = a.external
 	s.inline = a.inline == dwInlDeclaredNotInlined || a.inline == dwInlDeclaredInlined
@@ -215,10 +238,11 @@ func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame)
 	if s.origin == 0 {
 		s.origin = a.spec
 	}
-	s.decl = types.Decl{File: fileAt(fw.files, a.declFile), Line: int(a.declLine)}
-	s.declOnly = a.declaration
-	if rs, err := fw.read.attrRanges(e, a); err == nil && len(rs) > 0 && (fw.rel || lowest(rs) != 0) {
-		s.ranges = rs
+	s.declFile, s.declLine = fileAt(fw.files, a.declFile), a.declLine
+	rs, err := fw.read.attrRanges(e, a, fw.rbuf)
+	fw.reuse(rs)
+	if err == nil && len(rs) > 0 && (fw.rel || lowest(rs) != 0) {
+		rs = fw.ranges.keep(rs)
 		// Where calls enter: DW_AT_entry_pc, else DW_AT_low_pc,
 		// else the first range listed (GCC lists a split
 		// function's hot part first, though its cold part may
@@ -234,8 +258,7 @@ func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame)
 		s.inst = &types.Instance{Entry: entry, Ranges: rs}
 	}
 	if fw.o.Params {
-		s.unit = fw.unit
-		s.typ = a.typ
+		s.subParams = &subParams{unit: fw.unit, typ: a.typ}
 		if a.hasFrameBase && !a.frameBase.list {
 			s.frameBase = a.frameBase.expr
 		}
@@ -249,19 +272,27 @@ func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame)
 	return nil
 }
 
+// reuse makes rs, which attrRanges returned, its next buffer when larger.
+func (fw *funcWalker) reuse(rs [][2]uint64) {
+	if cap(rs) > cap(fw.rbuf) {
+		fw.rbuf = rs[:0]
+	}
+}
+
 // inlined reads a DW_TAG_inlined_subroutine.
 func (fw *funcWalker) inlined(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
 	a, err := fw.read.attrs(e)
 	if err != nil {
 		return err
 	}
-	site := &types.InlineSite{
+	site := types.InlineSite{
 		CallFile:   fileAt(fw.files, a.callFile),
 		CallLine:   int(a.callLine),
 		CallColumn: int(a.callColumn),
 	}
-	if rs, err := fw.read.attrRanges(e, a); err == nil {
+	if rs, err := fw.read.attrRanges(e, a, fw.rbuf); err == nil {
 		site.Ranges = rs
+		fw.reuse(rs)
 	}
 	site.EntryPC = a.entryPC(site.Ranges)
 	if site.EntryPC == 0 && len(site.Ranges) > 0 {
@@ -271,45 +302,15 @@ func (fw *funcWalker) inlined(e *dwarf.Entry, cur funcFrame, next *funcFrame) er
 	// (a tombstone); in a linked file no code lives there.
 	if a.origin != 0 && (site.EntryPC != 0 || fw.rel) {
 		site.Parent = cur.site
-		fw.out.sites = append(fw.out.sites, inlined{origin: a.origin, caller: cur.sub, site: site})
+		site.Ranges = fw.ranges.keep(site.Ranges)
+		p := fw.sites.add(site)
+		fw.out.sites = append(fw.out.sites, inlined{origin: a.origin, caller: cur.sub, site: p})
 		if cur.inst != nil {
-			cur.inst.Sites = append(cur.inst.Sites, site)
+			cur.inst.Sites = append(cur.inst.Sites, p)
 		}
-		next.site = site
+		next.site = p
 	}
 	return nil
-}
-
-// paramSlab holds the parameters of a walk's subprograms in shared
-// arrays, where each subprogram's are contiguous (they are consecutive
-// children of its DIE): one allocation for many subprograms instead of a
-// growing slice each.
-type paramSlab struct {
-	// free is the unused rest of the current array, from where the
-	// owner's parameters start: they are free[:len(owner.params)].
-	free  []param
-	owner *subprogram
-}
-
-// add adds p to s's parameters (see addParam).
-func (sl *paramSlab) add(s *subprogram, p param) {
-	if sl.owner != s {
-		if o := sl.owner; o != nil {
-			sl.free = sl.free[len(o.params):len(o.params)]
-			o.params = o.params[:len(o.params):len(o.params)] // an append of o's moves them
-		}
-		sl.owner = nil
-		if len(s.params) == 0 {
-			if cap(sl.free) < 8 {
-				sl.free = make([]param, 0, 1024)
-			}
-			s.params, sl.owner = sl.free[:0], s
-		}
-	}
-	s.params = addParam(s.params, p)
-	if sl.owner == s && &s.params[0] != &sl.free[:1][0] {
-		sl.owner = nil // outgrew the array: the array's rest is the next one's
-	}
 }
 
 // addParam appends p to a subprogram's parameters, except a second entry
@@ -358,16 +359,25 @@ func (fw *funcWalker) prune(from, siteFrom int) bool {
 			return false
 		}
 	}
-	n := from
-	for i, s := range subs {
+	keep := func(i int) bool {
+		s := subs[i]
 		if s.origin == 0 && s.inst == nil && !used[i] {
 			fw.out.pruned = append(fw.out.pruned, s.off)
-			continue
+			return false
 		}
-		fw.out.order[n] = s
-		n++
+		return true
 	}
-	clear(fw.out.order[n:])
-	fw.out.order = fw.out.order[:n]
+	n := fw.subs.compact(subs, keep)
+	if n < 0 { // not the last allocated: dropped from the order only
+		n = 0
+		for i, s := range subs {
+			if keep(i) {
+				subs[n] = s
+				n++
+			}
+		}
+	}
+	clear(subs[n:])
+	fw.out.order = fw.out.order[:from+n]
 	return true
 }

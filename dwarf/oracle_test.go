@@ -163,7 +163,7 @@ type entryFns struct{ f *File }
 
 func (o entryFns) attrs(e *dwarf.Entry) (fnAttrs, error) { return attrsOf(e), nil }
 
-func (o entryFns) attrRanges(e *dwarf.Entry, a fnAttrs) ([][2]uint64, error) {
+func (o entryFns) attrRanges(e *dwarf.Entry, a fnAttrs, _ [][2]uint64) ([][2]uint64, error) {
 	return o.f.Data.Ranges(e)
 }
 

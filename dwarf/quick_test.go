@@ -135,9 +135,13 @@ func describeWalk(ws []walked) []string {
 	var out []string
 	for _, w := range ws {
 		for _, s := range w.order {
-			out = append(out, fmt.Sprintf("sub %#x %#x %q %q %q %v %v %+v %v %v %v lang=%v type=%#x fb=%x params=%+v",
-				s.off, s.origin, s.scope, s.name, s.linkage, s.external, s.inline, s.decl, s.declOnly, s.variadic,
-				instText(s.inst), s.lang, s.typ, s.frameBase, paramsText(s.params)))
+			line := fmt.Sprintf("sub %#x %#x %q %q %q %v %v %+v %v %v lang=%v",
+				s.off, s.origin, s.scope, s.name, s.linkage, s.external, s.inline, s.decl(), s.variadic,
+				instText(s.inst), s.lang)
+			if p := s.subParams; p != nil {
+				line += fmt.Sprintf(" type=%#x fb=%x params=%+v", p.typ, p.frameBase, paramsText(p.params))
+			}
+			out = append(out, line)
 		}
 	}
 	for _, w := range ws {
@@ -293,7 +297,7 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 			if w := attrsOf(want); !reflect.DeepEqual(a, w) {
 				t.Fatalf("DIE %#x:\n\tquick  %+v\n\tReader %+v", e.Offset, a, w)
 			}
-			got, gerr := de.attrRanges(e, a)
+			got, gerr := de.attrRanges(e, a, nil)
 			wantR, werr := f.Data.Ranges(want)
 			if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, wantR) {
 				t.Fatalf("DIE %#x ranges: quick %v %v, Data.Ranges %v %v", e.Offset, got, gerr, wantR, werr)
