@@ -286,11 +286,29 @@ func secString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(
 // strBytes reads a string attribute's bytes at pos: inline, in .debug_str
 // or .debug_line_str, or through .debug_str_offsets (DW_FORM_strx*).
 func (s *scan) strBytes(pos int, sp attrSpec, ss *strSections) (v []byte, next int, ok bool) {
-	if pos > s.u.end {
+	sec, off, next, ok := s.strPlace(pos, sp, ss)
+	if !ok {
 		return nil, 0, false
 	}
+	i := bytes.IndexByte(sec[off:], 0)
+	if i < 0 {
+		return nil, 0, false
+	}
+	if sp.form == fString {
+		next = pos + i + 1
+	}
+	return sec[off : off+uint64(i)], next, true
+}
+
+// strPlace is where the string attribute at pos starts: at sec[off:]
+// (off within sec), and the position after the attribute (but for
+// DW_FORM_string, whose end is the string's).
+func (s *scan) strPlace(pos int, sp attrSpec, ss *strSections) (sec []byte, off uint64, next int, ok bool) {
+	if pos > s.u.end {
+		return nil, 0, 0, false
+	}
 	b := s.info[pos:s.u.end]
-	sec, off := b, uint64(0)
+	sec, off = b, 0
 	word := func(b []byte, size int) (uint64, bool) {
 		switch {
 		case len(b) < size:
@@ -312,7 +330,7 @@ func (s *scan) strBytes(pos int, sp attrSpec, ss *strSections) (v []byte, next i
 	case fString:
 	case fStrp, fLineStrp, fGNUStrpAlt, fStrpSup:
 		if off, ok = word(b, s.u.offSize); !ok {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		switch sp.form {
 		case fStrp:
@@ -328,37 +346,30 @@ func (s *scan) strBytes(pos int, sp attrSpec, ss *strSections) (v []byte, next i
 		if sp.form == fStrx {
 			var n int
 			if i, n = leb128.Uint(b); n <= 0 {
-				return nil, 0, false
+				return nil, 0, 0, false
 			}
 			next = pos + n
 		} else {
 			if i, ok = word(b, sp.size); !ok {
-				return nil, 0, false
+				return nil, 0, 0, false
 			}
 			next = pos + sp.size
 		}
 		at := uint64(ss.base) + i*uint64(s.u.offSize)
 		if ss.base < 0 || i > uint64(len(ss.offsets)) || at+uint64(s.u.offSize) > uint64(len(ss.offsets)) {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		if off, ok = word(ss.offsets[at:], s.u.offSize); !ok {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		sec = ss.str
 	default:
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
 	if off >= uint64(len(sec)) {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
-	i := bytes.IndexByte(sec[off:], 0)
-	if i < 0 {
-		return nil, 0, false
-	}
-	if sp.form == fString {
-		next = pos + i + 1
-	}
-	return sec[off : off+uint64(i)], next, true
+	return sec, off, next, true
 }
 
 // blockLen is the length of a block form's value and the size of the

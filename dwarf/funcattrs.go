@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"strings"
 
 	"github.com/binscope/binscope/internal/leb128"
 )
@@ -12,7 +13,7 @@ import (
 // some 20,000 such DIEs. quickAttrs reads them straight from the scan's
 // bytes (the tests' oracle, attrsOf, from debug/dwarf's entry).
 type fnAttrs struct {
-	name, linkage, mipsLinkage string
+	name, linkage, mipsLinkage lazyStr
 	external, declaration      bool
 	inline                     int64 // DW_AT_inline, 0 when absent
 	origin, spec, typ          dwarf.Offset
@@ -47,11 +48,45 @@ const (
 )
 
 // linkageName is DW_AT_linkage_name, else the pre-standard MIPS one.
-func (a *fnAttrs) linkageName() string {
-	if a.linkage != "" {
-		return a.linkage
+func (a *fnAttrs) linkageName() lazyStr {
+	if a.mipsLinkage == "" {
+		return a.linkage // nothing to choose: read when needed
 	}
-	return a.mipsLinkage
+	if l := a.linkage.String(); l != "" {
+		return lazyStr(l)
+	}
+	return lazyStr(a.mipsLinkage.String())
+}
+
+// lazyStr is a string attribute as a walk keeps it, its bytes read only
+// when needed (String): most subprograms of a C++ program are
+// declarations a walk drops, their names never read. It is the string,
+// or the bytes from its start to the end of a string section that ends
+// with a NUL.
+type lazyStr string
+
+// String is the string s holds.
+func (s lazyStr) String() string {
+	if i := strings.IndexByte(string(s), 0); i >= 0 {
+		return string(s[:i])
+	}
+	return string(s)
+}
+
+// lazyStr reads the string attribute at pos, as strBytes, without
+// looking for its end when it lies in a section that ends with a NUL.
+func (s *scan) lazyStr(pos int, sp attrSpec, ss *strSections) (lazyStr, bool) {
+	if sp.form != fString {
+		sec, off, _, ok := s.strPlace(pos, sp, ss)
+		if !ok {
+			return "", false
+		}
+		if sec[len(sec)-1] == 0 {
+			return lazyStr(secString(sec[off:])), true
+		}
+	}
+	b, _, ok := s.strBytes(pos, sp, ss)
+	return lazyStr(secString(b)), ok
 }
 
 // quickAttrs reads the attributes of the DIE next just scanned (a
@@ -78,15 +113,15 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 		}
 		switch sp.attr {
 		case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName:
-			var b []byte
-			if b, _, ok = s.strBytes(pos, sp, de.strs); ok {
+			var v lazyStr
+			if v, ok = s.lazyStr(pos, sp, de.strs); ok {
 				switch sp.attr {
 				case dwarf.AttrName:
-					a.name = secString(b)
+					a.name = v
 				case dwarf.AttrLinkageName:
-					a.linkage = secString(b)
+					a.linkage = v
 				default:
-					a.mipsLinkage = secString(b)
+					a.mipsLinkage = v
 				}
 			}
 		case dwarf.AttrExternal:

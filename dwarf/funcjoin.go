@@ -78,9 +78,13 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 		}()
 	}
 	nameAll(out)
+	// A function demangling names not (C, Go) takes the name of the
+	// first entry of its chain that has one.
 	for _, s := range order {
-		if r := s.root; r.keep && r.nameSrc == s && r.fn.Name == "" {
-			r.fn.Name = s.scope + s.name
+		if r := s.root; r.keep && r.fn.Name == "" {
+			if name := s.name.String(); name != "" {
+				r.fn.Name = s.scope + name
+			}
 		}
 	}
 	j.attach(sites, callees)
@@ -158,11 +162,10 @@ func (j *joiner) funcs(withParts bool) ([]*types.Func, map[*types.Func][]*subpro
 			parts[fn] = append(parts[fn], s)
 		}
 		// Attributes may sit on any entry of the chain: fill the gaps.
-		if fn.Linkage == "" && !cloneLinkage(s) {
-			fn.Linkage = s.linkage
-		}
-		if r.nameSrc == nil && s.name != "" {
-			r.nameSrc = s // the name if demangling gives none (see nameAll)
+		if fn.Linkage == "" {
+			if l := s.linkage.String(); !cloneLinkage(s.lang, l) {
+				fn.Linkage = l
+			}
 		}
 		if fn.Lang == types.LangUnknown {
 			fn.Lang = s.lang
@@ -203,14 +206,14 @@ func (j *joiner) attach(sites []inlined, callees []*subprogram) {
 	}
 }
 
-// cloneLinkage reports whether s's linkage name is a GCC clone's
-// (PyTuple_New.constprop.0, on an LTO-compiled clone's entry): the name
-// of that instance, not of the function.
-func cloneLinkage(s *subprogram) bool {
-	if s.linkage == "" || (s.lang != types.LangC && s.lang != types.LangCPlusPlus) {
+// cloneLinkage reports whether linkage, a linkage name of language
+// lang, is a GCC clone's (PyTuple_New.constprop.0, on an LTO-compiled
+// clone's entry): the name of that instance, not of the function.
+func cloneLinkage(lang types.Lang, linkage string) bool {
+	if linkage == "" || (lang != types.LangC && lang != types.LangCPlusPlus) {
 		return false
 	}
-	_, _, ok := naming.Clone(s.linkage)
+	_, _, ok := naming.Clone(linkage)
 	return ok
 }
 

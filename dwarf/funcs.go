@@ -19,8 +19,8 @@ import (
 type subprogram struct {
 	off      dwarf.Offset
 	origin   dwarf.Offset // abstract_origin or specification, or 0
-	name     string
-	linkage  string
+	name     lazyStr
+	linkage  lazyStr
 	scope    string
 	declFile string
 	declLine int64
@@ -32,7 +32,6 @@ type subprogram struct {
 	inst     *types.Instance // the concrete copy, for an entry with code
 	root     *subprogram     // the end of its origin chain, found by join
 	fn       *types.Func     // for a root: the function join made of it
-	nameSrc  *subprogram     // for a root: the first entry of its chain with a name
 	*subParams
 }
 

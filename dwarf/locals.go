@@ -52,7 +52,8 @@ func (f *File) Scopes() (out []Scope, err error) {
 		if err != nil {
 			return nil, f.scanError(de.sc, err)
 		}
-		if a.declaration || a.name == "" || !children {
+		name := a.name.String()
+		if a.declaration || name == "" || !children {
 			if children {
 				if err := de.skipChildren(); err != nil {
 					return nil, f.scanError(de.sc, err)
@@ -60,7 +61,7 @@ func (f *File) Scopes() (out []Scope, err error) {
 			}
 			continue
 		}
-		s := Scope{Name: a.name}
+		s := Scope{Name: name}
 		if err := c.scope(de, &s); err != nil {
 			return nil, err
 		}

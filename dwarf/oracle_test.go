@@ -175,11 +175,14 @@ func attrsOf(e *dwarf.Entry) fnAttrs {
 	for _, fl := range e.Field {
 		switch fl.Attr {
 		case dwarf.AttrName:
-			a.name, _ = fl.Val.(string)
+			v, _ := fl.Val.(string)
+			a.name = lazyStr(v)
 		case dwarf.AttrLinkageName:
-			a.linkage, _ = fl.Val.(string)
+			v, _ := fl.Val.(string)
+			a.linkage = lazyStr(v)
 		case attrMIPSLinkageName:
-			a.mipsLinkage, _ = fl.Val.(string)
+			v, _ := fl.Val.(string)
+			a.mipsLinkage = lazyStr(v)
 		case dwarf.AttrExternal:
 			a.external, _ = fl.Val.(bool)
 		case dwarf.AttrDeclaration:

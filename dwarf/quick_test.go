@@ -294,6 +294,8 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 			if err != nil || want == nil {
 				t.Fatalf("Reader at %#x: %v", e.Offset, err)
 			}
+			// The strings as read when needed.
+			a.name, a.linkage, a.mipsLinkage = lazyStr(a.name.String()), lazyStr(a.linkage.String()), lazyStr(a.mipsLinkage.String())
 			if w := attrsOf(want); !reflect.DeepEqual(a, w) {
 				t.Fatalf("DIE %#x:\n\tquick  %+v\n\tReader %+v", e.Offset, a, w)
 			}
