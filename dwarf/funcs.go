@@ -143,25 +143,37 @@ func (f *File) functions(o FuncOptions) (fns []*types.Func, err error) {
 
 // prunedUsed reports whether a subprogram or a site of the walks ws
 // refers to a subprogram one of them dropped (a reference across units).
+// Those of the units a walk found closed are not looked at.
 func prunedUsed(ws []walked) bool {
-	var pruned []dwarf.Offset
+	n := 0
+	for _, w := range ws {
+		n += len(w.pruned)
+	}
+	if n == 0 {
+		return false
+	}
+	pruned := make([]dwarf.Offset, 0, n)
 	for _, w := range ws {
 		pruned = append(pruned, w.pruned...)
 	}
-	if len(pruned) == 0 {
-		return false
+	if !slices.IsSorted(pruned) { // the walks' spans come in order
+		slices.Sort(pruned)
 	}
-	slices.Sort(pruned)
 	in := func(off dwarf.Offset) bool { _, ok := slices.BinarySearch(pruned, off); return ok }
 	for _, w := range ws {
-		for _, s := range w.order {
-			if s.origin != 0 && in(s.origin) {
-				return true
+		c := w.closed
+		for _, part := range [...][]*subprogram{w.order[:c[0]], w.order[c[1]:]} {
+			for _, s := range part {
+				if s.origin != 0 && in(s.origin) {
+					return true
+				}
 			}
 		}
-		for _, st := range w.sites {
-			if in(st.origin) {
-				return true
+		for _, part := range [...][]inlined{w.sites[:c[2]], w.sites[c[3]:]} {
+			for _, st := range part {
+				if in(st.origin) {
+					return true
+				}
 			}
 		}
 	}

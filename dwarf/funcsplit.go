@@ -27,6 +27,10 @@ type walked struct {
 	// pruned are the offsets of the subprograms the walk dropped as no
 	// join keeps them (funcWalker.prune), in DIE order.
 	pruned []dwarf.Offset
+	// closed are order[closed[0]:closed[1]] and sites[closed[2]:closed[3]],
+	// those of the units prune found refer to no other: none refers to
+	// a subprogram dropped from another unit (see prunedUsed).
+	closed [4]int
 	// tags are the decl tags of subprograms and parameters, by the
 	// offset of the DIE they annotate (with FuncOptions.Params).
 	tags map[dwarf.Offset][]string

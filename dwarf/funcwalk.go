@@ -1,11 +1,11 @@
 package dwarf
 
 import (
-	"cmp"
 	"debug/dwarf"
 	"debug/elf"
 	"errors"
 	"slices"
+	"unsafe"
 
 	"github.com/binscope/binscope/types"
 )
@@ -24,11 +24,14 @@ type funcWalker struct {
 	sites  siteSlab
 	ranges rangeSlab
 	rbuf   [][2]uint64 // attrRanges' buffer
-	scopes map[[2]string]string
-	unit   *unitCtx // with FuncOptions.Params
-	rel    bool     // a relocatable file: code may start at 0
-	files  []string
-	lang   types.Lang
+	scopes map[scopeKey]string
+	// prune's buffers.
+	pruneOffs []dwarf.Offset
+	pruneUsed []bool
+	unit      *unitCtx // with FuncOptions.Params
+	rel       bool     // a relocatable file: code may start at 0
+	files     []string
+	lang      types.Lang
 }
 
 // fnReader reads what a functions walk keeps of the subprogram, inline
@@ -79,6 +82,7 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, sp span) (wa
 			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
 				if whole && prune {
 					prune = fw.prune(len(kept.order), len(kept.sites))
+					fw.closeUnit(prune, len(kept.order), len(kept.sites))
 				}
 				whole = jump == 0 // the unit a span starts inside is not
 				kept = fw.out
@@ -130,6 +134,9 @@ func (fw *funcWalker) step(e *dwarf.Entry, units map[dwarf.Offset]bool, stack *[
 	if len(*stack) > maxNesting {
 		return fw.f.decodeError(e.Offset, "%v", errTooDeep)
 	}
+	if !e.Children && fw.passes(e.Tag) {
+		return nil // most DIEs: parameters, members, types
+	}
 	next := *cur
 	next.direct = nil
 	next.parent = e.Offset
@@ -151,6 +158,19 @@ func (fw *funcWalker) step(e *dwarf.Entry, units map[dwarf.Offset]bool, stack *[
 		*cur = next
 	}
 	return nil
+}
+
+// passes reports whether the walk does nothing with a DIE of tag that
+// has no children.
+func (fw *funcWalker) passes(tag dwarf.Tag) bool {
+	switch tag {
+	case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSubprogram, dwarf.TagInlinedSubroutine,
+		dwarf.TagUnspecifiedParameters, tagLLVMAnnotation:
+		return false
+	case dwarf.TagFormalParameter:
+		return !fw.o.Params
+	}
+	return true
 }
 
 // enterUnit reads the context of the unit e heads.
@@ -209,18 +229,27 @@ func (fw *funcWalker) visit(e *dwarf.Entry, cur funcFrame, next *funcFrame) erro
 // scope is the scope of the children of name, a namespace, class, struct
 // or union in scope outer: the same string for every DIE of one name in
 // a walk (C++ units each declare the classes of the headers they
-// include, and most scopes hold no subprogram the walk keeps).
+// include, and most scopes hold no subprogram the walk keeps). outer is
+// one of these strings, or "": the key holds where its bytes are, not
+// them (a long qualified name is not hashed again for each DIE).
 func (fw *funcWalker) scope(outer, name string) string {
-	k := [2]string{outer, name}
+	k := scopeKey{outer: unsafe.StringData(outer), n: len(outer), name: name}
 	s, ok := fw.scopes[k]
 	if !ok {
 		if fw.scopes == nil {
-			fw.scopes = map[[2]string]string{}
+			fw.scopes = map[scopeKey]string{}
 		}
 		s = outer + name + "::"
 		fw.scopes[k] = s
 	}
 	return s
+}
+
+// scopeKey is a scope's key in funcWalker.scopes.
+type scopeKey struct {
+	outer *byte
+	n     int
+	name  string
 }
 
 // subprogram reads a DW_TAG_subprogram.
@@ -331,6 +360,22 @@ func addParam(ps []param, p param) []param {
 	return append(ps, p)
 }
 
+// closeUnit records that the unit just walked, whose subprograms and
+// sites start at order[from] and sites[siteFrom], refers to no other
+// when closed (prune's result): the units prune found so are
+// consecutive, from the second of the span, as it prunes none once one
+// refers to another.
+func (fw *funcWalker) closeUnit(closed bool, from, siteFrom int) {
+	c := &fw.out.closed
+	if !closed {
+		return
+	}
+	if c[1] == 0 && c[3] == 0 {
+		c[0], c[2] = from, siteFrom
+	}
+	c[1], c[3] = len(fw.out.order), len(fw.out.sites)
+}
+
 // prune drops the subprograms of the unit just walked (from order[from:],
 // its sites from sites[siteFrom:]) that no join can keep: a root of no
 // chain (no origin) without code that nothing in the unit refers to, as
@@ -341,9 +386,17 @@ func addParam(ps []param, p param) []param {
 // walk drops no more, since later units may refer to earlier ones.
 func (fw *funcWalker) prune(from, siteFrom int) bool {
 	subs := fw.out.order[from:]
-	used := make([]bool, len(subs))
+	// The offsets side by side: a search reads no subprogram.
+	offs := fw.pruneOffs[:0]
+	for _, s := range subs {
+		offs = append(offs, s.off)
+	}
+	fw.pruneOffs = offs
+	used := slices.Grow(fw.pruneUsed[:0], len(subs))[:len(subs)]
+	clear(used)
+	fw.pruneUsed = used
 	mark := func(off dwarf.Offset) bool {
-		i, ok := slices.BinarySearchFunc(subs, off, func(s *subprogram, off dwarf.Offset) int { return cmp.Compare(s.off, off) })
+		i, ok := slices.BinarySearch(offs, off)
 		if ok {
 			used[i] = true
 		}
