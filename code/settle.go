@@ -1,6 +1,7 @@
 package code
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -83,16 +84,7 @@ func (m *Model) settle(fns []*types.Func) {
 		sort.SliceStable(fn.Clones, func(i, j int) bool { return fn.Clones[i].Address < fn.Clones[j].Address })
 	}
 	m.funcs = fns
-	sort.SliceStable(m.funcs, func(i, j int) bool {
-		a, b := m.funcs[i], m.funcs[j]
-		if (a.LowPC == 0) != (b.LowPC == 0) {
-			return a.LowPC != 0
-		}
-		if a.LowPC != b.LowPC {
-			return a.LowPC < b.LowPC
-		}
-		return a.Name < b.Name
-	})
+	slices.SortStableFunc(m.funcs, dwarf.ByAddress)
 }
 
 // goWrapperName gives a Go function whose symbol is NAME.abi0 (an

@@ -1,9 +1,10 @@
 package dwarf
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"slices"
-	"sort"
+	"strings"
 
 	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/internal/par"
@@ -102,17 +103,23 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 		}
 	}
 	kept = mergeInlineOnly(kept)
-	sort.SliceStable(kept, func(i, j int) bool {
-		a, b := kept[i], kept[j]
-		if (a.LowPC == 0) != (b.LowPC == 0) {
-			return a.LowPC != 0
-		}
-		if a.LowPC != b.LowPC {
-			return a.LowPC < b.LowPC
-		}
-		return a.Name < b.Name
-	})
+	slices.SortStableFunc(kept, ByAddress)
 	return kept, nil
+}
+
+// ByAddress orders functions as listings print them: those with code by
+// address, then the others; by name at one address.
+func ByAddress(a, b *types.Func) int {
+	if (a.LowPC == 0) != (b.LowPC == 0) {
+		if a.LowPC != 0 {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(a.LowPC, b.LowPC); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 // keep marks the roots to make functions of, and returns the root each
