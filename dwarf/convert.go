@@ -261,6 +261,11 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	if n == nil || !isTypeTag(n.tag) {
 		return nil, c.f.decodeError(off, "reference to a DIE that is not a type")
 	}
+	if n.end != 0 {
+		if err := c.f.expand(c.ix, n); err != nil {
+			return nil, err
+		}
+	}
 	e, err := n.entry()
 	if err != nil {
 		return nil, err

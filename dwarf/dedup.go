@@ -28,6 +28,11 @@ type keyAttrs struct {
 // DIEs' bytes (rawAttrs), with the values debug/dwarf gives (the tests
 // check both give the same key).
 func (c *converter) dedupKey(b []byte, n *node) ([]byte, error) {
+	if n.end != 0 {
+		if err := c.f.expand(c.ix, n); err != nil {
+			return b, err
+		}
+	}
 	var a keyAttrs
 	if err := c.keyAttrs(n, &a); err != nil {
 		return b, err

@@ -26,6 +26,9 @@ type node struct {
 	lang  types.Lang
 	top   bool // declared at namespace level, not nested in a type
 	unit  int32
+	// end, when not 0, is where the DIE's children end, which a stream's
+	// index has not indexed yet (see index.expand).
+	end dwarf.Offset
 	// same is the type converted from an identical definition in an
 	// earlier unit (see converter.spec), which n converts to.
 	same types.Type
@@ -66,6 +69,10 @@ type index struct {
 	// out, in an outline (see File.outline), keeps what a saved index
 	// needs in place of the nodes.
 	out *outline
+	// lateKids: the children of a type at namespace level are indexed
+	// when first needed (see index.expand), not with their unit.
+	lateKids bool
+	lateSlab []node // nodes for the children indexed late, under localMu
 }
 
 // nodeTable finds indexed DIEs by offset: a pass over .debug_info adds
@@ -113,6 +120,10 @@ func (t *nodeTable) put(off dwarf.Offset, n *node) {
 		r.list = append(r.list, n)
 		return
 	}
+	if r := t.runAt(off); r != nil { // indexed late (index.expand): dropped with its run
+		r.put(off, n)
+		return
+	}
 	if k := len(t.offs); t.cur == nil && (k == 0 || off > t.offs[k-1]) {
 		t.offs = append(t.offs, off)
 		t.list = append(t.list, n)
@@ -155,7 +166,7 @@ func (ix *index) lookup(off dwarf.Offset) *node {
 func (t *nodeTable) size() int {
 	n := len(t.list) + len(t.extra)
 	for _, r := range t.runs {
-		n += len(r.list) - 1
+		n += len(r.list) - 1 + len(r.extra)
 	}
 	return n
 }
@@ -168,6 +179,9 @@ func (t *nodeTable) each(fn func(off dwarf.Offset, n *node)) {
 	for _, r := range t.runs {
 		for i, n := range r.list[1:] {
 			fn(r.offs[i+1], n)
+		}
+		for off, n := range r.extra {
+			fn(off, n)
 		}
 	}
 	for off, n := range t.extra {
@@ -364,6 +378,9 @@ type indexer struct {
 	cur   frame
 	unit  int32 // the unit the DIEs belong to
 	local bool  // DIEs inside a function: their types are not listed in named
+	// late is the type whose children add asked to skip, to be indexed
+	// late (index.lateKids): the pass records their end.
+	late *node
 	// r is the pass's source of DIEs, whose scratch entries' flags it
 	// reads (nil for local types).
 	r *dieEntries
@@ -419,6 +436,9 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 	case isTypeTag(e.Tag):
 		n := b.node(e, scratch)
 		n.scope, n.lang, n.top, n.unit = cur.scope, cur.lang, cur.n == nil, b.unit
+		if ix.lateKids && cur.n == nil && e.Children && !b.local {
+			b.late = n // its children are skipped, their end recorded
+		}
 		if ix.out != nil {
 			if cur.n == nil && hasName(e) && !b.local {
 				b.outlineName(n, e, scratch)
@@ -432,6 +452,9 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 			ix.named = append(ix.named, n)
 		}
 		b.define(e, n, scratch)
+		if b.late == n {
+			return true, nil
+		}
 		if e.Children {
 			scope := cur.scope
 			if name := str(e, dwarf.AttrName); name != "" {

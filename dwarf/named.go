@@ -187,14 +187,11 @@ func (f *File) indexUnit(ix *index, u int, span unitSpan) error {
 			}
 			continue
 		}
-		skip, err := b.add(e, r.scratch(e))
-		if err != nil {
+		if err := b.addScanned(e); err != nil {
 			return err
 		}
-		if skip && e.Children {
-			if err := r.skipChildren(); err != nil {
-				return f.infoError(dwarf.Offset(r.sc.at), err)
-			}
+		if b.late != nil {
+			b.late.end, b.late = dwarf.Offset(r.sc.pos), nil
 		}
 	}
 }

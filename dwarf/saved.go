@@ -492,6 +492,15 @@ func (si *savedIndex) node(ix *index, off dwarf.Offset) *node {
 	if u := si.unitAt(ix, off); u >= 0 && !si.indexAt(ix, u) {
 		return nil
 	}
+	if n := ix.lookup(off); n != nil || !ix.lateKids {
+		return n
+	}
+	if p := ix.nodes.lateAt(off); p != nil { // a part of a type indexed late
+		if err := si.f.expand(ix, p); err != nil {
+			si.err = err
+			return nil
+		}
+	}
 	return ix.lookup(off)
 }
 

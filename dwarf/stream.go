@@ -2,8 +2,10 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"hash/maphash"
 	"maps"
 	"slices"
+	"sort"
 
 	"github.com/binscope/binscope/types"
 )
@@ -15,12 +17,19 @@ import (
 // resolves elsewhere), indexing a unit when it comes or when a
 // conversion needs a class it defines, and drops what it indexed and
 // converted once that passes streamNodes nodes: what it holds is bounded
-// by a few units, not the file.
+// by a few units, not the file. A unit's pass indexes the types at
+// namespace level without their children (members, methods, nested
+// types: index.lateKids), which are indexed when a conversion or a dedup
+// key first needs them: a unit indexed for the few classes another
+// declares costs their nodes, not all of its own (the passes of
+// ceph-osd's stream made 51 million nodes, 18 million of them
+// different; now 10 million, 3 million different).
 
 // streamNodes is how many nodes a stream's index holds (some 100 bytes
 // each, with the conversions they lead to) before the units least
-// recently used are dropped, down to half as many.
-var streamNodes = 1 << 22 // a variable for the tests
+// recently used are dropped, down to half as many. ceph-osd's dump holds
+// 500 MB at most, where 4 million nodes held 1 GB and took no less time.
+var streamNodes = 1 << 20 // a variable for the tests
 
 // Stream hands each named type of the file to each, as Types lists them
 // (the same order, identical definitions merged), converting a few units
@@ -44,10 +53,11 @@ func (f *File) stream(each func(types.Type)) (spec *types.Spec, st *stream, ok b
 	if err != nil || !ok {
 		return nil, nil, false, err
 	}
+	f.evict(f.mapped) // the outline read every unit: the stream reads a few at a time
 	spec = newConverter(f, ox, 0).newSpec()
 	st = &stream{named: map[int][]*node{}, used: map[int]int{}}
 	si.f, si.done, si.stream = f, map[int]bool{}, st
-	ix := &index{saved: si, units: ox.units}
+	ix := &index{saved: si, units: ox.units, lateKids: true}
 	c := newConverter(f, ix, 1<<16)
 	l := newLister()
 	for u := range ix.units {
@@ -106,9 +116,10 @@ func (st *stream) use(u int) {
 
 // drop drops the units least recently used from c's index, down to half
 // of streamNodes nodes, with every conversion made so far (the units
-// kept convert again as they are needed), and the lister's hold on the
-// types it listed (it keeps their keys and offsets); the pages read of
-// sections mapped from the index cache leave the process's memory.
+// kept convert again as they are needed), the lister's and the kept
+// nodes' hold on the types listed (it keeps their keys and offsets) and
+// the entries the kept nodes decoded; the pages read of sections mapped
+// from the index cache leave the process's memory.
 func (st *stream) drop(c *converter, l *lister) {
 	st.drops++
 	ix, si := c.ix, c.ix.saved
@@ -129,13 +140,22 @@ func (st *stream) drop(c *converter, l *lister) {
 	for k := range l.seen {
 		l.seen[k] = nil
 	}
+	ix.nodes.each(func(_ dwarf.Offset, n *node) {
+		n.same = nil
+		if n.lazy != nil {
+			n.ent = nil // decoded again when needed
+		}
+	})
 }
 
 // lister lists the named types of an index in order, as converter.spec
 // does: identical definitions merged by their dedup keys, a declaration
 // resolved to a definition listed already left out.
 type lister struct {
-	seen map[string]types.Type
+	// seen are the types listed by their dedup keys' hashes (see
+	// keyHash), nil after a stream's drop.
+	seen map[keyHash]types.Type
+	seed [2]maphash.Seed
 	// added are the types listed, and the offsets of the DIEs they were
 	// converted from (a declaration's, its definition's): a stream's
 	// converters give the same class as other values.
@@ -146,7 +166,17 @@ type lister struct {
 }
 
 func newLister() *lister {
-	return &lister{seen: map[string]types.Type{}, added: map[types.Type]bool{}, addedOff: map[dwarf.Offset]bool{}}
+	return &lister{seen: map[keyHash]types.Type{}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		added: map[types.Type]bool{}, addedOff: map[dwarf.Offset]bool{}}
+}
+
+// keyHash is 128 bits of hashes of a dedup key: a listing keeps the
+// keys of every type it listed (ceph-osd's took 62 MB as strings), and
+// two different keys have the same keyHash with a chance of 2^-128.
+type keyHash [2]uint64
+
+func (l *lister) hash(key []byte) keyHash {
+	return keyHash{maphash.Bytes(l.seed[0], key), maphash.Bytes(l.seed[1], key)}
 }
 
 // list converts the named node n and returns the type to list, or nil
@@ -160,7 +190,8 @@ func (l *lister) list(c *converter, n *node) (types.Type, error) {
 	if l.key, err = c.dedupKey(l.key[:0], n); err != nil {
 		return nil, l.left.add(err)
 	}
-	if t, ok := l.seen[string(l.key)]; ok {
+	h := l.hash(l.key)
+	if t, ok := l.seen[h]; ok {
 		n.same = t // as memo would, without a map entry for each (nil after Stream's drop)
 		return nil, nil
 	}
@@ -170,7 +201,7 @@ func (l *lister) list(c *converter, n *node) (types.Type, error) {
 		c.memo = make(map[dwarf.Offset]types.Type)
 		return nil, l.left.add(err)
 	}
-	l.seen[string(l.key)] = t
+	l.seen[h] = t
 	from := n.off
 	if e, err := n.entry(); err == nil {
 		if def := c.definition(n, e); def != 0 {
@@ -206,4 +237,96 @@ func LoadEach(path string, opts *Options, each func(types.Type)) (spec *types.Sp
 	}
 	spec, err = f.Types()
 	return spec, false, err
+}
+
+// runAt is the run that holds off (see begin); nil for none.
+func (t *nodeTable) runAt(off dwarf.Offset) *nodeTable {
+	i := sort.Search(len(t.runs), func(i int) bool { return t.runs[i].offs[0] > off }) - 1
+	if i < 0 || off >= t.runs[i].end {
+		return nil
+	}
+	return t.runs[i]
+}
+
+// lateAt is the type at namespace level whose children, not indexed yet,
+// hold off (see index.lateKids); nil for none.
+func (t *nodeTable) lateAt(off dwarf.Offset) *node {
+	r := t.runAt(off)
+	if r == nil {
+		return nil
+	}
+	i := sort.Search(len(r.offs), func(i int) bool { return r.offs[i] > off }) - 1
+	if i < 1 { // offs[0] is the unit's
+		return nil
+	}
+	if n := r.list[i]; n.end != 0 && off < n.end {
+		return n
+	}
+	return nil
+}
+
+// expand indexes the children of n, a type at namespace level a
+// stream's index left for later (index.lateKids), as its unit's pass
+// would have: their nodes join the unit's run.
+func (f *File) expand(ix *index, n *node) error {
+	ix.localMu.Lock()
+	defer ix.localMu.Unlock()
+	if n.end == 0 {
+		return nil
+	}
+	lz := n.lazy
+	if lz == nil {
+		lz = &lazyEntries{f: f, ix: ix}
+		ix.lazy = append(ix.lazy, lz)
+	}
+	r, ok := f.unitEntriesAt(ix, int(n.unit), n.off)
+	if !ok {
+		return f.decodeError(n.off, "no unit header before the %v entry", n.tag)
+	}
+	e, err := r.next(false)
+	if err != nil {
+		return f.infoError(n.off, err)
+	}
+	if e == nil || e.Offset != n.off || !e.Children {
+		return f.decodeError(n.off, "not the %v entry the index saw there", n.tag)
+	}
+	scope := n.scope
+	if name := str(e, dwarf.AttrName); name != "" {
+		scope += name + "::"
+	}
+	b := &indexer{f: f, ix: ix, unit: n.unit, lazy: lz, r: r, stack: []frame{{}},
+		cur: frame{n: n, scope: scope, lang: n.lang}, slab: ix.lateSlab}
+	defer func() { ix.lateSlab = b.slab }()
+	end := n.end
+	n.end = 0
+	for len(b.stack) > 0 {
+		e, err := r.next(false)
+		if err == nil && e == nil {
+			err = f.decodeError(n.off, "the unit ends inside the %v entry's children", n.tag)
+		} else if err != nil {
+			err = f.infoError(dwarf.Offset(r.sc.at), err)
+		} else {
+			err = b.addScanned(e)
+		}
+		if err != nil {
+			n.kids, n.end = nil, end // no half-indexed type: each conversion of it fails alike
+			return err
+		}
+	}
+	return nil
+}
+
+// addScanned adds e, the DIE b.r returned last, skipping its children
+// when add asks.
+func (b *indexer) addScanned(e *dwarf.Entry) error {
+	skip, err := b.add(e, b.r.scratch(e))
+	if err != nil {
+		return err
+	}
+	if skip && e.Children {
+		if err := b.r.skipChildren(); err != nil {
+			return b.f.infoError(dwarf.Offset(b.r.sc.at), err)
+		}
+	}
+	return nil
 }

@@ -182,6 +182,11 @@ func (f *paholeFlags) check() error {
 // at once and 3.4 GB streamed.
 var streamInfoBytes int64 = loader.LargeDWARF
 
+// streamHeap is the heap a streamed listing collects at, whatever its
+// pace: what the stream holds stays under 550 MB (ceph-osd's 363 MB
+// .debug_info), and pacing alone let the heap grow to twice that.
+const streamHeap = 768 << 20
+
 // streams: the whole listing of path streams (see streamInfoBytes).
 func streams(path string) bool {
 	n := loader.DWARFInfoSize(path)
@@ -246,6 +251,7 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 		lo.StreamDWARF = true
 		r.Print.ForcePadding = !r.NoForcePadding
 		oneshot.Bounded()
+		oneshot.Limit(streamHeap)
 	}
 	if f.compat.reorgSteps && f.reorg {
 		// the layout before reorganizing, then after
