@@ -1,8 +1,10 @@
 package probe
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
 
@@ -23,54 +25,61 @@ const maxCallers = 32
 // in the caller's frame: the caller's stack pointer is the CFA, its frame
 // from its own call frame information at the call, and a register it used
 // is read only where the callee has not changed it since its entry. A
-// call from elsewhere (another unit, a tail call) gives no value.
-func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what string) ([]types.Op, string) {
+// call from elsewhere (another unit, a tail call, a call whose site gives
+// no value the probe can read) gives no value: fails says so.
+func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what string) (ops []types.Op, why, fails string) {
 	if r.f == nil || !r.decodes() {
-		return nil, what + ", which only the callers' debug info gives"
+		return nil, what + ", which only the callers' debug info gives", ""
 	}
 	inst, _ := r.instanceAt(pc)
 	if inst == nil {
-		return nil, what + ": no function copy holds the site"
+		return nil, what + ": no function copy holds the site", ""
 	}
 	cfaReg, cfaOff, ok := r.cfa(pc)
 	if !ok {
-		return nil, fmt.Sprintf("%s: no call frame information at %#x", what, pc)
+		return nil, fmt.Sprintf("%s: no call frame information at %#x", what, pc), ""
 	}
 	sites, err := r.f.CallSites(inst.Entry)
 	if err != nil {
-		return nil, what + ": " + err.Error()
+		return nil, what + ": " + err.Error(), ""
 	}
 	type branch struct {
 		ret uint64
 		ops []types.Op
 	}
 	var cases []branch
+	var others []string // why each other call gives no value read
 	calls, described := 0, 0
 	for _, cs := range sites {
 		if cs.Tail || !r.calls(cs.ReturnPC, inst.Entry) {
 			continue
 		}
 		calls++
+		why := "gives no value"
 		for _, p := range cs.Params {
 			if !match(p) {
 				continue
 			}
 			described++
-			if ops, ok := r.callerOps(p.Value, cs.ReturnPC, pc, cfaReg, cfaOff); ok {
+			ops, no := r.callerOps(p.Value, cs.ReturnPC, pc, cfaReg, cfaOff)
+			if why = "gives it " + no; no == "" {
 				cases = append(cases, branch{cs.ReturnPC, ops})
 			}
 			break
 		}
+		if len(cases) == 0 || cases[len(cases)-1].ret != cs.ReturnPC {
+			others = append(others, fmt.Sprintf("the call returning to %#x %s", cs.ReturnPC, why))
+		}
 	}
 	switch {
 	case len(cases) == 0 && calls == 0:
-		return nil, what + ", which only the callers' debug info gives, and no call in the unit calls " + inst.Symbol
+		return nil, what + ", which only the callers' debug info gives, and no call in the unit calls " + inst.Symbol, ""
 	case len(cases) == 0 && described == 0:
-		return nil, fmt.Sprintf("%s, which only the callers' debug info gives, and none of the %d calls describes it", what, calls)
+		return nil, fmt.Sprintf("%s, which only the callers' debug info gives, and none of the %d calls describes it", what, calls), ""
 	case len(cases) == 0:
-		return nil, fmt.Sprintf("%s: the %d calls that describe it use registers the function has changed by %#x", what, described, pc)
+		return nil, fmt.Sprintf("%s: the %d calls that describe it use registers the function has changed by %#x", what, described, pc), ""
 	case len(cases) > maxCallers:
-		return nil, fmt.Sprintf("%s, which %d callers give: more than %d", what, len(cases), maxCallers)
+		return nil, fmt.Sprintf("%s, which %d callers give: more than %d", what, len(cases), maxCallers), ""
 	}
 	// The dispatch: compare the return address with each call's, branch
 	// to its expression; no match fails.
@@ -100,7 +109,12 @@ func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what
 		skip := starts[i+1] - 1
 		body[skip].Value = int64(len(body) - skip - 1)
 	}
-	return append(dispatch, body...), ""
+	fails = fmt.Sprintf("%s, which only the callers' debug info gives: this call comes from none of the %d calls (of %d in the unit that call %s) whose call sites give it so that the probe can read it",
+		what, len(cases), calls, inst.Symbol)
+	if len(others) > 0 {
+		fails += "; " + strings.Join(others[:min(len(others), 3)], "; ")
+	}
+	return append(dispatch, body...), "", fails
 }
 
 // savedSlot is where, at pc, the call frame information says the caller's
@@ -142,28 +156,36 @@ func (r *Resolver) calls(ret, entry uint64) bool {
 // callee has not changed them since its entry, or where the callee's call
 // frame information says it saved them; so is a value the caller had at
 // its own entry, in a register it has not changed before the call.
-func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff int64) ([]types.Op, bool) {
+func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff int64) ([]types.Op, string) {
 	if len(l.Pieces) != 1 {
-		return nil, false
+		return nil, "in pieces (" + l.String() + ")"
 	}
 	p := l.Pieces[0]
 	var ops []types.Op
 	switch p.Kind {
 	case types.LocConst:
-		return []types.Op{{Code: types.OpConst, Value: p.Offset}}, true
+		return []types.Op{{Code: types.OpConst, Value: p.Offset}}, ""
 	case types.LocReg:
 		ops = []types.Op{{Code: types.OpReg, Reg: p.Reg}}
+	case types.LocEntry:
+		ops = []types.Op{{Code: types.OpEntry, Reg: p.Reg}}
 	case types.LocValue:
 		ops = p.Ops
 	default:
-		return nil, false
+		return nil, "at " + l.String() + ", which a uprobe cannot read"
 	}
-	if p.Vector || r.stale(ret-5, "", ops) != "" || r.misnamed(ret-5, ops) != "" {
+	if p.Vector {
+		return nil, "in a vector register"
+	}
+	if why := cmp.Or(r.stale(ret-5, "", ops), r.misnamed(ret-5, ops)); why != "" {
 		// A value the caller's debug info describes by a register that
 		// holds another variable at the call (see stale).
-		return nil, false
+		return nil, why
 	}
 	var out []types.Op
+	changed := func(name string) string {
+		return fmt.Sprintf("as %s, in %s, which the function changes by %#x and saves nowhere", types.OpsString(ops), name, pc)
+	}
 	reg := func(name string, off int64) bool {
 		if name == r.arch.SP {
 			out = append(out, regPlus(cfaReg, cfaOff+off)...)
@@ -186,7 +208,7 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 	for i, o := range ops {
 		switch o.Code {
 		case types.OpSkip, types.OpBra, types.OpParam, types.OpFail:
-			return nil, false
+			return nil, "as " + types.OpsString(ops) + ", which branches or needs its caller's caller"
 		case types.OpEntry:
 			// The caller's own entry value (GCC's value of a removed
 			// parameter the caller passes on from its caller): its
@@ -197,21 +219,30 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 			if low32(ops[i+1:]) {
 				allow = extendsSelf(o.Reg)
 			}
-			if ok, _ := r.entryKeptBut(o.Reg, ret-5, allow); !ok || !reg(o.Reg, 0) {
-				return nil, false
+			if ok, host := r.entryKeptBut(o.Reg, ret-5, allow); !ok {
+				return nil, fmt.Sprintf("as %s, %s's own entry value of %s, which %s changes before the call (only its caller's debug info gives it)", types.OpsString(ops), host, o.Reg, host)
+			}
+			if !reg(o.Reg, 0) {
+				return nil, changed(o.Reg)
 			}
 		case types.OpReg:
 			if !reg(o.Reg, 0) {
-				return nil, false
+				return nil, changed(o.Reg)
 			}
 		case types.OpCFA: // the caller's, at the call
 			creg, coff, ok := r.cfa(ret - 1)
-			if !ok || !reg(creg, coff) {
-				return nil, false
+			if !ok {
+				return nil, fmt.Sprintf("as %s, and no call frame information gives the caller's frame at %#x", types.OpsString(ops), ret-1)
+			}
+			if !reg(creg, coff) {
+				return nil, changed(creg)
 			}
 		default:
 			out = append(out, o)
 		}
 	}
-	return out, types.CheckOps(out) == nil
+	if err := types.CheckOps(out); err != nil {
+		return nil, fmt.Sprintf("as %s: %v", types.OpsString(ops), err)
+	}
+	return out, ""
 }

@@ -20,6 +20,9 @@ type place struct {
 	off   int64
 	t     types.Type
 	fault string
+	// fails, when set, says why the value's expression fails for some
+	// calls (see spec.Fetch.Fails).
+	fails string
 	// bit, for a bitfield, is where its bits start in the bytes at off
 	// (counted from the least significant bit) and how many there are.
 	bit *spec.Bitfield
@@ -217,7 +220,11 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) 
 		f.Unavailable = pl.fault
 		return f, nil
 	}
-	return r.finish(f, pl, a.Type), nil
+	f = r.finish(f, pl, a.Type)
+	if f.Unavailable == "" {
+		f.Fails = pl.fails
+	}
+	return f, nil
 }
 
 // fromLoc starts a walk at a variable's location, for a site whose
@@ -241,7 +248,8 @@ func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocMem:
 		pl.mem, pl.addr, pl.off = true, spec.Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
 	case len(l.Pieces) == 1 && exprPiece(l.Pieces[0]):
-		ops, addr, why := r.lower(l.Pieces[0], t, pc)
+		ops, addr, why, fails := r.lower(l.Pieces[0], t, pc)
+		pl.fails = fails
 		switch {
 		case why != "":
 			pl.fault = why

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"fmt"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -27,12 +28,13 @@ func exprPiece(p types.Piece) bool {
 // evaluates from its registers and memory: the CFA from the call frame
 // information there, an entry value from the register that provably still
 // holds it. It returns the operations, whether they compute the address of
-// the value (LocAt, LocAddr) rather than the value, and why the value
-// cannot be read there ("" when it can).
-func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op, addr bool, why string) {
+// the value (LocAt, LocAddr) rather than the value, why the value cannot
+// be read there ("" when it can), and why the operations fail for some
+// calls ("" when they fail for none: see fromCallers).
+func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op, addr bool, why, fails string) {
 	switch p.Kind {
 	case types.LocAddr:
-		return []types.Op{{Code: types.OpAddr, Value: p.Offset}}, true, ""
+		return []types.Op{{Code: types.OpAddr, Value: p.Offset}}, true, "", ""
 	case types.LocEntry:
 		ops = []types.Op{{Code: types.OpEntry, Reg: p.Reg}}
 	case types.LocAt:
@@ -41,7 +43,7 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 		ops = p.Ops
 	}
 	if p.Vector {
-		return nil, false, fmt.Sprintf("at %s, which reads a vector register: a uprobe cannot", types.Loc{Pieces: []types.Piece{p}})
+		return nil, false, fmt.Sprintf("at %s, which reads a vector register: a uprobe cannot", types.Loc{Pieces: []types.Piece{p}}), ""
 	}
 	text := types.OpsString(ops)
 	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP, r.framePointer(pc)) {
@@ -49,7 +51,7 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 			if loaded, _, ok := r.spilledLoad(ops, pc); ok {
 				return r.lower(types.Piece{Kind: types.LocValue, Ops: loaded}, t, pc)
 			}
-			return nil, false, fmt.Sprintf("at %s: computed from a stack address without loading from it, not a value of its type (LLVM describes a spilled value so, leaving out the load)", text)
+			return nil, false, fmt.Sprintf("at %s: computed from a stack address without loading from it, not a value of its type (LLVM describes a spilled value so, leaving out the load)", text), ""
 		}
 	}
 	// Each operation becomes one or more: map the old indexes to the new
@@ -62,7 +64,7 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 		case types.OpCFA:
 			reg, off, ok := r.cfa(pc)
 			if !ok {
-				return nil, false, fmt.Sprintf("at %s: no call frame information gives the frame's address at %#x", text, pc)
+				return nil, false, fmt.Sprintf("at %s: no call frame information gives the frame's address at %#x", text, pc), ""
 			}
 			out = append(out, regPlus(reg, off)...)
 		case types.OpEntry:
@@ -72,23 +74,23 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 			}
 			// Changed since the entry: the callers may say what it was.
 			reg := o.Reg
-			sw, why := r.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Reg == reg },
+			sw, why, f := r.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Reg == reg },
 				fmt.Sprintf("at %s: the value %s had at the function's entry, which the function may change before %#x", text, reg, pc))
 			if why != "" {
-				return nil, false, why
+				return nil, false, why, ""
 			}
-			out = append(out, sw...)
+			out, fails = append(out, sw...), cmp.Or(fails, f)
 		case types.OpParam:
 			param := uint64(o.Value)
-			sw, why := r.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Param == param },
+			sw, why, f := r.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Param == param },
 				fmt.Sprintf("at %s: a parameter the compiler removed from this copy", text))
 			if why != "" {
-				return nil, false, why
+				return nil, false, why, ""
 			}
-			out = append(out, sw...)
+			out, fails = append(out, sw...), cmp.Or(fails, f)
 		case types.OpReg:
 			if _, ok := r.arch.PtRegs[o.Reg]; !ok {
-				return nil, false, fmt.Sprintf("at %s: %s is not in pt_regs", text, o.Reg)
+				return nil, false, fmt.Sprintf("at %s: %s is not in pt_regs", text, o.Reg), ""
 			}
 			out = append(out, o)
 		default:
@@ -103,9 +105,9 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 		}
 	}
 	if err := types.CheckOps(out); err != nil {
-		return nil, false, fmt.Sprintf("at %s: %v", text, err)
+		return nil, false, fmt.Sprintf("at %s: %v", text, err), ""
 	}
-	return out, addr, ""
+	return out, addr, "", fails
 }
 
 // slotAddress reports whether a value expression computes with an address

@@ -522,7 +522,7 @@ func mappedFiles(pid int, target string) []string {
 }
 
 // reportUnavailable says, before attaching, which sites cannot read which
-// arguments.
+// arguments, and which read some only for some calls.
 func reportUnavailable(w io.Writer, spec *spec.Spec) {
 	for _, p := range spec.Probes {
 		for _, s := range p.Sites {
@@ -530,8 +530,11 @@ func reportUnavailable(w io.Writer, spec *spec.Spec) {
 				fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, s.Note)
 			}
 			for _, a := range s.Args {
-				if a.Unavailable != "" {
+				switch {
+				case a.Unavailable != "":
 					fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s: %s\n", p.Def, s.Kind, s.Addr, s.Function, a.Name, a.Unavailable)
+				case a.Fails != "":
+					fmt.Fprintf(w, "goprobe: %s: %s site at %#x in %s: %s: ? for some calls: %s\n", p.Def, s.Kind, s.Addr, s.Function, a.Name, a.Fails)
 				}
 			}
 			if s.Filter == nil {

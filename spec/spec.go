@@ -104,8 +104,10 @@ type Site struct {
 // interface: its type word, an itab or for interface{} a type, and its
 // data word). Chains hold one program per part: the value; for "string"
 // the pointer, then the length; for "iface" the type word, then the data.
-// Unavailable, when set, says why the value cannot be read at this site.
-// Dynamic names, for "iface", the dynamic types whose itabs the symbol
+// Unavailable, when set, says why the value cannot be read at this site;
+// Fails, when set, why a hit may print ? though the chains read it here
+// for other hits (a value only some callers' debug info gives). Dynamic
+// names, for "iface", the dynamic types whose itabs the symbol
 // table names.
 type Fetch struct {
 	Name        string    `json:"name"`
@@ -113,6 +115,7 @@ type Fetch struct {
 	Size        int64     `json:"size"`
 	Chains      []Chain   `json:"chains,omitempty"`
 	Unavailable string    `json:"unavailable,omitempty"`
+	Fails       string    `json:"fails,omitempty"`
 	Dynamic     []Dynamic `json:"dynamic,omitempty"`
 	// Part makes this fetch part of a whole-struct argument ("struct",
 	// see wholeStruct).

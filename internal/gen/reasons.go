@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -12,12 +13,14 @@ import (
 type specArg struct {
 	Name        string
 	Unavailable string
+	Fails       string // why a hit may print ? where the chains read others
 	Chains      []struct {
 		Expr []any
 	}
 }
 
-// argInfo is how a site reads one argument.
+// argInfo is how a site reads one argument: unavailable is why a ? at
+// the site is one (spec.Fetch's Unavailable, else its Fails).
 type argInfo struct {
 	unavailable string
 	expr        bool // through a DWARF expression
@@ -29,7 +32,7 @@ func (fr *FuncResult) noteArgs(addr uint64, args []specArg) {
 		fr.args = map[string]argInfo{}
 	}
 	for _, a := range args {
-		in := argInfo{unavailable: a.Unavailable}
+		in := argInfo{unavailable: cmp.Or(a.Unavailable, a.Fails)}
 		for _, c := range a.Chains {
 			in.expr = in.expr || len(c.Expr) > 0
 		}
