@@ -108,7 +108,27 @@ func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flo
 	if best == nil {
 		return nil, false, false
 	}
-	return fl.earliest(best.addrs, rs, within), fl.repeats(best.addrs, rs), true
+	copies = fl.repeats(best.addrs, rs)
+	if copies && repeatsInCall(kinds, best) {
+		return nil, false, false
+	}
+	return fl.earliest(best.addrs, rs, within), copies, true
+}
+
+// repeatsInCall reports whether the stores of best repeat within a call
+// rather than once per copy of the body: a kind of an earlier statement of
+// the body (one that anchors nothing, being conditional) has fewer
+// stores, and each copy of the body would have its own. rust-O3 seed 2214
+// inlines fn08 (rec, then a loop of three fn10 calls) into fn04 once,
+// LLVM hoists rec's unconditional store out of it and unrolls the loop:
+// fn10's records are three per call, rec's conditional stores one.
+func repeatsInCall(kinds []*storeKind, best *storeKind) bool {
+	for _, k := range kinds {
+		if !k.lineless && !best.lineless && sameFile(k.file, best.file) && k.line < best.line && len(k.addrs) < len(best.addrs) {
+			return true
+		}
+	}
+	return false
 }
 
 // A storeKind is the stores (or direct calls) of an expansion at one
