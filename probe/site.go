@@ -88,7 +88,7 @@ func (r *Resolver) addSite(b *probeIn, kind, where string, addr uint64, vars []t
 			return fmt.Errorf("%s: %w", b.d.Text, err)
 		}
 		for _, c := range f.Chains {
-			if why := cmp.Or(r.droppedOp(addr, c.Expr), cancelled(c.Expr), r.stale(addr, a.Base, c.Expr), r.overwritten(addr, c.Expr), r.misnamed(addr, c.Expr)); why != "" {
+			if why := cmp.Or(r.droppedOp(addr, c.Expr), cancelled(c.Expr), r.stale(addr, a.Base, c.Expr), r.overwritten(addr, c.Expr), r.misnamed(addr, c.Expr), r.mixedChain(addr, c, &f)); why != "" {
 				f.Chains, f.Unavailable = nil, why
 				break
 			}

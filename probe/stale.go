@@ -276,6 +276,9 @@ func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
 	if !ok {
 		return ""
 	}
+	if why := r.mixedSlot(addr, slot, n); why != "" {
+		return why
+	}
 	fl := r.flowAt(addr)
 	if fl == nil {
 		return ""
