@@ -137,6 +137,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		_, _ = d.Types()
+		_, _ = d.Globals()
 		fns, _ := d.Functions(&dwarf.FuncOptions{Params: true})
 		n := 0
 		for _, fn := range fns {
@@ -144,6 +145,8 @@ func FuzzLoad(f *testing.F) {
 				n++
 				_, _ = d.Lines(fn)
 				_, _ = d.VarsAt(fn.LowPC)
+				_, _ = d.CallSites(fn.LowPC)
+				_, _, _ = d.Global(fn.LowPC, "v")
 			}
 		}
 	})

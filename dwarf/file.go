@@ -15,11 +15,11 @@
 // Corrupt input comes back as a *elfx.DecodeError naming the file, the
 // section and the offset of the record. Types leaves a type it cannot
 // decode out and returns the others with a *PartialError (matching
-// types.ErrPartial). debug/elf's panics, on corrupt headers and
-// compressed sections, are recovered in elfx.Guard. A panic of a decoder
-// on a corrupt record, on the caller's goroutine or a worker's, fails the
-// call it came from as a *elfx.DecodeError: each entry point defers
-// File.guard, the package's one recover.
+// types.ErrPartial); a walk over the functions leaves out the unit it
+// cannot read and says so through Options.Warn. The package's decoders
+// return their errors as values: debug/elf's panics, on corrupt headers
+// and compressed sections, are recovered in elfx.Guard, and those of the
+// debug/dwarf reads Lines still makes in File.guard.
 package dwarf
 
 import (
@@ -287,8 +287,9 @@ func makeFile(ef, df *elfx.File, opts *Options) *File {
 // primeUnits makes debug/dwarf read every DWARF 5 unit's bases
 // (DW_AT_str_offsets_base, DW_AT_addr_base, DW_AT_rnglists_base) now:
 // it records them in the unit the first time a Reader enters it, a write
-// two Readers on two goroutines (the functions walk and the type index)
-// would otherwise race on, one of them reading a base not yet filled.
+// two of its readers on two goroutines (the line tables' and the base
+// types' lookups, from walks on every core) would otherwise race on, one
+// of them reading a base not yet filled.
 func (f *File) primeUnits() {
 	sc := f.newScan()
 	r := f.Data.Reader()
@@ -345,7 +346,6 @@ func Load(path string, opts *Options) (*types.Spec, error) {
 // rest comes back with a *PartialError naming the first one's section and
 // offset (more than maxLeftOut such types: no Spec, and the error).
 func (f *File) Types() (spec *types.Spec, err error) {
-	defer f.guard(&err)
 	c, err := f.typeConverter()
 	if err != nil {
 		return nil, err
@@ -358,7 +358,6 @@ func (f *File) Types() (spec *types.Spec, err error) {
 // same identical ones merged. ok is false when a name names no type
 // exactly (a short name: Types' Find decides).
 func (f *File) typesExact(names []string) (spec *types.Spec, ok bool, err error) {
-	defer f.guard(&err)
 	c, err := f.typeConverter()
 	if err != nil {
 		return nil, false, err
@@ -424,10 +423,8 @@ var (
 	errEndless = errors.New("DIE tree too deep or endless")
 )
 
-// guard, deferred by each of the package's entry points and by each of
-// their worker goroutines, turns a panic of a decoder on a corrupt record
-// into the call's (or the worker's) error, so that corrupt input fails
-// that call and not the process.
+// guard, deferred by Lines, turns a panic on a corrupt record of the
+// debug/dwarf reads it still makes into the call's error.
 func (f *File) guard(err *error) {
 	if p := recover(); p != nil {
 		*err = elfx.Decode(f.Path, ".debug_info", elfx.NoOffset, fmt.Errorf("corrupt record: %v", p))

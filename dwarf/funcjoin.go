@@ -74,7 +74,6 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 		go func() {
 			var err error
 			defer func() { filled <- err }()
-			defer f.guard(&err) // a corrupt record fails the call, from this goroutine
 			err = fill(out, parts)
 		}()
 	}

@@ -104,7 +104,6 @@ type inlined struct {
 // with the ELF symbol table for compiler clones. Functions come in address
 // order, then functions that exist only inlined, by name.
 func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
-	defer f.guard(&err)
 	var o FuncOptions
 	if opts != nil {
 		o = *opts

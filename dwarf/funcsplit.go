@@ -151,7 +151,6 @@ func (f *File) walkSpans(o FuncOptions, units map[dwarf.Offset]bool, spans []spa
 	ws := make([]walked, len(spans))
 	errs := make([]error, len(spans))
 	par.Each(len(spans), 2, func(i int) {
-		defer f.guard(&errs[i]) // a corrupt record fails its span, on the worker
 		ws[i], errs[i] = f.walkSpan(o, units, spans[i])
 	})
 	for _, err := range errs {

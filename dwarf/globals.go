@@ -12,7 +12,6 @@ import (
 // order of the debug info. Corrupt DWARF gives an error naming the file,
 // the section and the offset.
 func (f *File) Globals() (gs []types.Global, err error) {
-	defer f.guard(&err)
 	err = f.unitVars(nil, 0, true, func(vw *varsWalker, e *dwarf.Entry, prefix string) bool {
 		v := vw.variable(e, "")
 		if ps := v.Loc.Pieces; v.Name != "" && len(ps) == 1 && ps[0].Kind == types.LocAddr && ps[0].Size == 0 {
@@ -34,7 +33,6 @@ func (f *File) Globals() (gs []types.Global, err error) {
 // (DW_OP_addr: a virtual address of the file, relocated by the reader);
 // ok is false when no unit defines one.
 func (f *File) Global(pc uint64, name string) (v types.Var, ok bool, err error) {
-	defer f.guard(&err)
 	find := func(vw *varsWalker, e *dwarf.Entry, _ string) bool {
 		if str(e, dwarf.AttrName) == name {
 			v = vw.variable(e, "")

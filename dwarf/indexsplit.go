@@ -44,7 +44,6 @@ func (f *File) indexAll(outlined, names bool) (*index, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer f.guard(&errs[1]) // a corrupt record fails the call, from this goroutine
 		ix[1], errs[1] = f.buildIndex(second, outlined, names)
 	}()
 	ix[0], errs[0] = f.buildIndex(first, outlined, names)

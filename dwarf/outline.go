@@ -155,7 +155,6 @@ func outlineUnits(si *savedIndex, ix *index, names []string) bool {
 // typesExact converts them from the whole index. ok is false when the
 // outline cannot answer (see outlineUnits).
 func (f *File) outlined(names []string) (spec *types.Spec, ok bool, err error) {
-	defer f.guard(&err)
 	if f.alt != nil || f.altMissing != "" {
 		return nil, false, nil // the saved index has no alternate file
 	}

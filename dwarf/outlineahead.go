@@ -60,7 +60,6 @@ func (f *File) outlineAhead() (ix *index) {
 // outlinePart outlines the units of .debug_info from start to end, once
 // inflated that far; an error when that fails.
 func (f *File) outlinePart(start, end uint64) (ix *index, err error) {
-	defer f.guard(&err)
 	d, ok, err := f.Debug.DWARFPrefix(end, 0) // no line program: an outline reads none
 	if err != nil || !ok {
 		return nil, errNoAhead

@@ -109,7 +109,6 @@ func (pf *paramFiller) fillAll(fns []*types.Func, work chan<- *fillWork) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer pf.f.guard(&errs[w]) // a corrupt record fails the call, from this goroutine
 			errs[w] = fw.fill(wc, w, false)
 		}()
 	}
@@ -229,7 +228,6 @@ var fillCores = func() int { return runtime.GOMAXPROCS(0) }
 // function no walk with FuncOptions.Params returned is an error: its
 // parameters were never read.
 func (f *File) FillParams(fn *types.Func) (err error) {
-	defer f.guard(&err)
 	if fn.SymbolOnly {
 		return nil
 	}
@@ -253,7 +251,6 @@ func (f *File) FillParams(fn *types.Func) (err error) {
 // another address). A function of a walk whose parameters were filled, or
 // of none, is left as it is.
 func (f *File) FillAllParams(fns []*types.Func) (err error) {
-	defer f.guard(&err)
 	f.paramsMu.Lock()
 	defer f.paramsMu.Unlock()
 	group := map[*paramFiller][]*types.Func{}

@@ -45,7 +45,6 @@ func (f *File) Stream(each func(types.Type)) (spec *types.Spec, ok bool, err err
 
 // stream is Stream, also returning the stream's state (for the tests).
 func (f *File) stream(each func(types.Type)) (spec *types.Spec, st *stream, ok bool, err error) {
-	defer f.guard(&err)
 	if f.alt != nil || f.altMissing != "" || !f.opts.savable() || f.newScan() == nil {
 		return nil, nil, false, nil
 	}

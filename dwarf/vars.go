@@ -14,7 +14,6 @@ import (
 // (innermost last). A variable whose location list does not cover pc has
 // an empty Loc (optimised out there).
 func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
-	defer f.guard(&err)
 	r := f.dieReader()
 	cu, err := r.SeekPC(pc)
 	if err != nil {
