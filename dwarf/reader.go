@@ -290,3 +290,13 @@ func (f *File) ranges(e *dwarf.Entry) ([][2]uint64, error) {
 	}
 	return ret, nil
 }
+
+// Producer is the DW_AT_producer of the first compile unit whose ranges
+// hold pc; ok is false when no unit does (or its entry cannot be read).
+func (f *File) Producer(pc uint64) (producer string, ok bool) {
+	cu, err := f.dieReader().SeekPC(pc)
+	if err != nil || cu == nil {
+		return "", false
+	}
+	return str(cu, dwarf.AttrProducer), true
+}

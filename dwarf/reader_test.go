@@ -12,7 +12,7 @@ import (
 // entries with the offsets, tags, fields, values and classes of the
 // Reader's (after resolveAlt, as the package reads them), the ranges of
 // Data.Ranges, and finds the unit Reader.SeekPC finds for each unit's
-// first address.
+// first address (and its producer).
 func TestDIEReaderAgreesWithReader(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
 		mine, theirs := f.dieReader(), f.Data.Reader()
@@ -58,6 +58,9 @@ func TestDIEReaderAgreesWithReader(t *testing.T) {
 			got, gerr := f.dieReader().SeekPC(pc)
 			if (werr == nil) != (gerr == nil) || (werr == nil && got.Offset != want.Offset) {
 				t.Fatalf("SeekPC(%#x): ours %v %v, Reader %v %v", pc, got, gerr, want, werr)
+			}
+			if p, ok := f.Producer(pc); ok != (werr == nil) || werr == nil && p != str(want, dwarf.AttrProducer) {
+				t.Fatalf("Producer(%#x) = %q, %v; the Reader's unit says %v", pc, p, ok, want.Val(dwarf.AttrProducer))
 			}
 		}
 		t.Logf("%d DIEs agree, %d with ranges, %d children skipped, %d units sought by address", n, ranged, skipped, len(pcs))

@@ -1,7 +1,6 @@
 package probe
 
 import (
-	stddwarf "debug/dwarf"
 	"fmt"
 	"sort"
 	"strings"
@@ -622,8 +621,8 @@ func (r *Resolver) gnuAt(addr uint64) bool {
 	if p, ok := r.producers[addr]; ok {
 		return p
 	}
-	cu, err := r.f.Data.Reader().SeekPC(addr)
-	gnu := err == nil && cu != nil && strings.HasPrefix(fmt.Sprint(cu.Val(stddwarf.AttrProducer)), "GNU")
+	producer, ok := r.f.Producer(addr)
+	gnu := ok && strings.HasPrefix(producer, "GNU")
 	if r.producers == nil {
 		r.producers = map[uint64]bool{}
 	}
