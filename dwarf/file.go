@@ -18,8 +18,7 @@
 // types.ErrPartial); a walk over the functions leaves out the unit it
 // cannot read and says so through Options.Warn. The package's decoders
 // return their errors as values: debug/elf's panics, on corrupt headers
-// and compressed sections, are recovered in elfx.Guard, and those of the
-// debug/dwarf reads Lines still makes in File.guard.
+// and compressed sections, are recovered in elfx.Guard.
 package dwarf
 
 import (
@@ -258,7 +257,6 @@ func (f *File) finishOpen(save func()) error {
 		return err
 	}
 	f.Data = d
-	f.primeUnits()
 	f.openAlt()
 	return nil
 }
@@ -282,24 +280,6 @@ func makeFile(ef, df *elfx.File, opts *Options) *File {
 	}
 	f.abbrevs = &abbrevTables{m: map[tableKey]*abbrevTable{}}
 	return f
-}
-
-// primeUnits makes debug/dwarf read every DWARF 5 unit's bases
-// (DW_AT_str_offsets_base, DW_AT_addr_base, DW_AT_rnglists_base) now:
-// it records them in the unit the first time a Reader enters it, a write
-// two of its readers on two goroutines (the line tables' and the base
-// types' lookups, from walks on every core) would otherwise race on, one
-// of them reading a base not yet filled.
-func (f *File) primeUnits() {
-	sc := f.newScan()
-	r := f.Data.Reader()
-	for sc.pos < len(sc.info) {
-		if _, err := sc.header(); err != nil {
-			break
-		}
-		r.Seek(dwarf.Offset(sc.pos)) // the unit's first entry
-		sc.skipUnit()
-	}
 }
 
 func noDebugInfo(ef *elfx.File, tried []string) error {
@@ -422,11 +402,3 @@ var (
 	errTooDeep = errors.New("DIE tree nested too deep")
 	errEndless = errors.New("DIE tree too deep or endless")
 )
-
-// guard, deferred by Lines, turns a panic on a corrupt record of the
-// debug/dwarf reads it still makes into the call's error.
-func (f *File) guard(err *error) {
-	if p := recover(); p != nil {
-		*err = elfx.Decode(f.Path, ".debug_info", elfx.NoOffset, fmt.Errorf("corrupt record: %v", p))
-	}
-}

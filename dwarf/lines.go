@@ -17,7 +17,6 @@ import (
 // inlined into it. It returns types.ErrNotFound for a function with no
 // out-of-line code.
 func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
-	defer f.guard(&err)
 	if fn.LowPC == 0 || len(fn.Ranges) == 0 {
 		return nil, fmt.Errorf("%s: %w: %s has no out-of-line code", f.Path, types.ErrNotFound, fn.Name)
 	}
@@ -190,7 +189,7 @@ func (f *File) unitAt(addr uint64) (*dwarf.Entry, error) {
 	f.unitOnce.Do(func() {
 		// A corrupt unit ends the table: the units before it are kept.
 		_ = f.eachUnit(func(e *dwarf.Entry) {
-			if rs, err := f.Data.Ranges(e); err == nil {
+			if rs, err := f.ranges(e); err == nil {
 				for _, rg := range rs {
 					if rg[1] > rg[0] {
 						f.unitRanges = append(f.unitRanges, unitRange{rg[0], rg[1], e})
@@ -206,7 +205,7 @@ func (f *File) unitAt(addr uint64) (*dwarf.Entry, error) {
 			return u.cu, nil
 		}
 	}
-	return f.Data.Reader().SeekPC(addr)
+	return f.dieReader().SeekPC(addr)
 }
 
 type unitRange struct {
