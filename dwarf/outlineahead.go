@@ -8,15 +8,12 @@ import "errors"
 // the units inflated so far, a part at a time, on another core; the
 // outline of the whole file is then ready when the inflation ends,
 // instead of starting then. Each part is outlined as indexAll outlines
-// the halves it splits a file in, over DWARF data of the prefix that
-// ends with the part (DWARFPrefix), and the parts are joined in order.
+// the halves it splits a file in, over the sections' prefixes that end
+// with the part (PrefixSections), and the parts are joined in order.
 
 // aheadParts is how many parts the outline of a file read ahead takes:
-// the last one is outlined after the inflation ends; each makes the
-// DWARF data of a prefix (its units' headers and abbreviations parsed:
-// for ceph-osd, 0.07 s of CPU for the whole file, so that six parts cost
-// 0.25 s, three 0.13).
-var aheadParts = uint64(3)
+// the last one is outlined after the inflation ends.
+var aheadParts = uint64(8)
 
 // outlineAhead outlines .debug_info as it inflates ahead (see above and
 // File.inflateAhead), before f's DWARF data is made; nil when the file cannot be read so (an object file, type
@@ -32,7 +29,6 @@ func (f *File) outlineAhead() (ix *index) {
 	if err != nil || !df.InflateAhead(".debug_info") {
 		return nil // inflated on the heap, as read: no other core at work
 	}
-	defer func() { f.Data = nil }() // the caller's to set, over the whole file
 	part := max(info.Size()/aheadParts, 1)
 	for start := uint64(0); start < info.Size(); {
 		end := start
@@ -60,11 +56,10 @@ func (f *File) outlineAhead() (ix *index) {
 // outlinePart outlines the units of .debug_info from start to end, once
 // inflated that far; an error when that fails.
 func (f *File) outlinePart(start, end uint64) (ix *index, err error) {
-	d, ok, err := f.Debug.DWARFPrefix(end, 0) // no line program: an outline reads none
-	if err != nil || !ok {
+	// The scan reads the bytes alone, no line program.
+	if ok, err := f.Debug.PrefixSections(end, 0); err != nil || !ok {
 		return nil, errNoAhead
 	}
-	f.Data = d
 	r := f.dieEntries(typeWalk)
 	r.sc.pos = int(start)
 	if ix, err = f.buildIndex(r, true, true); err != nil || ix.out.bad || ix.lost.n > 0 {

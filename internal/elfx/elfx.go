@@ -276,13 +276,7 @@ func (f *File) addTypes(d *dwarf.Data, rel *relocator) error {
 // newDWARF makes the DWARF data of the sections read (in the order of
 // dwarfSections), and keeps them for DWARFSection and DebugLine.
 func (f *File) newDWARF(data [][]byte) (*dwarf.Data, error) {
-	f.debugLine = data[2]
-	f.raw = map[string][]byte{}
-	for i, name := range dwarfSections {
-		if data[i] != nil {
-			f.raw[name] = data[i]
-		}
-	}
+	f.keepSections(data)
 	d, err := dwarf.New(data[0], nil, nil, data[1], data[2], nil, data[3], data[4])
 	if err != nil {
 		return nil, err
@@ -295,6 +289,18 @@ func (f *File) newDWARF(data [][]byte) (*dwarf.Data, error) {
 		}
 	}
 	return d, nil
+}
+
+// keepSections keeps the sections read (in the order of dwarfSections)
+// for DWARFSection and DebugLine.
+func (f *File) keepSections(data [][]byte) {
+	f.debugLine = data[2]
+	f.raw = map[string][]byte{}
+	for i, name := range dwarfSections {
+		if data[i] != nil {
+			f.raw[name] = data[i]
+		}
+	}
 }
 
 // DebugRoot is the directory holding separate debug files, as gdb's

@@ -270,8 +270,39 @@ func (f *File) DWARFPrefix(info, line uint64) (d *dwarf.Data, ok bool, err error
 	return d, true, nil
 }
 
+// PrefixSections is DWARFPrefix for a reader of the sections' bytes
+// alone (DWARFSection: the scans): it keeps the same prefixes and makes
+// no DWARF data, so that no unit header or abbreviation table is parsed.
+func (f *File) PrefixSections(info, line uint64) (ok bool, err error) {
+	if !f.PrefixReadable() {
+		return false, nil
+	}
+	err = Guard(f.Path, ".debug_info", func() error {
+		data, err := f.prefixData(info, line)
+		if err == nil {
+			f.keepSections(data)
+		}
+		return err
+	})
+	return err == nil, err
+}
+
 // dwarfPrefix is DWARFPrefix for a file it can read.
 func (f *File) dwarfPrefix(info, line uint64) (*dwarf.Data, error) {
+	data, err := f.prefixData(info, line)
+	if err != nil {
+		return nil, err
+	}
+	d, err := f.newDWARF(data)
+	if err != nil {
+		return nil, Decode(f.Path, ".debug_info", NoOffset, err)
+	}
+	return d, nil
+}
+
+// prefixData reads the sections DWARFPrefix reads, in the order of
+// dwarfSections.
+func (f *File) prefixData(info, line uint64) ([][]byte, error) {
 	get := func(name string, n uint64) ([]byte, error) {
 		l, err := f.lazySection(name)
 		if err == ErrNoSection {
@@ -301,11 +332,7 @@ func (f *File) dwarfPrefix(info, line uint64) (*dwarf.Data, error) {
 			return nil, err
 		}
 	}
-	d, err := f.newDWARF(data)
-	if err != nil {
-		return nil, Decode(f.Path, ".debug_info", NoOffset, err)
-	}
-	return d, nil
+	return data, nil
 }
 
 // PrefixReadable reports whether DWARFPrefix can read the file: no
