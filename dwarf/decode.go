@@ -192,7 +192,12 @@ func (dd *entryDecoder) value(pos int, form uint64, sp attrSpec) (any, int, erro
 	case fAddr:
 		return v.fixed(u.addrSize)
 	case fBlock1, fBlock2, fBlock4:
-		hdr := map[uint64]int{fBlock1: 1, fBlock2: 2, fBlock4: 4}[form]
+		hdr := 1
+		if form == fBlock2 {
+			hdr = 2
+		} else if form == fBlock4 {
+			hdr = 4
+		}
 		n, err := v.word(hdr)
 		if err != nil {
 			return nil, 0, err

@@ -15,7 +15,8 @@ import (
 // address. A quick entry is decoded from the scan's bytes into one reused
 // entry, with the values and classes debug/dwarf gives, and its ranges
 // are read with the unit's context kept from its unit DIE. Any form or
-// list it does not read is left to debug/dwarf, for that DIE alone.
+// list it does not read is left to the whole-DIE decoder (decode.go), for
+// that DIE alone.
 
 // quickUnit is what a quick entry's values need of its unit: the bases
 // its unit DIE gives and the sections they index.
@@ -45,7 +46,8 @@ func (de *dieEntries) setUnit(cu *dwarf.Entry) {
 	de.unit = u
 }
 
-// quick decodes d into the reused entry; false leaves d to debug/dwarf.
+// quick decodes d into the reused entry; false leaves d to the
+// whole-DIE decoder (entryDecoder).
 func (de *dieEntries) quick(d die) (*dwarf.Entry, bool) {
 	if !de.unit.ok {
 		return nil, false
@@ -504,7 +506,8 @@ func (s *scan) constant(pos int, sp attrSpec) (int64, bool) {
 }
 
 // quickEntry decodes n from the scan's bytes as debug/dwarf's Reader
-// would, into an entry of its own; false leaves it to the Reader. A type
+// would, into an entry of its own; false leaves it to the whole-DIE
+// decoder. A type
 // conversion reads thousands of DIEs, one at a time (under l.mu).
 func (l *lazyEntries) quickEntry(n *node) (*dwarf.Entry, bool) {
 	de, d, ok := l.scanTo(n)
