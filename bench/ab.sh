@@ -15,22 +15,9 @@ cd "$(dirname "$0")/.."
 a=$1 b=$2 runs=$3 tool=$4 file=$5
 shift 5
 . bench/lib.sh
-# build REV NAME: the tool at REV as $out/NAME.
-build() {
-	if [ "$1" = . ]; then
-		go build -o "$out/$2" "./cmd/$tool"
-		return
-	fi
-	local src dst
-	src=$(mktemp -d)
-	dst=$(cd "$out" && pwd)/$2 # BENCH_OUT may be relative or absolute
-	git archive "$1" | tar -x -C "$src"
-	(cd "$src" && go build -o "$dst" "./cmd/$tool")
-	rm -rf "$src"
-}
-build "$a" "$tool-a"
-build "$b" "$tool-b"
+buildrev "$a" "$out/ab-a" "$tool"
+buildrev "$b" "$out/ab-b" "$tool"
 export BINSCOPE_INDEX_CACHE=off
 echo "median of $runs alternating runs, stdout to /dev/null ($(nproc) cores): a=$a b=$b, $tool $* $file"
 # compare times OURS then PEER: B is "ours", A the peer, so the ratio is B/A.
-compare ab "$out/$tool-b $*" "$out/$tool-a $*" "$runs" "$file"
+compare ab "$out/ab-b/$tool $*" "$out/ab-a/$tool $*" "$runs" "$file"

@@ -46,6 +46,36 @@ record() {
 	mv "$results.new" "$results"
 }
 
+# buildrev REV DIR TOOL...: builds ./cmd/TOOL of git revision REV ("."
+# for the working tree) into DIR.
+buildrev() {
+	local rev=$1 dst src=. t
+	mkdir -p "$2"
+	dst=$(cd "$2" && pwd) # BENCH_OUT may be relative or absolute
+	shift 2
+	if [ "$rev" != . ]; then
+		src=$(mktemp -d)
+		git archive "$rev" | tar -x -C "$src"
+	fi
+	for t in "$@"; do
+		(cd "$src" && go build -o "$dst/$t" "./cmd/$t")
+	done
+	[ "$src" = . ] || rm -rf "$src"
+}
+
+# fixture NAME: the path of test fixture NAME as the tests built it
+# (internal/testutil's cache), else built into $out; "" if it does not
+# build.
+fixture() {
+	local f
+	f=$(ls -t "${XDG_CACHE_HOME:-$HOME/.cache}/binscope-fixtures/$1"-*/"$1" 2>/dev/null | head -1 || true)
+	if [ -z "$f" ]; then
+		f=$out/fixture-$1
+		[ -f "$f" ] || sh "testdata/fixtures/$1/build.sh" "$f" >/dev/null 2>&1 || f=
+	fi
+	echo "$f"
+}
+
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 
 # compare NAME OURS PEER RUNS ARGS...: runs OURS and PEER on ARGS, alternating,

@@ -14,22 +14,9 @@ cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 . bench/lib.sh
 gocmd
-# build REV SIDE: gopahole, gofunct and goprobe at REV in $out/same/SIDE.
-build() {
-	local dst src=.
-	mkdir -p "$out/same/$2"
-	dst=$(cd "$out/same/$2" && pwd)
-	if [ "$1" != . ]; then
-		src=$(mktemp -d)
-		git archive "$1" | tar -x -C "$src"
-	fi
-	(cd "$src" && go build -o "$dst/gopahole" ./cmd/gopahole && go build -o "$dst/gofunct" ./cmd/gofunct &&
-		go build -o "$dst/goprobe" ./cmd/goprobe)
-	[ "$src" = . ] || rm -rf "$src"
-}
 rm -rf "$out/same"
-build "$1" a
-build "$2" b
+buildrev "$1" "$out/same/a" gopahole gofunct goprobe
+buildrev "$2" "$out/same/b" gopahole gofunct goprobe
 
 inputs=("$out/gocmd" /usr/bin/python3.11d)
 libc=/lib/x86_64-linux-gnu/libc.so.6
@@ -37,17 +24,13 @@ id=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
 libcdbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 inputs+=("$libcdbg")
 inputs+=("$(ls /usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.* | grep -v gdb | head -1)")
-# The fixtures, as the tests built them (internal/testutil's cache), else
-# built here; go-cmd is cmd/go again.
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/binscope-fixtures
+# The fixtures, as the tests built them, else built here; go-cmd is cmd/go
+# again.
 for b in testdata/fixtures/*/build.sh; do
 	name=$(basename "$(dirname "$b")")
 	[ "$name" != go-cmd ] || continue
-	f=$(ls -t "$cache/$name"-*/"$name" 2>/dev/null | head -1 || true)
-	if [ -z "$f" ]; then
-		f=$out/fixture-$name
-		[ -f "$f" ] || sh "$b" "$f" >/dev/null 2>&1 || { echo "same: $name did not build, left out" >&2; continue; }
-	fi
+	f=$(fixture "$name")
+	[ -n "$f" ] || { echo "same: $name did not build, left out" >&2; continue; }
 	inputs+=("$f")
 done
 # Relocatable objects: C at -O1, C and C++ at -O2 (built once).
@@ -86,7 +69,6 @@ if [ -f /sys/kernel/btf/vmlinux ]; then
 		run "vmlinux-btf-gopahole$m" gopahole $m
 	done
 fi
-fixture() { ls -t "$cache/$1"-*/"$1" 2>/dev/null | head -1 || true; }
 # gopahole -C: the path that reads only the named types, on linked files
 # and a relocatable object (a name in no unit reads every type).
 named=(

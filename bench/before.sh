@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Times two revisions of gopahole and gofunct side by side on the README's
+# benchmark inputs: glibc's debug file, python3.11d, libstdc++'s debug
+# file, cmd/go, the C++, Rust and Zig fixtures and the kernel's BTF.
+# gopahole prints text, -C, --format=c and --json; gofunct its plain
+# listing, prototypes with locations (A's -P or B's --locations, see
+# PROTO_A and PROTO_B), --inline and --json. Each revision has its own
+# index cache: a cold row empties it before each run, a warm row fills it
+# once first. Runs alternate, A then B, then B then A. Prints, and records
+# for bench/readme.sh, the medians and B/A, and a sign test over the pairs
+# of runs: "slower" when B's CPU time is above A's in so many pairs that
+# chance gives it less than 5% of the time, and the medians differ by over
+# 3% (likewise "faster"); else "noise". Rows that fail at A (a flag A does
+# not have) are left out with a note.
+#
+#   bash bench/before.sh [A [B [RUNS [ROW...]]]]
+#   nice -n 5 bash bench/before.sh cad3758 main 11
+#
+# A defaults to cad3758 (where issue 29 was filed), B to main, RUNS to 11.
+# ROW names rows (bash bench/before.sh A B 1 list prints them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+a=${1:-cad3758} b=${2:-main} runs=${3:-11}
+picked=" ${*:4} "
+. bench/lib.sh
+ca=$a cb=$b # the commits
+[ "$a" != . ] || ca=HEAD
+[ "$b" != . ] || cb=HEAD
+ra=$(git rev-parse --short "$ca") rb=$(git rev-parse --short "$cb")
+[ "$a" != . ] || ra=$ra+
+[ "$b" != . ] || rb=$rb+
+dir=$out/before
+if [ "$runs" != list ]; then
+	rm -rf "$dir"
+	buildrev "$a" "$dir/a" gopahole gofunct
+	buildrev "$b" "$dir/b" gopahole gofunct
+	gocmd
+fi
+libc=/lib/x86_64-linux-gnu/libc.so.6
+id=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
+glibc=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+stdcxx=$(ls /usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.* | grep -v gdb | head -1)
+python=/usr/bin/python3.11d
+vmlinux=/sys/kernel/btf/vmlinux
+cppreal=$(fixture cpp-real) rustreal=$(fixture rust-real) zigstd=$(fixture zig-std)
+# gofunct's prototypes with each parameter's location: -P until 63367ad
+# made -P pfunct's prototype lines and moved locations to --locations.
+proto_a=${PROTO_A:--P} proto_b=${PROTO_B:---locations}
+git merge-base --is-ancestor 63367ad "$ca" 2>/dev/null && proto_a=--locations
+git merge-base --is-ancestor 63367ad "$cb" 2>/dev/null || proto_b=-P
+
+# side A|B MODE TOOL FLAGS FILE: one run of one side; a cold run empties
+# the side's index cache first.
+side() {
+	local s=$1 mode=$2 tool=$3 flags=$4 file=$5
+	[ "$mode" = warm ] || rm -rf "$dir/cache-$s"
+	# shellcheck disable=SC2086
+	BINSCOPE_INDEX_CACHE=$dir/cache-$s one "$dir/$s/$tool" $flags "$file" >>"$dir/$name.$s"
+}
+
+# row NAME MODE TOOL FLAGS_A FLAGS_B FILE: RUNS pairs of runs.
+row() {
+	local name=$1 mode=$2 tool=$3 fa=$4 fb=$5 file=$6 i sa sb
+	if [ "$runs" = list ]; then
+		echo "$name"
+		return
+	fi
+	[ "$picked" = "  " ] || [[ "$picked" == *" $name "* ]] || return 0
+	[ -n "$file" ] && [ -e "$file" ] || { echo "before: $name: no input, left out" >&2; return 0; }
+	: >"$dir/$name.a"
+	: >"$dir/$name.b"
+	rm -rf "$dir/cache-a" "$dir/cache-b"
+	if [ "$mode" = warm ]; then # fill each side's cache, untimed
+		side a cold "$tool" "$fa" "$file" && side b cold "$tool" "$fb" "$file"
+		: >"$dir/$name.a"
+		: >"$dir/$name.b"
+	fi
+	for ((i = 0; i < runs; i++)); do
+		if ((i % 2 == 0)); then
+			side a "$mode" "$tool" "$fa" "$file"
+			side b "$mode" "$tool" "$fb" "$file"
+		else
+			side b "$mode" "$tool" "$fb" "$file"
+			side a "$mode" "$tool" "$fa" "$file"
+		fi
+		sa=$(failed "$dir/$name.a") sb=$(failed "$dir/$name.b")
+		if [ "${sa:-0}" != 0 ] || [ "${sb:-0}" != 0 ]; then
+			echo "before: $name: a run failed (A: exit ${sa:-0}, B: exit ${sb:-0}), left out" >&2
+			return 0
+		fi
+	done
+	local at am ac bt bm bc verdict
+	at=$(cut -d' ' -f1 "$dir/$name.a" | median) am=$(cut -d' ' -f2 "$dir/$name.a" | median)
+	ac=$(cut -d' ' -f3 "$dir/$name.a" | median)
+	bt=$(cut -d' ' -f1 "$dir/$name.b" | median) bm=$(cut -d' ' -f2 "$dir/$name.b" | median)
+	bc=$(cut -d' ' -f3 "$dir/$name.b" | median)
+	verdict=$(paste -d' ' "$dir/$name.a" "$dir/$name.b" | awk -v ac="$ac" -v bc="$bc" '
+		# A pair counts when its CPU times differ; k of n pairs have B above.
+		$3 != $7 { n++; if ($7 > $3) k++ }
+		function tail(k, n,   p, i, c) { # P(X >= k), X ~ Binomial(n, 1/2)
+			p = 0; c = 1
+			for (i = 0; i <= n; i++) { if (i >= k) p += c; c = c * (n - i) / (i + 1) }
+			return p / 2 ^ n
+		}
+		END {
+			r = (ac > 0 ? bc / ac : 1)
+			if (n && tail(k, n) < 0.05 && r > 1.03) v = "slower"
+			else if (n && tail(n - k, n) < 0.05 && r < 1 / 1.03) v = "faster"
+			else v = "noise"
+			printf "%s: B above A in %d of %d pairs", v, k, n
+		}')
+	record "$name" "$runs" "$tool@$rb${fb:+ $fb}" "$bt" "$bm" "$bc" "$tool@$ra${fa:+ $fa}" "$at" "$am" "$ac" "$verdict"
+	awk -v n="$name" -v at="$at" -v bt="$bt" -v ac="$ac" -v bc="$bc" -v am="$am" -v bm="$bm" -v v="$verdict" 'BEGIN {
+		printf "%-22s wall %6.3f -> %6.3f s (%.2f)  cpu %6.2f -> %6.2f s (%.2f)  rss %5.0f -> %5.0f MB  %s\n",
+			n, at, bt, bt / at, ac, bc, (ac > 0 ? bc / ac : 0), am / 1024, bm / 1024, v
+	}'
+}
+
+[ "$runs" = list ] || echo "A=$a ($ra) B=$b ($rb): medians of $runs alternating pairs ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
+for f in gocmd:"$out/gocmd" vmlinux:"$vmlinux" glibc:"$glibc" python3.11d:"$python" libstdc++:"$stdcxx" \
+	cpp-real:"$cppreal" rust-real:"$rustreal" zig-std:"$zigstd"; do
+	row "pahole-${f%%:*}" cold gopahole "" "" "${f#*:}"
+done
+for f in vmlinux:"$vmlinux" glibc:"$glibc" python3.11d:"$python"; do
+	row "pahole-c-${f%%:*}" cold gopahole --format=c --format=c "${f#*:}"
+	row "pahole-json-${f%%:*}" cold gopahole --json --json "${f#*:}"
+done
+for c in task_struct:"$vmlinux" link_map:"$glibc" timex:"$glibc" _typeobject:"$python" runtime.g:"$out/gocmd"; do
+	for mode in cold warm; do
+		row "C-${c%%:*}-$mode" "$mode" gopahole "-C ${c%%:*}" "-C ${c%%:*}" "${c#*:}"
+	done
+done
+for f in gocmd:"$out/gocmd" glibc:"$glibc" cpp-real:"$cppreal" python3.11d:"$python" libstdc++:"$stdcxx" \
+	rust-real:"$rustreal" zig-std:"$zigstd"; do
+	row "funct-${f%%:*}-cold" cold gofunct "" "" "${f#*:}"
+done
+for f in gocmd:"$out/gocmd" glibc:"$glibc" cpp-real:"$cppreal"; do
+	row "funct-${f%%:*}-warm" warm gofunct "" "" "${f#*:}"
+	row "funct-loc-${f%%:*}-cold" cold gofunct "$proto_a" "$proto_b" "${f#*:}"
+	row "funct-loc-${f%%:*}-warm" warm gofunct "$proto_a" "$proto_b" "${f#*:}"
+	row "funct-inline-${f%%:*}" cold gofunct --inline --inline "${f#*:}"
+	row "funct-json-${f%%:*}" cold gofunct --json --json "${f#*:}"
+done
