@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/binscope/binscope/internal/cache"
 )
 
 // Keepable reports whether the function named name can be kept in a
@@ -128,13 +130,9 @@ func Build(bin string, names, keep []string, opts *Options) (*Ref, error) {
 	toolchain := toolchainFor(&o, modCache, b.GoVersion, local)
 	ref := &Ref{Modules: mods, Packages: pkgs, GoVersion: b.GoVersion, Toolchain: toolchain}
 
-	base := o.CacheDir
-	if base == "" {
-		uc, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("%s: no cache directory for reference builds (%v): set BINSCOPE_GOREF_CACHE", bin, err)
-		}
-		base = filepath.Join(uc, "binscope", "goref")
+	base, err := o.cacheDir()
+	if err != nil {
+		return nil, fmt.Errorf("%s: no cache directory for reference builds (%v): set BINSCOPE_CACHE or BINSCOPE_GOREF_CACHE", bin, err)
 	}
 	key := b.key(toolchain, pkgs, kept, o.Dirs)
 	label := "std"
@@ -491,4 +489,17 @@ func firstLine(out string, err error) string {
 		return err.Error()
 	}
 	return "failed"
+}
+
+// cacheDir is where references are kept: o.CacheDir, else goref under
+// the directory every binscope cache lives under (cache.Root).
+func (o *Options) cacheDir() (string, error) {
+	if o.CacheDir != "" {
+		return o.CacheDir, nil
+	}
+	root, err := cache.Root()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "goref"), nil
 }

@@ -15,10 +15,11 @@
 // own (package code); parameter locations at entry follow Go's register ABI
 // from the signature (abi.go).
 //
-// References are cached under the user cache directory
-// (os.UserCacheDir()/binscope/goref), keyed by Go version, GOOS/GOARCH,
-// the modules with their versions and the kept functions, so later runs
-// need neither the go command nor the network.
+// References are cached under the directory of binscope's caches
+// ($BINSCOPE_CACHE/goref, else os.UserCacheDir()/binscope/goref), keyed
+// by Go version, GOOS/GOARCH, the modules with their versions and the
+// kept functions, so later runs need neither the go command nor the
+// network.
 package goref
 
 import (
@@ -42,8 +43,9 @@ var ErrUnavailable = errors.New("module source not available")
 
 // Options tune Build. A nil *Options means the defaults.
 type Options struct {
-	// CacheDir holds the references; "" means
-	// os.UserCacheDir()/binscope/goref.
+	// CacheDir holds the references; "" means goref in the directory of
+	// binscope's caches ($BINSCOPE_CACHE, else
+	// os.UserCacheDir()/binscope).
 	CacheDir string
 	// Dirs maps a module path to a directory with its source, for
 	// modules the go command cannot download (private modules, the main

@@ -1,9 +1,10 @@
 // Package spec is the portable form of resolved probes and of what their
 // programs write: the Spec (every site of every probe, with the fetch
 // chains that read its arguments there), its JSON file (WriteSpec,
-// ReadSpec), the build-id cache of specs (Cache), and the layout of the
-// records and aggregates the BPF programs leave for user space, with
-// Decode and DecodeHist to read them. Package probe makes specs from
+// ReadSpec), the probes picked from a cached spec (Select; the cache is
+// runner's ProbeCache), and the layout of the records and aggregates the
+// BPF programs leave for user space, with Decode and DecodeHist to read
+// them. Package probe makes specs from
 // definitions and debug info; bpfprog compiles them to BPF, codegen to
 // bpf-c, bpftrace and perf probe; attach loads and attaches them. It links
 // no BPF library and no instruction decoder.

@@ -61,10 +61,10 @@ variables available at a line (perf probe -V). A Go binary stripped of DWARF
 still lists its functions from .gopclntab.
 
 The plain listings (alone or with -P, --locations, -E, -s) of a file with DWARF are kept
-in an index cache (os.UserCacheDir()/binscope/index, keyed by the file's
-build-id, size and mtime and its debug file's): the next run on the same
-file prints them without reading the DWARF. --no-cache bypasses it;
-BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
+in an index cache ($BINSCOPE_CACHE/index, else ~/.cache/binscope/index,
+keyed by the file's build-id, size and mtime and its debug file's): the next
+run on the same file prints them without reading the DWARF. --no-cache
+bypasses it; BINSCOPE_INDEX_CACHE=off turns it off, =DIR moves it.`,
 		Example: `  gofunct ./app
   gofunct --locations -f 'main.(*acc).add' ./app
   gofunct --inline -f maybe_alloc ./prog
