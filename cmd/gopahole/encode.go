@@ -1,8 +1,6 @@
 package main
 
 import (
-	"debug/elf"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,11 +11,7 @@ import (
 
 	"github.com/binscope/binscope/btf"
 	"github.com/binscope/binscope/codegen"
-	"github.com/binscope/binscope/internal/arch"
-	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/usage"
-	"github.com/binscope/binscope/loader"
-	"github.com/binscope/binscope/types"
 )
 
 // encodeFlags are pahole's BTF encoding options.
@@ -148,65 +142,12 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU()))
 	}
 	path := paths[0]
-	// Named as --format=c names them, so that a BPF program can spell them.
-	opts := &btf.EncodeOptions{Ident: codegen.CName, Features: features}
+	opts := btf.EncodeOptions{Features: features}
 	if e.verbose {
 		opts.Log = func(format string, args ...any) { fmt.Fprintf(stdout, format+"\n", args...) }
 		opts.Warn = func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }
 	}
-	if ef, err := elfx.Open(path); err == nil {
-		opts.Order = ef.ByteOrder
-		if a, err := arch.ForMachine(ef.Machine); err == nil {
-			opts.ArgRegs = a.CIntRegs
-		}
-		opts.Sections = dataSections(ef.File)
-		opts.Relocatable = ef.Type == elf.ET_REL
-		ef.Close()
-	}
-	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: true, DeferParams: true})
-	var spec *types.Spec
-	switch {
-	case err == nil && c.DWARF != nil:
-		defer c.Close()
-		// The functions' parameters are filled on one thread (their
-		// walk ran on all): shared among threads, each converts the
-		// types it meets, and a name two compile units define otherwise
-		// (python3.11d's two struct PyModuleDef) could be tied to
-		// either, the BTF then depending on -j.
-		procs := runtime.GOMAXPROCS(1)
-		err := c.DWARF.FillAllParams(c.Funcs())
-		runtime.GOMAXPROCS(procs)
-		if err != nil {
-			return err
-		}
-		// The types from the reading of the DWARF the parameters came
-		// from: one index, one inflating of the sections, and the
-		// parameters' types are the named types' own.
-		if spec, err = c.DWARF.Types(); err != nil {
-			return err
-		}
-		opts.Funcs = c.Funcs()
-		if opts.Vars, err = c.DWARF.Globals(); err != nil {
-			return err
-		}
-	case err == nil || errors.Is(err, types.ErrNotFound):
-		if err == nil {
-			defer c.Close()
-			opts.Funcs = c.Funcs()
-		} else if opts.Vars, err = loader.Globals(path); err != nil {
-			return err // no functions: the variables alone
-		}
-		fallthrough
-	default:
-		if spec, _, err = loader.Types(path, &loader.TypesOptions{Format: "dwarf"}); err != nil {
-			return err
-		}
-	}
-	if ef, err := elfx.Open(path); err == nil && opts.Relocatable {
-		opts.Sections, opts.Vars = relocatableVars(ef.File, opts.Vars)
-		ef.Close()
-	}
-	raw, err := btf.Encode(spec, opts)
+	raw, err := codegen.EncodeBTF(path, opts)
 	if err != nil {
 		return err
 	}
@@ -223,57 +164,4 @@ func runEncode(e *encodeFlags, paths []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return btf.WriteSection(path, raw)
-}
-
-// dataSections are the sections of ef that a program's variables live in:
-// allocated, neither code nor thread-local (whose addresses are offsets in
-// each thread's block).
-func dataSections(ef *elf.File) []btf.DataSection {
-	var out []btf.DataSection
-	for _, s := range ef.Sections {
-		if s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_EXECINSTR|elf.SHF_TLS) != 0 || s.Addr == 0 || s.Size == 0 || s.Name == "" {
-			continue
-		}
-		out = append(out, btf.DataSection{Name: s.Name, Addr: s.Addr, Size: s.Size})
-	}
-	return out
-}
-
-// relocatableVars places the variables gs of ef, an object file (.o),
-// whose sections all start at 0: each data section at an address of its
-// own after the one before, and each variable at its symbol's offset in
-// its symbol's section (the debug info's addresses are offsets in
-// sections it does not name). A variable without one symbol of its name
-// is left out.
-func relocatableVars(ef *elf.File, gs []types.Global) ([]btf.DataSection, []types.Global) {
-	var secs []btf.DataSection
-	base := map[elf.SectionIndex]uint64{}
-	next := uint64(0)
-	for i, s := range ef.Sections {
-		if s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_EXECINSTR|elf.SHF_TLS) != 0 || s.Size == 0 || s.Name == "" {
-			continue
-		}
-		base[elf.SectionIndex(i)] = next
-		secs = append(secs, btf.DataSection{Name: s.Name, Addr: next, Size: s.Size})
-		next += (s.Size + 15) &^ 15
-	}
-	syms, _ := ef.Symbols()
-	at := map[string]uint64{}
-	count := map[string]int{}
-	for _, s := range syms {
-		b, ok := base[s.Section]
-		if !ok || elf.ST_TYPE(s.Info) != elf.STT_OBJECT {
-			continue
-		}
-		at[s.Name] = b + s.Value
-		count[s.Name]++
-	}
-	var out []types.Global
-	for _, g := range gs {
-		if count[g.Name] == 1 {
-			g.Addr = at[g.Name]
-			out = append(out, g)
-		}
-	}
-	return secs, out
 }
