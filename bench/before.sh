@@ -10,8 +10,10 @@
 # for bench/readme.sh, the medians and B/A, and a sign test over the pairs
 # of runs: "slower" when B's CPU time is above A's in so many pairs that
 # chance gives it less than 5% of the time, and the medians differ by over
-# 3% (likewise "faster"); else "noise". Rows that fail at A (a flag A does
-# not have) are left out with a note.
+# 3% (likewise "faster"); else "noise"; and whether the two print the same
+# bytes (where they do not, a change of output, not of speed, may be what
+# the times show). Rows that fail at A (a flag A does not have) are left
+# out with a note.
 #
 #   bash bench/before.sh [A [B [RUNS [ROW...]]]]
 #   nice -n 5 bash bench/before.sh cad3758 main 11
@@ -49,18 +51,32 @@ proto_a=${PROTO_A:--P} proto_b=${PROTO_B:---locations}
 git merge-base --is-ancestor 63367ad "$ca" 2>/dev/null && proto_a=--locations
 git merge-base --is-ancestor 63367ad "$cb" 2>/dev/null || proto_b=-P
 
+# timed CMD...: as bench/lib.sh's one ("seconds maxrss_kb cpu_seconds
+# status"), the CPU time to the microsecond from wait4's rusage:
+# /usr/bin/time's hundredths are too coarse for runs of a tenth of a
+# second of CPU.
+timed() {
+	python3 -c 'import os, subprocess, sys, time
+t0 = time.perf_counter()
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=open(sys.argv[1], "w"))
+_, st, ru = os.wait4(p.pid, 0)
+t1 = time.perf_counter()
+p.returncode = os.waitstatus_to_exitcode(st)
+print("%.4f %d %.4f %d" % (t1 - t0, ru.ru_maxrss, ru.ru_utime + ru.ru_stime, p.returncode % 256))' "$out/stderr.txt" "$@"
+}
+
 # side A|B MODE TOOL FLAGS FILE: one run of one side; a cold run empties
 # the side's index cache first.
 side() {
 	local s=$1 mode=$2 tool=$3 flags=$4 file=$5
 	[ "$mode" = warm ] || rm -rf "$dir/cache-$s"
 	# shellcheck disable=SC2086
-	BINSCOPE_INDEX_CACHE=$dir/cache-$s one "$dir/$s/$tool" $flags "$file" >>"$dir/$name.$s"
+	BINSCOPE_INDEX_CACHE=$dir/cache-$s timed "$dir/$s/$tool" $flags "$file" >>"$dir/$name.$s"
 }
 
 # row NAME MODE TOOL FLAGS_A FLAGS_B FILE: RUNS pairs of runs.
 row() {
-	local name=$1 mode=$2 tool=$3 fa=$4 fb=$5 file=$6 i sa sb
+	local name=$1 mode=$2 tool=$3 fa=$4 fb=$5 file=$6 i sa sb flags same
 	if [ "$runs" = list ]; then
 		echo "$name"
 		return
@@ -69,12 +85,18 @@ row() {
 	[ -n "$file" ] && [ -e "$file" ] || { echo "before: $name: no input, left out" >&2; return 0; }
 	: >"$dir/$name.a"
 	: >"$dir/$name.b"
-	rm -rf "$dir/cache-a" "$dir/cache-b"
-	if [ "$mode" = warm ]; then # fill each side's cache, untimed
-		side a cold "$tool" "$fa" "$file" && side b cold "$tool" "$fb" "$file"
-		: >"$dir/$name.a"
-		: >"$dir/$name.b"
-	fi
+	# One untimed run of each side, from an empty cache, which it fills
+	# for a warm row: their outputs compared.
+	for i in a b; do
+		rm -rf "$dir/cache-$i"
+		[ $i = a ] && flags=$fa || flags=$fb
+		# shellcheck disable=SC2086
+		BINSCOPE_INDEX_CACHE=$dir/cache-$i "$dir/$i/$tool" $flags "$file" >"$dir/$name.out.$i" 2>/dev/null || true
+	done
+	same="same output"
+	cmp -s "$dir/$name.out.a" "$dir/$name.out.b" ||
+		same="output differs: A $(wc -c <"$dir/$name.out.a") bytes, B $(wc -c <"$dir/$name.out.b")"
+	rm -f "$dir/$name.out.a" "$dir/$name.out.b"
 	for ((i = 0; i < runs; i++)); do
 		if ((i % 2 == 0)); then
 			side a "$mode" "$tool" "$fa" "$file"
@@ -109,9 +131,10 @@ row() {
 			else v = "noise"
 			printf "%s: B above A in %d of %d pairs", v, k, n
 		}')
+	verdict="$verdict; $same"
 	record "$name" "$runs" "$tool@$rb${fb:+ $fb}" "$bt" "$bm" "$bc" "$tool@$ra${fa:+ $fa}" "$at" "$am" "$ac" "$verdict"
 	awk -v n="$name" -v at="$at" -v bt="$bt" -v ac="$ac" -v bc="$bc" -v am="$am" -v bm="$bm" -v v="$verdict" 'BEGIN {
-		printf "%-22s wall %6.3f -> %6.3f s (%.2f)  cpu %6.2f -> %6.2f s (%.2f)  rss %5.0f -> %5.0f MB  %s\n",
+		printf "%-22s wall %6.3f -> %6.3f s (%.2f)  cpu %6.3f -> %6.3f s (%.2f)  rss %5.0f -> %5.0f MB  %s\n",
 			n, at, bt, bt / at, ac, bc, (ac > 0 ? bc / ac : 0), am / 1024, bm / 1024, v
 	}'
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Rewrites the README's results (between the "results:" markers) from the
-# latest rows bench/pahole.sh, bench/pfunct.sh, bench/header.sh, bench/ceph.sh,
-# bench/goprobe.sh and bench/exact.sh recorded in bench/out/results/: one
-# table per script, one line per row, with the date, commit and load
-# average it ran at.
+# latest rows bench/pahole.sh, bench/pfunct.sh, bench/header.sh,
+# bench/ceph.sh, bench/goprobe.sh, bench/before.sh and bench/exact.sh
+# recorded in bench/out/results/: one table per script, one line per row,
+# with the date, commit and load average it ran at.
 #
 #   bash bench/pahole.sh 11 && bash bench/pfunct.sh 11 && bash bench/readme.sh
 set -euo pipefail
@@ -24,7 +24,28 @@ kept() {
 		/^`bash bench\// { on = index($0, s) == 1 }
 		on' README.md
 }
-for script in pahole pfunct header goprobe ceph exact; do
+# before FILE: bench/before.sh's table, two revisions of our tools (B
+# after, A before) rather than ours and a peer's: CPU time first.
+before() {
+	awk -F'\t' '
+	NR == 1 {
+		split($6, b, " "); split($10, a, " ")
+		printf "\n`bash bench/before.sh` (A: %s, B: %s; CPU time, user and system, and wall time; flags as\n", a[1], b[1]
+		print "each revision takes them; the last column: a sign test over the pairs of runs, and whether A and B print the"
+		print "same bytes):\n"
+		print "| row | B CPU, wall, max RSS | A CPU, wall, max RSS | CPU B/A | wall B/A | runs | measured | pairs, output |"
+		print "|-----|----------------------|----------------------|---------|----------|------|----------|---------------|"
+	}
+	# name date commit load runs ours ot om oc peer pt pm pc verdict
+	{
+		fa = $10; sub(/^[^ ]* ?/, "", fa); fb = $6; sub(/^[^ ]* ?/, "", fb)
+		flags = (fa == fb ? fa : "A " fa ", B " fb)
+		printf "| %s%s | %.3f s, %.3f s, %.0f MB | %.3f s, %.3f s, %.0f MB | %.2f | %.2f | %d | %s, load %s | %s |\n",
+			$1, (flags != "" ? " (" flags ")" : ""), $9, $7, $8 / 1024, $13, $11, $12 / 1024,
+			($13 > 0 ? $9 / $13 : 0), $7 / $11, $5, $2, $4, $14
+	}' "$1"
+}
+for script in pahole pfunct header goprobe ceph before exact; do
 	f=$out/results/$script.tsv
 	if [ ! -s "$f" ]; then
 		if [ -n "$(kept "$script")" ]; then
@@ -36,6 +57,10 @@ for script in pahole pfunct header goprobe ceph exact; do
 		continue
 	fi
 	[ "$script" = exact ] && break
+	if [ "$script" = before ]; then
+		before "$f" >>"$table"
+		continue
+	fi
 	# A script whose rows have goals (bench/lib.sh's limits) gets a
 	# column of them.
 	goals=$(awk -F'\t' 'NF >= 14 { print "yes"; exit }' "$f")
