@@ -22,8 +22,12 @@ const maxLaterSearch = 256
 // run again before p, nor p before s: so p runs once per call counted at
 // s. Where the expansion's DIE holds several calls (st.copies), p must
 // also come before control can reach another of its starts (others): the
-// code past one is the next call's. It returns p, the expansion's
-// parameters there and a note, or s and vars unchanged.
+// code past one is the next call's; and before a parameter's constant
+// changes (the entry of its location list made for the next copy): a
+// start may lie deep in its copy, at a store (rust-O3 seed 2314: fn06's
+// second copy begins at 0x16fab, where c turns from 0 to 1, and is
+// counted at 0x16fb6). It returns p, the expansion's parameters there and
+// a note, or s and vars unchanged.
 func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start, others []uint64, args []Arg, vars []types.Var) (uint64, []types.Var, string) {
 	s := st.addr
 	if st.mark != nil || len(args) == 0 || r.f == nil {
@@ -46,6 +50,7 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 	if err != nil || !fl.has(s) {
 		return s, vars, ""
 	}
+	consts := listConsts(vars)
 	bestN, best, bestVars := have, s, vars
 	seen := map[uint64]bool{s: true}
 	queue := []uint64{s}
@@ -57,15 +62,20 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 				continue
 			}
 			seen[y] = true
+			var vs []types.Var
+			once := holds(site.Ranges, y) && r.onceAfter(fl, s, y)
+			if once || st.copies && holds(site.Ranges, y) {
+				if all, err := r.varsAt(y); err == nil {
+					vs = inlineParams(fn, all)
+				}
+			}
+			if st.copies && otherConst(consts, vs) {
+				continue // the next copy's code, and all past it
+			}
 			queue = append(queue, y)
-			if !holds(site.Ranges, y) || !r.onceAfter(fl, s, y) || st.copies && (next[y] || fl.hitsBefore(s, y, next)) {
+			if !once || st.copies && (next[y] || fl.hitsBefore(s, y, next)) {
 				continue
 			}
-			all, err := r.varsAt(y)
-			if err != nil {
-				continue
-			}
-			vs := inlineParams(fn, all)
 			n, _ := readable(y, vs)
 			if n > bestN {
 				bestN, best, bestVars = n, y, vs
@@ -80,6 +90,29 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 		return s, vars, ""
 	}
 	return best, bestVars, fmt.Sprintf("%s has no location at the expansion's start %#x: read at %#x, which every call passes once", strings.Join(missing, ", "), s, best)
+}
+
+// listConsts are the constants that entries of location lists give vars
+// (not one location for the whole scope), by name.
+func listConsts(vars []types.Var) map[string]int64 {
+	out := map[string]int64{}
+	for _, v := range vars {
+		if p := v.Loc.Pieces; !v.Loc.Whole && len(p) == 1 && p[0].Kind == types.LocConst {
+			out[v.Name] = p[0].Offset
+		}
+	}
+	return out
+}
+
+// otherConst reports whether a var of vars is a constant of a location
+// list other than the one consts holds for its name.
+func otherConst(consts map[string]int64, vars []types.Var) bool {
+	for name, k := range listConsts(vars) {
+		if c, ok := consts[name]; ok && c != k {
+			return true
+		}
+	}
+	return false
 }
 
 // onceAfter reports whether p runs exactly once for each run of s: every

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -24,31 +25,7 @@ const maxReach = 4096
 // on two paths (gcc -O3 seed 1446). It returns why the value is not read,
 // or "".
 func (r *Resolver) mixedSlot(addr uint64, slot, n int64) string {
-	fl := r.flowAt(addr)
-	if fl == nil || len(fl.indirect) > 0 {
-		return ""
-	}
-	var stores []uint64
-	seen := map[uint64]bool{}
-	work := append([]uint64{}, fl.pred[addr]...)
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		if seen[x] {
-			continue
-		}
-		if seen[x] = true; len(seen) > maxReach {
-			return ""
-		}
-		in := fl.op[x]
-		if mem, st := storeTo(in); st && mem.Index == 0 {
-			if at, ok := r.cfaSlot(x, gprName(mem.Base), int64(mem.Disp)); ok && at < slot+n && slot < at+int64(in.MemBytes) {
-				stores = append(stores, x)
-				continue
-			}
-		}
-		work = append(work, fl.pred[x]...)
-	}
+	fl, stores := r.reachingStores(addr, slot, n)
 	if len(stores) < 2 {
 		return ""
 	}
@@ -68,6 +45,114 @@ func (r *Resolver) mixedSlot(addr uint64, slot, n int64) string {
 		n, slot, n, exact, fl.op[exact].Op, fl.op[other].MemBytes, other, fl.op[other].Op)
 }
 
+// reachingStores are the stores that reach addr writing any byte of the n
+// bytes at slot (an offset from the CFA): walking back along every path
+// from addr, the first such store on each path. None when addr's code is
+// not decoded, has jumps of unknown targets, or the walk is too long.
+func (r *Resolver) reachingStores(addr uint64, slot, n int64) (*flow, []uint64) {
+	fl := r.flowAt(addr)
+	if fl == nil || len(fl.indirect) > 0 {
+		return nil, nil
+	}
+	var stores []uint64
+	seen := map[uint64]bool{}
+	work := append([]uint64{}, fl.pred[addr]...)
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if seen[x] {
+			continue
+		}
+		if seen[x] = true; len(seen) > maxReach {
+			return nil, nil
+		}
+		if r.writesSlot(fl, x, slot, n) {
+			stores = append(stores, x)
+			continue
+		}
+		work = append(work, fl.pred[x]...)
+	}
+	return fl, stores
+}
+
+// writesSlot reports whether the instruction at x stores to any byte of
+// the n bytes at slot (an offset from the CFA).
+func (r *Resolver) writesSlot(fl *flow, x uint64, slot, n int64) bool {
+	in := fl.op[x]
+	mem, st := storeTo(in)
+	if !st || mem.Index != 0 {
+		return false
+	}
+	at, ok := r.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
+	return ok && at < slot+n && slot < at+int64(in.MemBytes)
+}
+
+// refillLook bounds the instructions walked forward from a site for the
+// store that fills its slot.
+const refillLook = 32
+
+// refilled checks a value read from a stack slot, n bytes at slot,
+// against the store that fills it: when the only store that reaches addr
+// is one that control comes to from addr without a branch (addr itself,
+// or a few instructions on), the slot holds at addr what that store left
+// on its previous pass, and the value the debug info means is the one it
+// is about to store. GCC gives an expansion's parameter so from its entry
+// on where its scheduler moved the spill of the argument below it (gcc
+// -O2 seed 2321: fn00's c as [CFA-80] at 0x1126, which `mov %ecx,
+// 0x20(%rsp)` fills at 0x112d: gdb prints the previous iteration's c too).
+// It returns why the value is not read, or "".
+func (r *Resolver) refilled(addr uint64, slot, n int64) string {
+	fl, stores := r.reachingStores(addr, slot, n)
+	if len(stores) != 1 {
+		return ""
+	}
+	x := addr
+	for range refillLook {
+		if x == stores[0] {
+			return fmt.Sprintf("the debug info gives the %d bytes at CFA%+d, which the store at %#x (%v) fills only after the site, on every path: there the slot holds what that store left on its previous pass",
+				n, slot, x, fl.op[x])
+		}
+		if len(fl.succ[x]) != 1 {
+			return ""
+		}
+		x = fl.succ[x][0]
+	}
+	return ""
+}
+
+// narrowSlot checks a value read from a stack slot, n bytes at slot,
+// against the stores that reach addr: when each writes only the first m <
+// n bytes of it, the others hold what another statement left there.
+// LLVM gives a long parameter passed an unsigned int's value so (clang -O2
+// seed 2379: fn12's a, fn06's b zero-extended, as the 8 bytes at [RSP+4],
+// which a 4-byte store filled; gdb prints 0x10_00000013 for 19 too).
+// Whether the value was sign- or zero-extended the debug info does not
+// say. It returns why the value is not read, or "".
+func (r *Resolver) narrowSlot(addr uint64, slot, n int64) string {
+	fl, stores := r.reachingStores(addr, slot, n)
+	if len(stores) == 0 {
+		return ""
+	}
+	m := int64(0)
+	for _, x := range stores {
+		mem, _ := storeTo(fl.op[x])
+		at, _ := r.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
+		w := int64(fl.op[x].MemBytes)
+		if at != slot || w >= n || m != 0 && w != m {
+			return ""
+		}
+		m = w
+	}
+	return fmt.Sprintf("the debug info gives the %d bytes at CFA%+d, but each store that reaches the site writes only the first %d (%#x: %v): the others hold what another statement left",
+		n, slot, m, stores[0], fl.op[stores[0]])
+}
+
+// slotWrites checks a value read from the n bytes at slot against the
+// stores that write the slot (see mixedSlot, refilled and narrowSlot).
+func (r *Resolver) slotWrites(addr uint64, slot, n int64) string {
+	return cmp.Or(r.mixedSlot(addr, slot, n), r.refilled(addr, slot, n), r.narrowSlot(addr, slot, n))
+}
+
 // mixedChain checks a chain that reads a number from a stack slot (a
 // register plus an offset, loaded once) with mixedSlot.
 func (r *Resolver) mixedChain(addr uint64, c spec.Chain, f *spec.Fetch) string {
@@ -79,5 +164,5 @@ func (r *Resolver) mixedChain(addr uint64, c spec.Chain, f *spec.Fetch) string {
 	if !ok {
 		return ""
 	}
-	return r.mixedSlot(addr, slot, f.Size)
+	return r.slotWrites(addr, slot, f.Size)
 }

@@ -276,7 +276,7 @@ func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
 	if !ok {
 		return ""
 	}
-	if why := r.mixedSlot(addr, slot, n); why != "" {
+	if why := r.slotWrites(addr, slot, n); why != "" {
 		return why
 	}
 	fl := r.flowAt(addr)
