@@ -342,6 +342,23 @@ func Globals(path string) ([]types.Global, error) {
 	return f.Globals()
 }
 
+// Definitions lists the named structs, classes and unions path's DWARF
+// defines, once for every compile unit that defines one, as pahole's -T
+// and -u count and name them (dwarf.File.Definitions); o's ExcludeUnits
+// and FirstUnit choose the units.
+func Definitions(path string, o *TypesOptions) ([]dwarf.Definition, error) {
+	var d *dwarf.Options
+	if o != nil {
+		d = o.dwarfOptions()
+	}
+	f, err := dwarf.Open(path, d)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Definitions()
+}
+
 // FuncsBTF are the functions of path's BTF (btf.Funcs): a raw BTF file,
 // an ELF file's .BTF section, or a kernel module's split BTF.
 func FuncsBTF(path string) ([]*types.Func, error) { return btf.Funcs(path, nil) }

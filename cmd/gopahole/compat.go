@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/layout"
 	"github.com/binscope/binscope/loader"
@@ -120,12 +119,7 @@ func (c *compatFlags) definitions(w io.Writer, paths []string, sel *layout.Selec
 	n := map[string]int{}
 	units := map[string][]string{}
 	for _, p := range paths {
-		f, err := dwarf.Open(p, &dwarf.Options{ExcludeUnits: c.cuExclude, FirstUnit: c.firstObjOnly})
-		if err != nil {
-			return err
-		}
-		defs, err := f.Definitions()
-		f.Close()
+		defs, err := loader.Definitions(p, &loader.TypesOptions{ExcludeUnits: c.cuExclude, FirstUnit: c.firstObjOnly})
 		if err != nil {
 			return err
 		}
