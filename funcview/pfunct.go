@@ -6,9 +6,26 @@ import (
 	"strconv"
 
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/symtab"
 	"github.com/binscope/binscope/types"
 )
+
+// WriteSymtabFile prints the functions of the symbol table section
+// (.symtab or .dynsym) of the ELF file at path as pfunct --symtab does
+// (see WriteSymtab).
+func WriteSymtabFile(w io.Writer, path, section string) error {
+	ef, err := elfx.Open(path)
+	if err != nil {
+		return err
+	}
+	defer ef.Close()
+	entries, total, err := symtab.Section(ef, section)
+	if err != nil {
+		return err
+	}
+	return WriteSymtab(w, entries, total)
+}
 
 // WriteSymtab prints a symbol table's functions as pfunct --symtab does:
 // "INDEX: NAME ADDR SIZE", the index padded to the digits of the table's

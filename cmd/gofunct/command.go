@@ -125,7 +125,7 @@ func (f *functFlags) listing() *funcview.Listing {
 
 func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	if f.pf.symtab != "" {
-		return writeSymtab(stdout, path, f.pf.symtab)
+		return funcview.WriteSymtabFile(stdout, path, f.pf.symtab)
 	}
 	if f.pf.all {
 		f.prototypes = true

@@ -8,9 +8,7 @@ import (
 
 	"github.com/binscope/binscope/codegen"
 	"github.com/binscope/binscope/funcview"
-	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/loader"
-	"github.com/binscope/binscope/symtab"
 )
 
 // pfunctFlags are pfunct's options beyond the listings' own.
@@ -92,18 +90,4 @@ func (p *pfunctFlags) run(w io.Writer, c *loader.Code, l *funcview.Listing, path
 		scopes = nil
 	}
 	return funcview.WriteVerbose(w, picked, scopes)
-}
-
-// writeSymtab answers --symtab.
-func writeSymtab(w io.Writer, path, section string) error {
-	ef, err := elfx.Open(path)
-	if err != nil {
-		return err
-	}
-	defer ef.Close()
-	entries, total, err := symtab.Section(ef, section)
-	if err != nil {
-		return err
-	}
-	return funcview.WriteSymtab(w, entries, total)
 }
