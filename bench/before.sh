@@ -50,6 +50,9 @@ cppreal=$(fixture cpp-real) rustreal=$(fixture rust-real) zigstd=$(fixture zig-s
 proto_a=${PROTO_A:--P} proto_b=${PROTO_B:---locations}
 git merge-base --is-ancestor 63367ad "$ca" 2>/dev/null && proto_a=--locations
 git merge-base --is-ancestor 63367ad "$cb" 2>/dev/null || proto_b=-P
+flags_m_a="" flags_m_b=-M
+git merge-base --is-ancestor ed4dd79 "$ca" 2>/dev/null && flags_m_a=-M
+git merge-base --is-ancestor ed4dd79 "$cb" 2>/dev/null || flags_m_b=
 
 # timed CMD...: as bench/lib.sh's one ("seconds maxrss_kb cpu_seconds
 # status"), the CPU time to the microsecond from wait4's rusage:
@@ -143,6 +146,11 @@ row() {
 for f in gocmd:"$out/gocmd" vmlinux:"$vmlinux" glibc:"$glibc" python3.11d:"$python" libstdc++:"$stdcxx" \
 	cpp-real:"$cppreal" rust-real:"$rustreal" zig-std:"$zigstd"; do
 	row "pahole-${f%%:*}" cold gopahole "" "" "${f#*:}"
+done
+# C++ classes print their member functions since ed4dd79, as pahole does;
+# -M leaves them out, as A did.
+for f in libstdc++:"$stdcxx" cpp-real:"$cppreal"; do
+	row "pahole-M-${f%%:*}" cold gopahole "$flags_m_a" "$flags_m_b" "${f#*:}"
 done
 for f in vmlinux:"$vmlinux" glibc:"$glibc" python3.11d:"$python"; do
 	row "pahole-c-${f%%:*}" cold gopahole --format=c --format=c "${f#*:}"

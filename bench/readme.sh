@@ -24,25 +24,45 @@ kept() {
 		/^`bash bench\// { on = index($0, s) == 1 }
 		on' README.md
 }
-# before FILE: bench/before.sh's table, two revisions of our tools (B
-# after, A before) rather than ours and a peer's: CPU time first.
+# before FILE: bench/before.sh's rows, two revisions of our tools (B
+# after, A before) rather than ours and a peer's: a table of the rows
+# whose CPU time differs by the sign test, and one line naming the rest.
 before() {
 	awk -F'\t' '
-	NR == 1 {
-		split($6, b, " "); split($10, a, " ")
-		printf "\n`bash bench/before.sh` (A: %s, B: %s; CPU time, user and system, and wall time; flags as\n", a[1], b[1]
-		print "each revision takes them; the last column: a sign test over the pairs of runs, and whether A and B print the"
-		print "same bytes):\n"
-		print "| row | B CPU, wall, max RSS | A CPU, wall, max RSS | CPU B/A | wall B/A | runs | measured | pairs, output |"
-		print "|-----|----------------------|----------------------|---------|----------|------|----------|---------------|"
-	}
 	# name date commit load runs ours ot om oc peer pt pm pc verdict
 	{
+		split($6, b, " "); split($10, a, " "); revs[a[1] " against " b[1]] = 1
+		lo = (NR == 1 || $4 < lo ? $4 : lo); hi = (NR == 1 || $4 > hi ? $4 : hi)
 		fa = $10; sub(/^[^ ]* ?/, "", fa); fb = $6; sub(/^[^ ]* ?/, "", fb)
 		flags = (fa == fb ? fa : "A " fa ", B " fb)
-		printf "| %s%s | %.3f s, %.3f s, %.0f MB | %.3f s, %.3f s, %.0f MB | %.2f | %.2f | %d | %s, load %s | %s |\n",
-			$1, (flags != "" ? " (" flags ")" : ""), $9, $7, $8 / 1024, $13, $11, $12 / 1024,
-			($13 > 0 ? $9 / $13 : 0), $7 / $11, $5, $2, $4, $14
+		r = ($13 > 0 ? $9 / $13 : 0)
+		if ($14 ~ /^noise/) {
+			quiet = quiet (quiet == "" ? "" : ", ") $1
+			qlo = (nq == 0 || r < qlo ? r : qlo); qhi = (nq == 0 || r > qhi ? r : qhi); nq++
+			next
+		}
+		rows[++n] = sprintf("| %s%s | %.3f -> %.3f s | %.2f | %.2f | %.0f -> %.0f MB | %s |",
+			$1, (flags != "" ? " (" flags ")" : ""), $13, $9, r, $7 / $11, $12 / 1024, $8 / 1024, $14)
+		runs = $5; date = $2
+	}
+	END {
+		for (k in revs) rv = rv (rv == "" ? "" : "; ") k
+		printf "\n`bash bench/before.sh` (%s: %s runs of each, alternating, %s, load %s-%s;\n", rv, runs, date, lo, hi
+		print "CPU is user and system time; a row is slower or faster when the sign test over its pairs of runs says so, and its"
+		print "medians differ by over 3%):\n"
+		print "| row | CPU A -> B | CPU B/A | wall B/A | max RSS A -> B | pairs, output |"
+		print "|-----|------------|---------|----------|----------------|---------------|"
+		for (i = 1; i <= n; i++) print rows[i]
+		if (nq) print "\n" wrap(sprintf("Noise (CPU B/A %.2f-%.2f) in the other %d rows: %s.", qlo, qhi, nq, quiet))
+	}
+	# wrap: s in lines of at most 116 characters, broken after commas.
+	function wrap(s,   out, line, n, i, w) {
+		n = split(s, w, " ")
+		for (i = 1; i <= n; i++) {
+			if (line != "" && length(line) + 1 + length(w[i]) > 116) { out = out line "\n"; line = "" }
+			line = line (line == "" ? "" : " ") w[i]
+		}
+		return out line
 	}' "$1"
 }
 for script in pahole pfunct header goprobe ceph before exact; do
