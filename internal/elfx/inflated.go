@@ -84,7 +84,7 @@ func (f *File) InflateTo(name string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: section %s: %v", f.Path, name, err)
 	}
-	n, err := io.CopyBuffer(w, io.LimitReader(l.r, int64(l.size)), make([]byte, 256<<10))
+	n, err := io.CopyBuffer(w, l.r, make([]byte, 256<<10))
 	sectionBytes.Add(uint64(n))
 	if err == nil && uint64(n) != l.size {
 		err = fmt.Errorf("%d of %d bytes read", n, l.size)
@@ -178,18 +178,18 @@ var aheadStep = 4 << 20
 // each step; only this goroutine reads l.r and writes past len(l.buf).
 func (l *Lazy) inflateAhead(path, name string) {
 	l.mu.Lock()
-	buf, at, r := l.buf[:l.size], len(l.buf), l.r
+	buf, at := l.buf[:l.size], len(l.buf)
 	l.mu.Unlock()
 	var err error
 	for at < len(buf) && err == nil {
 		end := min(at+aheadStep, len(buf))
-		var k int
+		next := at
 		err = Guard(path, name, func() (err error) {
-			k, err = io.ReadFull(r, buf[at:end])
+			next, err = l.fill(buf, at, end)
 			return err
 		})
-		at += k
-		sectionBytes.Add(uint64(k))
+		sectionBytes.Add(uint64(next - at))
+		at = next
 		l.mu.Lock()
 		l.buf = buf[:at]
 		if err == nil && l.stop && at < len(buf) {

@@ -1,7 +1,6 @@
 package elfx
 
 import (
-	"bufio"
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
@@ -14,14 +13,15 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/zlib"
+	"github.com/binscope/binscope/internal/inflate"
 )
 
 // Lazy is a section's contents, read (and, for an SHF_COMPRESSED section,
 // inflated) from its start only as far as asked: a lookup that finds what
 // it wants in the first compile units of .debug_info leaves the rest of
-// the section unread. Inflating uses a faster inflater than debug/elf's
-// (about twice as fast on debug sections), for whole sections too.
+// the section unread. A zlib-compressed section is inflated by
+// internal/inflate straight into the section's buffer (about three times
+// as fast as debug/elf's inflater), whole sections too.
 type Lazy struct {
 	mu   sync.Mutex
 	buf  []byte // the bytes read so far
@@ -29,6 +29,9 @@ type Lazy struct {
 	// prealloc is the buffer's first size (see prealloc).
 	prealloc uint64
 	r        io.Reader // what is left to read, nil once done
+	// z, for a zlib-compressed section, is r, which fill asks to
+	// inflate straight into the buffer.
+	z *inflate.Reader
 	err      error
 	// ahead: a goroutine inflates the rest into buf's room (see
 	// InflateAhead); readers wait on grown for the bytes they ask.
@@ -114,15 +117,34 @@ func (f *File) newLazy(s *elf.Section) (*Lazy, error) {
 		l.r = &deferred{s: s}
 		return l, nil
 	}
-	if _, err := raw.Seek(hdr, io.SeekStart); err != nil {
+	z, err := inflate.NewReader(f.r, int64(s.Offset)+hdr, int64(s.FileSize)-hdr)
+	if err != nil {
 		return nil, err
 	}
-	zr, err := zlib.NewReader(bufio.NewReaderSize(raw, 64<<10))
-	if err != nil {
-		return nil, fmt.Errorf("zlib header: %v", err)
-	}
-	l.r = zr
+	l.r, l.z = z, z
 	return l, nil
+}
+
+// fill reads the section on into buf[at:], up to want bytes at least
+// (want <= len(buf), buf holding the bytes before at), and returns the
+// end of what it read: an inflated section is inflated straight into
+// buf, and can end past want; past that end buf holds anything. At the
+// section's end, the compressed stream must end too, its checksum right.
+func (l *Lazy) fill(buf []byte, at, want int) (int, error) {
+	if l.z == nil {
+		k, err := io.ReadFull(l.r, buf[at:want])
+		return at + k, err
+	}
+	buf = buf[:min(len(buf), int(l.size))]
+	end, err := l.z.Into(buf, at, want)
+	switch {
+	case err != nil:
+	case end < want:
+		err = io.ErrUnexpectedEOF
+	case end == int(l.size) && !l.z.Done():
+		err = inflate.ErrLong
+	}
+	return end, err
 }
 
 // deferred reads a section through debug/elf when first read.
@@ -211,9 +233,9 @@ func (l *Lazy) Prefix(n uint64) ([]byte, error) {
 			l.buf = slices.Grow(l.buf, int(grow))
 		}
 		want := min(max(n-uint64(len(l.buf)), 256<<10), uint64(cap(l.buf)-len(l.buf)))
-		k, err := io.ReadFull(l.r, l.buf[len(l.buf):len(l.buf)+int(want)])
-		l.buf = l.buf[:len(l.buf)+k]
-		sectionBytes.Add(uint64(k))
+		end, err := l.fill(l.buf[:cap(l.buf)], len(l.buf), len(l.buf)+int(want))
+		sectionBytes.Add(uint64(end - len(l.buf)))
+		l.buf = l.buf[:end]
 		if err != nil {
 			l.err = fmt.Errorf("%d of %d bytes read: %v", len(l.buf), l.size, err)
 		}
