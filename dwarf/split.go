@@ -2,8 +2,10 @@ package dwarf
 
 import (
 	"debug/dwarf"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -319,18 +321,30 @@ func (f *File) openSplit(d *dwarf.Data) (*dwarf.Data, error) {
 
 // Split reports whether df's DWARF starts with a skeleton unit: split
 // DWARF, whose .dwo or .dwp files a cache keyed by df alone does not see
-// change. Only the first unit header is read.
+// change. Only the first unit header is read: its 8 bytes inflated alone
+// (a warm gofunct asks this before using its index cache entry, where a
+// lazy section's first read inflates 256 KB).
 func Split(df *elfx.File) bool {
-	l, err := df.LazySection(".debug_info")
-	if err != nil {
-		return false
-	}
-	b, err := l.Prefix(8)
-	if err != nil || len(b) < 7 {
-		return false
+	b := make([]byte, 8)
+	if s := df.Section(".debug_info"); s != nil && s.Type != elf.SHT_NOBITS {
+		err := elfx.Guard(df.Path, ".debug_info", func() error {
+			_, err := io.ReadFull(s.Open(), b)
+			return err
+		})
+		if err != nil {
+			return false
+		}
+	} else { // .zdebug_info: GNU's compression, which elfx reads
+		l, err := df.LazySection(".debug_info")
+		if err != nil {
+			return false
+		}
+		if b, err = l.Prefix(8); err != nil || len(b) < 7 {
+			return false
+		}
 	}
 	// DWARF 4 GNU skeletons index .debug_addr, which DWARF 4 has not
 	// otherwise.
 	v := df.ByteOrder.Uint16(b[4:])
-	return v == 5 && b[6] == 4 || v <= 4 && df.Section(".debug_addr") != nil
+	return v == 5 && b[6] == 4 || v <= 4 && (df.Section(".debug_addr") != nil || df.Section(".zdebug_addr") != nil)
 }

@@ -321,3 +321,38 @@ func TestSplitDWARFSearch(t *testing.T) {
 		t.Errorf("with --debuginfo %s: %d functions with parameters, warnings %q; want 2 and none", moved, n, warned)
 	}
 }
+
+// TestSplitSkeleton: Split (what keeps a split binary out of the index
+// cache) says so for each build of the c-split fixture the compiler made
+// with -gsplit-dwarf, DWARF 5 and 4, and not for its plain build; the
+// same with the debug sections compressed by objcopy, as ELF's
+// SHF_COMPRESSED (zlib) and as GNU's .zdebug sections (zlib-gnu).
+func TestSplitSkeleton(t *testing.T) {
+	bin := testutil.Fixture(t, "c-split").Path
+	dir := filepath.Dir(bin)
+	tmp := t.TempDir()
+	checked := 0
+	for name, split := range map[string]bool{"c-split": true, "c-split4": true, "c-split-plain": false} {
+		for _, gz := range []string{"", "zlib", "zlib-gnu"} {
+			path := filepath.Join(dir, name)
+			if gz != "" {
+				path = filepath.Join(tmp, name+"-"+gz)
+				if out, err := exec.Command("objcopy", "--compress-debug-sections="+gz, filepath.Join(dir, name), path).CombinedOutput(); err != nil {
+					t.Fatalf("objcopy: %v\n%s", err, out)
+				}
+			}
+			ef, err := elfx.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := dwarf.Split(ef); got != split {
+				t.Errorf("%s (%s): Split = %v, want %v", name, gz, got, split)
+			}
+			ef.Close()
+			checked++
+		}
+	}
+	if checked != 9 {
+		t.Errorf("%d builds checked, want 9", checked)
+	}
+}
