@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
 	"sort"
@@ -214,56 +215,77 @@ func (s *saver) writeOutline(si *savedIndex, ix *index) {
 	}, len(ix.out.names), si.defs)
 }
 
-// put writes the "types" entry once the sections are written: the
-// number of units, the units of each name (given as scope and name) and
-// the first definition of each class.
+// put writes the "types" entry: the number of units, the units of each
+// name (given as scope and name) and the first definition of each class,
+// streamed to the cache as made, and put into place once the sections
+// are written (a lookup that finds it finds them).
 func (s *saver) put(nunits int, names iter.Seq2[nameKey, []int32], nnames int, defs map[classKey]savedDef) {
-	s.wg.Wait()
-	if s.saving != nil {
-		s.saving.Wait()
-	}
-	var b []byte
-	b = binary.AppendUvarint(b, uint64(len(s.secs)))
-	for _, sec := range s.secs {
-		b = appendStr(b, sec.name)
-		b = binary.AppendUvarint(b, sec.off)
-		b = binary.AppendUvarint(b, sec.len)
-	}
-	b = binary.AppendUvarint(b, uint64(nunits))
-	b = binary.AppendUvarint(b, uint64(nnames))
-	var list []byte
-	for k, us := range names {
-		b = binary.AppendUvarint(b, uint64(len(k.scope)+len(k.name)))
-		b = append(append(b, k.scope...), k.name...)
-		// The units, increasing, as differences: a list a lookup that
-		// does not want it skips whole.
-		list = list[:0]
-		last := int32(0)
-		for _, u := range us {
-			list = binary.AppendUvarint(list, uint64(u-last))
-			last = u
+	s.c.PutStream("types", savedVersion, s.key, func(w io.Writer) error {
+		var b []byte
+		// flush writes b once it holds min bytes.
+		flush := func(min int) error {
+			if len(b) < min {
+				return nil
+			}
+			_, err := w.Write(b)
+			b = b[:0]
+			return err
 		}
-		b = binary.AppendUvarint(b, uint64(len(list)))
-		b = append(b, list...)
-	}
-	b = binary.AppendUvarint(b, uint64(len(defs)))
-	for k, d := range defs {
-		u := byte(0)
-		if k.union {
-			u = 1
+		b = binary.AppendUvarint(b, uint64(len(s.secs)))
+		for _, sec := range s.secs {
+			b = appendStr(b, sec.name)
+			b = binary.AppendUvarint(b, sec.off)
+			b = binary.AppendUvarint(b, sec.len)
 		}
-		size, ok := d.size.(int64)
-		if !ok || size < 0 {
-			size = -1
+		b = binary.AppendUvarint(b, uint64(nunits))
+		b = binary.AppendUvarint(b, uint64(nnames))
+		var list []byte
+		for k, us := range names {
+			b = binary.AppendUvarint(b, uint64(len(k.scope)+len(k.name)))
+			b = append(append(b, k.scope...), k.name...)
+			// The units, increasing, as differences: a list a lookup
+			// that does not want it skips whole.
+			list = list[:0]
+			last := int32(0)
+			for _, u := range us {
+				list = binary.AppendUvarint(list, uint64(u-last))
+				last = u
+			}
+			b = binary.AppendUvarint(b, uint64(len(list)))
+			b = append(b, list...)
+			if err := flush(64 << 10); err != nil {
+				return err
+			}
 		}
-		b = append(b, u)
-		b = appendStr(b, k.scope)
-		b = appendStr(b, k.name)
-		b = binary.AppendUvarint(b, uint64(d.off))
-		b = binary.AppendUvarint(b, uint64(d.tag))
-		b = binary.AppendVarint(b, size)
-	}
-	s.c.Put("types", savedVersion, s.key, b)
+		b = binary.AppendUvarint(b, uint64(len(defs)))
+		for k, d := range defs {
+			u := byte(0)
+			if k.union {
+				u = 1
+			}
+			size, ok := d.size.(int64)
+			if !ok || size < 0 {
+				size = -1
+			}
+			b = append(b, u)
+			b = appendStr(b, k.scope)
+			b = appendStr(b, k.name)
+			b = binary.AppendUvarint(b, uint64(d.off))
+			b = binary.AppendUvarint(b, uint64(d.tag))
+			b = binary.AppendVarint(b, size)
+			if err := flush(64 << 10); err != nil {
+				return err
+			}
+		}
+		if err := flush(0); err != nil {
+			return err
+		}
+		s.wg.Wait()
+		if s.saving != nil {
+			s.saving.Wait()
+		}
+		return nil
+	})
 }
 
 func appendStr(b []byte, s string) []byte {

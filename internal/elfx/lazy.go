@@ -31,8 +31,8 @@ type Lazy struct {
 	r        io.Reader // what is left to read, nil once done
 	// z, for a zlib-compressed section, is r, which fill asks to
 	// inflate straight into the buffer.
-	z *inflate.Reader
-	err      error
+	z   *inflate.Reader
+	err error
 	// ahead: a goroutine inflates the rest into buf's room (see
 	// InflateAhead); readers wait on grown for the bytes they ask.
 	ahead bool
