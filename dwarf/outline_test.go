@@ -82,6 +82,54 @@ func TestOutlineAhead(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("outline ahead: ok %v, %v", ok, err)
 	}
+	wsi, wix := wholeOutline(t, bin)
+	if len(ix.units) < 3*int(aheadParts) {
+		t.Errorf("%d units outlined ahead (want at least %d)", len(ix.units), 3*aheadParts)
+	}
+	sameOutline(t, si, ix, wsi, wix)
+}
+
+// TestOutlineRest: what is left of .debug_info once it is inflated
+// whole, outlined on two cores and joined to the parts before it, is the
+// whole file's outline.
+func TestOutlineRest(t *testing.T) {
+	bin := libstdcxxCompressed(t)
+	wsi, wix := wholeOutline(t, bin)
+	f, err := Open(bin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	info, err := f.Debug.LazySection(".debug_info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := info.All(); err != nil {
+		t.Fatal(err)
+	}
+	start, ok := unitEnd(f.Debug, info, 0) // the rest: after the first unit
+	if !ok {
+		t.Fatal("no first unit")
+	}
+	rest, err := f.outlineRest(info, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := f.outlineSpan(0, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.ahead = joinIndex(first, rest)
+	si, ix, ok, err := f.outline(true)
+	if err != nil || !ok {
+		t.Fatalf("outline of the rest: ok %v, %v", ok, err)
+	}
+	sameOutline(t, si, ix, wsi, wix)
+}
+
+// wholeOutline is the outline of bin's whole file, the cache off.
+func wholeOutline(t *testing.T, bin string) (*savedIndex, *index) {
+	t.Helper()
 	whole, err := Open(bin, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +139,15 @@ func TestOutlineAhead(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("outline: ok %v, %v", ok, err)
 	}
-	if len(ix.units) != len(wix.units) || len(ix.units) < 3*int(aheadParts) {
-		t.Errorf("%d units outlined ahead, %d whole (want at least %d)", len(ix.units), len(wix.units), 3*aheadParts)
+	return wsi, wix
+}
+
+// sameOutline checks the outline ix (si its saved index) against the
+// whole file's, wix and wsi.
+func sameOutline(t *testing.T, si *savedIndex, ix *index, wsi *savedIndex, wix *index) {
+	t.Helper()
+	if len(ix.units) != len(wix.units) || len(wix.units) < 20 {
+		t.Errorf("%d units outlined, %d whole (want at least 20)", len(ix.units), len(wix.units))
 	}
 	if len(ix.out.names) != len(wix.out.names) || len(wix.out.names) < 500 {
 		t.Errorf("%d names outlined ahead, %d whole (want at least 500)", len(ix.out.names), len(wix.out.names))
