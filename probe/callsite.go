@@ -177,9 +177,12 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 	if p.Vector {
 		return nil, "in a vector register"
 	}
-	if why := cmp.Or(r.stale(ret-5, "", ops), r.misnamed(ret-5, ops)); why != "" {
+	if why := cmp.Or(r.stale(ret-5, "", ops), r.misnamed(ret-5, ops), r.overwritten(ret-5, ops)); why != "" {
 		// A value the caller's debug info describes by a register that
-		// holds another variable at the call (see stale).
+		// holds another variable at the call (see stale), or by a stack
+		// slot another store overwrote (gcc -O3 seed 2700: fn02's a*3+1
+		// as [CFA-144]*9+1 read as 4 bytes, where an 8-byte store put
+		// something else there after main's 4-byte i; see overwritten).
 		return nil, why
 	}
 	var out []types.Op

@@ -79,12 +79,19 @@ func (fl *flow) callStarts(es []uint64, rs [][2]uint64) []uint64 {
 }
 
 // dropOrphans drops the starts from which no path reaches an effect of
-// the body within an iteration, when some start's path does (see
-// callStarts).
+// the body within an iteration before it passes another start, when some
+// start's path does (see callStarts): the effects past another start are
+// its call's (gcc -O2 seed 2786: a spill GCC hoisted out of main's loop
+// and gave fn08's scope, from which the path goes on to the loop's
+// conditional call of fn08).
 func (fl *flow) dropOrphans(starts []uint64, rs [][2]uint64) []uint64 {
 	var out []uint64
 	for _, s := range starts {
-		if fl.reachesEffect(s, rs) {
+		others := map[uint64]bool{}
+		for _, o := range starts {
+			others[o] = o != s
+		}
+		if fl.reachesEffect(s, rs, others) {
 			out = append(out, s)
 		}
 	}
@@ -96,12 +103,12 @@ func (fl *flow) dropOrphans(starts []uint64, rs [][2]uint64) []uint64 {
 
 // reachesEffect reports whether control can go from s to a store outside
 // the frame or a call of the code of rs, within an iteration of the
-// caller's loops around s.
-func (fl *flow) reachesEffect(s uint64, rs [][2]uint64) bool {
+// caller's loops around s, without passing any of avoid.
+func (fl *flow) reachesEffect(s uint64, rs [][2]uint64, avoid map[uint64]bool) bool {
 	d := fl.dominators()
 	loops := fl.callerLoops(s, rs)
 	hit := func(x uint64) bool { return holds(rs, x) && effect(fl.op[x]) }
-	return hit(s) || fl.search(s, func(from, to uint64) bool { return !d.backEdge(from, to, loops) }, hit)
+	return hit(s) || fl.search(s, func(from, to uint64) bool { return !avoid[to] && !d.backEdge(from, to, loops) }, hit)
 }
 
 // effect reports whether in is seen outside the frame: a store to memory
@@ -231,7 +238,7 @@ func (fl *flow) inOwnLoop(x uint64, rs [][2]uint64) bool {
 func (fl *flow) apart(es, starts []uint64, rs [][2]uint64) []uint64 {
 	var cand []uint64
 	for _, e := range es {
-		if contains(starts, e) || !fl.reachesEffect(e, rs) {
+		if contains(starts, e) || !fl.reachesEffect(e, rs, nil) {
 			continue
 		}
 		ok := true
