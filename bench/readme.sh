@@ -31,7 +31,9 @@ before() {
 	awk -F'\t' '
 	# name date commit load runs ours ot om oc peer pt pm pc verdict
 	{
-		split($6, b, " "); split($10, a, " "); revs[a[1] " against " b[1]] = 1
+		split($6, b, " "); split($10, a, " "); sub(/^.*@/, "", a[1]); sub(/^.*@/, "", b[1])
+		if (!(a[1] in ra)) { ra[a[1]] = 1; as = as (as == "" ? "" : ", ") a[1] }
+		if (!(b[1] in rb)) { rb[b[1]] = 1; bs = bs (bs == "" ? "" : ", ") b[1] }
 		lo = (NR == 1 || $4 < lo ? $4 : lo); hi = (NR == 1 || $4 > hi ? $4 : hi)
 		fa = $10; sub(/^[^ ]* ?/, "", fa); fb = $6; sub(/^[^ ]* ?/, "", fb)
 		flags = (fa == fb ? fa : "A " fa ", B " fb)
@@ -41,17 +43,16 @@ before() {
 			qlo = (nq == 0 || r < qlo ? r : qlo); qhi = (nq == 0 || r > qhi ? r : qhi); nq++
 			next
 		}
-		rows[++n] = sprintf("| %s%s | %.3f -> %.3f s | %.2f | %.2f | %.0f -> %.0f MB | %s |",
-			$1, (flags != "" ? " (" flags ")" : ""), $13, $9, r, $7 / $11, $12 / 1024, $8 / 1024, $14)
+		rows[++n] = sprintf("| %s%s | %s | %.3f -> %.3f s | %.2f | %.2f | %.0f -> %.0f MB | %s |",
+			$1, (flags != "" ? " (" flags ")" : ""), b[1], $13, $9, r, $7 / $11, $12 / 1024, $8 / 1024, $14)
 		runs = $5; date = $2
 	}
 	END {
-		for (k in revs) rv = rv (rv == "" ? "" : "; ") k
-		printf "\n`bash bench/before.sh` (%s: %s runs of each, alternating, %s, load %s-%s;\n", rv, runs, date, lo, hi
+		printf "\n`bash bench/before.sh` (A: %s; B: %s; %s runs of each, alternating, %s, load %s-%s;\n", as, bs, runs, date, lo, hi
 		print "CPU is user and system time; a row is slower or faster when the sign test over its pairs of runs says so, and its"
 		print "medians differ by over 3%):\n"
-		print "| row | CPU A -> B | CPU B/A | wall B/A | max RSS A -> B | pairs, output |"
-		print "|-----|------------|---------|----------|----------------|---------------|"
+		print "| row | B | CPU A -> B | CPU B/A | wall B/A | max RSS A -> B | pairs, output |"
+		print "|-----|---|------------|---------|----------|----------------|---------------|"
 		for (i = 1; i <= n; i++) print rows[i]
 		if (nq) print "\n" wrap(sprintf("Noise (CPU B/A %.2f-%.2f) in the other %d rows: %s.", qlo, qhi, nq, quiet))
 	}
