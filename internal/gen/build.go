@@ -103,6 +103,7 @@ func (b Build) Make(p *Program, dir string) (string, error) {
 type Record struct {
 	Calls  map[string]int                // calls per function
 	Values map[string]map[string][]int64 // per function and parameter, each call's value
+	Seq    []string                      // each call's function, in the order made
 }
 
 // ReadRecord reads the record a program wrote to path.
@@ -128,6 +129,7 @@ func ReadRecord(path string) (*Record, error) {
 		}
 		n++
 		r.Calls[fs[0]]++
+		r.Seq = append(r.Seq, fs[0])
 		vs := r.Values[fs[0]]
 		if vs == nil {
 			vs = map[string][]int64{}

@@ -58,6 +58,9 @@ type FuncResult struct {
 	// (see compareCalls), WrongAt them per "addr argument".
 	CallWrong int
 	WrongAt   map[string]int
+	// Reordered counts the events paired with another call than their
+	// rank (see callPairing): a site that fires before an earlier call's.
+	Reordered int
 	wrongAtEx []string // per "addr argument", its first, in order
 	read      []readValue
 	args      map[string]argInfo // by "addr name", from the spec
@@ -137,7 +140,7 @@ func Run(p *Program, b Build, dir string, n int, t Tools) (*Result, error) {
 			return nil, err
 		}
 		t0 = res.step("stat", t0)
-		if err := goprobeTrace(t.Goprobe, bin, dir, defs, nargs, byDef); err != nil {
+		if err := goprobeTrace(t.Goprobe, bin, dir, defs, nargs, byDef, p, b.Lang); err != nil {
 			return nil, err
 		}
 		t0 = res.step("trace", t0)
@@ -300,7 +303,7 @@ func lastLine(b []byte) []byte {
 	return b
 }
 
-func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[string]*FuncResult) error {
+func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[string]*FuncResult, p *Program, lang Lang) error {
 	rec := filepath.Join(dir, "trace.rec")
 	args := []string{"trace", "--json"}
 	def := map[string]string{} // "fn03 $params" -> fn03
@@ -320,51 +323,113 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 	if err != nil {
 		return err
 	}
-	// Each function's printed values, per parameter.
-	printed := map[string]map[string][]any{}
 	for _, fr := range byDef {
 		if fr.GoprobeErr == "" {
 			fr.Trace = 0
 			fr.TraceWant = r.Calls[fr.Func]
 		}
 	}
+	evs := map[*FuncResult][]event{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var e struct {
-			Probe string
-			Addr  string
-			Args  map[string]any
-		}
+		var e event
 		d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		d.UseNumber()
 		if d.Decode(&e) != nil || e.Probe == "" {
 			continue
 		}
-		fr := byDef[def[e.Probe]]
-		if fr == nil {
-			continue
-		}
-		call := fr.Trace
-		fr.Trace++
-		pm := printed[fr.Func]
-		if pm == nil {
-			pm = map[string][]any{}
-			printed[fr.Func] = pm
-		}
-		for k, v := range e.Args {
-			pm[k] = append(pm[k], v)
-			fr.noteValue(e.Addr, k, v, call)
-			if x, ok := number(v); ok {
-				fr.read = append(fr.read, readValue{e.Addr, k, x, call})
-			}
+		if fr := byDef[def[e.Probe]]; fr != nil {
+			evs[fr] = append(evs[fr], e)
+			fr.Trace++
 		}
 	}
+	calls := callPairing(p, lang, bin, r, evs)
 	for _, fr := range byDef {
-		compareValues(fr, printed[fr.Func], r.Values[fr.Func])
+		// Each function's printed values, per parameter.
+		printed := map[string][]any{}
+		for k, e := range evs[fr] {
+			call := k
+			if c, ok := calls[fr]; ok {
+				call = c[k]
+			}
+			if call != k {
+				fr.Reordered++
+			}
+			for name, v := range e.Args {
+				printed[name] = append(printed[name], v)
+				fr.noteValue(e.Addr, name, v, call)
+				if x, ok := number(v); ok {
+					fr.read = append(fr.read, readValue{e.Addr, name, x, call})
+				}
+			}
+		}
+		compareValues(fr, printed, r.Values[fr.Func])
 		fr.compareCalls(r.Values[fr.Func])
 	}
 	return nil
+}
+
+// event is one line of goprobe trace --json.
+type event struct {
+	Probe string
+	Addr  string
+	Args  map[string]any
+}
+
+// callPairing gives, per function counted exactly whose events do not
+// all arrive in call order, the call each event is (see pairEvents); the
+// functions it leaves out are paired in order. Without the evidence (the
+// record not parsed, no DWARF), every function is paired in order.
+func callPairing(p *Program, lang Lang, bin string, r *Record, evs map[*FuncResult][]event) map[*FuncResult][]int {
+	if p == nil {
+		return nil
+	}
+	byName := map[string]int{}
+	for i, f := range p.Funcs {
+		byName[f.Name] = i
+	}
+	seq, ok := p.statements(r.Seq, func(fn string, k int) (int64, bool) {
+		vs := r.Values[fn][p.Funcs[byName[fn]].Params[0].Name]
+		if k >= len(vs) {
+			return 0, false
+		}
+		return vs[k], true
+	}, lang)
+	if !ok {
+		return nil
+	}
+	lines, ok := p.callLines(p.Source(lang))
+	if !ok {
+		return nil
+	}
+	exps, err := p.expansions(bin, lines)
+	if err != nil {
+		return nil
+	}
+	out := map[*FuncResult][]int{}
+	for fr, es := range evs {
+		if fr.Trace != fr.TraceWant {
+			continue
+		}
+		fi := byName[fr.Func]
+		var made, at []stmt
+		for k, fn := range r.Seq {
+			if fn == fr.Func {
+				made = append(made, seq[k])
+			}
+		}
+		for _, e := range es {
+			a, err := strconv.ParseUint(e.Addr, 0, 64)
+			s := noStmt
+			if err == nil {
+				s = siteStmt(exps, fi, a)
+			}
+			at = append(at, s)
+		}
+		out[fr] = pairEvents(at, made)
+	}
+	return out
 }
 
 // readValue is a value the trace printed: at the site at addr, of

@@ -187,6 +187,10 @@ func WriteFailures(w io.Writer, rs []*Result) {
 		for _, fr := range r.Funcs {
 			c := fr.Class()
 			if c == "" && fr.Wrong == 0 && fr.CallWrong == 0 {
+				if fr.Reordered > 0 {
+					fmt.Fprintf(w, "%s seed=%d %s kind=%s shape=%s: in order of their call sites, %d events fired before an earlier call's\n\tsites: %s\n",
+						r.Build, r.Seed, fr.Symbol, fr.Kind, fr.Shape, fr.Reordered, fr.Sites)
+				}
 				continue
 			}
 			if c == "" {
@@ -199,6 +203,9 @@ func WriteFailures(w io.Writer, rs []*Result) {
 			}
 			if fr.Wrong > 0 {
 				fmt.Fprintf(w, " wrong=%d/%d e.g. %s", fr.Wrong, fr.Values, fr.WrongEx)
+			}
+			if fr.Reordered > 0 {
+				fmt.Fprintf(w, " out-of-order=%d", fr.Reordered)
 			}
 			if fr.GoprobeErr != "" {
 				fmt.Fprintf(w, " err=%q", firstLine(fr.GoprobeErr))
