@@ -40,6 +40,9 @@ type Summary struct {
 	// trace counted more than once (the counts above the record) and
 	// those they did not count (below it, or not probed).
 	Calls, Doubles, Misses int
+	// Reordered counts the events that fired before an earlier call's,
+	// each judged against its own call (see callPairing).
+	Reordered int
 }
 
 // Summarize adds up results per build, in the order of Builds.
@@ -89,6 +92,7 @@ func Summarize(rs []*Result) []*Summary {
 			s.Values += fr.Values
 			s.Wrong += fr.Wrong
 			s.Unreadable += fr.Unreadable
+			s.Reordered += fr.Reordered
 		}
 	}
 	var out []*Summary
@@ -134,6 +138,9 @@ func WriteSummary(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
 	for _, s := range ss {
 		fmt.Fprintf(w, "exact %s: %d seeds, %d functions, %d calls: %d counted twice, %d missed, %d wrong values of %d, %d ?",
 			s.Build, s.Programs, s.Funcs, s.Calls, s.Doubles, s.Misses, s.Wrong, s.Values, s.Unreadable)
+		if s.Reordered > 0 {
+			fmt.Fprintf(w, " (%d events before an earlier call's, judged against their own)", s.Reordered)
+		}
 		if g := gdbs[s.Build]; g != nil {
 			fmt.Fprintf(w, " (gdb at %d of them: %d no value either, %d a value no call passed, %d a value, %d no stop)",
 				g.Compared()+len(g.NoStop), g.Agree, len(g.GDBWrong), len(g.Differ), len(g.NoStop))
