@@ -63,7 +63,8 @@ func (f *File) putSections(c *cache.Cache, secs []savedSection, inflated map[str
 // useSavedSections gives df every compressed DWARF section inflated from
 // the "sections" entry, mapped for the rest of the run, and returns nil;
 // or, when the cache has no such entry, what commits it once the DWARF is
-// open: the sections are inflated straight into the entry, mapped, where
+// open: the sections are inflated into the entry, written a piece at a
+// time and read through its mapping (elfx.File.InflateInto), where
 // the cache can make it so (cache.Create), else on the heap and written
 // after. It returns nil when the cache is off, or the entry is there but
 // does not fit the file: the sections are inflated, and nothing is
@@ -130,7 +131,8 @@ func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection
 		return func() { f.saveSections(secs, c) }
 	}
 	for _, s := range secs {
-		if !f.Debug.InflateInto(s.name, e.Data[s.off:s.off+s.len:s.off+s.len]) {
+		write := func(b []byte, off int64) error { return e.WriteAt(b, int64(s.off)+off) }
+		if !f.Debug.InflateInto(s.name, e.Data[s.off:s.off+s.len:s.off+s.len], write) {
 			e.Abort() // the sections given it stay mapped
 			return nil
 		}

@@ -107,7 +107,8 @@ func TestMapReadsHeadAlone(t *testing.T) {
 	}
 }
 
-// TestCreate: an entry filled in place reads back through Map and Get as
+// TestCreate: an entry written in place, read through its mapping as
+// written, reads back through Map and Get as
 // PutParts's would, every byte checked by Get; one aborted leaves no file.
 func TestCreate(t *testing.T) {
 	c, logged := newCache(t)
@@ -117,7 +118,17 @@ func TestCreate(t *testing.T) {
 	if !ok {
 		t.Fatal("Create refused")
 	}
-	copy(e.Data, data)
+	for off := 0; off < len(data); off += 100000 {
+		if err := e.WriteAt(data[off:min(off+100000, len(data))], int64(off)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(e.Data[:min(off+100000, len(data))], data[:min(off+100000, len(data))]) {
+			t.Fatalf("Data after writing %d bytes: not what was written", off)
+		}
+	}
+	if err := e.WriteAt([]byte{1}, int64(len(data))); err == nil {
+		t.Error("a write past the entry's end: no error")
+	}
 	e.Commit()
 	if !bytes.Equal(e.Data, data) {
 		t.Fatal("the data changed on Commit")

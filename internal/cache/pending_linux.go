@@ -3,6 +3,7 @@
 package cache
 
 import (
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -11,13 +12,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Pending is an entry being written in place: its data, mapped from a
-// temporary file, is filled by the caller (an inflater writing straight
-// into it, where a written entry would copy hundreds of megabytes from
-// the heap), then Commit puts it into place, as PutStream would have
-// written it.
+// Pending is an entry being written in place: its data, mapped read-only
+// from a temporary file, is written by the caller (WriteAt: an inflater
+// writing each piece as it is made, where a written entry would copy
+// hundreds of megabytes from the heap) and read through the mapping as
+// written, then Commit puts it into place, as PutStream would have
+// written it. The pages are written, not faulted in through the mapping:
+// a page written through a mapping is first read (zeroed, here, with the
+// pages the kernel reads ahead: 10 to 20% of a cold lookup's time on
+// ceph-osd).
 type Pending struct {
-	// Data is the entry's data, to fill whole before Commit.
+	// Data is the entry's data, mapped read-only, to write whole
+	// (WriteAt) before Commit.
 	Data    []byte
 	c       *Cache
 	p       string
@@ -53,25 +59,38 @@ func (c *Cache) Create(kind string, version uint32, key string, size int) (*Pend
 		os.Remove(tmp.Name())
 		return nil, false
 	}
-	m, err := unix.Mmap(int(tmp.Fd()), 0, total, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	m, err := unix.Mmap(int(tmp.Fd()), 0, total, unix.PROT_READ, unix.MAP_SHARED)
+	if err == nil {
+		_, err = tmp.WriteAt(head, 0)
+	}
 	if err != nil {
+		if m != nil {
+			unix.Munmap(m)
+		}
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return nil, false
 	}
-	copy(m, head)
 	return &Pending{Data: m[len(head) : len(head)+size : len(head)+size], c: c, p: p, tmp: tmp, m: m,
 		head: len(head), written: written}, true
 }
 
+// WriteAt writes b as the data at off, which Data then reads.
+func (e *Pending) WriteAt(b []byte, off int64) error {
+	if off < 0 || off+int64(len(b)) > int64(len(e.Data)) {
+		return fmt.Errorf("index cache: %d bytes at %d past the entry's %d", len(b), off, len(e.Data))
+	}
+	_, err := e.tmp.WriteAt(b, int64(e.head)+off)
+	return err
+}
+
 // Commit ends the entry with its length and checksums and renames it into
-// place. The data stays mapped, read-only, for the caller to go on
-// reading (Release unmaps it).
+// place. The data stays mapped for the caller to go on reading (Release
+// unmaps it).
 func (e *Pending) Commit() {
 	n := len(e.Data)
 	sum := crc32.Checksum(e.m[:e.head+n], castagnoli())
-	copy(e.m[e.head+n:], frameTail(e.m[:e.head], sum, uint64(n)))
-	err := unix.Mprotect(e.m, unix.PROT_READ)
+	_, err := e.tmp.WriteAt(frameTail(e.m[:e.head], sum, uint64(n)), int64(e.head+n))
 	if cerr := e.tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -89,10 +108,9 @@ func (e *Pending) Commit() {
 	e.c.prune(filepath.Dir(e.p))
 }
 
-// Abort drops the entry. The data stays mapped for the caller to go on
-// reading (Release unmaps it).
+// Abort drops the entry. The data stays mapped, and WriteAt writes it,
+// for the caller to go on reading what it writes (Release unmaps it).
 func (e *Pending) Abort() {
-	e.tmp.Close()
 	os.Remove(e.tmp.Name())
 }
 
@@ -103,4 +121,5 @@ func (e *Pending) Release() {
 		unix.Munmap(e.m)
 		e.m = nil
 	}
+	e.tmp.Close()
 }

@@ -14,6 +14,9 @@ func (c *Cache) Create(kind string, version uint32, key string, size int) (*Pend
 	return nil, false
 }
 
+// WriteAt does nothing.
+func (e *Pending) WriteAt(b []byte, off int64) error { return nil }
+
 // Commit does nothing.
 func (e *Pending) Commit() {}
 

@@ -14,3 +14,11 @@ func SetAheadStep(n int) func() {
 	aheadStep = n
 	return func() { aheadStep = old }
 }
+
+// SetThroughRoom sets how much InflateInto's window inflates between
+// slides, and returns what restores it.
+func SetThroughRoom(n int) func() {
+	old := throughRoom
+	throughRoom = n
+	return func() { throughRoom = old }
+}

@@ -96,12 +96,14 @@ func (f *File) InflateTo(name string, w io.Writer) error {
 }
 
 // InflateInto makes dst, of the inflated size of the compressed section
-// name, the buffer it is inflated into (the index cache's entry, mapped,
-// written as it is inflated: see cache.Create); what was read of it so
-// far is copied there. It reports false, and changes nothing, when the
-// file has no such compressed section, dst is not its size, or reading it
-// failed before its end.
-func (f *File) InflateInto(name string, dst []byte) bool {
+// name, the buffer it is inflated into; what was read of it so far is
+// copied there. With write, dst is read-only (the index cache's entry,
+// mapped: see cache.Create): the section is inflated a piece at a time
+// into a window and each piece given to write, which puts it at its
+// offset in dst (the readers read dst as written). It reports false, and
+// changes nothing, when the file has no such compressed section, dst is
+// not its size, or reading it failed before its end.
+func (f *File) InflateInto(name string, dst []byte, write func(b []byte, off int64) error) bool {
 	s := f.Section(name)
 	if s == nil || s.Flags&elf.SHF_COMPRESSED == 0 {
 		return false
@@ -115,7 +117,20 @@ func (f *File) InflateInto(name string, dst []byte) bool {
 	if l.size != uint64(len(dst)) || (l.err != nil && uint64(len(l.buf)) != l.size) {
 		return false
 	}
-	l.buf = dst[:copy(dst, l.buf)]
+	if write == nil {
+		l.buf = dst[:copy(dst, l.buf)]
+		return true
+	}
+	if l.z == nil && uint64(len(l.buf)) != l.size {
+		return false // not inflated here (zstd): read into a buffer it writes
+	}
+	if len(l.buf) > 0 && write(l.buf, 0) != nil {
+		return false
+	}
+	if uint64(len(l.buf)) != l.size {
+		l.through = newThrough(l.buf, write)
+	}
+	l.buf = dst[:len(l.buf)]
 	return true
 }
 

@@ -13,9 +13,20 @@ import (
 // TestInflateAhead: glibc's compressed DWARF sections, each given a
 // buffer of its size (InflateInto) and inflated ahead in steps of 64 kB,
 // read by several readers at once asking for growing prefixes while it
-// inflates: every prefix is what debug/elf inflates, and so is the whole.
+// inflates: every prefix is what debug/elf inflates, and so is the whole;
+// inflated straight into the buffer, and through a window of 100 kB
+// whose pieces a writer puts into it.
 func TestInflateAhead(t *testing.T) {
+	for _, through := range []bool{false, true} {
+		t.Run(map[bool]string{false: "into", true: "through"}[through], func(t *testing.T) {
+			inflateAhead(t, through)
+		})
+	}
+}
+
+func inflateAhead(t *testing.T, through bool) {
 	defer elfx.SetAheadStep(64 << 10)()
+	defer elfx.SetThroughRoom(100 << 10)()
 	path := testutil.DebugFile(testutil.RealBinary(t, "libc"))
 	f, err := elfx.Open(path)
 	if err != nil {
@@ -28,7 +39,19 @@ func TestInflateAhead(t *testing.T) {
 		if want[name], err = f.Section(name).Data(); err != nil {
 			t.Fatalf("%s: debug/elf: %v", name, err)
 		}
-		if !f.InflateInto(name, make([]byte, len(want[name]))) {
+		buf := make([]byte, len(want[name]))
+		var write func(b []byte, off int64) error
+		if through {
+			written := 0
+			write = func(b []byte, off int64) error {
+				if off != int64(written) {
+					t.Errorf("%s: %d bytes written at %d, after %d", name, len(b), off, written)
+				}
+				written += copy(buf[off:], b)
+				return nil
+			}
+		}
+		if !f.InflateInto(name, buf, write) {
 			t.Fatalf("%s: InflateInto refused a buffer of its size", name)
 		}
 		names = append(names, name)

@@ -31,8 +31,11 @@ type Lazy struct {
 	r        io.Reader // what is left to read, nil once done
 	// z, for a zlib-compressed section, is r, which fill asks to
 	// inflate straight into the buffer.
-	z   *inflate.Reader
-	err error
+	z *inflate.Reader
+	// through, when set, is where z inflates to: the buffer is
+	// read-only, written by through.write (see InflateInto).
+	through *through
+	err     error
 	// ahead: a goroutine inflates the rest into buf's room (see
 	// InflateAhead); readers wait on grown for the bytes they ask.
 	ahead bool
@@ -135,8 +138,17 @@ func (l *Lazy) fill(buf []byte, at, want int) (int, error) {
 		k, err := io.ReadFull(l.r, buf[at:want])
 		return at + k, err
 	}
-	buf = buf[:min(len(buf), int(l.size))]
-	end, err := l.z.Into(buf, at, want)
+	var end int
+	var err error
+	if l.through != nil {
+		end, err = l.through.fill(l.z, int(l.size), want)
+		if end == int(l.size) {
+			l.through = nil // the window freed
+		}
+	} else {
+		buf = buf[:min(len(buf), int(l.size))]
+		end, err = l.z.Into(buf, at, want)
+	}
 	switch {
 	case err != nil:
 	case end < want:
@@ -374,4 +386,52 @@ func readerSize(r io.ReaderAt) (uint64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// through inflates a section into a window, a piece at a time, each
+// piece given to write at its offset (see InflateInto).
+type through struct {
+	win   []byte
+	base  int // the section's offset of win[0]
+	at    int // the end of what was inflated, in win
+	write func(b []byte, off int64) error
+}
+
+// throughKeep is how much of what was inflated the window keeps when it
+// slides: what a back-reference reads; throughRoom, what it inflates
+// between slides.
+const throughKeep = 32 << 10
+
+var throughRoom = 4 << 20
+
+// newThrough starts the window after read, the bytes read so far.
+func newThrough(read []byte, write func(b []byte, off int64) error) *through {
+	t := &through{win: make([]byte, throughKeep+throughRoom), write: write}
+	k := min(len(read), throughKeep)
+	t.base, t.at = len(read)-k, copy(t.win, read[len(read)-k:])
+	return t
+}
+
+// fill inflates from z on until the section (of size bytes) is read to
+// want at least, or ends; it returns the end of what was read.
+func (t *through) fill(z *inflate.Reader, size, want int) (int, error) {
+	for t.base+t.at < want {
+		if t.at == len(t.win) {
+			k := copy(t.win, t.win[t.at-throughKeep:t.at])
+			t.base, t.at = t.base+t.at-k, k
+		}
+		out := t.win[:min(len(t.win), size-t.base)]
+		next, err := z.Into(out, t.at, min(len(out), want-t.base))
+		if next > t.at && err == nil {
+			err = t.write(t.win[t.at:next], int64(t.base+t.at))
+		}
+		if err != nil {
+			return t.base + t.at, err
+		}
+		if next == t.at {
+			break // the stream's end, or the section's
+		}
+		t.at = next
+	}
+	return t.base + t.at, nil
 }
