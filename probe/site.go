@@ -270,7 +270,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 			copies = append(copies, copySite{len(b.p.Sites) - 1, wholeConsts(params)})
 		}
 	}
-	distrustConstants(b.p.Sites, copies)
+	r.distrustConstants(b.p.Sites, copies, in)
 	return nil
 }
 
