@@ -88,46 +88,70 @@ func exprLin(ops []types.Op, reg string) (lin, bool) {
 	return st[0], true
 }
 
-// computes reports whether the straight-line code from w (which writes
-// reg) up to addr computes, from what w left in reg, the value of the
-// expression ops: a register comes to hold ops' value of that x. Then the
-// expression was made for what reg holds after w, not before (rust-O3 seed
-// 1452: c = i*5+2 as (RAX&0xffffffff)*5+2 after mov (%rsp),%rax loaded i
-// over a copy of RSP, and the code's lea (%rax,%rax,4),%rcx; add $0x2,%ecx
-// computes it so). The walk stops where control can come in from
-// elsewhere or go elsewhere.
+// computes reports whether the code from w (which writes reg) up to addr
+// and addr's own instruction compute, from what w left in reg, the value
+// of the expression ops: a register comes to hold ops' value of that x.
+// Then the expression was made for what reg holds after w, not before
+// (rust-O3 seed 1452: c = i*5+2 as (RAX&0xffffffff)*5+2 after mov
+// (%rsp),%rax loaded i over a copy of RSP, and the code's lea
+// (%rax,%rax,4),%rcx; add $0x2,%ecx computes it so; gcc-O2 seed 2290:
+// fn13's b as RCX^224 after lea (%rsi,%rsi,1),%rcx put fn12's a there,
+// and past the record's branch mov %ecx,%eax; xor $0xe0,%al). The walk
+// follows addr's dominators after w, a value read only where no other
+// path since it was made writes its register.
 func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op) bool {
+	xk, isXor := xorOf(ops, reg)
 	want, ok := exprLin(ops, reg)
-	if !ok || want.same(lin{a: 1}) {
+	if !isXor && (!ok || want.same(lin{a: 1})) {
 		return false
 	}
 	bit := x86.RegBit(reg)
 	if bit == 0 {
 		return false
 	}
-	regs := map[int]lin{bits.TrailingZeros16(uint16(bit)): {a: 1}}
-	for a := w; ; {
-		next := fl.succ[a]
-		if len(next) != 1 || next[0] == addr || len(fl.pred[next[0]]) != 1 {
-			return false
+	// addr's own instruction too: it reads what the expression reads.
+	chain := []uint64{addr}
+	for _, d := range fl.dominating(addr, staleWindow) {
+		if d == w {
+			break
 		}
-		a = next[0]
-		in := fl.op[a]
+		chain = append(chain, d)
+	}
+	if len(chain) > staleWindow {
+		return false
+	}
+	type held struct {
+		v  lin
+		at uint64
+	}
+	hold := map[int]held{bits.TrailingZeros16(uint16(bit)): {lin{a: 1}, w}}
+	for i := len(chain) - 1; i >= 0; i-- {
+		x := chain[i]
+		in := fl.op[x]
+		regs := map[int]lin{}
+		for f, h := range hold {
+			if !fl.writtenInto(h.at, x, x86.RegSet(1)<<f, r) {
+				regs[f] = h.v
+			}
+		}
+		if isXor && xorsCopy(in, regs, xk) {
+			return true
+		}
 		v, ok := linStep(in, regs)
-		for f := range regs {
+		for f := range hold {
 			if x86.Writes(r.arch, in, false)&(1<<f) != 0 {
-				delete(regs, f)
+				delete(hold, f)
 			}
 		}
 		if !ok {
 			continue
 		}
-		dst := in.Args[0].(x86asm.Reg)
-		regs[x86.Family(dst)] = v
-		if v.same(want) {
+		hold[x86.Family(in.Args[0].(x86asm.Reg))] = held{v, x}
+		if !isXor && v.same(want) {
 			return true
 		}
 	}
+	return false
 }
 
 // linStep is the linear value in writes to its destination register, from
@@ -220,4 +244,26 @@ func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
 		return lin{}, false
 	}
 	return v, true
+}
+
+// xorOf is k when ops is reg ^ k.
+func xorOf(ops []types.Op, reg string) (uint64, bool) {
+	if len(ops) != 3 || ops[0].Code != types.OpReg || ops[0].Reg != reg || ops[1].Code != types.OpConst || ops[2].Code != types.OpXor {
+		return 0, false
+	}
+	return uint64(ops[1].Value), true
+}
+
+// xorsCopy reports whether in computes x ^ k of a register holding x (a
+// copy, x of regs' lin{a: 1}): an exclusive or with k on it, in a width
+// that holds all of k's bits (xor $0xe0,%al of a copy of ECX).
+func xorsCopy(in x86asm.Inst, regs map[int]lin, k uint64) bool {
+	dst, isReg := in.Args[0].(x86asm.Reg)
+	imm, isImm := in.Args[1].(x86asm.Imm)
+	if in.Op != x86asm.XOR || !isReg || !isImm || dst >= x86asm.AH && dst <= x86asm.BH {
+		return false
+	}
+	v, ok := regs[x86.Family(dst)]
+	m := regMask(dst)
+	return ok && v.a == 1 && v.b == 0 && k&^m == 0 && uint64(int64(imm))&m == k
 }

@@ -59,7 +59,13 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		if in.Op != e.want || !isReg || !isImm {
 			continue
 		}
-		between, from := e.chain(back[i+1:], dst, ops)
+		between, at, from := e.chain(back[i+1:], dst, ops)
+		if len(between) > 0 && r.noOps(e.fl, at) {
+			// The operations between change nothing the code proves
+			// (rust-O3 2256: (3x+1) & -4 of an x that makes 3x+1 a
+			// multiple of 4).
+			between = nil
+		}
 		switch {
 		case int32(imm) != int32(e.k):
 			if from != "" && len(between) == 0 && folded == "" && r.composes(addr, e, int64(imm)) {
@@ -86,7 +92,7 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 // through operations with an immediate and, for a load, register copies,
 // to the expression's source: from names it ("" where the chain ends
 // elsewhere or past back), between are the operations on the way there.
-func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []string, from string) {
+func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []string, at []uint64, from string) {
 	cur := x86.Family(dst)
 	for _, b := range back {
 		bi := e.fl.op[b]
@@ -99,26 +105,27 @@ func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []
 			case x86asm.Reg:
 				if e.mem == nil {
 					if gprName(s) == e.src {
-						return between, e.src
+						return between, at, e.src
 					}
-					return between, ""
+					return between, at, ""
 				}
 				cur = x86.Family(s) // a copy: follow it
 				continue
 			case x86asm.Mem:
 				if e.mem != nil && s.Index == 0 && gprName(s.Base) == e.src && int64(s.Disp) == *e.mem {
-					return between, types.OpsString(ops[:len(ops)-2])
+					return between, at, types.OpsString(ops[:len(ops)-2])
 				}
 			}
-			return between, ""
+			return between, at, ""
 		}
 		imm, ok := bi.Args[1].(x86asm.Imm)
 		if !ok {
-			return between, ""
+			return between, at, ""
 		}
 		between = append(between, fmt.Sprintf("%v %#x", bi.Op, int64(imm)))
+		at = append(at, b)
 	}
-	return between, ""
+	return between, at, ""
 }
 
 // composes reports whether the debug info gives, at addr, a variable as
