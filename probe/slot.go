@@ -148,9 +148,10 @@ func (r *Resolver) narrowSlot(addr uint64, slot, n int64) string {
 }
 
 // slotWrites checks a value read from the n bytes at slot against the
-// stores that write the slot (see mixedSlot, refilled and narrowSlot).
+// stores that write the slot (see mixedSlot, refilled, narrowSlot and
+// otherWidth).
 func (r *Resolver) slotWrites(addr uint64, slot, n int64) string {
-	return cmp.Or(r.mixedSlot(addr, slot, n), r.refilled(addr, slot, n), r.narrowSlot(addr, slot, n))
+	return cmp.Or(r.mixedSlot(addr, slot, n), r.refilled(addr, slot, n), r.narrowSlot(addr, slot, n), r.otherWidth(addr, slot, n))
 }
 
 // mixedChain checks a chain that reads a number from a stack slot (a

@@ -260,13 +260,8 @@ func (r *Resolver) misnamed(addr uint64, ops []types.Op) string {
 
 // overwritten checks an expression that loads from a stack slot (the CFA
 // or a register the call frame information computes it from, plus
-// offsets) against the stores to that slot before addr: when the nearest
-// one on every path (addr's chain of dominators) writes another width
-// than the load reads, and an earlier one there writes that width, the
-// debug info describes what the earlier store left there and missed the
-// later one (gcc -O3 seed 1456: main's i*9+1 given as [CFA-184]*9+1 after
-// an 8-byte store gave the slot fn02's r+1; gdb prints the same wrong
-// value). It returns why the value is not read, or "".
+// offsets) against the stores to that slot (see slotWrites). It returns
+// why the value is not read, or "".
 func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
 	base, off, n, ok := slotLoad(ops)
 	if !ok {
@@ -276,9 +271,20 @@ func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
 	if !ok {
 		return ""
 	}
-	if why := r.slotWrites(addr, slot, n); why != "" {
-		return why
-	}
+	return r.slotWrites(addr, slot, n)
+}
+
+// otherWidth checks a value read from the n bytes at slot against the
+// stores to that slot before addr: when the nearest one on every path
+// (addr's chain of dominators) writes another width than the load reads,
+// and an earlier one there writes that width (past more stores like the
+// nearest), the debug info describes
+// what the earlier store left there and missed the later one (gcc -O3
+// seed 1456: main's i*9+1 given as [CFA-184]*9+1 after an 8-byte store
+// gave the slot fn02's r+1; gcc -O2 seed 3100: fn07's a as [CFA-120],
+// which main's 4-byte b filled before two 8-byte stores; gdb prints the
+// same wrong values). It returns why the value is not read, or "".
+func (r *Resolver) otherWidth(addr uint64, slot, n int64) string {
 	fl := r.flowAt(addr)
 	if fl == nil {
 		return ""
@@ -286,15 +292,12 @@ func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
 	var last *x86asm.Inst
 	var lastAt uint64
 	for _, w := range fl.dominating(addr, staleWindow) {
+		if !r.writesSlot(fl, w, slot, n) {
+			continue
+		}
 		in := fl.op[w]
-		mem, st := storeTo(in)
-		if !st || mem.Index != 0 {
-			continue
-		}
-		at, ok := r.cfaSlot(w, gprName(mem.Base), int64(mem.Disp))
-		if !ok || at+int64(in.MemBytes) <= slot || slot+n <= at {
-			continue
-		}
+		mem, _ := storeTo(in)
+		at, _ := r.cfaSlot(w, gprName(mem.Base), int64(mem.Disp))
 		if last == nil {
 			if at == slot && int64(in.MemBytes) == n {
 				return "" // the nearest store writes what is read
@@ -302,11 +305,13 @@ func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
 			last, lastAt = &in, w
 			continue
 		}
-		if at == slot && int64(in.MemBytes) == n {
-			return fmt.Sprintf("the debug info gives %s, but the %d-byte store at %#x (%v) overwrote the slot after the %d-byte one at %#x: the expression was made for what that one left there",
-				types.OpsString(ops), last.MemBytes, lastAt, last.Op, n, w)
+		switch {
+		case at == slot && int64(in.MemBytes) == n:
+			return fmt.Sprintf("the debug info gives the %d bytes at CFA%+d, but the %d-byte store at %#x (%v) overwrote the slot after the %d-byte one at %#x: the location was made for what that one left there",
+				n, slot, last.MemBytes, lastAt, last.Op, n, w)
+		case at != slot || int64(in.MemBytes) != int64(last.MemBytes):
+			return ""
 		}
-		return ""
 	}
 	return ""
 }
