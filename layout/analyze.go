@@ -22,12 +22,16 @@ const maxSize = 1 << 40
 // layouts (members beyond the size, sums that do not add up) are not errors
 // but set Layout.Warning.
 func Analyze(s *types.Struct, opts *Options) (*Layout, error) {
-	return analyzeCached(s, opts, &analysisCache{})
+	w := walker{cache: &analysisCache{}}
+	l, err := analyze(s, opts.cacheline(), &w)
+	if errors.Is(err, types.ErrCycle) {
+		return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, types.ErrCycle)
+	}
+	return l, err
 }
 
-// analysisCache remembers what analyses learn of types they share: the
-// alignments and tail padding of the structs their members hold. A report
-// keeps one per worker over types that no longer change.
+// analysisCache remembers what one analysis learns of the types its
+// members share: the alignments and tail padding of the structs they hold.
 type analysisCache struct {
 	align types.Aligner
 	tail  map[*types.Struct]int64
@@ -44,27 +48,6 @@ func (c *analysisCache) tailPadding(st *types.Struct) int64 {
 	p := tailPadding(st)
 	c.tail[st] = p
 	return p
-}
-
-// maxCached bounds the tail paddings a cache keeps: a report of a
-// stream (dwarf.File.Stream) sees types without end, and a cache of all
-// of them would hold them all. Each struct it keeps holds the whole
-// graph of types it reaches (a C++ class's methods, their parameters):
-// 65,536 of them on each core held 400 MB of ceph-osd's types the stream
-// had dropped.
-const maxCached = 1 << 12
-
-// analyzeCached is Analyze with the cache c.
-func analyzeCached(s *types.Struct, opts *Options, c *analysisCache) (*Layout, error) {
-	if len(c.tail) > maxCached {
-		*c = analysisCache{}
-	}
-	w := walker{cache: c}
-	l, err := analyze(s, opts.cacheline(), &w)
-	if errors.Is(err, types.ErrCycle) {
-		return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Name, types.ErrCycle)
-	}
-	return l, err
 }
 
 // walker guards the recursion of analyze into anonymous members, and

@@ -139,7 +139,7 @@ func (r *Report) Run(w, warn io.Writer, sel *Selection, file string, load Source
 
 // render analyses one type and prints it to out (warnings to warn), or
 // returns its layout for JSON; nil when the report leaves it out.
-func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *analysisCache) (*Layout, error) {
+func (r *Report) render(n Named, file string, out, warn *bytes.Buffer) (*Layout, error) {
 	if n.Struct == nil {
 		if r.JSON || r.Sizes || r.Packed || r.Flexible || r.EmbeddedFlexible || r.Count != CountNone || r.Packable || r.Reorganize || r.Holes > 0 || r.BitHoles > 0 || r.HoleSize > 0 {
 			return nil, nil // no layout: a typedef or an enum
@@ -152,7 +152,7 @@ func (r *Report) render(n Named, file string, out, warn *bytes.Buffer, cache *an
 	if r.FixSillyBitfields {
 		n.Struct = fixSilly(n.Struct)
 	}
-	l, err := analyzeCached(n.Struct, r.Analyze, cache)
+	l, err := Analyze(n.Struct, r.Analyze)
 	if err != nil {
 		fmt.Fprintf(warn, "%s: %s: %s: %v\n", r.Tool, file, n.Name, err)
 		return nil, nil
@@ -249,12 +249,9 @@ func newPipeline(r *Report, w, warn io.Writer) *pipeline {
 }
 
 func (p *pipeline) worker() {
-	// The types a report sees no longer change: what one analysis learns
-	// of them serves the next ones.
-	var cache analysisCache
 	for b := range p.work {
 		for _, n := range b.types {
-			l, err := p.r.render(n, p.file, &b.out, &b.warn, &cache)
+			l, err := p.r.render(n, p.file, &b.out, &b.warn)
 			if err != nil {
 				b.err = err
 				break
