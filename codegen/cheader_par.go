@@ -15,6 +15,8 @@ import (
 // given before it. So the walk leaves each such body's place in out and
 // the bodies are rendered at the end on every core, each seeing the names
 // given before its place, then put in their places.
+// Speed: rendered serially, kernel BTF's header takes 1.25x the CPU (bash
+// bench/ab.sh main . 11 gopahole /sys/kernel/btf/vmlinux --format=c).
 
 // bodies is a header's state for deferred bodies.
 type bodies struct {

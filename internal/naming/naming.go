@@ -35,6 +35,8 @@ func Demangle(sym string) (name string, ok bool) {
 	if !strings.HasPrefix(sym, "_Z") && !strings.HasPrefix(sym, "_R") && !strings.HasPrefix(sym, "__Z") {
 		return "", false
 	}
+	// Speed: without the fast path gofunct's listing of cpp-real takes 2x the CPU
+	// (bash bench/ab.sh main . 11 gofunct "$(. bench/lib.sh; fixture cpp-real)", fast path disabled in one tree).
 	if d, ok := fastDemangle(sym); ok {
 		return dropRustHash(d), true
 	}
