@@ -137,56 +137,28 @@ func (lc *ListCache) load() ([]listRow, bool) {
 
 // StoreWrite writes the rows of fns to the entry, unless the file changed
 // while it was read, and prints l from them, exactly as List prints it:
-// each row (a prototype is most of the cost) is made once. Rows are made
-// on every core in pieces; each piece, once made, is printed and written
-// to the entry (on another goroutine) while the next ones are made.
+// each row (a prototype is most of the cost) is made once, on every core.
 func (lc *ListCache) StoreWrite(w io.Writer, fns []*types.Func, l *Listing) {
 	rows := make([]listRow, len(fns))
 	for i, fn := range fns {
 		rows[i] = listRow{name: fn.Name, external: fn.External, symbolOnly: fn.SymbolOnly, entry: fn.LowPC != 0, size: fn.Size}
 	}
 	protos := lc.kind != "names"
-	pieces := make(chan [2]int, len(rows)/rowPiece+1) // never full: the printing side does not wait
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		lc.store(rows, pieces)
-	}()
-	bw := bufio.NewWriter(w)
-	par.Stream(len(rows), rowPiece, func(i int) {
-		if protos {
-			rows[i].proto = l.Show.line(fns[i])
-		}
-	}, func(lo, hi int) {
-		writeRowsTo(bw, rows[lo:hi], l)
-		pieces <- [2]int{lo, hi}
-	})
-	close(pieces)
-	bw.Flush()
-	<-done
+	if protos {
+		par.Each(len(rows), 256, func(i int) { rows[i].proto = l.Show.line(fns[i]) })
+	}
+	writeRows(w, rows, l)
+	lc.store(rows, protos)
 }
 
-// rowPiece is how many rows are made, printed and stored at a time.
-const rowPiece = 128
-
-// store writes the rows to the entry as their pieces come, unless the
-// file changed while it was read.
-func (lc *ListCache) store(rows []listRow, pieces <-chan [2]int) {
+// store writes the rows to the entry, unless the file changed while it
+// was read.
+func (lc *ListCache) store(rows []listRow, protos bool) {
 	if id, ok := lc.ident(); !ok || cache.Key("gofunct", cache.Self(), id) != lc.key {
 		return
 	}
-	protos := lc.kind != "names"
-	lc.c.PutStream(lc.kind, listVersion, lc.key, func(w io.Writer) error {
-		b := binary.AppendUvarint(nil, uint64(len(rows)))
-		for p := range pieces {
-			b = appendRows(b, rows[p[0]:p[1]], protos)
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
-		}
-		return nil
-	})
+	b := binary.AppendUvarint(nil, uint64(len(rows)))
+	lc.c.Put(lc.kind, listVersion, lc.key, appendRows(b, rows, protos))
 }
 
 // Write prints l from the cache entry, exactly as List prints it from the

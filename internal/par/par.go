@@ -34,33 +34,3 @@ func Each(n, min int, f func(i int)) {
 	}
 	wg.Wait()
 }
-
-// Stream calls f(i) for every i in [0, n) on every core, in pieces of
-// size consecutive indices each worker takes in turn, and calls
-// done(lo, hi) on the caller's goroutine for each piece in index order, as
-// soon as it and the pieces before it are made: the caller consumes the
-// first pieces while the next are being made. A worker yields its core
-// after each piece, so that done runs then and not only at the end.
-func Stream(n, size int, f func(i int), done func(lo, hi int)) {
-	pieces := (n + size - 1) / size
-	ready := make([]chan struct{}, pieces)
-	for k := range ready {
-		ready[k] = make(chan struct{})
-	}
-	var next atomic.Int64
-	for range max(1, runtime.GOMAXPROCS(0)) {
-		go func() {
-			for k := int(next.Add(1)) - 1; k < pieces; k = int(next.Add(1)) - 1 {
-				for i := k * size; i < min(n, (k+1)*size); i++ {
-					f(i)
-				}
-				close(ready[k])
-				runtime.Gosched()
-			}
-		}()
-	}
-	for k := range pieces {
-		<-ready[k]
-		done(k*size, min(n, (k+1)*size))
-	}
-}
