@@ -125,6 +125,9 @@ type File struct {
 	// ahead is the outline made as the sections inflated (outlineAhead),
 	// for outline to take.
 	ahead *index
+	// aheadSecs are the sections to inflate ahead, not yet started
+	// (startAhead).
+	aheadSecs []savedSection
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
@@ -240,6 +243,7 @@ func startFile(ef, df *elfx.File, opts *Options) (f *File, save func()) {
 // dropped).
 func (f *File) finishOpen(save func()) error {
 	if save != nil && f.opts.outlineAhead {
+		f.startAhead()
 		f.ahead = f.outlineAhead()
 	}
 	d, err := f.Debug.DWARF()

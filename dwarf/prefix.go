@@ -17,8 +17,9 @@ import (
 // exactly: a name found in no unit (a short or generic name: the whole
 // file decides), a C++ unit, a form the scan does not read, or any error,
 // which the full read then reports if it is real. What it read stays read
-// for that full read (elfx.Lazy).
-func namedPrefix(ef, df *elfx.File, names []string, opts *Options) (spec *types.Spec, ok bool) {
+// for that full read (elfx.Lazy). ahead, when not nil, is called once the
+// read passes aheadAfter bytes of .debug_info with a name still missing.
+func namedPrefix(ef, df *elfx.File, names []string, opts *Options, ahead func()) (spec *types.Spec, ok bool) {
 	if len(names) == 0 || !df.PrefixReadable() {
 		return nil, false
 	}
@@ -26,7 +27,7 @@ func namedPrefix(ef, df *elfx.File, names []string, opts *Options) (spec *types.
 	if err != nil {
 		return nil, false
 	}
-	found, end, lineEnd, ok := prefixScan(df, info, names)
+	found, end, lineEnd, ok := prefixScan(df, info, names, ahead)
 	if !ok {
 		return nil, false
 	}
@@ -55,8 +56,9 @@ func namedPrefix(ef, df *elfx.File, names []string, opts *Options) (spec *types.
 // prefixScan reads units from the start of .debug_info until each name
 // is found at a unit's top level; it returns the index of the first unit
 // defining each name, how many bytes of .debug_info the units read take,
-// and how many of .debug_line their line programs need.
-func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, end, lineEnd uint64, ok bool) {
+// and how many of .debug_line their line programs need; ahead as for
+// namedPrefix.
+func prefixScan(df *elfx.File, info *elfx.Lazy, names []string, ahead func()) (found []int, end, lineEnd uint64, ok bool) {
 	sections := map[string][]byte{}
 	for _, name := range []string{".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_str_offsets"} {
 		l, err := df.LazySection(name)
@@ -101,6 +103,10 @@ func prefixScan(df *elfx.File, info *elfx.Lazy, names []string) (found []int, en
 				found[i] = u
 				left--
 			}
+		}
+		if ahead != nil && left > 0 && end >= aheadAfter {
+			ahead()
+			ahead = nil
 		}
 		// The line programs of every unit read: a type of a found unit
 		// may refer to one in an earlier unit, whose files it names.

@@ -95,7 +95,7 @@ func TestLookupStopsEarly(t *testing.T) {
 		if sec == nil || sec.Flags&elf.SHF_COMPRESSED == 0 {
 			t.Fatalf("%s: .debug_info is not compressed", path)
 		}
-		spec, ok := namedPrefix(ef, ef, []string{name}, nil)
+		spec, ok := namedPrefix(ef, ef, []string{name}, nil, nil)
 		info, err := ef.LazySection(".debug_info")
 		if err != nil {
 			t.Fatal(err)
@@ -289,7 +289,7 @@ func TestLookupClang(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, ok := namedPrefix(ef, ef, []string{ty.TypeName()}, nil)
+		spec, ok := namedPrefix(ef, ef, []string{ty.TypeName()}, nil, nil)
 		ef.Close()
 		if !ok {
 			t.Fatalf("%s: the lookup read the whole file", ty.TypeName())

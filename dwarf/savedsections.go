@@ -139,7 +139,12 @@ func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection
 	}
 	f.mapped, f.sectionsSaved = e.Data, true
 	if f.opts.outlineAhead {
-		f.inflateAhead(secs)
+		f.aheadSecs = secs
+		for _, s := range secs {
+			if s.name == ".debug_info" && s.len >= aheadAtOnce {
+				f.startAhead()
+			}
+		}
 	}
 	f.saving.Add(1)
 	return func() {
@@ -154,6 +159,26 @@ func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection
 			}
 			e.Commit()
 		}()
+	}
+}
+
+// A lookup by name reads the start of .debug_info first (namedPrefix),
+// which often finds the name in the first units: inflating the sections
+// ahead then only costs, the entry being dropped unread whole. So the
+// sections inflate ahead (startAhead) at once only when .debug_info is
+// large (aheadAtOnce); else once the prefix read passes aheadAfter
+// bytes of it without finding every name, or gives up.
+var (
+	aheadAtOnce = uint64(64 << 20)
+	aheadAfter  = uint64(4 << 20)
+)
+
+// startAhead has the sections of the entry begun for a lookup by name
+// (aheadSecs) inflated ahead, once.
+func (f *File) startAhead() {
+	if f.aheadSecs != nil {
+		f.inflateAhead(f.aheadSecs)
+		f.aheadSecs = nil
 	}
 }
 
