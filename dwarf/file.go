@@ -128,6 +128,9 @@ type File struct {
 	// aheadSecs are the sections to inflate ahead, not yet started
 	// (startAhead).
 	aheadSecs []savedSection
+	// aheadKept are the sections the prefix read started inflating
+	// ahead (prefixAhead), finished for the entry when it answers.
+	aheadKept []savedSection
 }
 
 // typeConverter indexes the file's types once; parameters, variables at an
@@ -266,9 +269,12 @@ func (f *File) finishOpen(save func()) error {
 }
 
 // dropStart ends f, which startFile began, unused: the sections stop
-// inflating ahead and the entry begun for them is dropped.
+// inflating ahead and the entry begun for them is dropped, unless the
+// prefix read started them (finishAhead).
 func (f *File) dropStart(save func()) {
-	f.Debug.StopAhead()
+	if !f.finishAhead() {
+		f.Debug.StopAhead()
+	}
 	if save != nil {
 		save()
 	}

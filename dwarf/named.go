@@ -40,14 +40,14 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 	// The compressed sections from the index cache, or inflated into
 	// it, as the lookup from the cache wants them next time: ahead, on
 	// another core, while namedPrefix reads their start, once it can pay
-	// (startAhead: a large .debug_info, or a name not in its start).
+	// (aheadAtOnce: a large .debug_info, or a name not in its start).
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	o.SavedSections, o.outlineAhead = true, true
 	f, save := startFile(ef, df, &o)
-	if spec, ok := namedPrefix(ef, df, names, opts, f.startAhead); ok {
+	if spec, ok := namedPrefix(ef, df, names, opts, f.prefixAhead); ok {
 		f.dropStart(save)
 		closeFiles(ef, df)
 		return spec, nil

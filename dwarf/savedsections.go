@@ -163,14 +163,18 @@ func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection
 }
 
 // A lookup by name reads the start of .debug_info first (namedPrefix),
-// which often finds the name in the first units: inflating the sections
-// ahead then only costs, the entry being dropped unread whole. So the
-// sections inflate ahead (startAhead) at once only when .debug_info is
-// large (aheadAtOnce); else once the prefix read passes aheadAfter
-// bytes of it without finding every name, or gives up.
+// which often finds the name in the first units (glibc's link_map in
+// its first 10 KB): inflating the sections ahead would then only cost,
+// the entry being dropped before it is whole, on every run. So the
+// sections inflate ahead at once only when .debug_info is large
+// (aheadAtOnce), as before; else once the prefix read passes aheadAfter
+// bytes of it with a name still missing (prefixAhead), or gives up
+// (finishOpen). Started by the prefix read, the inflation is finished
+// and the entry kept when the prefix then answers (dropStart): the next
+// lookup reads the sections mapped.
 var (
 	aheadAtOnce = uint64(64 << 20)
-	aheadAfter  = uint64(4 << 20)
+	aheadAfter  = uint64(1 << 20)
 )
 
 // startAhead has the sections of the entry begun for a lookup by name
@@ -180,6 +184,26 @@ func (f *File) startAhead() {
 		f.inflateAhead(f.aheadSecs)
 		f.aheadSecs = nil
 	}
+}
+
+// prefixAhead is startAhead for the prefix read (namedPrefix), which
+// dropStart then waits for.
+func (f *File) prefixAhead() {
+	if f.aheadSecs != nil {
+		f.aheadKept = f.aheadSecs
+		f.startAhead()
+	}
+}
+
+// finishAhead reads whole the sections prefixAhead inflates ahead, for
+// the entry; false when it did not start them.
+func (f *File) finishAhead() bool {
+	for _, s := range f.aheadKept {
+		if l, err := f.Debug.LazySection(s.name); err == nil {
+			l.All() // an error drops the entry
+		}
+	}
+	return f.aheadKept != nil
 }
 
 // inflateAhead has the sections secs inflated ahead into the entry:
