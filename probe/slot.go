@@ -92,32 +92,54 @@ func (r *Resolver) writesSlot(fl *flow, x uint64, slot, n int64) bool {
 const refillLook = 32
 
 // refilled checks a value read from a stack slot, n bytes at slot,
-// against the store that fills it: when the only store that reaches addr
-// is one that control comes to from addr without a branch (addr itself,
-// or a few instructions on), the slot holds at addr what that store left
-// on its previous pass, and the value the debug info means is the one it
-// is about to store. GCC gives an expansion's parameter so from its entry
-// on where its scheduler moved the spill of the argument below it (gcc
-// -O2 seed 2321: fn00's c as [CFA-80] at 0x1126, which `mov %ecx,
-// 0x20(%rsp)` fills at 0x112d: gdb prints the previous iteration's c too).
-// It returns why the value is not read, or "".
+// against the store that fills it: when control comes from addr without
+// a branch (addr itself, or a few instructions on) to a store of those n
+// bytes, and no other store of them reaches addr (the stores that do are
+// that one, on its previous pass, or stores of another width or offset),
+// the slot holds at addr what that store left on its previous pass or
+// what another statement left, and the value the debug info means is the
+// one the store is about to make. GCC gives an expansion's parameter so
+// from its entry on where its scheduler moved the spill of the argument
+// below it (gcc -O2 seed 2321: fn00's c as [CFA-80] at 0x1126, which `mov
+// %ecx,0x20(%rsp)` fills at 0x112d: gdb prints the previous iteration's c
+// too; gcc -O3 seed 3257: fn02's b, where an 8-byte store later in main's
+// loop reaches the site). It returns why the value is not read, or "".
 func (r *Resolver) refilled(addr uint64, slot, n int64) string {
 	fl, stores := r.reachingStores(addr, slot, n)
-	if len(stores) != 1 {
+	if fl == nil {
 		return ""
 	}
 	x := addr
 	for range refillLook {
-		if x == stores[0] {
-			return fmt.Sprintf("the debug info gives the %d bytes at CFA%+d, which the store at %#x (%v) fills only after the site, on every path: there the slot holds what that store left on its previous pass",
-				n, slot, x, fl.op[x])
+		if r.writesSlot(fl, x, slot, n) {
+			break
 		}
 		if len(fl.succ[x]) != 1 {
 			return ""
 		}
 		x = fl.succ[x][0]
 	}
-	return ""
+	if !r.storesExactly(fl, x, slot, n) {
+		return ""
+	}
+	for _, w := range stores {
+		if w != x && r.storesExactly(fl, w, slot, n) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the debug info gives the %d bytes at CFA%+d, which the store at %#x (%v) fills only after the site: there the slot holds what that store left on its previous pass, or another statement",
+		n, slot, x, fl.op[x])
+}
+
+// storesExactly reports whether the instruction at x stores the n bytes at
+// slot (an offset from the CFA), no more, no fewer.
+func (r *Resolver) storesExactly(fl *flow, x uint64, slot, n int64) bool {
+	if !r.writesSlot(fl, x, slot, n) {
+		return false
+	}
+	mem, _ := storeTo(fl.op[x])
+	at, _ := r.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
+	return at == slot && int64(fl.op[x].MemBytes) == n
 }
 
 // narrowSlot checks a value read from a stack slot, n bytes at slot,
