@@ -184,6 +184,15 @@ func (f *File) locAt(u *unitCtx, la locAttr, pc uint64) (expr []byte, found bool
 	return loclist.At(f.locList(u, la), pc)
 }
 
+// locSpan is the stretch around pc where la gives the location that
+// holds at pc (see loclist.Span); 0, 0 for a single expression.
+func (f *File) locSpan(u *unitCtx, la locAttr, pc uint64) (lo, hi uint64) {
+	if !la.list {
+		return 0, 0
+	}
+	return loclist.Span(f.locList(u, la), pc)
+}
+
 // decodeLoc turns an expression into the model's Loc for this file's
 // architecture. frameBase is the enclosing function's DW_AT_frame_base
 // expression.

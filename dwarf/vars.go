@@ -125,6 +125,7 @@ func (vw *varsWalker) variable(e *dwarf.Entry, inline string) types.Var {
 		if expr, ok := f.locAt(vw.u, la, vw.pc); ok {
 			v.Loc = f.decodeLoc(vw.u, expr, vw.frameBase)
 			v.Loc.Whole = !la.list
+			v.Loc.From, v.Loc.To = f.locSpan(vw.u, la, vw.pc)
 		}
 	} else if cv := e.Val(dwarf.AttrConstValue); cv != nil {
 		if x, ok := cv.(int64); ok {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/spec"
+	"github.com/binscope/binscope/types"
 )
 
 // maxReach bounds the instructions walked back from a site for the stores
@@ -188,4 +189,45 @@ func (r *Resolver) mixedChain(addr uint64, c spec.Chain, f *spec.Fetch) string {
 		return ""
 	}
 	return r.slotWrites(addr, slot, f.Size)
+}
+
+// reusedSlot checks a Go value the debug info puts in a stack slot at addr
+// (l, a location list's) against the stores to that slot that reach addr:
+// walking back along every path, the first store on each that writes any
+// byte of it. One that the list itself says the value was already in the
+// slot at (after the stretch's first address, before its end) put another
+// value there: cmd/compile gives a spilled value's slot to a later value
+// once the first is dead, and its location lists keep the first in the
+// slot (go seed 2312: (*S).fn10 spills b+c, fn12's c, to [RSP+16] and
+// gives c the slot from 0x4a21f7 to 0x4a2353; at 0x4a2283 it stores r
+// there, and fn12's expansion at 0x4a2288 would read r as c, as gdb
+// does). A value changes in SSA form, never in its slot: its next value
+// starts a location of its own. It returns why the value is not read, or
+// "".
+func (r *Resolver) reusedSlot(addr uint64, l types.Loc, t types.Type) string {
+	if len(l.Pieces) != 1 || l.From == 0 || addr < l.From || addr >= l.To {
+		return ""
+	}
+	p := l.Pieces[0]
+	base := "CFA" // a site's variables have their frame's register (see inFrame)
+	switch p.Kind {
+	case types.LocCFA:
+	case types.LocMem:
+		base = p.Reg
+	default:
+		return ""
+	}
+	slot, ok := r.cfaSlot(addr, base, p.Offset)
+	n, err := types.Sizeof(t)
+	if !ok || err != nil || n < 1 || n > 8 {
+		return ""
+	}
+	fl, stores := r.reachingStores(addr, slot, n)
+	for _, x := range stores {
+		if x > l.From && x < l.To {
+			return fmt.Sprintf("the debug info gives the %d bytes at CFA%+d from %#x on, but the store at %#x (%v) writes the slot after that, on a path to the site: the slot holds another value there",
+				n, slot, l.From, x, fl.op[x].Op)
+		}
+	}
+	return ""
 }

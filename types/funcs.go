@@ -159,6 +159,11 @@ type Loc struct {
 	// scope (DW_AT_const_value, or DW_AT_location as one expression),
 	// not the entry of a location list that holds at this address.
 	Whole bool
+	// From and To bound the addresses around this one where a location
+	// list gives this location without a break (the entry that holds
+	// here, joined with entries end to end that give the same); 0 for a
+	// location of the whole scope or a list's default.
+	From, To uint64
 }
 
 // LocKind says what a Piece is.

@@ -12,6 +12,7 @@
 package loclist
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"github.com/binscope/binscope/internal/leb128"
@@ -179,6 +180,39 @@ func At(list []Entry, pc uint64) (expr []byte, found bool) {
 		}
 	}
 	return def, haveDef
+}
+
+// Span is the stretch of addresses around pc where list gives, without a
+// break, the expression that holds at pc: the entry covering pc, widened
+// by the entries that join it end to end with the same expression. lo and
+// hi are 0 when no entry covers pc (the default location, or none).
+func Span(list []Entry, pc uint64) (lo, hi uint64) {
+	k := -1
+	for i, le := range list {
+		if !(le.Lo == 0 && le.Hi == ^uint64(0)) && pc >= le.Lo && pc < le.Hi {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		return 0, 0
+	}
+	lo, hi = list[k].Lo, list[k].Hi
+	for widened := true; widened; {
+		widened = false
+		for _, le := range list {
+			if !bytes.Equal(le.Expr, list[k].Expr) || le.Lo == 0 && le.Hi == ^uint64(0) {
+				continue
+			}
+			if le.Hi == lo && le.Lo < lo {
+				lo, widened = le.Lo, true
+			}
+			if le.Lo == hi && le.Hi > hi {
+				hi, widened = le.Hi, true
+			}
+		}
+	}
+	return lo, hi
 }
 
 // Reader reads the values of a range or location list from B; OK turns
