@@ -171,6 +171,8 @@ var regressions = []struct {
 // Go, and the regressions: every build) with goprobe stat and trace, and
 // compares with each program's record. A printed argument value that no
 // call passed fails the test: a wrong value is worse than a missing one.
+// So does an event before the one of a call made earlier: a probe fires
+// when its call runs, in the order of the calls.
 // Every ? must come with the spec's reason. Every count must be exact,
 // stat's and trace's: a probe fires once per
 // call, inlined (in unrolled loops too), cloned or not. GCC describes many
@@ -227,6 +229,9 @@ func TestExact(t *testing.T) {
 				}
 				if n := fr.Unread[ReasonFault]; n > 0 {
 					t.Errorf("%s: %d× ? that the spec gives no reason for (a read that faulted); sites %s", fr.Symbol, n, fr.Sites)
+				}
+				if fr.Reordered > 0 {
+					t.Errorf("%s: %d of %d events before an earlier call's (a site that fires before the call it follows); sites %s", fr.Symbol, fr.Reordered, fr.Trace, fr.Sites)
 				}
 				if fr.Wrong > 0 {
 					t.Errorf("%s: %d of %d values wrong, e.g. %s; sites %s", fr.Symbol, fr.Wrong, fr.Values, fr.WrongEx, fr.Sites)
