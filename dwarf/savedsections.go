@@ -239,6 +239,15 @@ func (f *File) evict(b []byte) {
 	}
 }
 
+// evictOver drops the pages of the mapped "sections" entry from the
+// process's memory when more than limit bytes of file pages are
+// resident; else, or without the entry, it does nothing.
+func (f *File) evictOver(limit int) {
+	if len(f.mapped) > 0 && cache.FileResident() > limit {
+		cache.Evict(f.mapped)
+	}
+}
+
 // saveSections writes the "sections" entry of secs once the DWARF is
 // open (every section of secs inflated); Close waits for the write.
 func (f *File) saveSections(secs []savedSection, c *cache.Cache) {

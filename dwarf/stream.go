@@ -31,6 +31,19 @@ import (
 // 500 MB at most, where 4 million nodes held 1 GB and took no less time.
 var streamNodes = 1 << 20 // a variable for the tests
 
+// A stream reads the sections it maps from the index cache all over as
+// it converts (the units a conversion needs, their strings), and the
+// pages it read stay resident while mapped: 290 MB of ceph-osd's between
+// two drops, some 100 KB for each type listed. Every streamCheck named
+// types it evicts them once more than streamResident bytes of file pages
+// are resident; each eviction costs the faults that map back the pages
+// still read (ceph-osd: 96 MB cost 0.8 s more system time, 128 MB none
+// outside noise).
+const (
+	streamCheck    = 256
+	streamResident = 128 << 20
+)
+
 // Stream hands each named type of the file to each, as Types lists them
 // (the same order, identical definitions merged), converting a few units
 // at a time (see above); it holds no Spec of them. ok is false, and
@@ -66,7 +79,10 @@ func (f *File) stream(each func(types.Type)) (spec *types.Spec, st *stream, ok b
 		}
 		named := st.named[u]
 		delete(st.named, u)
-		for _, n := range named {
+		for i, n := range named {
+			if i%streamCheck == 0 {
+				f.evictOver(streamResident)
+			}
 			t, err := l.list(c, n)
 			if si.err != nil {
 				return spec, st, true, si.err

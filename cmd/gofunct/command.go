@@ -152,7 +152,7 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 		// reading them: the heap may grow to twice that, not five
 		// times, and no further than about three times the
 		// .debug_info (ceph-osd: 363 MB of it, 1.0 GB held at most).
-		oneshot.Bounded()
+		oneshot.Bounded(100)
 		oneshot.Limit(3*info + 128<<20)
 	}
 	c, err := loader.OpenCode(path, &loader.CodeOptions{Params: params, SpelledParams: f.vars == "" && !f.pf.expand && f.pf.compile == "", Names: l.Names, Log: stderr,

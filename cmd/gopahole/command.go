@@ -182,10 +182,16 @@ func (f *paholeFlags) check() error {
 // at once and 3.4 GB streamed.
 var streamInfoBytes int64 = loader.LargeDWARF
 
-// streamHeap is the heap a streamed listing collects at, whatever its
-// pace: what the stream holds stays under 550 MB (ceph-osd's 363 MB
-// .debug_info), and pacing alone let the heap grow to twice that.
-const streamHeap = 768 << 20
+// streamHeap is the heap a streamed listing collects at, and streamPace
+// its pace below that: what ceph-osd's stream holds (its 363 MB
+// .debug_info) is 260-470 MB, the heap collected at twice that or at the
+// limit; the limit with the pages the stream maps (see dwarf.Stream) is
+// its peak memory. With 768 MB and GOGC=100 the peak passed 1 GB; with
+// 640 MB and 200, collections as many and the peak 800 MB.
+const (
+	streamHeap = 640 << 20
+	streamPace = 200
+)
 
 // streams: the whole listing of path streams (see streamInfoBytes).
 func streams(path string) bool {
@@ -250,7 +256,7 @@ func runPahole(f *paholeFlags, paths []string, stdout, stderr io.Writer) error {
 		// force-padding guess for a DWARF spec, not for streamed types.
 		lo.StreamDWARF = true
 		r.Print.ForcePadding = !r.NoForcePadding
-		oneshot.Bounded()
+		oneshot.Bounded(streamPace)
 		oneshot.Limit(streamHeap)
 	}
 	if f.compat.reorgSteps && f.reorg {

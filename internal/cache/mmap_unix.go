@@ -3,7 +3,9 @@
 package cache
 
 import (
+	"bytes"
 	"os"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -47,4 +49,24 @@ func Evict(b []byte) {
 	if hi > lo {
 		unix.Madvise(b[lo:hi], unix.MADV_DONTNEED)
 	}
+}
+
+// FileResident is how many bytes of file pages this process has resident
+// (its mappings of files: the entries Map returned, its own executable),
+// or -1 where the system does not say (Linux's /proc/self/statm does).
+func FileResident() int {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return -1
+	}
+	// size resident shared ...: shared counts the pages backed by files.
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return -1
+	}
+	n, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return -1
+	}
+	return n * os.Getpagesize()
 }

@@ -38,7 +38,7 @@ var oneShot struct {
 	sync.Mutex
 	on, huge bool
 	gen      int
-	bounded  bool  // see Bounded
+	bounded  int   // see Bounded: its percent, or 0
 	limit    int64 // see Limit
 }
 
@@ -62,8 +62,8 @@ func armFirstCollection() {
 // pace is the GOGC the collector paces as after the first collection.
 // oneShot is locked.
 func pace() int {
-	if oneShot.bounded {
-		return 100
+	if oneShot.bounded > 0 {
+		return oneShot.bounded
 	}
 	return 400
 }
@@ -95,15 +95,15 @@ func Limit(bytes int64) {
 
 // Bounded is for a GC run whose heap stays bounded as it goes (gopahole's
 // stream of a file's types, a few compile units converted at a time):
-// after the first collection the collector paces as GOGC=100, the heap
-// growing to twice what the run holds, not five times.
-func Bounded() {
+// after the first collection the collector paces as GOGC=percent (100:
+// the heap growing to twice what the run holds, not five times).
+func Bounded(percent int) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
 	oneShot.Lock()
 	defer oneShot.Unlock()
-	oneShot.bounded = true
+	oneShot.bounded = percent
 	if !oneShot.on {
 		debug.SetGCPercent(pace()) // the first collection is past
 	}
