@@ -79,6 +79,9 @@ type storedConst struct {
 	vals [][]byte
 }
 
+// constWindow bounds how far back regConst reads straight-line code.
+const constWindow = 16
+
 const whyCopies = "the compiler gives one constant for the whole expansion, which holds several calls (an unrolled loop's copies of the body); it need not be this call's"
 
 // copyStoresOf reads the stores of the code of site's expansion.
@@ -211,7 +214,7 @@ func (r *Resolver) storeConst(fl *flow, a uint64, in x86asm.Inst) []byte {
 func (r *Resolver) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
 	fam := x86.Family(reg)
 	x := a
-	for range salvageWindow {
+	for range constWindow {
 		ps := fl.pred[x]
 		if len(ps) != 1 || len(fl.succ[ps[0]]) != 1 {
 			return nil

@@ -18,8 +18,10 @@ var salvageOps = map[types.OpCode]x86asm.Op{
 	types.OpAnd: x86asm.AND, types.OpMinus: x86asm.SUB,
 }
 
-// salvageWindow bounds how far back from a site the code is read.
-const salvageWindow = 16
+// salvageWindow bounds how far back from a site the code is read: far
+// enough for an unrolled loop's third copy, which uses what the first
+// computed (rust-O3 seed 3337: (EDI & -2) ^ 154 made 40 instructions up).
+const salvageWindow = 64
 
 // droppedOp checks an expression of the form (register OP constant) or
 // ([register+offset] OP constant), the shape an optimiser gives a value it

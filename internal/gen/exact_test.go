@@ -164,6 +164,7 @@ var regressions = []struct {
 	{"rust-O3", 2285, "LLVM gives fn07's c as RBX^82 where the code computes (RBX & -2) ^ 82 of an RBX that may be odd (gdb prints a value no call passed): ? with why", nil, true},
 	{"clang-O2", 2290, "LLVM gives fn13's b = a ^ 224 as RDX^224 where the code computes (EDX & -2) ^ 224, RDX = a + a: even, the AND changes nothing (gdb prints it): read", []string{"fn13 b|first ("}, true},
 	{"gcc-O2", 2290, "GCC gives fn13's b as RCX^224 and RCX*3+1 after lea (%rsi,%rsi,1),%rcx put fn12's a in RCX, and the code computes both from it past the record's branch (gdb prints them): read, not refused as stale", []string{"fn13 b|writes it there"}, true},
+	{"rust-O3", 3337, "LLVM gives fn01's a = b ^ 155 as RDI^154 where the code computes (EDI & -2) ^ 154 once for three unrolled copies; the third copy's site is 40 instructions past it (printed 153 where the call passed 152): ? with why", nil, true},
 	{"rust-O3", 2289, "fn06(i) in an unrolled loop of three, the DIE giving a as 0 for the three calls (gdb prints 0 for each), the copies storing 0, 1, 2: ? with why, not a wrong value", nil, true},
 }
 
