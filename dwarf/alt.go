@@ -124,43 +124,38 @@ func (f *File) openAlt() {
 // reaches it.
 const altBit dwarf.Offset = 1 << 31
 
-// resolveAlt gives e's values that point into the alternate file the
-// shapes the rest of the package reads: a name (DW_FORM_GNU_strp_alt,
-// DWARF 5's strp_sup) the string, a reference (DW_FORM_GNU_ref_alt,
-// ref_sup) an offset with altBit set, as the scan's decoding gives them.
-func (f *File) resolveAlt(e *dwarf.Entry) {
-	if e == nil || (f.alt == nil && f.altMissing == "") {
+// resolveField gives a value of a form that points into the alternate
+// file (DW_FORM_GNU_strp_alt, DWARF 5's strp_sup: a name;
+// DW_FORM_GNU_ref_alt, ref_sup: a reference) the shape the rest of the
+// package reads: the string, or an offset with altBit set. A file with
+// no alternate file keeps debug/dwarf's value.
+func (f *File) resolveField(fl *Field) {
+	if f.alt == nil && f.altMissing == "" {
 		return
 	}
-	for i := range e.Field {
-		fl := &e.Field[i]
-		var off int64
-		switch v := fl.Val.(type) {
-		case int64: // DW_FORM_GNU_ref_alt, DW_FORM_GNU_strp_alt
-			off = v
-		case uint32: // DWARF 5's ref_sup4, strp_sup (32-bit DWARF)
-			off = int64(v)
-			fl.Class = supClass(fl.Class)
-		case uint64: // ref_sup8, strp_sup (64-bit DWARF)
-			if fl.Class != dwarf.ClassString && fl.Class != dwarf.ClassReference {
-				continue
-			}
-			off = int64(v)
-			fl.Class = supClass(fl.Class)
-		default:
-			continue
+	off := int64(fl.n)
+	switch fl.kind {
+	case kindInt: // DW_FORM_GNU_ref_alt, DW_FORM_GNU_strp_alt
+	case kindUint32: // DWARF 5's ref_sup4, strp_sup (32-bit DWARF)
+		fl.class = uint8(supClass(fl.Class()))
+	case kindUint: // ref_sup8, strp_sup (64-bit DWARF)
+		if fl.Class() != dwarf.ClassString && fl.Class() != dwarf.ClassReference {
+			return
 		}
-		switch fl.Class {
-		case dwarf.ClassStringAlt:
-			if f.alt != nil {
-				if s, ok := f.alt.stringAt(off); ok {
-					fl.Val, fl.Class = s, dwarf.ClassString
-				}
+		fl.class = uint8(supClass(fl.Class()))
+	default:
+		return
+	}
+	switch fl.Class() {
+	case dwarf.ClassStringAlt:
+		if f.alt != nil {
+			if s, ok := f.alt.stringAt(off); ok {
+				fl.setString(s, dwarf.ClassString)
 			}
-		case dwarf.ClassReferenceAlt:
-			if off >= 0 && off < int64(altBit) {
-				fl.Val, fl.Class = altBit|dwarf.Offset(off), dwarf.ClassReference
-			}
+		}
+	case dwarf.ClassReferenceAlt:
+		if off >= 0 && off < int64(altBit) {
+			fl.setRef(altBit|dwarf.Offset(off), dwarf.ClassReference)
 		}
 	}
 }
@@ -197,20 +192,19 @@ func (f *File) stringAt(off int64) (string, bool) {
 
 // altRef is the offset into the alternate file a DW_AT_type of e holds,
 // when it refers there.
-func altRef(e *dwarf.Entry, a dwarf.Attr) (dwarf.Offset, bool) {
+func altRef(e *Entry, a dwarf.Attr) (dwarf.Offset, bool) {
 	fl := e.AttrField(a)
 	if fl == nil {
 		return 0, false
 	}
-	switch v := fl.Val.(type) {
-	case dwarf.Offset: // as resolveAlt gives it
-		return v &^ altBit, fl.Class == dwarf.ClassReference && v&altBit != 0
-	case int64:
-		return dwarf.Offset(v), fl.Class == dwarf.ClassReferenceAlt
-	case uint32:
-		return dwarf.Offset(v), fl.Class == dwarf.ClassReference // ref_sup4
-	case uint64:
-		return dwarf.Offset(v), fl.Class == dwarf.ClassReference // ref_sup8
+	switch fl.kind {
+	case kindRef: // as resolveField gives it
+		v := dwarf.Offset(fl.n)
+		return v &^ altBit, fl.Class() == dwarf.ClassReference && v&altBit != 0
+	case kindInt:
+		return dwarf.Offset(fl.n), fl.Class() == dwarf.ClassReferenceAlt
+	case kindUint32, kindUint:
+		return dwarf.Offset(fl.n), fl.Class() == dwarf.ClassReference // ref_sup4, ref_sup8
 	}
 	return 0, false
 }
@@ -277,7 +271,7 @@ func (f *File) importedUnits() (map[dwarf.Offset]bool, error) {
 				if err != nil || e == nil || e.Tag == 0 {
 					break
 				}
-				if o, ok := e.Val(dwarf.AttrImport).(dwarf.Offset); ok && e.Tag == dwarf.TagImportedUnit && !out[o] {
+				if o, ok := e.Ref(dwarf.AttrImport); ok && e.Tag == dwarf.TagImportedUnit && !out[o] {
 					out[o] = true
 					todo = append(todo, o)
 				}

@@ -19,11 +19,11 @@ const (
 )
 
 // annotation is the kind and text of e when it is a BTF tag annotation.
-func annotation(e *dwarf.Entry) (kind, text string, ok bool) {
+func annotation(e *Entry) (kind, text string, ok bool) {
 	if e.Tag != tagLLVMAnnotation {
 		return "", "", false
 	}
-	text, ok = e.Val(dwarf.AttrConstValue).(string)
+	text, ok = e.Str(dwarf.AttrConstValue)
 	return str(e, dwarf.AttrName), text, ok
 }
 

@@ -93,12 +93,12 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 		switch e.Tag {
 		case tagCallSite, tagGNUCallSite:
 			var cs CallSite
-			if v, ok := e.Val(attrCallReturnPC).(uint64); ok {
+			if v, ok := e.Uint(attrCallReturnPC); ok {
 				cs.ReturnPC = v
-			} else if v, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
+			} else if v, ok := e.Uint(dwarf.AttrLowpc); ok {
 				cs.ReturnPC = v // GCC's DWARF 4: the return address
 			}
-			cs.Tail = e.Val(attrCallTailCall) != nil || e.Val(attrGNUTailCall) != nil
+			cs.Tail = e.Has(attrCallTailCall) || e.Has(attrGNUTailCall)
 			sites = append(sites, cs)
 			site = len(sites) - 1
 		case tagCallSiteParam, tagGNUCallSiteParam:
@@ -111,14 +111,14 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 					p.Reg = l.Pieces[0].Reg
 				}
 			}
-			if o, ok := e.Val(attrCallParameter).(dwarf.Offset); ok {
+			if o, ok := e.Ref(attrCallParameter); ok {
 				p.Param = uint64(o)
-			} else if o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset); ok {
+			} else if o, ok := e.Ref(dwarf.AttrAbstractOrigin); ok {
 				p.Param = uint64(o)
 			}
-			v, ok := e.Val(attrCallValue).([]byte)
+			v, ok := e.Bytes(attrCallValue)
 			if !ok {
-				v, ok = e.Val(attrGNUCallValue).([]byte)
+				v, ok = e.Bytes(attrGNUCallValue)
 			}
 			if ok && len(v) > 0 {
 				// A DWARF expression whose result is the value: read
@@ -150,7 +150,7 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 // unitNext is the next entry of the compile unit r walks (the n-th read,
 // at nesting depth), or nil at the unit's end; a tree too deep or too
 // long for a compiler's is an error.
-func (f *File) unitNext(r *dieReader, n, depth int) (*dwarf.Entry, error) {
+func (f *File) unitNext(r *dieReader, n, depth int) (*Entry, error) {
 	if n > 1<<24 || depth > maxNesting {
 		return nil, f.infoError(noOffset, errEndless)
 	}

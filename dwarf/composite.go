@@ -6,7 +6,7 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-func (c *converter) composite(n *node, e *dwarf.Entry, size int64, depth int) (types.Type, error) {
+func (c *converter) composite(n *node, e *Entry, size int64, depth int) (types.Type, error) {
 	t := &types.Struct{
 		Name:     c.qualify(n, str(e, dwarf.AttrName)),
 		ByteSize: size,
@@ -19,13 +19,13 @@ func (c *converter) composite(n *node, e *dwarf.Entry, size int64, depth int) (t
 	case dwarf.TagClassType:
 		t.Kind = types.KindClass
 	}
-	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+	if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
 		t.Incomplete = true
 	}
-	if a, ok := e.Val(attrAlignment).(int64); ok && a > 0 {
+	if a, ok := e.Int(attrAlignment); ok && a > 0 {
 		t.Align = a
 	}
-	if k, ok := e.Val(attrGoKind).(int64); ok {
+	if k, ok := e.Int(attrGoKind); ok {
 		t.GoKind = types.GoKind(k)
 	}
 	c.memo[e.Offset] = t
@@ -80,13 +80,13 @@ func (c *converter) templateParam(n *node, depth int) (types.TemplateParam, erro
 		return types.TemplateParam{}, err
 	}
 	p := types.TemplateParam{Name: str(e, dwarf.AttrName)}
-	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok && e.Tag == dwarf.TagTemplateTypeParameter {
+	if off, ok := e.Ref(dwarf.AttrType); ok && e.Tag == dwarf.TagTemplateTypeParameter {
 		c.behind = true // spelled by its name (Options.Pointees)
 		if p.Type, err = c.typ(off, depth+1); err != nil {
 			return types.TemplateParam{}, err
 		}
 	}
-	p.Value, _ = e.Val(dwarf.AttrConstValue).(int64)
+	p.Value, _ = e.Int(dwarf.AttrConstValue)
 	return p, nil
 }
 
@@ -97,10 +97,10 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 	if err != nil {
 		return types.Member{}, false, err
 	}
-	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+	if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
 		return types.Member{}, false, nil
 	}
-	if ext, _ := e.Val(dwarf.AttrExternal).(bool); ext {
+	if ext, _ := e.Flag(dwarf.AttrExternal); ext {
 		return types.Member{}, false, nil
 	}
 	typ, err := c.ref(e, depth)
@@ -111,17 +111,17 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 	if m.Tags, err = annotations(n, annotDeclTag); err != nil {
 		return types.Member{}, false, err
 	}
-	m.Artificial, _ = e.Val(dwarf.AttrArtificial).(bool)
-	if a, ok := e.Val(attrAlignment).(int64); ok && a > 0 {
+	m.Artificial, _ = e.Flag(dwarf.AttrArtificial)
+	if a, ok := e.Int(attrAlignment); ok && a > 0 {
 		m.Align = a
 	}
 	if e.Tag == dwarf.TagInheritance {
 		m.Embedded = true
 		m.Name = typ.TypeName()
-	} else if emb, ok := e.Val(attrGoEmbedded).(bool); ok && emb {
+	} else if emb, ok := e.Flag(attrGoEmbedded); ok && emb {
 		m.Embedded = true
 	}
-	if v, _ := e.Val(dwarf.AttrVirtuality).(int64); v != 0 && e.Tag == dwarf.TagInheritance {
+	if v, _ := e.Int(dwarf.AttrVirtuality); v != 0 && e.Tag == dwarf.TagInheritance {
 		m.Virtual = true
 	}
 	m.Access = access(e)
@@ -136,20 +136,20 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 		m.Dynamic = dyn
 		return m, true, nil
 	}
-	bitSize, _ := e.Val(dwarf.AttrBitSize).(int64)
+	bitSize, _ := e.Int(dwarf.AttrBitSize)
 	if bitSize < 0 || bitSize > maxTypeSize {
 		return types.Member{}, false, c.f.decodeError(e.Offset, "absurd bit size %d", bitSize)
 	}
 	m.BitSize = types.Bits(bitSize)
 	switch {
-	case e.Val(dwarf.AttrDataBitOffset) != nil:
-		dbo, _ := e.Val(dwarf.AttrDataBitOffset).(int64)
+	case e.Has(dwarf.AttrDataBitOffset):
+		dbo, _ := e.Int(dwarf.AttrDataBitOffset)
 		m.Offset = types.Bits(dbo)
-	case e.Val(dwarf.AttrBitOffset) != nil && bitSize > 0:
+	case e.Has(dwarf.AttrBitOffset) && bitSize > 0:
 		// DWARF 2 and 3: DW_AT_bit_offset counts from the most significant
 		// bit of the storage unit that starts at data_member_location.
-		bo, _ := e.Val(dwarf.AttrBitOffset).(int64)
-		unit, _ := e.Val(dwarf.AttrByteSize).(int64)
+		bo, _ := e.Int(dwarf.AttrBitOffset)
+		unit, _ := e.Int(dwarf.AttrByteSize)
 		if unit == 0 {
 			unit, _ = types.Sizeof(typ)
 		}
@@ -169,8 +169,8 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 
 // access reads DW_AT_accessibility (DW_ACCESS_public 1, protected 2,
 // private 3), AccessNone when absent or out of range.
-func access(e *dwarf.Entry) types.Access {
-	if a, _ := e.Val(dwarf.AttrAccessibility).(int64); a >= 1 && a <= 3 {
+func access(e *Entry) types.Access {
+	if a, _ := e.Int(dwarf.AttrAccessibility); a >= 1 && a <= 3 {
 		return types.Access(a)
 	}
 	return types.AccessNone
@@ -189,14 +189,14 @@ func (c *converter) method(n *node, depth int) (types.Method, error) {
 		return types.Method{}, err
 	}
 	m := types.Method{Name: str(e, dwarf.AttrName), Proto: t.(*types.FuncProto), Access: access(e)}
-	switch v, _ := e.Val(dwarf.AttrVirtuality).(int64); v {
+	switch v, _ := e.Int(dwarf.AttrVirtuality); v {
 	case 1:
 		m.Virtual = true
 	case 2:
 		m.Virtual, m.PureVirtual = true, true
 	}
-	m.Artificial, _ = e.Val(dwarf.AttrArtificial).(bool)
-	if in, _ := e.Val(dwarf.AttrInline).(int64); in == 1 || in == 3 { // DW_INL_(declared_)inlined
+	m.Artificial, _ = e.Flag(dwarf.AttrArtificial)
+	if in, _ := e.Int(dwarf.AttrInline); in == 1 || in == 3 { // DW_INL_(declared_)inlined
 		m.Inline = true
 	}
 	return m, nil
@@ -209,7 +209,7 @@ func (c *converter) method(n *node, depth int) (types.Method, error) {
 // memory (a virtual base's offset comes from the vtable: DW_OP_dup
 // DW_OP_deref DW_OP_lit24 DW_OP_minus DW_OP_deref DW_OP_plus) yields
 // DynamicRuntime, and one this reader cannot evaluate DynamicUnknown.
-func (c *converter) location(e *dwarf.Entry) (int64, types.Dynamic, error) {
+func (c *converter) location(e *Entry) (int64, types.Dynamic, error) {
 	switch v := e.Val(dwarf.AttrDataMemberLoc).(type) {
 	case nil:
 		return 0, types.DynamicNone, nil
@@ -237,7 +237,7 @@ func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) 
 	if err != nil {
 		return nil, err
 	}
-	discr, _ := e.Val(dwarf.AttrDiscr).(dwarf.Offset)
+	discr, _ := e.Ref(dwarf.AttrDiscr)
 	for _, k := range n.kids {
 		switch k.tag {
 		case dwarf.TagMember:
@@ -255,7 +255,7 @@ func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) 
 				return nil, err
 			}
 			v := types.Variant{Default: true}
-			if d, ok := ke.Val(dwarf.AttrDiscrValue).(int64); ok {
+			if d, ok := ke.Int(dwarf.AttrDiscrValue); ok {
 				v.Discr, v.Default = d, false
 			}
 			for _, km := range k.kids {
@@ -277,7 +277,7 @@ func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) 
 	return vp, nil
 }
 
-func (c *converter) array(n *node, e *dwarf.Entry, depth int) (types.Type, error) {
+func (c *converter) array(n *node, e *Entry, depth int) (types.Type, error) {
 	var dims []int64
 	for _, k := range n.kids {
 		if k.tag != dwarf.TagSubrangeType {
@@ -313,28 +313,28 @@ func (c *converter) array(n *node, e *dwarf.Entry, depth int) (types.Type, error
 // count reads a subrange's element count: DW_AT_count, or
 // DW_AT_upper_bound - DW_AT_lower_bound + 1; -1 when there is no bound (a
 // flexible array member); 0 for GCC's zero-length arrays (upper bound -1).
-func count(e *dwarf.Entry) int64 {
-	if n, ok := e.Val(dwarf.AttrCount).(int64); ok {
+func count(e *Entry) int64 {
+	if n, ok := e.Int(dwarf.AttrCount); ok {
 		if n < 0 {
 			return 0
 		}
 		return n
 	}
-	ub, ok := e.Val(dwarf.AttrUpperBound).(int64)
+	ub, ok := e.Int(dwarf.AttrUpperBound)
 	if !ok {
 		return -1
 	}
-	lb, _ := e.Val(dwarf.AttrLowerBound).(int64)
+	lb, _ := e.Int(dwarf.AttrLowerBound)
 	if ub == -1 || uint64(ub) == 0xffffffff || ub < lb {
 		return 0
 	}
 	return ub - lb + 1
 }
 
-func (c *converter) enum(n *node, e *dwarf.Entry, size int64, depth int) (types.Type, error) {
+func (c *converter) enum(n *node, e *Entry, size int64, depth int) (types.Type, error) {
 	t := &types.Enum{Name: c.qualify(n, str(e, dwarf.AttrName)), ByteSize: size, Lang: n.lang, Decl: c.decl(n, e)}
 	c.memo[e.Offset] = t
-	if off, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
+	if off, ok := e.Ref(dwarf.AttrType); ok {
 		u, err := c.typ(off, depth+1)
 		if err != nil {
 			return nil, err
@@ -354,7 +354,7 @@ func (c *converter) enum(n *node, e *dwarf.Entry, size int64, depth int) (types.
 		if err != nil {
 			return nil, err
 		}
-		v, _ := ke.Val(dwarf.AttrConstValue).(int64)
+		v, _ := ke.Int(dwarf.AttrConstValue)
 		if v < 0 {
 			t.Signed = true
 		}
@@ -366,7 +366,7 @@ func (c *converter) enum(n *node, e *dwarf.Entry, size int64, depth int) (types.
 // funcProto converts a function type. Go records its results as formal
 // parameters marked DW_AT_variable_parameter; a single result becomes the
 // Return type.
-func (c *converter) funcProto(n *node, e *dwarf.Entry, size int64, depth int) (types.Type, error) {
+func (c *converter) funcProto(n *node, e *Entry, size int64, depth int) (types.Type, error) {
 	t := &types.FuncProto{Name: str(e, dwarf.AttrName), ByteSize: size}
 	c.memo[e.Offset] = t
 	var err error
@@ -392,7 +392,7 @@ func (c *converter) funcProto(n *node, e *dwarf.Entry, size int64, depth int) (t
 			if err != nil {
 				return nil, err
 			}
-			if out, _ := ke.Val(dwarf.AttrVarParam).(bool); out && n.lang == types.LangGo {
+			if out, _ := ke.Flag(dwarf.AttrVarParam); out && n.lang == types.LangGo {
 				results = append(results, pt)
 				continue
 			}

@@ -326,9 +326,9 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 
 // pointer converts e, the DIE at off: a pointer, a reference or a pointer to member, of
 // the given name and size (the file's pointer size when it says none).
-func (c *converter) pointer(off dwarf.Offset, n *node, e *dwarf.Entry, name string, size int64, depth int) (types.Type, error) {
+func (c *converter) pointer(off dwarf.Offset, n *node, e *Entry, name string, size int64, depth int) (types.Type, error) {
 	t := &types.Pointer{Name: name, ByteSize: size}
-	if _, ok := e.Val(dwarf.AttrByteSize).(int64); !ok {
+	if _, ok := e.Int(dwarf.AttrByteSize); !ok {
 		t.ByteSize = c.ptr
 	}
 	switch e.Tag {
@@ -349,16 +349,16 @@ func (c *converter) pointer(off dwarf.Offset, n *node, e *dwarf.Entry, name stri
 }
 
 // ref converts the type e's DW_AT_type names; none means void.
-func (c *converter) ref(e *dwarf.Entry, depth int) (types.Type, error) {
-	off, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+func (c *converter) ref(e *Entry, depth int) (types.Type, error) {
+	off, ok := e.Ref(dwarf.AttrType)
 	if !ok {
 		return c.void, nil
 	}
 	return c.typ(off, depth+1)
 }
 
-func (c *converter) byteSize(e *dwarf.Entry) (int64, error) {
-	v, ok := e.Val(dwarf.AttrByteSize).(int64)
+func (c *converter) byteSize(e *Entry) (int64, error) {
+	v, ok := e.Int(dwarf.AttrByteSize)
 	if !ok {
 		return 0, nil
 	}
@@ -378,8 +378,8 @@ func (c *converter) qualify(n *node, name string) string {
 }
 
 // decl is where n, whose DIE is e, is declared.
-func (c *converter) decl(n *node, e *dwarf.Entry) types.Decl {
-	line, _ := e.Val(dwarf.AttrDeclLine).(int64)
+func (c *converter) decl(n *node, e *Entry) types.Decl {
+	line, _ := e.Int(dwarf.AttrDeclLine)
 	if line == 0 {
 		return types.Decl{}
 	}
@@ -388,15 +388,15 @@ func (c *converter) decl(n *node, e *dwarf.Entry) types.Decl {
 
 // fileName resolves DW_AT_decl_file of e, n's DIE, through the line table
 // of the node's compile unit.
-func (c *converter) fileName(n *node, e *dwarf.Entry) string {
+func (c *converter) fileName(n *node, e *Entry) string {
 	if n.unit < 0 || int(n.unit) >= len(c.ix.units) {
 		return ""
 	}
 	return fileName(c.f.unitFiles(c.ix.units[n.unit].entry), e.Val(dwarf.AttrDeclFile))
 }
 
-func encoding(e *dwarf.Entry) types.Encoding {
-	enc, _ := e.Val(dwarf.AttrEncoding).(int64)
+func encoding(e *Entry) types.Encoding {
+	enc, _ := e.Int(dwarf.AttrEncoding)
 	switch enc {
 	case 0x02:
 		return types.Bool
@@ -434,8 +434,8 @@ func qualKind(t dwarf.Tag) types.QualKind {
 // among them), or 0 when n is a definition, not C++, or defined nowhere in
 // the file. The one-definition rule makes any definition of the name the
 // right one; C has no such rule, so its declarations stay incomplete.
-func (c *converter) definition(n *node, e *dwarf.Entry) dwarf.Offset {
-	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); !decl || n.lang != types.LangCPlusPlus || !hasName(e) {
+func (c *converter) definition(n *node, e *Entry) dwarf.Offset {
+	if decl, _ := e.Flag(dwarf.AttrDeclaration); !decl || n.lang != types.LangCPlusPlus || !hasName(e) {
 		return 0
 	}
 	k := defKeyOf(e.Tag, n.scope, str(e, dwarf.AttrName))
@@ -449,9 +449,9 @@ func (c *converter) definition(n *node, e *dwarf.Entry) dwarf.Offset {
 // (Options.Pointees): its name, kind and size, from its definition when
 // it only declares it; nil for a class defined nowhere (it converts as
 // the incomplete type it is).
-func (c *converter) pointee(n *node, e *dwarf.Entry, name string) types.Type {
+func (c *converter) pointee(n *node, e *Entry, name string) types.Type {
 	tag, size := e.Tag, e.Val(dwarf.AttrByteSize)
-	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+	if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
 		var ok bool
 		if tag, size, ok = c.defShape(defKeyOf(e.Tag, n.scope, name)); !ok {
 			return nil

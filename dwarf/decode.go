@@ -10,26 +10,28 @@ import (
 	"github.com/binscope/binscope/internal/leb128"
 )
 
-// entryDecoder decodes whole DIEs from a scan's bytes, every attribute,
-// into entries with the values and classes debug/dwarf's Reader gives
-// them (then resolveAlt's): the package's one DIE decoder, which the walks'
-// typed readers (quick.go, funcattrs.go) shortcut for the attributes they
-// read. debug/dwarf's Reader stays in the tests as its oracle.
+// entryDecoder decodes DIEs from a scan's bytes, every attribute, into
+// entries (entry.go) with the values and classes debug/dwarf's Reader
+// gives them (then resolveField's): its field method is the package's one
+// attribute-value decoder, which the walks' typed readers (quick.go,
+// funcattrs.go) shortcut for the attributes they read. debug/dwarf's
+// Reader stays in the tests as its oracle.
 type entryDecoder struct {
 	f     *File
 	sc    *scan
-	ss    *strSections
-	addr  []byte // .debug_addr
-	rngls []byte // .debug_rnglists
+	ss    *strSections // ss.base: the unit's DW_AT_str_offsets_base (see setBases)
+	addr  []byte       // .debug_addr
+	rngls []byte       // .debug_rnglists
 	// bases are the DWARF 5 bases of the unit at basesAt (see setBases).
 	bases   unitBases
 	basesAt int
+	unitE   Entry // the unit DIE setBases reads, reused
 }
 
-// unitBases are a DWARF 5 unit's DW_AT_str_offsets_base, DW_AT_addr_base
-// and DW_AT_rnglists_base, as debug/dwarf reads them from its unit DIE
-// (0 when absent, and for the units of earlier versions).
-type unitBases struct{ str, addr, rnglists uint64 }
+// unitBases are a DWARF 5 unit's DW_AT_addr_base and DW_AT_rnglists_base,
+// as debug/dwarf reads them from its unit DIE (0 when absent, and for the
+// units of earlier versions).
+type unitBases struct{ addr, rnglists uint64 }
 
 // newDecoder decodes the DIEs sc reads.
 func (f *File) newDecoder(sc *scan) *entryDecoder {
@@ -45,7 +47,7 @@ func (dd *entryDecoder) setBases() error {
 	if dd.basesAt == sc.u.start {
 		return nil
 	}
-	dd.bases, dd.basesAt = unitBases{}, sc.u.start
+	dd.bases, dd.basesAt, dd.ss.base = unitBases{}, sc.u.start, 0
 	if sc.u.version < 5 {
 		return nil
 	}
@@ -56,57 +58,83 @@ func (dd *entryDecoder) setBases() error {
 	if err != nil || !ok || d.tag == 0 {
 		return dd.f.decodeError(dwarf.Offset(sc.u.first), "unreadable unit DIE (the unit at %#x)", sc.u.start)
 	}
-	e, err := dd.attrs(d)
-	if err != nil {
+	e := &dd.unitE
+	if err := dd.attrs(d, e); err != nil {
 		return err
 	}
 	get := func(a dwarf.Attr) uint64 {
-		v, _ := e.Val(a).(int64)
+		v, _ := e.Int(a)
 		return uint64(v)
 	}
-	dd.bases = unitBases{str: get(dwarf.AttrStrOffsetsBase), addr: get(dwarf.AttrAddrBase), rnglists: get(dwarf.AttrRnglistsBase)}
+	dd.bases = unitBases{addr: get(dwarf.AttrAddrBase), rnglists: get(dwarf.AttrRnglistsBase)}
+	dd.ss.base = int64(get(dwarf.AttrStrOffsetsBase))
 	return nil
 }
 
-// decode is the entry of d, the DIE the scan just read in its unit.
-func (dd *entryDecoder) decode(d die) (*dwarf.Entry, error) {
-	if d.tag == 0 {
-		return &dwarf.Entry{}, nil
-	}
-	if err := dd.setBases(); err != nil {
+// decode is the entry of d, the DIE the scan just read in its unit, in
+// an allocation of its own.
+func (dd *entryDecoder) decode(d die) (*Entry, error) {
+	e := &Entry{}
+	if err := dd.decodeInto(d, e); err != nil {
 		return nil, err
 	}
-	e, err := dd.attrs(d)
-	if err != nil {
-		return nil, err
-	}
-	dd.f.resolveAlt(e)
 	return e, nil
 }
 
-// attrs decodes d's attributes with the bases dd holds.
-func (dd *entryDecoder) attrs(d die) (*dwarf.Entry, error) {
-	e := &dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children, Field: make([]dwarf.Field, len(d.decl.specs))}
+// decodeInto decodes d into e, reusing e's fields.
+func (dd *entryDecoder) decodeInto(d die, e *Entry) error {
+	if d.tag == 0 {
+		*e = Entry{Field: e.Field[:0]}
+		return nil
+	}
+	if err := dd.setBases(); err != nil {
+		return err
+	}
+	return dd.attrs(d, e)
+}
+
+// attrs decodes d's attributes into e with the bases dd holds.
+func (dd *entryDecoder) attrs(d die, e *Entry) error {
+	n := len(d.decl.specs)
+	fields := e.Field[:0]
+	if cap(fields) < n {
+		fields = make([]Field, 0, n)
+	}
+	*e = Entry{Offset: d.off, Tag: d.tag, Children: d.children, Field: fields[:n]}
 	pos := d.attrs
 	for i, sp := range d.decl.specs {
 		fl := &e.Field[i]
-		fl.Attr = sp.attr
+		*fl = Field{Attr: sp.attr}
 		form := sp.form
 		if form == fIndirect {
 			v, n := leb128.Uint(dd.sc.info[min(pos, dd.sc.u.end):dd.sc.u.end])
 			if n <= 0 {
-				return nil, dd.f.decodeError(d.off, "attribute %v: truncated form", sp.attr)
+				return dd.f.decodeError(d.off, "attribute %v: truncated form", sp.attr)
 			}
 			pos, form = pos+n, v
 		}
 		var err error
-		fl.Val, pos, err = dd.value(pos, form, sp)
-		if err != nil {
-			return nil, dd.f.decodeError(d.off, "attribute %v (form %#x): %v", sp.attr, form, err)
+		if pos, err = dd.field(pos, form, sp, fl); err != nil {
+			return dd.f.decodeError(d.off, "attribute %v (form %#x): %v", sp.attr, form, err)
 		}
-		fl.Class = formClass(form, sp.attr, dd.sc.u.version)
 	}
-	return e, nil
+	return nil
+}
+
+// value decodes the attribute value at pos of a DIE s reads as
+// debug/dwarf's Reader gives it (then resolveField), with the string
+// sections ss (no DW_FORM_strx* when ss.base < 0) and no address or
+// range list table: the one value decoder (field) for the readers that
+// keep a value whatever its type. ok is false for a form it does not
+// read or a malformed value.
+func (f *File) value(s *scan, pos int, sp attrSpec, ss *strSections) (v any, next int, ok bool) {
+	dd := entryDecoder{f: f, sc: s, ss: ss}
+	var fl Field
+	next, err := dd.field(pos, sp.form, sp, &fl)
+	if err != nil {
+		return nil, 0, false
+	}
+	return fl.Val(), next, true
 }
 
 var errShort = errors.New("value past the end of its section")
@@ -159,7 +187,7 @@ func (v valueAt) uleb() (uint64, int, error) {
 }
 
 // block is the n bytes after a length of hdr bytes.
-func (v valueAt) block(n uint64, hdr int) (any, int, error) {
+func (v valueAt) block(n uint64, hdr int) ([]byte, int, error) {
 	if hdr > len(v.b) || n > uint64(len(v.b)-hdr) {
 		return nil, 0, errShort
 	}
@@ -175,155 +203,202 @@ func (v valueAt) index(form uint64) (uint64, int, error) {
 	return v.fixed(formSize(form, &v.s.u))
 }
 
-// value decodes the value of form at pos, as debug/dwarf does, and
-// returns the offset after it.
-func (dd *entryDecoder) value(pos int, form uint64, sp attrSpec) (any, int, error) {
+// field decodes the value of form at pos into fl, with the class
+// debug/dwarf gives it (then resolveField's), and returns the offset after
+// it.
+func (dd *entryDecoder) field(pos int, form uint64, sp attrSpec, fl *Field) (int, error) {
 	s := dd.sc
 	u := &s.u
 	if pos > u.end {
-		return nil, 0, errShort
+		return 0, errShort
 	}
 	v := valueAt{s: s, pos: pos, b: s.info[pos:u.end]}
-	refAddr := u.offSize
-	if u.version == 2 {
-		refAddr = u.addrSize
-	}
+	class := formClass(form, sp.attr, u.version)
 	switch form {
 	case fAddr:
-		return v.fixed(u.addrSize)
-	case fBlock1, fBlock2, fBlock4:
-		hdr := 1
-		if form == fBlock2 {
-			hdr = 2
-		} else if form == fBlock4 {
-			hdr = 4
+		x, next, err := v.fixed(u.addrSize)
+		fl.setUint(x, class)
+		return next, err
+	case fBlock1, fBlock2, fBlock4, fBlock, fExprloc, fData16:
+		b, next, err := v.blockOf(form)
+		fl.setBytes(b, class)
+		return next, err
+	case fData1, fData2, fData4, fData8, fSecOffset:
+		x, next, err := v.fixed(formSize(form, u))
+		fl.setInt(int64(x), class)
+		return next, err
+	case fUdata:
+		x, next, err := v.uleb()
+		fl.setInt(int64(x), class)
+		return next, err
+	case fSdata:
+		x, n := leb128.Int(v.b)
+		if n <= 0 {
+			return 0, errShort
 		}
-		n, err := v.word(hdr)
-		if err != nil {
-			return nil, 0, err
-		}
-		return v.block(n, hdr)
+		fl.setInt(x, class)
+		return pos + n, nil
+	case fImplicitConst:
+		fl.setInt(sp.implicit, class)
+		return pos, nil
+	case fFlag:
+		x, next, err := v.fixed(1)
+		fl.setFlag(x == 1)
+		return next, err
+	case fFlagPresent:
+		fl.setFlag(true)
+		return pos, nil
+	case fRefSig8:
+		x, next, err := v.fixed(8)
+		fl.setUint(x, class)
+		return next, err
+	case fLoclistx:
+		x, next, err := v.uleb()
+		fl.setUint(x, class)
+		return next, err
+	}
+	if next, ok, err := dd.ref(v, form, class, fl); ok {
+		return next, err
+	}
+	return dd.indexed(v, form, class, fl)
+}
+
+// blockOf reads a block form's value (DW_FORM_data16's 16 bytes too).
+func (v valueAt) blockOf(form uint64) ([]byte, int, error) {
+	switch form {
+	case fData16:
+		return v.block(16, 0)
 	case fBlock, fExprloc:
 		n, next, err := v.uleb()
 		if err != nil {
 			return nil, 0, err
 		}
-		return v.block(n, next-pos)
-	case fData1, fData2, fData4, fData8:
-		x, next, err := v.fixed(formSize(form, u))
-		return int64(x), next, err
-	case fData16:
-		return v.block(16, 0)
-	case fSdata:
-		x, n := leb128.Int(v.b)
-		if n <= 0 {
-			return nil, 0, errShort
-		}
-		return x, pos + n, nil
-	case fUdata:
-		x, next, err := v.uleb()
-		return int64(x), next, err
-	case fImplicitConst:
-		return sp.implicit, pos, nil
-	case fFlag:
-		x, next, err := v.fixed(1)
-		return x == 1, next, err
-	case fFlagPresent:
-		return true, pos, nil
+		return v.block(n, next-v.pos)
+	}
+	hdr := 1
+	if form == fBlock2 {
+		hdr = 2
+	} else if form == fBlock4 {
+		hdr = 4
+	}
+	n, err := v.word(hdr)
+	if err != nil {
+		return nil, 0, err
+	}
+	return v.block(n, hdr)
+}
+
+// ref decodes a reference form's value (and the dwz alternate file's
+// string offsets, which resolveField reads as its references); ok is false
+// for another form.
+func (dd *entryDecoder) ref(v valueAt, form uint64, class dwarf.Class, fl *Field) (next int, ok bool, err error) {
+	u := &dd.sc.u
+	var x uint64
+	switch form {
 	case fRefAddr:
-		x, next, err := v.fixed(refAddr)
-		return dwarf.Offset(x), next, err
-	case fRef1, fRef2, fRef4, fRef8:
-		x, next, err := v.fixed(formSize(form, u))
-		return dwarf.Offset(x) + dwarf.Offset(u.start), next, err
-	case fRefUdata:
-		x, next, err := v.uleb()
-		return dwarf.Offset(x) + dwarf.Offset(u.start), next, err
+		n := u.offSize
+		if u.version == 2 {
+			n = u.addrSize
+		}
+		x, next, err = v.fixed(n)
+		fl.setRef(dwarf.Offset(x), class)
+	case fRef1, fRef2, fRef4, fRef8, fRefUdata:
+		if form == fRefUdata {
+			x, next, err = v.uleb()
+		} else {
+			x, next, err = v.fixed(formSize(form, u))
+		}
+		fl.setRef(dwarf.Offset(x)+dwarf.Offset(u.start), class)
 	case fStrpSup, fRefSup4, fRefSup8:
 		n := u.offSize
 		if form != fStrpSup {
 			n = formSize(form, u)
 		}
-		x, next, err := v.fixed(n)
+		x, next, err = v.fixed(n)
+		fl.setUint(x, class)
 		if n == 4 {
-			return uint32(x), next, err
+			fl.kind = kindUint32
 		}
-		return x, next, err
-	case fSecOffset, fGNURefAlt, fGNUStrpAlt:
-		x, next, err := v.fixed(u.offSize)
-		return int64(x), next, err
-	case fRefSig8:
-		return v.fixed(8)
-	case fLoclistx:
-		return v.uleb()
+		dd.f.resolveField(fl)
+	case fGNURefAlt, fGNUStrpAlt:
+		x, next, err = v.fixed(u.offSize)
+		fl.setInt(int64(x), class)
+		dd.f.resolveField(fl)
+	default:
+		return 0, false, nil
 	}
-	return dd.indexed(v, form)
+	return next, true, err
 }
 
 // indexed decodes the value of a string form, or of a form that indexes
 // .debug_addr or .debug_rnglists.
-func (dd *entryDecoder) indexed(v valueAt, form uint64) (any, int, error) {
+func (dd *entryDecoder) indexed(v valueAt, form uint64, class dwarf.Class, fl *Field) (int, error) {
 	u := &dd.sc.u
 	order := dd.sc.order
 	switch form {
 	case fString:
 		i := bytes.IndexByte(v.b, 0)
 		if i < 0 {
-			return nil, 0, errShort
+			return 0, errShort
 		}
-		return secString(v.b[:i]), v.pos + i + 1, nil
+		fl.setStringBytes(v.b[:i], class)
+		return v.pos + i + 1, nil
 	case fStrp, fLineStrp:
 		off, next, err := v.fixed(u.offSize)
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		sec := dd.ss.str
 		if form == fLineStrp {
 			if sec = dd.ss.lineStr; len(sec) == 0 {
-				return nil, 0, errors.New("DW_FORM_line_strp with no .debug_line_str section")
+				return 0, errors.New("DW_FORM_line_strp with no .debug_line_str section")
 			}
 		}
 		str, err := cString(sec, off)
-		return str, next, err
+		fl.setStringBytes(str, class)
+		return next, err
 	case fStrx, fStrx1, fStrx2, fStrx3, fStrx4:
 		i, next, err := v.index(form)
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
-		if len(dd.ss.offsets) == 0 {
-			return nil, 0, errors.New("DW_FORM_strx with no .debug_str_offsets section")
+		if len(dd.ss.offsets) == 0 || dd.ss.base < 0 {
+			return 0, errors.New("DW_FORM_strx with no .debug_str_offsets section")
 		}
-		off, ok := offsetEntry(dd.ss.offsets, dd.bases.str, i, u.offSize, order)
+		off, ok := offsetEntry(dd.ss.offsets, uint64(dd.ss.base), i, u.offSize, order)
 		if !ok {
-			return nil, 0, fmt.Errorf("string index %d out of .debug_str_offsets", i)
+			return 0, fmt.Errorf("string index %d out of .debug_str_offsets", i)
 		}
 		str, err := cString(dd.ss.str, off)
-		return str, next, err
+		fl.setStringBytes(str, class)
+		return next, err
 	case fAddrx, fAddrx1, fAddrx2, fAddrx3, fAddrx4:
 		i, next, err := v.index(form)
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		if len(dd.addr) == 0 {
-			return nil, 0, errors.New("DW_FORM_addrx with no .debug_addr section")
+			return 0, errors.New("DW_FORM_addrx with no .debug_addr section")
 		}
 		a, ok := addrEntry(dd.addr, int64(dd.bases.addr), i, u.addrSize, order)
 		if !ok {
-			return nil, 0, fmt.Errorf("address index %d out of .debug_addr", i)
+			return 0, fmt.Errorf("address index %d out of .debug_addr", i)
 		}
-		return a, next, nil
+		fl.setUint(a, class)
+		return next, nil
 	case fRnglistx:
 		i, next, err := v.uleb()
 		if err != nil {
-			return nil, 0, err
+			return 0, err
 		}
 		off, ok := offsetEntry(dd.rngls, dd.bases.rnglists, i, u.offSize, order)
 		if !ok {
-			return nil, 0, fmt.Errorf("range list index %d out of .debug_rnglists", i)
+			return 0, fmt.Errorf("range list index %d out of .debug_rnglists", i)
 		}
-		return dd.bases.rnglists + off, next, nil
+		fl.setUint(dd.bases.rnglists+off, class)
+		return next, nil
 	}
-	return nil, 0, errors.New("unknown form")
+	return 0, errors.New("unknown form")
 }
 
 // offsetEntry is entry i of a table of offsets of size bytes at base in
@@ -339,16 +414,16 @@ func offsetEntry(sec []byte, base, i uint64, size int, order binary.ByteOrder) (
 	return uint64(order.Uint32(sec[at:])), true
 }
 
-// cString is the NUL-terminated string at off in sec.
-func cString(sec []byte, off uint64) (string, error) {
+// cString is the bytes of the NUL-terminated string at off in sec.
+func cString(sec []byte, off uint64) ([]byte, error) {
 	if off > uint64(len(sec)) {
-		return "", errShort
+		return nil, errShort
 	}
 	i := bytes.IndexByte(sec[off:], 0)
 	if i < 0 {
-		return "", errShort
+		return nil, errShort
 	}
-	return secString(sec[off : off+uint64(i)]), nil
+	return sec[off : off+uint64(i)], nil
 }
 
 // formClass is the class debug/dwarf gives a value of form of attribute

@@ -152,7 +152,7 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 	sc := c.keyScan
 	sc.u = *hdr
 	c.strs.base = -1
-	if base, ok := c.ix.units[n.unit].entry.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+	if base, ok := c.ix.units[n.unit].entry.Int(dwarf.AttrStrOffsetsBase); ok {
 		c.strs.base = base
 	}
 	pos := int(n.off)
@@ -211,56 +211,11 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 			continue
 		}
 		var ok bool
-		if *dst, pos, ok = sc.value(pos, sp, c.strs); !ok {
+		if *dst, pos, ok = c.f.value(sc, pos, sp, c.strs); !ok {
 			return false
 		}
 	}
 	return pos <= hdr.end
-}
-
-// value decodes the attribute value at pos as debug/dwarf does; ok is
-// false for a form it does not read (addresses) or a malformed value.
-func (s *scan) value(pos int, sp attrSpec, ss *strSections) (v any, next int, ok bool) {
-	if pos > s.u.end {
-		return nil, 0, false
-	}
-	b := s.info[pos:s.u.end]
-	if c, ok := s.constant(pos, sp); ok {
-		next, err := s.skip(pos, sp)
-		return c, next, err == nil
-	}
-	if r, ok := s.ref(pos, sp); ok {
-		next, err := s.skip(pos, sp)
-		return r, next, err == nil
-	}
-	switch sp.form {
-	case fFlag:
-		if len(b) < 1 {
-			return nil, 0, false
-		}
-		return b[0] == 1, pos + 1, true
-	case fFlagPresent:
-		return true, pos, true
-	case fRefSig8: // a type unit's signature, debug/dwarf's uint64
-		if len(b) < 8 {
-			return nil, 0, false
-		}
-		return s.order.Uint64(b), pos + 8, true
-	case fString, fStrp, fLineStrp, fStrx, fStrx1, fStrx2, fStrx3, fStrx4, fGNUStrpAlt, fStrpSup:
-		x, next, ok := s.strBytes(pos, sp, ss)
-		return secString(x), next, ok
-	case fBlock1, fBlock2, fBlock4, fBlock, fExprloc, fData16:
-		end, err := s.skip(pos, sp)
-		if err != nil {
-			return nil, 0, false
-		}
-		hdr := 0
-		if sp.form != fData16 {
-			_, hdr = s.blockLen(b, sp.form)
-		}
-		return b[hdr : end-pos : end-pos], end, true
-	}
-	return nil, 0, false
 }
 
 // strSections are the sections string forms point into, and the string

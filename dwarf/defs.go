@@ -28,7 +28,7 @@ func (f *File) Definitions() (defs []Definition, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+		if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
 			continue
 		}
 		d := Definition{Name: c.qualify(n, str(e, dwarf.AttrName))}

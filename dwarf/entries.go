@@ -26,15 +26,14 @@ type dieEntries struct {
 	sc       *scan
 	dd       *entryDecoder // decodes the DIEs read whole (full)
 	last     die
-	scratchE dwarf.Entry
-	field    [1]dwarf.Field
+	scratchE Entry
+	field    [1]Field
 	strs     *strSections
-	// A funcWalk decodes subprograms and inline sites quickly (quick.go)
-	// into quickE, reused.
+	// A funcWalk decodes subprograms and inline sites into quickE,
+	// reused; unit is what their range lists need of their unit.
 	unit   quickUnit
 	unitAt int // the start of the unit unit describes
-	quickE dwarf.Entry
-	fields []dwarf.Field
+	quickE Entry
 	// typed: subprograms and inline sites come as scratch entries, read
 	// with attrs (funcattrs.go).
 	typed bool
@@ -48,7 +47,7 @@ func (f *File) dieEntries(w walk) *dieEntries {
 
 // next returns the next entry, nil at the end. params asks for a formal
 // parameter's attributes.
-func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
+func (de *dieEntries) next(params bool) (*Entry, error) {
 	d, ok, err := de.sc.next()
 	if err != nil || !ok {
 		return nil, err
@@ -62,7 +61,7 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 	full, named, unread := false, false, false
 	switch d.tag {
 	case 0:
-		de.scratchE = dwarf.Entry{}
+		de.scratchE = Entry{}
 		return &de.scratchE, nil
 	case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
 		full = true
@@ -84,21 +83,19 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 	if full {
 		unit := d.tag == dwarf.TagCompileUnit || d.tag == dwarf.TagPartialUnit
 		if !unit && de.w == funcWalk {
-			if e, ok := de.quick(d); ok {
-				return e, nil
-			}
+			return de.decoded(d)
 		}
 		e, err := de.full(d)
 		if err == nil && unit {
 			de.strs.base = -1 // the unit's names index .debug_str_offsets from here
-			if base, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+			if base, ok := e.Int(dwarf.AttrStrOffsetsBase); ok {
 				de.strs.base = base
 			}
 			de.setUnit(e)
 		}
 		return e, err
 	}
-	de.scratchE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children}
+	de.scratchE = Entry{Offset: d.off, Tag: d.tag, Children: d.children}
 	if (named || unread) && d.decl.name >= 0 {
 		name, ok := "", true
 		if named {
@@ -107,7 +104,8 @@ func (de *dieEntries) next(params bool) (*dwarf.Entry, error) {
 		if !ok {
 			return de.full(d)
 		}
-		de.field[0] = dwarf.Field{Attr: dwarf.AttrName, Val: name, Class: dwarf.ClassString}
+		de.field[0] = Field{Attr: dwarf.AttrName}
+		de.field[0].setString(name, dwarf.ClassString)
 		de.scratchE.Field = de.field[:]
 	}
 	return &de.scratchE, nil
@@ -119,11 +117,11 @@ func (de *dieEntries) declaration() (decl, ok bool) {
 }
 
 // scratch reports whether e is the scratch entry next reuses.
-func (de *dieEntries) scratch(e *dwarf.Entry) bool { return e == &de.scratchE }
+func (de *dieEntries) scratch(e *Entry) bool { return e == &de.scratchE }
 
 // full decodes d, the DIE the scan just read, whole; a DIE it cannot
 // decode is errScan (the walk loses its unit: see lostUnit).
-func (de *dieEntries) full(d die) (*dwarf.Entry, error) {
+func (de *dieEntries) full(d die) (*Entry, error) {
 	e, err := de.dd.decode(d)
 	if err != nil {
 		return nil, errScan

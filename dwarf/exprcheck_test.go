@@ -399,13 +399,14 @@ func TestExprOracle(t *testing.T) {
 			var u *unitCtx
 			var frameBases [][]byte
 			for {
-				e, err := r.Next()
+				re, err := r.Next()
 				if err != nil {
 					t.Fatal(err)
 				}
-				if e == nil {
+				if re == nil {
 					break
 				}
+				e := f.fromReader(re)
 				if e.Tag == 0 {
 					if len(frameBases) > 0 {
 						frameBases = frameBases[:len(frameBases)-1]

@@ -147,7 +147,7 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 		case dwarf.AttrCallColumn:
 			a.callColumn, ok = s.constant(pos, sp)
 		case dwarf.AttrLowpc:
-			a.low, _, ok = de.address(pos, sp)
+			a.low, ok = de.address(pos, sp)
 			a.hasLow = ok
 		case dwarf.AttrHighpc:
 			a.high, ok = de.pc(pos, sp)
@@ -172,7 +172,7 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 // returned as the scratch entry of a typed walk, from the scan's bytes. A
 // form the scan does not read, or a malformed value, is errScan: the walk
 // leaves the unit out (see lostUnit).
-func (de *dieEntries) attrs(e *dwarf.Entry) (fnAttrs, error) {
+func (de *dieEntries) attrs(e *Entry) (fnAttrs, error) {
 	if e == &de.scratchE {
 		if a, ok := de.quickAttrs(); ok {
 			return a, nil
@@ -218,7 +218,7 @@ func (s *scan) flagAt(pos int, form uint64) (set, ok bool) {
 func (de *dieEntries) pc(pos int, sp attrSpec) (attrPC, bool) {
 	switch sp.form {
 	case fAddr, fAddrx, fAddrx1, fAddrx2, fAddrx3, fAddrx4:
-		v, _, ok := de.address(pos, sp)
+		v, ok := de.address(pos, sp)
 		return attrPC{addr: v, kind: pcAddr}, ok
 	}
 	v, ok := de.sc.constant(pos, sp)
@@ -240,9 +240,9 @@ func (de *dieEntries) rangesAt(pos int, sp attrSpec) (int64, bool) {
 		}
 		return int64(s.order.Uint32(s.info[pos:])), true
 	case fRnglistx:
-		fl, _, ok := de.quickValue(pos, sp)
-		v, _ := fl.Val.(uint64)
-		return int64(v), ok
+		var fl Field
+		ok := de.fieldAt(pos, sp, &fl) && fl.kind == kindUint
+		return int64(fl.n), ok
 	}
 	return s.constant(pos, sp) // DWARF 2 and 3 data forms, as debug/dwarf reads them
 }
@@ -252,7 +252,7 @@ func (de *dieEntries) rangesAt(pos int, sp attrSpec) (int64, bool) {
 // (the caller's to reuse: the walk copies what it keeps); e is the scratch
 // entry attrs read a from (a range list the scan does not read is left to
 // debug/dwarf through the DIE's full entry).
-func (de *dieEntries) attrRanges(e *dwarf.Entry, a fnAttrs, buf [][2]uint64) ([][2]uint64, error) {
+func (de *dieEntries) attrRanges(e *Entry, a fnAttrs, buf [][2]uint64) ([][2]uint64, error) {
 	if e != &de.scratchE {
 		return nil, errScan
 	}

@@ -252,7 +252,7 @@ func (f *File) unitsFor(addr uint64) (map[dwarf.Offset]bool, error) {
 	}
 	file := rows[i].File
 	units := map[dwarf.Offset]bool{cu.Offset: true}
-	err = f.eachUnit(func(e *dwarf.Entry) {
+	err = f.eachUnit(func(e *Entry) {
 		for _, lf := range f.unitFiles(e) {
 			if lf == file {
 				units[e.Offset] = true

@@ -38,9 +38,9 @@ type funcWalker struct {
 // site or formal parameter e: a walk reads the scan's bytes (dieEntries);
 // the tests' oracle reads debug/dwarf's entries.
 type fnReader interface {
-	attrs(e *dwarf.Entry) (fnAttrs, error)
-	attrRanges(e *dwarf.Entry, a fnAttrs, buf [][2]uint64) ([][2]uint64, error)
-	param(e *dwarf.Entry) (param, error)
+	attrs(e *Entry) (fnAttrs, error)
+	attrRanges(e *Entry, a fnAttrs, buf [][2]uint64) ([][2]uint64, error)
+	param(e *Entry) (param, error)
 }
 
 // funcFrame is what a walk knows of the entries at one depth.
@@ -124,7 +124,7 @@ const evictBytes = 16 << 20
 
 // step reads e, the next entry of the walk, in the frame cur below the
 // frames of stack.
-func (fw *funcWalker) step(e *dwarf.Entry, units map[dwarf.Offset]bool, stack *[]funcFrame, cur *funcFrame) error {
+func (fw *funcWalker) step(e *Entry, units map[dwarf.Offset]bool, stack *[]funcFrame, cur *funcFrame) error {
 	if e.Tag == 0 {
 		if len(*stack) > 0 {
 			*cur, *stack = (*stack)[len(*stack)-1], (*stack)[:len(*stack)-1]
@@ -174,7 +174,7 @@ func (fw *funcWalker) passes(tag dwarf.Tag) bool {
 }
 
 // enterUnit reads the context of the unit e heads.
-func (fw *funcWalker) enterUnit(e *dwarf.Entry) {
+func (fw *funcWalker) enterUnit(e *Entry) {
 	fw.lang = langOf(e, str(e, dwarf.AttrProducer))
 	fw.files = fw.f.unitFiles(e)
 	if fw.o.Params {
@@ -184,7 +184,7 @@ func (fw *funcWalker) enterUnit(e *dwarf.Entry) {
 
 // visit reads e, an entry inside a unit, whose parent's frame is cur;
 // next is the frame of e's children.
-func (fw *funcWalker) visit(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
+func (fw *funcWalker) visit(e *Entry, cur funcFrame, next *funcFrame) error {
 	switch e.Tag {
 	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
 		name := str(e, dwarf.AttrName)
@@ -253,7 +253,7 @@ type scopeKey struct {
 }
 
 // subprogram reads a DW_TAG_subprogram.
-func (fw *funcWalker) subprogram(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
+func (fw *funcWalker) subprogram(e *Entry, cur funcFrame, next *funcFrame) error {
 	a, err := fw.read.attrs(e)
 	if err != nil {
 		return err
@@ -309,7 +309,7 @@ func (fw *funcWalker) reuse(rs [][2]uint64) {
 }
 
 // inlined reads a DW_TAG_inlined_subroutine.
-func (fw *funcWalker) inlined(e *dwarf.Entry, cur funcFrame, next *funcFrame) error {
+func (fw *funcWalker) inlined(e *Entry, cur funcFrame, next *funcFrame) error {
 	a, err := fw.read.attrs(e)
 	if err != nil {
 		return err

@@ -12,10 +12,10 @@ import (
 // order of the debug info. Corrupt DWARF gives an error naming the file,
 // the section and the offset.
 func (f *File) Globals() (gs []types.Global, err error) {
-	err = f.unitVars(nil, 0, true, func(vw *varsWalker, e *dwarf.Entry, prefix string) bool {
+	err = f.unitVars(nil, 0, true, func(vw *varsWalker, e *Entry, prefix string) bool {
 		v := vw.variable(e, "")
 		if ps := v.Loc.Pieces; v.Name != "" && len(ps) == 1 && ps[0].Kind == types.LocAddr && ps[0].Size == 0 {
-			ext, _ := e.Val(dwarf.AttrExternal).(bool)
+			ext, _ := e.Flag(dwarf.AttrExternal)
 			gs = append(gs, types.Global{Name: prefix + v.Name, Type: v.Type, Addr: uint64(ps[0].Offset), External: ext, Tags: vw.declTags, Lang: vw.lang})
 		}
 		return false
@@ -33,7 +33,7 @@ func (f *File) Globals() (gs []types.Global, err error) {
 // (DW_OP_addr: a virtual address of the file, relocated by the reader);
 // ok is false when no unit defines one.
 func (f *File) Global(pc uint64, name string) (v types.Var, ok bool, err error) {
-	find := func(vw *varsWalker, e *dwarf.Entry, _ string) bool {
+	find := func(vw *varsWalker, e *Entry, _ string) bool {
 		if str(e, dwarf.AttrName) == name {
 			v = vw.variable(e, "")
 			ok = len(v.Loc.Pieces) > 0
@@ -58,7 +58,7 @@ func (f *File) Global(pc uint64, name string) (v types.Var, ok bool, err error) 
 // returns true: of the units given, which r has just returned (r then
 // ends past them), or of every unit with r nil. vw reads the variable in
 // its unit, for a probe at pc.
-func (f *File) unitVars(r *dieReader, pc uint64, deep bool, fn func(vw *varsWalker, e *dwarf.Entry, prefix string) bool, units ...*dwarf.Entry) error {
+func (f *File) unitVars(r *dieReader, pc uint64, deep bool, fn func(vw *varsWalker, e *Entry, prefix string) bool, units ...*Entry) error {
 	c, err := f.typeConverter()
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (f *File) unitVars(r *dieReader, pc uint64, deep bool, fn func(vw *varsWalk
 		r = f.dieReader()
 	}
 	for i := 0; all || i < len(units); i++ {
-		cu := (*dwarf.Entry)(nil)
+		cu := (*Entry)(nil)
 		if all {
 			if cu, err = r.Next(); err != nil || cu == nil {
 				return err
@@ -91,14 +91,14 @@ func (f *File) unitVars(r *dieReader, pc uint64, deep bool, fn func(vw *varsWalk
 // staticVars calls fn with the variables with a location among the children of
 // the entry r has just returned (see unitVars); r ends past them unless
 // fn stops the walk.
-func (vw *varsWalker) staticVars(r *dieReader, prefix string, deep bool, fn func(vw *varsWalker, e *dwarf.Entry, prefix string) bool) (stop bool, err error) {
+func (vw *varsWalker) staticVars(r *dieReader, prefix string, deep bool, fn func(vw *varsWalker, e *Entry, prefix string) bool) (stop bool, err error) {
 	for {
 		e, err := r.Next()
 		if err != nil || e == nil || e.Tag == 0 {
 			return false, err
 		}
 		switch {
-		case e.Tag == dwarf.TagVariable && e.Val(dwarf.AttrLocation) != nil:
+		case e.Tag == dwarf.TagVariable && e.Has(dwarf.AttrLocation):
 			vw.declTags = nil
 			if e.Children {
 				if vw.declTags, err = childDeclTags(r); err != nil {

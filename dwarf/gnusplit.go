@@ -46,8 +46,8 @@ const (
 
 // gnuSkeleton is the skeleton a DWARF 4 unit entry e at unit offset pos
 // is, ok false when it is none.
-func (f *File) gnuSkeleton(e *dwarf.Entry, pos int) (skeleton, bool, error) {
-	name, _ := e.Val(attrGNUDwoName).(string)
+func (f *File) gnuSkeleton(e *Entry, pos int) (skeleton, bool, error) {
+	name, _ := e.Str(attrGNUDwoName)
 	if name == "" {
 		return skeleton{}, false, nil
 	}
@@ -60,13 +60,13 @@ func (f *File) gnuSkeleton(e *dwarf.Entry, pos int) (skeleton, bool, error) {
 	default:
 		return skeleton{}, false, fmt.Errorf("skeleton unit at %#x: no DW_AT_GNU_dwo_id", pos)
 	}
-	s.compDir, _ = e.Val(dwarf.AttrCompDir).(string)
-	s.low, _ = e.Val(dwarf.AttrLowpc).(uint64)
-	if v, ok := e.Val(dwarf.AttrStmtList).(int64); ok {
+	s.compDir, _ = e.Str(dwarf.AttrCompDir)
+	s.low, _ = e.Uint(dwarf.AttrLowpc)
+	if v, ok := e.Int(dwarf.AttrStmtList); ok {
 		s.stmt = v
 	}
-	s.addrBase, _ = e.Val(attrGNUAddrBase).(int64)
-	s.rangesBase, _ = e.Val(attrGNURangesBase).(int64)
+	s.addrBase, _ = e.Int(attrGNUAddrBase)
+	s.rangesBase, _ = e.Int(attrGNURangesBase)
 	var err error
 	if s.ranges, err = f.ranges(e); err != nil {
 		return skeleton{}, false, fmt.Errorf("skeleton unit at %#x: %w", pos, err)

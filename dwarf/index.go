@@ -19,7 +19,7 @@ type node struct {
 	tag dwarf.Tag
 	// ent is the DIE, decoded by the pass that built the index or, in an
 	// index built over a scan, on first use (see entry).
-	ent   *dwarf.Entry
+	ent   *Entry
 	lazy  *lazyEntries
 	kids  []*node
 	scope string // qualifier of the enclosing namespaces and types: "layouts::inner::"
@@ -39,7 +39,7 @@ type unit struct {
 	name     string
 	producer string
 	lang     types.Lang
-	entry    *dwarf.Entry
+	entry    *Entry
 	// hdr is the unit's header as a scan read it (hdr.table nil when
 	// the index was not built over a scan): dedup keys read DIEs' bytes
 	// through it.
@@ -288,7 +288,7 @@ func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 }
 
 // step indexes e, the DIE r returned last.
-func (b *indexer) step(e *dwarf.Entry, r *dieEntries) error {
+func (b *indexer) step(e *Entry, r *dieEntries) error {
 	skip, err := b.add(e, r.scratch(e))
 	if err != nil {
 		return err
@@ -339,7 +339,7 @@ type lazyEntries struct {
 
 // entry is n's DIE. A DIE the reader cannot decode, or that is not the
 // one the scan saw, is a *elfx.DecodeError naming its offset.
-func (n *node) entry() (*dwarf.Entry, error) {
+func (n *node) entry() (*Entry, error) {
 	if n.lazy == nil {
 		return n.ent, nil
 	}
@@ -389,7 +389,7 @@ type indexer struct {
 // add records e, and reports whether its children are to be skipped: those
 // of subprograms, variables, lexical blocks and call sites, and of units
 // filtered out by language. A null entry ends the current parent.
-func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
+func (b *indexer) add(e *Entry, scratch bool) (skip bool, err error) {
 	ix := b.ix
 	if e.Tag == 0 {
 		if len(b.stack) > 0 {
@@ -480,7 +480,7 @@ func (b *indexer) add(e *dwarf.Entry, scratch bool) (skip bool, err error) {
 }
 
 // part is a new node for e, a part of cur.n.
-func (b *indexer) part(e *dwarf.Entry, cur frame, scratch bool) *node {
+func (b *indexer) part(e *Entry, cur frame, scratch bool) *node {
 	n := b.node(e, scratch)
 	n.scope, n.lang, n.unit = cur.scope, cur.lang, b.unit
 	if b.ix.out == nil {
@@ -492,11 +492,11 @@ func (b *indexer) part(e *dwarf.Entry, cur frame, scratch bool) *node {
 
 // define records e in ix.defs when it defines a C++ struct, class or
 // union: the first definition of a name, in DIE order.
-func (b *indexer) define(e *dwarf.Entry, n *node, scratch bool) {
+func (b *indexer) define(e *Entry, n *node, scratch bool) {
 	if b.local || b.ix.saved != nil || n.lang != types.LangCPlusPlus || (e.Tag != dwarf.TagStructType && e.Tag != dwarf.TagClassType && e.Tag != dwarf.TagUnionType) {
 		return // (an index of some units takes the definitions from the saved one)
 	}
-	name, ok := e.Val(dwarf.AttrName).(string)
+	name, ok := e.Str(dwarf.AttrName)
 	if !ok {
 		return
 	}
@@ -504,7 +504,7 @@ func (b *indexer) define(e *dwarf.Entry, n *node, scratch bool) {
 	if scratch {
 		decl, ok = b.r.declaration()
 	} else {
-		decl, _ = e.Val(dwarf.AttrDeclaration).(bool)
+		decl, _ = e.Flag(dwarf.AttrDeclaration)
 	}
 	if !ok || decl {
 		return // a declaration, or a flag the scan cannot read: not recorded
@@ -522,7 +522,7 @@ func (b *indexer) define(e *dwarf.Entry, n *node, scratch bool) {
 }
 
 // node is a new node for e; a scratch entry of a scan is decoded later.
-func (b *indexer) node(e *dwarf.Entry, scratch bool) *node {
+func (b *indexer) node(e *Entry, scratch bool) *node {
 	if b.ix.out != nil { // an outline keeps no node: one will do
 		b.one = node{off: e.Offset, tag: e.Tag}
 		return &b.one
@@ -607,7 +607,7 @@ func (f *File) unitEntriesAt(ix *index, u int, off dwarf.Offset) (*dieEntries, b
 		return nil, false
 	}
 	r.sc.u, r.sc.pos, r.unitAt = hdr, int(off), hdr.start
-	if base, ok := ix.units[u].entry.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+	if base, ok := ix.units[u].entry.Int(dwarf.AttrStrOffsetsBase); ok {
 		r.strs.base = base
 	}
 	return r, true
@@ -625,13 +625,13 @@ func (f *File) wantLang(l types.Lang) bool {
 	return false
 }
 
-func hasName(e *dwarf.Entry) bool {
-	_, ok := e.Val(dwarf.AttrName).(string)
+func hasName(e *Entry) bool {
+	_, ok := e.Str(dwarf.AttrName)
 	return ok
 }
 
-func str(e *dwarf.Entry, a dwarf.Attr) string {
-	s, _ := e.Val(a).(string)
+func str(e *Entry, a dwarf.Attr) string {
+	s, _ := e.Str(a)
 	return s
 }
 
@@ -657,7 +657,7 @@ const (
 
 // langOf names a compile unit's language from DW_AT_language, corrected by
 // DW_AT_producer (Zig 0.11 reports DW_LANG_C99).
-func langOf(e *dwarf.Entry, producer string) types.Lang {
+func langOf(e *Entry, producer string) types.Lang {
 	switch {
 	case strings.HasPrefix(producer, "zig"):
 		return types.LangZig
@@ -666,7 +666,7 @@ func langOf(e *dwarf.Entry, producer string) types.Lang {
 	case strings.HasPrefix(producer, "clang LLVM (rustc"):
 		return types.LangRust
 	}
-	code, _ := e.Val(dwarf.AttrLanguage).(int64)
+	code, _ := e.Int(dwarf.AttrLanguage)
 	switch code {
 	case langC89, langC, langC99, langC11, langC17:
 		return types.LangC

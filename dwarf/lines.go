@@ -43,7 +43,7 @@ func (f *File) Lines(fn *types.Func) (rows []types.Line, err error) {
 const noFile = line.NoFile
 
 // unitRows is a compile unit's line table in address order.
-func (f *File) unitRows(cu *dwarf.Entry) ([]types.Line, error) {
+func (f *File) unitRows(cu *Entry) ([]types.Line, error) {
 	t, err := f.unitTable(cu)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func rowOf(t *line.Table, e *line.Entry) types.Line {
 }
 
 // unitTable is a compile unit's line table, read once.
-func (f *File) unitTable(cu *dwarf.Entry) (*line.Table, error) {
+func (f *File) unitTable(cu *Entry) (*line.Table, error) {
 	f.cacheMu.Lock()
 	t, ok := f.lineTables[cu.Offset]
 	f.cacheMu.Unlock()
@@ -115,7 +115,7 @@ func (f *File) PrologueEnd(fn *types.Func) uint64 {
 // begins, in every compile unit: file is the path as the line tables name
 // it, or a suffix of it after a '/'. Rows are in address order.
 func (f *File) LineAddrs(file string, line int) (addrs []uint64, err error) {
-	err = f.eachUnit(func(e *dwarf.Entry) {
+	err = f.eachUnit(func(e *Entry) {
 		t, err := f.unitTable(e)
 		if err != nil {
 			return // a unit without a line table
@@ -146,7 +146,7 @@ func (f *File) LineAddrs(file string, line int) (addrs []uint64, err error) {
 
 // eachUnit calls fn with the entry of every compile unit, over a scan
 // of the units' headers that decodes only their unit DIEs.
-func (f *File) eachUnit(fn func(cu *dwarf.Entry)) error {
+func (f *File) eachUnit(fn func(cu *Entry)) error {
 	de := f.dieEntries(typeWalk)
 	for {
 		e, err := de.next(false)
@@ -185,10 +185,10 @@ func (f *File) LineAt(addr uint64) (row types.Line, ok bool) {
 
 // unitAt is the compile unit whose ranges hold addr, found through a
 // sorted table of every unit's ranges built once.
-func (f *File) unitAt(addr uint64) (*dwarf.Entry, error) {
+func (f *File) unitAt(addr uint64) (*Entry, error) {
 	f.unitOnce.Do(func() {
 		// A corrupt unit ends the table: the units before it are kept.
-		_ = f.eachUnit(func(e *dwarf.Entry) {
+		_ = f.eachUnit(func(e *Entry) {
 			if rs, err := f.ranges(e); err == nil {
 				for _, rg := range rs {
 					if rg[1] > rg[0] {
@@ -210,12 +210,12 @@ func (f *File) unitAt(addr uint64) (*dwarf.Entry, error) {
 
 type unitRange struct {
 	lo, hi uint64
-	cu     *dwarf.Entry
+	cu     *Entry
 }
 
 // lineProgram is the header of cu's line program, nil when cu has none.
-func (f *File) lineProgram(cu *dwarf.Entry) (*line.Program, error) {
-	off, ok := cu.Val(dwarf.AttrStmtList).(int64)
+func (f *File) lineProgram(cu *Entry) (*line.Program, error) {
+	off, ok := cu.Int(dwarf.AttrStmtList)
 	if !ok {
 		return nil, nil
 	}
@@ -225,8 +225,8 @@ func (f *File) lineProgram(cu *dwarf.Entry) (*line.Program, error) {
 		return nil, nil
 	}
 	u := &line.Unit{AddrSize: f.unitAddrSize(cu.Offset)}
-	u.CompDir, _ = cu.Val(dwarf.AttrCompDir).(string)
-	if base, ok := cu.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+	u.CompDir, _ = cu.Str(dwarf.AttrCompDir)
+	if base, ok := cu.Int(dwarf.AttrStrOffsetsBase); ok {
 		u.StrOffsetsBase, s.StrOffsets = base, f.section(".debug_str_offsets")
 	}
 	p, err := line.New(s, off, u)
@@ -248,7 +248,7 @@ func (f *File) lineError(err error) error {
 
 // unitFiles is the file table of a compile unit's line program, read once
 // per unit: DW_AT_decl_file and DW_AT_call_file index it.
-func (f *File) unitFiles(cu *dwarf.Entry) []string {
+func (f *File) unitFiles(cu *Entry) []string {
 	f.cacheMu.Lock()
 	files, ok := f.lineFiles[cu.Offset]
 	f.cacheMu.Unlock()

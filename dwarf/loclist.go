@@ -24,11 +24,11 @@ type unitCtx struct {
 }
 
 // newUnitCtx reads a compile unit entry.
-func (f *File) newUnitCtx(cu *dwarf.Entry) *unitCtx {
+func (f *File) newUnitCtx(cu *Entry) *unitCtx {
 	u := &unitCtx{off: cu.Offset, version: f.unitVersion(cu.Offset)}
-	u.base, _ = cu.Val(dwarf.AttrLowpc).(uint64)
-	u.addrBase, _ = cu.Val(dwarf.AttrAddrBase).(int64)
-	u.loclistsBase, _ = cu.Val(dwarf.AttrLoclistsBase).(int64)
+	u.base, _ = cu.Uint(dwarf.AttrLowpc)
+	u.addrBase, _ = cu.Int(dwarf.AttrAddrBase)
+	u.loclistsBase, _ = cu.Int(dwarf.AttrLoclistsBase)
 	return u
 }
 
@@ -139,19 +139,19 @@ type locAttr struct {
 	indexed bool
 }
 
-func readLocAttr(e *dwarf.Entry, a dwarf.Attr) (locAttr, bool) {
+func readLocAttr(e *Entry, a dwarf.Attr) (locAttr, bool) {
 	fl := e.AttrField(a)
 	if fl == nil {
 		return locAttr{}, false
 	}
-	switch v := fl.Val.(type) {
-	case []byte:
-		return locAttr{expr: v}, true
-	case int64:
-		return locAttr{list: true, offset: v}, true
-	case uint64:
-		if fl.Class == dwarf.ClassLocList {
-			return locAttr{list: true, index: v, indexed: true}, true
+	switch fl.kind {
+	case kindBytes:
+		return locAttr{expr: fl.b}, true
+	case kindInt:
+		return locAttr{list: true, offset: int64(fl.n)}, true
+	case kindUint:
+		if fl.Class() == dwarf.ClassLocList {
+			return locAttr{list: true, index: fl.n, indexed: true}, true
 		}
 	}
 	return locAttr{}, false

@@ -68,7 +68,7 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 
 // unitSpan is a compile unit's extent in .debug_info.
 type unitSpan struct {
-	entry *dwarf.Entry
+	entry *Entry
 	end   dwarf.Offset // the next unit's offset, or 0 for the last
 }
 
@@ -107,7 +107,7 @@ func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *t
 		if err != nil {
 			return nil, false, err
 		}
-		if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+		if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
 			continue
 		}
 		if q := n.scope + str(e, dwarf.AttrName); !contains(names, q) {

@@ -72,10 +72,11 @@ func readerLocal(t *testing.T, f *File, ix *index, u int, off dwarf.Offset) *nod
 	r.Seek(off)
 	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}}
 	for first := true; first || len(b.stack) > 0; first = false {
-		e, err := r.Next()
-		if err != nil || e == nil {
+		re, err := r.Next()
+		if err != nil || re == nil {
 			t.Fatalf("Reader at %#x: %v", off, err)
 		}
+		e := f.fromReader(re)
 		skip, err := b.add(e, false)
 		if err != nil {
 			t.Fatal(err)
@@ -161,18 +162,19 @@ func localDiff(got, want *node) string {
 // from debug/dwarf's entries: the oracle of the scan's (fnReader).
 type entryFns struct{ f *File }
 
-func (o entryFns) attrs(e *dwarf.Entry) (fnAttrs, error) { return attrsOf(e), nil }
+func (o entryFns) attrs(e *Entry) (fnAttrs, error) { return attrsOf(e), nil }
 
-func (o entryFns) attrRanges(e *dwarf.Entry, a fnAttrs, _ [][2]uint64) ([][2]uint64, error) {
-	return o.f.Data.Ranges(e)
+func (o entryFns) attrRanges(e *Entry, a fnAttrs, _ [][2]uint64) ([][2]uint64, error) {
+	return o.f.Data.Ranges(toReader(e))
 }
 
-func (o entryFns) param(e *dwarf.Entry) (param, error) { return paramOf(e), nil }
+func (o entryFns) param(e *Entry) (param, error) { return paramOf(e), nil }
 
 // attrsOf reads a from an entry, with the values debug/dwarf gives.
-func attrsOf(e *dwarf.Entry) fnAttrs {
+func attrsOf(e *Entry) fnAttrs {
 	a := fnAttrs{declFile: -1, callFile: -1}
-	for _, fl := range e.Field {
+	for i := range e.Field {
+		fl := dwarf.Field{Attr: e.Field[i].Attr, Val: e.Field[i].Val(), Class: e.Field[i].Class()}
 		switch fl.Attr {
 		case dwarf.AttrName:
 			v, _ := fl.Val.(string)
@@ -252,13 +254,13 @@ func pcOf(v any) attrPC {
 }
 
 // paramOf is what a walk keeps of a formal parameter's entry.
-func paramOf(e *dwarf.Entry) param {
+func paramOf(e *Entry) param {
 	p := param{off: e.Offset, name: str(e, dwarf.AttrName)}
-	p.typ, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
-	p.origin, _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
-	p.result, _ = e.Val(dwarf.AttrVarParam).(bool)
+	p.typ, _ = e.Ref(dwarf.AttrType)
+	p.origin, _ = e.Ref(dwarf.AttrAbstractOrigin)
+	p.result, _ = e.Flag(dwarf.AttrVarParam)
 	p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
-	if v, ok := e.Val(dwarf.AttrConstValue).(int64); ok && !p.hasLoc {
+	if v, ok := e.Int(dwarf.AttrConstValue); ok && !p.hasLoc {
 		p.konst = &v
 	}
 	return p
@@ -266,14 +268,14 @@ func paramOf(e *dwarf.Entry) param {
 
 // ranges is e's address ranges as debug/dwarf's Data.Ranges gives them;
 // for an entry not decoded quickly, debug/dwarf's.
-func (de *dieEntries) ranges(e *dwarf.Entry) ([][2]uint64, error) {
+func (de *dieEntries) ranges(e *Entry) ([][2]uint64, error) {
 	if e != &de.quickE {
-		return de.f.Data.Ranges(e)
+		return de.f.Data.Ranges(toReader(e))
 	}
 	var ret [][2]uint64
-	low, lowOK := e.Val(dwarf.AttrLowpc).(uint64)
+	low, lowOK := e.Uint(dwarf.AttrLowpc)
 	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil && lowOK {
-		switch v := hf.Val.(type) {
+		switch v := hf.Val().(type) {
 		case uint64:
 			ret = append(ret, [2]uint64{low, v})
 		case int64:
@@ -285,11 +287,11 @@ func (de *dieEntries) ranges(e *dwarf.Entry) ([][2]uint64, error) {
 		return ret, nil
 	}
 	off, ok := int64(0), false
-	switch v := rf.Val.(type) {
+	switch v := rf.Val().(type) {
 	case int64:
 		off, ok = v, true
 	case uint64:
-		off, ok = int64(v), rf.Class == dwarf.ClassRngList
+		off, ok = int64(v), rf.Class() == dwarf.ClassRngList
 	}
 	if !ok {
 		return ret, nil
@@ -301,7 +303,7 @@ func (de *dieEntries) ranges(e *dwarf.Entry) ([][2]uint64, error) {
 		out, ok = de.rangeList(off, ret)
 	}
 	if !ok {
-		return de.f.Data.Ranges(e) // and the error it says
+		return de.f.Data.Ranges(toReader(e)) // and the error it says
 	}
 	return out, nil
 }
@@ -355,15 +357,15 @@ func (f *File) entries() *entryReader {
 
 // next returns the next entry, nil at the end, or an error naming the
 // file, section and offset.
-func (er *entryReader) next() (*dwarf.Entry, error) {
-	e, err := er.r.Next()
+func (er *entryReader) next() (*Entry, error) {
+	re, err := er.r.Next()
 	if err != nil {
 		return nil, er.f.infoError(er.last, err)
 	}
-	if e == nil {
+	if re == nil {
 		return nil, nil
 	}
-	er.f.resolveAlt(e)
+	e := er.f.fromReader(re)
 	er.n++
 	if er.n > er.budget {
 		return nil, er.f.decodeError(e.Offset, "entries do not advance (corrupt unit header)")

@@ -32,7 +32,7 @@ type nameKey struct{ scope, name string }
 
 // outlineName records that the listed type n (e, its DIE) is in the unit
 // being indexed.
-func (b *indexer) outlineName(n *node, e *dwarf.Entry, scratch bool) {
+func (b *indexer) outlineName(n *node, e *Entry, scratch bool) {
 	if !listedTag(e.Tag) || b.ix.out.names == nil {
 		return
 	}
@@ -54,11 +54,11 @@ func (b *indexer) outlineName(n *node, e *dwarf.Entry, scratch bool) {
 
 // outlineShape records the tag and DW_AT_byte_size of e, a class's first
 // definition.
-func (b *indexer) outlineShape(e *dwarf.Entry, scratch bool) {
+func (b *indexer) outlineShape(e *Entry, scratch bool) {
 	d := savedDef{off: e.Offset, tag: e.Tag, size: e.Val(dwarf.AttrByteSize)}
 	if scratch {
 		var ok bool
-		if d.size, ok = b.r.sc.attr(b.r.last, dwarf.AttrByteSize, b.r.strs); !ok {
+		if d.size, ok = b.r.f.attr(b.r.sc, b.r.last, dwarf.AttrByteSize, b.r.strs); !ok {
 			b.ix.out.bad = true
 			return
 		}
@@ -69,14 +69,14 @@ func (b *indexer) outlineShape(e *dwarf.Entry, scratch bool) {
 	b.ix.out.shapes[e.Offset] = d
 }
 
-// attr reads d's attribute a from the scan's bytes: nil when d has none;
-// ok is false for a form the scan does not read.
-func (s *scan) attr(d die, a dwarf.Attr, ss *strSections) (v any, ok bool) {
+// attr reads the attribute a of d, a DIE s read: nil when d has none; ok
+// is false for a form value does not read.
+func (f *File) attr(s *scan, d die, a dwarf.Attr, ss *strSections) (v any, ok bool) {
 	pos := d.attrs
 	var err error
 	for _, sp := range d.decl.specs {
 		if sp.attr == a {
-			v, _, ok = s.value(pos, sp, ss)
+			v, _, ok = f.value(s, pos, sp, ss)
 			return v, ok
 		}
 		if pos, err = s.skip(pos, sp); err != nil {

@@ -208,7 +208,7 @@ func scanUnit(r *dwarf.Reader, u unitSpan, names []string) []bool {
 		if e.Tag == dwarf.TagNamespace || e.Tag == dwarf.TagModule {
 			if e.Children {
 				scopes = append(scopes, scope)
-				name := str(e, dwarf.AttrName)
+				name := readerStr(e, dwarf.AttrName)
 				if name == "" {
 					name = "(anonymous namespace)"
 				}
@@ -218,7 +218,7 @@ func scanUnit(r *dwarf.Reader, u unitSpan, names []string) []bool {
 		}
 		if isTypeTag(e.Tag) {
 			if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); !decl {
-				if name := str(e, dwarf.AttrName); name != "" {
+				if name := readerStr(e, dwarf.AttrName); name != "" {
 					q := scope + name
 					for i, want := range names {
 						hits[i] = hits[i] || q == want

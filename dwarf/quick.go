@@ -12,14 +12,13 @@ import (
 // a C++ program. Through debug/dwarf each costs a seek, a decode of every
 // attribute into its own allocation, and for an inline site with
 // DW_AT_ranges a second decode of its unit's DIE to find the base
-// address. A quick entry is decoded from the scan's bytes into one reused
-// entry, with the values and classes debug/dwarf gives, and its ranges
-// are read with the unit's context kept from its unit DIE. Any form or
-// list it does not read is left to the whole-DIE decoder (decode.go), for
-// that DIE alone.
+// address. Here each is decoded from the scan's bytes by the one decoder
+// (decode.go) into one reused entry, and its ranges are read with the
+// unit's context kept from its unit DIE; the typed readers (quickParam,
+// quickAttrs) read the few attributes a walk keeps without an entry.
 
-// quickUnit is what a quick entry's values need of its unit: the bases
-// its unit DIE gives and the sections they index.
+// quickUnit is what the range lists of a unit's DIEs need of it: the
+// bases its unit DIE gives and the sections they index.
 type quickUnit struct {
 	ok           bool   // the unit's DIE was read
 	base         uint64 // DW_AT_entry_pc, else DW_AT_low_pc: where range offsets count from
@@ -31,113 +30,49 @@ type quickUnit struct {
 	ranges       []byte // .debug_ranges
 }
 
-// setUnit keeps what quick entries of the unit of cu need.
-func (de *dieEntries) setUnit(cu *dwarf.Entry) {
+// setUnit keeps what the walk's range lists of the unit of cu need.
+func (de *dieEntries) setUnit(cu *Entry) {
 	u := quickUnit{ok: true}
-	if v, ok := cu.Val(dwarf.AttrEntrypc).(uint64); ok {
+	if v, ok := cu.Uint(dwarf.AttrEntrypc); ok {
 		u.base = v
 	} else {
-		u.base, _ = cu.Val(dwarf.AttrLowpc).(uint64)
+		u.base, _ = cu.Uint(dwarf.AttrLowpc)
 	}
-	u.addrBase, u.hasAddrBase = cu.Val(dwarf.AttrAddrBase).(int64)
-	u.rnglistsBase, _ = cu.Val(dwarf.AttrRnglistsBase).(int64)
+	u.addrBase, u.hasAddrBase = cu.Int(dwarf.AttrAddrBase)
+	u.rnglistsBase, _ = cu.Int(dwarf.AttrRnglistsBase)
 	d := de.f.Debug
 	u.addr, u.rnglists, u.ranges = d.DWARFSection(".debug_addr"), d.DWARFSection(".debug_rnglists"), d.DWARFSection(".debug_ranges")
 	de.unit = u
 }
 
-// quick decodes d into the reused entry; false leaves d to the
-// whole-DIE decoder (entryDecoder).
-func (de *dieEntries) quick(d die) (*dwarf.Entry, bool) {
-	if !de.unit.ok {
-		return nil, false
+// decoded decodes d, the DIE the scan just read, into the reused entry
+// quickE; a DIE it cannot decode is errScan (see full).
+func (de *dieEntries) decoded(d die) (*Entry, error) {
+	if err := de.dd.decodeInto(d, &de.quickE); err != nil {
+		return nil, errScan
 	}
-	fields := de.fields[:0]
-	pos := d.attrs
-	for _, sp := range d.decl.specs {
-		var fl dwarf.Field
-		var ok bool
-		fl, pos, ok = de.quickValue(pos, sp)
-		if !ok {
-			return nil, false
-		}
-		fields = append(fields, fl)
-	}
-	de.fields = fields
-	de.quickE = dwarf.Entry{Offset: d.off, Tag: d.tag, Children: d.children, Field: fields}
-	return &de.quickE, true
+	return &de.quickE, nil
 }
 
-// quickValue decodes one attribute at pos as debug/dwarf does.
-func (de *dieEntries) quickValue(pos int, sp attrSpec) (dwarf.Field, int, bool) {
-	s := de.sc
-	fl := dwarf.Field{Attr: sp.attr}
-	word := func(n int) (uint64, bool) {
-		if pos+n > s.u.end {
-			return 0, false
-		}
-		b := s.info[pos:]
-		switch n {
-		case 4:
-			return uint64(s.order.Uint32(b)), true
-		case 8:
-			return s.order.Uint64(b), true
-		}
+// field decodes the attribute at pos of the DIE the scan just read with
+// the one value decoder (entryDecoder.field); false for a malformed
+// value.
+func (de *dieEntries) fieldAt(pos int, sp attrSpec, fl *Field) bool {
+	if de.dd.setBases() != nil {
+		return false
+	}
+	_, err := de.dd.field(pos, sp.form, sp, fl)
+	return err == nil
+}
+
+// address reads an address form's value at pos: DW_FORM_addr, or an
+// entry of .debug_addr (DW_FORM_addrx*).
+func (de *dieEntries) address(pos int, sp attrSpec) (uint64, bool) {
+	var fl Field
+	if !de.fieldAt(pos, sp, &fl) || fl.kind != kindUint || fl.Class() != dwarf.ClassAddress {
 		return 0, false
 	}
-	switch sp.form {
-	case fAddr, fAddrx, fAddrx1, fAddrx2, fAddrx3, fAddrx4:
-		v, next, ok := de.address(pos, sp)
-		fl.Val, fl.Class = v, dwarf.ClassAddress
-		return fl, next, ok
-	case fSecOffset:
-		v, ok := word(s.u.offSize)
-		fl.Val, fl.Class = int64(v), ptrClass(sp.attr)
-		return fl, pos + s.u.offSize, ok
-	case fLoclistx:
-		v, n := leb128.Uint(s.info[pos:s.u.end])
-		fl.Val, fl.Class = v, dwarf.ClassLocList
-		return fl, pos + n, n > 0
-	case fRnglistx:
-		i, n := leb128.Uint(s.info[pos:s.u.end])
-		if n <= 0 || s.u.offSize != 4 {
-			return fl, 0, false
-		}
-		o := uint64(de.unit.rnglistsBase) + i*4
-		if de.unit.rnglistsBase <= 0 || o+4 > uint64(len(de.unit.rnglists)) || o < i {
-			return fl, 0, false
-		}
-		fl.Val = uint64(de.unit.rnglistsBase) + uint64(s.order.Uint32(de.unit.rnglists[o:]))
-		fl.Class = dwarf.ClassRngList
-		return fl, pos + n, true
-	}
-	v, next, ok := s.value(pos, sp, de.strs)
-	if !ok {
-		return fl, 0, false
-	}
-	fl.Val = v
-	switch v.(type) {
-	case string:
-		fl.Class = dwarf.ClassString
-	case bool:
-		fl.Class = dwarf.ClassFlag
-	case dwarf.Offset:
-		fl.Class = dwarf.ClassReference
-	case int64:
-		fl.Class = constClass(sp.attr, s.u.version)
-	case []byte:
-		switch sp.form {
-		case fExprloc:
-			fl.Class = dwarf.ClassExprLoc
-		case fData16:
-			fl.Class = constClass(sp.attr, s.u.version)
-		default:
-			fl.Class = blockClass(sp.attr)
-		}
-	default:
-		return fl, 0, false
-	}
-	return fl, next, true
+	return fl.n, true
 }
 
 // constClass is the class debug/dwarf gives a constant form's value of
@@ -150,71 +85,6 @@ func constClass(a dwarf.Attr, v int) dwarf.Class {
 		return c
 	}
 	return dwarf.ClassConstant
-}
-
-// address reads an address form's value at pos: DW_FORM_addr, or an
-// entry of .debug_addr (DW_FORM_addrx*).
-func (de *dieEntries) address(pos int, sp attrSpec) (v uint64, next int, ok bool) {
-	s := de.sc
-	if sp.form == fAddr {
-		n := s.u.addrSize
-		if pos+n > s.u.end {
-			return 0, 0, false
-		}
-		switch n {
-		case 4:
-			return uint64(s.order.Uint32(s.info[pos:])), pos + n, true
-		case 8:
-			return s.order.Uint64(s.info[pos:]), pos + n, true
-		}
-		return 0, 0, false
-	}
-	i, next, ok := de.index(pos, sp)
-	if !ok {
-		return 0, 0, false
-	}
-	v, ok = de.addrx(i)
-	return v, next, ok
-}
-
-// index reads the index of a DW_FORM_addrx* value at pos.
-func (de *dieEntries) index(pos int, sp attrSpec) (uint64, int, bool) {
-	s := de.sc
-	b := s.info[pos:s.u.end]
-	switch sp.form {
-	case fAddrx:
-		v, n := leb128.Uint(b)
-		return v, pos + n, n > 0
-	case fAddrx1:
-		if len(b) < 1 {
-			return 0, 0, false
-		}
-		return uint64(b[0]), pos + 1, true
-	case fAddrx2:
-		if len(b) < 2 {
-			return 0, 0, false
-		}
-		return uint64(s.order.Uint16(b)), pos + 2, true
-	case fAddrx3:
-		if len(b) < 3 {
-			return 0, 0, false
-		}
-		if s.order == binary.BigEndian {
-			return uint64(b[0])<<16 | uint64(b[1])<<8 | uint64(b[2]), pos + 3, true
-		}
-		return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16, pos + 3, true
-	case fAddrx4:
-		if len(b) < 4 {
-			return 0, 0, false
-		}
-		return uint64(s.order.Uint32(b)), pos + 4, true
-	}
-	return 0, 0, false
-}
-
-// addrx is entry i of the unit's .debug_addr table.
-func (de *dieEntries) addrx(i uint64) (uint64, bool) {
-	return de.unit.addrx(i, de.sc.u.addrSize, de.sc.order)
 }
 
 // addrx is entry i of the unit's .debug_addr table, of addresses of size
@@ -356,7 +226,7 @@ func blockClass(a dwarf.Attr) dwarf.Class {
 // param reads the formal parameter e, which next returned as the scratch
 // entry, from the scan's bytes; a form the scan does not read, or a
 // malformed value, is errScan (see attrs).
-func (de *dieEntries) param(e *dwarf.Entry) (param, error) {
+func (de *dieEntries) param(e *Entry) (param, error) {
 	if e == &de.scratchE {
 		if p, ok := de.quickParam(); ok {
 			return p, nil
@@ -505,22 +375,16 @@ func (s *scan) constant(pos int, sp attrSpec) (int64, bool) {
 	return 0, false
 }
 
-// quickEntry decodes n from the scan's bytes as debug/dwarf's Reader
-// would, into an entry of its own; false leaves it to the whole-DIE
-// decoder. A type
-// conversion reads thousands of DIEs, one at a time (under l.mu).
-func (l *lazyEntries) quickEntry(n *node) (*dwarf.Entry, bool) {
+// quickEntry decodes n from the scan's bytes into an entry of its own;
+// false leaves it to the dieReader. A type conversion reads thousands of
+// DIEs, one at a time (under l.mu).
+func (l *lazyEntries) quickEntry(n *node) (*Entry, bool) {
 	de, d, ok := l.scanTo(n)
 	if !ok {
 		return nil, false
 	}
-	e, ok := de.quick(d)
-	if !ok {
-		return nil, false
-	}
-	out := *e
-	out.Field = append([]dwarf.Field(nil), e.Field...)
-	return &out, true
+	e, err := de.dd.decode(d)
+	return e, err == nil
 }
 
 // scanTo positions l's scan on n's DIE (in n's unit) and reads it. l is
@@ -540,7 +404,7 @@ func (l *lazyEntries) scanTo(n *node) (*dieEntries, die, bool) {
 	if de.sc.u.start != u.hdr.start || de.sc.u.table != u.hdr.table || de.unitAt != u.hdr.start {
 		de.sc.u, de.unitAt = u.hdr, u.hdr.start
 		de.strs.base = -1
-		if base, ok := u.entry.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+		if base, ok := u.entry.Int(dwarf.AttrStrOffsetsBase); ok {
 			de.strs.base = base
 		}
 		de.setUnit(u.entry)

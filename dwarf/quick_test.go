@@ -45,7 +45,7 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 				if err != nil || want == nil {
 					t.Fatalf("Reader at %#x: %v", e.Offset, err)
 				}
-				if g, w := paramsText([]param{got}), paramsText([]param{paramOf(want)}); g != w {
+				if g, w := paramsText([]param{got}), paramsText([]param{paramOf(f.fromReader(want))}); g != w {
 					t.Fatalf("parameter %#x: quick %s, from the Reader's entry %s", e.Offset, g, w)
 				}
 				continue
@@ -60,11 +60,12 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 			if err != nil || want == nil {
 				t.Fatalf("Reader at %#x: %v", e.Offset, err)
 			}
-			if want.Tag != e.Tag || want.Children != e.Children || (len(want.Field)+len(e.Field) > 0 && !reflect.DeepEqual(want.Field, e.Field)) {
-				t.Fatalf("DIE %#x:\n\tquick  %v %v\n\tReader %v %v", e.Offset, e.Tag, e.Field, want.Tag, want.Field)
+			g, w := toReader(e), toReader(f.fromReader(want))
+			if w.Tag != g.Tag || w.Children != g.Children || (len(w.Field)+len(g.Field) > 0 && !reflect.DeepEqual(w.Field, g.Field)) {
+				t.Fatalf("DIE %#x:\n\tquick  %v %v\n\tReader %v %v", e.Offset, g.Tag, g.Field, w.Tag, w.Field)
 			}
 			for _, fl := range e.Field {
-				forms[fl.Class]++
+				forms[fl.Class()]++
 			}
 			got, gerr := de.ranges(e)
 			wantR, werr := f.Data.Ranges(want)
@@ -296,7 +297,7 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 			}
 			// The strings as read when needed.
 			a.name, a.linkage, a.mipsLinkage = lazyStr(a.name.String()), lazyStr(a.linkage.String()), lazyStr(a.mipsLinkage.String())
-			if w := attrsOf(want); !reflect.DeepEqual(a, w) {
+			if w := attrsOf(f.fromReader(want)); !reflect.DeepEqual(a, w) {
 				t.Fatalf("DIE %#x:\n\tquick  %+v\n\tReader %+v", e.Offset, a, w)
 			}
 			got, gerr := de.attrRanges(e, a, nil)
@@ -304,7 +305,7 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 			if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, wantR) {
 				t.Fatalf("DIE %#x ranges: quick %v %v, Data.Ranges %v %v", e.Offset, got, gerr, wantR, werr)
 			}
-			if g, w := a.entryPC(got), f.entryPCOf(want); g != w {
+			if g, w := a.entryPC(got), f.entryPCOf(f.fromReader(want)); g != w {
 				t.Fatalf("DIE %#x entry: quick %#x, entryPCOf %#x", e.Offset, g, w)
 			}
 			if a.hasRanges {

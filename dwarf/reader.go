@@ -111,7 +111,7 @@ func (r *dieReader) Seek(off dwarf.Offset) {
 
 // Next returns the next DIE (a null one as an entry with tag 0), nil at
 // the end of the section.
-func (r *dieReader) Next() (*dwarf.Entry, error) {
+func (r *dieReader) Next() (*Entry, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -140,7 +140,7 @@ func (r *dieReader) Next() (*dwarf.Entry, error) {
 	}
 	r.lastChildren, r.lastSibling = e.Children, 0
 	if e.Children {
-		r.lastSibling, _ = e.Val(dwarf.AttrSibling).(dwarf.Offset)
+		r.lastSibling, _ = e.Ref(dwarf.AttrSibling)
 	}
 	r.lastUnit = e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit
 	return e, nil
@@ -184,7 +184,7 @@ var errUnknownPC = errors.New("no compile unit covers the address")
 
 // SeekPC returns the entry of the first unit whose ranges hold pc, and
 // moves past it; errUnknownPC when none does.
-func (r *dieReader) SeekPC(pc uint64) (*dwarf.Entry, error) {
+func (r *dieReader) SeekPC(pc uint64) (*Entry, error) {
 	for i, u := range r.f.units() {
 		r.err = nil
 		r.enter(i, u.hdr.first)
@@ -209,7 +209,7 @@ func (r *dieReader) SeekPC(pc uint64) (*dwarf.Entry, error) {
 }
 
 // entryAt is the DIE at off, decoded whole.
-func (f *File) entryAt(off dwarf.Offset) (*dwarf.Entry, error) {
+func (f *File) entryAt(off dwarf.Offset) (*Entry, error) {
 	r := f.dieReader()
 	r.Seek(off)
 	return r.Next()
@@ -218,19 +218,15 @@ func (f *File) entryAt(off dwarf.Offset) (*dwarf.Entry, error) {
 // ranges is the address ranges of e, as debug/dwarf's Data.Ranges gives
 // them: its DW_AT_low_pc and DW_AT_high_pc, and the list DW_AT_ranges
 // names, whose offsets count from its unit's base address.
-func (f *File) ranges(e *dwarf.Entry) ([][2]uint64, error) {
+func (f *File) ranges(e *Entry) ([][2]uint64, error) {
 	var ret [][2]uint64
-	low, lowOK := e.Val(dwarf.AttrLowpc).(uint64)
+	low, lowOK := e.Uint(dwarf.AttrLowpc)
 	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil && lowOK {
-		switch v := hf.Val.(type) {
-		case uint64:
-			if hf.Class == dwarf.ClassAddress {
-				ret = append(ret, [2]uint64{low, v})
-			}
-		case int64:
-			if hf.Class == dwarf.ClassConstant {
-				ret = append(ret, [2]uint64{low, low + uint64(v)})
-			}
+		switch {
+		case hf.kind == kindUint && hf.Class() == dwarf.ClassAddress:
+			ret = append(ret, [2]uint64{low, hf.n})
+		case hf.kind == kindInt && hf.Class() == dwarf.ClassConstant:
+			ret = append(ret, [2]uint64{low, low + hf.n})
 		}
 	}
 	fl := e.AttrField(dwarf.AttrRanges)
@@ -244,17 +240,15 @@ func (f *File) ranges(e *dwarf.Entry) ([][2]uint64, error) {
 	hdr := f.units()[i].hdr
 	d := f.Debug
 	u := quickUnit{rnglists: d.DWARFSection(".debug_rnglists"), ranges: d.DWARFSection(".debug_ranges")}
-	var off int64
+	off := int64(fl.n)
 	v5 := hdr.version >= 5 && len(u.rnglists) > 0
-	switch v := fl.Val.(type) {
-	case int64:
-		off = v
-		if v5 && fl.Class != dwarf.ClassRangeListPtr {
+	switch fl.kind {
+	case kindInt:
+		if v5 && fl.Class() != dwarf.ClassRangeListPtr {
 			return ret, nil
 		}
-	case uint64:
-		off = int64(v)
-		if !v5 || fl.Class != dwarf.ClassRngList {
+	case kindUint:
+		if !v5 || fl.Class() != dwarf.ClassRngList {
 			return ret, nil
 		}
 	default:
@@ -270,12 +264,12 @@ func (f *File) ranges(e *dwarf.Entry) ([][2]uint64, error) {
 			return nil, f.decodeError(e.Offset, "the unit's entry for the ranges: %v", err)
 		}
 	}
-	if v, ok := cu.Val(dwarf.AttrEntrypc).(uint64); ok {
+	if v, ok := cu.Uint(dwarf.AttrEntrypc); ok {
 		u.base = v
 	} else {
-		u.base, _ = cu.Val(dwarf.AttrLowpc).(uint64)
+		u.base, _ = cu.Uint(dwarf.AttrLowpc)
 	}
-	u.addrBase, _ = cu.Val(dwarf.AttrAddrBase).(int64)
+	u.addrBase, _ = cu.Int(dwarf.AttrAddrBase)
 	u.hasAddrBase, u.addr = true, d.DWARFSection(".debug_addr")
 	var ok bool
 	sec := ".debug_ranges"

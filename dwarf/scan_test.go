@@ -167,7 +167,7 @@ func TestScanAgreesWithReader(t *testing.T) {
 			}
 			if name, ok := sc.name(d, ss); ok {
 				names++
-				if want := str(e, dwarf.AttrName); name != want {
+				if want := readerStr(e, dwarf.AttrName); name != want {
 					t.Fatalf("DIE %#x: scan's name %q, Reader's %q", d.off, name, want)
 				}
 			}

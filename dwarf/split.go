@@ -75,13 +75,13 @@ func (f *File) skeletons(info []byte, order binary.ByteOrder) ([]skeleton, error
 				break
 			}
 			s := skeleton{off: pos, id: order.Uint64(info[pos+12:]), stmt: -1}
-			s.dwoName, _ = e.Val(attrDwoName).(string)
-			s.compDir, _ = e.Val(dwarf.AttrCompDir).(string)
-			s.low, _ = e.Val(dwarf.AttrLowpc).(uint64)
-			if v, ok := e.Val(dwarf.AttrStmtList).(int64); ok {
+			s.dwoName, _ = e.Str(attrDwoName)
+			s.compDir, _ = e.Str(dwarf.AttrCompDir)
+			s.low, _ = e.Uint(dwarf.AttrLowpc)
+			if v, ok := e.Int(dwarf.AttrStmtList); ok {
 				s.stmt = v
 			}
-			s.addrBase, _ = e.Val(dwarf.AttrAddrBase).(int64)
+			s.addrBase, _ = e.Int(dwarf.AttrAddrBase)
 			if s.ranges, err = f.ranges(e); err != nil {
 				return nil, fmt.Errorf("skeleton unit at %#x: %w", pos, err)
 			}

@@ -337,7 +337,7 @@ func (f *File) expand(ix *index, n *node) error {
 
 // addScanned adds e, the DIE b.r returned last, skipping its children
 // when add asks.
-func (b *indexer) addScanned(e *dwarf.Entry) error {
+func (b *indexer) addScanned(e *Entry) error {
 	skip, err := b.add(e, b.r.scratch(e))
 	if err != nil {
 		return err

@@ -94,7 +94,7 @@ type varsWalker struct {
 // enter reports whether pc lies in e, a subprogram, a lexical block or an
 // inline expansion, whose children are then in scope; for an expansion it
 // sets inline to the name of its function.
-func (vw *varsWalker) enter(e *dwarf.Entry, inline *string) bool {
+func (vw *varsWalker) enter(e *Entry, inline *string) bool {
 	f := vw.f
 	enter := vw.covers(e)
 	if !enter && e.Tag == dwarf.TagInlinedSubroutine {
@@ -117,7 +117,7 @@ func (vw *varsWalker) enter(e *dwarf.Entry, inline *string) bool {
 }
 
 // variable is the parameter or variable e, with its location at pc.
-func (vw *varsWalker) variable(e *dwarf.Entry, inline string) types.Var {
+func (vw *varsWalker) variable(e *Entry, inline string) types.Var {
 	f := vw.f
 	name, t := vw.nameType(e)
 	v := types.Var{Name: name, Type: t, Param: e.Tag == dwarf.TagFormalParameter, Inline: inline, DeclLine: vw.declLine(e)}
@@ -136,7 +136,7 @@ func (vw *varsWalker) variable(e *dwarf.Entry, inline string) types.Var {
 }
 
 // covers reports whether one of e's ranges holds pc.
-func (vw *varsWalker) covers(e *dwarf.Entry) bool {
+func (vw *varsWalker) covers(e *Entry) bool {
 	rs, err := vw.f.ranges(e)
 	if err != nil {
 		return false
@@ -150,7 +150,7 @@ func (vw *varsWalker) covers(e *dwarf.Entry) bool {
 }
 
 // entryAt is the DIE at off, nil when it cannot be read.
-func (vw *varsWalker) entryAt(off dwarf.Offset) *dwarf.Entry {
+func (vw *varsWalker) entryAt(off dwarf.Offset) *Entry {
 	rr := vw.f.dieReader()
 	rr.Seek(off)
 	e, err := rr.Next()
@@ -161,11 +161,11 @@ func (vw *varsWalker) entryAt(off dwarf.Offset) *dwarf.Entry {
 }
 
 // nameType follows abstract_origin for a name and a type.
-func (vw *varsWalker) nameType(e *dwarf.Entry) (string, types.Type) {
+func (vw *varsWalker) nameType(e *Entry) (string, types.Type) {
 	name := str(e, dwarf.AttrName)
-	toff, _ := e.Val(dwarf.AttrType).(dwarf.Offset)
+	toff, _ := e.Ref(dwarf.AttrType)
 	for i := 0; i < 4 && (name == "" || toff == 0); i++ {
-		o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		o, ok := e.Ref(dwarf.AttrAbstractOrigin)
 		if !ok {
 			break
 		}
@@ -176,7 +176,7 @@ func (vw *varsWalker) nameType(e *dwarf.Entry) (string, types.Type) {
 			name = str(e, dwarf.AttrName)
 		}
 		if toff == 0 {
-			toff, _ = e.Val(dwarf.AttrType).(dwarf.Offset)
+			toff, _ = e.Ref(dwarf.AttrType)
 		}
 	}
 	var t types.Type = &types.Base{Name: "?"}
@@ -189,12 +189,12 @@ func (vw *varsWalker) nameType(e *dwarf.Entry) (string, types.Type) {
 }
 
 // declLine is e's DW_AT_decl_line, or its abstract origin's.
-func (vw *varsWalker) declLine(e *dwarf.Entry) int {
+func (vw *varsWalker) declLine(e *Entry) int {
 	for i := 0; i < 4 && e != nil; i++ {
-		if l, ok := e.Val(dwarf.AttrDeclLine).(int64); ok {
+		if l, ok := e.Int(dwarf.AttrDeclLine); ok {
 			return int(l)
 		}
-		o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		o, ok := e.Ref(dwarf.AttrAbstractOrigin)
 		if !ok {
 			break
 		}
@@ -206,7 +206,7 @@ func (vw *varsWalker) declLine(e *dwarf.Entry) int {
 // inlinedName names an expansion's function as Functions does
 // (demangled, qualified), following abstract_origin to its linkage
 // name.
-func (vw *varsWalker) inlinedName(e *dwarf.Entry) string {
+func (vw *varsWalker) inlinedName(e *Entry) string {
 	fn := &types.Func{Lang: vw.lang}
 	for i := 0; i < 4 && e != nil; i++ {
 		if fn.Name == "" {
@@ -215,9 +215,9 @@ func (vw *varsWalker) inlinedName(e *dwarf.Entry) string {
 		if fn.Linkage == "" {
 			fn.Linkage = str(e, dwarf.AttrLinkageName)
 		}
-		o, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		o, ok := e.Ref(dwarf.AttrAbstractOrigin)
 		if !ok {
-			o, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+			o, ok = e.Ref(dwarf.AttrSpecification)
 		}
 		if !ok {
 			break
@@ -229,7 +229,7 @@ func (vw *varsWalker) inlinedName(e *dwarf.Entry) string {
 
 // entryPC is an inlined_subroutine's DW_AT_entry_pc (an address, or a
 // DWARF 5 offset from its lowest address), or 0.
-func (f *File) entryPCOf(e *dwarf.Entry) uint64 {
+func (f *File) entryPCOf(e *Entry) uint64 {
 	switch v := e.Val(dwarf.AttrEntrypc).(type) {
 	case uint64:
 		return v

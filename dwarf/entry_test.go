@@ -1,0 +1,86 @@
+package dwarf
+
+import (
+	"debug/dwarf"
+	"fmt"
+	"testing"
+)
+
+// fromReader is e, an entry of debug/dwarf's Reader, as the package's
+// decoder gives it: its values of the forms that point into a dwz
+// alternate file resolved (resolveField).
+// A value of a type the package's entry does not hold comes out as nil.
+func (f *File) fromReader(e *dwarf.Entry) *Entry {
+	if e == nil {
+		return nil
+	}
+	out := &Entry{Offset: e.Offset, Tag: e.Tag, Children: e.Children}
+	for _, fl := range e.Field {
+		g, _ := fieldOf(fl.Attr, fl.Val, fl.Class)
+		f.resolveField(&g)
+		out.Field = append(out.Field, g)
+	}
+	return out
+}
+
+// readerStr is the string debug/dwarf's entry e gives attribute a, ""
+// for none.
+func readerStr(e *dwarf.Entry, a dwarf.Attr) string {
+	s, _ := e.Val(a).(string)
+	return s
+}
+
+// toReader is e as debug/dwarf's Reader would give it (after
+// fromReader's resolution).
+func toReader(e *Entry) *dwarf.Entry {
+	if e == nil {
+		return nil
+	}
+	out := &dwarf.Entry{Offset: e.Offset, Tag: e.Tag, Children: e.Children}
+	for i := range e.Field {
+		fl := &e.Field[i]
+		out.Field = append(out.Field, dwarf.Field{Attr: fl.Attr, Val: fl.Val(), Class: fl.Class()})
+	}
+	return out
+}
+
+// TestFieldsHoldReaderValues: every type debug/dwarf gives a value goes
+// into a field and comes out as the same value and class, and the typed
+// accessors answer as a type assertion on it does.
+func TestFieldsHoldReaderValues(t *testing.T) {
+	vals := []any{int64(-3), uint64(1 << 40), uint32(7), dwarf.Offset(0x1234), true, false, "name", []byte{1, 2}}
+	show := func(v any) string { return fmt.Sprintf("%T %v", v, v) }
+	for _, v := range vals {
+		fl, ok := fieldOf(dwarf.AttrName, v, dwarf.ClassConstant)
+		if !ok {
+			t.Fatalf("%T: not held", v)
+		}
+		if got := fl.Val(); show(got) != show(v) || fl.Class() != dwarf.ClassConstant {
+			t.Errorf("%T %v: back as %T %v, class %v", v, v, got, got, fl.Class())
+		}
+		e := &Entry{Field: []Field{fl}}
+		i, iok := e.Int(dwarf.AttrName)
+		wi, wiok := v.(int64)
+		u, uok := e.Uint(dwarf.AttrName)
+		wu, wuok := v.(uint64)
+		r, rok := e.Ref(dwarf.AttrName)
+		wr, wrok := v.(dwarf.Offset)
+		b, bok := e.Flag(dwarf.AttrName)
+		wb, wbok := v.(bool)
+		s, sok := e.Str(dwarf.AttrName)
+		ws, wsok := v.(string)
+		if i != wi || iok != wiok || u != wu || uok != wuok || r != wr || rok != wrok || b != wb || bok != wbok || s != ws || sok != wsok {
+			t.Errorf("%T %v: accessors disagree with type assertions", v, v)
+		}
+		_, wbytes := v.([]byte)
+		if _, ok := e.Bytes(dwarf.AttrName); ok != wbytes {
+			t.Errorf("%T %v: Bytes says %v", v, v, ok)
+		}
+		if !e.Has(dwarf.AttrName) || e.Has(dwarf.AttrType) || e.Val(dwarf.AttrType) != nil {
+			t.Errorf("%T %v: Has/Val of a missing attribute", v, v)
+		}
+	}
+	if _, ok := fieldOf(dwarf.AttrName, 1.5, dwarf.ClassConstant); ok {
+		t.Error("a float64 held")
+	}
+}
