@@ -19,6 +19,17 @@
 // cannot read and says so through Options.Warn. The package's decoders
 // return their errors as values: debug/elf's panics, on corrupt headers
 // and compressed sections, are recovered in elfx.Guard.
+//
+// DIEs are read by one decoder (decode.go, over the scanner of scan.go)
+// into the package's own Entry (entry.go), whose fields hold each value
+// typed; the walks that read most DIEs read the few attributes they keep
+// straight from the scan's bytes (quick.go, funcattrs.go). debug/dwarf's
+// Reader, Entry and Data.Ranges are the tests' oracle only. Its Tag, Attr,
+// Class and Offset stay as the names of tags, attributes, classes and
+// offsets: they are plain numbers with DWARF's names and String methods,
+// and a copy here would gain nothing but a second set of names for the
+// tests to translate. Its Data is still made when a file opens: its checks
+// of the unit headers give the errors a corrupt file is refused with.
 package dwarf
 
 import (
