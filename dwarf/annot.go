@@ -24,7 +24,7 @@ func annotation(e *Entry) (kind, text string, ok bool) {
 		return "", "", false
 	}
 	text, ok = e.Str(dwarf.AttrConstValue)
-	return str(e, dwarf.AttrName), text, ok
+	return e.Name(), text, ok
 }
 
 // annotations are the texts of the annotations of kind among n's

@@ -8,7 +8,7 @@ import (
 
 func (c *converter) composite(n *node, e *Entry, size int64, depth int) (types.Type, error) {
 	t := &types.Struct{
-		Name:     c.qualify(n, str(e, dwarf.AttrName)),
+		Name:     c.qualify(n, e.Name()),
 		ByteSize: size,
 		Lang:     n.lang,
 		Decl:     c.decl(n, e),
@@ -19,7 +19,7 @@ func (c *converter) composite(n *node, e *Entry, size int64, depth int) (types.T
 	case dwarf.TagClassType:
 		t.Kind = types.KindClass
 	}
-	if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
+	if e.Declaration() {
 		t.Incomplete = true
 	}
 	if a, ok := e.Int(attrAlignment); ok && a > 0 {
@@ -79,8 +79,8 @@ func (c *converter) templateParam(n *node, depth int) (types.TemplateParam, erro
 	if err != nil {
 		return types.TemplateParam{}, err
 	}
-	p := types.TemplateParam{Name: str(e, dwarf.AttrName)}
-	if off, ok := e.Ref(dwarf.AttrType); ok && e.Tag == dwarf.TagTemplateTypeParameter {
+	p := types.TemplateParam{Name: e.Name()}
+	if off, ok := e.Type(); ok && e.Tag == dwarf.TagTemplateTypeParameter {
 		c.behind = true // spelled by its name (Options.Pointees)
 		if p.Type, err = c.typ(off, depth+1); err != nil {
 			return types.TemplateParam{}, err
@@ -97,7 +97,7 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 	if err != nil {
 		return types.Member{}, false, err
 	}
-	if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
+	if e.Declaration() {
 		return types.Member{}, false, nil
 	}
 	if ext, _ := e.Flag(dwarf.AttrExternal); ext {
@@ -107,7 +107,7 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 	if err != nil {
 		return types.Member{}, false, err
 	}
-	m := types.Member{Name: str(e, dwarf.AttrName), Type: typ}
+	m := types.Member{Name: e.Name(), Type: typ}
 	if m.Tags, err = annotations(n, annotDeclTag); err != nil {
 		return types.Member{}, false, err
 	}
@@ -149,7 +149,7 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 		// DWARF 2 and 3: DW_AT_bit_offset counts from the most significant
 		// bit of the storage unit that starts at data_member_location.
 		bo, _ := e.Int(dwarf.AttrBitOffset)
-		unit, _ := e.Int(dwarf.AttrByteSize)
+		unit, _ := e.ByteSize()
 		if unit == 0 {
 			unit, _ = types.Sizeof(typ)
 		}
@@ -188,7 +188,7 @@ func (c *converter) method(n *node, depth int) (types.Method, error) {
 	if err != nil {
 		return types.Method{}, err
 	}
-	m := types.Method{Name: str(e, dwarf.AttrName), Proto: t.(*types.FuncProto), Access: access(e)}
+	m := types.Method{Name: e.Name(), Proto: t.(*types.FuncProto), Access: access(e)}
 	switch v, _ := e.Int(dwarf.AttrVirtuality); v {
 	case 1:
 		m.Virtual = true
@@ -292,7 +292,7 @@ func (c *converter) array(n *node, e *Entry, depth int) (types.Type, error) {
 	if len(dims) == 0 {
 		dims = []int64{-1}
 	}
-	outer := &types.Array{Name: str(e, dwarf.AttrName)}
+	outer := &types.Array{Name: e.Name()}
 	c.memo[e.Offset] = outer
 	elem, err := c.ref(e, depth)
 	if err != nil {
@@ -332,9 +332,9 @@ func count(e *Entry) int64 {
 }
 
 func (c *converter) enum(n *node, e *Entry, size int64, depth int) (types.Type, error) {
-	t := &types.Enum{Name: c.qualify(n, str(e, dwarf.AttrName)), ByteSize: size, Lang: n.lang, Decl: c.decl(n, e)}
+	t := &types.Enum{Name: c.qualify(n, e.Name()), ByteSize: size, Lang: n.lang, Decl: c.decl(n, e)}
 	c.memo[e.Offset] = t
-	if off, ok := e.Ref(dwarf.AttrType); ok {
+	if off, ok := e.Type(); ok {
 		u, err := c.typ(off, depth+1)
 		if err != nil {
 			return nil, err
@@ -358,7 +358,7 @@ func (c *converter) enum(n *node, e *Entry, size int64, depth int) (types.Type, 
 		if v < 0 {
 			t.Signed = true
 		}
-		t.Values = append(t.Values, types.EnumValue{Name: str(ke, dwarf.AttrName), Value: v})
+		t.Values = append(t.Values, types.EnumValue{Name: ke.Name(), Value: v})
 	}
 	return t, nil
 }
@@ -367,7 +367,7 @@ func (c *converter) enum(n *node, e *Entry, size int64, depth int) (types.Type, 
 // parameters marked DW_AT_variable_parameter; a single result becomes the
 // Return type.
 func (c *converter) funcProto(n *node, e *Entry, size int64, depth int) (types.Type, error) {
-	t := &types.FuncProto{Name: str(e, dwarf.AttrName), ByteSize: size}
+	t := &types.FuncProto{Name: e.Name(), ByteSize: size}
 	c.memo[e.Offset] = t
 	var err error
 	// Parameters and results are spelled by their names: a class among
@@ -396,7 +396,7 @@ func (c *converter) funcProto(n *node, e *Entry, size int64, depth int) (types.T
 				results = append(results, pt)
 				continue
 			}
-			t.Params = append(t.Params, types.FuncParam{Name: str(ke, dwarf.AttrName), Type: pt})
+			t.Params = append(t.Params, types.FuncParam{Name: ke.Name(), Type: pt})
 		case dwarf.TagUnspecifiedParameters:
 			t.Variadic = true
 		}

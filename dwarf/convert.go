@@ -270,7 +270,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := str(e, dwarf.AttrName)
+	name := e.Name()
 	size, err := c.byteSize(e)
 	if err != nil {
 		return nil, err
@@ -328,7 +328,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 // the given name and size (the file's pointer size when it says none).
 func (c *converter) pointer(off dwarf.Offset, n *node, e *Entry, name string, size int64, depth int) (types.Type, error) {
 	t := &types.Pointer{Name: name, ByteSize: size}
-	if _, ok := e.Int(dwarf.AttrByteSize); !ok {
+	if _, ok := e.ByteSize(); !ok {
 		t.ByteSize = c.ptr
 	}
 	switch e.Tag {
@@ -350,7 +350,7 @@ func (c *converter) pointer(off dwarf.Offset, n *node, e *Entry, name string, si
 
 // ref converts the type e's DW_AT_type names; none means void.
 func (c *converter) ref(e *Entry, depth int) (types.Type, error) {
-	off, ok := e.Ref(dwarf.AttrType)
+	off, ok := e.Type()
 	if !ok {
 		return c.void, nil
 	}
@@ -358,7 +358,7 @@ func (c *converter) ref(e *Entry, depth int) (types.Type, error) {
 }
 
 func (c *converter) byteSize(e *Entry) (int64, error) {
-	v, ok := e.Int(dwarf.AttrByteSize)
+	v, ok := e.ByteSize()
 	if !ok {
 		return 0, nil
 	}
@@ -379,7 +379,7 @@ func (c *converter) qualify(n *node, name string) string {
 
 // decl is where n, whose DIE is e, is declared.
 func (c *converter) decl(n *node, e *Entry) types.Decl {
-	line, _ := e.Int(dwarf.AttrDeclLine)
+	line, _ := e.DeclLine()
 	if line == 0 {
 		return types.Decl{}
 	}
@@ -435,10 +435,10 @@ func qualKind(t dwarf.Tag) types.QualKind {
 // the file. The one-definition rule makes any definition of the name the
 // right one; C has no such rule, so its declarations stay incomplete.
 func (c *converter) definition(n *node, e *Entry) dwarf.Offset {
-	if decl, _ := e.Flag(dwarf.AttrDeclaration); !decl || n.lang != types.LangCPlusPlus || !hasName(e) {
+	if !e.Declaration() || n.lang != types.LangCPlusPlus || !hasName(e) {
 		return 0
 	}
-	k := defKeyOf(e.Tag, n.scope, str(e, dwarf.AttrName))
+	k := defKeyOf(e.Tag, n.scope, e.Name())
 	if c.ix.saved != nil {
 		return c.ix.saved.definition(c.ix, k)
 	}
@@ -451,7 +451,7 @@ func (c *converter) definition(n *node, e *Entry) dwarf.Offset {
 // the incomplete type it is).
 func (c *converter) pointee(n *node, e *Entry, name string) types.Type {
 	tag, size := e.Tag, e.Val(dwarf.AttrByteSize)
-	if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
+	if e.Declaration() {
 		var ok bool
 		if tag, size, ok = c.defShape(defKeyOf(e.Tag, n.scope, name)); !ok {
 			return nil

@@ -28,10 +28,10 @@ func (f *File) Definitions() (defs []Definition, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
+		if e.Declaration() {
 			continue
 		}
-		d := Definition{Name: c.qualify(n, str(e, dwarf.AttrName))}
+		d := Definition{Name: c.qualify(n, e.Name())}
 		if int(n.unit) >= 0 && int(n.unit) < len(c.ix.units) {
 			d.Unit = c.ix.units[n.unit].name
 		}

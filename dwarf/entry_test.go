@@ -23,6 +23,32 @@ func (f *File) fromReader(e *dwarf.Entry) *Entry {
 	return out
 }
 
+// fieldOf is a field holding v, a value of one of the types debug/dwarf
+// gives, of class c; ok is false for any other type.
+func fieldOf(a dwarf.Attr, v any, c dwarf.Class) (fl Field, ok bool) {
+	fl.Attr = a
+	switch x := v.(type) {
+	case int64:
+		fl.setInt(x, c)
+	case uint64:
+		fl.setUint(x, c)
+	case uint32:
+		fl.kind, fl.n, fl.class = kindUint32, uint64(x), uint8(c)
+	case dwarf.Offset:
+		fl.setRef(x, c)
+	case bool:
+		fl.setFlag(x)
+		fl.class = uint8(c)
+	case string:
+		fl.setString(x, c)
+	case []byte:
+		fl.setBytes(x, c)
+	default:
+		return fl, false
+	}
+	return fl, true
+}
+
 // readerStr is the string debug/dwarf's entry e gives attribute a, ""
 // for none.
 func readerStr(e *dwarf.Entry, a dwarf.Attr) string {

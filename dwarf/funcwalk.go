@@ -187,7 +187,7 @@ func (fw *funcWalker) enterUnit(e *Entry) {
 func (fw *funcWalker) visit(e *Entry, cur funcFrame, next *funcFrame) error {
 	switch e.Tag {
 	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
-		name := str(e, dwarf.AttrName)
+		name := e.Name()
 		if name == "" && e.Tag == dwarf.TagNamespace {
 			name = "(anonymous namespace)" // as the demangler spells it
 		}

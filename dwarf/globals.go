@@ -34,7 +34,7 @@ func (f *File) Globals() (gs []types.Global, err error) {
 // ok is false when no unit defines one.
 func (f *File) Global(pc uint64, name string) (v types.Var, ok bool, err error) {
 	find := func(vw *varsWalker, e *Entry, _ string) bool {
-		if str(e, dwarf.AttrName) == name {
+		if e.Name() == name {
 			v = vw.variable(e, "")
 			ok = len(v.Loc.Pieces) > 0
 		}
@@ -110,7 +110,7 @@ func (vw *varsWalker) staticVars(r *dieReader, prefix string, deep bool, fn func
 			}
 			continue
 		case deep && e.Tag == dwarf.TagNamespace && e.Children:
-			if stop, err := vw.staticVars(r, prefix+str(e, dwarf.AttrName)+"::", deep, fn); stop || err != nil {
+			if stop, err := vw.staticVars(r, prefix+e.Name()+"::", deep, fn); stop || err != nil {
 				return stop, err
 			}
 			continue

@@ -412,7 +412,7 @@ func (b *indexer) add(e *Entry, scratch bool) (skip bool, err error) {
 	case e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit:
 		b.stack = b.stack[:0]
 		u := unit{
-			name:     str(e, dwarf.AttrName),
+			name:     e.Name(),
 			producer: str(e, dwarf.AttrProducer),
 			entry:    e,
 		}
@@ -428,7 +428,7 @@ func (b *indexer) add(e *Entry, scratch bool) (skip bool, err error) {
 			b.stack = append(b.stack, frame{})
 		}
 	case e.Tag == dwarf.TagNamespace || e.Tag == dwarf.TagModule:
-		name := str(e, dwarf.AttrName)
+		name := e.Name()
 		if name == "" {
 			name = "(anonymous namespace)"
 		}
@@ -457,7 +457,7 @@ func (b *indexer) add(e *Entry, scratch bool) (skip bool, err error) {
 		}
 		if e.Children {
 			scope := cur.scope
-			if name := str(e, dwarf.AttrName); name != "" {
+			if name := e.Name(); name != "" {
 				scope += name + "::"
 			}
 			push(frame{n: n, scope: scope, lang: cur.lang})
@@ -504,7 +504,7 @@ func (b *indexer) define(e *Entry, n *node, scratch bool) {
 	if scratch {
 		decl, ok = b.r.declaration()
 	} else {
-		decl, _ = e.Flag(dwarf.AttrDeclaration)
+		decl = e.Declaration()
 	}
 	if !ok || decl {
 		return // a declaration, or a flag the scan cannot read: not recorded

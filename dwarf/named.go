@@ -79,7 +79,7 @@ func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *t
 	ix := &index{}
 	for _, u := range units {
 		lang := langOf(u.entry, str(u.entry, dwarf.AttrProducer))
-		ix.units = append(ix.units, unit{name: str(u.entry, dwarf.AttrName), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
+		ix.units = append(ix.units, unit{name: u.entry.Name(), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
 	}
 	indexed := map[int]bool{}
 	for _, u := range found {
@@ -107,10 +107,10 @@ func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *t
 		if err != nil {
 			return nil, false, err
 		}
-		if decl, _ := e.Flag(dwarf.AttrDeclaration); decl {
+		if e.Declaration() {
 			continue
 		}
-		if q := n.scope + str(e, dwarf.AttrName); !contains(names, q) {
+		if q := n.scope + e.Name(); !contains(names, q) {
 			continue
 		}
 		t, err := c.root(n.off)

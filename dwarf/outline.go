@@ -36,7 +36,7 @@ func (b *indexer) outlineName(n *node, e *Entry, scratch bool) {
 	if !listedTag(e.Tag) || b.ix.out.names == nil {
 		return
 	}
-	name := str(e, dwarf.AttrName)
+	name := e.Name()
 	if name == "" && scratch {
 		// A type without children comes without its name (typeWalk).
 		var ok bool

@@ -441,7 +441,7 @@ func (f *File) savedSpec(si *savedIndex, names []string) (*types.Spec, bool, err
 	ix := &index{saved: si}
 	for _, u := range units {
 		lang := langOf(u.entry, str(u.entry, dwarf.AttrProducer))
-		ix.units = append(ix.units, unit{name: str(u.entry, dwarf.AttrName), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
+		ix.units = append(ix.units, unit{name: u.entry.Name(), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
 	}
 	si.f, si.done = f, map[int]bool{}
 	// Only where LoadNamed would index the whole file: a name whose

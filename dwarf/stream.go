@@ -310,7 +310,7 @@ func (f *File) expand(ix *index, n *node) error {
 		return f.decodeError(n.off, "not the %v entry the index saw there", n.tag)
 	}
 	scope := n.scope
-	if name := str(e, dwarf.AttrName); name != "" {
+	if name := e.Name(); name != "" {
 		scope += name + "::"
 	}
 	b := &indexer{f: f, ix: ix, unit: n.unit, lazy: lz, r: r, stack: []frame{{}},

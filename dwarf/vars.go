@@ -162,8 +162,8 @@ func (vw *varsWalker) entryAt(off dwarf.Offset) *Entry {
 
 // nameType follows abstract_origin for a name and a type.
 func (vw *varsWalker) nameType(e *Entry) (string, types.Type) {
-	name := str(e, dwarf.AttrName)
-	toff, _ := e.Ref(dwarf.AttrType)
+	name := e.Name()
+	toff, _ := e.Type()
 	for i := 0; i < 4 && (name == "" || toff == 0); i++ {
 		o, ok := e.Ref(dwarf.AttrAbstractOrigin)
 		if !ok {
@@ -173,10 +173,10 @@ func (vw *varsWalker) nameType(e *Entry) (string, types.Type) {
 			break
 		}
 		if name == "" {
-			name = str(e, dwarf.AttrName)
+			name = e.Name()
 		}
 		if toff == 0 {
-			toff, _ = e.Ref(dwarf.AttrType)
+			toff, _ = e.Type()
 		}
 	}
 	var t types.Type = &types.Base{Name: "?"}
@@ -191,7 +191,7 @@ func (vw *varsWalker) nameType(e *Entry) (string, types.Type) {
 // declLine is e's DW_AT_decl_line, or its abstract origin's.
 func (vw *varsWalker) declLine(e *Entry) int {
 	for i := 0; i < 4 && e != nil; i++ {
-		if l, ok := e.Int(dwarf.AttrDeclLine); ok {
+		if l, ok := e.DeclLine(); ok {
 			return int(l)
 		}
 		o, ok := e.Ref(dwarf.AttrAbstractOrigin)
@@ -210,7 +210,7 @@ func (vw *varsWalker) inlinedName(e *Entry) string {
 	fn := &types.Func{Lang: vw.lang}
 	for i := 0; i < 4 && e != nil; i++ {
 		if fn.Name == "" {
-			fn.Name = str(e, dwarf.AttrName)
+			fn.Name = e.Name()
 		}
 		if fn.Linkage == "" {
 			fn.Linkage = str(e, dwarf.AttrLinkageName)
