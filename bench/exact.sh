@@ -39,8 +39,12 @@ go build -o "$out/goprobe" ./cmd/goprobe
 go build -o "$out/exact" ./bench/exact
 rows="$out/exact-rows.tsv"
 rm -f "$rows"
+# It exits non-zero when a program failed to build or run (its row counts
+# them), after writing the rows: they are recorded, then this exits so.
+st=0
 "$out/exact" -goprobe "$out/goprobe" -seeds "$seeds" -n "$n" -builds "$builds" -dir "$out/exact-progs" \
-	-gdb "$gdb" -peers="${PEERS:-true}" -for "${FOR:-0}" -j "${JOBS:-1}" -rows "$rows"
+	-gdb "$gdb" -peers="${PEERS:-true}" -for "${FOR:-0}" -j "${JOBS:-1}" -rows "$rows" || st=$?
+[ -f "$rows" ] || exit "$st"
 # Each build's summary, a row of bench/readme.sh's table (the seeds asked
 # for, then what the run reached: see WriteRows).
 # shellcheck source=bench/lib.sh
@@ -51,3 +55,4 @@ while IFS=$'\t' read -r build fields; do
 	# shellcheck disable=SC2086
 	record "$build" "$seeds" $fields "$cmd"
 done <"$rows"
+exit "$st"

@@ -103,14 +103,17 @@ if [ -s "$f" ]; then
 	awk -F'\t' '
 	BEGIN {
 		print "\n`bash bench/exact.sh SEEDS 20 BUILDS` (generated self-recording programs; gdb at the (site, argument) pairs printed `?` with GDB=all, or K per program):\n"
-		print "| build | seeds asked | seeds run | functions | calls | counted twice | missed | wrong values | `?` | `?` pairs gdb judged | gdb has no value either | gdb prints a value the call did not pass | gdb prints the call'"'"'s value | gdb made no stop | measured |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| build | seeds asked | seeds run | programs failed | functions | calls | counted twice | missed | wrong values | events before an earlier call'"'"'s | `?` | `?` pairs gdb judged | gdb has no value either | gdb prints a value the call did not pass | gdb prints the call'"'"'s value | gdb made no stop | measured |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	}
-	# name date commit load seeds programs funcs calls doubles misses wrong values unread compared none gdbwrong value nostop [command]
+	# name date commit load seeds programs funcs calls doubles misses wrong values unread compared none gdbwrong value nostop
+	# [reordered failed] [command]: rows written before the two columns have 18 or 19 fields.
 	{
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s of %s | %s | %s | %s | %s | %s | %s | %s, %s, load %s |\n",
-			$1, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $2, $3, $4
-		if (NF >= 19 && !($19 in cmd)) { cmd[$19] = 1; cmds[++ncmd] = $19 }
+		c = 19; reord = "-"; failed = "-"
+		if (NF >= 20) { reord = $19; failed = $20; c = 21 }
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s of %s | %s | %s | %s | %s | %s | %s | %s | %s, %s, load %s |\n",
+			$1, $5, $6, failed, $7, $8, $9, $10, $11, $12, reord, $13, $14, $15, $16, $17, $18, $2, $3, $4
+		if (NF >= c && !($c in cmd)) { cmd[$c] = 1; cmds[++ncmd] = $c }
 	}
 	END {
 		for (i = 1; i <= ncmd; i++) printf "%s`%s`\n", (i == 1 ? "\nRun as: " : "and "), cmds[i]

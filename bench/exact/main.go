@@ -67,6 +67,11 @@ func main() {
 	r := run(&o, ss)
 	r.report(&o)
 	fmt.Fprintf(os.Stderr, "exact: time per step over %d programs: %s\n", len(r.results), steps(r.steps))
+	for _, n := range r.failed {
+		if n > 0 {
+			os.Exit(1) // the rows are written, with the programs that failed
+		}
+	}
 }
 
 // options are the flags a run goes by.
@@ -178,7 +183,7 @@ func (rs *runs) one(o *options, seed int64, b gen.Build) {
 // report prints the summary, the table, the reasons and what the flags
 // ask for, and writes the rows file.
 func (rs *runs) report(o *options) {
-	sums := gen.Summarize(rs.results)
+	sums := gen.AddFailed(gen.Summarize(rs.results), rs.failed)
 	gen.WriteSummary(os.Stdout, sums, rs.gdbs)
 	if o.rows != "" {
 		var buf bytes.Buffer
@@ -186,11 +191,6 @@ func (rs *runs) report(o *options) {
 		if err := os.WriteFile(o.rows, buf.Bytes(), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, "exact:", err)
 			os.Exit(1)
-		}
-	}
-	for _, b := range o.builds {
-		if rs.failed[b.Name] > 0 {
-			fmt.Printf("exact %s: %d programs failed to build or run (see the errors above)\n", b.Name, rs.failed[b.Name])
 		}
 	}
 	fmt.Println()

@@ -85,6 +85,11 @@ func (r *Result) CheckUnread(most int) (GDBCheck, error) {
 	}
 	vals, rec, err := GDBRun(r.Bin, r.Dir, r.N, stops)
 	if err != nil {
+		// Every pair stays counted: gdb made no stop at any of them.
+		for _, p := range ps {
+			c.NoStop = append(c.NoStop, fmt.Sprintf("%s seed=%d %s at %#x: goprobe ? (%s) %s; gdb did not run: %v",
+				r.Build, r.Seed, p.fr.Symbol, p.addr, cmp.Or(p.why, "a read that faulted"), p.arg, err))
+		}
 		return c, err
 	}
 	for i, p := range ps {

@@ -43,6 +43,10 @@ type Summary struct {
 	// Reordered counts the events that fired before an earlier call's,
 	// each judged against its own call (see callPairing).
 	Reordered int
+	// Failed counts the programs that did not build, run, or run to
+	// their end under goprobe: none of their calls and values is in the
+	// figures above, so a row says how many there were.
+	Failed int
 }
 
 // Summarize adds up results per build, in the order of Builds.
@@ -95,6 +99,28 @@ func Summarize(rs []*Result) []*Summary {
 			s.Reordered += fr.Reordered
 		}
 	}
+	return inBuildOrder(by)
+}
+
+// AddFailed adds to ss the programs of each build that failed (failed by
+// build name): a build all of whose programs failed gets a row too.
+func AddFailed(ss []*Summary, failed map[string]int) []*Summary {
+	by := map[string]*Summary{}
+	for _, s := range ss {
+		by[s.Build] = s
+	}
+	for b, n := range failed {
+		if n > 0 && by[b] == nil {
+			by[b] = &Summary{Build: b}
+		}
+		if by[b] != nil {
+			by[b].Failed += n
+		}
+	}
+	return inBuildOrder(by)
+}
+
+func inBuildOrder(by map[string]*Summary) []*Summary {
 	var out []*Summary
 	for _, b := range Builds {
 		if s := by[b.Name]; s != nil {
@@ -138,6 +164,9 @@ func WriteSummary(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
 	for _, s := range ss {
 		fmt.Fprintf(w, "exact %s: %d seeds, %d functions, %d calls: %d counted twice, %d missed, %d wrong values of %d, %d ?",
 			s.Build, s.Programs, s.Funcs, s.Calls, s.Doubles, s.Misses, s.Wrong, s.Values, s.Unreadable)
+		if s.Failed > 0 {
+			fmt.Fprintf(w, " (%d programs failed and are not counted: see the errors above)", s.Failed)
+		}
 		if s.Reordered > 0 {
 			fmt.Fprintf(w, " (%d events before an earlier call's, judged against their own)", s.Reordered)
 		}
@@ -153,14 +182,16 @@ func WriteSummary(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
 // build, seeds, functions, calls, calls counted twice, calls missed, wrong
 // values, values, ?, and of the ? gdb was run at: compared, no value
 // either, a value no call passed, a value, no stop (- when gdb was not
-// asked).
+// asked); then the events that fired before an earlier call's and the
+// programs that failed.
 func WriteRows(w io.Writer, ss []*Summary, gdbs map[string]*GDBCheck) {
 	for _, s := range ss {
 		g := "-\t-\t-\t-\t-"
 		if c := gdbs[s.Build]; c != nil {
 			g = fmt.Sprintf("%d\t%d\t%d\t%d\t%d", c.Compared(), c.Agree, len(c.GDBWrong), len(c.Differ), len(c.NoStop))
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Build, s.Programs, s.Funcs, s.Calls, s.Doubles, s.Misses, s.Wrong, s.Values, s.Unreadable, g)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%d\n", s.Build, s.Programs, s.Funcs, s.Calls, s.Doubles, s.Misses,
+			s.Wrong, s.Values, s.Unreadable, g, s.Reordered, s.Failed)
 	}
 }
 
