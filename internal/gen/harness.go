@@ -345,6 +345,12 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 		}
 	}
 	calls := callPairing(p, lang, bin, r, evs)
+	params := map[string][]Param{}
+	if p != nil {
+		for _, f := range p.Funcs {
+			params[f.Name] = f.Params
+		}
+	}
 	for _, fr := range byDef {
 		// Each function's printed values, per parameter.
 		printed := map[string][]any{}
@@ -361,6 +367,15 @@ func goprobeTrace(goprobe, bin, dir string, defs, nargs []string, byDef map[stri
 				fr.noteValue(e.Addr, name, v, call)
 				if x, ok := number(v); ok {
 					fr.read = append(fr.read, readValue{e.Addr, name, x, call})
+				}
+			}
+			// A parameter the event leaves out is a value not
+			// printed: a ? (judged by gdb like the others), not
+			// nothing.
+			for _, pa := range params[fr.Func] {
+				if _, ok := e.Args[pa.Name]; !ok {
+					printed[pa.Name] = append(printed[pa.Name], nil)
+					fr.noteAbsent(e.Addr, pa.Name, call)
 				}
 			}
 		}

@@ -40,6 +40,22 @@ func (fr *FuncResult) noteArgs(addr uint64, args []specArg) {
 	}
 }
 
+// noteAbsent counts a parameter an event at addr left out as a ? there,
+// with that reason when the spec gave the site none for it.
+func (fr *FuncResult) noteAbsent(addr, name string, call int) {
+	if a, err := strconv.ParseUint(addr, 0, 64); err == nil {
+		key := fmt.Sprintf("%#x %s", a, name)
+		if in := fr.args[key]; in.unavailable == "" {
+			if fr.args == nil {
+				fr.args = map[string]argInfo{}
+			}
+			in.unavailable = "left out of the event (goprobe printed no such argument)"
+			fr.args[key] = in
+		}
+	}
+	fr.noteValue(addr, name, nil, call)
+}
+
 // noteValue counts a value printed at the site at addr (goprobe's "0x...")
 // in the function's call-th call: read through an expression, or ? for
 // the reason the spec gave.

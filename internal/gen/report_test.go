@@ -43,3 +43,23 @@ func TestGDBNotRunCountsPairs(t *testing.T) {
 		t.Fatalf("compared %d, no stop %d (%q); want 0 and 2", c.Compared(), len(c.NoStop), c.NoStop)
 	}
 }
+
+// TestAbsentArgumentIsUnread: a parameter a trace event leaves out is
+// counted as a ? at its site, with the reason saying so, and goes to gdb
+// with the call it was, like any other ?.
+func TestAbsentArgumentIsUnread(t *testing.T) {
+	fr := &FuncResult{}
+	fr.noteArgs(0x1100, []specArg{{Name: "a"}, {Name: "c", Unavailable: "no location"}})
+	fr.noteAbsent("0x1100", "a", 3)
+	fr.noteAbsent("0x1100", "b", 4)
+	fr.noteAbsent("0x1100", "c", 5)
+	for _, k := range []string{"0x1100 a: left out of the event (goprobe printed no such argument)",
+		"0x1100 b: left out of the event (goprobe printed no such argument)", "0x1100 c: no location"} {
+		if fr.UnreadAt[k] != 1 {
+			t.Errorf("UnreadAt[%q] = %d, want 1 (all: %v)", k, fr.UnreadAt[k], fr.UnreadAt)
+		}
+	}
+	if h := fr.unreadHit["0x1100 b"]; len(h) != 1 || h[0] != 4 {
+		t.Errorf("passes of 0x1100 b = %v, want [4]", h)
+	}
+}
