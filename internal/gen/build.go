@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -145,4 +146,35 @@ func ReadRecord(path string) (*Record, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s: no end line (did the program finish?)", path)
+}
+
+// sameRecord says how the program's record of its run under goprobe
+// (run: stat, trace) differs from its record run alone, if it does: the
+// same calls with the same arguments in the same order, or goprobe changed
+// what the program did.
+func sameRecord(dir, run string) error {
+	alone, err := os.ReadFile(filepath.Join(dir, "base.rec"))
+	if err != nil {
+		return err
+	}
+	probed, err := os.ReadFile(filepath.Join(dir, run+".rec"))
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(alone, probed) {
+		return nil
+	}
+	a, b := strings.Split(strings.TrimSuffix(string(alone), "\n"), "\n"), strings.Split(strings.TrimSuffix(string(probed), "\n"), "\n")
+	k := 0
+	for k < min(len(a), len(b)) && a[k] == b[k] {
+		k++
+	}
+	line := func(ls []string) string {
+		if k < len(ls) {
+			return strconv.Quote(ls[k])
+		}
+		return "its end"
+	}
+	return fmt.Errorf("the program's record under goprobe %s differs from its run alone at line %d: %s where it wrote %s",
+		run, k+1, line(b), line(a))
 }

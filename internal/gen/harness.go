@@ -144,6 +144,11 @@ func Run(p *Program, b Build, dir string, n int, t Tools) (*Result, error) {
 			return nil, err
 		}
 		t0 = res.step("trace", t0)
+		for _, run := range []string{"stat", "trace"} {
+			if err := sameRecord(dir, run); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if t.Perf {
 		perfCount(bin, dir, nargs, res)

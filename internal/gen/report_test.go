@@ -2,6 +2,7 @@ package gen
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,5 +62,28 @@ func TestAbsentArgumentIsUnread(t *testing.T) {
 	}
 	if h := fr.unreadHit["0x1100 b"]; len(h) != 1 || h[0] != 4 {
 		t.Errorf("passes of 0x1100 b = %v, want [4]", h)
+	}
+}
+
+// TestSameRecord: a run under goprobe whose record differs from the
+// program's run alone (a call more, an argument changed) is an error
+// naming the first line that differs; the same record is none.
+func TestSameRecord(t *testing.T) {
+	dir := t.TempDir()
+	alone := "fn00 a=0\nfn01 a=3 b=4\nend 2\n"
+	for _, c := range []struct{ probed, want string }{
+		{alone, ""},
+		{"fn00 a=0\nfn01 a=3 b=5\nend 2\n", `line 2: "fn01 a=3 b=5" where it wrote "fn01 a=3 b=4"`},
+		{"fn00 a=0\n", `line 2: its end where it wrote "fn01 a=3 b=4"`},
+	} {
+		for name, text := range map[string]string{"base.rec": alone, "trace.rec": c.probed} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := sameRecord(dir, "trace")
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("probed %q: %v, want %q", c.probed, err, c.want)
+		}
 	}
 }
