@@ -26,7 +26,12 @@ const maxLaterSearch = 256
 // changes (the entry of its location list made for the next copy): a
 // start may lie deep in its copy, at a store (rust-O3 seed 2314: fn06's
 // second copy begins at 0x16fab, where c turns from 0 to 1, and is
-// counted at 0x16fb6). It returns p, the expansion's parameters there and
+// counted at 0x16fb6); and without leaving the expansion's ranges: the
+// caller's code between copies leads into the next one, whose first
+// instructions may come before its start (clang -O2 seed 3586: fn10's
+// second copy starts at 0x132c, where a has no location; past fn08's
+// record at 0x1374 the third copy's code sets RBX to its own a at 0x13c0,
+// and its start is the store at 0x13d0). It returns p, the expansion's parameters there and
 // a note, or s and vars unchanged.
 func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start, others []uint64, args []Arg, vars []types.Var) (uint64, []types.Var, string) {
 	s := st.addr
@@ -69,8 +74,11 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 					vs = inlineParams(fn, all)
 				}
 			}
-			if st.copies && otherConst(consts, vs) {
-				continue // the next copy's code, and all past it
+			if st.copies && (otherConst(consts, vs) || !holds(site.Ranges, y)) {
+				// The next copy's code, and all past it; or the
+				// caller's code between two copies, past which
+				// the next copy begins.
+				continue
 			}
 			queue = append(queue, y)
 			if !once || st.copies && (next[y] || fl.hitsBefore(s, y, next)) {

@@ -87,8 +87,9 @@ func (r *Resolver) addSite(b *probeIn, kind, where string, addr uint64, vars []t
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.d.Text, err)
 		}
+		v := argVar(vars, a)
 		for _, c := range f.Chains {
-			if why := cmp.Or(r.droppedOp(addr, c.Expr), cancelled(c.Expr), r.stale(addr, a.Base, c.Expr), r.overwritten(addr, c.Expr), r.misnamed(addr, c.Expr), r.mixedChain(addr, c, &f)); why != "" {
+			if why := cmp.Or(r.droppedOp(addr, c.Expr), cancelled(c.Expr), r.stale(addr, a.Base, c.Expr), r.overwritten(addr, c.Expr), r.misnamed(addr, c.Expr), r.mixedChain(addr, c, &f), r.doubled(addr, v, c.Expr), r.spilledAfter(addr, v, c, &f)); why != "" {
 				f.Chains, f.Unavailable = nil, why
 				break
 			}
@@ -382,4 +383,19 @@ func sameBase(a, b types.Type) bool {
 	x, ok1 := types.Resolve(a).(*types.Base)
 	y, ok2 := types.Resolve(b).(*types.Base)
 	return ok1 && ok2 && x.Name == y.Name && x.ByteSize == y.ByteSize && x.Encoding == y.Encoding
+}
+
+// argVar is the variable of vars an argument reads as a whole (no path
+// into it), or nil.
+func argVar(vars []types.Var, a Arg) *types.Var {
+	if len(a.Path) > 0 {
+		return nil
+	}
+	var v *types.Var
+	for i := range vars {
+		if vars[i].Name == a.Base {
+			v = &vars[i] // the innermost scope's comes last, as fetch takes it
+		}
+	}
+	return v
 }

@@ -231,3 +231,48 @@ func (r *Resolver) reusedSlot(addr uint64, l types.Loc, t types.Type) string {
 	}
 	return ""
 }
+
+// spilledAfter checks a value v the debug info puts in a stack slot (c
+// reads it: a register plus an offset, loaded once) against the store
+// that fills the slot: when control comes from addr without a branch to a
+// store of exactly those bytes, and v's entry of its location list ends
+// by the instruction after that store, the debug info gives the slot to v
+// only before the store that puts the value there, never after: there it
+// holds what another statement left. GCC gives an expansion's parameter
+// so where its scheduler moved the spill below the expansion's entry, one
+// instruction on (gcc -O2 seed 3107: fn12's b as [CFA-136] over
+// [0x182b,0x1833), which mov %rsi,0x8(%rsp) at 0x182e fills; gdb prints
+// 0 for 446 too). It returns why the value is not read, or "".
+func (r *Resolver) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec.Fetch) string {
+	if v == nil || v.Loc.To <= addr || len(c.Derefs) != 1 || len(c.Expr) > 0 || c.Reg == "" || f.Size < 1 || f.Size > 8 {
+		return ""
+	}
+	slot, ok := r.cfaSlot(addr, c.Reg, c.Derefs[0])
+	fl := r.flowAt(addr)
+	if !ok || fl == nil {
+		return ""
+	}
+	x := addr
+	for range refillLook {
+		if x >= v.Loc.To {
+			return ""
+		}
+		if r.writesSlot(fl, x, slot, f.Size) {
+			break
+		}
+		if len(fl.succ[x]) != 1 {
+			return ""
+		}
+		x = fl.succ[x][0]
+	}
+	if !r.storesExactly(fl, x, slot, f.Size) || v.Loc.To > x+uint64(fl.op[x].Len) {
+		return ""
+	}
+	if vars, err := r.varsAt(v.Loc.To); err != nil {
+		return ""
+	} else if w := sameVar(vars, v); w != nil && w.Loc.String() == v.Loc.String() {
+		return "" // the next entry gives the same slot: a new value of v
+	}
+	return fmt.Sprintf("the debug info gives the %d bytes at CFA%+d up to %#x only, before the store at %#x (%v) fills them: there the slot holds what another statement left",
+		f.Size, slot, v.Loc.To, x, fl.op[x])
+}

@@ -353,3 +353,68 @@ func (r *Resolver) cfaSlot(pc uint64, base string, off int64) (int64, bool) {
 	}
 	return off - k, true
 }
+
+// regOps are the x86 operations of two registers that compute what a
+// DWARF expression's binary operation of two registers computes, the
+// first register the destination.
+var regOps = map[types.OpCode]x86asm.Op{
+	types.OpPlus: x86asm.ADD, types.OpXor: x86asm.XOR, types.OpOr: x86asm.OR,
+	types.OpAnd: x86asm.AND, types.OpMinus: x86asm.SUB,
+}
+
+// doubled checks an expression (R1 OP R2) of v at addr against the code:
+// when the nearest write of either register on every path to addr is that
+// operation done in place (add %r13,%rbx for RBX + R13; for a commutative
+// one either way round), neither register written again on a way to the
+// site, and the debug info gives v further on, at the end of this entry of
+// its location list, as the destination register alone, which control
+// reaches from addr without a write of it, the expression was made for
+// what the register held before the operation: read now it applies the
+// operation twice. LLVM keeps such an entry of fn09's b = a + b past the
+// add that made it in fn08 (clang -O2 seed 3440: RBX + R13 at 0x225e
+// after add %r13,%rbx at 0x2227, RBX alone from 0x2278 on; gdb prints
+// a + 2b too). It returns why the value is not read, or "".
+func (r *Resolver) doubled(addr uint64, v *types.Var, ops []types.Op) string {
+	if v == nil || len(ops) != 3 || ops[0].Code != types.OpReg || ops[1].Code != types.OpReg || v.Loc.To <= addr {
+		return ""
+	}
+	want, ok := regOps[ops[2].Code]
+	r1, r2 := ops[0].Reg, ops[1].Reg
+	fl := r.flowAt(addr)
+	if !ok || r1 == r2 || fl == nil || !fl.has(v.Loc.To) {
+		return ""
+	}
+	both := x86.RegBit(r1) | x86.RegBit(r2)
+	for _, w := range fl.dominating(addr, staleWindow) {
+		in := fl.op[w]
+		if x86.Writes(r.arch, in, false)&both == 0 {
+			continue
+		}
+		dst, ok1 := in.Args[0].(x86asm.Reg)
+		src, ok2 := in.Args[1].(x86asm.Reg)
+		if in.Op != want || !ok1 || !ok2 {
+			return ""
+		}
+		d, s := gprName(dst), gprName(src)
+		if !(d == r1 && s == r2 || d == r2 && s == r1 && want != x86asm.SUB) ||
+			fl.writtenBetween(w, addr, both, r) || !r.aloneLater(fl, addr, v, d) {
+			return ""
+		}
+		return fmt.Sprintf("the debug info gives %s, and %s alone from %#x on, which the code reaches without writing %s; %s at %#x did the operation already: read here the expression applies it twice, so that value would be wrong",
+			types.OpsString(ops), d, v.Loc.To, d, in, w)
+	}
+	return ""
+}
+
+// aloneLater reports whether the debug info gives v at the end of its
+// location list's entry holding addr as the register reg alone, and
+// control goes from addr there on every path without writing reg.
+func (r *Resolver) aloneLater(fl *flow, addr uint64, v *types.Var, reg string) bool {
+	to := v.Loc.To
+	vars, err := r.varsAt(to)
+	if err != nil || !fl.dominates(addr, to) || fl.writtenBetween(addr, to, x86.RegBit(reg), r) {
+		return false
+	}
+	w := sameVar(vars, v)
+	return w != nil && inReg(w.Loc, reg)
+}
