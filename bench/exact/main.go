@@ -72,6 +72,9 @@ func main() {
 			os.Exit(1) // the rows are written, with the programs that failed
 		}
 	}
+	if !r.allJudged {
+		os.Exit(1)
+	}
 }
 
 // options are the flags a run goes by.
@@ -98,7 +101,10 @@ type runs struct {
 	gdbOrder []string
 	failed   map[string]int
 	steps    map[string]time.Duration // wall time per step, over the programs
-	mu       sync.Mutex               // for the above, with several jobs
+	// allJudged is false when gdb, asked about every ? pair, left some
+	// without a verdict.
+	allJudged bool
+	mu        sync.Mutex // for the above, with several jobs
 }
 
 // run builds and probes every build of each seed, seed by seed, o.jobs
@@ -185,6 +191,20 @@ func (rs *runs) one(o *options, seed int64, b gen.Build) {
 func (rs *runs) report(o *options) {
 	sums := gen.AddFailed(gen.Summarize(rs.results), rs.failed)
 	gen.WriteSummary(os.Stdout, sums, rs.gdbs)
+	rs.allJudged = true
+	for _, s := range sums {
+		// With every pair asked for, gdb's verdicts cover every ?
+		// pair: judged, or no stop.
+		g := rs.gdbs[s.Build]
+		if o.gdbMax < 0 && s.UnreadPairs > 0 && (g == nil || g.Compared()+len(g.NoStop) != s.UnreadPairs) {
+			n := 0
+			if g != nil {
+				n = g.Compared() + len(g.NoStop)
+			}
+			fmt.Printf("exact %s: gdb gave a verdict on %d of the %d (site, argument) pairs printed as ?\n", s.Build, n, s.UnreadPairs)
+			rs.allJudged = false
+		}
+	}
 	if o.rows != "" {
 		var buf bytes.Buffer
 		gen.WriteRows(&buf, sums, rs.gdbs)

@@ -40,6 +40,9 @@ type Summary struct {
 	// trace counted more than once (the counts above the record) and
 	// those they did not count (below it, or not probed).
 	Calls, Doubles, Misses int
+	// UnreadPairs counts the (site, argument) pairs printed as ? at
+	// least once: what gdb is asked about with every pair (GDB=all).
+	UnreadPairs int
 	// Reordered counts the events that fired before an earlier call's,
 	// each judged against its own call (see callPairing).
 	Reordered int
@@ -96,6 +99,7 @@ func Summarize(rs []*Result) []*Summary {
 			s.Values += fr.Values
 			s.Wrong += fr.Wrong
 			s.Unreadable += fr.Unreadable
+			s.UnreadPairs += len(fr.UnreadAt)
 			s.Reordered += fr.Reordered
 		}
 	}
