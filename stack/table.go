@@ -112,8 +112,11 @@ func fileRows(path string, a *arch.Arch) ([]unwind.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Go code that no call frame information describes (-s -w) unwinds
+	// by the runtime's own tables.
+	rows = cfi.Fill(rows, goRows(ef, a))
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: no .eh_frame or .debug_frame", path)
+		return nil, fmt.Errorf("%s: no .eh_frame, .debug_frame or Go function table", path)
 	}
 	return Rows(rows, a), nil
 }

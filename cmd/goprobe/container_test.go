@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/binscope/binscope/internal/testutil"
 )
 
 // startAttached runs the goprobe binary bin with args and returns once
@@ -130,29 +132,9 @@ func TestContainerPID(t *testing.T) {
 		t.Fatalf("unshare (util-linux): %v", err)
 	}
 	tmp := t.TempDir()
-	app, mnt, start := buildWaiter(t, tmp), filepath.Join(tmp, "mnt"), filepath.Join(tmp, "start")
-	os.Mkdir(mnt, 0o755)
-	inside := filepath.Join(mnt, "app")
+	start := filepath.Join(tmp, "start")
 	const n = 300
-	script := "mount -t tmpfs none " + mnt + " && cp " + app + " " + inside + " && exec " + inside + " " + strconv.Itoa(n) + " " + start
-	ns := exec.Command("unshare", "-m", "-p", "-f", "--mount-proc", "sh", "-c", script)
-	var nsOut strings.Builder
-	ns.Stdout, ns.Stderr = &nsOut, &nsOut
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer ns.Process.Kill()
-	pid := 0
-	for deadline := time.Now().Add(30 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		pid = pidRunning(inside)
-	}
-	if pid == 0 {
-		t.Fatalf("no process runs %s: %s", inside, nsOut.String())
-	}
-	defer syscall.Kill(pid, syscall.SIGKILL) // killing unshare leaves it waiting
-	if _, err := os.Stat(inside); err == nil {
-		t.Fatalf("%s exists outside the process's mount namespace", inside)
-	}
+	ns, nsOut, pid := startContained(t, buildWaiter(t, tmp), strconv.Itoa(n), start)
 	gp := buildGoprobe(t, tmp)
 	finish := startAttached(t, gp, "stat", "--stacks", "-p", strconv.Itoa(pid), "work")
 	// The C library the process maps, opened through its root.
@@ -169,6 +151,37 @@ func TestContainerPID(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^usleep\s+` + strconv.Itoa(n) + `\s`).MatchString(libOut) {
 		t.Errorf("want %d calls of usleep; goprobe said:\n%s%s", n, libOut, libErrs)
 	}
+}
+
+// startContained runs a copy of app with args in its own mount and pid
+// namespaces (unshare -m -p -f), from a tmpfs mounted only there: the
+// path does not exist where goprobe runs. It returns the unshare command,
+// its output so far and the pid of the program, which the test's end
+// kills.
+func startContained(t *testing.T, app string, args ...string) (ns *exec.Cmd, out *strings.Builder, pid int) {
+	t.Helper()
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	os.Mkdir(mnt, 0o755)
+	inside := filepath.Join(mnt, filepath.Base(app))
+	script := "mount -t tmpfs none " + mnt + " && cp " + app + " " + inside + " && exec " + inside + " " + strings.Join(args, " ")
+	ns = exec.Command("unshare", "-m", "-p", "-f", "--mount-proc", "sh", "-c", script)
+	out = &strings.Builder{}
+	ns.Stdout, ns.Stderr = out, out
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Process.Kill() })
+	for deadline := time.Now().Add(30 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		pid = pidRunning(inside)
+	}
+	if pid == 0 {
+		t.Fatalf("no process runs %s: %s", inside, out.String())
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // killing unshare leaves it waiting
+	if _, err := os.Stat(inside); err == nil {
+		t.Fatalf("%s exists outside the process's mount namespace", inside)
+	}
+	return ns, out, pid
 }
 
 // pidRunning is the process whose command line starts with path.
@@ -221,4 +234,43 @@ func TestExeStartedElsewhere(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	out, errs := finish(true)
 	namedStack(t, out+errs, total)
+}
+
+// TestContainerProfile: a Go program built with -s -w (only .gopclntab
+// names its functions), run from a tmpfs mounted only in its own mount
+// namespace and as pid 1 of its own pid namespace, profiled by -p: the
+// samples name its stack main.main <- main.outer <- main.inner, as the
+// program's own code nests them.
+func TestContainerProfile(t *testing.T) {
+	needBPF(t)
+	tmp := t.TempDir()
+	app := filepath.Join(tmp, "cpu")
+	build := exec.Command("go", "build", "-ldflags=-s -w", "-o", app, ".")
+	build.Dir = filepath.Join(testutil.Root(t), "probe", "testdata", "profile", "go")
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ns, nsOut, pid := startContained(t, app, "4")
+	folded := filepath.Join(tmp, "folded")
+	code, _, errs := runGoprobe("profile", "-F", "499", "-p", strconv.Itoa(pid), "--folded", folded, "--top", "0")
+	ns.Wait()
+	if code != 0 {
+		t.Fatalf("goprobe profile: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(nsOut.String(), "calls") {
+		t.Fatalf("the program said %q", nsOut.String())
+	}
+	stacks, counts := readFolded(t, folded)
+	var total, named uint64
+	for i, s := range stacks {
+		total += counts[i]
+		if len(s) >= 3 && strings.Join(s[len(s)-3:], ";") == "main.main;main.outer;main.inner" {
+			named += counts[i]
+		}
+	}
+	// 4 s of CPU time at 499 Hz, less the time goprobe takes to attach.
+	if total < 300 || named*100 < total*80 {
+		t.Errorf("%d of %d samples on main.main <- main.outer <- main.inner (want 80%% of at least 300): %s", named, total, errs)
+	}
 }

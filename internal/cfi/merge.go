@@ -130,3 +130,39 @@ func merge(a, b []piece) []piece {
 	out = append(out, a...)
 	return append(out, b...)
 }
+
+// Fill returns rows (a table as Table gives it) with the addresses none
+// of its rows covers described by more (another such table): one table,
+// sorted, identical neighbours merged.
+func Fill(rows, more []Row) []Row {
+	if len(more) == 0 {
+		return rows
+	}
+	out := make([]Row, 0, len(rows)+len(more))
+	var a, b Row // the rows in force; before the first, Covered false
+	for i, j := 0, 0; i < len(rows) || j < len(more); {
+		pc := uint64(0)
+		switch {
+		case j == len(more) || i < len(rows) && rows[i].PC <= more[j].PC:
+			pc = rows[i].PC
+		default:
+			pc = more[j].PC
+		}
+		for ; i < len(rows) && rows[i].PC == pc; i++ {
+			a = rows[i]
+		}
+		for ; j < len(more) && more[j].PC == pc; j++ {
+			b = more[j]
+		}
+		r := a
+		if !a.Covered {
+			r = b
+		}
+		r.PC = pc
+		if n := len(out); n == 0 && !r.Covered || n > 0 && out[n-1].sameRules(r) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}

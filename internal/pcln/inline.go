@@ -54,8 +54,8 @@ type inlFormat struct {
 	// the entry an address) before Go 1.18, {entryoff, funcoff uint32}
 	// (8, the entry an offset from runtime.text) after.
 	ftabEntry int
-	// _func's npcdata word, its size and its nfuncdata byte.
-	npcdata, funcSize, nfuncdata int
+	// _func's pcsp and npcdata words, its size and its nfuncdata byte.
+	pcsp, npcdata, funcSize, nfuncdata int
 	// ptrFuncdata: funcdata are addresses (8 bytes, 8-aligned after the
 	// pcdata) before Go 1.18, offsets from go:func.* (4 bytes) after.
 	ptrFuncdata    bool
@@ -68,18 +68,18 @@ var (
 	// Go 1.20 and later: _func gained startLine; inlinedCall is
 	// {funcID, _ [3]byte, nameOff, parentPc, startLine}.
 	inl120 = inlFormat{funcnames: 32, pctab: 56, pcln: 64, ftabEntry: 8,
-		npcdata: 28, funcSize: 44, nfuncdata: 43, callSize: 16, name: 4, parentPc: 8, parent: -1}
+		pcsp: 16, npcdata: 28, funcSize: 44, nfuncdata: 43, callSize: 16, name: 4, parentPc: 8, parent: -1}
 	// Go 1.18 and 1.19: _func is {entryoff, nameoff, args, deferreturn,
 	// pcsp, pcfile, pcln, npcdata, cuOffset, funcID, flag, _,
 	// nfuncdata}; inlinedCall is {parent int16, funcID, _, file, line,
 	// func_, parentPc}.
 	inl118 = inlFormat{funcnames: 32, pctab: 56, pcln: 64, ftabEntry: 8,
-		npcdata: 28, funcSize: 40, nfuncdata: 39, callSize: 20, name: 12, parentPc: 16, parent: 0}
+		pcsp: 16, npcdata: 28, funcSize: 40, nfuncdata: 39, callSize: 20, name: 12, parentPc: 16, parent: 0}
 	// Go 1.16 and 1.17: the header has no textStart; _func starts with
 	// the entry's address (8 bytes) and has no flag; inlinedCall is Go
 	// 1.18's.
 	inl116 = inlFormat{funcnames: 24, pctab: 48, pcln: 56, ftabEntry: 16,
-		npcdata: 32, funcSize: 44, nfuncdata: 43, ptrFuncdata: true, callSize: 20, name: 12, parentPc: 16, parent: 0}
+		pcsp: 20, npcdata: 32, funcSize: 44, nfuncdata: 43, ptrFuncdata: true, callSize: 20, name: 12, parentPc: 16, parent: 0}
 )
 
 // Inlines reads the inline trees of ef's .gopclntab.
@@ -89,6 +89,22 @@ func Inlines(ef *elfx.File) (Tree, error) {
 		return nil, err
 	}
 	return t.Inlines(ef)
+}
+
+// format is the layout of the table's functab and _func; false for a
+// table of another word size.
+func (t *Table) format() (inlFormat, bool) {
+	switch {
+	case t.Data[7] != 8:
+		return inlFormat{}, false
+	case t.magic == magic120:
+		return inl120, true
+	case t.magic == magic118:
+		return inl118, true
+	case t.magic == magic116:
+		return inl116, true
+	}
+	return inlFormat{}, false
 }
 
 // fnInl is where one function's inline tree is: its code, its pc-value
@@ -105,17 +121,8 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 	// debug/gosym gives the callers' lines.
 	defer elfx.Catch(ef.Path, ".gopclntab", "inline tree", &tree, &err)
 	tab := t.Data // at least a header's 64 bytes (Open)
-	var ff inlFormat
-	switch {
-	case tab[7] != 8:
-		return Tree{}, nil
-	case t.magic == magic120:
-		ff = inl120
-	case t.magic == magic118:
-		ff = inl118
-	case t.magic == magic116:
-		ff = inl116
-	default:
+	ff, ok := t.format()
+	if !ok {
 		return Tree{}, nil
 	}
 	if !ff.ptrFuncdata && t.GoFunc == 0 {
@@ -156,21 +163,8 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 // addresses of every funcdata (each bounds the tree before it). A read
 // past the table's end sets tab.bad and ends the list.
 func (t *Table) inlFuncs(ff inlFormat, tab view) (fns []fnInl, funcdata []uint64) {
-	nfunc := tab.u64(8)
 	pclnOff := tab.u64(uint64(ff.pcln))
-	pcln := view{b: tab.from(pclnOff), bad: tab.bad}
-	entrySize := uint64(ff.ftabEntry)
-	word := func(off uint64) uint64 {
-		if ff.ftabEntry == 16 {
-			return pcln.u64(off)
-		}
-		return uint64(pcln.u32(off))
-	}
-	for i := uint64(0); i < nfunc && !*tab.bad; i++ {
-		entry := t.Text + word(entrySize*i)
-		end := t.Text + word(entrySize*(i+1))
-		funcoff := word(entrySize*i + entrySize/2)
-		f := view{b: pcln.from(funcoff), bad: tab.bad}
+	t.eachFunc(ff, tab, func(entry, end, funcoff uint64, f view) {
 		npcdata := uint64(f.u32(uint64(ff.npcdata)))
 		nfuncdata := int(f.u8(uint64(ff.nfuncdata)))
 		// The funcdata follow the pcdata: offsets from go:func.*, or
@@ -194,17 +188,39 @@ func (t *Table) inlFuncs(ff inlFormat, tab view) (fns []fnInl, funcdata []uint64
 			}
 		}
 		if npcdata <= pcdataInlTreeIndex || nfuncdata <= funcdataInlTree {
-			continue
+			return
 		}
 		inl, ok := at(funcdataInlTree)
 		pd := f.u32(uint64(ff.funcSize) + 4*pcdataInlTreeIndex)
 		if !ok || pd == 0 || *tab.bad {
-			continue
+			return
 		}
 		fns = append(fns, fnInl{entry: entry, end: end, pcdata: pd, inl: inl})
-	}
+	})
 	sort.Slice(funcdata, func(i, j int) bool { return funcdata[i] < funcdata[j] })
 	return fns, funcdata
+}
+
+// eachFunc calls fn with every function of the table's functab: its
+// entry, its end (the next entry), the offset of its _func from the
+// functab's start and a view of that _func. A read past the table's end
+// sets tab.bad and ends the walk.
+func (t *Table) eachFunc(ff inlFormat, tab view, fn func(entry, end, funcoff uint64, f view)) {
+	nfunc := tab.u64(8)
+	pcln := view{b: tab.from(tab.u64(uint64(ff.pcln))), bad: tab.bad}
+	entrySize := uint64(ff.ftabEntry)
+	word := func(off uint64) uint64 {
+		if ff.ftabEntry == 16 {
+			return pcln.u64(off)
+		}
+		return uint64(pcln.u32(off))
+	}
+	for i := uint64(0); i < nfunc && !*tab.bad; i++ {
+		entry := t.Text + word(entrySize*i)
+		end := t.Text + word(entrySize*(i+1))
+		funcoff := word(entrySize*i + entrySize/2)
+		fn(entry, end, funcoff, view{b: pcln.from(funcoff), bad: tab.bad})
+	}
 }
 
 // view reads a table's little-endian words at offsets the table itself
@@ -318,6 +334,18 @@ type span struct {
 // of [entry, end) where the value is not -1.
 func pcSpans(p []byte, entry, end uint64, quantum uint64) []span {
 	var out []span
+	for _, s := range pcValues(p, entry, end, quantum) {
+		if s.val >= 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pcValues decodes a pc-value table into the spans of [entry, end) with
+// their values, whatever they are.
+func pcValues(p []byte, entry, end uint64, quantum uint64) []span {
+	var out []span
 	pc, val := entry, int32(-1)
 	first := true
 	for len(p) > 0 {
@@ -336,7 +364,7 @@ func pcSpans(p []byte, entry, end uint64, quantum uint64) []span {
 		p = p[n:]
 		lo := pc
 		pc += d * quantum
-		if val >= 0 && pc > lo {
+		if pc > lo {
 			out = append(out, span{lo: lo, hi: min(pc, end), val: int(val)})
 		}
 		if pc >= end {
