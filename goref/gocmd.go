@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// progressEvery is how often a download that lasts is reported.
-const progressEvery = 5 * time.Second
+// progressEvery is how often a download that lasts is reported (a
+// variable for the tests).
+var progressEvery = 5 * time.Second
 
 // goRun runs the go command in dir with env and returns its standard
 // output and standard error, whole. While it runs, the go command's
