@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/bits"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/binscope/binscope/internal/testutil"
 )
@@ -198,5 +200,47 @@ func TestTraceValues(t *testing.T) {
 				t.Errorf("no reason given for the 16-byte a: %s", errs)
 			}
 		})
+	}
+}
+
+// TestHistSignedMetric: hist --listen exports a negative int's sum per key
+// as the signed sum it is: NAME_sum and NAME_count of each key, scraped
+// after the program ran, are those of the values the program says it
+// passed.
+func TestHistSignedMetric(t *testing.T) {
+	needBPF(t)
+	bin := buildValues(t, "gcc", "-O2")
+	agent, stderr := startAgent(t, buildGoprobe(t, t.TempDir()), "hist", "--listen", "127.0.0.1:0", "-x", bin,
+		"--key", "k", "--value", "v", "--metric", "neg_values", "--label", "k", "neg")
+	// 20 calls: each key's sum is below zero.
+	out, err := exec.Command(bin, "20").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, counts := map[string]int64{}, map[string]int{}
+	for _, r := range records(string(out))["neg"] {
+		v, _ := strconv.ParseInt(r[0], 10, 64)
+		sums[r[1]] += v
+		counts[r[1]]++
+	}
+	if len(sums) != 3 || sums["-1"] >= 0 || sums["0"] >= 0 || sums["1"] >= 0 {
+		t.Fatalf("want 3 keys, each with a sum below zero, in the record: %v", sums)
+	}
+	for k, want := range sums {
+		series := `neg_values_count{k="` + k + `"}`
+		var got string
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if got = scrape(t, agent, series); got == strconv.Itoa(counts[k]) {
+				break
+			}
+		}
+		if got != strconv.Itoa(counts[k]) {
+			t.Errorf("%s = %q, want %d:\n%s", series, got, counts[k], stderr())
+			continue
+		}
+		sum, err := strconv.ParseFloat(scrape(t, agent, `neg_values_sum{k="`+k+`"}`), 64)
+		if err != nil || sum != float64(want) {
+			t.Errorf(`neg_values_sum{k="%s"} = %v (%v), want %d`, k, sum, err, want)
+		}
 	}
 }
