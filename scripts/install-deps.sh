@@ -101,13 +101,14 @@ if ! command -v go >/dev/null 2>&1; then
 	say "go is not on PATH nor in /usr/local/go/bin: install the Go toolchain go.mod names" >&2
 	exit 1
 fi
-# testdata/cgo-work is built by the oldest and newest Go toolchains the
-# module registry serves and some between (internal/testutil.GoToolchains);
-# goref's tests build references with go1.19.8, the toolchain of Debian's
-# prometheus. The go command fetches each once into its module cache (70 to
+# testdata/cgo-work is built by the oldest Go toolchain the tools read
+# (go1.16.15), the newest the module registry serves and some between
+# (internal/testutil.GoToolchains); goref's tests build references with
+# go1.19.8, the toolchain of Debian's prometheus; goprobe's TestOldGoRefused
+# builds with the oldest the registry serves (go1.2.2) and go1.15.15. The go command fetches each once into its module cache (70 to
 # 150 MB each). GOFLAGS is set because a go env file's flags may be unknown
 # to the older go commands (-buildvcs is Go 1.18's).
-for tc in go1.16.15 go1.18.10 go1.19.8 go1.21.0 go1.27.3; do
+for tc in go1.2.2 go1.15.15 go1.16.15 go1.18.10 go1.19.8 go1.21.0 go1.27.4; do
 	if [ ! -d "$(go env GOMODCACHE)/golang.org/toolchain@v0.0.1-$tc.linux-$(go env GOARCH)" ]; then
 		act "GOTOOLCHAIN=$tc go version (toolchain download)"
 		GOFLAGS=-mod=mod GOTOOLCHAIN=$tc go version >/dev/null

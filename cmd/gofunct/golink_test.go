@@ -8,8 +8,9 @@ import (
 	"github.com/binscope/binscope/internal/testutil"
 )
 
-// TestAddrCgoLinkModes: on testdata/cgo-work built by the oldest and
-// newest Go the module registry serves and by the machine's own, in every
+// TestAddrCgoLinkModes: on testdata/cgo-work built by the Go toolchains
+// of testutil.GoToolchains (Go 1.16, the oldest the tools read, to the
+// newest the module registry serves, and the machine's own), in every
 // link mode (with DWARF, and -s -w with .gopclntab only), `gofunct -a`
 // at each function's entry names the function and the line the running
 // program's own runtime.FuncForPC gives.

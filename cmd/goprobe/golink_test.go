@@ -20,8 +20,9 @@ import (
 )
 
 // TestCgoLinkModesCount: testdata/cgo-work (a cgo loop calling work and
-// the inlined mix N times, then printing the total), built by the oldest
-// and newest Go the module registry serves and by the machine's own,
+// the inlined mix N times, then printing the total), built by Go 1.16
+// (the oldest the tools read: see TestOldGoRefused), the newest Go the
+// module registry serves, the machine's own and others between,
 // linked internally, externally, as PIE and with -s -w: `goprobe stat`
 // counts exactly N calls of each, and the program prints byte for byte
 // what it prints unprobed.
@@ -359,6 +360,46 @@ func workArgs(t *testing.T, out, arg string) {
 		if m[1] != strconv.Itoa(i) {
 			t.Errorf("call %d of main.work: i=%s", i, m[1])
 			return
+		}
+	}
+}
+
+// TestOldGoRefused: Go binaries older than the tables goprobe reads (Go
+// 1.16's .gopclntab): go1.2.2, the oldest Go the module registry serves
+// (the go command fetches it by GOTOOLCHAIN; no cgo with today's gcc),
+// and go1.15.15, the last before Go 1.16, with cgo and -s -w. Probed or
+// turned into artifacts, each is refused with one line that names the
+// file and its .gopclntab, before the program runs: nothing attaches.
+func TestOldGoRefused(t *testing.T) {
+	old := filepath.Join(t.TempDir(), "old")
+	os.Mkdir(old, 0o755)
+	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\n" +
+		// Go 1.2 has no go:noinline, and does not inline a function that panics.
+		"func work(i int) int {\n\tif i < 0 {\n\t\tpanic(i)\n\t}\n\treturn i*3 + 1\n}\n\n" +
+		"func main() {\n\tt := 0\n\tfor i := 0; i < len(os.Args[1]); i++ {\n\t\tt += work(i)\n\t}\n\tfmt.Println(\"ran\", t)\n}\n"
+	for name, text := range map[string]string{"main.go": src, "go.mod": "module old\n\ngo 1.16\n"} {
+		if err := os.WriteFile(filepath.Join(old, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "build", "-o", "old", ".")
+	cmd.Dir = old
+	cmd.Env = append(os.Environ(), "PATH="+testutil.ToolPath(), "GOTOOLCHAIN=go1.2.2", "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go1.2.2: go build: %v\n%s", err, out)
+	}
+	bins := []string{filepath.Join(old, "old"), testutil.BuildCgoWork(t, "go1.15.15", "stripped")}
+	for _, bin := range bins {
+		for _, args := range [][]string{
+			{"stat", "main.work", "--", bin, "1000"},
+			{"gen", "--format=perf", "-x", bin, "main.work"},
+			{"gen", "--format=bpftrace", "-x", bin, "main.work"},
+		} {
+			code, out, errs := runGoprobe(args...)
+			if code == 0 || out != "" || strings.Count(errs, "\n") != 1 ||
+				!strings.Contains(errs, bin+": section .gopclntab: ") || !strings.Contains(errs, "Go 1.16 and later") {
+				t.Errorf("goprobe %v: exit %d, stdout %q, stderr %q: want one line refusing the table", args[:2], code, out, errs)
+			}
 		}
 	}
 }

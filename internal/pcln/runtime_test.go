@@ -83,8 +83,8 @@ func TestPrometheusRuntimeAddresses(t *testing.T) {
 		len(seen), inlined, tab.Text, ef.Section(".text").Addr)
 }
 
-// TestCgoLinkModes: testdata/cgo-work built by the oldest and newest Go
-// the module registry serves and by the machine's own, linked internally,
+// TestCgoLinkModes: testdata/cgo-work built by testutil.GoToolchains (Go
+// 1.16 to the newest the module registry serves, and the machine's own), linked internally,
 // externally, as PIE and with -s -w: each function the program names with
 // the runtime's FuncForPC is at the runtime's entry in the table, and the
 // table names the function at an address inside it.

@@ -12,13 +12,16 @@ import (
 )
 
 // GoToolchains are the Go toolchains testdata/cgo-work is built with: the
-// oldest and the newest the module registry serves (the go command fetches
-// them by GOTOOLCHAIN into its module cache, about 70 MB each), the
-// machine's own, and one of each .gopclntab format between: go1.16.15
-// (Go 1.16 and 1.17: entries and funcdata as addresses), go1.18.10 (Go
-// 1.18 and 1.19: offsets from runtime.text and go:func.*), go1.21.0 and
-// later (Go 1.20's inline tree). go1.19 is Debian's prometheus.
-var GoToolchains = []string{"go1.16.15", "go1.18.10", "go1.21.0", "local", "go1.27.3"}
+// oldest whose tables the tools read (Go 1.16; the module registry serves
+// older ones, down to go1.2.2, which goprobe refuses with one line: see
+// cmd/goprobe's TestOldGoRefused) and the newest the module registry
+// serves (the go command fetches them by GOTOOLCHAIN into its module
+// cache, about 70 MB each), the machine's own, and one of each .gopclntab
+// format between: go1.16.15 (Go 1.16 and 1.17: entries and funcdata as
+// addresses), go1.18.10 (Go 1.18 and 1.19: offsets from runtime.text and
+// go:func.*), go1.21.0 and later (Go 1.20's inline tree). go1.19 is
+// Debian's prometheus.
+var GoToolchains = []string{"go1.16.15", "go1.18.10", "go1.21.0", "local", "go1.27.4"}
 
 // GoLinkModes are the ways distributions link a cgo program: the Go
 // linker alone, the external (C) linker, a position-independent
