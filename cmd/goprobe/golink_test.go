@@ -403,3 +403,45 @@ func TestOldGoRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCgoSharedLibrary: a Go library built with -buildmode=c-shared (its
+// own .gopclntab and runtime, in a shared object the dynamic loader
+// places), with and without -s -w, called by a C program N times:
+// goprobe stat -x counts N calls of the exported Step and of main.work
+// it calls, every work on the stack main.work <- main.Step, and the
+// program prints what it prints unprobed.
+func TestCgoSharedLibrary(t *testing.T) {
+	needBPF(t)
+	src := filepath.Join(testutil.Root(t), "cmd", "goprobe", "testdata", "cgo-shared")
+	const n = 500
+	for _, ldflags := range []string{"", "-s -w"} {
+		dir := t.TempDir()
+		lib, prog := filepath.Join(dir, "libstep.so"), filepath.Join(dir, "prog")
+		build := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags="+ldflags, "-o", lib, ".")
+		build.Dir = src
+		build.Env = append(os.Environ(), "CGO_ENABLED=1", "GOFLAGS=-mod=mod", "GOWORK=off")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
+		if out, err := exec.Command("gcc", "-o", prog, filepath.Join(src, "main.c"), lib, "-Wl,-rpath,"+dir).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+		want, err := exec.Command(prog, strconv.Itoa(n)).Output()
+		if err != nil || !strings.Contains(string(want), "calls "+strconv.Itoa(n)) {
+			t.Fatalf("unprobed: %v %q", err, want)
+		}
+		code, out, errs := runGoprobe("stat", "--stacks", "-x", lib, "main.work", "Step", "--", prog, strconv.Itoa(n))
+		if code != 0 {
+			t.Fatalf("ldflags %q: exit %d: %s", ldflags, code, errs)
+		}
+		if !strings.HasPrefix(out, string(want)) {
+			t.Errorf("ldflags %q: printed %q probed, %q unprobed", ldflags, out, want)
+		}
+		for _, re := range []string{`(?m)^main\.work: ` + strconv.Itoa(n) + ` hits`, `(?m)^Step: ` + strconv.Itoa(n) + ` hits`,
+			`(?m)^\s+` + strconv.Itoa(n) + `\s+main\.work\n\s+main\.Step\n`} {
+			if !regexp.MustCompile(re).MatchString(out) {
+				t.Errorf("ldflags %q: want %s; goprobe said:\n%s%s", ldflags, re, out, errs)
+			}
+		}
+	}
+}

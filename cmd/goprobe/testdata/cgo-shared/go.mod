@@ -1,0 +1,3 @@
+module cgoshared
+
+go 1.21
