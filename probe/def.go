@@ -6,6 +6,20 @@
 // BPF and codegen to bpf-c, bpftrace and perf probe). Instructions are
 // decoded (x86asm) to find returns, instruction boundaries, Go's stack
 // check and the control flow that places inline sites.
+//
+// A Resolver is made of parts, each holding only what it reads:
+//
+//   - target (target.go): the opened binary, per file: its ELF file, its
+//     DWARF, its architecture, the model of its code read as definitions
+//     need it (quick, all) and the lookups by name (lookup); instruction
+//     decoding (insn.go) and Go's stack check (stackcheck.go) read its code.
+//   - usdtNotes (usdt.go): the file's USDT probes and the symbols that place
+//     them.
+//
+// The rest of Resolver's state is placement's (the control flow of each
+// instance, the instance holding each inline expansion) and the call
+// frame information. The site a fetch program is built for is a value,
+// siteAt, passed explicitly (fetch.go).
 package probe
 
 import (
@@ -13,6 +27,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/binscope/binscope/usdt"
 )
 
 // ErrBadDef is wrapped by errors about a probe definition's syntax.
@@ -244,6 +260,15 @@ func (u *USDTPoint) String() string {
 		return "usdt:" + u.Name
 	}
 	return "usdt:" + u.Provider + ":" + u.Name
+}
+
+// In is the probes of all the point names, in address order.
+func (u *USDTPoint) In(all []usdt.Probe) []usdt.Probe {
+	provider := u.Provider
+	if provider == "" {
+		provider = "*"
+	}
+	return usdt.Named(all, provider, u.Name)
 }
 
 // parseUSDT reads usdt:[PROVIDER:]NAME and its arguments: argN or

@@ -17,7 +17,7 @@ import (
 // Worked example: func f() (n int, s string, ok bool) returns n in RAX, s
 // in RBX (pointer) and RCX (length), ok in RDI.
 func goResults(fn *types.Func, rs []types.Param, r *Resolver) (types.Loc, types.Type, string) {
-	locs, err := goAssign(fn, rs, r)
+	locs, err := goAssign(fn, rs, r.target)
 	if err != "" {
 		return types.Loc{}, nil, err
 	}
@@ -27,9 +27,9 @@ func goResults(fn *types.Func, rs []types.Param, r *Resolver) (types.Loc, types.
 // goAssign assigns every result rs of fn; a result on the stack has an
 // empty Loc. In a binary of Go before the register ABI, results are all on
 // the stack, where goStackResults says.
-func goAssign(fn *types.Func, rs []types.Param, r *Resolver) ([]types.Loc, string) {
-	if !r.goRegABI() {
-		return r.goStackResults(fn)
+func goAssign(fn *types.Func, rs []types.Param, t *target) ([]types.Loc, string) {
+	if !t.goRegABI() {
+		return t.goStackResults(fn)
 	}
 	ints, floats := 0, 0
 	var out []types.Loc
@@ -38,17 +38,17 @@ func goAssign(fn *types.Func, rs []types.Param, r *Resolver) ([]types.Loc, strin
 		i, f := ints, floats
 		ok := types.ScalarParts(p.Type, func(size int64, float bool) bool {
 			if float {
-				if f >= len(r.arch.GoFloatRegs) {
+				if f >= len(t.arch.GoFloatRegs) {
 					return false
 				}
-				pieces = append(pieces, types.Piece{Kind: types.LocReg, Reg: r.arch.GoFloatRegs[f], Size: size, Vector: true})
+				pieces = append(pieces, types.Piece{Kind: types.LocReg, Reg: t.arch.GoFloatRegs[f], Size: size, Vector: true})
 				f++
 				return true
 			}
-			if i >= len(r.arch.GoIntRegs) {
+			if i >= len(t.arch.GoIntRegs) {
 				return false
 			}
-			pieces = append(pieces, types.Piece{Kind: types.LocReg, Reg: r.arch.GoIntRegs[i], Size: size})
+			pieces = append(pieces, types.Piece{Kind: types.LocReg, Reg: t.arch.GoIntRegs[i], Size: size})
 			i++
 			return true
 		})
@@ -75,14 +75,14 @@ func goName(n string) string {
 }
 
 // goResult is where result i of the Go function fn is at a RET.
-func (r *Resolver) goResult(fn *types.Func, i int) (types.Loc, types.Type, string) {
+func (t *target) goResult(fn *types.Func, i int) (types.Loc, types.Type, string) {
 	var rs []types.Param
 	for _, p := range fn.Params {
 		if p.Result {
 			rs = append(rs, p)
 		}
 	}
-	locs, why := goAssign(fn, rs, r)
+	locs, why := goAssign(fn, rs, t)
 	if why != "" && i == 0 || i >= len(locs) {
 		return types.Loc{}, nil, "result not found"
 	}
@@ -96,9 +96,9 @@ func (r *Resolver) goResult(fn *types.Func, i int) (types.Loc, types.Type, strin
 // (ABI0, before the register ABI) leaves its results at a RET: in its
 // caller's argument area, which starts just above the return address
 // (types.GoStackOffsets), on x86-64.
-func (r *Resolver) goStackResults(fn *types.Func) ([]types.Loc, string) {
-	if r.arch.Name != "x86_64" {
-		return nil, fmt.Sprintf("the results of Go before the register ABI are read on x86-64 only, not %s", r.arch.Name)
+func (t *target) goStackResults(fn *types.Func) ([]types.Loc, string) {
+	if t.arch.Name != "x86_64" {
+		return nil, fmt.Sprintf("the results of Go before the register ABI are read on x86-64 only, not %s", t.arch.Name)
 	}
 	offs, ok := types.GoStackOffsets(fn.Params, 8)
 	if !ok {
@@ -107,7 +107,7 @@ func (r *Resolver) goStackResults(fn *types.Func) ([]types.Loc, string) {
 	var out []types.Loc
 	for i, p := range fn.Params {
 		if p.Result {
-			out = append(out, types.Loc{Pieces: []types.Piece{{Kind: types.LocMem, Reg: r.arch.SP, Offset: r.arch.EntryCFA + offs[i]}}})
+			out = append(out, types.Loc{Pieces: []types.Piece{{Kind: types.LocMem, Reg: t.arch.SP, Offset: t.arch.EntryCFA + offs[i]}}})
 		}
 	}
 	return out, ""
@@ -116,14 +116,14 @@ func (r *Resolver) goStackResults(fn *types.Func) ([]types.Loc, string) {
 // goRegABI reports whether the binary's Go code takes its arguments and
 // results in registers: its build information names a Go version that
 // does on its architecture (arch.GoRegABI), or none.
-func (r *Resolver) goRegABI() bool {
-	if r.regABI == nil {
+func (t *target) goRegABI() bool {
+	if t.regABI == nil {
 		v := ""
-		if bi, err := buildinfo.ReadFile(r.path); err == nil {
+		if bi, err := buildinfo.ReadFile(t.path); err == nil {
 			v = bi.GoVersion
 		}
-		ok := r.arch.GoRegABI(v)
-		r.regABI = &ok
+		ok := t.arch.GoRegABI(v)
+		t.regABI = &ok
 	}
-	return *r.regABI
+	return *t.regABI
 }

@@ -53,7 +53,7 @@ func isParam(params []types.Param, name string) bool {
 
 // noParam is the error for a name that is no parameter of fn: the
 // closest names, and results a %return probe could read.
-func (r *Resolver) noParam(d *Def, fn *types.Func, name string, params []string, results []types.Param) error {
+func (t *target) noParam(d *Def, fn *types.Func, name string, params []string, results []types.Param) error {
 	all := append([]string{}, params...)
 	var rs []string
 	for i, p := range results {
@@ -76,15 +76,15 @@ func (r *Resolver) noParam(d *Def, fn *types.Func, name string, params []string,
 	return fmt.Errorf("%s: %s has no parameter %s (%s)", d.Text, fn.Name, name, strings.Join(say, "; "))
 }
 
-// itabs are the dynamic types of the Go interface type t that the symbol
+// itabs are the dynamic types of the Go interface type typ that the symbol
 // table names (the linker's go:itab.TYPE,IFACE symbols), by itab address.
-func (r *Resolver) itabs(t types.Type) []spec.Dynamic {
-	name := types.TypeString(t)
-	if r.f == nil || name == "" {
+func (t *target) itabs(typ types.Type) []spec.Dynamic {
+	name := types.TypeString(typ)
+	if t.f == nil || name == "" {
 		return nil
 	}
 	var out []spec.Dynamic
-	for _, sy := range symtab.Objects(r.f.ELF) {
+	for _, sy := range symtab.Objects(t.f.ELF) {
 		rest, ok := strings.CutPrefix(sy.Name, "go:itab.")
 		if !ok {
 			continue

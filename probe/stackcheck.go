@@ -27,11 +27,11 @@ const maxMorestack = 64
 // stackCheck decodes fn's Go stack check (see Guard); ok is false when fn
 // does not start with one (a NOSPLIT function, C code, another
 // architecture).
-func (r *Resolver) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
-	if !r.decodes() || fn.LowPC == 0 || fn.Size == 0 || r.arch.GoG == "" {
+func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
+	if !t.decodes() || fn.LowPC == 0 || fn.Size == 0 || t.arch.GoG == "" {
 		return sc, false
 	}
-	code, err := r.ef.Code(fn.LowPC, min(fn.Size, 64))
+	code, err := t.ef.Code(fn.LowPC, min(fn.Size, 64))
 	if err != nil {
 		return sc, false
 	}
@@ -61,7 +61,7 @@ func (r *Resolver) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 	case len(ins) >= 5 && ins[0].Op == x86asm.MOV && reg(ins[0].Args[1]) == x86asm.RSP &&
 		ins[1].Op == x86asm.SUB && reg(ins[1].Args[0]) == reg(ins[0].Args[0]) && ins[2].Op == x86asm.JB:
 		imm, isImm := ins[1].Args[1].(x86asm.Imm)
-		if !isImm || imm <= 0 || !r.toEntry(fn, ins[2], addrs[2]) {
+		if !isImm || imm <= 0 || !t.toEntry(fn, ins[2], addrs[2]) {
 			return sc, false
 		}
 		i, cmpWith, sc.spSub = 3, reg(ins[0].Args[0]), int64(imm)
@@ -73,13 +73,13 @@ func (r *Resolver) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 		return sc, false
 	}
 	m, isMem := cmp.Args[1].(x86asm.Mem)
-	if !isMem || m.Base.String() != r.arch.GoG || m.Index != 0 || m.Segment != 0 || cmp.MemBytes != 8 {
+	if !isMem || m.Base.String() != t.arch.GoG || m.Index != 0 || m.Segment != 0 || cmp.MemBytes != 8 {
 		return sc, false
 	}
-	if !r.toEntry(fn, jbe, addrs[i+1]) {
+	if !t.toEntry(fn, jbe, addrs[i+1]) {
 		return sc, false
 	}
-	sc.g, sc.off, sc.branch = r.arch.GoG, int64(int32(m.Disp)), addrs[i+1]
+	sc.g, sc.off, sc.branch = t.arch.GoG, int64(int32(m.Disp)), addrs[i+1]
 	if i > 0 {
 		sc.scratch = cmpWith.String()
 	}
@@ -89,16 +89,16 @@ func (r *Resolver) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 // toEntry reports whether the conditional branch in at addr goes to a
 // block of fn that ends in a jump back to fn's entry, with no other
 // branch on the way (Go's morestack call).
-func (r *Resolver) toEntry(fn *types.Func, in x86asm.Inst, addr uint64) bool {
+func (t *target) toEntry(fn *types.Func, in x86asm.Inst, addr uint64) bool {
 	rel, ok := in.Args[0].(x86asm.Rel)
 	if !ok {
 		return false
 	}
-	t := uint64(int64(addr) + int64(in.Len) + int64(rel))
-	if t <= addr || t >= fn.LowPC+fn.Size {
+	to := uint64(int64(addr) + int64(in.Len) + int64(rel))
+	if to <= addr || to >= fn.LowPC+fn.Size {
 		return false
 	}
-	code, err := r.ef.Code(t, fn.LowPC+fn.Size-t)
+	code, err := t.ef.Code(to, fn.LowPC+fn.Size-to)
 	if err != nil {
 		return false
 	}
@@ -110,7 +110,7 @@ func (r *Resolver) toEntry(fn *types.Func, in x86asm.Inst, addr uint64) bool {
 		switch {
 		case in.Op == x86asm.JMP:
 			rel, ok := in.Args[0].(x86asm.Rel)
-			return ok && int64(t)+int64(off)+int64(in.Len)+int64(rel) == int64(fn.LowPC)
+			return ok && int64(to)+int64(off)+int64(in.Len)+int64(rel) == int64(fn.LowPC)
 		case in.Op == x86asm.RET || isBranch(in.Op):
 			return false
 		}
@@ -123,9 +123,9 @@ func (r *Resolver) toEntry(fn *types.Func, in x86asm.Inst, addr uint64) bool {
 // entry itself when d reads by name the register a Go stack check computes
 // in (R12 for a large frame: at the check's branch it no longer holds the
 // caller's value).
-func (r *Resolver) entryAt(fn *types.Func, d *Def) uint64 {
-	at := r.placement(fn)
-	if r.readsScratch(fn, d.Args) {
+func (t *target) entryAt(fn *types.Func, d *Def) uint64 {
+	at := t.placement(fn)
+	if t.readsScratch(fn, d.Args) {
 		return fn.LowPC
 	}
 	return at
@@ -134,8 +134,8 @@ func (r *Resolver) entryAt(fn *types.Func, d *Def) uint64 {
 // lineAt moves a line site inside fn's stack check, before its branch (the
 // declaration's line starts at the entry), onto the branch, where the
 // guard reads the flags the CPU decides on; the check changes no argument.
-func (r *Resolver) lineAt(fn *types.Func, addr uint64, args []Arg) uint64 {
-	if sc, ok := r.stackCheck(fn); ok && addr >= fn.LowPC && addr < sc.branch && !r.readsScratch(fn, args) {
+func (t *target) lineAt(fn *types.Func, addr uint64, args []Arg) uint64 {
+	if sc, ok := t.stackCheck(fn); ok && addr >= fn.LowPC && addr < sc.branch && !t.readsScratch(fn, args) {
 		return sc.branch
 	}
 	return addr
@@ -143,8 +143,8 @@ func (r *Resolver) lineAt(fn *types.Func, addr uint64, args []Arg) uint64 {
 
 // readsScratch reports whether args read by name the register fn's stack
 // check computes in.
-func (r *Resolver) readsScratch(fn *types.Func, args []Arg) bool {
-	sc, ok := r.stackCheck(fn)
+func (t *target) readsScratch(fn *types.Func, args []Arg) bool {
+	sc, ok := t.stackCheck(fn)
 	if !ok || sc.scratch == "" {
 		return false
 	}
@@ -158,11 +158,11 @@ func (r *Resolver) readsScratch(fn *types.Func, args []Arg) bool {
 
 // guard is the Guard of a site at addr in fn's own code: nil unless addr
 // is in fn's stack check, before its branch to morestack or on it.
-func (r *Resolver) guard(fn *types.Func, addr uint64) *spec.Guard {
+func (t *target) guard(fn *types.Func, addr uint64) *spec.Guard {
 	if addr < fn.LowPC {
 		return nil
 	}
-	sc, ok := r.stackCheck(fn)
+	sc, ok := t.stackCheck(fn)
 	if !ok || addr > sc.branch {
 		return nil
 	}

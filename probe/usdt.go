@@ -15,45 +15,54 @@ import (
 	"github.com/binscope/binscope/usdt"
 )
 
-// usdtProbes reads the file's USDT probes once.
-func (r *Resolver) usdtProbes() ([]usdt.Probe, error) {
-	if r.usdt == nil {
-		ps, err := usdt.Read(r.ef)
+// usdtNotes are the file's USDT probes (.note.stapsdt), read once, and
+// the function symbols that place them (see syms).
+type usdtNotes struct {
+	t       *target
+	all     []usdt.Probe // nil until read (see probes)
+	table   *symtab.Table
+	closers []func() error // what close releases
+}
+
+// close releases the files the notes opened (a debug file for its
+// symbols).
+func (u *usdtNotes) close() {
+	for _, c := range u.closers {
+		c()
+	}
+	u.closers = nil
+}
+
+// probes reads the file's USDT probes once.
+func (u *usdtNotes) probes() ([]usdt.Probe, error) {
+	if u.all == nil {
+		ps, err := usdt.Read(u.t.ef)
 		if errors.Is(err, usdt.ErrNoProbes) {
-			return nil, fmt.Errorf("%s: %w: no USDT probes (the file has no .note.stapsdt)", r.path, types.ErrNotFound)
+			return nil, fmt.Errorf("%s: %w: no USDT probes (the file has no .note.stapsdt)", u.t.path, types.ErrNotFound)
 		}
 		if err != nil {
 			return nil, err
 		}
-		r.usdt = ps
+		u.all = ps
 	}
-	return r.usdt, nil
+	return u.all, nil
 }
 
-// In is the probes of all the point names, in address order.
-func (u *USDTPoint) In(all []usdt.Probe) []usdt.Probe {
-	provider := u.Provider
-	if provider == "" {
-		provider = "*"
-	}
-	return usdt.Named(all, provider, u.Name)
-}
-
-// resolveUSDT finds the sites of a usdt:PROVIDER:NAME definition: the
+// resolve finds the sites of a usdt:PROVIDER:NAME definition: the
 // nop of every probe the point names, each with its semaphore's file
 // offset and its arguments read from the note's operands.
-func (r *Resolver) resolveUSDT(d *Def) (*spec.Probe, error) {
-	all, err := r.usdtProbes()
+func (u *usdtNotes) resolve(d *Def) (*spec.Probe, error) {
+	all, err := u.probes()
 	if err != nil {
 		return nil, err
 	}
 	ps := d.USDT.In(all)
 	if len(ps) == 0 {
-		return nil, r.noUSDT(d, all)
+		return nil, u.missing(d, all)
 	}
 	p := &spec.Probe{Def: d.Text, Function: ps[0].String(), Lang: "usdt"}
 	for _, up := range ps {
-		site, err := r.usdtSite(d, up)
+		site, err := u.site(d, up)
 		if err != nil {
 			return nil, err
 		}
@@ -62,8 +71,43 @@ func (r *Resolver) resolveUSDT(d *Def) (*spec.Probe, error) {
 	return p, nil
 }
 
-// noUSDT says which probes the file has, the closest first.
-func (r *Resolver) noUSDT(d *Def, all []usdt.Probe) error {
+// expand is a usdt: definition itself, or when its pattern names
+// several PROVIDER:NAME, one definition each.
+func (u *usdtNotes) expand(d *Def) ([]*Def, int, error) {
+	all, err := u.probes()
+	if err != nil {
+		return nil, 0, err
+	}
+	ps := d.USDT.In(all)
+	if len(ps) == 0 {
+		return nil, 0, u.missing(d, all)
+	}
+	by := map[string]int{}
+	var names []string
+	for _, p := range ps {
+		n := p.String()
+		if _, ok := by[n]; !ok {
+			names = append(names, n)
+		}
+		by[n]++
+	}
+	if len(names) == 1 {
+		return []*Def{d}, 0, nil
+	}
+	sort.Strings(names)
+	var out []*Def
+	for _, n := range names {
+		prov, name, _ := strings.Cut(n, ":")
+		e := *d
+		e.USDT = &USDTPoint{Provider: prov, Name: name}
+		e.Text = strings.Replace(d.Text, d.USDT.String(), e.USDT.String(), 1)
+		out = append(out, &e)
+	}
+	return out, len(ps), nil
+}
+
+// missing says which probes the file has, the closest first.
+func (u *usdtNotes) missing(d *Def, all []usdt.Probe) error {
 	var names []string
 	seen := map[string]bool{}
 	for _, p := range all {
@@ -81,28 +125,28 @@ func (r *Resolver) noUSDT(d *Def, all []usdt.Probe) error {
 		sort.Strings(names)
 		near = names
 	}
-	return fmt.Errorf("%s: %w: no USDT probe %s (it has: %s)", r.path, types.ErrNotFound, d.USDT, strings.Join(near, ", "))
+	return fmt.Errorf("%s: %w: no USDT probe %s (it has: %s)", u.t.path, types.ErrNotFound, d.USDT, strings.Join(near, ", "))
 }
 
-// usdtSite is one probe's site. The nop must start an instruction of
+// site is one probe's site. The nop must start an instruction of
 // the function that holds it, decoded from its first byte, as any other
 // site: a note that points elsewhere is refused.
-func (r *Resolver) usdtSite(d *Def, up usdt.Probe) (spec.Site, error) {
-	fn, err := r.usdtHolder(up)
+func (u *usdtNotes) site(d *Def, up usdt.Probe) (spec.Site, error) {
+	fn, err := u.holder(up)
 	if err != nil {
 		return spec.Site{}, err
 	}
-	off, err := r.ef.FileOffset(up.Addr)
+	off, err := u.t.ef.FileOffset(up.Addr)
 	if err != nil {
 		return spec.Site{}, err
 	}
 	site := spec.Site{Kind: spec.SiteUSDT, Function: fn.Name, Addr: up.Addr, FileOffset: off, USDT: up.String()}
 	if up.Semaphore != 0 {
-		if site.RefCtrOffset, err = r.ef.FileOffset(up.Semaphore); err != nil {
-			return spec.Site{}, fmt.Errorf("%s: the semaphore of USDT probe %s: %v", r.path, up.String(), err)
+		if site.RefCtrOffset, err = u.t.ef.FileOffset(up.Semaphore); err != nil {
+			return spec.Site{}, fmt.Errorf("%s: the semaphore of USDT probe %s: %v", u.t.path, up.String(), err)
 		}
 	}
-	args, err := usdtArgs(r.path, d, up)
+	args, err := usdtArgs(u.t.path, d, up)
 	if err != nil {
 		return spec.Site{}, err
 	}
@@ -115,26 +159,26 @@ func (r *Resolver) usdtSite(d *Def, up usdt.Probe) (spec.Site, error) {
 			site.Args = append(site.Args, f)
 			continue
 		}
-		f := r.usdtFetch(a.def, a.op)
+		f := u.fetch(a.def, a.op)
 		f.Operand = &a.index
 		site.Args = append(site.Args, f)
 	}
 	return site, nil
 }
 
-// usdtHolder is the function whose code holds the probe's nop, proven to
+// holder is the function whose code holds the probe's nop, proven to
 // start an instruction there.
-func (r *Resolver) usdtHolder(up usdt.Probe) (*types.Func, error) {
-	sym, ok := r.usdtSyms().Covering(up.Addr)
+func (u *usdtNotes) holder(up usdt.Probe) (*types.Func, error) {
+	sym, ok := u.syms().Covering(up.Addr)
 	if !ok {
-		return nil, fmt.Errorf("%s: USDT probe %s at %#x is in no function the symbol table knows: nothing proves an instruction starts there", r.path, up.String(), up.Addr)
+		return nil, fmt.Errorf("%s: USDT probe %s at %#x is in no function the symbol table knows: nothing proves an instruction starts there", u.t.path, up.String(), up.Addr)
 	}
 	fn := &types.Func{Name: sym.Name, LowPC: sym.Addr, Size: sym.Size}
-	if !r.decodes() {
-		return nil, fmt.Errorf("%s: USDT probe %s: instruction decoding is x86-64 only: nothing proves an instruction starts at %#x", r.path, up.String(), up.Addr)
+	if !u.t.decodes() {
+		return nil, fmt.Errorf("%s: USDT probe %s: instruction decoding is x86-64 only: nothing proves an instruction starts at %#x", u.t.path, up.String(), up.Addr)
 	}
 	nop := false
-	err := r.insns(fn, func(a uint64, in x86asm.Inst) {
+	err := u.t.insns(fn, func(a uint64, in x86asm.Inst) {
 		if a == up.Addr {
 			nop = in.Op == x86asm.NOP
 		}
@@ -143,28 +187,28 @@ func (r *Resolver) usdtHolder(up usdt.Probe) (*types.Func, error) {
 		return nil, err
 	}
 	if !nop {
-		return nil, fmt.Errorf("%s: USDT probe %s at %#x: no nop starts there when %s is decoded from its first byte: not attaching", r.path, up.String(), up.Addr, sym.Name)
+		return nil, fmt.Errorf("%s: USDT probe %s at %#x: no nop starts there when %s is decoded from its first byte: not attaching", u.t.path, up.String(), up.Addr, sym.Name)
 	}
 	return fn, nil
 }
 
-// usdtSyms are the function symbols of the file and of its debug file
+// syms are the function symbols of the file and of its debug file
 // (the static functions that hold most probes are often only there).
-func (r *Resolver) usdtSyms() *symtab.Table {
-	if r.usdtTable != nil {
-		return r.usdtTable
+func (u *usdtNotes) syms() *symtab.Table {
+	if u.table != nil {
+		return u.table
 	}
-	files := []*elfx.File{r.ef}
-	if r.f != nil && r.f.Debug != nil && r.f.Debug != r.ef {
-		files = append(files, r.f.Debug)
-	} else if r.f == nil {
-		if df, _ := r.ef.FindDebugFile(); df != nil {
+	files := []*elfx.File{u.t.ef}
+	if u.t.f != nil && u.t.f.Debug != nil && u.t.f.Debug != u.t.ef {
+		files = append(files, u.t.f.Debug)
+	} else if u.t.f == nil {
+		if df, _ := u.t.ef.FindDebugFile(); df != nil {
 			files = append(files, df)
-			r.closers = append(r.closers, df.Close)
+			u.closers = append(u.closers, df.Close)
 		}
 	}
-	r.usdtTable = symtab.Read(files...)
-	return r.usdtTable
+	u.table = symtab.Read(files...)
+	return u.table
 }
 
 // usdtArg is one argument a definition reads, with the operand it reads
@@ -200,10 +244,10 @@ func usdtArgs(path string, d *Def, up usdt.Probe) ([]usdtArg, error) {
 	return out, nil
 }
 
-// usdtFetch is how a site reads one operand: its size and signedness
+// fetch is how a site reads one operand: its size and signedness
 // from the note unless the definition gives a type; :string reads a C
 // string the operand points to.
-func (r *Resolver) usdtFetch(a Arg, op usdt.Arg) spec.Fetch {
+func (u *usdtNotes) fetch(a Arg, op usdt.Arg) spec.Fetch {
 	f := spec.Fetch{Name: a.Name, Type: a.Type}
 	switch {
 	case f.Type == "":
@@ -225,7 +269,7 @@ func (r *Resolver) usdtFetch(a Arg, op usdt.Arg) spec.Fetch {
 		f.Unavailable = fmt.Sprintf("operand %q is %d bytes: not a pointer to text", op.Text, op.Size)
 		return f
 	}
-	c, why := r.usdtChain(op)
+	c, why := u.chain(op)
 	if why != "" {
 		f.Unavailable = why
 		return f
@@ -234,8 +278,8 @@ func (r *Resolver) usdtFetch(a Arg, op usdt.Arg) spec.Fetch {
 	return f
 }
 
-// usdtChain is the fetch chain of an operand.
-func (r *Resolver) usdtChain(op usdt.Arg) (spec.Chain, string) {
+// chain is the fetch chain of an operand.
+func (u *usdtNotes) chain(op usdt.Arg) (spec.Chain, string) {
 	switch op.Kind {
 	case usdt.ArgReg:
 		return spec.Chain{Reg: op.Reg}, ""
@@ -246,9 +290,9 @@ func (r *Resolver) usdtChain(op usdt.Arg) (spec.Chain, string) {
 	// Memory.
 	switch {
 	case op.Symbol != "":
-		syms := r.usdtSyms().Named(op.Symbol)
+		syms := u.syms().Named(op.Symbol)
 		if len(syms) == 0 {
-			objs := symtab.Objects(r.ef)
+			objs := symtab.Objects(u.t.ef)
 			for _, o := range objs {
 				if o.Name == op.Symbol {
 					syms = append(syms, o)

@@ -116,7 +116,7 @@ func (r *Resolver) SpecWith(defs []*Def, o *SpecOptions) (*spec.Spec, error) {
 // probe's places).
 func (r *Resolver) expandDef(d *Def) ([]*Def, int, error) {
 	if d.USDT != nil {
-		return r.expandUSDT(d)
+		return r.notes.expand(d)
 	}
 	if d.File != "" || !naming.IsPattern(d.Func) {
 		return []*Def{d}, 0, nil
@@ -172,41 +172,6 @@ func estimateSites(fn *types.Func) int {
 		}
 	}
 	return n
-}
-
-// expandUSDT is a usdt: definition itself, or when its pattern names
-// several PROVIDER:NAME, one definition each.
-func (r *Resolver) expandUSDT(d *Def) ([]*Def, int, error) {
-	all, err := r.usdtProbes()
-	if err != nil {
-		return nil, 0, err
-	}
-	ps := d.USDT.In(all)
-	if len(ps) == 0 {
-		return nil, 0, r.noUSDT(d, all)
-	}
-	by := map[string]int{}
-	var names []string
-	for _, p := range ps {
-		n := p.String()
-		if _, ok := by[n]; !ok {
-			names = append(names, n)
-		}
-		by[n]++
-	}
-	if len(names) == 1 {
-		return []*Def{d}, 0, nil
-	}
-	sort.Strings(names)
-	var out []*Def
-	for _, n := range names {
-		prov, name, _ := strings.Cut(n, ":")
-		e := *d
-		e.USDT = &USDTPoint{Provider: prov, Name: name}
-		e.Text = strings.Replace(d.Text, d.USDT.String(), e.USDT.String(), 1)
-		out = append(out, &e)
-	}
-	return out, len(ps), nil
 }
 
 // noMatch says that a wildcard matches no function, with the closest
