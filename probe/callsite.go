@@ -137,11 +137,11 @@ func (r *Resolver) savedSlot(pc uint64, name string) (int64, bool) {
 
 // calls reports whether the instruction that ends at ret is a direct call
 // (call rel32) of entry.
-func (r *Resolver) calls(ret, entry uint64) bool {
+func (t *target) calls(ret, entry uint64) bool {
 	if ret < 5 {
 		return false
 	}
-	b, err := r.ef.Code(ret-5, 5)
+	b, err := t.ef.Code(ret-5, 5)
 	if err != nil || len(b) != 5 || b[0] != 0xe8 {
 		return false
 	}

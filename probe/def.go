@@ -11,8 +11,11 @@
 //
 //   - target (target.go): the opened binary, per file: its ELF file, its
 //     DWARF, its architecture, the model of its code read as definitions
-//     need it (quick, all) and the lookups by name (lookup); instruction
-//     decoding (insn.go) and Go's stack check (stackcheck.go) read its code.
+//     need it (all), the symbols it reads by, and the DWARF lookups
+//     (varsAt, params, global). Its methods also find functions by name
+//     and pattern (names.go: quick, lookup, expandFuncs), decode
+//     instructions (insn.go), find Go's stack check (stackcheck.go) and
+//     place Go's results (goabi.go).
 //   - usdtNotes (usdt.go): the file's USDT probes and the symbols that place
 //     them.
 //

@@ -12,18 +12,18 @@ import (
 
 // lineAddr is the first address of line in fn's own code, or of the first
 // expansion called from it.
-func (r *Resolver) lineAddr(fn *types.Func, line int) (uint64, error) {
-	if r.f == nil {
-		return 0, fmt.Errorf("%s has no debug info: FUNC:LINE needs DWARF", r.path)
+func (t *target) lineAddr(fn *types.Func, line int) (uint64, error) {
+	if t.f == nil {
+		return 0, fmt.Errorf("%s has no debug info: FUNC:LINE needs DWARF", t.path)
 	}
-	rows, err := r.f.Lines(fn)
+	rows, err := t.f.Lines(fn)
 	if err != nil {
 		return 0, err
 	}
-	if err := r.all(); err != nil {
+	if err := t.all(); err != nil {
 		return 0, err
 	}
-	_, lines := code.SourceLines(fn, rows, code.InlinedInto(r.model.Funcs(), fn.Name))
+	_, lines := code.SourceLines(fn, rows, code.InlinedInto(t.model.Funcs(), fn.Name))
 	var have []string
 	for _, l := range lines {
 		addrs := append([]uint64{}, l.Addrs...)

@@ -2,12 +2,8 @@ package probe
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
-	"github.com/binscope/binscope/internal/naming"
 	"github.com/binscope/binscope/spec"
-	"github.com/binscope/binscope/types"
 )
 
 // Missing says what Spec does with a definition that names nothing or
@@ -118,68 +114,5 @@ func (r *Resolver) expandDef(d *Def) ([]*Def, int, error) {
 	if d.USDT != nil {
 		return r.notes.expand(d)
 	}
-	if d.File != "" || !naming.IsPattern(d.Func) {
-		return []*Def{d}, 0, nil
-	}
-	if r.model == nil {
-		if fn := r.quick(d.Func); fn != nil {
-			return []*Def{d}, 0, nil // a name that only looks like a pattern (operator*)
-		}
-		if err := r.all(); err != nil {
-			return nil, 0, err
-		}
-	}
-	for _, fn := range r.model.Lookup(d.Func) {
-		if fn.Name == d.Func {
-			return []*Def{d}, 0, nil
-		}
-	}
-	pat := naming.NewPattern(d.Func)
-	by := map[string]int{}
-	var names []string
-	for _, fn := range r.model.Funcs() {
-		if !pat.Match(fn.Name) || fn.LowPC == 0 && (d.Return || len(fn.Inlined) == 0 && len(fn.Clones) == 0) {
-			continue
-		}
-		if _, ok := by[fn.Name]; !ok {
-			names = append(names, fn.Name)
-		}
-		by[fn.Name] += estimateSites(fn)
-	}
-	if len(names) == 0 {
-		return nil, 0, r.noMatch(d, r.model.Names())
-	}
-	sort.Strings(names)
-	out, sites := make([]*Def, 0, len(names)), 0
-	for _, n := range names {
-		e := *d
-		e.Func, e.Text = n, strings.Replace(d.Text, d.Func, n, 1)
-		out = append(out, &e)
-		sites += by[n]
-	}
-	return out, sites, nil
-}
-
-// estimateSites counts fn's places before they are placed.
-func estimateSites(fn *types.Func) int {
-	n := len(fn.Inlined)
-	if fn.LowPC != 0 {
-		n++
-	}
-	for _, c := range fn.Clones {
-		if !naming.ContinuesCall(c.Kind) {
-			n++
-		}
-	}
-	return n
-}
-
-// noMatch says that a wildcard matches no function, with the closest
-// names to its longest literal part.
-func (r *Resolver) noMatch(d *Def, names []string) error {
-	near := types.Nearest(names, 5, naming.NewPattern(d.Func).Near)
-	if len(near) > 0 {
-		return fmt.Errorf("%s: %w: no function matches %s (closest: %s)", r.path, types.ErrNotFound, d.Func, strings.Join(near, ", "))
-	}
-	return fmt.Errorf("%s: %w: no function matches %s", r.path, types.ErrNotFound, d.Func)
+	return r.expandFuncs(d)
 }
