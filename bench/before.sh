@@ -34,8 +34,11 @@ ra=$(git rev-parse --short "$ca") rb=$(git rev-parse --short "$cb")
 dir=$out/before
 if [ "$runs" != list ]; then
 	rm -rf "$dir"
-	buildrev "$a" "$dir/a" gopahole gofunct
-	buildrev "$b" "$dir/b" gopahole gofunct
+	tools=(gopahole gofunct)
+	# goprobe only for its rows.
+	[ "$picked" != "  " ] && [[ "$picked" != *" probe-"* ]] || tools+=(goprobe)
+	buildrev "$a" "$dir/a" "${tools[@]}"
+	buildrev "$b" "$dir/b" "${tools[@]}"
 	gocmd
 fi
 libc=/lib/x86_64-linux-gnu/libc.so.6
@@ -74,7 +77,7 @@ side() {
 	local s=$1 mode=$2 tool=$3 flags=$4 file=$5
 	[ "$mode" = warm ] || rm -rf "$dir/cache-$s"
 	# shellcheck disable=SC2086
-	BINSCOPE_INDEX_CACHE=$dir/cache-$s timed "$dir/$s/$tool" $flags "$file" >>"$dir/$name.$s"
+	BINSCOPE_CACHE=$dir/cache-$s BINSCOPE_INDEX_CACHE=$dir/cache-$s timed "$dir/$s/$tool" $flags "$file" >>"$dir/$name.$s"
 }
 
 # row NAME MODE TOOL FLAGS_A FLAGS_B FILE: RUNS pairs of runs.
@@ -94,7 +97,7 @@ row() {
 		rm -rf "$dir/cache-$i"
 		[ $i = a ] && flags=$fa || flags=$fb
 		# shellcheck disable=SC2086
-		BINSCOPE_INDEX_CACHE=$dir/cache-$i "$dir/$i/$tool" $flags "$file" >"$dir/$name.out.$i" 2>/dev/null || true
+		BINSCOPE_CACHE=$dir/cache-$i BINSCOPE_INDEX_CACHE=$dir/cache-$i "$dir/$i/$tool" $flags "$file" >"$dir/$name.out.$i" 2>/dev/null || true
 	done
 	same="same output"
 	cmp -s "$dir/$name.out.a" "$dir/$name.out.b" ||
@@ -156,7 +159,12 @@ for f in vmlinux:"$vmlinux" glibc:"$glibc" python3.11d:"$python"; do
 	row "pahole-c-${f%%:*}" cold gopahole --format=c --format=c "${f#*:}"
 	row "pahole-json-${f%%:*}" cold gopahole --json --json "${f#*:}"
 done
-for c in task_struct:"$vmlinux" link_map:"$glibc" timex:"$glibc" _typeobject:"$python" runtime.g:"$out/gocmd"; do
+# ceph-osd (bench/ceph.sh installs its debug file; 0.8 GB a run): rows
+# only when named, and then when its debug file is installed.
+ceph=
+[[ "$picked" != *" C-AgentTimeoutCB-"* && "$picked" != *" funct-ceph-osd-"* ]] || ! dpkg -s ceph-osd-dbg >/dev/null 2>&1 || ceph=/usr/bin/ceph-osd
+for c in task_struct:"$vmlinux" link_map:"$glibc" timex:"$glibc" _typeobject:"$python" runtime.g:"$out/gocmd" \
+	AgentTimeoutCB:"$ceph"; do
 	for mode in cold warm; do
 		row "C-${c%%:*}-$mode" "$mode" gopahole "-C ${c%%:*}" "-C ${c%%:*}" "${c#*:}"
 	done
@@ -165,10 +173,18 @@ for f in gocmd:"$out/gocmd" glibc:"$glibc" cpp-real:"$cppreal" python3.11d:"$pyt
 	rust-real:"$rustreal" zig-std:"$zigstd"; do
 	row "funct-${f%%:*}-cold" cold gofunct "" "" "${f#*:}"
 done
+# ceph-osd's functions (1.2 GB a run): only when named, as its -C rows.
+if [ -n "$ceph" ] || [ "$runs" = list ]; then row funct-ceph-osd-cold cold gofunct "" "" "$ceph"; fi
 for f in gocmd:"$out/gocmd" glibc:"$glibc" cpp-real:"$cppreal"; do
 	row "funct-${f%%:*}-warm" warm gofunct "" "" "${f#*:}"
 	row "funct-loc-${f%%:*}-cold" cold gofunct "$proto_a" "$proto_b" "${f#*:}"
 	row "funct-loc-${f%%:*}-warm" warm gofunct "$proto_a" "$proto_b" "${f#*:}"
 	row "funct-inline-${f%%:*}" cold gofunct --inline --inline "${f#*:}"
 	row "funct-json-${f%%:*}" cold gofunct --json --json "${f#*:}"
+done
+# goprobe resolving a count probe on a function by its name (gen: the
+# sites written, nothing attached), its caches emptied before each run.
+for p in "glibc|malloc|$libc" "python3.11d|PyDict_SetItem|$python" "cpp-real|real::scale_by|$cppreal"; do
+	IFS='|' read -r f def file <<<"$p"
+	row "probe-$f" cold goprobe "gen --format=spec $def -x" "gen --format=spec $def -x" "$file"
 done
