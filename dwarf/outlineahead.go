@@ -38,7 +38,7 @@ func (f *File) outlineAhead() (ix *index) {
 	}
 	part := max(info.Size()/aheadParts, 1)
 	for start := uint64(0); start < info.Size(); {
-		if info.Read() == info.Size() && info.Size()-start >= 2*minSplit {
+		if info.Read() == info.Size() && info.Size()-start >= 2<<20 {
 			// Inflated whole: the rest on two cores, as indexAll.
 			px, err := f.outlineRest(info, start)
 			if err != nil {
