@@ -8,10 +8,8 @@ import (
 )
 
 // filledDescribed opens path and describes every function with the
-// parameters Functions fills for o, on one core.
+// parameters Functions fills for o.
 func filledDescribed(t *testing.T, path string, o FuncOptions) []string {
-	defer func(c func() int) { fillCores = c }(fillCores)
-	fillCores = func() int { return 1 }
 	_, fns := openFunctions(t, path, o)
 	return fnsDescribed(fns)
 }
@@ -54,50 +52,6 @@ func sameLines(t *testing.T, what string, got, want []string) int {
 		}
 	}
 	return diff
-}
-
-// TestHelpedFillEqualsOne: functions a helper fills (fillWork.help: from
-// the back of a share, with a converter of its own, here the whole share)
-// get the parameters one core's fill gives them, with whole and with
-// opaque types.
-func TestHelpedFillEqualsOne(t *testing.T) {
-	eachScanInput(t, func(t *testing.T, f *File, _ int) {
-		for _, opaque := range []bool{false, true} {
-			want := filledDescribed(t, f.Path, FuncOptions{Params: true, SpelledParams: opaque})
-			// The walk's entries are recorded and the functions merged, as
-			// fillAll finds them; the helper fills them all.
-			g, fns := openFunctions(t, f.Path, FuncOptions{Params: true, DeferParams: true})
-			pf := g.fillers[0]
-			c, err := g.typeConverter()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if opaque {
-				c = c.another(len(fns))
-				c.opaque = true
-			}
-			for _, fn := range fns {
-				pf.done[fn] = true
-			}
-			fw := &fillWork{pf: pf, conv: c, shares: []fillShare{{fns: fns, hi: len(fns)}}}
-			if len(fns) > 4*fillChunk {
-				fw.help()
-			} else { // too few to help with: filled from the back alike
-				fw.err = fw.fill(c, 0, true)
-			}
-			if fw.err != nil {
-				t.Fatal(fw.err)
-			}
-			if fw.helped != len(fns) {
-				t.Fatalf("the helper filled %d of %d functions", fw.helped, len(fns))
-			}
-			diff := sameLines(t, fmt.Sprintf("opaque %v, helped", opaque), fnsDescribed(fns), want)
-			if len(want) < 5 {
-				t.Errorf("%d functions, want at least 5", len(want))
-			}
-			t.Logf("opaque %v: %d functions agree, %d differ", opaque, len(want)-diff, diff)
-		}
-	})
 }
 
 // TestOpaqueParamsSpellAlike: with SpelledParams, parameter and result

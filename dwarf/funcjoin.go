@@ -59,23 +59,18 @@ func (j *joiner) rootOf(s *subprogram) *subprogram {
 // a function of this file). Entries, clones and aliases are the model of
 // code's to settle with the symbol table; LowPC, Ranges and Size here are
 // the first instance's. fill, when not nil, is given every function with
-// its entries (where its parameters are read from) before naming, and
-// runs while join names them.
-func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Func, map[*types.Func][]*subprogram) error, help func()) ([]*types.Func, error) {
+// its entries (where its parameters are read from) before naming.
+func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Func, map[*types.Func][]*subprogram) error) ([]*types.Func, error) {
 	j := newJoiner(order)
 	callees := j.keep(sites)
 	out, parts := j.funcs(fill != nil)
-	// Parameters are filled on another core while the functions are
-	// named (demangling, on every core): filling needs no names. Every
-	// function is filled, also those naming or merging leaves out.
-	var filled chan error
+	// Parameters are filled before merging, which changes what filling
+	// reads (LowPC, Ranges). Every function is filled, also those naming
+	// or merging leaves out.
 	if fill != nil {
-		filled = make(chan error, 1)
-		go func() {
-			var err error
-			defer func() { filled <- err }()
-			err = fill(out, parts)
-		}()
+		if err := fill(out, parts); err != nil {
+			return nil, err
+		}
 	}
 	nameAll(out)
 	// A function demangling names not (C, Go) takes the name of the
@@ -92,13 +87,6 @@ func (f *File) join(order []*subprogram, sites []inlined, fill func([]*types.Fun
 	for _, fn := range out {
 		if fn.Name != "" && (len(fn.Instances) > 0 || len(fn.Inlined) > 0) {
 			kept = append(kept, fn)
-		}
-	}
-	if filled != nil {
-		help()
-		// Merging changes what filling reads (LowPC, Ranges).
-		if err := <-filled; err != nil {
-			return nil, err
 		}
 	}
 	kept = mergeInlineOnly(kept)

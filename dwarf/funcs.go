@@ -205,27 +205,18 @@ func (f *File) joinWalks(o FuncOptions, ws []walked) (fns []*types.Func, err err
 	}
 	var pf *paramFiller
 	var fill func(out []*types.Func, parts map[*types.Func][]*subprogram) error
-	var help func()
 	if o.Params {
-		// The core that names the functions helps fill them once done.
-		work := make(chan *fillWork, 1)
 		fill = func(out []*types.Func, parts map[*types.Func][]*subprogram) (err error) {
-			defer close(work)
 			pf = newParamFiller(f, parts, order)
 			pf.tags = tags
 			pf.opaque = o.SpelledParams
 			if o.DeferParams {
 				return nil
 			}
-			return pf.fillAll(out, work)
-		}
-		help = func() {
-			if fw, ok := <-work; ok {
-				fw.help()
-			}
+			return pf.fillAll(out)
 		}
 	}
-	fns, err = f.join(order, sites, fill, help)
+	fns, err = f.join(order, sites, fill)
 	if err != nil || !o.Params {
 		return fns, err
 	}

@@ -4,9 +4,7 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/types"
@@ -22,7 +20,6 @@ type paramFiller struct {
 	parts map[*types.Func][]*subprogram
 	byOff []offParam // every parameter entry of the walk, by offset
 	done  map[*types.Func]bool
-	cores int // the cores fillAll used
 	// opaque has fillAll convert C and C++ composites without their
 	// members (FuncOptions.SpelledParams).
 	opaque bool
@@ -65,15 +62,9 @@ func (pf *paramFiller) param(off dwarf.Offset) *param {
 	return pf.byOff[i].p
 }
 
-// fillAll fills the parameters of every function of the walk, and keeps
-// only what FillParams needs to know it did. Functions are filled on
-// every core, up to one core per compile unit they come from, each core a
-// contiguous share of fns (in address order, so mostly whole units, whose
-// types are the unit's own) with a converter of its own: a type two
-// shares use is converted in both. When that leaves a core free, the
-// shares are offered on work (see fillWork.help): a core done with other
-// work takes functions from the back of the largest.
-func (pf *paramFiller) fillAll(fns []*types.Func, work chan<- *fillWork) error {
+// fillAll fills the parameters of every function of the walk not filled
+// yet, and keeps only what FillParams needs to know it did.
+func (pf *paramFiller) fillAll(fns []*types.Func) error {
 	c, err := pf.f.typeConverter()
 	if err != nil {
 		return err
@@ -82,143 +73,18 @@ func (pf *paramFiller) fillAll(fns []*types.Func, work chan<- *fillWork) error {
 		c = c.another(len(fns))
 		c.opaque = true
 	}
-	var todo []*types.Func
 	for _, fn := range fns {
-		if !pf.done[fn] {
-			pf.done[fn] = true
-			todo = append(todo, fn)
+		if pf.done[fn] {
+			continue
+		}
+		pf.done[fn] = true
+		if err := pf.fillWith(c, fn); err != nil {
+			return err
 		}
 	}
-	workers := max(1, min(fillCores(), len(todo)/minParallelFill, pf.units(todo)))
-	pf.cores = workers
-	fw := &fillWork{pf: pf, conv: c, shares: make([]fillShare, workers)}
-	for w := range fw.shares {
-		sh := todo[len(todo)*w/workers : len(todo)*(w+1)/workers]
-		fw.shares[w] = fillShare{fns: sh, hi: len(sh)}
-	}
-	if work != nil && workers < fillCores() && len(todo) >= 2*minParallelFill {
-		work <- fw
-	}
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wc := c
-		if w > 0 {
-			wc = c.another(len(fw.shares[w].fns))
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[w] = fw.fill(wc, w, false)
-		}()
-	}
-	wg.Wait()
-	fw.helpers.Wait() // a helper reads parts and byOff
 	pf.parts, pf.byOff = nil, nil
-	return errors.Join(append(errs, fw.err)...)
+	return nil
 }
-
-// fillWork is what fillAll's cores have left to fill: each core's share
-// of the functions, which it takes from the front and a helper from the
-// back, fillChunk at a time.
-type fillWork struct {
-	pf      *paramFiller
-	conv    *converter // the first share's, what the others are alike to
-	mu      sync.Mutex
-	shares  []fillShare
-	helpers sync.WaitGroup
-	helped  int   // functions helpers filled
-	err     error // a helper's
-}
-
-// fillShare is one core's share: fns[lo:hi] are left.
-type fillShare struct {
-	fns    []*types.Func
-	lo, hi int
-}
-
-// fillChunk is how many functions one take hands out: tens of
-// microseconds of work, enough that taking them costs nothing.
-const fillChunk = 16
-
-// take hands out the next functions of share w (from its back for a
-// helper); none once it is empty.
-func (fw *fillWork) take(w int, back bool) []*types.Func {
-	fw.mu.Lock()
-	defer fw.mu.Unlock()
-	sh := &fw.shares[w]
-	n := min(fillChunk, sh.hi-sh.lo)
-	if back {
-		sh.hi -= n
-		fw.helped += n
-		return sh.fns[sh.hi : sh.hi+n]
-	}
-	sh.lo += n
-	return sh.fns[sh.lo-n : sh.lo]
-}
-
-// fill fills what is left of share w with c, from its front, or from its
-// back for a helper.
-func (fw *fillWork) fill(c *converter, w int, back bool) (err error) {
-	for {
-		fns := fw.take(w, back)
-		if len(fns) == 0 {
-			return nil
-		}
-		for _, fn := range fns {
-			if err := fw.pf.fillWith(c, fn); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// help fills functions from the back of the share with the most left, on
-// a core that has finished its other work, with a converter of its own
-// (a share's types its owner has converted are converted again): only
-// when enough is left to repay that.
-func (fw *fillWork) help() {
-	fw.mu.Lock()
-	w, most := -1, 4*fillChunk
-	for i := range fw.shares {
-		if n := fw.shares[i].hi - fw.shares[i].lo; n > most {
-			w, most = i, n
-		}
-	}
-	if w >= 0 {
-		fw.helpers.Add(1)
-	}
-	fw.mu.Unlock()
-	if w < 0 {
-		return
-	}
-	defer fw.helpers.Done()
-	if err := fw.fill(fw.conv.another(most/2), w, true); err != nil {
-		fw.mu.Lock()
-		fw.err = err
-		fw.mu.Unlock()
-	}
-}
-
-// units is how many compile units fns come from: the types of one unit
-// are its own, and cores that share a unit convert its types each (a C++
-// program of one unit is filled faster on one core).
-func (pf *paramFiller) units(fns []*types.Func) int {
-	seen := map[dwarf.Offset]bool{}
-	for _, fn := range fns {
-		if ps := pf.parts[fn]; len(ps) > 0 && ps[0].unit != nil {
-			seen[ps[0].unit.off] = true // a walk's spans each read their unit's DIE
-		}
-	}
-	return len(seen)
-}
-
-// minParallelFill is the fewest functions per core worth a converter of
-// their own.
-const minParallelFill = 256
-
-// fillCores is how many cores fillAll uses at most.
-var fillCores = func() int { return runtime.GOMAXPROCS(0) }
 
 // FillParams fills fn's Params and Return from the entries recorded by the
 // walk that returned fn (Functions with FuncOptions.Params and
@@ -244,8 +110,7 @@ func (f *File) FillParams(fn *types.Func) (err error) {
 	return fmt.Errorf("%s: parameters of %s: %w: not a function of a walk that read parameters (FuncOptions.Params)", f.Path, fn.Name, types.ErrNotFound)
 }
 
-// FillAllParams is FillParams for many functions of one walk, on every
-// core: the model of code fills them once it knows which concrete copy of
+// FillAllParams is FillParams for many functions of one walk: the model of code fills them once it knows which concrete copy of
 // each is the entry (a walk takes the first one, which may be a clone such
 // as __malloc_info.part.0, with fewer parameters, in another order, at
 // another address). A function of a walk whose parameters were filled, or
@@ -264,7 +129,7 @@ func (f *File) FillAllParams(fns []*types.Func) (err error) {
 	}
 	var errs []error
 	for pf, g := range group {
-		errs = append(errs, pf.fillAll(g, nil))
+		errs = append(errs, pf.fillAll(g))
 	}
 	return errors.Join(errs...)
 }

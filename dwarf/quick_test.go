@@ -191,59 +191,6 @@ func paramsText(ps []param) string {
 	return b.String()
 }
 
-// TestParallelFillEqualsOne: parameters filled on several cores, each
-// share of the functions with a converter of its own, are those one core
-// fills, for every function of each input (types printed in full, with
-// every location).
-func TestParallelFillEqualsOne(t *testing.T) {
-	defer func(c func() int) { fillCores = c }(fillCores)
-	parallel := 0 // inputs filled on more than one core
-	eachScanInput(t, func(t *testing.T, f *File, _ int) {
-		used := 0
-		fill := func(cores int) []string {
-			fillCores = func() int { return cores }
-			g, err := Open(f.Path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer g.Close()
-			fns, err := g.Functions(&FuncOptions{Params: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			used = g.fillers[0].cores
-			var out []string
-			for _, fn := range fns {
-				out = append(out, fmt.Sprintf("%s %#x %s %s", fn.Name, fn.LowPC, typeDescribed(fn.Return), paramsDescribed(fn.Params)))
-			}
-			return out
-		}
-		want := fill(1)
-		got := fill(3)
-		if used > 1 {
-			parallel++
-		}
-		if len(got) != len(want) {
-			t.Fatalf("3 cores: %d functions, one core %d", len(got), len(want))
-		}
-		diff := 0
-		for i := range got {
-			if got[i] != want[i] {
-				if diff++; diff <= 3 {
-					t.Errorf("3 cores:\n\t%s\none core:\n\t%s", got[i], want[i])
-				}
-			}
-		}
-		if len(want) < 5 {
-			t.Errorf("%d functions, want at least 5", len(want))
-		}
-		t.Logf("%d functions agree, %d differ (filled on %d cores)", len(want)-diff, diff, used)
-	})
-	if parallel < 3 {
-		t.Errorf("%d inputs filled on more than one core, want at least 3", parallel)
-	}
-}
-
 func paramsDescribed(ps []types.Param) string {
 	var b strings.Builder
 	for _, p := range ps {
