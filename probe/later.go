@@ -26,7 +26,8 @@ const maxLaterSearch = 256
 // changes (the entry of its location list made for the next copy): a
 // start may lie deep in its copy, at a store (rust-O3 seed 2314: fn06's
 // second copy begins at 0x16fab, where c turns from 0 to 1, and is
-// counted at 0x16fb6); and without leaving the expansion's ranges: the
+// counted at 0x16fb6); and before an effect of the caller's code (a
+// store outside the frame, a call) outside the expansion's ranges: the
 // caller's code between copies leads into the next one, whose first
 // instructions may come before its start (clang -O2 seed 3586: fn10's
 // second copy starts at 0x132c, where a has no location; past fn08's
@@ -74,10 +75,10 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 					vs = inlineParams(fn, all)
 				}
 			}
-			if st.copies && (otherConst(consts, vs) || !holds(site.Ranges, y)) {
-				// The next copy's code, and all past it; or the
-				// caller's code between two copies, past which
-				// the next copy begins.
+			if st.copies && (otherConst(consts, vs) || !holds(site.Ranges, y) && effect(fl.op[y])) {
+				// The next copy's code, and all past it; or an
+				// effect of the caller's code between two copies
+				// (another call's), past which the next begins.
 				continue
 			}
 			queue = append(queue, y)
