@@ -143,7 +143,10 @@ type storeKind struct {
 	// lineless stores have line 0: LLVM gives it to a store it merged
 	// from several statements (the early return's and the tail's record,
 	// hoisted above the guard) and to the copies an unrolled loop made of
-	// it.
+	// it; and to the call of a nested expansion it merged from several
+	// (rust-O3 seed 3099: fn09's su calls of lines 148, 151 and 155 made
+	// one store under an su called from line 0, which runs once for all
+	// three; seed 3208: fn09's fn10 calls).
 	lineless bool
 }
 
@@ -188,6 +191,9 @@ func storeKinds(site *types.InlineSite, m *code.Model, rows []types.Line, fl *fl
 			kd := &storeKind{key: k, chain: chain, rip: global, file: row.File, line: row.Line, lineless: row.Line == 0}
 			if len(chain) > 0 {
 				kd.file, kd.line = chain[0].CallFile, chain[0].CallLine
+			}
+			for _, n := range chain {
+				kd.lineless = kd.lineless || n.CallLine == 0
 			}
 			byKey[k] = kd
 			kinds = append(kinds, byKey[k])

@@ -171,9 +171,9 @@ func (d *dom) dominates(a, b int) bool {
 	return false
 }
 
-// callerLoops are the loops holding instruction x whose back edges come
-// from code outside rs: loops of the code around an expansion, not of its
-// body.
+// callerLoops are the loops holding instruction x that are not the
+// expansion's own (see ownLoop): loops of the code around an expansion,
+// not of its body.
 func (fl *flow) callerLoops(x uint64, rs [][2]uint64) []*loop {
 	d := fl.dominators()
 	i, ok := d.idx[x]
@@ -182,17 +182,33 @@ func (fl *flow) callerLoops(x uint64, rs [][2]uint64) []*loop {
 	}
 	var out []*loop
 	for _, l := range d.loops {
-		if !l.body[i] {
-			continue
-		}
-		for _, u := range l.latches {
-			if !holds(rs, d.addr[u]) {
-				out = append(out, l)
-				break
-			}
+		if l.body[i] && !fl.ownLoop(l, rs) {
+			out = append(out, l)
 		}
 	}
 	return out
+}
+
+// ownLoop reports whether l is a loop of the expansion's own code: its
+// back edges come from inside rs, and every iteration stays in rs but for
+// code that does nothing a call is seen by (see effect). An iteration that
+// runs the caller's own effects (its records, its other calls) is the
+// caller's: LLVM may give the latch of a loop of calls to the last copy
+// of the body, rust-O3 seed 3058 (fn11's two unrolled fn12 calls in
+// fn03's loop, whose back edges are in the second copy's code).
+func (fl *flow) ownLoop(l *loop, rs [][2]uint64) bool {
+	d := fl.dominators()
+	for _, u := range l.latches {
+		if !holds(rs, d.addr[u]) {
+			return false
+		}
+	}
+	for i := range l.body {
+		if a := d.addr[i]; !holds(rs, a) && effect(fl.op[a]) {
+			return false
+		}
+	}
+	return true
 }
 
 // backEdge reports whether the edge from u to v goes back to the header

@@ -149,3 +149,64 @@ func sibling(s, site *types.InlineSite) bool {
 	return s != site && s.Parent == site.Parent && s.Caller == site.Caller && s.CallLine == site.CallLine &&
 		s.CallColumn == site.CallColumn && sameFile(s.CallFile, site.CallFile)
 }
+
+// merged reports whether site is code LLVM merged from several calls of
+// fn (one instruction standing for an instruction of each): an expansion
+// called from line 0 beside expansions of fn with a call line, in the
+// same caller and parent. Each of those counts its call; the merged code
+// is no call. But where site makes a store of its own to a global that
+// each of those makes too, of the same kind (see storeKinds), its store
+// stands for none of theirs: it is a call of its own, whose call line
+// LLVM dropped. rust-O3 seed 3406 inlines fn11(21) into fn09, whose
+// fn12(21) under the folded guard comes from line 0, its record whole
+// beside the records of the two fn12 calls after it.
+func (r *Resolver) merged(fn *types.Func, site *types.InlineSite) bool {
+	if site.CallLine != 0 {
+		return false
+	}
+	var lined []*types.InlineSite
+	for _, s := range fn.Inlined {
+		if s != site && s.CallLine != 0 && s.Parent == site.Parent && s.Caller == site.Caller {
+			lined = append(lined, s)
+		}
+	}
+	if len(lined) == 0 {
+		return false
+	}
+	own := r.globalStores(site)
+	for _, s := range lined {
+		theirs := r.globalStores(s)
+		for k := range own {
+			if !theirs[k] {
+				delete(own, k)
+			}
+		}
+	}
+	return len(own) == 0
+}
+
+// globalStores are the kinds of store to a global's address that the
+// code of site makes (see storeKinds), by key.
+func (r *Resolver) globalStores(site *types.InlineSite) map[string]bool {
+	out := map[string]bool{}
+	inst := r.hostOf(site)
+	m := r.codeModel()
+	if inst == nil || m == nil {
+		return out
+	}
+	fl, err := r.flowOf(inst)
+	if err != nil {
+		return out
+	}
+	rows := r.rowsOf(inst, fl)
+	if rows == nil {
+		return out
+	}
+	kinds, _ := storeKinds(site, m, rows, fl, false, nil)
+	for _, k := range kinds {
+		if k.rip && !k.lineless {
+			out[k.key] = true
+		}
+	}
+	return out
+}

@@ -614,22 +614,6 @@ func continuation(fn *types.Func, site *types.InlineSite) bool {
 	return site.Caller == fn.Name
 }
 
-// merged reports whether site is code LLVM merged from several calls of
-// fn (one instruction standing for an instruction of each): an expansion
-// called from line 0 beside expansions of fn with a call line, in the
-// same caller. Each of those counts its call; the merged code is no call.
-func merged(fn *types.Func, site *types.InlineSite) bool {
-	if site.CallLine != 0 {
-		return false
-	}
-	for _, s := range fn.Inlined {
-		if s != site && s.CallLine != 0 && s.Parent == site.Parent && s.Caller == site.Caller {
-			return true
-		}
-	}
-	return false
-}
-
 func sameFile(a, b string) bool {
 	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
 }

@@ -178,7 +178,7 @@ func (r *Resolver) callSites(b *probeIn) error {
 		}
 	}
 	for _, in := range fn.Inlined {
-		if continuation(fn, in) || merged(fn, in) || r.piece(fn, in) || r.lineless(fn, in) {
+		if continuation(fn, in) || r.merged(fn, in) || r.piece(fn, in) || r.lineless(fn, in) {
 			continue // code of calls other sites count
 		}
 		if err := r.inlineSites(b, in); err != nil {

@@ -249,7 +249,7 @@ func (fl *flow) sameLoops(x, y uint64, rs [][2]uint64) bool {
 }
 
 // inOwnLoop reports whether x is in a loop of the expansion's own code
-// (every back edge from inside rs).
+// (see ownLoop).
 func (fl *flow) inOwnLoop(x uint64, rs [][2]uint64) bool {
 	d := fl.dominators()
 	i, ok := d.idx[x]
@@ -257,14 +257,7 @@ func (fl *flow) inOwnLoop(x uint64, rs [][2]uint64) bool {
 		return false
 	}
 	for _, l := range d.loops {
-		if !l.body[i] {
-			continue
-		}
-		own := true
-		for _, u := range l.latches {
-			own = own && holds(rs, d.addr[u])
-		}
-		if own {
+		if l.body[i] && fl.ownLoop(l, rs) {
 			return true
 		}
 	}
