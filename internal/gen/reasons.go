@@ -140,7 +140,8 @@ func ReasonClass(why string) string {
 		return ReasonNoLocation
 	case strings.Contains(why, "one constant for the whole expansion"):
 		return ReasonConstant
-	case strings.Contains(why, "an operation is left out"), strings.Contains(why, "two values were given one place"):
+	case strings.Contains(why, "an operation is left out"), strings.Contains(why, "two values were given one place"),
+		strings.Contains(why, "the code computes it otherwise"):
 		return ReasonWrongDebug
 	}
 	return ReasonOther
