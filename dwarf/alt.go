@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"bytes"
-	"debug/dwarf"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -119,10 +118,10 @@ func (f *File) openAlt() {
 }
 
 // altBit marks a reference into the alternate file: DW_FORM_GNU_ref_alt's
-// offset with it set travels as any other dwarf.Offset (32 bits) until the
+// offset with it set travels as any other Offset (32 bits) until the
 // converter follows it there. openAlt refuses files whose .debug_info
 // reaches it.
-const altBit dwarf.Offset = 1 << 31
+const altBit Offset = 1 << 31
 
 // resolveField gives a value of a form that points into the alternate
 // file (DW_FORM_GNU_strp_alt, DWARF 5's strp_sup: a name;
@@ -139,7 +138,7 @@ func (f *File) resolveField(fl *Field) {
 	case kindUint32: // DWARF 5's ref_sup4, strp_sup (32-bit DWARF)
 		fl.class = uint8(supClass(fl.Class()))
 	case kindUint: // ref_sup8, strp_sup (64-bit DWARF)
-		if fl.Class() != dwarf.ClassString && fl.Class() != dwarf.ClassReference {
+		if fl.Class() != ClassString && fl.Class() != ClassReference {
 			return
 		}
 		fl.class = uint8(supClass(fl.Class()))
@@ -147,15 +146,15 @@ func (f *File) resolveField(fl *Field) {
 		return
 	}
 	switch fl.Class() {
-	case dwarf.ClassStringAlt:
+	case ClassStringAlt:
 		if f.alt != nil {
 			if s, ok := f.alt.stringAt(off); ok {
-				fl.setString(s, dwarf.ClassString)
+				fl.setString(s, ClassString)
 			}
 		}
-	case dwarf.ClassReferenceAlt:
+	case ClassReferenceAlt:
 		if off >= 0 && off < int64(altBit) {
-			fl.setRef(altBit|dwarf.Offset(off), dwarf.ClassReference)
+			fl.setRef(altBit|Offset(off), ClassReference)
 		}
 	}
 }
@@ -167,12 +166,12 @@ func (f *File) debugStr() []byte { return f.section(".debug_str") }
 // supClass maps the classes debug/dwarf gives DWARF 5's supplementary
 // forms (their values unsigned, unlike any other string or reference)
 // to dwz's.
-func supClass(c dwarf.Class) dwarf.Class {
+func supClass(c Class) Class {
 	switch c {
-	case dwarf.ClassString:
-		return dwarf.ClassStringAlt
-	case dwarf.ClassReference:
-		return dwarf.ClassReferenceAlt
+	case ClassString:
+		return ClassStringAlt
+	case ClassReference:
+		return ClassReferenceAlt
 	}
 	return c
 }
@@ -192,26 +191,26 @@ func (f *File) stringAt(off int64) (string, bool) {
 
 // altRef is the offset into the alternate file a DW_AT_type of e holds,
 // when it refers there.
-func altRef(e *Entry, a dwarf.Attr) (dwarf.Offset, bool) {
+func altRef(e *Entry, a Attr) (Offset, bool) {
 	fl := e.AttrField(a)
 	if fl == nil {
 		return 0, false
 	}
 	switch fl.kind {
 	case kindRef: // as resolveField gives it
-		v := dwarf.Offset(fl.n)
-		return v &^ altBit, fl.Class() == dwarf.ClassReference && v&altBit != 0
+		v := Offset(fl.n)
+		return v &^ altBit, fl.Class() == ClassReference && v&altBit != 0
 	case kindInt:
-		return dwarf.Offset(fl.n), fl.Class() == dwarf.ClassReferenceAlt
+		return Offset(fl.n), fl.Class() == ClassReferenceAlt
 	case kindUint32, kindUint:
-		return dwarf.Offset(fl.n), fl.Class() == dwarf.ClassReference // ref_sup4, ref_sup8
+		return Offset(fl.n), fl.Class() == ClassReference // ref_sup4, ref_sup8
 	}
 	return 0, false
 }
 
 // altType converts the type at off in the alternate file; a stand-in
 // named after the missing file when it could not be opened.
-func (c *converter) altType(off dwarf.Offset, depth int) (types.Type, error) {
+func (c *converter) altType(off Offset, depth int) (types.Type, error) {
 	if c.alt == nil {
 		return &types.Base{Name: "/* in the missing dwz file */"}, nil
 	}
@@ -221,9 +220,9 @@ func (c *converter) altType(off dwarf.Offset, depth int) (types.Type, error) {
 // importedUnits are the offsets of the alternate file's partial units
 // that f's units import (DW_TAG_imported_unit among a unit's top-level
 // children), with those they import in turn.
-func (f *File) importedUnits() (map[dwarf.Offset]bool, error) {
-	out := map[dwarf.Offset]bool{}
-	var todo []dwarf.Offset
+func (f *File) importedUnits() (map[Offset]bool, error) {
+	out := map[Offset]bool{}
+	var todo []Offset
 	r := f.dieReader()
 	for {
 		cu, err := r.Next()
@@ -244,8 +243,8 @@ func (f *File) importedUnits() (map[dwarf.Offset]bool, error) {
 			if e == nil || e.Tag == 0 {
 				break
 			}
-			if e.Tag == dwarf.TagImportedUnit {
-				if off, ok := altRef(e, dwarf.AttrImport); ok && !out[off] {
+			if e.Tag == TagImportedUnit {
+				if off, ok := altRef(e, AttrImport); ok && !out[off] {
 					out[off] = true
 					todo = append(todo, off)
 				}
@@ -271,7 +270,7 @@ func (f *File) importedUnits() (map[dwarf.Offset]bool, error) {
 				if err != nil || e == nil || e.Tag == 0 {
 					break
 				}
-				if o, ok := e.Ref(dwarf.AttrImport); ok && e.Tag == dwarf.TagImportedUnit && !out[o] {
+				if o, ok := e.Ref(AttrImport); ok && e.Tag == TagImportedUnit && !out[o] {
 					out[o] = true
 					todo = append(todo, o)
 				}

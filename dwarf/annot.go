@@ -1,8 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
-
 	"github.com/binscope/binscope/types"
 )
 
@@ -10,7 +8,7 @@ import (
 // btf_decl_tag("...") or btf_type_tag("...") attribute, a child of the
 // DIE it annotates, named by DW_AT_name ("btf_decl_tag", "btf_type_tag")
 // with the tag's text in DW_AT_const_value.
-const tagLLVMAnnotation dwarf.Tag = 0x6000
+const tagLLVMAnnotation Tag = 0x6000
 
 // The DW_AT_name of an annotation that is a BTF tag.
 const (
@@ -23,7 +21,7 @@ func annotation(e *Entry) (kind, text string, ok bool) {
 	if e.Tag != tagLLVMAnnotation {
 		return "", "", false
 	}
-	text, ok = e.Str(dwarf.AttrConstValue)
+	text, ok = e.Str(AttrConstValue)
 	return e.Name(), text, ok
 }
 

@@ -26,14 +26,14 @@ func TestBaseTypeOracle(t *testing.T) {
 			if e == nil {
 				break
 			}
-			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
-				o, ok := f.headerOf(e.Offset)
+			if Tag(e.Tag) == TagCompileUnit || Tag(e.Tag) == TagPartialUnit {
+				o, ok := f.headerOf(Offset(e.Offset))
 				if !ok {
 					t.Fatalf("%s: no header for the unit at %#x", path, e.Offset)
 				}
 				header = uint64(o)
 			}
-			if e.Tag != dwarf.TagBaseType {
+			if Tag(e.Tag) != TagBaseType {
 				continue
 			}
 			size, signed, float, ok := f.baseType(header, uint64(e.Offset))

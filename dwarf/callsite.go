@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"fmt"
 
 	"github.com/binscope/binscope/types"
@@ -38,16 +37,16 @@ type CallParam struct {
 
 // The call site tags and attributes, in DWARF 5's and GCC's DWARF 4 spellings.
 const (
-	tagCallSite         dwarf.Tag  = 0x48
-	tagCallSiteParam    dwarf.Tag  = 0x49
-	tagGNUCallSite      dwarf.Tag  = 0x4109
-	tagGNUCallSiteParam dwarf.Tag  = 0x410a
-	attrCallReturnPC    dwarf.Attr = 0x7d
-	attrCallValue       dwarf.Attr = 0x7e
-	attrCallParameter   dwarf.Attr = 0x80
-	attrCallTailCall    dwarf.Attr = 0x82
-	attrGNUCallValue    dwarf.Attr = 0x2111
-	attrGNUTailCall     dwarf.Attr = 0x2115
+	tagCallSite         Tag  = 0x48
+	tagCallSiteParam    Tag  = 0x49
+	tagGNUCallSite      Tag  = 0x4109
+	tagGNUCallSiteParam Tag  = 0x410a
+	attrCallReturnPC    Attr = 0x7d
+	attrCallValue       Attr = 0x7e
+	attrCallParameter   Attr = 0x80
+	attrCallTailCall    Attr = 0x82
+	attrGNUCallValue    Attr = 0x2111
+	attrGNUTailCall     Attr = 0x2115
 )
 
 // CallSites returns the call sites of the compile unit holding pc (read
@@ -95,7 +94,7 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 			var cs CallSite
 			if v, ok := e.Uint(attrCallReturnPC); ok {
 				cs.ReturnPC = v
-			} else if v, ok := e.Uint(dwarf.AttrLowpc); ok {
+			} else if v, ok := e.Uint(AttrLowpc); ok {
 				cs.ReturnPC = v // GCC's DWARF 4: the return address
 			}
 			cs.Tail = e.Has(attrCallTailCall) || e.Has(attrGNUTailCall)
@@ -106,14 +105,14 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 				break
 			}
 			var p CallParam
-			if la, ok := readLocAttr(e, dwarf.AttrLocation); ok && !la.list {
+			if la, ok := readLocAttr(e, AttrLocation); ok && !la.list {
 				if l := f.decodeLoc(u, la.expr, nil); len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocReg {
 					p.Reg = l.Pieces[0].Reg
 				}
 			}
 			if o, ok := e.Ref(attrCallParameter); ok {
 				p.Param = uint64(o)
-			} else if o, ok := e.Ref(dwarf.AttrAbstractOrigin); ok {
+			} else if o, ok := e.Ref(AttrAbstractOrigin); ok {
 				p.Param = uint64(o)
 			}
 			v, ok := e.Bytes(attrCallValue)
@@ -131,8 +130,8 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 			continue
 		}
 		base := fb()
-		if e.Tag == dwarf.TagSubprogram {
-			if la, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !la.list {
+		if e.Tag == TagSubprogram {
+			if la, ok := readLocAttr(e, AttrFrameBase); ok && !la.list {
 				base = la.expr
 			}
 		}
@@ -140,7 +139,7 @@ func (f *File) CallSites(pc uint64) (sites []CallSite, err error) {
 	}
 	f.cacheMu.Lock()
 	if f.callSites == nil {
-		f.callSites = map[dwarf.Offset][]CallSite{}
+		f.callSites = map[Offset][]CallSite{}
 	}
 	f.callSites[cu.Offset] = sites
 	f.cacheMu.Unlock()
@@ -158,7 +157,7 @@ func (f *File) unitNext(r *dieReader, n, depth int) (*Entry, error) {
 	if err != nil {
 		return nil, f.infoError(noOffset, err)
 	}
-	if e == nil || e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+	if e == nil || e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 		return nil, nil
 	}
 	return e, nil

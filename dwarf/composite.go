@@ -1,8 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
-
 	"github.com/binscope/binscope/types"
 )
 
@@ -14,9 +12,9 @@ func (c *converter) composite(n *node, e *Entry, size int64, depth int) (types.T
 		Decl:     c.decl(n, e),
 	}
 	switch e.Tag {
-	case dwarf.TagUnionType:
+	case TagUnionType:
 		t.Kind = types.KindUnion
-	case dwarf.TagClassType:
+	case TagClassType:
 		t.Kind = types.KindClass
 	}
 	if e.Declaration() {
@@ -38,7 +36,7 @@ func (c *converter) composite(n *node, e *Entry, size int64, depth int) (types.T
 	}
 	for _, k := range n.kids {
 		switch k.tag {
-		case dwarf.TagMember, dwarf.TagInheritance:
+		case TagMember, TagInheritance:
 			m, ok, err := c.member(k, depth)
 			if err != nil {
 				return nil, err
@@ -49,19 +47,19 @@ func (c *converter) composite(n *node, e *Entry, size int64, depth int) (types.T
 			case ok:
 				t.Members = append(t.Members, m)
 			}
-		case dwarf.TagSubprogram:
+		case TagSubprogram:
 			m, err := c.method(k, depth)
 			if err != nil {
 				return nil, err
 			}
 			t.Methods = append(t.Methods, m)
-		case dwarf.TagVariantPart:
+		case TagVariantPart:
 			vp, err := c.variantPart(k, depth)
 			if err != nil {
 				return nil, err
 			}
 			t.Variants = vp
-		case dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter:
+		case TagTemplateTypeParameter, TagTemplateValueParameter:
 			p, err := c.templateParam(k, depth)
 			if err != nil {
 				return nil, err
@@ -80,13 +78,13 @@ func (c *converter) templateParam(n *node, depth int) (types.TemplateParam, erro
 		return types.TemplateParam{}, err
 	}
 	p := types.TemplateParam{Name: e.Name()}
-	if off, ok := e.Type(); ok && e.Tag == dwarf.TagTemplateTypeParameter {
+	if off, ok := e.Type(); ok && e.Tag == TagTemplateTypeParameter {
 		c.behind = true // spelled by its name (Options.Pointees)
 		if p.Type, err = c.typ(off, depth+1); err != nil {
 			return types.TemplateParam{}, err
 		}
 	}
-	p.Value, _ = e.Int(dwarf.AttrConstValue)
+	p.Value, _ = e.Int(AttrConstValue)
 	return p, nil
 }
 
@@ -100,7 +98,7 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 	if e.Declaration() {
 		return types.Member{}, false, nil
 	}
-	if ext, _ := e.Flag(dwarf.AttrExternal); ext {
+	if ext, _ := e.Flag(AttrExternal); ext {
 		return types.Member{}, false, nil
 	}
 	typ, err := c.ref(e, depth)
@@ -111,17 +109,17 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 	if m.Tags, err = annotations(n, annotDeclTag); err != nil {
 		return types.Member{}, false, err
 	}
-	m.Artificial, _ = e.Flag(dwarf.AttrArtificial)
+	m.Artificial, _ = e.Flag(AttrArtificial)
 	if a, ok := e.Int(attrAlignment); ok && a > 0 {
 		m.Align = a
 	}
-	if e.Tag == dwarf.TagInheritance {
+	if e.Tag == TagInheritance {
 		m.Embedded = true
 		m.Name = typ.TypeName()
 	} else if emb, ok := e.Flag(attrGoEmbedded); ok && emb {
 		m.Embedded = true
 	}
-	if v, _ := e.Int(dwarf.AttrVirtuality); v != 0 && e.Tag == dwarf.TagInheritance {
+	if v, _ := e.Int(AttrVirtuality); v != 0 && e.Tag == TagInheritance {
 		m.Virtual = true
 	}
 	m.Access = access(e)
@@ -136,19 +134,19 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 		m.Dynamic = dyn
 		return m, true, nil
 	}
-	bitSize, _ := e.Int(dwarf.AttrBitSize)
+	bitSize, _ := e.Int(AttrBitSize)
 	if bitSize < 0 || bitSize > maxTypeSize {
 		return types.Member{}, false, c.f.decodeError(e.Offset, "absurd bit size %d", bitSize)
 	}
 	m.BitSize = types.Bits(bitSize)
 	switch {
-	case e.Has(dwarf.AttrDataBitOffset):
-		dbo, _ := e.Int(dwarf.AttrDataBitOffset)
+	case e.Has(AttrDataBitOffset):
+		dbo, _ := e.Int(AttrDataBitOffset)
 		m.Offset = types.Bits(dbo)
-	case e.Has(dwarf.AttrBitOffset) && bitSize > 0:
+	case e.Has(AttrBitOffset) && bitSize > 0:
 		// DWARF 2 and 3: DW_AT_bit_offset counts from the most significant
 		// bit of the storage unit that starts at data_member_location.
-		bo, _ := e.Int(dwarf.AttrBitOffset)
+		bo, _ := e.Int(AttrBitOffset)
 		unit, _ := e.ByteSize()
 		if unit == 0 {
 			unit, _ = types.Sizeof(typ)
@@ -170,7 +168,7 @@ func (c *converter) member(n *node, depth int) (types.Member, bool, error) {
 // access reads DW_AT_accessibility (DW_ACCESS_public 1, protected 2,
 // private 3), AccessNone when absent or out of range.
 func access(e *Entry) types.Access {
-	if a, _ := e.Int(dwarf.AttrAccessibility); a >= 1 && a <= 3 {
+	if a, _ := e.Int(AttrAccessibility); a >= 1 && a <= 3 {
 		return types.Access(a)
 	}
 	return types.AccessNone
@@ -189,14 +187,14 @@ func (c *converter) method(n *node, depth int) (types.Method, error) {
 		return types.Method{}, err
 	}
 	m := types.Method{Name: e.Name(), Proto: t.(*types.FuncProto), Access: access(e)}
-	switch v, _ := e.Int(dwarf.AttrVirtuality); v {
+	switch v, _ := e.Int(AttrVirtuality); v {
 	case 1:
 		m.Virtual = true
 	case 2:
 		m.Virtual, m.PureVirtual = true, true
 	}
-	m.Artificial, _ = e.Flag(dwarf.AttrArtificial)
-	if in, _ := e.Int(dwarf.AttrInline); in == 1 || in == 3 { // DW_INL_(declared_)inlined
+	m.Artificial, _ = e.Flag(AttrArtificial)
+	if in, _ := e.Int(AttrInline); in == 1 || in == 3 { // DW_INL_(declared_)inlined
 		m.Inline = true
 	}
 	return m, nil
@@ -210,7 +208,7 @@ func (c *converter) method(n *node, depth int) (types.Method, error) {
 // DW_OP_deref DW_OP_lit24 DW_OP_minus DW_OP_deref DW_OP_plus) yields
 // DynamicRuntime, and one this reader cannot evaluate DynamicUnknown.
 func (c *converter) location(e *Entry) (int64, types.Dynamic, error) {
-	switch v := e.Val(dwarf.AttrDataMemberLoc).(type) {
+	switch v := e.Val(AttrDataMemberLoc).(type) {
 	case nil:
 		return 0, types.DynamicNone, nil
 	case int64:
@@ -237,10 +235,10 @@ func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) 
 	if err != nil {
 		return nil, err
 	}
-	discr, _ := e.Ref(dwarf.AttrDiscr)
+	discr, _ := e.Ref(AttrDiscr)
 	for _, k := range n.kids {
 		switch k.tag {
-		case dwarf.TagMember:
+		case TagMember:
 			m, ok, err := c.member(k, depth)
 			if err != nil {
 				return nil, err
@@ -249,17 +247,17 @@ func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) 
 				mm := m
 				vp.Tag = &mm
 			}
-		case dwarf.TagVariant:
+		case TagVariant:
 			ke, err := k.entry()
 			if err != nil {
 				return nil, err
 			}
 			v := types.Variant{Default: true}
-			if d, ok := ke.Int(dwarf.AttrDiscrValue); ok {
+			if d, ok := ke.Int(AttrDiscrValue); ok {
 				v.Discr, v.Default = d, false
 			}
 			for _, km := range k.kids {
-				if km.tag != dwarf.TagMember {
+				if km.tag != TagMember {
 					continue
 				}
 				m, ok, err := c.member(km, depth)
@@ -280,7 +278,7 @@ func (c *converter) variantPart(n *node, depth int) (*types.VariantPart, error) 
 func (c *converter) array(n *node, e *Entry, depth int) (types.Type, error) {
 	var dims []int64
 	for _, k := range n.kids {
-		if k.tag != dwarf.TagSubrangeType {
+		if k.tag != TagSubrangeType {
 			continue
 		}
 		ke, err := k.entry()
@@ -314,17 +312,17 @@ func (c *converter) array(n *node, e *Entry, depth int) (types.Type, error) {
 // DW_AT_upper_bound - DW_AT_lower_bound + 1; -1 when there is no bound (a
 // flexible array member); 0 for GCC's zero-length arrays (upper bound -1).
 func count(e *Entry) int64 {
-	if n, ok := e.Int(dwarf.AttrCount); ok {
+	if n, ok := e.Int(AttrCount); ok {
 		if n < 0 {
 			return 0
 		}
 		return n
 	}
-	ub, ok := e.Int(dwarf.AttrUpperBound)
+	ub, ok := e.Int(AttrUpperBound)
 	if !ok {
 		return -1
 	}
-	lb, _ := e.Int(dwarf.AttrLowerBound)
+	lb, _ := e.Int(AttrLowerBound)
 	if ub == -1 || uint64(ub) == 0xffffffff || ub < lb {
 		return 0
 	}
@@ -347,14 +345,14 @@ func (c *converter) enum(n *node, e *Entry, size int64, depth int) (types.Type, 
 		}
 	}
 	for _, k := range n.kids {
-		if k.tag != dwarf.TagEnumerator {
+		if k.tag != TagEnumerator {
 			continue
 		}
 		ke, err := k.entry()
 		if err != nil {
 			return nil, err
 		}
-		v, _ := ke.Int(dwarf.AttrConstValue)
+		v, _ := ke.Int(AttrConstValue)
 		if v < 0 {
 			t.Signed = true
 		}
@@ -381,7 +379,7 @@ func (c *converter) funcProto(n *node, e *Entry, size int64, depth int) (types.T
 	var results []types.Type
 	for _, k := range n.kids {
 		switch k.tag {
-		case dwarf.TagFormalParameter:
+		case TagFormalParameter:
 			ke, err := k.entry()
 			if err != nil {
 				return nil, err
@@ -392,12 +390,12 @@ func (c *converter) funcProto(n *node, e *Entry, size int64, depth int) (types.T
 			if err != nil {
 				return nil, err
 			}
-			if out, _ := ke.Flag(dwarf.AttrVarParam); out && n.lang == types.LangGo {
+			if out, _ := ke.Flag(AttrVarParam); out && n.lang == types.LangGo {
 				results = append(results, pt)
 				continue
 			}
 			t.Params = append(t.Params, types.FuncParam{Name: ke.Name(), Type: pt})
-		case dwarf.TagUnspecifiedParameters:
+		case TagUnspecifiedParameters:
 			t.Variadic = true
 		}
 	}

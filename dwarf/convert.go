@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"debug/elf"
 	"fmt"
 
@@ -10,9 +9,9 @@ import (
 
 // Go's vendor attributes (cmd/internal/dwarf).
 const (
-	attrGoKind     dwarf.Attr = 0x2900
-	attrGoEmbedded dwarf.Attr = 0x2903
-	attrAlignment  dwarf.Attr = 0x88 // DW_AT_alignment (DWARF 5)
+	attrGoKind     Attr = 0x2900
+	attrGoEmbedded Attr = 0x2903
+	attrAlignment  Attr = 0x88 // DW_AT_alignment (DWARF 5)
 )
 
 // maxTypeSize rejects sizes no real type has: they come from corrupt input
@@ -24,7 +23,7 @@ const maxTypeSize = 1 << 58
 type converter struct {
 	f    *File
 	ix   *index
-	memo map[dwarf.Offset]types.Type
+	memo map[Offset]types.Type
 	void *types.Void
 	ptr  int64
 	big  bool // big-endian target
@@ -47,7 +46,7 @@ type converter struct {
 	// through typedefs and qualifiers (Options.Pointees); pointees holds
 	// what was converted so, apart from the whole types of memo.
 	behind   bool
-	pointees map[dwarf.Offset]types.Type
+	pointees map[Offset]types.Type
 }
 
 // newConverter converts the types of ix; memo is how many conversions to
@@ -56,7 +55,7 @@ func newConverter(f *File, ix *index, memo int) *converter {
 	return &converter{
 		f:    f,
 		ix:   ix,
-		memo: make(map[dwarf.Offset]types.Type, memo),
+		memo: make(map[Offset]types.Type, memo),
 		void: &types.Void{},
 		ptr:  f.ELF.PointerSize(),
 		big:  f.ELF.Data == elf.ELFDATA2MSB,
@@ -115,9 +114,9 @@ func (c *converter) newSpec() *types.Spec {
 }
 
 // listedTag reports the tags of the types a spec lists by name.
-func listedTag(t dwarf.Tag) bool {
+func listedTag(t Tag) bool {
 	switch t {
-	case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
+	case TagStructType, TagUnionType, TagClassType, TagEnumerationType, TagTypedef:
 		return true
 	}
 	return false
@@ -209,7 +208,7 @@ func mainLang(units []unit) (types.Lang, string) {
 // root converts the type DIE at off for a caller outside the converter,
 // and checks it: a type that contains itself, or whose parts expand beyond
 // types.MaxNodes, is an error naming the DIE.
-func (c *converter) root(off dwarf.Offset) (types.Type, error) {
+func (c *converter) root(off Offset) (types.Type, error) {
 	t, err := c.typ(off, 0)
 	if err != nil {
 		return nil, err
@@ -223,7 +222,7 @@ func (c *converter) root(off dwarf.Offset) (types.Type, error) {
 // typ converts the type DIE at off. Every value is stored in memo before
 // its parts are converted, so cycles (a struct holding a pointer to itself,
 // or a corrupt typedef loop) end.
-func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
+func (c *converter) typ(off Offset, depth int) (types.Type, error) {
 	behind := c.behind && c.f.opts.Pointees
 	c.behind = false
 	if off&altBit != 0 {
@@ -238,7 +237,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 			return t, nil
 		}
 		if c.pointees == nil {
-			c.pointees = map[dwarf.Offset]types.Type{}
+			c.pointees = map[Offset]types.Type{}
 		}
 		memo = c.pointees
 	}
@@ -276,13 +275,13 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 		return nil, err
 	}
 	switch e.Tag {
-	case dwarf.TagBaseType, dwarf.TagUnspecifiedType:
+	case TagBaseType, TagUnspecifiedType:
 		t := &types.Base{Name: name, ByteSize: size, Encoding: encoding(e)}
 		c.memo[off] = t
 		return t, nil
-	case dwarf.TagPointerType, dwarf.TagReferenceType, dwarf.TagRvalueReferenceType, dwarf.TagPtrToMemberType:
+	case TagPointerType, TagReferenceType, TagRvalueReferenceType, TagPtrToMemberType:
 		return c.pointer(off, n, e, name, size, depth)
-	case dwarf.TagTypedef:
+	case TagTypedef:
 		t := &types.Typedef{Name: c.qualify(n, name), Lang: n.lang, Decl: c.decl(n, e)}
 		memo[off] = t
 		c.behind = behind
@@ -292,18 +291,18 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 			t.Tags, err = annotations(n, annotDeclTag)
 		}
 		return t, err
-	case dwarf.TagConstType, dwarf.TagVolatileType, dwarf.TagRestrictType, dwarf.TagAtomicType, tagImmutableType:
+	case TagConstType, TagVolatileType, TagRestrictType, TagAtomicType, tagImmutableType:
 		t := &types.Qualifier{Kind: qualKind(e.Tag)}
 		memo[off] = t
 		c.behind = behind
 		t.Target, err = c.ref(e, depth)
 		c.behind = false
 		return t, err
-	case dwarf.TagArrayType:
+	case TagArrayType:
 		return c.array(n, e, depth)
-	case dwarf.TagEnumerationType:
+	case TagEnumerationType:
 		return c.enum(n, e, size, depth)
-	case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType:
+	case TagStructType, TagUnionType, TagClassType:
 		if behind && n.lang == types.LangCPlusPlus && name != "" {
 			if t := c.pointee(n, e, name); t != nil {
 				memo[off] = t
@@ -318,7 +317,7 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 			return t, err
 		}
 		return c.composite(n, e, size, depth)
-	case dwarf.TagSubroutineType:
+	case TagSubroutineType:
 		return c.funcProto(n, e, size, depth)
 	}
 	return nil, c.f.decodeError(off, "unexpected tag %v", e.Tag)
@@ -326,15 +325,15 @@ func (c *converter) typ(off dwarf.Offset, depth int) (types.Type, error) {
 
 // pointer converts e, the DIE at off: a pointer, a reference or a pointer to member, of
 // the given name and size (the file's pointer size when it says none).
-func (c *converter) pointer(off dwarf.Offset, n *node, e *Entry, name string, size int64, depth int) (types.Type, error) {
+func (c *converter) pointer(off Offset, n *node, e *Entry, name string, size int64, depth int) (types.Type, error) {
 	t := &types.Pointer{Name: name, ByteSize: size}
 	if _, ok := e.ByteSize(); !ok {
 		t.ByteSize = c.ptr
 	}
 	switch e.Tag {
-	case dwarf.TagReferenceType:
+	case TagReferenceType:
 		t.Ref = 1
-	case dwarf.TagRvalueReferenceType:
+	case TagRvalueReferenceType:
 		t.Ref = 2
 	}
 	c.memo[off] = t
@@ -392,11 +391,11 @@ func (c *converter) fileName(n *node, e *Entry) string {
 	if n.unit < 0 || int(n.unit) >= len(c.ix.units) {
 		return ""
 	}
-	return fileName(c.f.unitFiles(c.ix.units[n.unit].entry), e.Val(dwarf.AttrDeclFile))
+	return fileName(c.f.unitFiles(c.ix.units[n.unit].entry), e.Val(AttrDeclFile))
 }
 
 func encoding(e *Entry) types.Encoding {
-	enc, _ := e.Int(dwarf.AttrEncoding)
+	enc, _ := e.Int(AttrEncoding)
 	switch enc {
 	case 0x02:
 		return types.Bool
@@ -416,13 +415,13 @@ func encoding(e *Entry) types.Encoding {
 	return types.Unsigned
 }
 
-func qualKind(t dwarf.Tag) types.QualKind {
+func qualKind(t Tag) types.QualKind {
 	switch t {
-	case dwarf.TagVolatileType:
+	case TagVolatileType:
 		return types.Volatile
-	case dwarf.TagRestrictType:
+	case TagRestrictType:
 		return types.Restrict
-	case dwarf.TagAtomicType:
+	case TagAtomicType:
 		return types.Atomic
 	}
 	return types.Const
@@ -434,7 +433,7 @@ func qualKind(t dwarf.Tag) types.QualKind {
 // among them), or 0 when n is a definition, not C++, or defined nowhere in
 // the file. The one-definition rule makes any definition of the name the
 // right one; C has no such rule, so its declarations stay incomplete.
-func (c *converter) definition(n *node, e *Entry) dwarf.Offset {
+func (c *converter) definition(n *node, e *Entry) Offset {
 	if !e.Declaration() || n.lang != types.LangCPlusPlus || !hasName(e) {
 		return 0
 	}
@@ -450,7 +449,7 @@ func (c *converter) definition(n *node, e *Entry) dwarf.Offset {
 // it only declares it; nil for a class defined nowhere (it converts as
 // the incomplete type it is).
 func (c *converter) pointee(n *node, e *Entry, name string) types.Type {
-	tag, size := e.Tag, e.Val(dwarf.AttrByteSize)
+	tag, size := e.Tag, e.Val(AttrByteSize)
 	if e.Declaration() {
 		var ok bool
 		if tag, size, ok = c.defShape(defKeyOf(e.Tag, n.scope, name)); !ok {
@@ -460,9 +459,9 @@ func (c *converter) pointee(n *node, e *Entry, name string) types.Type {
 	t := &types.Struct{Name: c.qualify(n, name), Lang: n.lang}
 	t.ByteSize, _ = size.(int64)
 	switch tag {
-	case dwarf.TagUnionType:
+	case TagUnionType:
 		t.Kind = types.KindUnion
-	case dwarf.TagClassType:
+	case TagClassType:
 		t.Kind = types.KindClass
 	}
 	return t
@@ -470,7 +469,7 @@ func (c *converter) pointee(n *node, e *Entry, name string) types.Type {
 
 // defShape is the tag and DW_AT_byte_size of the first definition of the
 // class k; false when the file defines none.
-func (c *converter) defShape(k classKey) (dwarf.Tag, any, bool) {
+func (c *converter) defShape(k classKey) (Tag, any, bool) {
 	if si := c.ix.saved; si != nil {
 		d, ok := si.defs[k]
 		return d.tag, d.size, ok
@@ -493,8 +492,8 @@ type classKey struct {
 	scope, name string
 }
 
-func defKeyOf(tag dwarf.Tag, scope, name string) classKey {
-	return classKey{union: tag == dwarf.TagUnionType, scope: scope, name: name}
+func defKeyOf(tag Tag, scope, name string) classKey {
+	return classKey{union: tag == TagUnionType, scope: scope, name: name}
 }
 
 // maxTypeDepth bounds the chain of types a conversion follows at once (a

@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"bytes"
-	"debug/dwarf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -56,18 +55,18 @@ func (dd *entryDecoder) setBases() error {
 	sc.pos, sc.limit = sc.u.first, 0
 	d, ok, err := sc.next()
 	if err != nil || !ok || d.tag == 0 {
-		return dd.f.decodeError(dwarf.Offset(sc.u.first), "unreadable unit DIE (the unit at %#x)", sc.u.start)
+		return dd.f.decodeError(Offset(sc.u.first), "unreadable unit DIE (the unit at %#x)", sc.u.start)
 	}
 	e := &dd.unitE
 	if err := dd.attrs(d, e); err != nil {
 		return err
 	}
-	get := func(a dwarf.Attr) uint64 {
+	get := func(a Attr) uint64 {
 		v, _ := e.Int(a)
 		return uint64(v)
 	}
-	dd.bases = unitBases{addr: get(dwarf.AttrAddrBase), rnglists: get(dwarf.AttrRnglistsBase)}
-	dd.ss.base = int64(get(dwarf.AttrStrOffsetsBase))
+	dd.bases = unitBases{addr: get(AttrAddrBase), rnglists: get(AttrRnglistsBase)}
+	dd.ss.base = int64(get(AttrStrOffsetsBase))
 	return nil
 }
 
@@ -291,7 +290,7 @@ func (v valueAt) blockOf(form uint64) ([]byte, int, error) {
 // ref decodes a reference form's value (and the dwz alternate file's
 // string offsets, which resolveField reads as its references); ok is false
 // for another form.
-func (dd *entryDecoder) ref(v valueAt, form uint64, class dwarf.Class, fl *Field) (next int, ok bool, err error) {
+func (dd *entryDecoder) ref(v valueAt, form uint64, class Class, fl *Field) (next int, ok bool, err error) {
 	u := &dd.sc.u
 	var x uint64
 	switch form {
@@ -301,14 +300,14 @@ func (dd *entryDecoder) ref(v valueAt, form uint64, class dwarf.Class, fl *Field
 			n = u.addrSize
 		}
 		x, next, err = v.fixed(n)
-		fl.setRef(dwarf.Offset(x), class)
+		fl.setRef(Offset(x), class)
 	case fRef1, fRef2, fRef4, fRef8, fRefUdata:
 		if form == fRefUdata {
 			x, next, err = v.uleb()
 		} else {
 			x, next, err = v.fixed(formSize(form, u))
 		}
-		fl.setRef(dwarf.Offset(x)+dwarf.Offset(u.start), class)
+		fl.setRef(Offset(x)+Offset(u.start), class)
 	case fStrpSup, fRefSup4, fRefSup8:
 		n := u.offSize
 		if form != fStrpSup {
@@ -332,7 +331,7 @@ func (dd *entryDecoder) ref(v valueAt, form uint64, class dwarf.Class, fl *Field
 
 // indexed decodes the value of a string form, or of a form that indexes
 // .debug_addr or .debug_rnglists.
-func (dd *entryDecoder) indexed(v valueAt, form uint64, class dwarf.Class, fl *Field) (int, error) {
+func (dd *entryDecoder) indexed(v valueAt, form uint64, class Class, fl *Field) (int, error) {
 	u := &dd.sc.u
 	order := dd.sc.order
 	switch form {
@@ -428,34 +427,34 @@ func cString(sec []byte, off uint64) ([]byte, error) {
 
 // formClass is the class debug/dwarf gives a value of form of attribute
 // a in a unit of version v.
-func formClass(form uint64, a dwarf.Attr, v int) dwarf.Class {
+func formClass(form uint64, a Attr, v int) Class {
 	switch form {
 	case fAddr, fAddrx, fAddrx1, fAddrx2, fAddrx3, fAddrx4:
-		return dwarf.ClassAddress
+		return ClassAddress
 	case fBlock1, fBlock2, fBlock4, fBlock:
 		return blockClass(a)
 	case fData1, fData2, fData4, fData8, fSdata, fUdata, fData16, fImplicitConst:
 		return constClass(a, v)
 	case fFlag, fFlagPresent:
-		return dwarf.ClassFlag
+		return ClassFlag
 	case fRefAddr, fRef1, fRef2, fRef4, fRef8, fRefUdata, fRefSup4, fRefSup8:
-		return dwarf.ClassReference
+		return ClassReference
 	case fRefSig8:
-		return dwarf.ClassReferenceSig
+		return ClassReferenceSig
 	case fString, fStrp, fStrx, fStrpSup, fLineStrp, fStrx1, fStrx2, fStrx3, fStrx4:
-		return dwarf.ClassString
+		return ClassString
 	case fSecOffset:
 		return ptrClass(a)
 	case fExprloc:
-		return dwarf.ClassExprLoc
+		return ClassExprLoc
 	case fGNURefAlt:
-		return dwarf.ClassReferenceAlt
+		return ClassReferenceAlt
 	case fGNUStrpAlt:
-		return dwarf.ClassStringAlt
+		return ClassStringAlt
 	case fLoclistx:
-		return dwarf.ClassLocList
+		return ClassLocList
 	case fRnglistx:
-		return dwarf.ClassRngList
+		return ClassRngList
 	}
-	return dwarf.ClassUnknown
+	return ClassUnknown
 }

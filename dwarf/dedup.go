@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"bytes"
-	"debug/dwarf"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -12,10 +11,10 @@ import (
 )
 
 // keyAttrs are the attributes of a DIE a dedup key says, as debug/dwarf
-// decodes them (int64, bool, string, []byte, dwarf.Offset, or nil when
+// decodes them (int64, bool, string, []byte, Offset, or nil when
 // absent).
 type keyAttrs struct {
-	tag                                   dwarf.Tag
+	tag                                   Tag
 	name                                  []byte
 	size, decl, typ, loc, dbo, bo, cvalue any
 }
@@ -45,8 +44,8 @@ func (c *converter) dedupKey(b []byte, n *node) ([]byte, error) {
 	b = appendVal(b, a.size)
 	b = append(b, '|')
 	b = appendVal(b, a.decl)
-	if a.tag == dwarf.TagTypedef {
-		if off, ok := a.typ.(dwarf.Offset); ok {
+	if a.tag == TagTypedef {
+		if off, ok := a.typ.(Offset); ok {
 			t := c.ix.nodes.get(off)
 			if t == nil && c.ix.saved != nil {
 				t = c.ix.saved.node(c.ix, off) // in a unit not indexed yet
@@ -152,7 +151,7 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 	sc := c.keyScan
 	sc.u = *hdr
 	c.strs.base = -1
-	if base, ok := c.ix.units[n.unit].entry.Int(dwarf.AttrStrOffsetsBase); ok {
+	if base, ok := c.ix.units[n.unit].entry.Int(AttrStrOffsetsBase); ok {
 		c.strs.base = base
 	}
 	pos := int(n.off)
@@ -179,7 +178,7 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 		}
 		var dst *any
 		switch sp.attr {
-		case dwarf.AttrName:
+		case AttrName:
 			if !named {
 				var ok bool
 				if a.name, pos, ok = sc.strBytes(pos, sp, c.strs); !ok {
@@ -188,19 +187,19 @@ func (c *converter) rawAttrs(n *node, a *keyAttrs) bool {
 				named = true
 				continue
 			}
-		case dwarf.AttrByteSize:
+		case AttrByteSize:
 			dst = &a.size
-		case dwarf.AttrDeclaration:
+		case AttrDeclaration:
 			dst = &a.decl
-		case dwarf.AttrType:
+		case AttrType:
 			dst = &a.typ
-		case dwarf.AttrDataMemberLoc:
+		case AttrDataMemberLoc:
 			dst = &a.loc
-		case dwarf.AttrDataBitOffset:
+		case AttrDataBitOffset:
 			dst = &a.dbo
-		case dwarf.AttrBitOffset:
+		case AttrBitOffset:
 			dst = &a.bo
-		case dwarf.AttrConstValue:
+		case AttrConstValue:
 			dst = &a.cvalue
 		}
 		var err error

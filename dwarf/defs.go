@@ -1,7 +1,5 @@
 package dwarf
 
-import "debug/dwarf"
-
 // Definition is a struct, class or union defined in a compile unit.
 type Definition struct {
 	Name string // qualified as the type listing names it (ns::Widget)
@@ -20,7 +18,7 @@ func (f *File) Definitions() (defs []Definition, err error) {
 	}
 	for _, n := range c.ix.named {
 		switch n.tag {
-		case dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
+		case TagStructType, TagClassType, TagUnionType:
 		default:
 			continue
 		}

@@ -1,8 +1,6 @@
 package dwarf
 
-import (
-	"debug/dwarf"
-)
+import ()
 
 // walk says which DIEs a walk over .debug_info reads attributes of.
 type walk int
@@ -63,12 +61,12 @@ func (de *dieEntries) next(params bool) (*Entry, error) {
 	case 0:
 		de.scratchE = Entry{}
 		return &de.scratchE, nil
-	case dwarf.TagCompileUnit, dwarf.TagPartialUnit:
+	case TagCompileUnit, TagPartialUnit:
 		full = true
-	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+	case TagSubprogram, TagInlinedSubroutine:
 		// A typed walk reads them with attrs, from the scratch entry.
 		full = de.w == funcWalk && !de.typed
-	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
+	case TagNamespace, TagModule, TagStructType, TagClassType, TagUnionType:
 		named = true
 	case tagLLVMAnnotation:
 		// A decl tag: its name and text (clang's, rare outside BPF).
@@ -81,14 +79,14 @@ func (de *dieEntries) next(params bool) (*Entry, error) {
 		}
 	}
 	if full {
-		unit := d.tag == dwarf.TagCompileUnit || d.tag == dwarf.TagPartialUnit
+		unit := d.tag == TagCompileUnit || d.tag == TagPartialUnit
 		if !unit && de.w == funcWalk {
 			return de.decoded(d)
 		}
 		e, err := de.full(d)
 		if err == nil && unit {
 			de.strs.base = -1 // the unit's names index .debug_str_offsets from here
-			if base, ok := e.Int(dwarf.AttrStrOffsetsBase); ok {
+			if base, ok := e.Int(AttrStrOffsetsBase); ok {
 				de.strs.base = base
 			}
 			de.setUnit(e)
@@ -104,8 +102,8 @@ func (de *dieEntries) next(params bool) (*Entry, error) {
 		if !ok {
 			return de.full(d)
 		}
-		de.field[0] = Field{Attr: dwarf.AttrName}
-		de.field[0].setString(name, dwarf.ClassString)
+		de.field[0] = Field{Attr: AttrName}
+		de.field[0].setString(name, ClassString)
 		de.scratchE.Field = de.field[:]
 	}
 	return &de.scratchE, nil

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"unsafe"
 )
 
@@ -14,8 +13,8 @@ import (
 // does, and Val gives that value itself for the few readers that keep
 // one whatever its type.
 type Entry struct {
-	Offset   dwarf.Offset
-	Tag      dwarf.Tag
+	Offset   Offset
+	Tag      Tag
 	Children bool
 	Field    []Field
 }
@@ -28,7 +27,7 @@ const (
 	kindInt                   // int64: constants, section offsets
 	kindUint                  // uint64: addresses, indexes, signatures
 	kindUint32                // uint32: DWARF 5's ref_sup4 and 32-bit strp_sup
-	kindRef                   // dwarf.Offset: references
+	kindRef                   // Offset: references
 	kindFlag                  // bool
 	kindString                // string: b's bytes
 	kindBytes                 // []byte: blocks, expressions, data16
@@ -39,7 +38,7 @@ const (
 // strings and blocks, which both point into the section they were read
 // from).
 type Field struct {
-	Attr  dwarf.Attr
+	Attr  Attr
 	class uint8
 	kind  valKind
 	n     uint64
@@ -47,7 +46,7 @@ type Field struct {
 }
 
 // Class is the class debug/dwarf gives the value.
-func (fl *Field) Class() dwarf.Class { return dwarf.Class(fl.class) }
+func (fl *Field) Class() Class { return Class(fl.class) }
 
 // Val is the value as debug/dwarf's Field.Val holds it.
 func (fl *Field) Val() any {
@@ -59,7 +58,7 @@ func (fl *Field) Val() any {
 	case kindUint32:
 		return uint32(fl.n)
 	case kindRef:
-		return dwarf.Offset(fl.n)
+		return Offset(fl.n)
 	case kindFlag:
 		return fl.n != 0
 	case kindString:
@@ -70,19 +69,19 @@ func (fl *Field) Val() any {
 	return nil
 }
 
-func (fl *Field) setInt(v int64, c dwarf.Class) {
+func (fl *Field) setInt(v int64, c Class) {
 	fl.kind, fl.n, fl.class = kindInt, uint64(v), uint8(c)
 }
-func (fl *Field) setUint(v uint64, c dwarf.Class) { fl.kind, fl.n, fl.class = kindUint, v, uint8(c) }
-func (fl *Field) setRef(v dwarf.Offset, c dwarf.Class) {
+func (fl *Field) setUint(v uint64, c Class) { fl.kind, fl.n, fl.class = kindUint, v, uint8(c) }
+func (fl *Field) setRef(v Offset, c Class) {
 	fl.kind, fl.n, fl.class = kindRef, uint64(v), uint8(c)
 }
-func (fl *Field) setFlag(v bool)                   { fl.kind, fl.n, fl.class = kindFlag, b2u(v), uint8(dwarf.ClassFlag) }
-func (fl *Field) setBytes(v []byte, c dwarf.Class) { fl.kind, fl.b, fl.class = kindBytes, v, uint8(c) }
-func (fl *Field) setString(v string, c dwarf.Class) {
+func (fl *Field) setFlag(v bool)             { fl.kind, fl.n, fl.class = kindFlag, b2u(v), uint8(ClassFlag) }
+func (fl *Field) setBytes(v []byte, c Class) { fl.kind, fl.b, fl.class = kindBytes, v, uint8(c) }
+func (fl *Field) setString(v string, c Class) {
 	fl.kind, fl.b, fl.class = kindString, strBytes(v), uint8(c)
 }
-func (fl *Field) setStringBytes(v []byte, c dwarf.Class) {
+func (fl *Field) setStringBytes(v []byte, c Class) {
 	fl.kind, fl.b, fl.class = kindString, v, uint8(c)
 }
 
@@ -97,7 +96,7 @@ func b2u(v bool) uint64 {
 func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // AttrField is e's field of attribute a, nil when it has none.
-func (e *Entry) AttrField(a dwarf.Attr) *Field {
+func (e *Entry) AttrField(a Attr) *Field {
 	for i := range e.Field {
 		if e.Field[i].Attr == a {
 			return &e.Field[i]
@@ -108,7 +107,7 @@ func (e *Entry) AttrField(a dwarf.Attr) *Field {
 
 // Val is the value of e's attribute a as debug/dwarf gives it, nil when
 // e has none.
-func (e *Entry) Val(a dwarf.Attr) any {
+func (e *Entry) Val(a Attr) any {
 	if fl := e.AttrField(a); fl != nil {
 		return fl.Val()
 	}
@@ -116,17 +115,17 @@ func (e *Entry) Val(a dwarf.Attr) any {
 }
 
 // Has reports whether e has attribute a.
-func (e *Entry) Has(a dwarf.Attr) bool { return e.AttrField(a) != nil }
+func (e *Entry) Has(a Attr) bool { return e.AttrField(a) != nil }
 
 // typed is e's field of attribute a when its value is of kind k.
-func (e *Entry) typed(a dwarf.Attr, k valKind) (*Field, bool) {
+func (e *Entry) typed(a Attr, k valKind) (*Field, bool) {
 	fl := e.AttrField(a)
 	return fl, fl != nil && fl.kind == k
 }
 
 // Int is attribute a's value when debug/dwarf gives it as an int64
 // (constants; section offsets).
-func (e *Entry) Int(a dwarf.Attr) (int64, bool) {
+func (e *Entry) Int(a Attr) (int64, bool) {
 	fl, ok := e.typed(a, kindInt)
 	if !ok {
 		return 0, false
@@ -136,7 +135,7 @@ func (e *Entry) Int(a dwarf.Attr) (int64, bool) {
 
 // Uint is attribute a's value when debug/dwarf gives it as a uint64
 // (addresses; list and range list indexes).
-func (e *Entry) Uint(a dwarf.Attr) (uint64, bool) {
+func (e *Entry) Uint(a Attr) (uint64, bool) {
 	fl, ok := e.typed(a, kindUint)
 	if !ok {
 		return 0, false
@@ -146,17 +145,17 @@ func (e *Entry) Uint(a dwarf.Attr) (uint64, bool) {
 
 // Ref is attribute a's value when it is a reference (debug/dwarf's
 // Offset; altBit set for one into the dwz alternate file).
-func (e *Entry) Ref(a dwarf.Attr) (dwarf.Offset, bool) {
+func (e *Entry) Ref(a Attr) (Offset, bool) {
 	fl, ok := e.typed(a, kindRef)
 	if !ok {
 		return 0, false
 	}
-	return dwarf.Offset(fl.n), true
+	return Offset(fl.n), true
 }
 
 // Flag is attribute a's value when it is a flag; ok is false when e has
 // none.
-func (e *Entry) Flag(a dwarf.Attr) (set, ok bool) {
+func (e *Entry) Flag(a Attr) (set, ok bool) {
 	fl, ok := e.typed(a, kindFlag)
 	if !ok {
 		return false, false
@@ -165,7 +164,7 @@ func (e *Entry) Flag(a dwarf.Attr) (set, ok bool) {
 }
 
 // Str is attribute a's value when it is a string.
-func (e *Entry) Str(a dwarf.Attr) (string, bool) {
+func (e *Entry) Str(a Attr) (string, bool) {
 	fl, ok := e.typed(a, kindString)
 	if !ok {
 		return "", false
@@ -175,7 +174,7 @@ func (e *Entry) Str(a dwarf.Attr) (string, bool) {
 
 // Bytes is attribute a's value when it is a block (an expression, a
 // block constant, DW_FORM_data16's bytes).
-func (e *Entry) Bytes(a dwarf.Attr) ([]byte, bool) {
+func (e *Entry) Bytes(a Attr) ([]byte, bool) {
 	fl, ok := e.typed(a, kindBytes)
 	if !ok {
 		return nil, false
@@ -185,21 +184,21 @@ func (e *Entry) Bytes(a dwarf.Attr) ([]byte, bool) {
 
 // Name is e's DW_AT_name, "" for none.
 func (e *Entry) Name() string {
-	s, _ := e.Str(dwarf.AttrName)
+	s, _ := e.Str(AttrName)
 	return s
 }
 
 // Type is e's DW_AT_type.
-func (e *Entry) Type() (dwarf.Offset, bool) { return e.Ref(dwarf.AttrType) }
+func (e *Entry) Type() (Offset, bool) { return e.Ref(AttrType) }
 
 // ByteSize is e's DW_AT_byte_size when it is a constant.
-func (e *Entry) ByteSize() (int64, bool) { return e.Int(dwarf.AttrByteSize) }
+func (e *Entry) ByteSize() (int64, bool) { return e.Int(AttrByteSize) }
 
 // Declaration reports whether e is a declaration (DW_AT_declaration).
 func (e *Entry) Declaration() bool {
-	d, _ := e.Flag(dwarf.AttrDeclaration)
+	d, _ := e.Flag(AttrDeclaration)
 	return d
 }
 
 // DeclLine is e's DW_AT_decl_line when it is a constant.
-func (e *Entry) DeclLine() (int64, bool) { return e.Int(dwarf.AttrDeclLine) }
+func (e *Entry) DeclLine() (int64, bool) { return e.Int(AttrDeclLine) }

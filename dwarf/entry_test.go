@@ -14,9 +14,9 @@ func (f *File) fromReader(e *dwarf.Entry) *Entry {
 	if e == nil {
 		return nil
 	}
-	out := &Entry{Offset: e.Offset, Tag: e.Tag, Children: e.Children}
+	out := &Entry{Offset: Offset(e.Offset), Tag: Tag(e.Tag), Children: e.Children}
 	for _, fl := range e.Field {
-		g, _ := fieldOf(fl.Attr, fl.Val, fl.Class)
+		g, _ := fieldOf(Attr(fl.Attr), fl.Val, Class(fl.Class))
 		f.resolveField(&g)
 		out.Field = append(out.Field, g)
 	}
@@ -25,7 +25,7 @@ func (f *File) fromReader(e *dwarf.Entry) *Entry {
 
 // fieldOf is a field holding v, a value of one of the types debug/dwarf
 // gives, of class c; ok is false for any other type.
-func fieldOf(a dwarf.Attr, v any, c dwarf.Class) (fl Field, ok bool) {
+func fieldOf(a Attr, v any, c Class) (fl Field, ok bool) {
 	fl.Attr = a
 	switch x := v.(type) {
 	case int64:
@@ -34,8 +34,10 @@ func fieldOf(a dwarf.Attr, v any, c dwarf.Class) (fl Field, ok bool) {
 		fl.setUint(x, c)
 	case uint32:
 		fl.kind, fl.n, fl.class = kindUint32, uint64(x), uint8(c)
-	case dwarf.Offset:
+	case Offset:
 		fl.setRef(x, c)
+	case dwarf.Offset:
+		fl.setRef(Offset(x), c)
 	case bool:
 		fl.setFlag(x)
 		fl.class = uint8(c)
@@ -51,8 +53,8 @@ func fieldOf(a dwarf.Attr, v any, c dwarf.Class) (fl Field, ok bool) {
 
 // readerStr is the string debug/dwarf's entry e gives attribute a, ""
 // for none.
-func readerStr(e *dwarf.Entry, a dwarf.Attr) string {
-	s, _ := e.Val(a).(string)
+func readerStr(e *dwarf.Entry, a Attr) string {
+	s, _ := e.Val(dwarf.Attr(a)).(string)
 	return s
 }
 
@@ -62,51 +64,60 @@ func toReader(e *Entry) *dwarf.Entry {
 	if e == nil {
 		return nil
 	}
-	out := &dwarf.Entry{Offset: e.Offset, Tag: e.Tag, Children: e.Children}
+	out := &dwarf.Entry{Offset: dwarf.Offset(e.Offset), Tag: dwarf.Tag(e.Tag), Children: e.Children}
 	for i := range e.Field {
 		fl := &e.Field[i]
-		out.Field = append(out.Field, dwarf.Field{Attr: fl.Attr, Val: fl.Val(), Class: fl.Class()})
+		out.Field = append(out.Field, dwarf.Field{Attr: dwarf.Attr(fl.Attr), Val: readerVal(fl.Val()), Class: dwarf.Class(fl.Class())})
 	}
 	return out
+}
+
+// readerVal is v, a value of an Entry's field, as debug/dwarf holds it:
+// a reference as its Offset.
+func readerVal(v any) any {
+	if o, ok := v.(Offset); ok {
+		return dwarf.Offset(o)
+	}
+	return v
 }
 
 // TestFieldsHoldReaderValues: every type debug/dwarf gives a value goes
 // into a field and comes out as the same value and class, and the typed
 // accessors answer as a type assertion on it does.
 func TestFieldsHoldReaderValues(t *testing.T) {
-	vals := []any{int64(-3), uint64(1 << 40), uint32(7), dwarf.Offset(0x1234), true, false, "name", []byte{1, 2}}
+	vals := []any{int64(-3), uint64(1 << 40), uint32(7), Offset(0x1234), true, false, "name", []byte{1, 2}}
 	show := func(v any) string { return fmt.Sprintf("%T %v", v, v) }
 	for _, v := range vals {
-		fl, ok := fieldOf(dwarf.AttrName, v, dwarf.ClassConstant)
+		fl, ok := fieldOf(AttrName, v, ClassConstant)
 		if !ok {
 			t.Fatalf("%T: not held", v)
 		}
-		if got := fl.Val(); show(got) != show(v) || fl.Class() != dwarf.ClassConstant {
+		if got := fl.Val(); show(got) != show(v) || fl.Class() != ClassConstant {
 			t.Errorf("%T %v: back as %T %v, class %v", v, v, got, got, fl.Class())
 		}
 		e := &Entry{Field: []Field{fl}}
-		i, iok := e.Int(dwarf.AttrName)
+		i, iok := e.Int(AttrName)
 		wi, wiok := v.(int64)
-		u, uok := e.Uint(dwarf.AttrName)
+		u, uok := e.Uint(AttrName)
 		wu, wuok := v.(uint64)
-		r, rok := e.Ref(dwarf.AttrName)
-		wr, wrok := v.(dwarf.Offset)
-		b, bok := e.Flag(dwarf.AttrName)
+		r, rok := e.Ref(AttrName)
+		wr, wrok := v.(Offset)
+		b, bok := e.Flag(AttrName)
 		wb, wbok := v.(bool)
-		s, sok := e.Str(dwarf.AttrName)
+		s, sok := e.Str(AttrName)
 		ws, wsok := v.(string)
 		if i != wi || iok != wiok || u != wu || uok != wuok || r != wr || rok != wrok || b != wb || bok != wbok || s != ws || sok != wsok {
 			t.Errorf("%T %v: accessors disagree with type assertions", v, v)
 		}
 		_, wbytes := v.([]byte)
-		if _, ok := e.Bytes(dwarf.AttrName); ok != wbytes {
+		if _, ok := e.Bytes(AttrName); ok != wbytes {
 			t.Errorf("%T %v: Bytes says %v", v, v, ok)
 		}
-		if !e.Has(dwarf.AttrName) || e.Has(dwarf.AttrType) || e.Val(dwarf.AttrType) != nil {
+		if !e.Has(AttrName) || e.Has(AttrType) || e.Val(AttrType) != nil {
 			t.Errorf("%T %v: Has/Val of a missing attribute", v, v)
 		}
 	}
-	if _, ok := fieldOf(dwarf.AttrName, 1.5, dwarf.ClassConstant); ok {
+	if _, ok := fieldOf(AttrName, 1.5, ClassConstant); ok {
 		t.Error("a float64 held")
 	}
 }

@@ -3,7 +3,6 @@ package dwarf
 import (
 	"bufio"
 	"bytes"
-	"debug/dwarf"
 	"fmt"
 	"math/rand"
 	"os/exec"
@@ -413,15 +412,15 @@ func TestExprOracle(t *testing.T) {
 					}
 					continue
 				}
-				if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 					u, frameBases = f.newUnitCtx(e), nil
 				}
 				var fb []byte
 				if len(frameBases) > 0 {
 					fb = frameBases[len(frameBases)-1]
 				}
-				if e.Tag == dwarf.TagVariable || e.Tag == dwarf.TagFormalParameter {
-					if la, ok := readLocAttr(e, dwarf.AttrLocation); ok {
+				if e.Tag == TagVariable || e.Tag == TagFormalParameter {
+					if la, ok := readLocAttr(e, AttrLocation); ok {
 						key := fmt.Sprintf("%08x", e.Offset)
 						if !la.list {
 							check(key, u, la.expr, fb)
@@ -436,8 +435,8 @@ func TestExprOracle(t *testing.T) {
 					}
 				}
 				if e.Children {
-					if e.Tag == dwarf.TagSubprogram {
-						if la, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !la.list {
+					if e.Tag == TagSubprogram {
+						if la, ok := readLocAttr(e, AttrFrameBase); ok && !la.list {
 							fb = la.expr
 						}
 					}

@@ -24,12 +24,11 @@
 // into the package's own Entry (entry.go), whose fields hold each value
 // typed; the walks that read most DIEs read the few attributes they keep
 // straight from the scan's bytes (quick.go, funcattrs.go). debug/dwarf's
-// Reader, Entry and Data.Ranges are the tests' oracle only. Its Tag, Attr,
-// Class and Offset stay as the names of tags, attributes, classes and
-// offsets: they are plain numbers with DWARF's names and String methods,
-// and a copy here would gain nothing but a second set of names for the
-// tests to translate. Its Data is still made when a file opens: its checks
-// of the unit headers give the errors a corrupt file is refused with.
+// Reader, Entry and Data.Ranges are the tests' oracle only; the names of
+// tags, attributes, classes and offsets are the package's own (names.go),
+// with debug/dwarf's names, values and spellings. Its Data is still made
+// when a file opens: its checks of the unit headers give the errors a
+// corrupt file is refused with.
 package dwarf
 
 import (
@@ -101,9 +100,9 @@ type File struct {
 	// tables and call sites and of sections: walks and parameter fills
 	// run on every core.
 	cacheMu    sync.Mutex
-	lineFiles  map[dwarf.Offset][]string
-	lineTables map[dwarf.Offset]*line.Table // each unit's, read once
-	callSites  map[dwarf.Offset][]CallSite  // each unit's, read once
+	lineFiles  map[Offset][]string
+	lineTables map[Offset]*line.Table // each unit's, read once
+	callSites  map[Offset][]CallSite  // each unit's, read once
 	sections   map[string]*sectionBytes
 	convMu     sync.Mutex // held while the type index is built
 	conv       *converter // the type index and its conversions, built once
@@ -393,14 +392,14 @@ func (f *File) warn(msg string) {
 }
 
 // decodeError is a *elfx.DecodeError for the DIE at off in .debug_info.
-func (f *File) decodeError(off dwarf.Offset, format string, args ...any) error {
+func (f *File) decodeError(off Offset, format string, args ...any) error {
 	return f.infoError(off, fmt.Errorf(format, args...))
 }
 
 // infoError is err, met at the DIE at off (noOffset when not known), as a
 // *elfx.DecodeError (err itself when it is one already; the offset
 // debug/dwarf's own DecodeError names).
-func (f *File) infoError(off dwarf.Offset, err error) error {
+func (f *File) infoError(off Offset, err error) error {
 	o := uint64(off)
 	if off == noOffset {
 		o = elfx.NoOffset
@@ -415,7 +414,7 @@ func (f *File) sectionError(sec string, off int64, format string, args ...any) e
 }
 
 // noOffset is an offset infoError does not know.
-const noOffset = ^dwarf.Offset(0)
+const noOffset = ^Offset(0)
 
 // errTooDeep is returned for DIE trees nested beyond reason, errEndless
 // for units longer than a compiler writes.

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"strings"
 
 	"github.com/binscope/binscope/internal/leb128"
@@ -16,7 +15,7 @@ type fnAttrs struct {
 	name, linkage, mipsLinkage lazyStr
 	external, declaration      bool
 	inline                     int64 // DW_AT_inline, 0 when absent
-	origin, spec, typ          dwarf.Offset
+	origin, spec, typ          Offset
 	// decl_file and call_file index the unit's file table; -1 when
 	// absent. The lines and the column are 0 when absent.
 	declFile, declLine             int64
@@ -112,51 +111,51 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 			}
 		}
 		switch sp.attr {
-		case dwarf.AttrName, dwarf.AttrLinkageName, attrMIPSLinkageName:
+		case AttrName, AttrLinkageName, attrMIPSLinkageName:
 			var v lazyStr
 			if v, ok = s.lazyStr(pos, sp, de.strs); ok {
 				switch sp.attr {
-				case dwarf.AttrName:
+				case AttrName:
 					a.name = v
-				case dwarf.AttrLinkageName:
+				case AttrLinkageName:
 					a.linkage = v
 				default:
 					a.mipsLinkage = v
 				}
 			}
-		case dwarf.AttrExternal:
+		case AttrExternal:
 			a.external, ok = s.flagAt(pos, sp.form)
-		case dwarf.AttrDeclaration:
+		case AttrDeclaration:
 			a.declaration, ok = s.flagAt(pos, sp.form)
-		case dwarf.AttrInline:
+		case AttrInline:
 			a.inline, ok = s.constant(pos, sp)
-		case dwarf.AttrAbstractOrigin:
+		case AttrAbstractOrigin:
 			a.origin, ok = s.walkRef(pos, sp)
-		case dwarf.AttrSpecification:
+		case AttrSpecification:
 			a.spec, ok = s.walkRef(pos, sp)
-		case dwarf.AttrType:
+		case AttrType:
 			a.typ, ok = s.walkRef(pos, sp)
-		case dwarf.AttrDeclFile:
+		case AttrDeclFile:
 			a.declFile, ok = s.constant(pos, sp)
-		case dwarf.AttrDeclLine:
+		case AttrDeclLine:
 			a.declLine, ok = s.constant(pos, sp)
-		case dwarf.AttrCallFile:
+		case AttrCallFile:
 			a.callFile, ok = s.constant(pos, sp)
-		case dwarf.AttrCallLine:
+		case AttrCallLine:
 			a.callLine, ok = s.constant(pos, sp)
-		case dwarf.AttrCallColumn:
+		case AttrCallColumn:
 			a.callColumn, ok = s.constant(pos, sp)
-		case dwarf.AttrLowpc:
+		case AttrLowpc:
 			a.low, ok = de.address(pos, sp)
 			a.hasLow = ok
-		case dwarf.AttrHighpc:
+		case AttrHighpc:
 			a.high, ok = de.pc(pos, sp)
-		case dwarf.AttrEntrypc:
+		case AttrEntrypc:
 			a.entry, ok = de.pc(pos, sp)
-		case dwarf.AttrRanges:
+		case AttrRanges:
 			a.rangesOff, ok = de.rangesAt(pos, sp)
 			a.hasRanges = ok
-		case dwarf.AttrFrameBase:
+		case AttrFrameBase:
 			a.frameBase, ok = s.loc(pos, next, sp)
 			a.hasFrameBase = ok
 		}
@@ -184,7 +183,7 @@ func (de *dieEntries) attrs(e *Entry) (fnAttrs, error) {
 // walkRef reads a reference as a walk keeps it, as debug/dwarf's entry
 // gives it as an offset: a DIE's offset, or 0 for a type signature
 // (DW_FORM_ref_sig8: a type unit's type, in no DIE of .debug_info).
-func (s *scan) walkRef(pos int, sp attrSpec) (dwarf.Offset, bool) {
+func (s *scan) walkRef(pos int, sp attrSpec) (Offset, bool) {
 	if sp.form == fRefSig8 {
 		return 0, pos+8 <= s.u.end
 	}

@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"cmp"
-	"debug/dwarf"
 	"slices"
 	"strings"
 
@@ -15,11 +14,11 @@ import (
 // origin chains.
 type joiner struct {
 	order []*subprogram // in DIE order
-	offs  []dwarf.Offset
+	offs  []Offset
 }
 
 func newJoiner(order []*subprogram) *joiner {
-	offs := make([]dwarf.Offset, len(order))
+	offs := make([]Offset, len(order))
 	for i, s := range order {
 		offs[i] = s.off
 	}
@@ -27,7 +26,7 @@ func newJoiner(order []*subprogram) *joiner {
 }
 
 // find is the subprogram at off, or nil.
-func (j *joiner) find(off dwarf.Offset) *subprogram {
+func (j *joiner) find(off Offset) *subprogram {
 	if i, ok := slices.BinarySearch(j.offs, off); ok {
 		return j.order[i]
 	}

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"fmt"
 	"runtime"
 	"slices"
@@ -17,8 +16,8 @@ import (
 // record is kept small, 128 bytes, what only parameters need behind a
 // pointer (nil without FuncOptions.Params).
 type subprogram struct {
-	off      dwarf.Offset
-	origin   dwarf.Offset // abstract_origin or specification, or 0
+	off      Offset
+	origin   Offset // abstract_origin or specification, or 0
 	name     lazyStr
 	linkage  lazyStr
 	scope    string
@@ -38,7 +37,7 @@ type subprogram struct {
 // subParams is what a subprogram says of its parameters, read when
 // FuncOptions.Params is set.
 type subParams struct {
-	typ       dwarf.Offset // DW_AT_type: the result type
+	typ       Offset // DW_AT_type: the result type
 	frameBase []byte
 	params    []param
 	unit      *unitCtx
@@ -49,10 +48,10 @@ func (s *subprogram) decl() types.Decl { return types.Decl{File: s.declFile, Lin
 
 // param is one DW_TAG_formal_parameter child of a subprogram.
 type param struct {
-	off    dwarf.Offset
+	off    Offset
 	name   string
-	typ    dwarf.Offset
-	origin dwarf.Offset
+	typ    Offset
+	origin Offset
 	result bool
 	loc    locAttr
 	hasLoc bool
@@ -94,8 +93,8 @@ type FuncOptions struct {
 
 // inlined is one DW_TAG_inlined_subroutine.
 type inlined struct {
-	origin dwarf.Offset
-	caller dwarf.Offset // the enclosing out-of-line subprogram
+	origin Offset
+	caller Offset // the enclosing out-of-line subprogram
 	site   *types.InlineSite
 }
 
@@ -114,7 +113,7 @@ func (f *File) Functions(opts *FuncOptions) (fns []*types.Func, err error) {
 // functions is Functions. A walk of the whole file runs on every core,
 // over spans of .debug_info (funcSpans).
 func (f *File) functions(o FuncOptions) (fns []*types.Func, err error) {
-	var units map[dwarf.Offset]bool
+	var units map[Offset]bool
 	if o.At != 0 {
 		if units, err = f.unitsFor(o.At); err != nil {
 			return nil, err
@@ -151,14 +150,14 @@ func prunedUsed(ws []walked) bool {
 	if n == 0 {
 		return false
 	}
-	pruned := make([]dwarf.Offset, 0, n)
+	pruned := make([]Offset, 0, n)
 	for _, w := range ws {
 		pruned = append(pruned, w.pruned...)
 	}
 	if !slices.IsSorted(pruned) { // the walks' spans come in order
 		slices.Sort(pruned)
 	}
-	in := func(off dwarf.Offset) bool { _, ok := slices.BinarySearch(pruned, off); return ok }
+	in := func(off Offset) bool { _, ok := slices.BinarySearch(pruned, off); return ok }
 	for _, w := range ws {
 		c := w.closed
 		for _, part := range [...][]*subprogram{w.order[:c[0]], w.order[c[1]:]} {
@@ -228,7 +227,7 @@ func (f *File) joinWalks(o FuncOptions, ws []walked) (fns []*types.Func, err err
 
 // unitsFor is the set of compile units a walk for the function at addr
 // reads (see FuncOptions.At).
-func (f *File) unitsFor(addr uint64) (map[dwarf.Offset]bool, error) {
+func (f *File) unitsFor(addr uint64) (map[Offset]bool, error) {
 	cu, err := f.dieReader().SeekPC(addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: section .debug_info: no compile unit covers %#x", f.Path, addr)
@@ -242,7 +241,7 @@ func (f *File) unitsFor(addr uint64) (map[dwarf.Offset]bool, error) {
 		return nil, fmt.Errorf("%s: section .debug_line: no row at %#x", f.Path, addr)
 	}
 	file := rows[i].File
-	units := map[dwarf.Offset]bool{cu.Offset: true}
+	units := map[Offset]bool{cu.Offset: true}
 	err = f.eachUnit(func(e *Entry) {
 		for _, lf := range f.unitFiles(e) {
 			if lf == file {
@@ -258,8 +257,8 @@ func (f *File) unitsFor(addr uint64) (map[dwarf.Offset]bool, error) {
 const (
 	dwInlDeclaredNotInlined = 2
 	dwInlDeclaredInlined    = 3
-	attrMIPSLinkageName     = dwarf.Attr(0x2007)
+	attrMIPSLinkageName     = Attr(0x2007)
 	// DW_TAG_GNU_formal_parameter_pack holds the parameters of a C++
 	// parameter pack.
-	tagGNUFormalParameterPack = dwarf.Tag(0x4108)
+	tagGNUFormalParameterPack = Tag(0x4108)
 )

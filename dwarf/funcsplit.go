@@ -1,8 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
-
 	"github.com/binscope/binscope/internal/leb128"
 	"github.com/binscope/binscope/internal/par"
 )
@@ -26,14 +24,14 @@ type walked struct {
 	sites []inlined
 	// pruned are the offsets of the subprograms the walk dropped as no
 	// join keeps them (funcWalker.prune), in DIE order.
-	pruned []dwarf.Offset
+	pruned []Offset
 	// closed are order[closed[0]:closed[1]] and sites[closed[2]:closed[3]],
 	// those of the units prune found refer to no other: none refers to
 	// a subprogram dropped from another unit (see prunedUsed).
 	closed [4]int
 	// tags are the decl tags of subprograms and parameters, by the
 	// offset of the DIE they annotate (with FuncOptions.Params).
-	tags map[dwarf.Offset][]string
+	tags map[Offset][]string
 }
 
 // funcSpans cuts .debug_info into at most n spans of about equal size for
@@ -147,7 +145,7 @@ func (s *scan) unitTable(off int) error {
 }
 
 // walkSpans walks the spans on every core.
-func (f *File) walkSpans(o FuncOptions, units map[dwarf.Offset]bool, spans []span) ([]walked, error) {
+func (f *File) walkSpans(o FuncOptions, units map[Offset]bool, spans []span) ([]walked, error) {
 	ws := make([]walked, len(spans))
 	errs := make([]error, len(spans))
 	par.Each(len(spans), 2, func(i int) {

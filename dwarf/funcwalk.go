@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"debug/elf"
 	"errors"
 	"slices"
@@ -26,7 +25,7 @@ type funcWalker struct {
 	rbuf   [][2]uint64 // attrRanges' buffer
 	scopes map[scopeKey]string
 	// prune's buffers.
-	pruneOffs []dwarf.Offset
+	pruneOffs []Offset
 	pruneUsed []bool
 	unit      *unitCtx // with FuncOptions.Params
 	rel       bool     // a relocatable file: code may start at 0
@@ -45,18 +44,18 @@ type fnReader interface {
 
 // funcFrame is what a walk knows of the entries at one depth.
 type funcFrame struct {
-	sub    dwarf.Offset // enclosing out-of-line subprogram, or 0
+	sub    Offset // enclosing out-of-line subprogram, or 0
 	scope  string
 	direct *subprogram       // the subprogram whose direct children these are
 	inst   *types.Instance   // the concrete copy holding these entries
 	site   *types.InlineSite // the innermost expansion holding them
-	parent dwarf.Offset      // the DIE these entries are children of
+	parent Offset            // the DIE these entries are children of
 }
 
 // walkSpan walks the DIEs of one span of .debug_info (all of it for the
 // zero span) for Functions. A unit whose DIEs the scan cannot read (see
 // lostUnit) is left out, what the walk found of it dropped.
-func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, sp span) (walked, error) {
+func (f *File) walkSpan(o FuncOptions, units map[Offset]bool, sp span) (walked, error) {
 	r := f.dieEntries(funcWalk)
 	r.typed = true
 	jump := 0
@@ -79,7 +78,7 @@ func (f *File) walkSpan(o FuncOptions, units map[dwarf.Offset]bool, sp span) (wa
 	for {
 		e, err := r.next(o.Params && cur.direct != nil)
 		if err == nil && e != nil {
-			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+			if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 				if whole && prune {
 					prune = fw.prune(len(kept.order), len(kept.sites))
 					fw.closeUnit(prune, len(kept.order), len(kept.sites))
@@ -124,7 +123,7 @@ const evictBytes = 16 << 20
 
 // step reads e, the next entry of the walk, in the frame cur below the
 // frames of stack.
-func (fw *funcWalker) step(e *Entry, units map[dwarf.Offset]bool, stack *[]funcFrame, cur *funcFrame) error {
+func (fw *funcWalker) step(e *Entry, units map[Offset]bool, stack *[]funcFrame, cur *funcFrame) error {
 	if e.Tag == 0 {
 		if len(*stack) > 0 {
 			*cur, *stack = (*stack)[len(*stack)-1], (*stack)[:len(*stack)-1]
@@ -140,7 +139,7 @@ func (fw *funcWalker) step(e *Entry, units map[dwarf.Offset]bool, stack *[]funcF
 	next := *cur
 	next.direct = nil
 	next.parent = e.Offset
-	if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+	if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 		*stack = (*stack)[:0]
 		*cur, next = funcFrame{}, funcFrame{}
 		if units != nil && !units[e.Offset] {
@@ -162,12 +161,12 @@ func (fw *funcWalker) step(e *Entry, units map[dwarf.Offset]bool, stack *[]funcF
 
 // passes reports whether the walk does nothing with a DIE of tag that
 // has no children.
-func (fw *funcWalker) passes(tag dwarf.Tag) bool {
+func (fw *funcWalker) passes(tag Tag) bool {
 	switch tag {
-	case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSubprogram, dwarf.TagInlinedSubroutine,
-		dwarf.TagUnspecifiedParameters, tagLLVMAnnotation:
+	case TagCompileUnit, TagPartialUnit, TagSubprogram, TagInlinedSubroutine,
+		TagUnspecifiedParameters, tagLLVMAnnotation:
 		return false
-	case dwarf.TagFormalParameter:
+	case TagFormalParameter:
 		return !fw.o.Params
 	}
 	return true
@@ -175,7 +174,7 @@ func (fw *funcWalker) passes(tag dwarf.Tag) bool {
 
 // enterUnit reads the context of the unit e heads.
 func (fw *funcWalker) enterUnit(e *Entry) {
-	fw.lang = langOf(e, str(e, dwarf.AttrProducer))
+	fw.lang = langOf(e, str(e, AttrProducer))
 	fw.files = fw.f.unitFiles(e)
 	if fw.o.Params {
 		fw.unit = fw.f.newUnitCtx(e)
@@ -186,17 +185,17 @@ func (fw *funcWalker) enterUnit(e *Entry) {
 // next is the frame of e's children.
 func (fw *funcWalker) visit(e *Entry, cur funcFrame, next *funcFrame) error {
 	switch e.Tag {
-	case dwarf.TagNamespace, dwarf.TagModule, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType:
+	case TagNamespace, TagModule, TagStructType, TagClassType, TagUnionType:
 		name := e.Name()
-		if name == "" && e.Tag == dwarf.TagNamespace {
+		if name == "" && e.Tag == TagNamespace {
 			name = "(anonymous namespace)" // as the demangler spells it
 		}
 		if name != "" {
 			next.scope = fw.scope(cur.scope, name)
 		}
-	case dwarf.TagSubprogram:
+	case TagSubprogram:
 		return fw.subprogram(e, cur, next)
-	case dwarf.TagUnspecifiedParameters:
+	case TagUnspecifiedParameters:
 		if s := cur.direct; s != nil {
 			s.variadic = true
 		}
@@ -204,7 +203,7 @@ func (fw *funcWalker) visit(e *Entry, cur funcFrame, next *funcFrame) error {
 		// A C++ parameter pack: its formal parameters are the
 		// function's.
 		next.direct = cur.direct
-	case dwarf.TagFormalParameter:
+	case TagFormalParameter:
 		if s := cur.direct; s != nil && fw.o.Params {
 			p, err := fw.read.param(e)
 			if err != nil {
@@ -212,13 +211,13 @@ func (fw *funcWalker) visit(e *Entry, cur funcFrame, next *funcFrame) error {
 			}
 			fw.params.add(s, p)
 		}
-	case dwarf.TagInlinedSubroutine:
+	case TagInlinedSubroutine:
 		return fw.inlined(e, cur, next)
 	case tagLLVMAnnotation:
 		// A decl tag of a subprogram or of one of its parameters.
 		if kind, text, ok := annotation(e); ok && kind == annotDeclTag && fw.o.Params {
 			if fw.out.tags == nil {
-				fw.out.tags = map[dwarf.Offset][]string{}
+				fw.out.tags = map[Offset][]string{}
 			}
 			fw.out.tags[cur.parent] = append(fw.out.tags[cur.parent], text)
 		}
@@ -395,7 +394,7 @@ func (fw *funcWalker) prune(from, siteFrom int) bool {
 	used := slices.Grow(fw.pruneUsed[:0], len(subs))[:len(subs)]
 	clear(used)
 	fw.pruneUsed = used
-	mark := func(off dwarf.Offset) bool {
+	mark := func(off Offset) bool {
 		i, ok := slices.BinarySearch(offs, off)
 		if ok {
 			used[i] = true

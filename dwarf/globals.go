@@ -1,8 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
-
 	"github.com/binscope/binscope/types"
 )
 
@@ -15,7 +13,7 @@ func (f *File) Globals() (gs []types.Global, err error) {
 	err = f.unitVars(nil, 0, true, func(vw *varsWalker, e *Entry, prefix string) bool {
 		v := vw.variable(e, "")
 		if ps := v.Loc.Pieces; v.Name != "" && len(ps) == 1 && ps[0].Kind == types.LocAddr && ps[0].Size == 0 {
-			ext, _ := e.Flag(dwarf.AttrExternal)
+			ext, _ := e.Flag(AttrExternal)
 			gs = append(gs, types.Global{Name: prefix + v.Name, Type: v.Type, Addr: uint64(ps[0].Offset), External: ext, Tags: vw.declTags, Lang: vw.lang})
 		}
 		return false
@@ -76,11 +74,11 @@ func (f *File) unitVars(r *dieReader, pc uint64, deep bool, fn func(vw *varsWalk
 		} else {
 			cu = units[i]
 		}
-		if all && (cu.Tag != dwarf.TagCompileUnit || !cu.Children) {
+		if all && (cu.Tag != TagCompileUnit || !cu.Children) {
 			r.SkipChildren()
 			continue
 		}
-		vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), pc: pc, lang: langOf(cu, str(cu, dwarf.AttrProducer))}
+		vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), pc: pc, lang: langOf(cu, str(cu, AttrProducer))}
 		if stop, err := vw.staticVars(r, "", deep, fn); stop || err != nil {
 			return err
 		}
@@ -98,7 +96,7 @@ func (vw *varsWalker) staticVars(r *dieReader, prefix string, deep bool, fn func
 			return false, err
 		}
 		switch {
-		case e.Tag == dwarf.TagVariable && e.Has(dwarf.AttrLocation):
+		case e.Tag == TagVariable && e.Has(AttrLocation):
 			vw.declTags = nil
 			if e.Children {
 				if vw.declTags, err = childDeclTags(r); err != nil {
@@ -109,7 +107,7 @@ func (vw *varsWalker) staticVars(r *dieReader, prefix string, deep bool, fn func
 				return true, nil
 			}
 			continue
-		case deep && e.Tag == dwarf.TagNamespace && e.Children:
+		case deep && e.Tag == TagNamespace && e.Children:
 			if stop, err := vw.staticVars(r, prefix+e.Name()+"::", deep, fn); stop || err != nil {
 				return stop, err
 			}

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -33,9 +32,9 @@ import (
 
 // Attributes of the GNU extension.
 const (
-	attrGNUDwoID      = dwarf.Attr(0x2131)
-	attrGNURangesBase = dwarf.Attr(0x2132)
-	attrGNUAddrBase   = dwarf.Attr(0x2133)
+	attrGNUDwoID      = Attr(0x2131)
+	attrGNURangesBase = Attr(0x2132)
+	attrGNUAddrBase   = Attr(0x2133)
 )
 
 // Forms of the GNU extension and the DWARF 5 forms that say the same.
@@ -60,9 +59,9 @@ func (f *File) gnuSkeleton(e *Entry, pos int) (skeleton, bool, error) {
 	default:
 		return skeleton{}, false, fmt.Errorf("skeleton unit at %#x: no DW_AT_GNU_dwo_id", pos)
 	}
-	s.compDir, _ = e.Str(dwarf.AttrCompDir)
-	s.low, _ = e.Uint(dwarf.AttrLowpc)
-	if v, ok := e.Int(dwarf.AttrStmtList); ok {
+	s.compDir, _ = e.Str(AttrCompDir)
+	s.low, _ = e.Uint(AttrLowpc)
+	if v, ok := e.Int(AttrStmtList); ok {
 		s.stmt = v
 	}
 	s.addrBase, _ = e.Int(attrGNUAddrBase)
@@ -140,7 +139,7 @@ func gnuScan(unit, abbrev []byte, order binary.ByteOrder) (*scan, die, error) {
 		return nil, die{}, err
 	}
 	cu, ok, err := sc.next()
-	if err != nil || !ok || cu.tag != dwarf.TagCompileUnit {
+	if err != nil || !ok || cu.tag != TagCompileUnit {
 		return nil, die{}, fmt.Errorf("no compile unit entry first")
 	}
 	return sc, cu, nil
@@ -252,9 +251,9 @@ type gnuLists struct {
 
 // locationAttrs are the attributes whose DW_FORM_sec_offset is a
 // location list in DWARF 4.
-var locationAttrs = map[dwarf.Attr]bool{dwarf.AttrLocation: true, dwarf.AttrFrameBase: true, dwarf.AttrStringLength: true,
-	dwarf.AttrReturnAddr: true, dwarf.AttrStaticLink: true, dwarf.AttrUseLocation: true, dwarf.AttrVtableElemLoc: true,
-	dwarf.AttrDataMemberLoc: true, dwarf.AttrSegment: true}
+var locationAttrs = map[Attr]bool{AttrLocation: true, AttrFrameBase: true, AttrStringLength: true,
+	AttrReturnAddr: true, AttrStaticLink: true, AttrUseLocation: true, AttrVtableElemLoc: true,
+	AttrDataMemberLoc: true, AttrSegment: true}
 
 // rewrite walks every DIE after the unit DIE, putting the joined lists'
 // offsets in place of the unit's.
@@ -272,10 +271,10 @@ func (g *gnuLists) rewrite(sc *scan) error {
 		}
 		pos := d.attrs
 		for _, sp := range d.decl.specs {
-			if sp.form == fSecOffset && (sp.attr == dwarf.AttrRanges || locationAttrs[sp.attr]) {
+			if sp.form == fSecOffset && (sp.attr == AttrRanges || locationAttrs[sp.attr]) {
 				v := g.j.order.Uint32(sc.info[pos:])
 				var nv uint32
-				if sp.attr == dwarf.AttrRanges {
+				if sp.attr == AttrRanges {
 					nv, err = g.ranges(v)
 				} else {
 					nv, err = g.location(v)

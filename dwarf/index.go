@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"errors"
 	"fmt"
 	"slices"
@@ -15,8 +14,8 @@ import (
 // node is an indexed DIE: a type or a part of one (member, enumerator,
 // subrange, parameter, variant part, variant), with its children.
 type node struct {
-	off dwarf.Offset
-	tag dwarf.Tag
+	off Offset
+	tag Tag
 	// ent is the DIE, decoded by the pass that built the index or, in an
 	// index built over a scan, on first use (see entry).
 	ent   *Entry
@@ -28,7 +27,7 @@ type node struct {
 	unit  int32
 	// end, when not 0, is where the DIE's children end, which a stream's
 	// index has not indexed yet (see index.expand).
-	end dwarf.Offset
+	end Offset
 	// same is the type converted from an identical definition in an
 	// earlier unit (see converter.spec), which n converts to.
 	same types.Type
@@ -58,7 +57,7 @@ type index struct {
 	// defs maps a C++ class's qualified name (defKeyOf) to its first
 	// definition, for the declarations of units that do not define it
 	// (see converter.definition).
-	defs  map[classKey]dwarf.Offset
+	defs  map[classKey]Offset
 	units []unit
 	lazy  []*lazyEntries // the decoders of its nodes (one per pass that built it)
 	// saved, for an index of some units only, is the whole file's index
@@ -82,27 +81,27 @@ type index struct {
 // index of some units, each indexed whole when needed in any order (see
 // savedIndex), keeps each unit's nodes in a run of their own (begin).
 type nodeTable struct {
-	offs  []dwarf.Offset
+	offs  []Offset
 	list  []*node
-	extra map[dwarf.Offset]*node
+	extra map[Offset]*node
 	// runs are the units' runs, by offset; cur is the one begun last.
 	// A run's end is its unit's.
 	runs []*nodeTable
 	cur  *nodeTable
-	end  dwarf.Offset
+	end  Offset
 }
 
 // begin starts the run of the unit from off to end, where put appends
 // the nodes of the unit that follow in increasing order.
-func (t *nodeTable) begin(off, end dwarf.Offset) {
-	r := &nodeTable{offs: []dwarf.Offset{off}, list: []*node{nil}, end: end} // off is the unit's: no node
+func (t *nodeTable) begin(off, end Offset) {
+	r := &nodeTable{offs: []Offset{off}, list: []*node{nil}, end: end} // off is the unit's: no node
 	i := sort.Search(len(t.runs), func(i int) bool { return t.runs[i].offs[0] > off })
 	t.runs = slices.Insert(t.runs, i, r)
 	t.cur = r
 }
 
 // drop drops the run begun at off; false when there is none.
-func (t *nodeTable) drop(off dwarf.Offset) bool {
+func (t *nodeTable) drop(off Offset) bool {
 	i := sort.Search(len(t.runs), func(i int) bool { return t.runs[i].offs[0] >= off })
 	if i == len(t.runs) || t.runs[i].offs[0] != off {
 		return false
@@ -114,7 +113,7 @@ func (t *nodeTable) drop(off dwarf.Offset) bool {
 	return true
 }
 
-func (t *nodeTable) put(off dwarf.Offset, n *node) {
+func (t *nodeTable) put(off Offset, n *node) {
 	if r := t.cur; r != nil && off > r.offs[len(r.offs)-1] && off < r.end {
 		r.offs = append(r.offs, off)
 		r.list = append(r.list, n)
@@ -135,12 +134,12 @@ func (t *nodeTable) put(off dwarf.Offset, n *node) {
 		return
 	}
 	if t.extra == nil {
-		t.extra = map[dwarf.Offset]*node{}
+		t.extra = map[Offset]*node{}
 	}
 	t.extra[off] = n
 }
 
-func (t *nodeTable) get(off dwarf.Offset) *node {
+func (t *nodeTable) get(off Offset) *node {
 	if len(t.runs) > 0 {
 		if i := sort.Search(len(t.runs), func(i int) bool { return t.runs[i].offs[0] > off }) - 1; i >= 0 {
 			if n := t.runs[i].get(off); n != nil {
@@ -156,7 +155,7 @@ func (t *nodeTable) get(off dwarf.Offset) *node {
 }
 
 // lookup is the node at off, read while File.local may be adding one.
-func (ix *index) lookup(off dwarf.Offset) *node {
+func (ix *index) lookup(off Offset) *node {
 	ix.localMu.RLock()
 	defer ix.localMu.RUnlock()
 	return ix.nodes.get(off)
@@ -172,7 +171,7 @@ func (t *nodeTable) size() int {
 }
 
 // each calls fn with every node and its offset.
-func (t *nodeTable) each(fn func(off dwarf.Offset, n *node)) {
+func (t *nodeTable) each(fn func(off Offset, n *node)) {
 	for i, n := range t.list {
 		fn(t.offs[i], n)
 	}
@@ -192,26 +191,26 @@ func (t *nodeTable) each(fn func(off dwarf.Offset, n *node)) {
 // maxNesting bounds the depth of DIE trees the index follows.
 const maxNesting = 256
 
-func isTypeTag(t dwarf.Tag) bool {
+func isTypeTag(t Tag) bool {
 	switch t {
-	case dwarf.TagBaseType, dwarf.TagPointerType, dwarf.TagReferenceType, dwarf.TagRvalueReferenceType,
-		dwarf.TagTypedef, dwarf.TagConstType, dwarf.TagVolatileType, dwarf.TagRestrictType, dwarf.TagAtomicType,
-		dwarf.TagArrayType, dwarf.TagEnumerationType, dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType,
-		dwarf.TagSubroutineType, dwarf.TagUnspecifiedType, dwarf.TagPtrToMemberType, tagImmutableType:
+	case TagBaseType, TagPointerType, TagReferenceType, TagRvalueReferenceType,
+		TagTypedef, TagConstType, TagVolatileType, TagRestrictType, TagAtomicType,
+		TagArrayType, TagEnumerationType, TagStructType, TagUnionType, TagClassType,
+		TagSubroutineType, TagUnspecifiedType, TagPtrToMemberType, tagImmutableType:
 		return true
 	}
 	return false
 }
 
 // tagImmutableType is DW_TAG_immutable_type (DWARF 5, D's immutable).
-const tagImmutableType dwarf.Tag = 0x4b
+const tagImmutableType Tag = 0x4b
 
 // isPartTag reports the tags that belong to the type that encloses them.
-func isPartTag(t dwarf.Tag) bool {
+func isPartTag(t Tag) bool {
 	switch t {
-	case dwarf.TagMember, dwarf.TagEnumerator, dwarf.TagSubrangeType, dwarf.TagFormalParameter,
-		dwarf.TagUnspecifiedParameters, dwarf.TagInheritance, dwarf.TagVariantPart, dwarf.TagVariant,
-		dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter, tagLLVMAnnotation:
+	case TagMember, TagEnumerator, TagSubrangeType, TagFormalParameter,
+		TagUnspecifiedParameters, TagInheritance, TagVariantPart, TagVariant,
+		TagTemplateTypeParameter, TagTemplateValueParameter, tagLLVMAnnotation:
 		return true
 	}
 	return false
@@ -237,7 +236,7 @@ func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 	b.lazy = &lazyEntries{f: f, ix: b.ix}
 	b.ix.lazy = []*lazyEntries{b.lazy}
 	if outlined {
-		b.ix.out = &outline{shapes: map[dwarf.Offset]savedDef{}}
+		b.ix.out = &outline{shapes: map[Offset]savedDef{}}
 		if names {
 			b.ix.out.names = map[nameKey][]int32{}
 		}
@@ -250,14 +249,14 @@ func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 			end = r.sc.limit
 		}
 		n := max(end-r.sc.pos, 0) / 12
-		b.ix.nodes.offs, b.ix.nodes.list = make([]dwarf.Offset, 0, n), make([]*node, 0, n)
+		b.ix.nodes.offs, b.ix.nodes.list = make([]Offset, 0, n), make([]*node, 0, n)
 	}
 	b.r = r
 	var kept indexMark // the index before the unit being read
 	for {
 		e, err := r.next(false)
 		if err == nil && e != nil {
-			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+			if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 				kept = b.ix.mark(e.Offset)
 			}
 			err = b.step(e, r)
@@ -293,7 +292,7 @@ func (b *indexer) step(e *Entry, r *dieEntries) error {
 	if err != nil {
 		return err
 	}
-	if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+	if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 		b.ix.units[len(b.ix.units)-1].hdr = r.sc.u
 	}
 	if skip && e.Children {
@@ -305,11 +304,11 @@ func (b *indexer) step(e *Entry, r *dieEntries) error {
 // indexMark is how much of an index a pass had built when a unit
 // started (see drop).
 type indexMark struct {
-	unit         dwarf.Offset
+	unit         Offset
 	nodes, named int
 }
 
-func (ix *index) mark(unit dwarf.Offset) indexMark {
+func (ix *index) mark(unit Offset) indexMark {
 	return indexMark{unit: unit, nodes: len(ix.nodes.offs), named: len(ix.named)}
 }
 
@@ -409,11 +408,11 @@ func (b *indexer) add(e *Entry, scratch bool) (skip bool, err error) {
 	}
 	cur := b.cur
 	switch {
-	case e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit:
+	case e.Tag == TagCompileUnit || e.Tag == TagPartialUnit:
 		b.stack = b.stack[:0]
 		u := unit{
 			name:     e.Name(),
-			producer: str(e, dwarf.AttrProducer),
+			producer: str(e, AttrProducer),
 			entry:    e,
 		}
 		u.lang = langOf(e, u.producer)
@@ -427,7 +426,7 @@ func (b *indexer) add(e *Entry, scratch bool) (skip bool, err error) {
 		if e.Children {
 			b.stack = append(b.stack, frame{})
 		}
-	case e.Tag == dwarf.TagNamespace || e.Tag == dwarf.TagModule:
+	case e.Tag == TagNamespace || e.Tag == TagModule:
 		name := e.Name()
 		if name == "" {
 			name = "(anonymous namespace)"
@@ -465,7 +464,7 @@ func (b *indexer) add(e *Entry, scratch bool) (skip bool, err error) {
 	case isPartTag(e.Tag) && cur.n != nil:
 		n := b.part(e, cur, scratch)
 		push(frame{n: n, scope: cur.scope, lang: cur.lang})
-	case e.Tag == dwarf.TagSubprogram && cur.n != nil && b.f.opts.Methods && cur.lang == types.LangCPlusPlus && ix.out == nil:
+	case e.Tag == TagSubprogram && cur.n != nil && b.f.opts.Methods && cur.lang == types.LangCPlusPlus && ix.out == nil:
 		// A member function a class declares: a part of the class,
 		// with its parameters.
 		n := b.part(e, cur, scratch)
@@ -493,10 +492,10 @@ func (b *indexer) part(e *Entry, cur frame, scratch bool) *node {
 // define records e in ix.defs when it defines a C++ struct, class or
 // union: the first definition of a name, in DIE order.
 func (b *indexer) define(e *Entry, n *node, scratch bool) {
-	if b.local || b.ix.saved != nil || n.lang != types.LangCPlusPlus || (e.Tag != dwarf.TagStructType && e.Tag != dwarf.TagClassType && e.Tag != dwarf.TagUnionType) {
+	if b.local || b.ix.saved != nil || n.lang != types.LangCPlusPlus || (e.Tag != TagStructType && e.Tag != TagClassType && e.Tag != TagUnionType) {
 		return // (an index of some units takes the definitions from the saved one)
 	}
-	name, ok := e.Str(dwarf.AttrName)
+	name, ok := e.Str(AttrName)
 	if !ok {
 		return
 	}
@@ -511,7 +510,7 @@ func (b *indexer) define(e *Entry, n *node, scratch bool) {
 	}
 	k := defKeyOf(e.Tag, n.scope, name)
 	if b.ix.defs == nil {
-		b.ix.defs = map[classKey]dwarf.Offset{}
+		b.ix.defs = map[classKey]Offset{}
 	}
 	if _, dup := b.ix.defs[k]; !dup {
 		b.ix.defs[k] = e.Offset
@@ -546,7 +545,7 @@ func (b *indexer) node(e *Entry, scratch bool) *node {
 // declared inside a function (a C struct local to it, a C++ lambda's
 // closure) that a type outside refers to. It returns nil when off is not
 // the offset of a type DIE.
-func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
+func (f *File) local(ix *index, off Offset) (*node, error) {
 	ix.localMu.Lock()
 	defer ix.localMu.Unlock()
 	if n := ix.nodes.get(off); n != nil {
@@ -571,7 +570,7 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 	for first := true; first || len(b.stack) > 0; first = false {
 		e, err := r.next(false)
 		if err != nil {
-			return nil, f.infoError(dwarf.Offset(r.sc.at), err)
+			return nil, f.infoError(Offset(r.sc.at), err)
 		}
 		if e == nil {
 			return nil, nil
@@ -585,7 +584,7 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 		}
 		if skip && e.Children {
 			if err := r.skipChildren(); err != nil {
-				return nil, f.infoError(dwarf.Offset(r.sc.at), err)
+				return nil, f.infoError(Offset(r.sc.at), err)
 			}
 		}
 	}
@@ -594,7 +593,7 @@ func (f *File) local(ix *index, off dwarf.Offset) (*node, error) {
 
 // unitEntriesAt is a scan of the DIEs of unit u of ix from the one at
 // off; false when the unit's header cannot be found.
-func (f *File) unitEntriesAt(ix *index, u int, off dwarf.Offset) (*dieEntries, bool) {
+func (f *File) unitEntriesAt(ix *index, u int, off Offset) (*dieEntries, bool) {
 	r := f.dieEntries(typeWalk)
 	hdr := ix.units[u].hdr
 	if hdr.table == nil { // a unit the index did not read
@@ -607,7 +606,7 @@ func (f *File) unitEntriesAt(ix *index, u int, off dwarf.Offset) (*dieEntries, b
 		return nil, false
 	}
 	r.sc.u, r.sc.pos, r.unitAt = hdr, int(off), hdr.start
-	if base, ok := ix.units[u].entry.Int(dwarf.AttrStrOffsetsBase); ok {
+	if base, ok := ix.units[u].entry.Int(AttrStrOffsetsBase); ok {
 		r.strs.base = base
 	}
 	return r, true
@@ -626,11 +625,11 @@ func (f *File) wantLang(l types.Lang) bool {
 }
 
 func hasName(e *Entry) bool {
-	_, ok := e.Str(dwarf.AttrName)
+	_, ok := e.Str(AttrName)
 	return ok
 }
 
-func str(e *Entry, a dwarf.Attr) string {
+func str(e *Entry, a Attr) string {
 	s, _ := e.Str(a)
 	return s
 }
@@ -666,7 +665,7 @@ func langOf(e *Entry, producer string) types.Lang {
 	case strings.HasPrefix(producer, "clang LLVM (rustc"):
 		return types.LangRust
 	}
-	code, _ := e.Int(dwarf.AttrLanguage)
+	code, _ := e.Int(AttrLanguage)
 	switch code {
 	case langC89, langC, langC99, langC11, langC17:
 		return types.LangC

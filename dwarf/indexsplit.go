@@ -1,7 +1,5 @@
 package dwarf
 
-import "debug/dwarf"
-
 // index indexes the file's types (see indexWith) in one pass over
 // .debug_info.
 func (f *File) index() (*index, error) { return f.indexAll(false, false) }
@@ -15,7 +13,7 @@ func (f *File) indexAll(outlined, names bool) (*index, error) {
 // joinIndex appends b, the index of the units after a's, to a.
 func joinIndex(a, b *index) *index {
 	base := int32(len(a.units))
-	b.nodes.each(func(_ dwarf.Offset, n *node) { n.unit += base })
+	b.nodes.each(func(_ Offset, n *node) { n.unit += base })
 	a.units = append(a.units, b.units...)
 	for _, l := range b.lazy {
 		l.ix = a
@@ -26,7 +24,7 @@ func joinIndex(a, b *index) *index {
 	for k, off := range b.defs { // b's DIEs come after a's: a's first definitions stay
 		if _, dup := a.defs[k]; !dup {
 			if a.defs == nil {
-				a.defs = map[classKey]dwarf.Offset{}
+				a.defs = map[classKey]Offset{}
 			}
 			a.defs[k] = off
 		}
@@ -38,7 +36,7 @@ func joinIndex(a, b *index) *index {
 	a.nodes.list = append(a.nodes.list, b.nodes.list...)
 	for off, n := range b.nodes.extra {
 		if a.nodes.extra == nil {
-			a.nodes.extra = map[dwarf.Offset]*node{}
+			a.nodes.extra = map[Offset]*node{}
 		}
 		a.nodes.extra[off] = n
 	}

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
@@ -36,7 +35,7 @@ import (
 
 // DW_AT_* bases debug/dwarf names under other spellings, and DW_FORMs.
 const (
-	attrLoclistsBase = dwarf.Attr(0x8c)
+	attrLoclistsBase = Attr(0x8c)
 	headerGrowth     = 8 // split compile header (20 bytes) less compile header (12)
 )
 
@@ -129,7 +128,7 @@ func (j *joined) add(u splitUnit, lowAt, rangesAt int) error {
 		j.loclists = append(j.loclists, u.loclists...)
 	}
 	if len(u.rnglists) >= 12 {
-		bases = append(bases, attrConst{dwarf.AttrRnglistsBase, int64(len(j.rnglists) + 12)})
+		bases = append(bases, attrConst{AttrRnglistsBase, int64(len(j.rnglists) + 12)})
 		j.rnglists = append(j.rnglists, u.rnglists...)
 	}
 	sc := &scan{info: u.unit, abbrev: u.abbrev, order: j.order, tables: &abbrevTables{m: map[tableKey]*abbrevTable{}}}
@@ -138,7 +137,7 @@ func (j *joined) add(u splitUnit, lowAt, rangesAt int) error {
 	}
 	abbrevOff := uint64(j.order.Uint32(u.unit[8:]))
 	cu, ok, err := sc.next()
-	if err != nil || !ok || cu.tag != dwarf.TagCompileUnit {
+	if err != nil || !ok || cu.tag != TagCompileUnit {
 		return fmt.Errorf("split unit of DWO id %#x: no compile unit entry first", sk.id)
 	}
 	code, n := leb128.Uint(u.unit[20:])
@@ -184,11 +183,11 @@ func (j *joined) unitBases(u splitUnit) []attrConst {
 	}
 	var bases []attrConst
 	if sk.stmt >= 0 {
-		bases = append(bases, attrConst{dwarf.AttrStmtList, sk.stmt})
+		bases = append(bases, attrConst{AttrStmtList, sk.stmt})
 	}
-	bases = append(bases, attrConst{dwarf.AttrAddrBase, sk.addrBase})
+	bases = append(bases, attrConst{AttrAddrBase, sk.addrBase})
 	if len(u.strOffsets) >= 8 {
-		bases = append(bases, attrConst{dwarf.AttrStrOffsetsBase, int64(len(j.strOffsets) + 8)})
+		bases = append(bases, attrConst{AttrStrOffsetsBase, int64(len(j.strOffsets) + 8)})
 		so := slices.Clone(u.strOffsets)
 		for i := 8; i+4 <= len(so); i += 4 {
 			j.order.PutUint32(so[i:], j.order.Uint32(so[i:])+uint32(strBase))
@@ -248,7 +247,7 @@ func contribution(order byteOrder, addrHdr int, body []byte) []byte {
 
 // attrConst is an attribute given as DW_FORM_implicit_const.
 type attrConst struct {
-	attr dwarf.Attr
+	attr Attr
 	val  int64
 }
 
@@ -314,7 +313,7 @@ func rewriteAbbrevs(b []byte, cuCode uint64, n int, bases []attrConst, ua *unitA
 				break
 			}
 			for _, c := range bases {
-				if code == cuCode && dwarf.Attr(attr) == c.attr {
+				if code == cuCode && Attr(attr) == c.attr {
 					return abbrevCopy{}, fmt.Errorf("the unit DIE has %v of its own", c.attr)
 				}
 			}
@@ -346,10 +345,10 @@ func rewriteAbbrevs(b []byte, cuCode uint64, n int, bases []attrConst, ua *unitA
 	}
 	out := append([]byte(nil), b[:pos-1]...) // the declarations, not the table's 0
 	out = append(out, newCode...)
-	out = leb128.AppendUint(out, uint64(dwarf.TagCompileUnit))
+	out = leb128.AppendUint(out, uint64(TagCompileUnit))
 	out = append(out, cu...)
-	out = leb128.AppendUint(leb128.AppendUint(out, uint64(dwarf.AttrLowpc)), ua.lowForm)
-	out = leb128.AppendUint(leb128.AppendUint(out, uint64(dwarf.AttrRanges)), fSecOffset)
+	out = leb128.AppendUint(leb128.AppendUint(out, uint64(AttrLowpc)), ua.lowForm)
+	out = leb128.AppendUint(leb128.AppendUint(out, uint64(AttrRanges)), fSecOffset)
 	for _, c := range bases {
 		out = leb128.AppendUint(leb128.AppendUint(out, uint64(c.attr)), fImplicitConst)
 		out = leb128.AppendInt(out, c.val)

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"errors"
 	"fmt"
 	"sort"
@@ -83,7 +82,7 @@ func (f *File) unitTable(cu *Entry) (*line.Table, error) {
 	f.cacheMu.Lock()
 	defer f.cacheMu.Unlock()
 	if f.lineTables == nil {
-		f.lineTables = map[dwarf.Offset]*line.Table{}
+		f.lineTables = map[Offset]*line.Table{}
 	}
 	f.lineTables[cu.Offset] = t
 	return t, nil
@@ -156,7 +155,7 @@ func (f *File) eachUnit(fn func(cu *Entry)) error {
 		if e == nil {
 			return nil
 		}
-		unit := e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit
+		unit := e.Tag == TagCompileUnit || e.Tag == TagPartialUnit
 		de.skipUnit()
 		if unit {
 			fn(e)
@@ -215,7 +214,7 @@ type unitRange struct {
 
 // lineProgram is the header of cu's line program, nil when cu has none.
 func (f *File) lineProgram(cu *Entry) (*line.Program, error) {
-	off, ok := cu.Int(dwarf.AttrStmtList)
+	off, ok := cu.Int(AttrStmtList)
 	if !ok {
 		return nil, nil
 	}
@@ -225,8 +224,8 @@ func (f *File) lineProgram(cu *Entry) (*line.Program, error) {
 		return nil, nil
 	}
 	u := &line.Unit{AddrSize: f.unitAddrSize(cu.Offset)}
-	u.CompDir, _ = cu.Str(dwarf.AttrCompDir)
-	if base, ok := cu.Int(dwarf.AttrStrOffsetsBase); ok {
+	u.CompDir, _ = cu.Str(AttrCompDir)
+	if base, ok := cu.Int(AttrStrOffsetsBase); ok {
 		u.StrOffsetsBase, s.StrOffsets = base, f.section(".debug_str_offsets")
 	}
 	p, err := line.New(s, off, u)
@@ -267,7 +266,7 @@ func (f *File) unitFiles(cu *Entry) []string {
 	f.cacheMu.Lock()
 	defer f.cacheMu.Unlock()
 	if f.lineFiles == nil {
-		f.lineFiles = map[dwarf.Offset][]string{}
+		f.lineFiles = map[Offset][]string{}
 	}
 	f.lineFiles[cu.Offset] = files
 	return files

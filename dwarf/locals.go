@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"errors"
 
 	"github.com/binscope/binscope/types"
@@ -44,7 +43,7 @@ func (f *File) Scopes() (out []Scope, err error) {
 		if e == nil {
 			return out, nil
 		}
-		if e.Tag != dwarf.TagSubprogram {
+		if e.Tag != TagSubprogram {
 			continue
 		}
 		children := e.Children
@@ -95,7 +94,7 @@ func (c *converter) scope(de *dieEntries, s *Scope) error {
 		case 0:
 			depth--
 			continue
-		case dwarf.TagVariable:
+		case TagVariable:
 			v, err := de.param(e) // a variable has the attributes of a parameter
 			if err != nil {
 				return c.f.scanError(de.sc, err)
@@ -107,9 +106,9 @@ func (c *converter) scope(de *dieEntries, s *Scope) error {
 				}
 				s.Locals = append(s.Locals, Local{Name: v.name, Type: t, Nested: depth > 1})
 			}
-		case dwarf.TagLabel:
+		case TagLabel:
 			s.Labels++
-		case dwarf.TagInlinedSubroutine, dwarf.TagSubprogram:
+		case TagInlinedSubroutine, TagSubprogram:
 			if children {
 				if err := de.skipChildren(); err != nil {
 					return c.f.scanError(de.sc, err)

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"encoding/binary"
 	"strings"
 	"sync"
@@ -16,7 +15,7 @@ import (
 // needs: the DWARF version, the base address (the unit's low_pc) and the
 // DWARF 5 section bases.
 type unitCtx struct {
-	off          dwarf.Offset
+	off          Offset
 	version      int
 	base         uint64
 	addrBase     int64
@@ -26,9 +25,9 @@ type unitCtx struct {
 // newUnitCtx reads a compile unit entry.
 func (f *File) newUnitCtx(cu *Entry) *unitCtx {
 	u := &unitCtx{off: cu.Offset, version: f.unitVersion(cu.Offset)}
-	u.base, _ = cu.Uint(dwarf.AttrLowpc)
-	u.addrBase, _ = cu.Int(dwarf.AttrAddrBase)
-	u.loclistsBase, _ = cu.Int(dwarf.AttrLoclistsBase)
+	u.base, _ = cu.Uint(AttrLowpc)
+	u.addrBase, _ = cu.Int(AttrAddrBase)
+	u.loclistsBase, _ = cu.Int(AttrLoclistsBase)
 	return u
 }
 
@@ -89,7 +88,7 @@ func (f *File) Prefetch(names ...string) {
 // unitVersion is the DWARF version of the unit whose entry is at off. Only
 // location lists need it, and only to choose between .debug_loc and
 // .debug_loclists when a file has both (Go code linked with C objects).
-func (f *File) unitVersion(off dwarf.Offset) int {
+func (f *File) unitVersion(off Offset) int {
 	hasLoc, hasLists := f.Debug.Section(".debug_loc") != nil, f.Debug.Section(".debug_loclists") != nil
 	switch {
 	case hasLists && !hasLoc:
@@ -139,7 +138,7 @@ type locAttr struct {
 	indexed bool
 }
 
-func readLocAttr(e *Entry, a dwarf.Attr) (locAttr, bool) {
+func readLocAttr(e *Entry, a Attr) (locAttr, bool) {
 	fl := e.AttrField(a)
 	if fl == nil {
 		return locAttr{}, false
@@ -150,7 +149,7 @@ func readLocAttr(e *Entry, a dwarf.Attr) (locAttr, bool) {
 	case kindInt:
 		return locAttr{list: true, offset: int64(fl.n)}, true
 	case kindUint:
-		if fl.Class() == dwarf.ClassLocList {
+		if fl.Class() == ClassLocList {
 			return locAttr{list: true, index: fl.n, indexed: true}, true
 		}
 	}
@@ -222,7 +221,7 @@ func (f *File) unitHeader(u *unitCtx) uint64 {
 // headerOf is the offset in .debug_info of the header of the unit whose
 // entry is at off: 11 bytes before it in DWARF 2 to 4, 12 in DWARF 5
 // (32-bit DWARF).
-func (f *File) headerOf(off dwarf.Offset) (int, bool) {
+func (f *File) headerOf(off Offset) (int, bool) {
 	info := f.section(".debug_info")
 	for _, n := range []int{12, 11} {
 		o := int(off) - n
@@ -240,7 +239,7 @@ func (f *File) headerOf(off dwarf.Offset) (int, bool) {
 // unitAddrSize is the address size the header of the unit whose entry is
 // at off gives (the width of a DWARF 2 to 4 line program's addresses),
 // the file's pointer size when no header is found.
-func (f *File) unitAddrSize(off dwarf.Offset) int {
+func (f *File) unitAddrSize(off Offset) int {
 	o, ok := f.headerOf(off)
 	if !ok {
 		return int(f.ELF.PointerSize())
@@ -267,16 +266,16 @@ func (f *File) baseType(header, off uint64) (size int64, signed, float, ok bool)
 	}
 	s.pos = int(off)
 	d, found, err := s.next()
-	if err != nil || !found || d.tag != dwarf.TagBaseType {
+	if err != nil || !found || d.tag != TagBaseType {
 		return 0, false, false, false
 	}
 	var enc int64
 	pos := d.attrs
 	for _, sp := range d.decl.specs {
 		switch sp.attr {
-		case dwarf.AttrByteSize:
+		case AttrByteSize:
 			size, _ = s.constant(pos, sp)
-		case dwarf.AttrEncoding:
+		case AttrEncoding:
 			enc, _ = s.constant(pos, sp)
 		}
 		if pos, err = s.skip(pos, sp); err != nil {

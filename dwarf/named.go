@@ -1,8 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
-
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/types"
 )
@@ -69,7 +67,7 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 // unitSpan is a compile unit's extent in .debug_info.
 type unitSpan struct {
 	entry *Entry
-	end   dwarf.Offset // the next unit's offset, or 0 for the last
+	end   Offset // the next unit's offset, or 0 for the last
 }
 
 // namedSpec indexes the units found define the names (found[i], the index
@@ -78,8 +76,8 @@ type unitSpan struct {
 func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *types.Spec, ok bool, err error) {
 	ix := &index{}
 	for _, u := range units {
-		lang := langOf(u.entry, str(u.entry, dwarf.AttrProducer))
-		ix.units = append(ix.units, unit{name: u.entry.Name(), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
+		lang := langOf(u.entry, str(u.entry, AttrProducer))
+		ix.units = append(ix.units, unit{name: u.entry.Name(), producer: str(u.entry, AttrProducer), lang: lang, entry: u.entry})
 	}
 	indexed := map[int]bool{}
 	for _, u := range found {
@@ -99,7 +97,7 @@ func (f *File) namedSpec(units []unitSpan, found []int, names []string) (spec *t
 	added := map[types.Type]bool{}
 	for _, n := range ix.named {
 		switch n.tag {
-		case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagClassType, dwarf.TagEnumerationType, dwarf.TagTypedef:
+		case TagStructType, TagUnionType, TagClassType, TagEnumerationType, TagTypedef:
 		default:
 			continue
 		}
@@ -141,7 +139,7 @@ func (f *File) unitEntries() ([]unitSpan, error) {
 		if e == nil {
 			break
 		}
-		if e.Tag != dwarf.TagCompileUnit && e.Tag != dwarf.TagPartialUnit {
+		if e.Tag != TagCompileUnit && e.Tag != TagPartialUnit {
 			return nil, nil // a type unit or something unexpected: take the slow path
 		}
 		if n := len(units); n > 0 {
@@ -169,18 +167,18 @@ func (f *File) indexUnit(ix *index, u int, span unitSpan) error {
 	for first := true; ; first = false {
 		e, err := r.next(false)
 		if err != nil {
-			return f.infoError(dwarf.Offset(r.sc.at), err)
+			return f.infoError(Offset(r.sc.at), err)
 		}
 		if e == nil {
 			return nil
 		}
-		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+		if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 			if !first {
 				return nil
 			}
 			// indexer.add appends units; this one is listed already.
 			ix.units[u].hdr = r.sc.u
-			ix.nodes.begin(dwarf.Offset(r.sc.u.start), dwarf.Offset(r.sc.u.end))
+			ix.nodes.begin(Offset(r.sc.u.start), Offset(r.sc.u.end))
 			b.stack = b.stack[:0]
 			b.cur = frame{lang: ix.units[u].lang}
 			if e.Children {
@@ -192,7 +190,7 @@ func (f *File) indexUnit(ix *index, u int, span unitSpan) error {
 			return err
 		}
 		if b.late != nil {
-			b.late.end, b.late = dwarf.Offset(r.sc.pos), nil
+			b.late.end, b.late = Offset(r.sc.pos), nil
 		}
 	}
 }

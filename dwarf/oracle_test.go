@@ -66,10 +66,10 @@ func readerFunctions(t *testing.T, f *File, o FuncOptions) []*types.Func {
 
 // readerLocal indexes the type DIE at off of unit u into ix, every entry
 // of it decoded by debug/dwarf's Reader: File.local's oracle.
-func readerLocal(t *testing.T, f *File, ix *index, u int, off dwarf.Offset) *node {
+func readerLocal(t *testing.T, f *File, ix *index, u int, off Offset) *node {
 	t.Helper()
 	r := f.Data.Reader()
-	r.Seek(off)
+	r.Seek(dwarf.Offset(off))
 	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}}
 	for first := true; first || len(b.stack) > 0; first = false {
 		re, err := r.Next()
@@ -123,12 +123,12 @@ func TestLocalTypesAgreeWithReader(t *testing.T) {
 				depth, inFunc = 0, inFunc[:0]
 			case e.Tag == dwarf.TagSubprogram && e.Children:
 				inFunc = append(inFunc, depth)
-			case len(inFunc) > 0 && isTypeTag(e.Tag) && ix.nodes.get(e.Offset) == nil:
-				got, err := f.local(ix, e.Offset)
+			case len(inFunc) > 0 && isTypeTag(Tag(e.Tag)) && ix.nodes.get(Offset(e.Offset)) == nil:
+				got, err := f.local(ix, Offset(e.Offset))
 				if err != nil || got == nil {
 					t.Fatalf("local %v at %#x: %v, %v", e.Tag, e.Offset, got, err)
 				}
-				want := readerLocal(t, f, oracle, u, e.Offset)
+				want := readerLocal(t, f, oracle, u, Offset(e.Offset))
 				if d := localDiff(got, want); d != "" {
 					t.Fatalf("local %v at %#x: %s", e.Tag, e.Offset, d)
 				}
@@ -174,58 +174,62 @@ func (o entryFns) param(e *Entry) (param, error) { return paramOf(e), nil }
 func attrsOf(e *Entry) fnAttrs {
 	a := fnAttrs{declFile: -1, callFile: -1}
 	for i := range e.Field {
-		fl := dwarf.Field{Attr: e.Field[i].Attr, Val: e.Field[i].Val(), Class: e.Field[i].Class()}
+		fl := struct {
+			Attr  Attr
+			Val   any
+			Class Class
+		}{e.Field[i].Attr, e.Field[i].Val(), e.Field[i].Class()}
 		switch fl.Attr {
-		case dwarf.AttrName:
+		case AttrName:
 			v, _ := fl.Val.(string)
 			a.name = lazyStr(v)
-		case dwarf.AttrLinkageName:
+		case AttrLinkageName:
 			v, _ := fl.Val.(string)
 			a.linkage = lazyStr(v)
 		case attrMIPSLinkageName:
 			v, _ := fl.Val.(string)
 			a.mipsLinkage = lazyStr(v)
-		case dwarf.AttrExternal:
+		case AttrExternal:
 			a.external, _ = fl.Val.(bool)
-		case dwarf.AttrDeclaration:
+		case AttrDeclaration:
 			a.declaration, _ = fl.Val.(bool)
-		case dwarf.AttrInline:
+		case AttrInline:
 			a.inline, _ = fl.Val.(int64)
-		case dwarf.AttrAbstractOrigin:
-			a.origin, _ = fl.Val.(dwarf.Offset)
-		case dwarf.AttrSpecification:
-			a.spec, _ = fl.Val.(dwarf.Offset)
-		case dwarf.AttrType:
-			a.typ, _ = fl.Val.(dwarf.Offset)
-		case dwarf.AttrDeclFile:
+		case AttrAbstractOrigin:
+			a.origin, _ = fl.Val.(Offset)
+		case AttrSpecification:
+			a.spec, _ = fl.Val.(Offset)
+		case AttrType:
+			a.typ, _ = fl.Val.(Offset)
+		case AttrDeclFile:
 			if v, ok := fl.Val.(int64); ok { // as fileName reads it
 				a.declFile = v
 			}
-		case dwarf.AttrDeclLine:
+		case AttrDeclLine:
 			a.declLine = constOr(fl.Val, 0)
-		case dwarf.AttrCallFile:
+		case AttrCallFile:
 			if v, ok := fl.Val.(int64); ok {
 				a.callFile = v
 			}
-		case dwarf.AttrCallLine:
+		case AttrCallLine:
 			a.callLine = constOr(fl.Val, 0)
-		case dwarf.AttrCallColumn:
+		case AttrCallColumn:
 			a.callColumn = constOr(fl.Val, 0)
-		case dwarf.AttrLowpc:
+		case AttrLowpc:
 			a.low, a.hasLow = fl.Val.(uint64)
-		case dwarf.AttrHighpc:
+		case AttrHighpc:
 			a.high = pcOf(fl.Val)
-		case dwarf.AttrEntrypc:
+		case AttrEntrypc:
 			a.entry = pcOf(fl.Val)
-		case dwarf.AttrRanges:
+		case AttrRanges:
 			switch v := fl.Val.(type) {
 			case int64:
 				a.rangesOff, a.hasRanges = v, true
 			case uint64:
-				a.rangesOff, a.hasRanges = int64(v), fl.Class == dwarf.ClassRngList
+				a.rangesOff, a.hasRanges = int64(v), fl.Class == ClassRngList
 			}
-		case dwarf.AttrFrameBase:
-			a.frameBase, a.hasFrameBase = readLocAttr(e, dwarf.AttrFrameBase)
+		case AttrFrameBase:
+			a.frameBase, a.hasFrameBase = readLocAttr(e, AttrFrameBase)
 		}
 	}
 	return a
@@ -255,12 +259,12 @@ func pcOf(v any) attrPC {
 
 // paramOf is what a walk keeps of a formal parameter's entry.
 func paramOf(e *Entry) param {
-	p := param{off: e.Offset, name: str(e, dwarf.AttrName)}
-	p.typ, _ = e.Ref(dwarf.AttrType)
-	p.origin, _ = e.Ref(dwarf.AttrAbstractOrigin)
-	p.result, _ = e.Flag(dwarf.AttrVarParam)
-	p.loc, p.hasLoc = readLocAttr(e, dwarf.AttrLocation)
-	if v, ok := e.Int(dwarf.AttrConstValue); ok && !p.hasLoc {
+	p := param{off: e.Offset, name: str(e, AttrName)}
+	p.typ, _ = e.Ref(AttrType)
+	p.origin, _ = e.Ref(AttrAbstractOrigin)
+	p.result, _ = e.Flag(AttrVarParam)
+	p.loc, p.hasLoc = readLocAttr(e, AttrLocation)
+	if v, ok := e.Int(AttrConstValue); ok && !p.hasLoc {
 		p.konst = &v
 	}
 	return p
@@ -273,8 +277,8 @@ func (de *dieEntries) ranges(e *Entry) ([][2]uint64, error) {
 		return de.f.Data.Ranges(toReader(e))
 	}
 	var ret [][2]uint64
-	low, lowOK := e.Uint(dwarf.AttrLowpc)
-	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil && lowOK {
+	low, lowOK := e.Uint(AttrLowpc)
+	if hf := e.AttrField(AttrHighpc); hf != nil && lowOK {
 		switch v := hf.Val().(type) {
 		case uint64:
 			ret = append(ret, [2]uint64{low, v})
@@ -282,7 +286,7 @@ func (de *dieEntries) ranges(e *Entry) ([][2]uint64, error) {
 			ret = append(ret, [2]uint64{low, low + uint64(v)})
 		}
 	}
-	rf := e.AttrField(dwarf.AttrRanges)
+	rf := e.AttrField(AttrRanges)
 	if rf == nil {
 		return ret, nil
 	}
@@ -291,7 +295,7 @@ func (de *dieEntries) ranges(e *Entry) ([][2]uint64, error) {
 	case int64:
 		off, ok = v, true
 	case uint64:
-		off, ok = int64(v), rf.Class() == dwarf.ClassRngList
+		off, ok = int64(v), rf.Class() == ClassRngList
 	}
 	if !ok {
 		return ret, nil
@@ -316,9 +320,9 @@ func entryKeyAttrs(n *node) (keyAttrs, error) {
 		return keyAttrs{}, err
 	}
 	return keyAttrs{
-		tag: e.Tag, name: []byte(str(e, dwarf.AttrName)), size: e.Val(dwarf.AttrByteSize), decl: e.Val(dwarf.AttrDeclaration),
-		typ: e.Val(dwarf.AttrType), loc: e.Val(dwarf.AttrDataMemberLoc), dbo: e.Val(dwarf.AttrDataBitOffset),
-		bo: e.Val(dwarf.AttrBitOffset), cvalue: e.Val(dwarf.AttrConstValue),
+		tag: e.Tag, name: []byte(str(e, AttrName)), size: e.Val(AttrByteSize), decl: e.Val(AttrDeclaration),
+		typ: e.Val(AttrType), loc: e.Val(AttrDataMemberLoc), dbo: e.Val(AttrDataBitOffset),
+		bo: e.Val(AttrBitOffset), cvalue: e.Val(AttrConstValue),
 	}, nil
 }
 
@@ -344,7 +348,7 @@ type entryReader struct {
 	r      *dwarf.Reader
 	n      uint64
 	budget uint64
-	last   dwarf.Offset
+	last   Offset
 	seen   bool
 }
 

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -20,7 +19,7 @@ type outline struct {
 	names map[nameKey][]int32
 	// shapes are the tag and size of the definitions recorded in
 	// index.defs.
-	shapes map[dwarf.Offset]savedDef
+	shapes map[Offset]savedDef
 	// bad: an attribute the scan could not read; the outline cannot
 	// answer.
 	bad bool
@@ -55,10 +54,10 @@ func (b *indexer) outlineName(n *node, e *Entry, scratch bool) {
 // outlineShape records the tag and DW_AT_byte_size of e, a class's first
 // definition.
 func (b *indexer) outlineShape(e *Entry, scratch bool) {
-	d := savedDef{off: e.Offset, tag: e.Tag, size: e.Val(dwarf.AttrByteSize)}
+	d := savedDef{off: e.Offset, tag: e.Tag, size: e.Val(AttrByteSize)}
 	if scratch {
 		var ok bool
-		if d.size, ok = b.r.f.attr(b.r.sc, b.r.last, dwarf.AttrByteSize, b.r.strs); !ok {
+		if d.size, ok = b.r.f.attr(b.r.sc, b.r.last, AttrByteSize, b.r.strs); !ok {
 			b.ix.out.bad = true
 			return
 		}
@@ -71,7 +70,7 @@ func (b *indexer) outlineShape(e *Entry, scratch bool) {
 
 // attr reads the attribute a of d, a DIE s read: nil when d has none; ok
 // is false for a form value does not read.
-func (f *File) attr(s *scan, d die, a dwarf.Attr, ss *strSections) (v any, ok bool) {
+func (f *File) attr(s *scan, d die, a Attr, ss *strSections) (v any, ok bool) {
 	pos := d.attrs
 	var err error
 	for _, sp := range d.decl.specs {

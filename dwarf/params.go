@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,7 +23,7 @@ type paramFiller struct {
 	// members (FuncOptions.SpelledParams).
 	opaque bool
 	// tags are the walk's decl tags (walked.tags).
-	tags map[dwarf.Offset][]string
+	tags map[Offset][]string
 }
 
 func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subprogram) *paramFiller {
@@ -49,13 +48,13 @@ func newParamFiller(f *File, parts map[*types.Func][]*subprogram, order []*subpr
 
 // offParam is a parameter entry and its offset.
 type offParam struct {
-	off dwarf.Offset
+	off Offset
 	p   *param
 }
 
 // param is the parameter entry at off, or nil.
-func (pf *paramFiller) param(off dwarf.Offset) *param {
-	i, ok := slices.BinarySearchFunc(pf.byOff, off, func(a offParam, off dwarf.Offset) int { return int(a.off) - int(off) })
+func (pf *paramFiller) param(off Offset) *param {
+	i, ok := slices.BinarySearchFunc(pf.byOff, off, func(a offParam, off Offset) int { return int(a.off) - int(off) })
 	if !ok {
 		return nil
 	}
@@ -149,7 +148,7 @@ func (pf *paramFiller) fill(fn *types.Func) error {
 // fillWith fills fn's parameters, converting their types with c.
 func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
 	f := pf.f
-	typeOf := func(off dwarf.Offset) types.Type {
+	typeOf := func(off Offset) types.Type {
 		if off == 0 {
 			return nil
 		}
@@ -199,7 +198,7 @@ func (pf *paramFiller) fillWith(c *converter, fn *types.Func) error {
 // paramList is the parameters src lists, with names and types from their
 // origins and, when located, their locations at entry (src's code starts
 // there).
-func (pf *paramFiller) paramList(src *subprogram, fn *types.Func, located bool, entry uint64, typeOf func(dwarf.Offset) types.Type, a *arch.Arch) []types.Param {
+func (pf *paramFiller) paramList(src *subprogram, fn *types.Func, located bool, entry uint64, typeOf func(Offset) types.Type, a *arch.Arch) []types.Param {
 	f := pf.f
 	var out []types.Param
 	results := map[string]bool{}

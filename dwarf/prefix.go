@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"strings"
 
 	"github.com/binscope/binscope/internal/elfx"
@@ -157,15 +156,15 @@ func scanUnitTop(sc *scan, names []string, ss *strSections) (hits []bool, stmt i
 		return nil, 0, false
 	}
 	cu, ok, err := sc.next()
-	if err != nil || !ok || (cu.tag != dwarf.TagCompileUnit && cu.tag != dwarf.TagPartialUnit) {
+	if err != nil || !ok || (cu.tag != TagCompileUnit && cu.tag != TagPartialUnit) {
 		return nil, 0, false
 	}
 	stmt = -1
-	if v, ok := sc.offsetAttr(cu, dwarf.AttrStmtList); ok {
+	if v, ok := sc.offsetAttr(cu, AttrStmtList); ok {
 		stmt = int64(v)
 	}
 	ss.base = -1
-	if v, ok := sc.offsetAttr(cu, dwarf.AttrStrOffsetsBase); ok {
+	if v, ok := sc.offsetAttr(cu, AttrStrOffsetsBase); ok {
 		ss.base = int64(v)
 	}
 	if !cu.children {
@@ -188,7 +187,7 @@ func scanUnitTop(sc *scan, names []string, ss *strSections) (hits []bool, stmt i
 		var name []byte
 		if d.decl.name >= 0 {
 			sp := d.decl.specs[d.decl.name]
-			pos, _, ok := sc.attrPos(d, dwarf.AttrName)
+			pos, _, ok := sc.attrPos(d, AttrName)
 			if !ok {
 				return nil, 0, false
 			}
@@ -196,7 +195,7 @@ func scanUnitTop(sc *scan, names []string, ss *strSections) (hits []bool, stmt i
 				return nil, 0, false
 			}
 		}
-		if d.tag == dwarf.TagNamespace || d.tag == dwarf.TagModule {
+		if d.tag == TagNamespace || d.tag == TagModule {
 			if d.children {
 				scopes = append(scopes, scope)
 				if len(name) == 0 {
@@ -207,7 +206,7 @@ func scanUnitTop(sc *scan, names []string, ss *strSections) (hits []bool, stmt i
 			continue
 		}
 		if isTypeTag(d.tag) && len(name) > 0 {
-			decl, ok := sc.flag(d, dwarf.AttrDeclaration)
+			decl, ok := sc.flag(d, AttrDeclaration)
 			if !ok {
 				return nil, 0, false
 			}
@@ -225,7 +224,7 @@ func scanUnitTop(sc *scan, names []string, ss *strSections) (hits []bool, stmt i
 // attrPos is the offset in sc.info of the value of d's attribute a, and
 // its form; ok is false when d has no such attribute or the scan cannot
 // skip to it.
-func (sc *scan) attrPos(d die, a dwarf.Attr) (pos int, form uint64, ok bool) {
+func (sc *scan) attrPos(d die, a Attr) (pos int, form uint64, ok bool) {
 	pos = d.attrs
 	var err error
 	for _, sp := range d.decl.specs {
@@ -240,7 +239,7 @@ func (sc *scan) attrPos(d die, a dwarf.Attr) (pos int, form uint64, ok bool) {
 }
 
 // offsetAttr reads d's attribute a as a section offset or constant.
-func (sc *scan) offsetAttr(d die, a dwarf.Attr) (uint64, bool) {
+func (sc *scan) offsetAttr(d die, a Attr) (uint64, bool) {
 	pos, form, ok := sc.attrPos(d, a)
 	if !ok {
 		return 0, false
@@ -268,7 +267,7 @@ func (sc *scan) offsetAttr(d die, a dwarf.Attr) (uint64, bool) {
 
 // flag reads d's flag attribute a: false when d has none; ok is false
 // for a form the scan does not read as a flag (an implicit constant).
-func (sc *scan) flag(d die, a dwarf.Attr) (set, ok bool) {
+func (sc *scan) flag(d die, a Attr) (set, ok bool) {
 	pos, form, ok := sc.attrPos(d, a)
 	if !ok {
 		return false, true

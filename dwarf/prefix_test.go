@@ -187,7 +187,7 @@ func readWhole(t *testing.T, path, name string) *types.Spec {
 // scanUnit reports which names a unit's top level defines.
 func scanUnit(r *dwarf.Reader, u unitSpan, names []string) []bool {
 	hits := make([]bool, len(names))
-	r.Seek(u.entry.Offset)
+	r.Seek(dwarf.Offset(u.entry.Offset))
 	if _, err := r.Next(); err != nil || !u.entry.Children {
 		return hits
 	}
@@ -195,7 +195,7 @@ func scanUnit(r *dwarf.Reader, u unitSpan, names []string) []bool {
 	scope := ""
 	for {
 		e, err := r.Next()
-		if err != nil || e == nil || (u.end != 0 && e.Offset >= u.end && e.Tag != 0) {
+		if err != nil || e == nil || (u.end != 0 && Offset(e.Offset) >= u.end && e.Tag != 0) {
 			return hits
 		}
 		if e.Tag == 0 {
@@ -205,10 +205,10 @@ func scanUnit(r *dwarf.Reader, u unitSpan, names []string) []bool {
 			scope, scopes = scopes[len(scopes)-1], scopes[:len(scopes)-1]
 			continue
 		}
-		if e.Tag == dwarf.TagNamespace || e.Tag == dwarf.TagModule {
+		if Tag(e.Tag) == TagNamespace || Tag(e.Tag) == TagModule {
 			if e.Children {
 				scopes = append(scopes, scope)
-				name := readerStr(e, dwarf.AttrName)
+				name := readerStr(e, AttrName)
 				if name == "" {
 					name = "(anonymous namespace)"
 				}
@@ -216,9 +216,9 @@ func scanUnit(r *dwarf.Reader, u unitSpan, names []string) []bool {
 			}
 			continue
 		}
-		if isTypeTag(e.Tag) {
+		if isTypeTag(Tag(e.Tag)) {
 			if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); !decl {
-				if name := readerStr(e, dwarf.AttrName); name != "" {
+				if name := readerStr(e, AttrName); name != "" {
 					q := scope + name
 					for i, want := range names {
 						hits[i] = hits[i] || q == want

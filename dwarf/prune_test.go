@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"fmt"
 	"testing"
 
@@ -88,14 +87,14 @@ func funcFacts(fn *types.Func) string {
 // subprogram (from another unit) makes the walk run again keeping every
 // subprogram; references to others do not.
 func TestPrunedUsed(t *testing.T) {
-	ws := func(origin, site, pruned dwarf.Offset) []walked {
+	ws := func(origin, site, pruned Offset) []walked {
 		return []walked{
-			{order: []*subprogram{{off: 0x10, origin: origin}}, pruned: []dwarf.Offset{0x40, pruned}},
-			{sites: []inlined{{origin: site}}, pruned: []dwarf.Offset{0x20}},
+			{order: []*subprogram{{off: 0x10, origin: origin}}, pruned: []Offset{0x40, pruned}},
+			{sites: []inlined{{origin: site}}, pruned: []Offset{0x20}},
 		}
 	}
 	for _, c := range []struct {
-		origin, site, pruned dwarf.Offset
+		origin, site, pruned Offset
 		want                 bool
 	}{
 		{0, 0x30, 0x50, false},

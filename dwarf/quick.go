@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"encoding/binary"
 
 	"github.com/binscope/binscope/dwarf/loclist"
@@ -33,13 +32,13 @@ type quickUnit struct {
 // setUnit keeps what the walk's range lists of the unit of cu need.
 func (de *dieEntries) setUnit(cu *Entry) {
 	u := quickUnit{ok: true}
-	if v, ok := cu.Uint(dwarf.AttrEntrypc); ok {
+	if v, ok := cu.Uint(AttrEntrypc); ok {
 		u.base = v
 	} else {
-		u.base, _ = cu.Uint(dwarf.AttrLowpc)
+		u.base, _ = cu.Uint(AttrLowpc)
 	}
-	u.addrBase, u.hasAddrBase = cu.Int(dwarf.AttrAddrBase)
-	u.rnglistsBase, _ = cu.Int(dwarf.AttrRnglistsBase)
+	u.addrBase, u.hasAddrBase = cu.Int(AttrAddrBase)
+	u.rnglistsBase, _ = cu.Int(AttrRnglistsBase)
 	d := de.f.Debug
 	u.addr, u.rnglists, u.ranges = d.DWARFSection(".debug_addr"), d.DWARFSection(".debug_rnglists"), d.DWARFSection(".debug_ranges")
 	de.unit = u
@@ -69,7 +68,7 @@ func (de *dieEntries) fieldAt(pos int, sp attrSpec, fl *Field) bool {
 // entry of .debug_addr (DW_FORM_addrx*).
 func (de *dieEntries) address(pos int, sp attrSpec) (uint64, bool) {
 	var fl Field
-	if !de.fieldAt(pos, sp, &fl) || fl.kind != kindUint || fl.Class() != dwarf.ClassAddress {
+	if !de.fieldAt(pos, sp, &fl) || fl.kind != kindUint || fl.Class() != ClassAddress {
 		return 0, false
 	}
 	return fl.n, true
@@ -80,11 +79,11 @@ func (de *dieEntries) address(pos int, sp attrSpec) (uint64, bool) {
 // offsets DWARF 4 gives DW_FORM_sec_offset (DW_AT_location's location
 // list, DW_AT_ranges, DW_AT_stmt_list) as constants, which debug/dwarf
 // classes by their attribute.
-func constClass(a dwarf.Attr, v int) dwarf.Class {
-	if c := ptrClass(a); v < 4 && c != dwarf.ClassUnknown {
+func constClass(a Attr, v int) Class {
+	if c := ptrClass(a); v < 4 && c != ClassUnknown {
 		return c
 	}
-	return dwarf.ClassConstant
+	return ClassConstant
 }
 
 // addrx is entry i of the unit's .debug_addr table, of addresses of size
@@ -188,39 +187,39 @@ func (u *quickUnit) rangeList(off int64, ret [][2]uint64, sz int, order binary.B
 
 // ptrClass is the class debug/dwarf gives a DW_FORM_sec_offset value of
 // attribute a.
-func ptrClass(a dwarf.Attr) dwarf.Class {
+func ptrClass(a Attr) Class {
 	switch a {
-	case dwarf.AttrLocation, dwarf.AttrStringLength, dwarf.AttrReturnAddr, dwarf.AttrDataMemberLoc,
-		dwarf.AttrFrameBase, dwarf.AttrSegment, dwarf.AttrStaticLink, dwarf.AttrUseLocation,
-		dwarf.AttrVtableElemLoc, dwarf.AttrLoclistsBase:
-		return dwarf.ClassLocListPtr
-	case dwarf.AttrRanges, dwarf.AttrStartScope:
-		return dwarf.ClassRangeListPtr
-	case dwarf.AttrStmtList:
-		return dwarf.ClassLinePtr
-	case dwarf.AttrMacroInfo:
-		return dwarf.ClassMacPtr
-	case dwarf.AttrStrOffsetsBase:
-		return dwarf.ClassStrOffsetsPtr
-	case dwarf.AttrAddrBase:
-		return dwarf.ClassAddrPtr
-	case dwarf.AttrRnglistsBase:
-		return dwarf.ClassRngListsPtr
+	case AttrLocation, AttrStringLength, AttrReturnAddr, AttrDataMemberLoc,
+		AttrFrameBase, AttrSegment, AttrStaticLink, AttrUseLocation,
+		AttrVtableElemLoc, AttrLoclistsBase:
+		return ClassLocListPtr
+	case AttrRanges, AttrStartScope:
+		return ClassRangeListPtr
+	case AttrStmtList:
+		return ClassLinePtr
+	case AttrMacroInfo:
+		return ClassMacPtr
+	case AttrStrOffsetsBase:
+		return ClassStrOffsetsPtr
+	case AttrAddrBase:
+		return ClassAddrPtr
+	case AttrRnglistsBase:
+		return ClassRngListsPtr
 	}
-	return dwarf.ClassUnknown
+	return ClassUnknown
 }
 
 // blockClass is the class debug/dwarf gives a DW_FORM_block* value of
 // attribute a: a location description's attributes hold expressions.
-func blockClass(a dwarf.Attr) dwarf.Class {
+func blockClass(a Attr) Class {
 	switch a {
-	case dwarf.AttrLocation, dwarf.AttrByteSize, dwarf.AttrBitOffset, dwarf.AttrBitSize, dwarf.AttrStringLength,
-		dwarf.AttrLowerBound, dwarf.AttrReturnAddr, dwarf.AttrStrideSize, dwarf.AttrUpperBound, dwarf.AttrCount,
-		dwarf.AttrDataMemberLoc, dwarf.AttrFrameBase, dwarf.AttrSegment, dwarf.AttrStaticLink, dwarf.AttrUseLocation,
-		dwarf.AttrVtableElemLoc, dwarf.AttrAllocated, dwarf.AttrAssociated, dwarf.AttrDataLocation, dwarf.AttrStride:
-		return dwarf.ClassExprLoc
+	case AttrLocation, AttrByteSize, AttrBitOffset, AttrBitSize, AttrStringLength,
+		AttrLowerBound, AttrReturnAddr, AttrStrideSize, AttrUpperBound, AttrCount,
+		AttrDataMemberLoc, AttrFrameBase, AttrSegment, AttrStaticLink, AttrUseLocation,
+		AttrVtableElemLoc, AttrAllocated, AttrAssociated, AttrDataLocation, AttrStride:
+		return ClassExprLoc
 	}
-	return dwarf.ClassBlock
+	return ClassBlock
 }
 
 // param reads the formal parameter e, which next returned as the scratch
@@ -257,20 +256,20 @@ func (de *dieEntries) quickParam() (param, bool) {
 			}
 		}
 		switch sp.attr {
-		case dwarf.AttrName:
+		case AttrName:
 			var b []byte
 			b, _, ok = s.strBytes(pos, sp, de.strs)
 			p.name = secString(b)
-		case dwarf.AttrType:
+		case AttrType:
 			p.typ, ok = s.walkRef(pos, sp)
-		case dwarf.AttrAbstractOrigin:
+		case AttrAbstractOrigin:
 			p.origin, ok = s.walkRef(pos, sp)
-		case dwarf.AttrVarParam:
+		case AttrVarParam:
 			p.result, ok = s.flagAt(pos, sp.form)
-		case dwarf.AttrLocation:
+		case AttrLocation:
 			p.loc, ok = s.loc(pos, next, sp)
 			p.hasLoc = ok
-		case dwarf.AttrConstValue:
+		case AttrConstValue:
 			konst, hasKonst = s.constant(pos, sp)
 		}
 		if !ok {
@@ -287,9 +286,9 @@ func (de *dieEntries) quickParam() (param, bool) {
 
 // ref reads a reference within the unit or .debug_info (DW_FORM_ref*),
 // as debug/dwarf's Offset.
-func (s *scan) ref(pos int, sp attrSpec) (dwarf.Offset, bool) {
+func (s *scan) ref(pos int, sp attrSpec) (Offset, bool) {
 	v, ok := s.refOffset(pos, sp)
-	return dwarf.Offset(v), ok
+	return Offset(v), ok
 }
 
 // refOffset is a reference's offset in .debug_info, not cut to 32 bits.
@@ -394,7 +393,7 @@ func (l *lazyEntries) scanTo(n *node) (*dieEntries, die, bool) {
 		return nil, die{}, false
 	}
 	u := &l.ix.units[n.unit]
-	if u.hdr.table == nil || u.entry == nil || (u.entry.Tag != dwarf.TagCompileUnit && u.entry.Tag != dwarf.TagPartialUnit) {
+	if u.hdr.table == nil || u.entry == nil || (u.entry.Tag != TagCompileUnit && u.entry.Tag != TagPartialUnit) {
 		return nil, die{}, false
 	}
 	if l.de == nil {
@@ -404,7 +403,7 @@ func (l *lazyEntries) scanTo(n *node) (*dieEntries, die, bool) {
 	if de.sc.u.start != u.hdr.start || de.sc.u.table != u.hdr.table || de.unitAt != u.hdr.start {
 		de.sc.u, de.unitAt = u.hdr, u.hdr.start
 		de.strs.base = -1
-		if base, ok := u.entry.Int(dwarf.AttrStrOffsetsBase); ok {
+		if base, ok := u.entry.Int(AttrStrOffsetsBase); ok {
 			de.strs.base = base
 		}
 		de.setUnit(u.entry)

@@ -21,7 +21,7 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 		de := f.dieEntries(funcWalk)
 		r := f.Data.Reader()
 		var quick, slow, ranged, params int
-		forms := map[dwarf.Class]int{}
+		forms := map[Class]int{}
 		for {
 			e, err := de.next(true)
 			if err != nil {
@@ -30,17 +30,17 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 			if e == nil {
 				break
 			}
-			if e.Tag != dwarf.TagSubprogram && e.Tag != dwarf.TagInlinedSubroutine && e.Tag != dwarf.TagFormalParameter {
+			if e.Tag != TagSubprogram && e.Tag != TagInlinedSubroutine && e.Tag != TagFormalParameter {
 				continue
 			}
-			if e.Tag == dwarf.TagFormalParameter {
+			if e.Tag == TagFormalParameter {
 				got, err := de.param(e)
 				if err != nil {
 					t.Fatalf("parameter %#x: %v", e.Offset, err)
 				}
 				quick++
 				params++
-				r.Seek(e.Offset)
+				r.Seek(dwarf.Offset(e.Offset))
 				want, err := r.Next()
 				if err != nil || want == nil {
 					t.Fatalf("Reader at %#x: %v", e.Offset, err)
@@ -55,7 +55,7 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 				continue
 			}
 			quick++
-			r.Seek(e.Offset)
+			r.Seek(dwarf.Offset(e.Offset))
 			want, err := r.Next()
 			if err != nil || want == nil {
 				t.Fatalf("Reader at %#x: %v", e.Offset, err)
@@ -72,7 +72,7 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 			if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, wantR) {
 				t.Fatalf("DIE %#x ranges: quick %v %v, Data.Ranges %v %v", e.Offset, got, gerr, wantR, werr)
 			}
-			if e.AttrField(dwarf.AttrRanges) != nil {
+			if e.AttrField(AttrRanges) != nil {
 				ranged++
 			}
 		}
@@ -229,7 +229,7 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 			if e == nil {
 				break
 			}
-			if e.Tag != dwarf.TagSubprogram && e.Tag != dwarf.TagInlinedSubroutine {
+			if e.Tag != TagSubprogram && e.Tag != TagInlinedSubroutine {
 				continue
 			}
 			a, err := de.attrs(e)
@@ -237,7 +237,7 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 				t.Fatalf("DIE %#x: %v", e.Offset, err)
 			}
 			typed++
-			r.Seek(e.Offset)
+			r.Seek(dwarf.Offset(e.Offset))
 			want, err := r.Next()
 			if err != nil || want == nil {
 				t.Fatalf("Reader at %#x: %v", e.Offset, err)
@@ -281,8 +281,8 @@ func TestDefinitionsAgreeWithReader(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := f.Data.Reader()
-		read := func(off dwarf.Offset) *dwarf.Entry {
-			r.Seek(off)
+		read := func(off Offset) *dwarf.Entry {
+			r.Seek(dwarf.Offset(off))
 			e, err := r.Next()
 			if err != nil || e == nil {
 				t.Fatalf("Reader at %#x: %v", off, err)
@@ -290,8 +290,8 @@ func TestDefinitionsAgreeWithReader(t *testing.T) {
 			return e
 		}
 		defs, decls := 0, 0
-		ix.nodes.each(func(off dwarf.Offset, n *node) {
-			if n.lang != types.LangCPlusPlus || (n.tag != dwarf.TagStructType && n.tag != dwarf.TagClassType && n.tag != dwarf.TagUnionType) {
+		ix.nodes.each(func(off Offset, n *node) {
+			if n.lang != types.LangCPlusPlus || (n.tag != TagStructType && n.tag != TagClassType && n.tag != TagUnionType) {
 				return
 			}
 			e := read(off)
@@ -309,7 +309,7 @@ func TestDefinitionsAgreeWithReader(t *testing.T) {
 		for k, off := range ix.defs {
 			e := read(off)
 			name, _ := e.Val(dwarf.AttrName).(string)
-			if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl || k.name != name || k.union != (e.Tag == dwarf.TagUnionType) {
+			if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl || k.name != name || k.union != (Tag(e.Tag) == TagUnionType) {
 				t.Fatalf("%+v maps to %#x, %q (a declaration: %v)", k, off, name, decl)
 			}
 		}

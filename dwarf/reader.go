@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"errors"
 	"sort"
 	"unsafe"
@@ -40,7 +39,7 @@ func (f *File) units() []infoUnit {
 
 // unitOf is the index in units of the unit whose DIEs hold off, -1 for
 // none (an offset in a header, or past the section).
-func (f *File) unitOf(off dwarf.Offset) int {
+func (f *File) unitOf(off Offset) int {
 	us := f.units()
 	i := sort.Search(len(us), func(i int) bool { return us[i].hdr.end > int(off) })
 	if i < len(us) && int(off) >= us[i].hdr.first {
@@ -62,7 +61,7 @@ type dieReader struct {
 	// of the last entry Next returned: whether it has children, its
 	// DW_AT_sibling (0 for none), whether it is a unit's.
 	lastChildren bool
-	lastSibling  dwarf.Offset
+	lastSibling  Offset
 	lastUnit     bool
 }
 
@@ -79,7 +78,7 @@ func (r *dieReader) enter(i, pos int) {
 	if r.sc.u.start != u.hdr.start || r.sc.u.table == nil {
 		t, err := r.sc.table(u.abbrev, &u.hdr)
 		if err != nil {
-			r.err = r.f.decodeError(dwarf.Offset(u.hdr.start), "unreadable abbreviations (the unit at %#x)", u.hdr.start)
+			r.err = r.f.decodeError(Offset(u.hdr.start), "unreadable abbreviations (the unit at %#x)", u.hdr.start)
 			return
 		}
 		r.sc.u = u.hdr
@@ -92,7 +91,7 @@ func (r *dieReader) enter(i, pos int) {
 }
 
 // Seek moves to the DIE at off; 0 is the first of the section.
-func (r *dieReader) Seek(off dwarf.Offset) {
+func (r *dieReader) Seek(off Offset) {
 	r.err, r.lastChildren = nil, false
 	us := r.f.units()
 	if off == 0 {
@@ -130,7 +129,7 @@ func (r *dieReader) Next() (*Entry, error) {
 		err = errScan
 	}
 	if err != nil {
-		r.err = r.f.decodeError(dwarf.Offset(r.sc.at), "unreadable DIE (the unit at %#x)", r.sc.u.start)
+		r.err = r.f.decodeError(Offset(r.sc.at), "unreadable DIE (the unit at %#x)", r.sc.u.start)
 		return nil, r.err
 	}
 	e, err := r.dd.decode(d)
@@ -140,9 +139,9 @@ func (r *dieReader) Next() (*Entry, error) {
 	}
 	r.lastChildren, r.lastSibling = e.Children, 0
 	if e.Children {
-		r.lastSibling, _ = e.Ref(dwarf.AttrSibling)
+		r.lastSibling, _ = e.Ref(AttrSibling)
 	}
-	r.lastUnit = e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit
+	r.lastUnit = e.Tag == TagCompileUnit || e.Tag == TagPartialUnit
 	return e, nil
 }
 
@@ -155,7 +154,7 @@ func (r *dieReader) SkipChildren() {
 	}
 	r.lastChildren = false
 	switch {
-	case r.lastSibling >= dwarf.Offset(r.sc.pos):
+	case r.lastSibling >= Offset(r.sc.pos):
 		r.Seek(r.lastSibling)
 	case r.lastUnit:
 		r.sc.pos = r.sc.u.end
@@ -166,7 +165,7 @@ func (r *dieReader) SkipChildren() {
 			}
 			d, ok, err := r.sc.next()
 			if err != nil || !ok {
-				r.err = r.f.decodeError(dwarf.Offset(r.sc.at), "unreadable DIE (the unit at %#x)", r.sc.u.start)
+				r.err = r.f.decodeError(Offset(r.sc.at), "unreadable DIE (the unit at %#x)", r.sc.u.start)
 				return
 			}
 			switch {
@@ -209,7 +208,7 @@ func (r *dieReader) SeekPC(pc uint64) (*Entry, error) {
 }
 
 // entryAt is the DIE at off, decoded whole.
-func (f *File) entryAt(off dwarf.Offset) (*Entry, error) {
+func (f *File) entryAt(off Offset) (*Entry, error) {
 	r := f.dieReader()
 	r.Seek(off)
 	return r.Next()
@@ -220,16 +219,16 @@ func (f *File) entryAt(off dwarf.Offset) (*Entry, error) {
 // names, whose offsets count from its unit's base address.
 func (f *File) ranges(e *Entry) ([][2]uint64, error) {
 	var ret [][2]uint64
-	low, lowOK := e.Uint(dwarf.AttrLowpc)
-	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil && lowOK {
+	low, lowOK := e.Uint(AttrLowpc)
+	if hf := e.AttrField(AttrHighpc); hf != nil && lowOK {
 		switch {
-		case hf.kind == kindUint && hf.Class() == dwarf.ClassAddress:
+		case hf.kind == kindUint && hf.Class() == ClassAddress:
 			ret = append(ret, [2]uint64{low, hf.n})
-		case hf.kind == kindInt && hf.Class() == dwarf.ClassConstant:
+		case hf.kind == kindInt && hf.Class() == ClassConstant:
 			ret = append(ret, [2]uint64{low, low + hf.n})
 		}
 	}
-	fl := e.AttrField(dwarf.AttrRanges)
+	fl := e.AttrField(AttrRanges)
 	if fl == nil {
 		return ret, nil
 	}
@@ -244,11 +243,11 @@ func (f *File) ranges(e *Entry) ([][2]uint64, error) {
 	v5 := hdr.version >= 5 && len(u.rnglists) > 0
 	switch fl.kind {
 	case kindInt:
-		if v5 && fl.Class() != dwarf.ClassRangeListPtr {
+		if v5 && fl.Class() != ClassRangeListPtr {
 			return ret, nil
 		}
 	case kindUint:
-		if !v5 || fl.Class() != dwarf.ClassRngList {
+		if !v5 || fl.Class() != ClassRngList {
 			return ret, nil
 		}
 	default:
@@ -258,18 +257,18 @@ func (f *File) ranges(e *Entry) ([][2]uint64, error) {
 		return ret, nil
 	}
 	cu := e
-	if e.Tag != dwarf.TagCompileUnit {
+	if e.Tag != TagCompileUnit {
 		var err error
-		if cu, err = f.entryAt(dwarf.Offset(hdr.first)); err != nil || cu == nil {
+		if cu, err = f.entryAt(Offset(hdr.first)); err != nil || cu == nil {
 			return nil, f.decodeError(e.Offset, "the unit's entry for the ranges: %v", err)
 		}
 	}
-	if v, ok := cu.Uint(dwarf.AttrEntrypc); ok {
+	if v, ok := cu.Uint(AttrEntrypc); ok {
 		u.base = v
 	} else {
-		u.base, _ = cu.Uint(dwarf.AttrLowpc)
+		u.base, _ = cu.Uint(AttrLowpc)
 	}
-	u.addrBase, _ = cu.Int(dwarf.AttrAddrBase)
+	u.addrBase, _ = cu.Int(AttrAddrBase)
 	u.hasAddrBase, u.addr = true, d.DWARFSection(".debug_addr")
 	var ok bool
 	sec := ".debug_ranges"
@@ -292,5 +291,5 @@ func (f *File) Producer(pc uint64) (producer string, ok bool) {
 	if err != nil || cu == nil {
 		return "", false
 	}
-	return str(cu, dwarf.AttrProducer), true
+	return str(cu, AttrProducer), true
 }

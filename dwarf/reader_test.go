@@ -56,10 +56,10 @@ func TestDIEReaderAgreesWithReader(t *testing.T) {
 		for _, pc := range pcs {
 			want, werr := f.Data.Reader().SeekPC(pc)
 			got, gerr := f.dieReader().SeekPC(pc)
-			if (werr == nil) != (gerr == nil) || (werr == nil && got.Offset != want.Offset) {
+			if (werr == nil) != (gerr == nil) || (werr == nil && dwarf.Offset(got.Offset) != want.Offset) {
 				t.Fatalf("SeekPC(%#x): ours %v %v, Reader %v %v", pc, got, gerr, want, werr)
 			}
-			if p, ok := f.Producer(pc); ok != (werr == nil) || werr == nil && p != readerStr(want, dwarf.AttrProducer) {
+			if p, ok := f.Producer(pc); ok != (werr == nil) || werr == nil && p != readerStr(want, AttrProducer) {
 				t.Fatalf("Producer(%#x) = %q, %v; the Reader's unit says %v", pc, p, ok, want.Val(dwarf.AttrProducer))
 			}
 		}

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -56,8 +55,8 @@ type savedIndex struct {
 // savedDef is the first definition of a class: its offset, tag and
 // DW_AT_byte_size (nil when it has none).
 type savedDef struct {
-	off  dwarf.Offset
-	tag  dwarf.Tag
+	off  Offset
+	tag  Tag
 	size any
 }
 
@@ -367,7 +366,7 @@ func decodeSaved(b []byte, names []string) (*savedIndex, error) {
 		}
 		k.union, r.b = r.b[0] == 1, r.b[1:]
 		k.scope, k.name = r.str(), r.str()
-		d := savedDef{off: dwarf.Offset(r.uint()), tag: dwarf.Tag(r.uint())}
+		d := savedDef{off: Offset(r.uint()), tag: Tag(r.uint())}
 		if size := r.int(); size >= 0 {
 			d.size = size
 		}
@@ -440,8 +439,8 @@ func (f *File) savedSpec(si *savedIndex, names []string) (*types.Spec, bool, err
 	}
 	ix := &index{saved: si}
 	for _, u := range units {
-		lang := langOf(u.entry, str(u.entry, dwarf.AttrProducer))
-		ix.units = append(ix.units, unit{name: u.entry.Name(), producer: str(u.entry, dwarf.AttrProducer), lang: lang, entry: u.entry})
+		lang := langOf(u.entry, str(u.entry, AttrProducer))
+		ix.units = append(ix.units, unit{name: u.entry.Name(), producer: str(u.entry, AttrProducer), lang: lang, entry: u.entry})
 	}
 	si.f, si.done = f, map[int]bool{}
 	// Only where LoadNamed would index the whole file: a name whose
@@ -507,7 +506,7 @@ func (si *savedIndex) index(ix *index, u int, span unitSpan) error {
 // node is the node at off, its unit indexed first (for a DIE another unit
 // refers to, DW_FORM_ref_addr); nil when no unit holds off or it is no
 // node (a type local to a function: File.local indexes it).
-func (si *savedIndex) node(ix *index, off dwarf.Offset) *node {
+func (si *savedIndex) node(ix *index, off Offset) *node {
 	if si.err != nil {
 		return nil
 	}
@@ -528,7 +527,7 @@ func (si *savedIndex) node(ix *index, off dwarf.Offset) *node {
 
 // unitAt is the unit that holds off, marked used by the stream; -1 for
 // none.
-func (si *savedIndex) unitAt(ix *index, off dwarf.Offset) int {
+func (si *savedIndex) unitAt(ix *index, off Offset) int {
 	u := sort.Search(len(ix.units), func(i int) bool { return ix.units[i].entry.Offset > off }) - 1
 	if u >= 0 {
 		si.stream.use(u)
@@ -542,7 +541,7 @@ func (si *savedIndex) indexAt(ix *index, u int) bool {
 	if si.done[u] {
 		return true
 	}
-	end := dwarf.Offset(0)
+	end := Offset(0)
 	if u+1 < len(ix.units) {
 		end = ix.units[u+1].entry.Offset
 	}
@@ -559,7 +558,7 @@ func (si *savedIndex) indexAt(ix *index, u int) bool {
 // definition is the first definition of the class k in the whole file,
 // its unit indexed; 0 when the file defines none (or its unit cannot be
 // read: the lookup then fails and the whole file is read).
-func (si *savedIndex) definition(ix *index, k classKey) dwarf.Offset {
+func (si *savedIndex) definition(ix *index, k classKey) Offset {
 	d, ok := si.defs[k]
 	off := d.off
 	if !ok || si.err != nil {

@@ -2,7 +2,6 @@ package dwarf
 
 import (
 	"bytes"
-	"debug/dwarf"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -75,7 +74,7 @@ type abbrevTable struct {
 }
 
 type abbrevDecl struct {
-	tag      dwarf.Tag
+	tag      Tag
 	children bool
 	specs    []attrSpec
 	fixed    int // bytes of all attributes when every form has a fixed size, else -1
@@ -88,7 +87,7 @@ type abbrevDecl struct {
 }
 
 type attrSpec struct {
-	attr     dwarf.Attr
+	attr     Attr
 	form     uint64
 	size     int   // fixed size of the form in this unit format, or -1
 	implicit int64 // the value of a DW_FORM_implicit_const
@@ -96,8 +95,8 @@ type attrSpec struct {
 
 // die is one scanned DIE. A null DIE has tag 0.
 type die struct {
-	off      dwarf.Offset
-	tag      dwarf.Tag
+	off      Offset
+	tag      Tag
 	children bool
 	decl     *abbrevDecl
 	attrs    int // offset in info of its first attribute
@@ -253,7 +252,7 @@ func (s *scan) decl(b []byte, u *scanHeader) (*abbrevDecl, int, error) {
 	if n <= 0 || len(b) < n+1 {
 		return nil, 0, errScan
 	}
-	d := abbrevDecl{tag: dwarf.Tag(tag), children: b[n] != 0, name: -1, sibling: -1}
+	d := abbrevDecl{tag: Tag(tag), children: b[n] != 0, name: -1, sibling: -1}
 	at := n + 1
 	specs := s.tables.specs[:0]
 	defer func() { s.tables.specs = specs[:0] }()
@@ -281,13 +280,13 @@ func (s *scan) decl(b []byte, u *scanHeader) (*abbrevDecl, int, error) {
 		// A form the scan does not know (size -2) fails the DIEs
 		// that use it, when skipped, as debug/dwarf fails them.
 		size := formSize(form, u)
-		switch dwarf.Attr(attr) {
-		case dwarf.AttrName:
+		switch Attr(attr) {
+		case AttrName:
 			d.name = len(specs)
-		case dwarf.AttrSibling:
+		case AttrSibling:
 			d.sibling = len(specs)
 		}
-		specs = append(specs, attrSpec{attr: dwarf.Attr(attr), form: form, size: size, implicit: implicit})
+		specs = append(specs, attrSpec{attr: Attr(attr), form: form, size: size, implicit: implicit})
 	}
 	// The sizes of forms depend on the unit format, as well as the bytes.
 	key := append(s.tables.key[:0], byte(u.version), byte(u.addrSize), byte(u.offSize))
@@ -442,7 +441,7 @@ func (s *scan) next() (d die, ok bool, err error) {
 		}
 	}
 	s.at = s.pos
-	d.off = dwarf.Offset(s.pos)
+	d.off = Offset(s.pos)
 	code, n := leb128.Uint(s.info[s.pos:s.u.end])
 	if n <= 0 {
 		return die{}, false, errScan
@@ -477,13 +476,13 @@ func (s *scan) next() (d die, ok bool, err error) {
 // units after it cannot be found.
 func (f *File) lostUnit(sc *scan) (err error, ok bool) {
 	if sc.at < sc.u.start || sc.at >= sc.u.end {
-		return f.decodeError(dwarf.Offset(sc.at), "unreadable unit header"), false
+		return f.decodeError(Offset(sc.at), "unreadable unit header"), false
 	}
 	what := "unreadable DIE"
 	if sc.at == sc.u.start {
 		what = "unreadable abbreviations"
 	}
-	err = f.decodeError(dwarf.Offset(sc.at), "%s (the unit at %#x)", what, sc.u.start)
+	err = f.decodeError(Offset(sc.at), "%s (the unit at %#x)", what, sc.u.start)
 	sc.pos = sc.u.end
 	return err, true
 }
@@ -581,7 +580,7 @@ func (s *scan) declaration(d die) (decl, ok bool) {
 	pos := d.attrs
 	var err error
 	for _, sp := range d.decl.specs {
-		if sp.attr == dwarf.AttrDeclaration {
+		if sp.attr == AttrDeclaration {
 			return s.flagAt(pos, sp.form)
 		}
 		if pos, err = s.skip(pos, sp); err != nil {

@@ -156,7 +156,7 @@ func TestScanAgreesWithReader(t *testing.T) {
 				break
 			}
 			n++
-			if d.tag != e.Tag || (e.Tag != 0 && (d.off != e.Offset || d.children != e.Children)) {
+			if d.tag != Tag(e.Tag) || (e.Tag != 0 && (d.off != Offset(e.Offset) || d.children != e.Children)) {
 				t.Fatalf("DIE %d: scan %#x %v children %v, Reader %#x %v children %v", n, d.off, d.tag, d.children, e.Offset, e.Tag, e.Children)
 			}
 			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
@@ -167,7 +167,7 @@ func TestScanAgreesWithReader(t *testing.T) {
 			}
 			if name, ok := sc.name(d, ss); ok {
 				names++
-				if want := readerStr(e, dwarf.AttrName); name != want {
+				if want := readerStr(e, AttrName); name != want {
 					t.Fatalf("DIE %#x: scan's name %q, Reader's %q", d.off, name, want)
 				}
 			}
@@ -274,7 +274,7 @@ func sameIndex(t *testing.T, lazy, eager *index, min int) {
 			eager.nodes.size(), len(eager.named), len(eager.units))
 	}
 	n := 0
-	eager.nodes.each(func(off dwarf.Offset, want *node) {
+	eager.nodes.each(func(off Offset, want *node) {
 		got := lazy.nodes.get(off)
 		if got == nil {
 			t.Fatalf("node %#x missing from the scan's index", off)

@@ -32,9 +32,9 @@ import (
 
 // Attributes of split DWARF that debug/dwarf does not name.
 const (
-	attrDwoName    = dwarf.Attr(0x76)   // DW_AT_dwo_name
-	attrGNUDwoName = dwarf.Attr(0x2130) // DW_AT_GNU_dwo_name (DWARF 4 GNU extension)
-	tagSkeleton    = dwarf.Tag(0x4a)    // DW_TAG_skeleton_unit
+	attrDwoName    = Attr(0x76)   // DW_AT_dwo_name
+	attrGNUDwoName = Attr(0x2130) // DW_AT_GNU_dwo_name (DWARF 4 GNU extension)
+	tagSkeleton    = Tag(0x4a)    // DW_TAG_skeleton_unit
 )
 
 // skeleton is what a skeleton unit says of its split unit.
@@ -69,25 +69,25 @@ func (f *File) skeletons(info []byte, order binary.ByteOrder) ([]skeleton, error
 		version, utype := order.Uint16(info[pos+4:]), info[pos+6]
 		switch {
 		case version == 5 && utype == 4 && length >= 16+1:
-			r.Seek(dwarf.Offset(pos + 20))
+			r.Seek(Offset(pos + 20))
 			e, err := r.Next()
 			if err != nil || e == nil || e.Tag != tagSkeleton {
 				break
 			}
 			s := skeleton{off: pos, id: order.Uint64(info[pos+12:]), stmt: -1}
 			s.dwoName, _ = e.Str(attrDwoName)
-			s.compDir, _ = e.Str(dwarf.AttrCompDir)
-			s.low, _ = e.Uint(dwarf.AttrLowpc)
-			if v, ok := e.Int(dwarf.AttrStmtList); ok {
+			s.compDir, _ = e.Str(AttrCompDir)
+			s.low, _ = e.Uint(AttrLowpc)
+			if v, ok := e.Int(AttrStmtList); ok {
 				s.stmt = v
 			}
-			s.addrBase, _ = e.Int(dwarf.AttrAddrBase)
+			s.addrBase, _ = e.Int(AttrAddrBase)
 			if s.ranges, err = f.ranges(e); err != nil {
 				return nil, fmt.Errorf("skeleton unit at %#x: %w", pos, err)
 			}
 			out = append(out, s)
 		case version <= 4 && length >= 7+1:
-			r.Seek(dwarf.Offset(pos + 11))
+			r.Seek(Offset(pos + 11))
 			if e, err := r.Next(); err == nil && e != nil {
 				s, ok, err := f.gnuSkeleton(e, pos)
 				if err != nil {

@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"hash/maphash"
 	"maps"
 	"slices"
@@ -143,19 +142,19 @@ func (st *stream) drop(c *converter, l *lister) {
 		if ix.nodes.size() <= streamNodes/2 {
 			break
 		}
-		if ix.nodes.drop(dwarf.Offset(ix.units[u].hdr.start)) {
+		if ix.nodes.drop(Offset(ix.units[u].hdr.start)) {
 			delete(si.done, u)
 			delete(st.named, u)
 		}
 	}
 	c.f.evict(c.f.mapped)
-	c.memo, c.pointees = make(map[dwarf.Offset]types.Type, 1<<16), nil
+	c.memo, c.pointees = make(map[Offset]types.Type, 1<<16), nil
 	c.check = types.Checker{}
 	l.added = map[types.Type]bool{}
 	for k := range l.seen {
 		l.seen[k] = nil
 	}
-	ix.nodes.each(func(_ dwarf.Offset, n *node) {
+	ix.nodes.each(func(_ Offset, n *node) {
 		n.same = nil
 		if n.lazy != nil {
 			n.ent = nil // decoded again when needed
@@ -175,14 +174,14 @@ type lister struct {
 	// converted from (a declaration's, its definition's): a stream's
 	// converters give the same class as other values.
 	added    map[types.Type]bool
-	addedOff map[dwarf.Offset]bool
+	addedOff map[Offset]bool
 	key      []byte
 	left     leftOut
 }
 
 func newLister() *lister {
 	return &lister{seen: map[keyHash]types.Type{}, seed: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
-		added: map[types.Type]bool{}, addedOff: map[dwarf.Offset]bool{}}
+		added: map[types.Type]bool{}, addedOff: map[Offset]bool{}}
 }
 
 // keyHash is 128 bits of hashes of a dedup key: a listing keeps the
@@ -213,7 +212,7 @@ func (l *lister) list(c *converter, n *node) (types.Type, error) {
 	t, err := c.root(n.off)
 	if err != nil {
 		// Conversions the failed one left half made are dropped.
-		c.memo = make(map[dwarf.Offset]types.Type)
+		c.memo = make(map[Offset]types.Type)
 		return nil, l.left.add(err)
 	}
 	l.seen[h] = t
@@ -259,7 +258,7 @@ func LoadEach(path string, opts *Options, each func(types.Type)) (spec *types.Sp
 }
 
 // runAt is the run that holds off (see begin); nil for none.
-func (t *nodeTable) runAt(off dwarf.Offset) *nodeTable {
+func (t *nodeTable) runAt(off Offset) *nodeTable {
 	i := sort.Search(len(t.runs), func(i int) bool { return t.runs[i].offs[0] > off }) - 1
 	if i < 0 || off >= t.runs[i].end {
 		return nil
@@ -269,7 +268,7 @@ func (t *nodeTable) runAt(off dwarf.Offset) *nodeTable {
 
 // lateAt is the type at namespace level whose children, not indexed yet,
 // hold off (see index.lateKids); nil for none.
-func (t *nodeTable) lateAt(off dwarf.Offset) *node {
+func (t *nodeTable) lateAt(off Offset) *node {
 	r := t.runAt(off)
 	if r == nil {
 		return nil
@@ -323,7 +322,7 @@ func (f *File) expand(ix *index, n *node) error {
 		if err == nil && e == nil {
 			err = f.decodeError(n.off, "the unit ends inside the %v entry's children", n.tag)
 		} else if err != nil {
-			err = f.infoError(dwarf.Offset(r.sc.at), err)
+			err = f.infoError(Offset(r.sc.at), err)
 		} else {
 			err = b.addScanned(e)
 		}
@@ -344,7 +343,7 @@ func (b *indexer) addScanned(e *Entry) error {
 	}
 	if skip && e.Children {
 		if err := b.r.skipChildren(); err != nil {
-			return b.f.infoError(dwarf.Offset(b.r.sc.at), err)
+			return b.f.infoError(Offset(b.r.sc.at), err)
 		}
 	}
 	return nil

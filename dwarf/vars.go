@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"fmt"
 
 	"github.com/binscope/binscope/internal/arch"
@@ -23,7 +22,7 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 	if err != nil {
 		return nil, err
 	}
-	vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), pc: pc, lang: langOf(cu, str(cu, dwarf.AttrProducer))}
+	vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), pc: pc, lang: langOf(cu, str(cu, AttrProducer))}
 	inline := ""
 	var inlines []string // inline at each entered depth
 	depth := 0
@@ -46,11 +45,11 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 		outer := inline
 		enter := false
 		switch e.Tag {
-		case dwarf.TagSubprogram, dwarf.TagLexDwarfBlock, dwarf.TagInlinedSubroutine:
+		case TagSubprogram, TagLexDwarfBlock, TagInlinedSubroutine:
 			enter = vw.enter(e, &inline)
-		case dwarf.TagNamespace, dwarf.TagModule:
+		case TagNamespace, TagModule:
 			enter = true
-		case dwarf.TagFormalParameter, dwarf.TagVariable:
+		case TagFormalParameter, TagVariable:
 			if depth == 0 { // a global at unit level
 				break
 			}
@@ -97,20 +96,20 @@ type varsWalker struct {
 func (vw *varsWalker) enter(e *Entry, inline *string) bool {
 	f := vw.f
 	enter := vw.covers(e)
-	if !enter && e.Tag == dwarf.TagInlinedSubroutine {
+	if !enter && e.Tag == TagInlinedSubroutine {
 		// An expansion's entry may lie outside its ranges (GCC
 		// gives some an empty first range).
 		enter = f.entryPCOf(e) == vw.pc
 	}
-	if enter && e.Tag == dwarf.TagSubprogram {
-		if fb, ok := readLocAttr(e, dwarf.AttrFrameBase); ok && !fb.list {
+	if enter && e.Tag == TagSubprogram {
+		if fb, ok := readLocAttr(e, AttrFrameBase); ok && !fb.list {
 			vw.frameBase = fb.expr
 		}
 		if rs, err := f.ranges(e); err == nil && len(rs) > 0 {
 			vw.entry = lowest(rs) == vw.pc
 		}
 	}
-	if enter && e.Tag == dwarf.TagInlinedSubroutine {
+	if enter && e.Tag == TagInlinedSubroutine {
 		*inline = vw.inlinedName(e)
 	}
 	return enter
@@ -120,14 +119,14 @@ func (vw *varsWalker) enter(e *Entry, inline *string) bool {
 func (vw *varsWalker) variable(e *Entry, inline string) types.Var {
 	f := vw.f
 	name, t := vw.nameType(e)
-	v := types.Var{Name: name, Type: t, Param: e.Tag == dwarf.TagFormalParameter, Inline: inline, DeclLine: vw.declLine(e)}
-	if la, ok := readLocAttr(e, dwarf.AttrLocation); ok {
+	v := types.Var{Name: name, Type: t, Param: e.Tag == TagFormalParameter, Inline: inline, DeclLine: vw.declLine(e)}
+	if la, ok := readLocAttr(e, AttrLocation); ok {
 		if expr, ok := f.locAt(vw.u, la, vw.pc); ok {
 			v.Loc = f.decodeLoc(vw.u, expr, vw.frameBase)
 			v.Loc.Whole = !la.list
 			v.Loc.From, v.Loc.To = f.locSpan(vw.u, la, vw.pc)
 		}
-	} else if cv := e.Val(dwarf.AttrConstValue); cv != nil {
+	} else if cv := e.Val(AttrConstValue); cv != nil {
 		if x, ok := cv.(int64); ok {
 			v.Loc = types.Loc{Pieces: []types.Piece{{Kind: types.LocConst, Offset: x}}, Whole: true}
 		}
@@ -150,7 +149,7 @@ func (vw *varsWalker) covers(e *Entry) bool {
 }
 
 // entryAt is the DIE at off, nil when it cannot be read.
-func (vw *varsWalker) entryAt(off dwarf.Offset) *Entry {
+func (vw *varsWalker) entryAt(off Offset) *Entry {
 	rr := vw.f.dieReader()
 	rr.Seek(off)
 	e, err := rr.Next()
@@ -165,7 +164,7 @@ func (vw *varsWalker) nameType(e *Entry) (string, types.Type) {
 	name := e.Name()
 	toff, _ := e.Type()
 	for i := 0; i < 4 && (name == "" || toff == 0); i++ {
-		o, ok := e.Ref(dwarf.AttrAbstractOrigin)
+		o, ok := e.Ref(AttrAbstractOrigin)
 		if !ok {
 			break
 		}
@@ -194,7 +193,7 @@ func (vw *varsWalker) declLine(e *Entry) int {
 		if l, ok := e.DeclLine(); ok {
 			return int(l)
 		}
-		o, ok := e.Ref(dwarf.AttrAbstractOrigin)
+		o, ok := e.Ref(AttrAbstractOrigin)
 		if !ok {
 			break
 		}
@@ -213,11 +212,11 @@ func (vw *varsWalker) inlinedName(e *Entry) string {
 			fn.Name = e.Name()
 		}
 		if fn.Linkage == "" {
-			fn.Linkage = str(e, dwarf.AttrLinkageName)
+			fn.Linkage = str(e, AttrLinkageName)
 		}
-		o, ok := e.Ref(dwarf.AttrAbstractOrigin)
+		o, ok := e.Ref(AttrAbstractOrigin)
 		if !ok {
-			o, ok = e.Ref(dwarf.AttrSpecification)
+			o, ok = e.Ref(AttrSpecification)
 		}
 		if !ok {
 			break
@@ -230,7 +229,7 @@ func (vw *varsWalker) inlinedName(e *Entry) string {
 // entryPC is an inlined_subroutine's DW_AT_entry_pc (an address, or a
 // DWARF 5 offset from its lowest address), or 0.
 func (f *File) entryPCOf(e *Entry) uint64 {
-	switch v := e.Val(dwarf.AttrEntrypc).(type) {
+	switch v := e.Val(AttrEntrypc).(type) {
 	case uint64:
 		return v
 	case int64:
