@@ -349,3 +349,36 @@ func TestUnreadableUnit(t *testing.T) {
 		t.Errorf("types: struct first %d times, struct second %d times; want 1 and 0", len(spec.Lookup("first")), len(spec.Lookup("second")))
 	}
 }
+
+// TestCorruptUnitHeader: a unit header damaged (its version, its length,
+// its abbreviations' offset, its address size) refuses the file with one
+// line naming the file, .debug_info and the unit's offset, where
+// debug/dwarf refuses the same bytes too (dwarf.New, or its Reader at the
+// unit's first DIE: it checks neither the abbreviations' offset nor the
+// address size when it opens).
+func TestCorruptUnitHeader(t *testing.T) {
+	damages := testutil.CorruptUnitHeaders(t)
+	if len(damages) != 4 {
+		t.Fatalf("%d damages", len(damages))
+	}
+	for _, d := range damages {
+		t.Run(d.Name, func(t *testing.T) {
+			if d.Theirs == nil {
+				t.Fatalf("debug/dwarf reads the damaged unit")
+			}
+			f, err := dwarf.Open(d.Path, nil)
+			if err == nil {
+				f.Close()
+				t.Fatalf("opened; debug/dwarf says %v", d.Theirs)
+			}
+			var de *elfx.DecodeError
+			if !errors.As(err, &de) || de.File != d.Path || de.Section != ".debug_info" || de.Offset != d.Unit {
+				t.Fatalf("%v: want a decode error of %s, .debug_info at %#x", err, d.Path, d.Unit)
+			}
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "unit header") {
+				t.Fatalf("%q: want one line about the unit header", msg)
+			}
+			t.Logf("ours: %v\n\tdebug/dwarf: %v", de.Err, d.Theirs)
+		})
+	}
+}

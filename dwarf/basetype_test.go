@@ -18,7 +18,7 @@ func TestBaseTypeOracle(t *testing.T) {
 			t.Fatal(err)
 		}
 		n, header := 0, uint64(0)
-		for r := f.Data.Reader(); ; {
+		for r := f.oracle().Reader(); ; {
 			e, err := r.Next()
 			if err != nil {
 				t.Fatal(err)

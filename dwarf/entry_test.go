@@ -3,7 +3,10 @@ package dwarf
 import (
 	"debug/dwarf"
 	"fmt"
+	"sync"
 	"testing"
+
+	"github.com/binscope/binscope/internal/dwarftest"
 )
 
 // fromReader is e, an entry of debug/dwarf's Reader, as the package's
@@ -120,4 +123,27 @@ func TestFieldsHoldReaderValues(t *testing.T) {
 	if _, ok := fieldOf(AttrName, 1.5, ClassConstant); ok {
 		t.Error("a float64 held")
 	}
+}
+
+// oracleOf keeps the last File's oracle: one Data at a time, so that the
+// tests hold no file's sections longer than the File.
+var oracleOf struct {
+	sync.Mutex
+	f *File
+	d *dwarf.Data
+}
+
+// oracle is debug/dwarf's Data over the sections f reads (package
+// dwarftest): the tests' oracle of the package's reader.
+func (f *File) oracle() *dwarf.Data {
+	oracleOf.Lock()
+	defer oracleOf.Unlock()
+	if oracleOf.f != f {
+		d, err := dwarftest.Data(f.Debug)
+		if err != nil {
+			panic(err)
+		}
+		oracleOf.f, oracleOf.d = f, d
+	}
+	return oracleOf.d
 }

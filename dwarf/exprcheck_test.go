@@ -394,7 +394,7 @@ func TestExprOracle(t *testing.T) {
 					}
 				}
 			}
-			r := f.Data.Reader()
+			r := f.oracle().Reader()
 			var u *unitCtx
 			var frameBases [][]byte
 			for {

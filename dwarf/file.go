@@ -24,15 +24,15 @@
 // into the package's own Entry (entry.go), whose fields hold each value
 // typed; the walks that read most DIEs read the few attributes they keep
 // straight from the scan's bytes (quick.go, funcattrs.go). debug/dwarf's
-// Reader, Entry and Data.Ranges are the tests' oracle only; the names of
-// tags, attributes, classes and offsets are the package's own (names.go),
-// with debug/dwarf's names, values and spellings. Its Data is still made
-// when a file opens: its checks of the unit headers give the errors a
-// corrupt file is refused with.
+// Reader, Entry and Data.Ranges are the tests' oracle only (through
+// internal/dwarftest); the names of tags, attributes, classes and offsets
+// are the package's own (names.go), with debug/dwarf's names, values and
+// spellings. A file opens when the header of every unit of .debug_info
+// reads (checkUnits): a corrupt one refuses the file with the unit's
+// offset.
 package dwarf
 
 import (
-	"debug/dwarf"
 	"errors"
 	"fmt"
 	"io"
@@ -92,7 +92,6 @@ type File struct {
 	// from (ELF itself, or a separate debug file).
 	ELF   *elfx.File
 	Debug *elfx.File
-	Data  *dwarf.Data
 	Path  string
 
 	opts Options
@@ -113,6 +112,7 @@ type File struct {
 	// infoUnits are the units of .debug_info (see units), read from
 	// infoLen bytes at infoOf (under cacheMu).
 	infoUnits  []infoUnit
+	unitsErr   error // the header that ended infoUnits, nil for none
 	infoOf     *byte
 	infoLen    int
 	abbrevs    *abbrevTables // parsed by the scans (see scan)
@@ -251,20 +251,23 @@ func startFile(ef, df *elfx.File, opts *Options) (f *File, save func()) {
 	return f, save
 }
 
-// finishOpen makes the DWARF data of f, which startFile began, and
-// commits the sections entry save is for (an entry not read whole is
-// dropped).
+// finishOpen reads the DWARF sections of f, which startFile began, checks
+// its unit headers, and commits the sections entry save is for (an entry
+// not read whole is dropped).
 func (f *File) finishOpen(save func()) error {
 	if save != nil && f.opts.outlineAhead {
 		f.startAhead()
 		f.ahead = f.outlineAhead()
 	}
-	d, err := f.Debug.DWARF()
+	err := f.Debug.ReadDWARF()
 	if err == nil {
-		whole := d
-		if d, err = f.openSplit(d); d != whole {
+		debug := f.Debug
+		if err = f.openSplit(); f.Debug != debug {
 			f.ahead = nil // split units: the outline read only the skeletons
 		}
+	}
+	if err == nil {
+		err = f.checkUnits()
 	}
 	if save != nil {
 		save() // on an error too: an entry begun is dropped, not left
@@ -273,7 +276,6 @@ func (f *File) finishOpen(save func()) error {
 		f.saving.Wait()
 		return err
 	}
-	f.Data = d
 	f.openAlt()
 	return nil
 }
@@ -291,8 +293,8 @@ func (f *File) dropStart(save func()) {
 	f.saving.Wait()
 }
 
-// makeFile is the File of ef's DWARF, read from df; Data is the
-// caller's to set.
+// makeFile is the File of ef's DWARF, read from df; its sections are the
+// caller's to read.
 func makeFile(ef, df *elfx.File, opts *Options) *File {
 	f := &File{ELF: ef, Debug: df, Path: ef.Path}
 	if opts != nil {
@@ -397,8 +399,7 @@ func (f *File) decodeError(off Offset, format string, args ...any) error {
 }
 
 // infoError is err, met at the DIE at off (noOffset when not known), as a
-// *elfx.DecodeError (err itself when it is one already; the offset
-// debug/dwarf's own DecodeError names).
+// *elfx.DecodeError (err itself when it is one already).
 func (f *File) infoError(off Offset, err error) error {
 	o := uint64(off)
 	if off == noOffset {

@@ -68,7 +68,7 @@ func readerFunctions(t *testing.T, f *File, o FuncOptions) []*types.Func {
 // of it decoded by debug/dwarf's Reader: File.local's oracle.
 func readerLocal(t *testing.T, f *File, ix *index, u int, off Offset) *node {
 	t.Helper()
-	r := f.Data.Reader()
+	r := f.oracle().Reader()
 	r.Seek(dwarf.Offset(off))
 	b := &indexer{f: f, ix: ix, unit: int32(u), local: true, cur: frame{lang: ix.units[u].lang}}
 	for first := true; first || len(b.stack) > 0; first = false {
@@ -100,7 +100,7 @@ func TestLocalTypesAgreeWithReader(t *testing.T) {
 			t.Fatal(err)
 		}
 		oracle := &index{units: ix.units}
-		r := f.Data.Reader()
+		r := f.oracle().Reader()
 		depth, inFunc, n := 0, []int{}, 0
 		u := -1
 		for n < 500 {
@@ -165,7 +165,7 @@ type entryFns struct{ f *File }
 func (o entryFns) attrs(e *Entry) (fnAttrs, error) { return attrsOf(e), nil }
 
 func (o entryFns) attrRanges(e *Entry, a fnAttrs, _ [][2]uint64) ([][2]uint64, error) {
-	return o.f.Data.Ranges(toReader(e))
+	return o.f.oracle().Ranges(toReader(e))
 }
 
 func (o entryFns) param(e *Entry) (param, error) { return paramOf(e), nil }
@@ -274,7 +274,7 @@ func paramOf(e *Entry) param {
 // for an entry not decoded quickly, debug/dwarf's.
 func (de *dieEntries) ranges(e *Entry) ([][2]uint64, error) {
 	if e != &de.quickE {
-		return de.f.Data.Ranges(toReader(e))
+		return de.f.oracle().Ranges(toReader(e))
 	}
 	var ret [][2]uint64
 	low, lowOK := e.Uint(AttrLowpc)
@@ -307,7 +307,7 @@ func (de *dieEntries) ranges(e *Entry) ([][2]uint64, error) {
 		out, ok = de.rangeList(off, ret)
 	}
 	if !ok {
-		return de.f.Data.Ranges(toReader(e)) // and the error it says
+		return de.f.oracle().Ranges(toReader(e)) // and the error it says
 	}
 	return out, nil
 }
@@ -356,7 +356,7 @@ type entryReader struct {
 func (f *File) entries() *entryReader {
 	// Every entry takes at least one byte of .debug_info, so more entries
 	// than bytes means the reader is not advancing.
-	return &entryReader{f: f, r: f.Data.Reader(), budget: f.infoBytes() + 1}
+	return &entryReader{f: f, r: f.oracle().Reader(), budget: f.infoBytes() + 1}
 }
 
 // next returns the next entry, nil at the end, or an error naming the

@@ -10,7 +10,7 @@ import (
 // namedPrefix is LoadNamed's fast path: it reads .debug_info from its
 // start one compile unit at a time (inflating a compressed section only
 // that far), scans each unit's top level, and stops at the first unit
-// that defines each name; the DWARF data then holds only the units read
+// that defines each name; the sections kept then hold only the units read
 // (and the line programs of the units found), and the types are
 // converted from them (namedSpec). ok is false when it cannot answer
 // exactly: a name found in no unit (a short or generic name: the whole
@@ -30,12 +30,11 @@ func namedPrefix(ef, df *elfx.File, names []string, opts *Options, ahead func())
 	if !ok {
 		return nil, false
 	}
-	d, ok, err := df.DWARFPrefix(end, lineEnd)
+	ok, err = df.PrefixSections(end, lineEnd)
 	if err != nil || !ok {
 		return nil, false
 	}
 	f := makeFile(ef, df, opts)
-	f.Data = d
 	units, err := f.unitEntries()
 	if err != nil || len(units) == 0 {
 		return nil, false

@@ -167,7 +167,7 @@ func readWhole(t *testing.T, path, name string) *types.Spec {
 		t.Fatalf("%s: no units (%v)", name, err)
 	}
 	found := []int{-1}
-	r := f.Data.Reader()
+	r := f.oracle().Reader()
 	for u := range units {
 		if scanUnit(r, units[u], []string{name})[0] {
 			found[0] = u

@@ -19,7 +19,7 @@ import (
 func TestQuickEntriesAgreeWithReader(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
 		de := f.dieEntries(funcWalk)
-		r := f.Data.Reader()
+		r := f.oracle().Reader()
 		var quick, slow, ranged, params int
 		forms := map[Class]int{}
 		for {
@@ -68,7 +68,7 @@ func TestQuickEntriesAgreeWithReader(t *testing.T) {
 				forms[fl.Class()]++
 			}
 			got, gerr := de.ranges(e)
-			wantR, werr := f.Data.Ranges(want)
+			wantR, werr := f.oracle().Ranges(want)
 			if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, wantR) {
 				t.Fatalf("DIE %#x ranges: quick %v %v, Data.Ranges %v %v", e.Offset, got, gerr, wantR, werr)
 			}
@@ -219,7 +219,7 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
 		de := f.dieEntries(funcWalk)
 		de.typed = true
-		r := f.Data.Reader()
+		r := f.oracle().Reader()
 		var typed, ranged, entryPCs int
 		for {
 			e, err := de.next(false)
@@ -248,7 +248,7 @@ func TestQuickAttrsAgreeWithReader(t *testing.T) {
 				t.Fatalf("DIE %#x:\n\tquick  %+v\n\tReader %+v", e.Offset, a, w)
 			}
 			got, gerr := de.attrRanges(e, a, nil)
-			wantR, werr := f.Data.Ranges(want)
+			wantR, werr := f.oracle().Ranges(want)
 			if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(got, wantR) {
 				t.Fatalf("DIE %#x ranges: quick %v %v, Data.Ranges %v %v", e.Offset, got, gerr, wantR, werr)
 			}
@@ -280,7 +280,7 @@ func TestDefinitionsAgreeWithReader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := f.Data.Reader()
+		r := f.oracle().Reader()
 		read := func(off Offset) *dwarf.Entry {
 			r.Seek(dwarf.Offset(off))
 			e, err := r.Next()

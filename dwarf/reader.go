@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"unsafe"
 )
@@ -15,26 +16,47 @@ type infoUnit struct {
 
 // units are the units of .debug_info, in section order: their headers,
 // read once per section's bytes (a cold lookup outlines prefixes of the
-// section before the whole, see outlineahead.go).
+// section before the whole, see outlineahead.go). A header that does not
+// read ends them (checkUnits refuses such a file when it opens).
 func (f *File) units() []infoUnit {
+	us, _ := f.readUnits()
+	return us
+}
+
+// checkUnits reads the header of every unit of .debug_info: the first
+// that does not read (its length, version, abbreviations' offset or
+// address size) is the file's error, naming the unit's offset, as the
+// units after it cannot be found. A .debug_info of no unit is one too.
+func (f *File) checkUnits() error {
+	us, err := f.readUnits()
+	if err == nil && len(us) == 0 {
+		err = f.infoError(0, errors.New("no compile unit"))
+	}
+	return err
+}
+
+// readUnits is units, and the error of the header that ended them.
+func (f *File) readUnits() ([]infoUnit, error) {
 	info := f.Debug.DWARFSection(".debug_info")
 	f.cacheMu.Lock()
 	defer f.cacheMu.Unlock()
 	if f.infoUnits != nil && f.infoOf == unsafe.SliceData(info) && f.infoLen == len(info) {
-		return f.infoUnits
+		return f.infoUnits, f.unitsErr
 	}
 	var us []infoUnit
+	var err error
 	sc := f.newScan()
 	for sc.pos < len(sc.info) {
-		off, err := sc.header()
-		if err != nil {
-			break // debug/dwarf refuses the file: no unit after it is found
+		off, herr := sc.header()
+		if herr != nil {
+			err = f.infoError(Offset(sc.pos), fmt.Errorf("unit header: %w", herr))
+			break
 		}
 		us = append(us, infoUnit{hdr: sc.u, abbrev: off})
 		sc.skipUnit()
 	}
-	f.infoUnits, f.infoOf, f.infoLen = us, unsafe.SliceData(sc.info), len(sc.info)
-	return us
+	f.infoUnits, f.unitsErr, f.infoOf, f.infoLen = us, err, unsafe.SliceData(sc.info), len(sc.info)
+	return us, err
 }
 
 // unitOf is the index in units of the unit whose DIEs hold off, -1 for

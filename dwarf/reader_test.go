@@ -15,7 +15,7 @@ import (
 // first address (and its producer).
 func TestDIEReaderAgreesWithReader(t *testing.T) {
 	eachScanInput(t, func(t *testing.T, f *File, min int) {
-		mine, theirs := f.dieReader(), f.Data.Reader()
+		mine, theirs := f.dieReader(), f.oracle().Reader()
 		n, ranged, skipped := 0, 0, 0
 		var pcs []uint64
 		for {
@@ -39,7 +39,7 @@ func TestDIEReaderAgreesWithReader(t *testing.T) {
 			if want.Val(dwarf.AttrLowpc) != nil || want.Val(dwarf.AttrRanges) != nil {
 				ranged++
 				gr, gerr := f.ranges(got)
-				wr, werr := f.Data.Ranges(raw)
+				wr, werr := f.oracle().Ranges(raw)
 				if (gerr == nil) != (werr == nil) || !reflect.DeepEqual(gr, wr) {
 					t.Fatalf("DIE %#x ranges: ours %v %v, Data.Ranges %v %v", want.Offset, gr, gerr, wr, werr)
 				}
@@ -54,7 +54,7 @@ func TestDIEReaderAgreesWithReader(t *testing.T) {
 			}
 		}
 		for _, pc := range pcs {
-			want, werr := f.Data.Reader().SeekPC(pc)
+			want, werr := f.oracle().Reader().SeekPC(pc)
 			got, gerr := f.dieReader().SeekPC(pc)
 			if (werr == nil) != (gerr == nil) || (werr == nil && dwarf.Offset(got.Offset) != want.Offset) {
 				t.Fatalf("SeekPC(%#x): ours %v %v, Reader %v %v", pc, got, gerr, want, werr)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -15,11 +16,11 @@ import (
 // without allocating: most DIEs of a file are types, members and variables
 // a walk over the functions passes by. A walk decodes the attributes it
 // needs from the scan's bytes (quick.go, funcattrs.go), and the DIEs
-// whose forms those do not read through debug/dwarf (dieEntries.full),
-// which checks that both readers agree on where each DIE is; any
-// disagreement or malformed byte is errScan, which costs the walk the
-// rest of that unit (see lostUnit), reported as a *elfx.DecodeError
-// naming the DIE.
+// whose forms those do not read through the package's decoder
+// (dieEntries.full, decode.go); a malformed byte is errScan, which costs
+// the walk the rest of that unit (see lostUnit), reported as a
+// *elfx.DecodeError naming the DIE. A unit header that does not read is a
+// headerError, which refuses the file when it opens (checkUnits).
 type scan struct {
 	info   []byte
 	abbrev []byte
@@ -348,33 +349,56 @@ func (s *scan) unit() error {
 }
 
 // header reads the unit header at s.pos into s.u and moves to the unit's
-// first entry; it returns the offset of the unit's abbreviations.
+// first entry; it returns the offset of the unit's abbreviations. A
+// header it cannot read is a headerError saying what is wrong with it.
 func (s *scan) header() (uint64, error) {
 	b := s.info[s.pos:]
 	if len(b) < 4 {
-		return 0, errScan
+		return 0, headerError("unit header cut short by the section's end")
 	}
 	u := scanHeader{start: s.pos, offSize: 4}
 	length := uint64(s.order.Uint32(b))
 	hdr := 4
 	if length == 0xffffffff {
 		if len(b) < 12 {
-			return 0, errScan
+			return 0, headerError("unit header cut short by the section's end")
 		}
 		length, u.offSize, hdr = s.order.Uint64(b[4:]), 8, 12
 	} else if length >= 0xfffffff0 {
-		return 0, errScan
+		return 0, headerErrorf("reserved unit length %#x", length)
 	}
 	if length > uint64(len(b)-hdr) {
-		return 0, errScan
+		return 0, headerErrorf("unit length %#x runs past the section's end (%#x bytes left)", length, len(b)-hdr)
 	}
 	u.end = s.pos + hdr + int(length)
 	b = b[hdr : hdr+int(length)]
 	if len(b) < 2 {
-		return 0, errScan
+		return 0, headerErrorf("unit of %d bytes: no room for its version", length)
 	}
 	u.version = int(s.order.Uint16(b))
-	b = b[2:]
+	if u.version < 2 || u.version > 5 {
+		return 0, headerErrorf("unsupported DWARF version %d", u.version)
+	}
+	abbrevOff, b, err := s.headerRest(&u, b[2:])
+	if err != nil {
+		return 0, err
+	}
+	if abbrevOff >= uint64(len(s.abbrev)) {
+		return 0, headerErrorf("abbreviations at %#x, past the end of .debug_abbrev (%#x bytes)", abbrevOff, len(s.abbrev))
+	}
+	if a := u.addrSize; a != 1 && a != 2 && a != 4 && a != 8 {
+		return 0, headerErrorf("address size %d (not 1, 2, 4 or 8)", a)
+	}
+	u.first = u.end - len(b)
+	s.u = u
+	s.pos = u.first
+	return abbrevOff, nil
+}
+
+// headerRest reads the header of u after its version, from b: the offset
+// of its abbreviations, its address size, and in DWARF 5 its unit type
+// and the fields that type adds; it returns what follows (the DIEs).
+func (s *scan) headerRest(u *scanHeader, b []byte) (abbrevOff uint64, rest []byte, err error) {
 	off := func() uint64 {
 		if u.offSize == 8 {
 			v := s.order.Uint64(b)
@@ -385,45 +409,52 @@ func (s *scan) header() (uint64, error) {
 		b = b[4:]
 		return v
 	}
-	var abbrevOff uint64
-	switch {
-	case u.version >= 2 && u.version <= 4:
+	if u.version <= 4 {
 		if len(b) < u.offSize+1 {
-			return 0, errScan
+			return 0, nil, u.tooShort()
 		}
 		abbrevOff = off()
 		u.addrSize = int(b[0])
-		b = b[1:]
-	case u.version == 5:
-		if len(b) < 2+u.offSize {
-			return 0, errScan
-		}
-		utype := b[0]
-		u.addrSize = int(b[1])
-		b = b[2:]
-		abbrevOff = off()
-		switch utype {
-		case 1, 3: // compile, partial
-		case 4, 5: // skeleton, split compile: a DWO id
-			if len(b) < 8 {
-				return 0, errScan
-			}
-			b = b[8:]
-		case 2, 6: // type units: signature and type offset
-			if len(b) < 8+u.offSize {
-				return 0, errScan
-			}
-			b = b[8+u.offSize:]
-		default:
-			return 0, errScan
-		}
-	default:
-		return 0, errScan
+		return abbrevOff, b[1:], nil
 	}
-	u.first = u.end - len(b)
-	s.u = u
-	s.pos = u.first
-	return abbrevOff, nil
+	if len(b) < 2+u.offSize {
+		return 0, nil, u.tooShort()
+	}
+	utype := b[0]
+	u.addrSize = int(b[1])
+	b = b[2:]
+	abbrevOff = off()
+	switch utype {
+	case 1, 3: // compile, partial
+	case 4, 5: // skeleton, split compile: a DWO id
+		if len(b) < 8 {
+			return 0, nil, u.tooShort()
+		}
+		b = b[8:]
+	case 2, 6: // type units: signature and type offset
+		if len(b) < 8+u.offSize {
+			return 0, nil, u.tooShort()
+		}
+		b = b[8+u.offSize:]
+	default:
+		return 0, nil, headerErrorf("unknown unit type %#x", utype)
+	}
+	return abbrevOff, b, nil
+}
+
+// headerError is a unit header the scan cannot read: what is wrong with
+// it. To the walks it is errScan (errors.Is).
+type headerError string
+
+func (e headerError) Error() string        { return string(e) }
+func (e headerError) Is(target error) bool { return target == errScan }
+
+func (u *scanHeader) tooShort() error {
+	return headerErrorf("unit of %d bytes too short for its header", u.end-u.start)
+}
+
+func headerErrorf(format string, args ...any) headerError {
+	return headerError(fmt.Sprintf(format, args...))
 }
 
 // next returns the next DIE, ok false at the end of the section.

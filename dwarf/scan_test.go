@@ -138,7 +138,7 @@ func TestScanAgreesWithReader(t *testing.T) {
 			t.Fatal("no scan: the sections' bytes are not kept")
 		}
 		ss := f.strSections()
-		r := f.Data.Reader()
+		r := f.oracle().Reader()
 		n, names := 0, 0
 		for {
 			e, err := r.Next()

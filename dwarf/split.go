@@ -1,7 +1,6 @@
 package dwarf
 
 import (
-	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
@@ -270,34 +269,34 @@ func findDWO(sk skeleton, binary string, order binary.ByteOrder) (*splitUnit, []
 }
 
 // openSplit joins the split units of f.Debug's skeletons, when it has
-// some, into an image that becomes f.Debug, and returns its DWARF; d,
-// f.Debug's own, otherwise. A split unit it cannot find goes to
-// Options.Warn and is left out; when none is found the error wraps
-// types.ErrNoDebugInfo and names the first missing .dwo.
-func (f *File) openSplit(d *dwarf.Data) (*dwarf.Data, error) {
+// some, into an image that becomes f.Debug, its DWARF sections read. A
+// split unit it cannot find goes to Options.Warn and is left out; when
+// none is found the error wraps types.ErrNoDebugInfo and names the first
+// missing .dwo.
+func (f *File) openSplit() error {
 	info := f.Debug.DWARFSection(".debug_info")
 	if info == nil {
-		return d, nil
+		return nil
 	}
 	// Read by a File of its own: the units, abbreviations and sections
 	// f reads are the joined image's.
 	sks, err := makeFile(f.ELF, f.Debug, nil).skeletons(info, f.Debug.ByteOrder)
 	if err != nil {
-		return nil, elfx.Decode(f.Debug.Path, ".debug_info", elfx.NoOffset, err)
+		return elfx.Decode(f.Debug.Path, ".debug_info", elfx.NoOffset, err)
 	}
 	if len(sks) == 0 {
-		return d, nil
+		return nil
 	}
 	units, missing, err := findSplitUnits(sks, f.ELF.Path, f.Debug.ByteOrder)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(units) == 0 {
 		more := ""
 		if len(missing) > 1 {
 			more = fmt.Sprintf(" (and %d more)", len(missing)-1)
 		}
-		return nil, fmt.Errorf("%s%s: %w (give the directory of the .dwo files with --debuginfo DIR)", missing[0], more, types.ErrNoDebugInfo)
+		return fmt.Errorf("%s%s: %w (give the directory of the .dwo files with --debuginfo DIR)", missing[0], more, types.ErrNoDebugInfo)
 	}
 	for _, m := range missing {
 		if f.opts.Warn != nil {
@@ -306,17 +305,16 @@ func (f *File) openSplit(d *dwarf.Data) (*dwarf.Data, error) {
 	}
 	img, err := join(f.Debug, units)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	jd, err := img.DWARF()
-	if err != nil {
-		return nil, err
+	if err := img.ReadDWARF(); err != nil {
+		return err
 	}
 	if f.Debug != f.ELF {
 		f.Debug.Close()
 	}
 	f.Debug = img
-	return jd, nil
+	return nil
 }
 
 // Split reports whether df's DWARF starts with a skeleton unit: split

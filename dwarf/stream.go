@@ -243,10 +243,6 @@ func LoadEach(path string, opts *Options, each func(types.Type)) (spec *types.Sp
 		return nil, false, err
 	}
 	defer f.Close()
-	// debug/dwarf's Data is read by no stream and by nothing of Types
-	// either: its parse of every abbreviation table (46 MB for ceph-osd's
-	// 3 MB) need not be held.
-	f.Data = nil
 	if spec, streamed, err = f.Stream(each); streamed {
 		return spec, true, err
 	}

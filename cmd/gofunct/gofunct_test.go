@@ -45,6 +45,20 @@ func TestGofunctErrors(t *testing.T) {
 	}
 }
 
+// TestGofunctCorruptUnitHeader: a damaged unit header
+// (testutil.CorruptUnitHeaders) prints one line naming the file,
+// .debug_info and the unit's offset, and exits 1.
+func TestGofunctCorruptUnitHeader(t *testing.T) {
+	t.Setenv("BINSCOPE_CACHE", t.TempDir())
+	for _, d := range testutil.CorruptUnitHeaders(t) {
+		code, stdout, stderr := runGofunct(d.Path)
+		line := fmt.Sprintf("gofunct: %s: section .debug_info at offset %#x: unit header: ", d.Path, d.Unit)
+		if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+			t.Errorf("%s: exit %d, %d bytes out, stderr %q: want 1, none, one line starting %q", d.Name, code, len(stdout), stderr, line)
+		}
+	}
+}
+
 // TestGofunctJSON: the Go fixture's functions, with Go names and the
 // main function at a real address.
 func TestGofunctJSON(t *testing.T) {

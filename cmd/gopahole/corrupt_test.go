@@ -30,3 +30,18 @@ func TestCorruptRecord(t *testing.T) {
 		t.Errorf("%d types printed, want %d (all but struct %s)", got, n-1, owner)
 	}
 }
+
+// TestCorruptUnitHeader: a damaged unit header (testutil.CorruptUnitHeaders)
+// prints one line naming the file, .debug_info and the unit's offset, and
+// exits 1; dwarf's TestCorruptUnitHeader compares the errors with
+// debug/dwarf's.
+func TestCorruptUnitHeader(t *testing.T) {
+	t.Setenv("BINSCOPE_CACHE", t.TempDir())
+	for _, d := range testutil.CorruptUnitHeaders(t) {
+		code, stdout, stderr := run(d.Path)
+		line := fmt.Sprintf("gopahole: %s: section .debug_info at offset %#x: unit header: ", d.Path, d.Unit)
+		if code != 1 || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+			t.Errorf("%s: exit %d, %d bytes out, stderr %q: want 1, none, one line starting %q", d.Name, code, len(stdout), stderr, line)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/dwarf/line"
+	"github.com/binscope/binscope/internal/dwarftest"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/testutil"
 )
@@ -58,7 +59,7 @@ func compareFile(t *testing.T, path string) (units, rows int) {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	d, err := ef.DWARF()
+	d, err := dwarftest.Data(ef)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/binscope/binscope/dwarf/loclist"
+	"github.com/binscope/binscope/internal/dwarftest"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/testutil"
 )
@@ -154,7 +155,7 @@ func compareLists(t *testing.T, path string, want map[int64][][2]uint64) (lists,
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	d, err := ef.DWARF()
+	d, err := dwarftest.Data(ef)
 	if err != nil {
 		t.Fatal(err)
 	}

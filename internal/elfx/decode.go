@@ -1,16 +1,15 @@
 package elfx
 
 import (
-	"debug/dwarf"
 	"errors"
 	"fmt"
 )
 
 // DecodeError is a record of an ELF file that cannot be decoded, as
-// debug/dwarf's DecodeError reports one: File names the file, Section the
-// section (".debug_info", ".debug_line", ...; "" for the ELF headers) and
-// Offset the record's offset in bytes from the section's start (NoOffset
-// when unknown). Err says what is wrong.
+// debug/dwarf's DecodeError reports one, with the file: File names the
+// file, Section the section (".debug_info", ".debug_line", ...; "" for the
+// ELF headers) and Offset the record's offset in bytes from the section's
+// start (NoOffset when unknown). Err says what is wrong.
 type DecodeError struct {
 	File    string
 	Section string
@@ -37,16 +36,11 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Decode wraps err, met at offset off of section in file, as a
 // *DecodeError; when err holds one already, that one (which knows better
-// where the fault lies). An error debug/dwarf returned as a
-// dwarf.DecodeError keeps the section and offset it names.
+// where the fault lies).
 func Decode(file, section string, off uint64, err error) error {
 	var de *DecodeError
 	if errors.As(err, &de) {
 		return de
-	}
-	var dde dwarf.DecodeError
-	if errors.As(err, &dde) {
-		return &DecodeError{File: file, Section: ".debug_" + dde.Name, Offset: uint64(dde.Offset), Err: errors.New(dde.Err)}
 	}
 	return &DecodeError{File: file, Section: section, Offset: off, Err: err}
 }

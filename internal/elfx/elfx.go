@@ -6,7 +6,6 @@ package elfx
 
 import (
 	"bytes"
-	"debug/dwarf"
 	"debug/elf"
 	"encoding/hex"
 	"errors"
@@ -36,9 +35,10 @@ type File struct {
 	// debugLine is .debug_line as DWARF read it (decompressed), kept for
 	// DebugLine.
 	debugLine []byte
-	// raw are the DWARF sections as DWARF read them (decompressed), when
-	// no relocation applied to them (see DWARFSection).
-	raw map[string][]byte
+	// raw are the DWARF sections as ReadDWARF read them (decompressed,
+	// relocated: see DWARFSection); types are its .debug_types sections.
+	raw   map[string][]byte
+	types [][]byte
 	// lazy are the sections read through LazySection; lazyMu also
 	// guards debugLine after DWARF.
 	lazyMu sync.Mutex
@@ -46,12 +46,16 @@ type File struct {
 }
 
 // DWARFSection returns the contents of a DWARF section (".debug_info",
-// ".debug_abbrev", ".debug_str", ".debug_types", ...) exactly as the
-// *dwarf.Data that DWARF returned reads them (inflated, and relocated in
-// an object file), or nil when DWARF has not run or the file has no such
-// section. A section compressed the GNU way (.zdebug_info) comes under
-// its .debug_ name.
+// ".debug_abbrev", ".debug_str", ".debug_types", ...) as ReadDWARF read
+// them (inflated, and relocated in an object file), or nil when ReadDWARF
+// has not run or the file has no such section. A section compressed the
+// GNU way (.zdebug_info) comes under its .debug_ name.
 func (f *File) DWARFSection(name string) []byte { return f.raw[name] }
+
+// DWARFTypes returns the file's .debug_types sections (DWARF 4 type
+// units) as ReadDWARF read them: one, or one per COMDAT group in an
+// object file, of which DWARFSection gives none.
+func (f *File) DWARFTypes() [][]byte { return f.types }
 
 // dwarfSection is the DWARF section called name (".debug_info"), or its
 // compressed form of the GNU naming (".zdebug_info", which Go before 1.20
@@ -180,31 +184,31 @@ func (f *File) HasDWARF() bool {
 	return f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
 }
 
-// DWARF returns the file's DWARF data, inflating compressed sections
+// ReadDWARF reads the file's DWARF sections, inflating compressed ones
 // (SHF_COMPRESSED, or named .zdebug_*) and relocating an object file's as
-// debug/elf does, keeping the bytes for DWARFSection. A panic inside
-// debug/elf or debug/dwarf becomes an error naming the file.
-func (f *File) DWARF() (d *dwarf.Data, err error) {
-	err = Guard(f.Path, ".debug_info", func() error {
-		d, err = f.dwarfParallel(f.newRelocator())
-		return err
+// debug/elf does, and keeps their bytes for DWARFSection, DWARFTypes and
+// DebugLine. Nothing of them is parsed: the readers check the unit
+// headers they read. A panic inside debug/elf becomes an error naming the
+// file.
+func (f *File) ReadDWARF() error {
+	err := Guard(f.Path, ".debug_info", func() error {
+		return f.dwarfParallel(f.newRelocator())
 	})
 	if err != nil {
-		return nil, Decode(f.Path, ".debug_info", NoOffset, err)
+		return Decode(f.Path, ".debug_info", NoOffset, err)
 	}
-	return d, nil
+	return nil
 }
 
-// dwarfSections are the sections debug/dwarf reads: the five dwarf.New
-// takes, then those AddSection knows.
+// dwarfSections are the sections ReadDWARF reads beside .debug_types
+// (location lists and .debug_frame are read by who needs them).
 var dwarfSections = []string{".debug_abbrev", ".debug_info", ".debug_line", ".debug_ranges", ".debug_str",
 	".debug_addr", ".debug_line_str", ".debug_str_offsets", ".debug_rnglists"}
 
-// dwarfParallel reads (and decompresses) the sections debug/dwarf needs
-// on every core at once, instead of one after another; sections it does
-// not read (.debug_frame, location lists) are left for who needs them.
-// rel, when not nil, relocates them (an object file).
-func (f *File) dwarfParallel(rel *relocator) (*dwarf.Data, error) {
+// dwarfParallel reads (and decompresses) dwarfSections on every core at
+// once, instead of one after another, and the .debug_types sections; rel,
+// when not nil, relocates them (an object file).
+func (f *File) dwarfParallel(rel *relocator) error {
 	data := make([][]byte, len(dwarfSections))
 	errs := make([]error, len(dwarfSections))
 	var wg sync.WaitGroup
@@ -231,25 +235,19 @@ func (f *File) dwarfParallel(rel *relocator) (*dwarf.Data, error) {
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, Decode(f.Path, dwarfSections[i], NoOffset, err)
+			return Decode(f.Path, dwarfSections[i], NoOffset, err)
 		}
 	}
-	d, err := f.newDWARF(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.addTypes(d, rel); err != nil {
-		return nil, err
-	}
-	return d, nil
+	f.keepSections(data)
+	return f.readTypes(rel)
 }
 
-// addTypes adds the file's .debug_types section (DWARF 4 type units) to
-// d, relocated by rel when not nil, and keeps it for DWARFSection. A file
-// with several (one per COMDAT group, in an object file) keeps none:
-// DWARFSection gives one section's bytes.
-func (f *File) addTypes(d *dwarf.Data, rel *relocator) error {
-	n := 0
+// readTypes reads the file's .debug_types sections (DWARF 4 type units),
+// relocated by rel when not nil, and keeps them for DWARFTypes, and for
+// DWARFSection when there is one (an object file has one per COMDAT
+// group).
+func (f *File) readTypes(rel *relocator) error {
+	f.types = nil
 	for i, s := range f.Sections {
 		if s.Type == elf.SHT_NOBITS || s.Name != ".debug_types" && s.Name != ".zdebug_types" {
 			continue
@@ -261,34 +259,13 @@ func (f *File) addTypes(d *dwarf.Data, rel *relocator) error {
 		if err != nil {
 			return Decode(f.Path, s.Name, NoOffset, err)
 		}
-		if err := d.AddTypes(fmt.Sprintf("types-%d", i), b); err != nil {
-			return err
-		}
-		if n++; n == 1 {
+		if f.types = append(f.types, b); len(f.types) == 1 {
 			f.raw[".debug_types"] = b
 		} else {
 			delete(f.raw, ".debug_types")
 		}
 	}
 	return nil
-}
-
-// newDWARF makes the DWARF data of the sections read (in the order of
-// dwarfSections), and keeps them for DWARFSection and DebugLine.
-func (f *File) newDWARF(data [][]byte) (*dwarf.Data, error) {
-	f.keepSections(data)
-	d, err := dwarf.New(data[0], nil, nil, data[1], data[2], nil, data[3], data[4])
-	if err != nil {
-		return nil, err
-	}
-	for i := 5; i < len(dwarfSections); i++ {
-		if data[i] != nil {
-			if err := d.AddSection(dwarfSections[i], data[i]); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return d, nil
 }
 
 // keepSections keeps the sections read (in the order of dwarfSections)

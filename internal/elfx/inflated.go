@@ -31,7 +31,7 @@ func (f *File) InflatedSections() map[string][]byte {
 
 // UseInflated gives the file the inflated contents of its compressed
 // section name (read from a cache, as InflatedSections gave them): its
-// readers (DWARF, LazySection, DWARFPrefix) read b and inflate nothing.
+// readers (ReadDWARF, LazySection, PrefixSections) read b and inflate nothing.
 // It reports false, and changes nothing, when the file has no such
 // compressed section, b is not its size, or the section was read already.
 func (f *File) UseInflated(name string, b []byte) bool {
@@ -137,7 +137,7 @@ func (f *File) InflateInto(name string, dst []byte, write func(b []byte, off int
 // InflateAhead inflates the rest of each compressed section of names
 // whose buffer InflateInto gave, one after another, on a goroutine of
 // their own, a step at a time: a reader asking for a prefix
-// (Lazy.Prefix, DWARFPrefix) waits for that much only, and reads it
+// (Lazy.Prefix, PrefixSections) waits for that much only, and reads it
 // while the rest inflates on another core. Sections without such a
 // buffer (inflated on the heap, which grows as read) are left to be read
 // as asked. It reports whether each section of names is so inflated, or

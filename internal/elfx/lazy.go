@@ -1,7 +1,6 @@
 package elfx
 
 import (
-	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -283,30 +282,13 @@ func (f *File) sectionBytes(name string) ([]byte, error) {
 	return l.All()
 }
 
-// DWARFPrefix returns DWARF data over the first info bytes of .debug_info
-// (whole compile units) and the first line bytes of .debug_line (the line
+// PrefixSections reads the first info bytes of .debug_info (whole
+// compile units) and the first line bytes of .debug_line (the line
 // programs of those units), with the string and address sections whole,
-// leaving the rest of both sections unread; range and location lists are
-// left out (a type lookup reads neither). DWARFSection and DebugLine then
-// give those prefixes. A file that needs relocations or has type units
-// returns ok false: DWARF reads it.
-func (f *File) DWARFPrefix(info, line uint64) (d *dwarf.Data, ok bool, err error) {
-	if !f.PrefixReadable() {
-		return nil, false, nil
-	}
-	err = Guard(f.Path, ".debug_info", func() (err error) {
-		d, err = f.dwarfPrefix(info, line)
-		return err
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	return d, true, nil
-}
-
-// PrefixSections is DWARFPrefix for a reader of the sections' bytes
-// alone (DWARFSection: the scans): it keeps the same prefixes and makes
-// no DWARF data, so that no unit header or abbreviation table is parsed.
+// leaving the rest of both sections unread, and keeps them for
+// DWARFSection and DebugLine as ReadDWARF does; range and location lists
+// are left out (a type lookup reads neither). A file that needs
+// relocations or has type units returns ok false: ReadDWARF reads it.
 func (f *File) PrefixSections(info, line uint64) (ok bool, err error) {
 	if !f.PrefixReadable() {
 		return false, nil
@@ -321,20 +303,7 @@ func (f *File) PrefixSections(info, line uint64) (ok bool, err error) {
 	return err == nil, err
 }
 
-// dwarfPrefix is DWARFPrefix for a file it can read.
-func (f *File) dwarfPrefix(info, line uint64) (*dwarf.Data, error) {
-	data, err := f.prefixData(info, line)
-	if err != nil {
-		return nil, err
-	}
-	d, err := f.newDWARF(data)
-	if err != nil {
-		return nil, Decode(f.Path, ".debug_info", NoOffset, err)
-	}
-	return d, nil
-}
-
-// prefixData reads the sections DWARFPrefix reads, in the order of
+// prefixData reads the sections PrefixSections reads, in the order of
 // dwarfSections.
 func (f *File) prefixData(info, line uint64) ([][]byte, error) {
 	get := func(name string, n uint64) ([]byte, error) {
@@ -369,7 +338,7 @@ func (f *File) prefixData(info, line uint64) ([][]byte, error) {
 	return data, nil
 }
 
-// PrefixReadable reports whether DWARFPrefix can read the file: no
+// PrefixReadable reports whether PrefixSections can read the file: no
 // relocations to apply, no type units.
 func (f *File) PrefixReadable() bool {
 	return f.Type != elf.ET_REL && f.dwarfSection(".debug_types") == nil

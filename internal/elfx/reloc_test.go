@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/binscope/binscope/internal/dwarftest"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/testutil"
 )
@@ -66,7 +67,7 @@ func TestDWARFEqualsDebugElf(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			got, err := f.DWARF()
+			got, err := dwarftest.Data(f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -89,6 +90,96 @@ func memberWithStrp(t testing.TB, d *dwarf.Data, info, str []byte) (string, dwar
 			}
 		default:
 			owner = ""
+		}
+	}
+}
+
+// HeaderDamage is a way CorruptUnitHeaders damages a unit header.
+type HeaderDamage struct {
+	Name string // what is damaged: "version", "length", "abbrev", "addrsize"
+	Path string // the damaged copy
+	Unit uint64 // the damaged unit's offset in .debug_info
+	// Theirs is what debug/dwarf says of the same bytes: dwarf.New's
+	// error, else the first error its Reader meets in the unit.
+	Theirs error
+}
+
+// CorruptUnitHeaders builds a program of two compile units (the c-layouts
+// fixture's source and a small second file) with gcc's DWARF 5, and
+// writes copies of it with the second unit's header damaged: its
+// version made 7, its length run past the section's end, its
+// abbreviations' offset put past .debug_abbrev, its address size made 3.
+func CorruptUnitHeaders(t testing.TB) []HeaderDamage {
+	t.Helper()
+	dir := t.TempDir()
+	second := filepath.Join(dir, "second.c")
+	if err := os.WriteFile(second, []byte("struct second { int a; char b; } second_var;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "two-units")
+	src := filepath.Join(Root(t), "testdata/fixtures/c-layouts/layouts.c")
+	if out, err := exec.Command("gcc", "-g", "-gdwarf-5", "-O0", "-o", prog, src, second).CombinedOutput(); err != nil {
+		Skipf(t, "gcc: %v %s", err, out)
+	}
+	good, ef, _ := ReadDWARF(t, prog)
+	info, abbrev := ef.Section(".debug_info"), ef.Section(".debug_abbrev")
+	if info == nil || abbrev == nil || info.Flags&elf.SHF_COMPRESSED != 0 || ef.ByteOrder != binary.LittleEndian {
+		t.Fatalf("%s: want plain little-endian .debug_info and .debug_abbrev", prog)
+	}
+	sec := good[info.Offset : info.Offset+info.Size]
+	unit := uint64(4 + binary.LittleEndian.Uint32(sec)) // the second unit
+	if unit+12 > uint64(len(sec)) || binary.LittleEndian.Uint16(sec[unit+4:]) != 5 {
+		t.Fatalf("%s: no second DWARF 5 unit at %#x", prog, unit)
+	}
+	damages := []struct {
+		name  string
+		at    uint64 // in the unit header
+		size  int
+		value uint32
+	}{
+		{"version", 4, 2, 7},
+		{"length", 0, 4, uint32(len(sec))},
+		{"abbrev", 8, 4, uint32(abbrev.Size + 0x100)},
+		{"addrsize", 7, 1, 3},
+	}
+	var out []HeaderDamage
+	for _, d := range damages {
+		b := bytes.Clone(good)
+		at := info.Offset + unit + d.at
+		switch d.size {
+		case 1:
+			b[at] = byte(d.value)
+		case 2:
+			binary.LittleEndian.PutUint16(b[at:], uint16(d.value))
+		case 4:
+			binary.LittleEndian.PutUint32(b[at:], d.value)
+		}
+		p := filepath.Join(dir, "bad-"+d.name)
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, HeaderDamage{Name: d.name, Path: p, Unit: unit, Theirs: readUnit(b, unit)})
+	}
+	return out
+}
+
+// readUnit is debug/dwarf's error for the ELF image b: dwarf.New's, else
+// the first its Reader meets in the unit at off.
+func readUnit(b []byte, off uint64) error {
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	d, err := ef.DWARF()
+	if err != nil {
+		return err
+	}
+	r := d.Reader()
+	r.Seek(dwarf.Offset(off))
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			return err
 		}
 	}
 }

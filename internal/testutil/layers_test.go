@@ -18,7 +18,7 @@ var layers = map[string]int{
 	"types": 0, "internal/arch": 0, "internal/leb128": 0, "internal/elfx": 0, "internal/naming": 0,
 	"internal/jsonx": 0, "internal/table": 0, "internal/cache": 0, "internal/dwexpr": 0, "internal/testutil": 0,
 	"internal/gen": 0, "internal/pcln": 0, "internal/cfi": 0, "internal/bpfasm": 0, "internal/par": 0, "internal/x86": 0,
-	"internal/usage": 0, "internal/inflate": 0, "dwarf/line": 0, "dwarf/loclist": 0,
+	"internal/usage": 0, "internal/inflate": 0, "internal/dwarftest": 0, "dwarf/line": 0, "dwarf/loclist": 0,
 
 	"dwarf": 1, "btf": 1, "symtab": 1, "tracepoint": 1, "usdt": 1,
 
