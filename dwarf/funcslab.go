@@ -6,7 +6,9 @@ import "github.com/binscope/binscope/types"
 // inline sites and address ranges. It allocates them in shared arrays
 // (slabs) rather than one at a time: fewer objects for the collector, and
 // the subprograms a unit's walk drops (see funcWalker.prune) leave their
-// slots to the next unit's instead of garbage.
+// slots to the next unit's instead of garbage. Kept for speed: `bash
+// bench/before.sh main REV 15 funct-libstdc++-cold` with one allocation
+// per record in REV: 1.04 times the CPU time (11 of 14 pairs).
 
 // slabLen is how many records one array of a slab holds.
 const slabLen = 512

@@ -14,7 +14,9 @@ import (
 // demangles to name (a C++ method as users write it), reading only the
 // units that concern it; nil when the name is not one symbol's, or when
 // those units hold other functions of that name (overloads: the whole
-// file decides).
+// file decides). Kept for speed: `bash bench/before.sh main REV 15
+// probe-glibc probe-python3.11d` with quick returning nil in REV: 2.5 and
+// 4.3 times the CPU time (15 of 15 pairs each).
 func (t *target) quick(name string) *types.Func {
 	if t.syms == nil {
 		t.syms = code.Symbols(t.f)
