@@ -39,7 +39,10 @@ type walked struct {
 // a span between two children of its unit DIE (a C++ program is often one
 // unit): no subtree below them is cut, and the context a child of a unit
 // needs is the unit's alone. Any doubt about the bytes gives one span, and
-// the walk reports what it finds there.
+// the walk reports what it finds there. Kept for speed: `bash
+// bench/before.sh main REV 9 funct-ceph-osd-cold` with one span in REV:
+// 1.04 times the CPU time (9 of 9 pairs), wall time 7 of 9 pairs above;
+// noise on cmd/go, glibc, python3.11d and libstdc++ (15 pairs each).
 func (f *File) funcSpans(n int) []span {
 	sc := f.newScan()
 	if n < 2 {
