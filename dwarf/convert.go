@@ -62,7 +62,7 @@ func newConverter(f *File, ix *index, memo int) *converter {
 	}
 }
 
-// another is a converter of its own for another core, alike in kind,
+// another is a converter of its own over the same index, alike in kind,
 // with room for memo conversions.
 func (c *converter) another(memo int) *converter {
 	o := newConverter(c.f, c.ix, memo)

@@ -12,7 +12,9 @@ import (
 // that far), scans each unit's top level, and stops at the first unit
 // that defines each name; the sections kept then hold only the units read
 // (and the line programs of the units found), and the types are
-// converted from them (namedSpec). ok is false when it cannot answer
+// converted from them (namedSpec); kept for speed: `bash bench/before.sh
+// main REV 9 C-link_map-cold` with no prefix read in REV: 21 times the
+// CPU time (9 of 9 pairs). ok is false when it cannot answer
 // exactly: a name found in no unit (a short or generic name: the whole
 // file decides), a C++ unit, a form the scan does not read, or any error,
 // which the full read then reports if it is real. What it read stays read
