@@ -17,6 +17,13 @@ type stackCheck struct {
 	spSub   int64
 	branch  uint64
 	scratch string // the register the check computes in before the CMP (R12), or ""
+	// gFrom is where g holds the goroutine: the entry, or past Go 1.16's
+	// load of it from thread-local storage.
+	gFrom uint64
+	// flagsOnly: only the branch's flags tell the passes apart (Go 1.16's
+	// check of a huge frame, whose first branch to morestack is taken on
+	// a preemption request).
+	flagsOnly bool
 }
 
 // maxMorestack bounds the instructions of the block the check branches
@@ -37,7 +44,7 @@ func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 	}
 	var ins []x86asm.Inst
 	var addrs []uint64
-	for off := 0; off < len(code) && len(ins) < 5; {
+	for off := 0; off < len(code) && len(ins) < 8; {
 		in, err := x86asm.Decode(code[off:], 64)
 		if err != nil {
 			break
@@ -46,6 +53,19 @@ func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 		off += in.Len
 	}
 	reg := func(a x86asm.Arg) x86asm.Reg { v, _ := a.(x86asm.Reg); return v }
+	g, gFrom := t.arch.GoG, fn.LowPC
+	if len(ins) >= 3 && ins[0].Op == x86asm.MOV {
+		// Go 1.16 and before: mov %fs:-8,%rcx loads the goroutine first.
+		if m, isMem := ins[0].Args[1].(x86asm.Mem); isMem && m.Segment == x86asm.FS && m.Base == 0 && m.Index == 0 &&
+			int32(m.Disp) == -8 && reg(ins[0].Args[0]) != 0 {
+			g, gFrom = reg(ins[0].Args[0]).String(), addrs[1]
+			ins, addrs = ins[1:], addrs[1:]
+			if sc, ok := t.hugeCheck116(fn, ins, addrs, g); ok {
+				sc.gFrom = gFrom
+				return sc, true
+			}
+		}
+	}
 	i := 0 // the CMP's index
 	cmpWith := x86asm.RSP
 	switch {
@@ -73,17 +93,44 @@ func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 		return sc, false
 	}
 	m, isMem := cmp.Args[1].(x86asm.Mem)
-	if !isMem || m.Base.String() != t.arch.GoG || m.Index != 0 || m.Segment != 0 || cmp.MemBytes != 8 {
+	if !isMem || m.Base.String() != g || m.Index != 0 || m.Segment != 0 || cmp.MemBytes != 8 {
 		return sc, false
 	}
 	if !t.toEntry(fn, jbe, addrs[i+1]) {
 		return sc, false
 	}
-	sc.g, sc.off, sc.branch = t.arch.GoG, int64(int32(m.Disp)), addrs[i+1]
+	sc.g, sc.off, sc.branch, sc.gFrom = g, int64(int32(m.Disp)), addrs[i+1], gFrom
 	if i > 0 {
 		sc.scratch = cmpWith.String()
 	}
 	return sc, true
+}
+
+// hugeCheck116 decodes Go 1.16's check of a frame larger than StackBig,
+// ins and addrs starting past the load of g:
+//
+//	mov 0x10(%rcx),%rsi
+//	cmp $-0x522,%rsi          stackguard0 = StackPreempt
+//	je morestack
+//	lea 0x3a0(%rsp),%rax
+//	sub %rsi,%rax
+//	cmp $0x1738,%rax
+//	jbe morestack
+//
+// The site goes on the last branch: a pass that reaches it and goes on
+// runs the body; one that branched to morestack first comes back to it.
+func (t *target) hugeCheck116(fn *types.Func, ins []x86asm.Inst, addrs []uint64, g string) (sc stackCheck, ok bool) {
+	if len(ins) < 7 || ins[0].Op != x86asm.MOV || ins[1].Op != x86asm.CMP || ins[2].Op != x86asm.JE ||
+		ins[3].Op != x86asm.LEA || ins[4].Op != x86asm.SUB || ins[5].Op != x86asm.CMP || ins[6].Op != x86asm.JBE {
+		return sc, false
+	}
+	m, isMem := ins[0].Args[1].(x86asm.Mem)
+	guard, _ := ins[0].Args[0].(x86asm.Reg)
+	if !isMem || m.Base.String() != g || m.Index != 0 || m.Segment != 0 || guard == 0 || ins[1].Args[0] != guard ||
+		!t.toEntry(fn, ins[2], addrs[2]) || !t.toEntry(fn, ins[6], addrs[6]) {
+		return sc, false
+	}
+	return stackCheck{g: g, off: int64(int32(m.Disp)), branch: addrs[6], flagsOnly: true}, true
 }
 
 // toEntry reports whether the conditional branch in at addr goes to a
@@ -163,8 +210,8 @@ func (t *target) guard(fn *types.Func, addr uint64) *spec.Guard {
 		return nil
 	}
 	sc, ok := t.stackCheck(fn)
-	if !ok || addr > sc.branch {
-		return nil
+	if !ok || addr > sc.branch || addr < sc.gFrom || sc.flagsOnly && addr != sc.branch {
+		return nil // before Go 1.16's load of g, nothing tells the passes apart
 	}
 	return &spec.Guard{Flags: addr == sc.branch, G: sc.g, Off: sc.off, SPSub: sc.spSub}
 }

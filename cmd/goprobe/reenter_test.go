@@ -19,11 +19,21 @@ import (
 // source line of each of its functions' declarations.
 func buildReenter(t *testing.T) (string, map[string]int) {
 	t.Helper()
+	return buildReenterWith(t, "")
+}
+
+// buildReenterWith is buildReenter with a toolchain (a GOTOOLCHAIN value;
+// "" for the go command's own).
+func buildReenterWith(t *testing.T, toolchain string) (string, map[string]int) {
+	t.Helper()
 	dir := filepath.Join(testutil.Root(t), "probe", "testdata", "reenter")
 	bin := filepath.Join(t.TempDir(), "reenter")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if toolchain != "" {
+		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+toolchain)
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
@@ -62,49 +72,57 @@ func said(t *testing.T, out string) map[string]int {
 // grow their stacks through functions with each shape of the check (a
 // small, a large, a huge frame). Entry probes, %return probes, the line of
 // a declaration, and the capture a %return probe keeps from the entry all
-// agree with the program.
+// agree with the program. Built by the go command's own Go (the goroutine
+// in R14) and by go1.16.15 (its check loads the goroutine from
+// thread-local storage first; a huge frame's has two branches to
+// morestack).
 func TestStatReentry(t *testing.T) {
 	needBPF(t)
-	bin, line := buildReenter(t)
-	for _, run := range [][]string{{"loop", "200000"}, {"grow", "8", "2000"}} {
-		t.Run(run[0], func(t *testing.T) {
-			defs := map[string]string{
-				"main.(*acc).add": "add", "main.deep": "deep", "main.big": "big", "main.huge": "huge",
-				"main.(*acc).add%return": "add", "main.huge%return": "huge",
-				fmt.Sprintf("main.go:%d", line["big"]): "big",
-				"main.(*acc).add%return v":             "add", // keeps v from the entry
-			}
-			args := []string{"stat", "--json"}
-			for d := range defs {
-				args = append(args, d)
-			}
-			code, out, errs := runGoprobe(append(append(args, "--", bin), run...)...)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errs)
-			}
-			want := said(t, out)
-			if want["add"] == 0 || run[0] == "grow" && want["huge"] == 0 {
-				t.Fatalf("the program made no calls:\n%s", out)
-			}
-			var got struct {
-				Probes []struct {
-					Probe string
-					Count int
-				}
-			}
-			js := out[strings.Index(out, `{"probes"`):]
-			if err := json.Unmarshal([]byte(js), &got); err != nil {
-				t.Fatalf("%v: %s", err, js)
-			}
-			if len(got.Probes) != len(defs) {
-				t.Fatalf("%d probes counted, want %d:\n%s", len(got.Probes), len(defs), out)
-			}
-			for _, p := range got.Probes {
-				if n := want[defs[p.Probe]]; p.Count != n {
-					t.Errorf("%s counted %d; the program made %d calls", p.Probe, p.Count, n)
-				}
-			}
-		})
+	for _, tc := range []string{"", "go1.16.15"} {
+		bin, line := buildReenterWith(t, tc)
+		for _, run := range [][]string{{"loop", "200000"}, {"grow", "8", "2000"}} {
+			t.Run(tc+run[0], func(t *testing.T) { statReentry(t, bin, line, run) })
+		}
+	}
+}
+
+// statReentry is TestStatReentry's run of bin with the arguments run.
+func statReentry(t *testing.T, bin string, line map[string]int, run []string) {
+	defs := map[string]string{
+		"main.(*acc).add": "add", "main.deep": "deep", "main.big": "big", "main.huge": "huge",
+		"main.(*acc).add%return": "add", "main.huge%return": "huge",
+		fmt.Sprintf("main.go:%d", line["big"]): "big",
+		"main.(*acc).add%return v":             "add", // keeps v from the entry
+	}
+	args := []string{"stat", "--json"}
+	for d := range defs {
+		args = append(args, d)
+	}
+	code, out, errs := runGoprobe(append(append(args, "--", bin), run...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := said(t, out)
+	if want["add"] == 0 || run[0] == "grow" && want["huge"] == 0 {
+		t.Fatalf("the program made no calls:\n%s", out)
+	}
+	var got struct {
+		Probes []struct {
+			Probe string
+			Count int
+		}
+	}
+	js := out[strings.Index(out, `{"probes"`):]
+	if err := json.Unmarshal([]byte(js), &got); err != nil {
+		t.Fatalf("%v: %s", err, js)
+	}
+	if len(got.Probes) != len(defs) {
+		t.Fatalf("%d probes counted, want %d:\n%s", len(got.Probes), len(defs), out)
+	}
+	for _, p := range got.Probes {
+		if n := want[defs[p.Probe]]; p.Count != n {
+			t.Errorf("%s counted %d; the program made %d calls", p.Probe, p.Count, n)
+		}
 	}
 }
 

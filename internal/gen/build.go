@@ -12,13 +12,19 @@ import (
 
 // Build is one compiler and its options.
 type Build struct {
-	Name string // gcc-O2, gcc-O3, clang-O2, go, rust-O3, zig-fast
+	Name string // gcc-O2, gcc-O3, clang-O2, go, go1.16, rust-O3, zig-fast
 	Lang Lang
+	// Toolchain is the GOTOOLCHAIN a Go build asks the go command for
+	// (it fetches it); "" is the go command's own.
+	Toolchain string
 }
 
-// Builds are every build the harness knows.
+// Builds are every build the harness knows. go1.16 is the oldest Go the
+// tools read: arguments on the stack, the goroutine in thread-local
+// storage (its stack check loads it into a register first).
 var Builds = []Build{
-	{"gcc-O2", C}, {"gcc-O3", C}, {"clang-O2", C}, {"go", Go}, {"rust-O3", Rust}, {"zig-fast", Zig},
+	{"gcc-O2", C, ""}, {"gcc-O3", C, ""}, {"clang-O2", C, ""}, {"go", Go, ""}, {"go1.16", Go, "go1.16.15"},
+	{"rust-O3", Rust, ""}, {"zig-fast", Zig, ""},
 }
 
 // BuildNamed returns the build called name.
@@ -38,7 +44,7 @@ func (b Build) Tool() string {
 		return "gcc"
 	case "clang-O2":
 		return "clang"
-	case "go":
+	case "go", "go1.16":
 		return "go"
 	case "rust-O3":
 		return "rustc"
@@ -78,7 +84,12 @@ func (b Build) Make(p *Program, dir string) (string, error) {
 			return "", err
 		}
 		cmd = exec.Command("go", "build", "-o", bin, ".")
-		cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off", "CGO_ENABLED=0")
+		// -mod=mod in place of the go env file's flags, which older go
+		// commands may not know (-buildvcs is Go 1.18's).
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "CGO_ENABLED=0")
+		if b.Toolchain != "" {
+			cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+b.Toolchain)
+		}
 	case Rust:
 		file := filepath.Join(dir, "prog.rs")
 		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {

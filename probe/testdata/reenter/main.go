@@ -21,7 +21,7 @@ import (
 type acc struct{ n int }
 
 var (
-	adds, deeps, bigs, huges atomic.Int64
+	adds, deeps, bigs, huges int64
 	logging                  bool
 	logMu                    sync.Mutex
 	lines                    []string
@@ -33,7 +33,7 @@ var (
 //
 //go:noinline
 func (a *acc) add(v int) (int, error) {
-	adds.Add(1)
+	atomic.AddInt64(&adds, 1)
 	a.n += v
 	var err error
 	if v%2 != 0 {
@@ -85,7 +85,7 @@ func (a *acc) note(v int) int { return a.n ^ v }
 //
 //go:noinline
 func deep(a *acc, d int) int {
-	deeps.Add(1)
+	atomic.AddInt64(&deeps, 1)
 	var pad [8]int
 	pad[d%8] = d
 	if d == 0 {
@@ -99,7 +99,7 @@ func deep(a *acc, d int) int {
 //
 //go:noinline
 func big(d int) int {
-	bigs.Add(1)
+	atomic.AddInt64(&bigs, 1)
 	var pad [48]int
 	pad[d%48] = d
 	if d == 0 {
@@ -112,7 +112,7 @@ func big(d int) int {
 //
 //go:noinline
 func huge(d int) int {
-	huges.Add(1)
+	atomic.AddInt64(&huges, 1)
 	var pad [640]int
 	pad[d%640] = d
 	if d == 0 {
@@ -152,5 +152,5 @@ func main() {
 	for _, l := range lines {
 		fmt.Println(l)
 	}
-	fmt.Printf("calls add=%d deep=%d big=%d huge=%d\n", adds.Load(), deeps.Load(), bigs.Load(), huges.Load())
+	fmt.Printf("calls add=%d deep=%d big=%d huge=%d\n", atomic.LoadInt64(&adds), atomic.LoadInt64(&deeps), atomic.LoadInt64(&bigs), atomic.LoadInt64(&huges))
 }
