@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
 
@@ -65,22 +66,30 @@ func (r *Resolver) distrustConstants(sites []spec.Site, copies []copySite, site 
 }
 
 // copyStores are the constants the stores of an expansion's code put in
-// memory, by kind (see storeKinds: one source position, one place, so one
-// store per copy of the body).
+// memory, by kind: the stores of one source line (of the chain of nested
+// expansions holding it) to one kind of place, memory by its displacement
+// (the copies' base registers differ) or one global, so that one copy's
+// 8-byte store and another's 16-byte store of the same record field are
+// one kind (clang-O2 seed 3568: movq $184 to a record's v[0] in the first
+// copy, movups of (184, 1) to v[0..1] in the second); and the calls of a
+// kind of call, whose argument registers are its places.
 type copyStores struct {
 	kinds [][]storedConst // per kind, its stores; nil when the code is not read
 }
 
 // storedConst is what one store writes, or one call passes in its
-// argument registers: per place, its bytes when they are a constant (nil
-// otherwise).
+// argument registers: per place, its width bytes at off (a store's
+// displacement, or a global's address; 0 for a call's registers) when
+// they are a constant (nil otherwise).
 type storedConst struct {
-	addr uint64
-	vals [][]byte
+	addr  uint64
+	off   int64
+	width int
+	vals  [][]byte
 }
 
-// constWindow bounds how far back regConst reads straight-line code.
-const constWindow = 16
+// constWindow bounds how many instructions regConst reads back.
+const constWindow = 1024
 
 const whyCopies = "the compiler gives one constant for the whole expansion, which holds several calls (an unrolled loop's copies of the body); it need not be this call's"
 
@@ -97,26 +106,50 @@ func (r *Resolver) copyStoresOf(site *types.InlineSite) *copyStores {
 	}
 	kinds, _ := storeKinds(site, m, r.rowsOf(inst, fl), fl, false, nil)
 	out := &copyStores{kinds: [][]storedConst{}}
+	byKey := map[string]int{}
 	for _, k := range kinds {
-		var st []storedConst
 		for _, a := range k.addrs {
-			st = append(st, storedConst{a, r.storedBytes(fl, a)})
+			in := fl.op[a]
+			key, st := k.key, storedConst{addr: a, width: 8, vals: r.storedBytes(fl, a)}
+			if mem, ok := storeTo(in); ok && in.Op != x86asm.CALL {
+				key = fmt.Sprintf("%s|%s:%d|%s", chainKey(k.chain), k.file, k.line, mem.Segment)
+				st.off, st.width = int64(int32(mem.Disp)), in.MemBytes
+				if mem.Base == x86asm.RIP {
+					key, st.off = key+"|rip", int64(a)+int64(in.Len)+int64(int32(mem.Disp))
+				}
+			}
+			i, ok := byKey[key]
+			if !ok {
+				i, byKey[key] = len(out.kinds), len(out.kinds)
+				out.kinds = append(out.kinds, nil)
+			}
+			out.kinds[i] = append(out.kinds[i], st)
 		}
-		out.kinds = append(out.kinds, st)
 	}
 	return out
 }
 
+// chainKey names a chain of nested expansions by their calls.
+func chainKey(chain []*types.InlineSite) string {
+	var b strings.Builder
+	for _, n := range chain {
+		fmt.Fprintf(&b, "/%s:%d:%d", n.CallFile, n.CallLine, n.CallColumn)
+	}
+	return b.String()
+}
+
 // proves returns "" when the code proves that each of the n copies' calls
-// passed c, a parameter of size bytes: some kind of store (one source
-// position, one place, so one store in each copy; or a call, whose
-// argument registers are its places) writes c in one slot in every store,
-// at least n of them (the code materialises the constant in every copy,
-// where a call's own value would be), and no kind has a store that writes
-// c in a slot and another that writes another constant there (the copies
-// compute different constants at one source position: the calls differ
-// in it, rust-O3 seed 2289 fn06's record of a = 0, 1, 2, which the debug
-// info gives as 0 for the three). Otherwise it returns why not.
+// passed c, a parameter of size bytes: in some kind of store (one source
+// line, one place, so one store in each copy; or a call, whose argument
+// registers are its places) the stores that write the size bytes at one
+// offset of one place write c, at least n of them (the code materialises
+// the constant in every copy, where a call's own value would be), none
+// writes another value or only part of those bytes there; and no kind has
+// a store that writes c at an offset and another that writes another
+// constant there (the copies compute different constants at one source
+// line: the calls differ in it, rust-O3 seed 2289 fn06's record of
+// a = 0, 1, 2, which the debug info gives as 0 for the three). Otherwise
+// it returns why not.
 func (cs *copyStores) proves(c int64, size int64, n int) string {
 	if cs.kinds == nil || size <= 0 || size > 8 {
 		return whyCopies
@@ -125,24 +158,25 @@ func (cs *copyStores) proves(c int64, size int64, n int) string {
 	materialised := false
 	for _, st := range cs.kinds {
 		for p := range maxPlaces(st) {
-			for o := 0; o < 16; o += len(want) {
-				all, by, other := len(st) >= n, uint64(0), uint64(0)
+			for _, d := range offsets(st, p, len(want)) {
+				by, other, nBy, unknown := uint64(0), uint64(0), 0, false
 				for _, s := range st {
-					v := s.at(p, o, len(want))
+					v, covers := s.at(p, d, len(want))
 					switch {
+					case !covers:
 					case v == nil:
-						all = false
+						unknown = true
 					case bytes.Equal(v, want):
-						by = cmp.Or(by, s.addr)
+						by, nBy = cmp.Or(by, s.addr), nBy+1
 					default:
-						all, other = false, cmp.Or(other, s.addr)
+						other = cmp.Or(other, s.addr)
 					}
 				}
 				if by != 0 && other != 0 {
-					return fmt.Sprintf("%s: the copies store different constants at one source position (%#x writes it, %#x another), so the calls differ",
+					return fmt.Sprintf("%s: the copies store different constants at one source line (%#x writes it, %#x another), so the calls differ",
 						whyCopies, by, other)
 				}
-				materialised = materialised || all
+				materialised = materialised || nBy >= n && !unknown
 			}
 		}
 	}
@@ -161,12 +195,36 @@ func maxPlaces(st []storedConst) int {
 	return n
 }
 
-// at are the n bytes s writes at offset o of place p, or nil.
-func (s storedConst) at(p, o, n int) []byte {
-	if p >= len(s.vals) || o+n > len(s.vals[p]) {
-		return nil
+// offsets are the offsets at which a store of st writes n constant
+// bytes of place p: each n-byte part of its value.
+func offsets(st []storedConst, p, n int) []int64 {
+	var out []int64
+	for _, s := range st {
+		if p < len(s.vals) && s.vals[p] != nil {
+			for o := 0; o+n <= len(s.vals[p]); o += n {
+				if !slices.Contains(out, s.off+int64(o)) {
+					out = append(out, s.off+int64(o))
+				}
+			}
+		}
 	}
-	return s.vals[p][o : o+n]
+	return out
+}
+
+// at are the n bytes s writes at offset d of place p (nil when not a
+// constant), and whether s writes any of them: covers with a nil value
+// when s writes them but not as a constant, or writes only some.
+func (s storedConst) at(p int, d int64, n int) (v []byte, covers bool) {
+	if p < len(s.vals) && s.width <= 0 {
+		return nil, true // a store of no known width
+	}
+	if p >= len(s.vals) || s.off+int64(s.width) <= d || d+int64(n) <= s.off {
+		return nil, false
+	}
+	if s.vals[p] == nil || s.off > d || d+int64(n) > s.off+int64(len(s.vals[p])) {
+		return nil, true
+	}
+	return s.vals[p][d-s.off : d-s.off+int64(n)], true
 }
 
 // storedBytes are the bytes the instruction at a writes when they are a
@@ -207,34 +265,83 @@ func (r *Resolver) storeConst(fl *flow, a uint64, in x86asm.Inst) []byte {
 	return v[:n]
 }
 
-// regConst is the constant reg holds at a, when the straight-line code
-// before a (each instruction the only predecessor of the next) sets it to
-// one (mov $imm; xor r,r; xorps x,x; a vector load from read-only data)
-// with no write between; nil otherwise.
+// regConst is the constant reg holds at a: every instruction that may
+// last write reg before a, on every path that reaches a (back to the
+// first write on each, never to the copy's entry), sets it to the same
+// constant (mov $imm; xor r,r; xorps x,x; a vector load from read-only
+// data). clang-O2 seed 3599: an unrolled loop's copies store a vector of
+// constants that the code loads once above the loop and again after the
+// calls in it, which change vector registers. nil otherwise.
 func (r *Resolver) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
-	fam := x86.Family(reg)
-	x := a
-	for range constWindow {
-		ps := fl.pred[x]
-		if len(ps) != 1 || len(fl.succ[ps[0]]) != 1 {
-			return nil
-		}
-		x = ps[0]
-		in := fl.op[x]
-		if in.Op == 0 || in.Op == x86asm.CALL {
-			return nil
-		}
-		d, isReg := in.Args[0].(x86asm.Reg)
-		same := isReg && (d == reg || fam >= 0 && x86.Family(d) == fam)
-		if fam >= 0 && x86.Writes(r.arch, in, false)&(1<<fam) != 0 && !same {
-			return nil // an implicit write
-		}
-		if !same || readOnlyOp(in.Op) {
+	if len(fl.indirect) > 0 {
+		return nil // paths a jump table takes are unknown
+	}
+	var val []byte
+	seen := map[uint64]bool{}
+	work := slices.Clone(fl.pred[a])
+	if len(work) == 0 {
+		return nil
+	}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if seen[x] {
 			continue
 		}
-		return r.setsConst(x, in, d, reg)
+		if seen[x] = true; len(seen) > constWindow {
+			return nil
+		}
+		in := fl.op[x]
+		if !writesReg(r, in, reg) {
+			if x == fl.entry || len(fl.pred[x]) == 0 && in.Op != x86asm.NOP {
+				return nil // the value comes from before the copy
+			}
+			work = append(work, fl.pred[x]...)
+			continue
+		}
+		d, isReg := in.Args[0].(x86asm.Reg)
+		if !isReg || readOnlyOp(in.Op) || d != reg && (x86.Family(reg) < 0 || x86.Family(d) != x86.Family(reg)) {
+			return nil // an implicit write, or a part of it
+		}
+		v := r.setsConst(x, in, d, reg)
+		n := min(len(v), len(val))
+		switch {
+		case v == nil:
+			return nil
+		case val == nil:
+			val = v
+		case !bytes.Equal(v[:n], val[:n]):
+			return nil
+		default:
+			val = val[:n]
+		}
 	}
-	return nil
+	return val
+}
+
+// writesReg reports whether in may write reg: a general register by
+// x86.Writes, a vector register where it is the destination (as itself
+// or the YMM register holding it), or a call, or an instruction that
+// writes vector registers implicitly.
+func writesReg(r *Resolver, in x86asm.Inst, reg x86asm.Reg) bool {
+	if fam := x86.Family(reg); fam >= 0 {
+		return x86.Writes(r.arch, in, false)&(1<<fam) != 0
+	}
+	switch in.Op {
+	case 0, x86asm.CALL, x86asm.VZEROALL, x86asm.PCMPISTRM, x86asm.PCMPESTRM, x86asm.XRSTOR, x86asm.XRSTOR64, x86asm.FXRSTOR, x86asm.FXRSTOR64:
+		return true
+	}
+	d, ok := in.Args[0].(x86asm.Reg)
+	if !ok || readOnlyOp(in.Op) {
+		return false
+	}
+	if d == reg {
+		return true
+	}
+	if reg >= x86asm.X0 && reg <= x86asm.X15 {
+		return d == x86asm.Y0+(reg-x86asm.X0)
+	}
+	return d >= x86asm.X0 && d <= x86asm.Y15 // not a register known here
 }
 
 // setsConst is the constant the instruction at x writes to d, read as
