@@ -16,39 +16,97 @@ import (
 // maxCallers bounds the callers one value is looked up among.
 const maxCallers = 32
 
+// maxCallerDepth bounds how many frames up fromCallers looks for a value:
+// the callers' own entry values come from their callers (GCC passes a
+// caller's parameter on to a clone that removed it: gcc -O2 seed 7001's
+// fn07.constprop.0 b, which fn01's call site gives as fn01's entry value
+// of RSI, which fn01 changes before the call).
+const maxCallerDepth = 2
+
+// frameView is a frame of the stack at the probe: the probe's own (child
+// nil) or the caller of child's function copy, at its call. Its registers
+// there, and so its CFA, are computed at the probe's pc (see regOps).
+type frameView struct {
+	pc     uint64 // the probe's pc, or this frame's call instruction
+	ret    uint64 // this frame's return address into its caller's code: 0 for the probe's own
+	cfaReg string // the CFA at pc, from this frame's registers
+	cfaOff int64
+	child  *frameView
+	depth  int
+}
+
+// regOps are operations at the probe's pc that push the value register
+// name of frame f holds at f.pc, plus off: the register itself in the
+// probe's frame; in a caller's, its stack pointer at the call is the
+// callee's CFA, and another register is still in place where the callee
+// has not changed it since its entry, or where the callee's call frame
+// information says it saved it.
+func (r *Resolver) regOps(f *frameView, name string, off int64) ([]types.Op, bool) {
+	c := f.child
+	switch {
+	case c == nil:
+		return regPlus(name, off), true
+	case name == r.arch.SP:
+		return r.regOps(c, c.cfaReg, c.cfaOff+off)
+	}
+	if ok, _ := r.entryKept(name, c.pc); ok {
+		return r.regOps(c, name, off)
+	}
+	slot, ok := r.savedSlot(c.pc, name)
+	if !ok {
+		return nil, false
+	}
+	ops, ok := r.regOps(c, c.cfaReg, c.cfaOff+slot)
+	ops = append(ops, types.Op{Code: types.OpDeref, Value: 8})
+	if off != 0 {
+		ops = append(ops, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
+	}
+	return ops, ok
+}
+
 // fromCallers computes, at pc, a value only the callers know: the
 // argument their call sites give for the parameter (DW_OP_GNU_parameter_ref:
 // a clone GCC removed it from) or for the register (DW_OP_entry_value of a
 // register the function changed). The return address (at CFA-8) says
 // which call this is; each call site of the unit whose call instruction
 // calls the function copy holding pc gives its own expression, evaluated
-// in the caller's frame: the caller's stack pointer is the CFA, its frame
-// from its own call frame information at the call, and a register it used
-// is read only where the callee has not changed it since its entry. A
-// call from elsewhere (another unit, a tail call, a call whose site gives
-// no value the probe can read) gives no value: fails says so.
+// in the caller's frame (see regOps), a value it had at its own entry
+// from its callers in turn (see maxCallerDepth). A call from elsewhere
+// (another unit, a tail call, a call whose site gives no value the probe
+// can read) gives no value: fails says so.
 func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what string) (ops []types.Op, why, fails string) {
 	if r.f == nil || !r.decodes() {
 		return nil, what + ", which only the callers' debug info gives", ""
-	}
-	inst, _ := r.instanceAt(pc)
-	if inst == nil {
-		return nil, what + ": no function copy holds the site", ""
 	}
 	cfaReg, cfaOff, ok := r.cfa(pc)
 	if !ok {
 		return nil, fmt.Sprintf("%s: no call frame information at %#x", what, pc), ""
 	}
+	return r.fromFrameCallers(&frameView{pc: pc, cfaReg: cfaReg, cfaOff: cfaOff}, match, what)
+}
+
+// fromFrameCallers is fromCallers for the function copy of frame f.
+func (r *Resolver) fromFrameCallers(f *frameView, match func(dwarf.CallParam) bool, what string) (ops []types.Op, why, fails string) {
+	inst, _ := r.instanceAt(f.pc)
+	if inst == nil {
+		return nil, what + ": no function copy holds the site", ""
+	}
 	sites, err := r.f.CallSites(inst.Entry)
 	if err != nil {
 		return nil, what + ": " + err.Error(), ""
 	}
+	ra, ok := r.regOps(f, f.cfaReg, f.cfaOff-8)
+	if !ok {
+		return nil, fmt.Sprintf("%s: the return address of %s's frame is not readable at the probe", what, inst.Symbol), ""
+	}
+	ra = append(ra, types.Op{Code: types.OpDeref, Value: 8})
 	type branch struct {
 		ret uint64
 		ops []types.Op
 	}
 	var cases []branch
 	var others []string // why each other call gives no value read
+	var nested []string // why calls fail that a caller's callers give
 	calls, described := 0, 0
 	for _, cs := range sites {
 		if cs.Tail || !r.calls(cs.ReturnPC, inst.Entry) {
@@ -61,9 +119,12 @@ func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what
 				continue
 			}
 			described++
-			ops, no := r.callerOps(p.Value, cs.ReturnPC, pc, cfaReg, cfaOff)
+			ops, no, fails := r.callerOps(p.Value, f, cs.ReturnPC)
 			if why = "gives it " + no; no == "" {
 				cases = append(cases, branch{cs.ReturnPC, ops})
+				if fails != "" {
+					nested = append(nested, fails)
+				}
 			}
 			break
 		}
@@ -77,13 +138,12 @@ func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what
 	case len(cases) == 0 && described == 0:
 		return nil, fmt.Sprintf("%s, which only the callers' debug info gives, and none of the %d calls describes it", what, calls), ""
 	case len(cases) == 0:
-		return nil, fmt.Sprintf("%s: the %d calls that describe it use registers the function has changed by %#x", what, described, pc), ""
+		return nil, fmt.Sprintf("%s: the %d calls that describe it use registers the function has changed by %#x", what, described, f.pc), ""
 	case len(cases) > maxCallers:
 		return nil, fmt.Sprintf("%s, which %d callers give: more than %d", what, len(cases), maxCallers), ""
 	}
 	// The dispatch: compare the return address with each call's, branch
 	// to its expression; no match fails.
-	ra := append(regPlus(cfaReg, cfaOff-8), types.Op{Code: types.OpDeref, Value: 8})
 	var dispatch []types.Op
 	for range cases {
 		dispatch = append(dispatch, ra...)
@@ -111,6 +171,7 @@ func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what
 	}
 	fails = fmt.Sprintf("%s, which only the callers' debug info gives: this call comes from none of the %d calls (of %d in the unit that call %s) whose call sites give it so that the probe can read it",
 		what, len(cases), calls, inst.Symbol)
+	others = append(others, nested...)
 	if len(others) > 0 {
 		fails += "; " + strings.Join(others[:min(len(others), 3)], "; ")
 	}
@@ -149,22 +210,20 @@ func (t *target) calls(ret, entry uint64) bool {
 }
 
 // callerOps turns a call site's value, an expression in the caller's
-// frame at the call returning to ret, into operations at the callee's pc,
-// where the CFA is cfaReg+cfaOff: the caller's stack pointer at the call
-// is the callee's CFA, its CFA follows from its own call frame
-// information, and its other registers are still in place where the
-// callee has not changed them since its entry, or where the callee's call
-// frame information says it saved them; so is a value the caller had at
-// its own entry, in a register it has not changed before the call.
-func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff int64) ([]types.Op, string) {
+// frame at the call returning to ret, into operations at the probe's pc,
+// where callee is the frame of the function called (see regOps); so is a
+// value the caller had at its own entry, in a register it has not changed
+// before the call, or else from its own callers (see fromFrameCallers).
+// fails says for which calls of the caller's the operations fail.
+func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []types.Op, why, fails string) {
 	if len(l.Pieces) != 1 {
-		return nil, "in pieces (" + l.String() + ")"
+		return nil, "in pieces (" + l.String() + ")", ""
 	}
 	p := l.Pieces[0]
 	var ops []types.Op
 	switch p.Kind {
 	case types.LocConst:
-		return []types.Op{{Code: types.OpConst, Value: p.Offset}}, ""
+		return []types.Op{{Code: types.OpConst, Value: p.Offset}}, "", ""
 	case types.LocReg:
 		ops = []types.Op{{Code: types.OpReg, Reg: p.Reg}}
 	case types.LocEntry:
@@ -172,10 +231,10 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 	case types.LocValue:
 		ops = p.Ops
 	default:
-		return nil, "at " + l.String() + ", which a uprobe cannot read"
+		return nil, "at " + l.String() + ", which a uprobe cannot read", ""
 	}
 	if p.Vector {
-		return nil, "in a vector register"
+		return nil, "in a vector register", ""
 	}
 	if why := cmp.Or(r.stale(ret-5, "", ops), r.misnamed(ret-5, ops), r.overwritten(ret-5, ops)); why != "" {
 		// A value the caller's debug info describes by a register that
@@ -183,35 +242,21 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 		// slot another store overwrote (gcc -O3 seed 2700: fn02's a*3+1
 		// as [CFA-144]*9+1 read as 4 bytes, where an 8-byte store put
 		// something else there after main's 4-byte i; see overwritten).
-		return nil, why
+		return nil, why, ""
 	}
-	var out []types.Op
+	caller := &frameView{pc: ret - 5, ret: ret, child: callee, depth: callee.depth + 1}
 	changed := func(name string) string {
-		return fmt.Sprintf("as %s, in %s, which the function changes by %#x and saves nowhere", types.OpsString(ops), name, pc)
+		return fmt.Sprintf("as %s, in %s, which the function changes by %#x and saves nowhere", types.OpsString(ops), name, callee.pc)
 	}
 	reg := func(name string, off int64) bool {
-		if name == r.arch.SP {
-			out = append(out, regPlus(cfaReg, cfaOff+off)...)
-			return true
-		}
-		if ok, _ := r.entryKept(name, pc); ok {
-			out = append(out, regPlus(name, off)...)
-		} else if slot, ok := r.savedSlot(pc, name); ok {
-			// Changed since the entry, after the prologue saved it.
-			out = append(out, regPlus(cfaReg, cfaOff+slot)...)
-			out = append(out, types.Op{Code: types.OpDeref, Value: 8})
-			if off != 0 {
-				out = append(out, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
-			}
-		} else {
-			return false
-		}
-		return true
+		o, ok := r.regOps(caller, name, off)
+		out = append(out, o...)
+		return ok
 	}
 	for i, o := range ops {
 		switch o.Code {
 		case types.OpSkip, types.OpBra, types.OpParam, types.OpFail:
-			return nil, "as " + types.OpsString(ops) + ", which branches or needs its caller's caller"
+			return nil, "as " + types.OpsString(ops) + ", which branches or needs its caller's caller", ""
 		case types.OpEntry:
 			// The caller's own entry value (GCC's value of a removed
 			// parameter the caller passes on from its caller): its
@@ -222,30 +267,46 @@ func (r *Resolver) callerOps(l types.Loc, ret, pc uint64, cfaReg string, cfaOff 
 			if low32(ops[i+1:]) {
 				allow = extendsSelf(o.Reg)
 			}
-			if ok, host := r.entryKeptBut(o.Reg, ret-5, allow); !ok {
-				return nil, fmt.Sprintf("as %s, %s's own entry value of %s, which %s changes before the call (only its caller's debug info gives it)", types.OpsString(ops), host, o.Reg, host)
+			ok, host := r.entryKeptBut(o.Reg, ret-5, allow)
+			if ok {
+				if !reg(o.Reg, 0) {
+					return nil, changed(o.Reg), ""
+				}
+				break
 			}
-			if !reg(o.Reg, 0) {
-				return nil, changed(o.Reg)
+			what := fmt.Sprintf("as %s, %s's own entry value of %s, which %s changes before the call", types.OpsString(ops), host, o.Reg, host)
+			if caller.depth >= maxCallerDepth {
+				return nil, what + " (only its caller's debug info gives it)", ""
 			}
+			creg, coff, cok := r.cfa(ret - 1)
+			if !cok {
+				return nil, fmt.Sprintf("%s, and no call frame information gives the caller's frame at %#x", what, ret-1), ""
+			}
+			caller.cfaReg, caller.cfaOff = creg, coff
+			name := o.Reg
+			sw, no, f := r.fromFrameCallers(caller, func(p dwarf.CallParam) bool { return p.Reg == name }, what)
+			if no != "" {
+				return nil, no, ""
+			}
+			out, fails = append(out, sw...), cmp.Or(fails, f)
 		case types.OpReg:
 			if !reg(o.Reg, 0) {
-				return nil, changed(o.Reg)
+				return nil, changed(o.Reg), ""
 			}
 		case types.OpCFA: // the caller's, at the call
 			creg, coff, ok := r.cfa(ret - 1)
 			if !ok {
-				return nil, fmt.Sprintf("as %s, and no call frame information gives the caller's frame at %#x", types.OpsString(ops), ret-1)
+				return nil, fmt.Sprintf("as %s, and no call frame information gives the caller's frame at %#x", types.OpsString(ops), ret-1), ""
 			}
 			if !reg(creg, coff) {
-				return nil, changed(creg)
+				return nil, changed(creg), ""
 			}
 		default:
 			out = append(out, o)
 		}
 	}
 	if err := types.CheckOps(out); err != nil {
-		return nil, fmt.Sprintf("as %s: %v", types.OpsString(ops), err)
+		return nil, fmt.Sprintf("as %s: %v", types.OpsString(ops), err), ""
 	}
-	return out, ""
+	return out, "", fails
 }
