@@ -30,6 +30,9 @@ type place struct {
 	// reached from the address addr computes (see spec.Access); nil for an
 	// offset no type fixes (a stack slot) or one CO-RE cannot relocate.
 	acc *spec.Access
+	// vecWhy says why no general register holds a copy of a value in a
+	// vector register (see Resolver.vectorCopy).
+	vecWhy string
 }
 
 // memChain is the chain that reads memory at the place's address plus
@@ -245,6 +248,17 @@ func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 			}
 		}
 		pl.regs = l.Pieces
+		if p := l.Pieces[0]; len(l.Pieces) == 1 && p.Vector && intLike(t) {
+			size, err := types.Sizeof(t)
+			if err != nil {
+				size = 8
+			}
+			gpr, why := r.vectorCopy(pc, p.Reg, size)
+			if gpr != "" {
+				pl.regs = []types.Piece{{Kind: types.LocReg, Reg: gpr, Size: p.Size}}
+			}
+			pl.vecWhy = why
+		}
 	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocConst:
 		v := l.Pieces[0].Offset
 		pl.konst = &v
@@ -573,7 +587,7 @@ func (pl place) read(t types.Type, off, n int64) (spec.Chain, string) {
 	if !ok {
 		for _, q := range pl.regs {
 			if q.Vector {
-				return spec.Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read%s", q.Reg, vectorAdvice)
+				return spec.Chain{}, fmt.Sprintf("in %s, a vector register, which a uprobe cannot read%s%s", q.Reg, pl.vecWhy, vectorAdvice)
 			}
 		}
 		return spec.Chain{}, "not in one general register"
