@@ -177,6 +177,10 @@ var regressions = []struct {
 	{"rust-O3", 2734, "LLVM gives fn11's a = (3x+1) ^ 85 of an odd 3x+1 as ((RCX*3) | 1) ^ 84 where the code computes (RCX*3) ^ 84 (gdb prints it, 83 where the call passed 82): ? with why", nil, true},
 	{"rust-O3", 3530, "LLVM gives fn08's b = (3x+1) ^ 191 as (R13 | 1) ^ 190 where the code computes (R13 & -2) ^ 190 (161 where the call passed 160): ? with why", nil, true},
 	{"rust-O3", 3586, "fn10's second unrolled copy, counted at its record's store, read past fn08's next record outside fn10's ranges in the third copy's code (a 5 where the call passed 4): not read past code of a line outside the expansion", nil, true},
+	{"clang-O2", 3568, "fn08's loop of three fn10(184, i) unrolled, one DIE giving a as 184 for the three: the first copy stores it in the record by an 8-byte store, the others by a 16-byte store of (184, i): read", []string{"fn10 a"}, true},
+	{"clang-O2", 3599, "main's loop of three fn10(b ^ 101, 111, 195) unrolled, one DIE giving the constants for the three: the copies store them from XMM2, loaded above the loop and again after the calls in it: read", []string{"fn10 b", "fn10 a|whole expansion"}, true},
+	{"gcc-O2", 7001, "fn07.constprop.0's removed b, which fn01's call site gives as fn01's entry value of RSI, which fn01 changes before the call: read from main's call site of fn01, two frames up (gdb reads it so)", []string{"fn07 b"}, true},
+	{"gcc-O3", 3433, "fn11's b, which GCC gives as XMM1 in an unrolled loop's copies (pt_regs has no XMM registers), copied there from R14, which still holds it: read from R14", []string{"fn11 b|cannot read ("}, true},
 }
 
 // TestExact probes every function of a few generated programs (gcc -O2 and
