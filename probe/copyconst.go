@@ -46,6 +46,7 @@ func wholeConsts(vars []types.Var) map[string]bool {
 // copies), is that call's.
 func (r *Resolver) distrustConstants(sites []spec.Site, copies []copySite, site *types.InlineSite) {
 	var cs *copyStores
+	others := perCopyConsts(sites, copies)
 	for _, c := range copies {
 		for k := range sites[c.idx].Args {
 			f := &sites[c.idx].Args[k]
@@ -56,13 +57,57 @@ func (r *Resolver) distrustConstants(sites []spec.Site, copies []copySite, site 
 				if cs == nil {
 					cs = r.copyStoresOf(site)
 				}
-				if why := cs.proves(*ch.Const, f.Size, len(copies)); why != "" {
+				if why := cs.proves(*ch.Const, f.Size, len(copies), others); why != "" {
 					f.Chains, f.Unavailable = nil, why
 				}
 				break
 			}
 		}
 	}
+}
+
+// copyConst is a parameter the debug info gives a constant of its own
+// at each copy: its size and, in the copies' address order, the values.
+type copyConst struct {
+	size int64
+	vals []int64
+}
+
+// perCopyConsts are the parameters whose location at every copy site is
+// a constant made for that copy (not one for the whole expansion).
+func perCopyConsts(sites []spec.Site, copies []copySite) []copyConst {
+	order := slices.Clone(copies)
+	slices.SortFunc(order, func(a, b copySite) int { return cmp.Compare(sites[a.idx].Addr, sites[b.idx].Addr) })
+	var out []copyConst
+	if len(order) == 0 {
+		return nil
+	}
+	for _, f := range sites[order[0].idx].Args {
+		cc := copyConst{size: f.Size}
+		for _, c := range order {
+			if v, ok := copyConstOf(sites[c.idx], c, f.Name); ok {
+				cc.vals = append(cc.vals, v)
+			}
+		}
+		if len(cc.vals) == len(order) && cc.size > 0 && cc.size <= 8 {
+			out = append(out, cc)
+		}
+	}
+	return out
+}
+
+// copyConstOf is the constant the site reads for parameter name, where
+// the debug info made it for that copy.
+func copyConstOf(s spec.Site, c copySite, name string) (int64, bool) {
+	if c.whole[name] {
+		return 0, false
+	}
+	for _, f := range s.Args {
+		if f.Name == name && len(f.Chains) == 1 && f.Chains[0].Const != nil {
+			return *f.Chains[0].Const, true
+		}
+	}
+	return 0, false
 }
 
 // copyStores are the constants the stores of an expansion's code put in
@@ -150,7 +195,7 @@ func chainKey(chain []*types.InlineSite) string {
 // line: the calls differ in it, rust-O3 seed 2289 fn06's record of
 // a = 0, 1, 2, which the debug info gives as 0 for the three). Otherwise
 // it returns why not.
-func (cs *copyStores) proves(c int64, size int64, n int) string {
+func (cs *copyStores) proves(c int64, size int64, n int, others []copyConst) string {
 	if cs.kinds == nil || size <= 0 || size > 8 {
 		return whyCopies
 	}
@@ -172,7 +217,7 @@ func (cs *copyStores) proves(c int64, size int64, n int) string {
 						other = cmp.Or(other, s.addr)
 					}
 				}
-				if by != 0 && other != 0 {
+				if by != 0 && other != 0 && !explained(st, p, d, n, others) {
 					return fmt.Sprintf("%s: the copies store different constants at one source line (%#x writes it, %#x another), so the calls differ",
 						whyCopies, by, other)
 				}
@@ -184,6 +229,37 @@ func (cs *copyStores) proves(c int64, size int64, n int) string {
 		return whyCopies + ", and no store of every copy writes it"
 	}
 	return ""
+}
+
+// explained reports whether the n stores of st that write at offset d of
+// place p, one per copy in address order, write there another
+// parameter's constants, the debug info's for each copy (clang-O2 seed
+// 7028: fn08(1, i) in an unrolled loop, whose records' b slot holds 0,
+// 1, 2, the 1 of the second copy no sign that a differs).
+func explained(st []storedConst, p int, d int64, n int, others []copyConst) bool {
+	var vs [][]byte
+	for _, s := range st {
+		if v, covers := s.at(p, d, 1); covers {
+			if v == nil || p >= len(s.vals) {
+				return false
+			}
+			vs = append(vs, s.vals[p][d-s.off:])
+		}
+	}
+	if len(vs) != n {
+		return false
+	}
+	for _, o := range others {
+		all := true
+		for i, v := range vs {
+			want := binary.LittleEndian.AppendUint64(nil, uint64(o.vals[i]))[:o.size]
+			all = all && len(v) >= len(want) && bytes.Equal(v[:len(want)], want)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // maxPlaces is the most places a store of st writes.
