@@ -248,6 +248,12 @@ func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
 
 // xorOf is k when ops is reg ^ k.
 func xorOf(ops []types.Op, reg string) (uint64, bool) {
+	if len(ops) == 5 && ops[1].Code == types.OpConst && ops[1].Value == 0xffffffff && ops[2].Code == types.OpAnd {
+		// (RAX & 0xffffffff) ^ k: the low half's, as a 32-bit
+		// register holds it (rust-O3 seed 3594: fn11's b = a ^ 191
+		// of fn08's u32 a, mov %eax,%r10d; xor $0xbf,%r10d).
+		ops = append([]types.Op{ops[0]}, ops[3:]...)
+	}
 	if len(ops) != 3 || ops[0].Code != types.OpReg || ops[0].Reg != reg || ops[1].Code != types.OpConst || ops[2].Code != types.OpXor {
 		return 0, false
 	}
