@@ -97,7 +97,7 @@ func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 				continue
 			}
 			src, ok := copied(fl.op[c])
-			if !ok || src == reg || fl.writtenBetween(c, addr, x86.RegBit(src), r) {
+			if !ok || src == reg || fl.writtenBetween(c, addr, x86.RegBit(src), r) || recopies(fl.op[w], fl.op[c], src, ops) {
 				return ""
 			}
 			return fmt.Sprintf("the debug info gives %s, but %s holds %s from %#x on (%v writes it there): the expression was made for what %s held before, the copy of %s made at %#x",
@@ -106,6 +106,24 @@ func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 		return ""
 	}
 	return ""
+}
+
+// recopies reports whether the write w copies again into the register
+// what the copy c put there from src (which nothing writes between): a
+// 64-bit copy of both, or the low 32 bits where ops read only those
+// (gcc-O2 seed 3438: fn11's b as (RBP<<32)>>a32, RBP a copy of R12, then
+// mov %r12d,%ebp: the same low half).
+func recopies(w, c x86asm.Inst, src string, ops []types.Op) bool {
+	from, ok := w.Args[1].(x86asm.Reg)
+	if !ok || gprName(from) != src || w.Op != x86asm.MOV && w.Op != x86asm.MOVSXD {
+		return false
+	}
+	if cf, ok := c.Args[1].(x86asm.Reg); ok && c.Op == x86asm.MOV && from >= x86asm.RAX && from <= x86asm.R15 && cf >= x86asm.RAX && cf <= x86asm.R15 {
+		return true
+	}
+	rest := ops[1:]
+	masked := len(rest) >= 2 && rest[0].Code == types.OpConst && rest[0].Value == 0xffffffff && rest[1].Code == types.OpAnd
+	return (low32(rest) || masked) && (from >= x86asm.EAX && from <= x86asm.R15L || from >= x86asm.RAX && from <= x86asm.R15)
 }
 
 // overwrites reports whether in writes reg with a value it computes from
