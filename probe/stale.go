@@ -254,6 +254,13 @@ func (r *Resolver) misnamed(addr uint64, ops []types.Op) string {
 		if in.Op != e.want || !isReg || !isImm || int32(imm) != int32(e.k) || gprName(dst) == reg {
 			continue
 		}
+		if e.fl.writtenBetween(a, addr, x86.RegBit(reg), r) {
+			// The expression's register gets its value after a: the
+			// operation there made another value (clang-O2 seed 3538:
+			// a loop's add $0x1,%rax before lea (%r14,%r14,2),%r14
+			// computes the R14 of fn12's a = R14+1).
+			continue
+		}
 		vars, err := r.varsAt(a)
 		if err != nil {
 			return ""
