@@ -180,6 +180,9 @@ var regressions = []struct {
 	{"clang-O2", 3568, "fn08's loop of three fn10(184, i) unrolled, one DIE giving a as 184 for the three: the first copy stores it in the record by an 8-byte store, the others by a 16-byte store of (184, i): read", []string{"fn10 a"}, true},
 	{"clang-O2", 3599, "main's loop of three fn10(b ^ 101, 111, 195) unrolled, one DIE giving the constants for the three: the copies store them from XMM2, loaded above the loop and again after the calls in it: read", []string{"fn10 b", "fn10 a|whole expansion"}, true},
 	{"gcc-O2", 7001, "fn07.constprop.0's removed b, which fn01's call site gives as fn01's entry value of RSI, which fn01 changes before the call: read from main's call site of fn01, two frames up (gdb reads it so)", []string{"fn07 b"}, true},
+	{"rust-O3", 3594, "LLVM gives fn11's b = a ^ 191 of fn08's u32 a as (RAX&0xffffffff)^191 after lea (%r12,%r12,1),%eax wrote RAX, and the code computes it from that EAX (mov %eax,%r10d; xor $0xbf,%r10d; gdb prints it): read, not refused as stale", []string{"fn11 b|holds"}, true},
+	{"gcc-O2", 3438, "GCC gives fn11's b as (RBP<<32)>>a32, RBP a copy of R12 and later mov %r12d,%ebp, the same low half (gdb prints it): read, not refused as stale", []string{"fn11 b"}, true},
+	{"clang-O2", 3538, "LLVM gives fn12's a as R14+1 right after lea (%r14,%r14,2),%r14, a loop's add $0x1,%rax before it (gdb prints it): read, not refused as the wrong register", []string{"fn12 a"}, true},
 	{"gcc-O3", 3433, "fn11's b, which GCC gives as XMM1 in an unrolled loop's copies (pt_regs has no XMM registers), copied there from R14, which still holds it: read from R14", []string{"fn11 b|cannot read ("}, true},
 }
 
