@@ -233,10 +233,30 @@ func (cs *copyStores) proves(c int64, size int64, n int, others []copyConst) str
 
 // explained reports whether the n stores of st that write at offset d of
 // place p, one per copy in address order, write there another
-// parameter's constants, the debug info's for each copy (clang-O2 seed
-// 7028: fn08(1, i) in an unrolled loop, whose records' b slot holds 0,
-// 1, 2, the 1 of the second copy no sign that a differs).
+// parameter's constants, the debug info's for each copy, at no other
+// offset (clang-O2 seed 7028: fn08(1, i) in an unrolled loop, whose
+// records' b slot holds 0, 1, 2, the 1 of the second copy no sign that a
+// differs). Where two offsets hold them, one may be the constant's own
+// (a call fn(i, i) whose a the debug info gives as 0 for every copy).
 func explained(st []storedConst, p int, d int64, n int, others []copyConst) bool {
+	for _, o := range others {
+		if !holdsEach(st, p, d, n, o) {
+			continue
+		}
+		only := true
+		for _, e := range offsets(st, p, int(o.size)) {
+			only = only && (e == d || !holdsEach(st, p, e, n, o))
+		}
+		if only {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsEach reports whether the n stores of st that write at offset d of
+// place p, one per copy in address order, write o's value for the copy.
+func holdsEach(st []storedConst, p int, d int64, n int, o copyConst) bool {
 	var vs [][]byte
 	for _, s := range st {
 		if v, covers := s.at(p, d, 1); covers {
@@ -249,17 +269,13 @@ func explained(st []storedConst, p int, d int64, n int, others []copyConst) bool
 	if len(vs) != n {
 		return false
 	}
-	for _, o := range others {
-		all := true
-		for i, v := range vs {
-			want := binary.LittleEndian.AppendUint64(nil, uint64(o.vals[i]))[:o.size]
-			all = all && len(v) >= len(want) && bytes.Equal(v[:len(want)], want)
-		}
-		if all {
-			return true
+	for i, v := range vs {
+		want := binary.LittleEndian.AppendUint64(nil, uint64(o.vals[i]))[:o.size]
+		if len(v) < len(want) || !bytes.Equal(v[:len(want)], want) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // maxPlaces is the most places a store of st writes.
