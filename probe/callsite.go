@@ -23,6 +23,9 @@ const maxCallers = 32
 // of RSI, which fn01 changes before the call).
 const maxCallerDepth = 2
 
+// maxNestedOps bounds the operations a caller's callers' values take.
+const maxNestedOps = 256
+
 // frameView is a frame of the stack at the probe: the probe's own (child
 // nil) or the caller of child's function copy, at its call. Its registers
 // there, and so its CFA, are computed at the probe's pc (see regOps).
@@ -285,6 +288,9 @@ func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []
 			caller.cfaReg, caller.cfaOff = creg, coff
 			name := o.Reg
 			sw, no, f := r.fromFrameCallers(caller, func(p dwarf.CallParam) bool { return p.Reg == name }, what)
+			if no == "" && len(sw) > maxNestedOps {
+				no = fmt.Sprintf("%s, which its callers' call sites give in %d operations: more than %d", what, len(sw), maxNestedOps)
+			}
 			if no != "" {
 				return nil, no, ""
 			}
