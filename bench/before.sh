@@ -4,7 +4,10 @@
 # file, cmd/go, the C++, Rust and Zig fixtures and the kernel's BTF.
 # gopahole prints text, -C, --format=c and --json; gofunct its plain
 # listing, prototypes with locations (A's -P or B's --locations, see
-# PROTO_A and PROTO_B), --inline and --json. Each revision has its own
+# PROTO_A and PROTO_B), --inline and --json; goprobe gen resolves a count
+# probe (probe-* rows); ceph-osd's rows (C-AgentTimeoutCB-*,
+# funct-ceph-osd-cold: 0.8-1.2 GB a run) run only when named, with its
+# debug file installed (bench/ceph.sh). Each revision has its own
 # index cache: a cold row empties it before each run, a warm row fills it
 # once first. Runs alternate, A then B, then B then A. Prints, and records
 # for bench/readme.sh, the medians and B/A, and a sign test over the pairs
@@ -12,7 +15,8 @@
 # chance gives it less than 5% of the time, and the medians differ by over
 # 3% (likewise "faster"); else "noise"; and whether the two print the same
 # bytes (where they do not, a change of output, not of speed, may be what
-# the times show). Rows that fail at A (a flag A does not have) are left
+# the times show). The wall-time pairs are counted too: a step on
+# another core shows there, not in CPU time. Rows that fail at A (a flag A does not have) are left
 # out with a note.
 #
 #   bash bench/before.sh [A [B [RUNS [ROW...]]]]
@@ -125,6 +129,7 @@ row() {
 	verdict=$(paste -d' ' "$dir/$name.a" "$dir/$name.b" | awk -v ac="$ac" -v bc="$bc" '
 		# A pair counts when its CPU times differ; k of n pairs have B above.
 		$3 != $7 { n++; if ($7 > $3) k++ }
+		$1 != $5 { wn++; if ($5 > $1) wk++ }
 		function tail(k, n,   p, i, c) { # P(X >= k), X ~ Binomial(n, 1/2)
 			p = 0; c = 1
 			for (i = 0; i <= n; i++) { if (i >= k) p += c; c = c * (n - i) / (i + 1) }
@@ -135,7 +140,7 @@ row() {
 			if (n && tail(k, n) < 0.05 && r > 1.03) v = "slower"
 			else if (n && tail(n - k, n) < 0.05 && r < 1 / 1.03) v = "faster"
 			else v = "noise"
-			printf "%s: B above A in %d of %d pairs", v, k, n
+			printf "%s: B above A in %d of %d pairs (wall: %d of %d)", v, k, n, wk, wn
 		}')
 	verdict="$verdict; $same"
 	record "$name" "$runs" "$tool@$rb${fb:+ $fb}" "$bt" "$bm" "$bc" "$tool@$ra${fa:+ $fa}" "$at" "$am" "$ac" "$verdict"
