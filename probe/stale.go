@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"slices"
 
 	"golang.org/x/arch/x86/x86asm"
 
@@ -285,9 +286,13 @@ func (r *Resolver) misnamed(addr uint64, ops []types.Op) string {
 
 // overwritten checks an expression that loads from a stack slot (the CFA
 // or a register the call frame information computes it from, plus
-// offsets) against the stores to that slot (see slotWrites). It returns
-// why the value is not read, or "".
-func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
+// offsets) against the stores to that slot (see slotWrites). Of a value of
+// size bytes (0: unknown) that the rest of the expression computes from
+// the load's low bytes only, only those bytes are checked (rust-O3 seed
+// 3607: fn07's u32 a as [RSP+156] ^ 0xd6, read as 8 bytes of which a
+// 4-byte store fills the first 4). It returns why the value is not read,
+// or "".
+func (r *Resolver) overwritten(addr uint64, ops []types.Op, size int64) string {
 	base, off, n, ok := slotLoad(ops)
 	if !ok {
 		return ""
@@ -296,7 +301,26 @@ func (r *Resolver) overwritten(addr uint64, ops []types.Op) string {
 	if !ok {
 		return ""
 	}
+	if d := slices.IndexFunc(ops, func(o types.Op) bool { return o.Code == types.OpDeref }); size > 0 && size < n && lowBitsOnly(ops[d+1:]) {
+		n = size
+	}
 	return r.slotWrites(addr, slot, n)
+}
+
+// lowBitsOnly reports whether ops compute, from the value on the stack,
+// a value whose low bytes depend on its low bytes only: constants and
+// the operations that carry upward only (addition, subtraction,
+// multiplication, the bitwise ones, a shift left, an extension).
+func lowBitsOnly(ops []types.Op) bool {
+	for _, o := range ops {
+		switch o.Code {
+		case types.OpConst, types.OpPlus, types.OpMinus, types.OpMul, types.OpAnd, types.OpOr, types.OpXor,
+			types.OpShl, types.OpNeg, types.OpNot, types.OpZext, types.OpSext:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // otherWidth checks a value read from the n bytes at slot against the
