@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/binscope/binscope/types"
@@ -25,6 +26,9 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 		case a.Base == "$params":
 			for _, p := range params {
 				out = append(out, Arg{Name: p.Name, Expr: p.Name, Base: p.Name, Path: a.Path, Type: a.Type})
+			}
+			for _, name := range r.mirArgs(fn) {
+				out = append(out, Arg{Name: name, Expr: name, Base: name, Path: a.Path, Type: a.Type})
 			}
 		case a.Base == "$retval" && fn.Lang == types.LangGo && len(results) > 1 && len(a.Path) == 0:
 			for i, p := range results {
@@ -57,6 +61,9 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 				for _, p := range params {
 					found = found || p.Name == a.Base
 					names = append(names, p.Name)
+				}
+				if !found {
+					found = slices.Contains(r.mirArgs(fn), a.Base)
 				}
 				if !found {
 					_, found = r.global(fn.LowPC, a.Base)
@@ -118,4 +125,41 @@ func regList(regs []string) string {
 		out = append(out, "%"+strings.ToLower(r))
 	}
 	return strings.Join(out, ", ")
+}
+
+// mirSites bounds the expansions mirArgs reads.
+const mirSites = 8
+
+// mirArgs are the arguments rustc's MIR inliner made locals of fn's body
+// with no parameter DIE anywhere, not even in the function's abstract
+// entry (rust-O3 seed 7044: fn09's c, a variable declared on fn09's line
+// with the value of each expansion's call; gdb prints it): the variables
+// of fn's expansions declared on its line that no parameter names, in
+// the order the first expansions holding them list them. See
+// inlineParams, which reads them at each site.
+func (r *Resolver) mirArgs(fn *types.Func) []string {
+	if fn.Lang != types.LangRust || fn.Decl.Line == 0 {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, p := range fn.Params {
+		have[p.Name] = true
+	}
+	var out []string
+	for i, in := range fn.Inlined {
+		if i >= mirSites {
+			break
+		}
+		vars, err := r.varsAt(in.EntryPC)
+		if err != nil {
+			continue
+		}
+		for _, v := range vars {
+			if !v.Param && v.Inline == fn.Name && v.DeclLine == fn.Decl.Line && !have[v.Name] {
+				have[v.Name] = true
+				out = append(out, v.Name)
+			}
+		}
+	}
+	return out
 }

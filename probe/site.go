@@ -371,8 +371,22 @@ func inlineParams(fn *types.Func, vars []types.Var) []types.Var {
 			if !v.Param && v.Inline == fn.Name && v.Name == p.Name && v.DeclLine == fn.Decl.Line && sameBase(v.Type, p.Type) {
 				v.Param = true
 				out = append(out, v)
+				have[p.Name] = true
 				break
 			}
+		}
+	}
+	// Those no parameter DIE names at all (see Resolver.mirArgs).
+	named := map[string]bool{}
+	for _, p := range fn.Params {
+		named[p.Name] = true
+	}
+	for i := len(vars) - 1; i >= 0; i-- {
+		v := vars[i]
+		if !v.Param && !named[v.Name] && !have[v.Name] && v.Inline == fn.Name && v.DeclLine == fn.Decl.Line {
+			v.Param = true
+			out = append(out, v)
+			have[v.Name] = true
 		}
 	}
 	return out
