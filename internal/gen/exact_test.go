@@ -184,6 +184,7 @@ var regressions = []struct {
 	{"gcc-O2", 3438, "GCC gives fn11's b as (RBP<<32)>>a32, RBP a copy of R12 and later mov %r12d,%ebp, the same low half (gdb prints it): read, not refused as stale", []string{"fn11 b"}, true},
 	{"clang-O2", 3538, "LLVM gives fn12's a as R14+1 right after lea (%r14,%r14,2),%r14, a loop's add $0x1,%rax before it (gdb prints it): read, not refused as the wrong register", []string{"fn12 a"}, true},
 	{"rust-O3", 3607, "LLVM gives fn07's u32 a as [RSP+156]^0xd6, an 8-byte read of a slot whose stores write 4 bytes: the u32 is the low 4 bytes' (gdb prints it): read, not refused as a narrow slot", []string{"fn07 a|first 4", "fn11 b|first 4"}, true},
+	{"rust-O3", 7044, "fn09(a ^ 29, i, 132) in an unrolled loop: rustc's MIR inliner made c a local of fn09's line with no parameter DIE, even in fn09's abstract entry (gdb prints it): read with $params", []string{"fn09 c|left out of the event"}, true},
 	{"gcc-O3", 3433, "fn11's b, which GCC gives as XMM1 in an unrolled loop's copies (pt_regs has no XMM registers), copied there from R14, which still holds it: read from R14", []string{"fn11 b|cannot read ("}, true},
 }
 
