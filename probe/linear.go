@@ -9,31 +9,64 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-// lin is a value a*x+b (modulo 2^64) of one unknown x, the value a
-// register holds at some point; low32 is set when only its low 32 bits
-// are known (a 32-bit operation made it, or the expression masks them).
+// lin is a value a*x+s*y+b (modulo 2^64) of one unknown x, the value a
+// register holds at some point, and of y, the value of a stack slot (at
+// slot, an offset from the CFA; none when s is 0); low32 is set when only
+// its low 32 bits are known (a 32-bit operation made it, or the
+// expression masks them).
 type lin struct {
 	a, b  uint64
+	s     uint64
+	slot  int64
 	low32 bool
 }
 
-// same reports whether p and q are the same value of x, in the bits both
-// know.
+// same reports whether p and q are the same value of x and y, in the bits
+// both know.
 func (p lin) same(q lin) bool {
-	if p.low32 || q.low32 {
-		return uint32(p.a) == uint32(q.a) && uint32(p.b) == uint32(q.b)
+	if p.s != 0 && q.s != 0 && p.slot != q.slot {
+		return false
 	}
-	return p.a == q.a && p.b == q.b
+	if p.low32 || q.low32 {
+		return uint32(p.a) == uint32(q.a) && uint32(p.b) == uint32(q.b) && uint32(p.s) == uint32(q.s)
+	}
+	return p.a == q.a && p.b == q.b && p.s == q.s
+}
+
+// plus is p + k*q; ok is false when they read two different slots.
+func (p lin) plus(q lin, k uint64) (lin, bool) {
+	if p.s != 0 && q.s != 0 && p.slot != q.slot {
+		return lin{}, false
+	}
+	v := lin{a: p.a + k*q.a, b: p.b + k*q.b, s: p.s + k*q.s, slot: p.slot, low32: p.low32 || q.low32}
+	if p.s == 0 {
+		v.slot = q.slot
+	}
+	return v, true
+}
+
+// scaled is k*p.
+func (p lin) scaled(k uint64) lin {
+	return lin{a: p.a * k, b: p.b * k, s: p.s * k, slot: p.slot, low32: p.low32}
 }
 
 // exprLin is the expression ops as a linear value of register reg: reg,
 // constants, +, -, * and << by a constant, and a mask or extension to 32
-// bits. ok is false for anything else.
-func exprLin(ops []types.Op, reg string) (lin, bool) {
+// bits; with load, also the value of a stack slot (load reads the load of
+// it that begins at ops[i], and says where it ends). ok is false for
+// anything else.
+func exprLin(ops []types.Op, reg string, load func(i int) (lin, int, bool)) (lin, bool) {
 	var st []lin
-	isConst := func(p lin) bool { return p.a == 0 }
-	for _, o := range ops {
+	isConst := func(p lin) bool { return p.a == 0 && p.s == 0 }
+	for i := 0; i < len(ops); i++ {
+		o := ops[i]
 		n := len(st)
+		if load != nil {
+			if v, end, ok := load(i); ok {
+				st, i = append(st, v), end
+				continue
+			}
+		}
 		switch o.Code {
 		case types.OpReg:
 			if o.Reg != reg {
@@ -48,7 +81,7 @@ func exprLin(ops []types.Op, reg string) (lin, bool) {
 			if n < 1 {
 				return lin{}, false
 			}
-			st[n-1] = lin{a: -st[n-1].a, b: -st[n-1].b, low32: st[n-1].low32}
+			st[n-1] = st[n-1].scaled(^uint64(0))
 			continue
 		case types.OpZext, types.OpSext:
 			if n < 1 || o.Value < 4 {
@@ -63,20 +96,27 @@ func exprLin(ops []types.Op, reg string) (lin, bool) {
 		p, q := st[n-2], st[n-1]
 		low := p.low32 || q.low32
 		var v lin
+		ok := true
 		switch {
 		case o.Code == types.OpPlus:
-			v = lin{a: p.a + q.a, b: p.b + q.b}
+			v, ok = p.plus(q, 1)
 		case o.Code == types.OpMinus:
-			v = lin{a: p.a - q.a, b: p.b - q.b}
+			v, ok = p.plus(q, ^uint64(0))
 		case o.Code == types.OpMul && isConst(q):
-			v = lin{a: p.a * q.b, b: p.b * q.b}
+			v = p.scaled(q.b)
 		case o.Code == types.OpMul && isConst(p):
-			v = lin{a: q.a * p.b, b: q.b * p.b}
+			v = q.scaled(p.b)
 		case o.Code == types.OpShl && isConst(q) && q.b < 64:
-			v = lin{a: p.a << q.b, b: p.b << q.b}
+			v = p.scaled(1 << q.b)
+		case o.Code == types.OpShra && isConst(q) && q.b == 32 && uint32(p.a) == 0 && uint32(p.b) == 0 && uint32(p.s) == 0:
+			// x<<32>>32: the low 32 bits sign-extended.
+			v, low = lin{a: p.a >> 32, b: p.b >> 32, s: p.s >> 32, slot: p.slot}, true
 		case o.Code == types.OpAnd && isConst(q) && q.b == 0xffffffff:
 			v, low = p, true
 		default:
+			return lin{}, false
+		}
+		if !ok {
 			return lin{}, false
 		}
 		v.low32 = low
@@ -86,6 +126,30 @@ func exprLin(ops []types.Op, reg string) (lin, bool) {
 		return lin{}, false
 	}
 	return st[0], true
+}
+
+// frameLoad reads the load of a stack slot that begins at ops[i] (the CFA,
+// or frame, the register the call frame information computes it from at
+// addr, plus constants, then a load) as the slot's value, and says where
+// it ends.
+func (r *Resolver) frameLoad(addr uint64, frame string, ops []types.Op, i int) (lin, int, bool) {
+	o := ops[i]
+	if o.Code != types.OpCFA && (o.Code != types.OpReg || o.Reg != frame) {
+		return lin{}, 0, false
+	}
+	base, off, n, ok := slotLoad(ops[i:])
+	if !ok {
+		return lin{}, 0, false
+	}
+	slot, ok := r.cfaSlot(addr, base, off)
+	if !ok {
+		return lin{}, 0, false
+	}
+	end := i + 1
+	for ops[end].Code != types.OpDeref {
+		end++
+	}
+	return lin{s: 1, slot: slot, low32: n == 4}, end, n == 4 || n == 8
 }
 
 // computes reports whether the code from w (which writes reg) up to addr
@@ -98,10 +162,23 @@ func exprLin(ops []types.Op, reg string) (lin, bool) {
 // fn13's b as RCX^224 after lea (%rsi,%rsi,1),%rcx put fn12's a there,
 // and past the record's branch mov %ecx,%eax; xor $0xe0,%al). The walk
 // follows addr's dominators after w, a value read only where no other
-// path since it was made writes its register.
-func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op) bool {
+// path since it was made writes its register. With frame (the register
+// the call frame information computes the CFA from at addr), the
+// expression may also load a stack slot, and the code's loads of that
+// slot count; what a copy at w copied holds w's value too (gcc -O3 seed
+// 5010: fn02's b as (R13 sign-extended)+u32[CFA-88] after mov
+// %r15d,%r13d, which the code computes as movslq %r15d,%r9; mov
+// 0x48(%rsp),%r14d; lea (%r9,%r14,1),%rcx), and a register keeps its
+// value along the chain unless the chain writes it (a call GCC knows
+// keeps a register: there gen_sink on the path past the record). Such a
+// match keeps the value printed, as it was before the check.
+func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op, frame string) bool {
 	xk, isXor := xorOf(ops, reg)
-	want, ok := exprLin(ops, reg)
+	var load func(int) (lin, int, bool)
+	if frame != "" {
+		load = func(i int) (lin, int, bool) { return r.frameLoad(addr, frame, ops, i) }
+	}
+	want, ok := exprLin(ops, reg, load)
 	if !isXor && (!ok || want.same(lin{a: 1})) {
 		return false
 	}
@@ -125,19 +202,33 @@ func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op
 		at uint64
 	}
 	hold := map[int]held{bits.TrailingZeros16(uint16(bit)): {lin{a: 1}, w}}
+	if in := fl.op[w]; frame != "" && (in.Op == x86asm.MOV || in.Op == x86asm.MOVSXD) {
+		if src, ok := in.Args[1].(x86asm.Reg); ok && x86.Family(src) >= 0 {
+			hold[x86.Family(src)] = held{lin{a: 1, low32: in.DataSize == 32 || in.Op == x86asm.MOVSXD}, w}
+		}
+	}
 	for i := len(chain) - 1; i >= 0; i-- {
 		x := chain[i]
 		in := fl.op[x]
 		regs := map[int]lin{}
 		for f, h := range hold {
-			if !fl.writtenInto(h.at, x, x86.RegSet(1)<<f, r) {
+			if frame != "" || !fl.writtenInto(h.at, x, x86.RegSet(1)<<f, r) {
 				regs[f] = h.v
 			}
 		}
 		if isXor && xorsCopy(in, regs, xk) {
 			return true
 		}
-		v, ok := linStep(in, regs)
+		var slot func(x86asm.Mem) (int64, bool)
+		if frame != "" {
+			slot = func(m x86asm.Mem) (int64, bool) {
+				if m.Index != 0 || m.Segment != 0 || gprName(m.Base) == "" {
+					return 0, false
+				}
+				return r.cfaSlot(x, gprName(m.Base), int64(m.Disp))
+			}
+		}
+		v, ok := linStep(in, regs, slot)
 		for f := range hold {
 			if x86.Writes(r.arch, in, false)&(1<<f) != 0 {
 				delete(hold, f)
@@ -156,8 +247,9 @@ func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op
 
 // linStep is the linear value in writes to its destination register, from
 // the values regs holds: a copy, an address computation, an operation with
-// an immediate. ok is false for anything else.
-func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
+// an immediate; with slot, a load of a stack slot (slot reads its address
+// as an offset from the CFA). ok is false for anything else.
+func linStep(in x86asm.Inst, regs map[int]lin, slot func(x86asm.Mem) (int64, bool)) (lin, bool) {
 	dst, ok := in.Args[0].(x86asm.Reg)
 	if !ok || x86.Family(dst) < 0 {
 		return lin{}, false
@@ -169,6 +261,12 @@ func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
 			return v, ok
 		case x86asm.Imm:
 			return lin{b: uint64(int64(a))}, true
+		case x86asm.Mem:
+			if slot == nil || in.Op != x86asm.MOV || in.MemBytes != 4 && in.MemBytes != 8 {
+				return lin{}, false
+			}
+			at, ok := slot(a)
+			return lin{s: 1, slot: at}, ok
 		}
 		return lin{}, false
 	}
@@ -190,15 +288,16 @@ func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
 			if !ok {
 				return lin{}, false
 			}
-			v = lin{a: bv.a, b: bv.b + v.b, low32: bv.low32}
+			v, _ = v.plus(bv, 1)
 		}
 		if m.Index != 0 {
 			iv, ok := regs[x86.Family(m.Index)]
 			if !ok {
 				return lin{}, false
 			}
-			s := uint64(m.Scale)
-			v = lin{a: v.a + iv.a*s, b: v.b + iv.b*s, low32: v.low32 || iv.low32}
+			if v, ok = v.plus(iv, uint64(m.Scale)); !ok {
+				return lin{}, false
+			}
 		}
 	case x86asm.IMUL:
 		// imul r, r/m, imm: the register times the immediate.
@@ -207,7 +306,7 @@ func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
 		if !ok1 || !ok2 {
 			return lin{}, false
 		}
-		v = lin{a: src.a * uint64(int64(k)), b: src.b * uint64(int64(k)), low32: src.low32}
+		v = src.scaled(uint64(int64(k)))
 	case x86asm.ADD, x86asm.SUB, x86asm.SHL:
 		src, ok := get(in.Args[1])
 		if !ok || !haveOld {
@@ -215,12 +314,15 @@ func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
 		}
 		switch {
 		case in.Op == x86asm.ADD:
-			v = lin{a: old.a + src.a, b: old.b + src.b, low32: old.low32 || src.low32}
+			v, ok = old.plus(src, 1)
 		case in.Op == x86asm.SUB:
-			v = lin{a: old.a - src.a, b: old.b - src.b, low32: old.low32 || src.low32}
-		case src.a == 0 && src.b < 64:
-			v = lin{a: old.a << src.b, b: old.b << src.b, low32: old.low32}
+			v, ok = old.plus(src, ^uint64(0))
+		case src.a == 0 && src.s == 0 && src.b < 64:
+			v = old.scaled(1 << src.b)
 		default:
+			return lin{}, false
+		}
+		if !ok {
 			return lin{}, false
 		}
 	case x86asm.INC, x86asm.DEC, x86asm.NEG:
@@ -229,11 +331,11 @@ func linStep(in x86asm.Inst, regs map[int]lin) (lin, bool) {
 		}
 		switch in.Op {
 		case x86asm.INC:
-			v = lin{a: old.a, b: old.b + 1, low32: old.low32}
+			v, _ = old.plus(lin{b: 1}, 1)
 		case x86asm.DEC:
-			v = lin{a: old.a, b: old.b - 1, low32: old.low32}
+			v, _ = old.plus(lin{b: 1}, ^uint64(0))
 		default:
-			v = lin{a: -old.a, b: -old.b, low32: old.low32}
+			v = old.scaled(^uint64(0))
 		}
 	default:
 		return lin{}, false

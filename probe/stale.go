@@ -43,68 +43,128 @@ func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 	if !ok {
 		return ""
 	}
-	fl := r.flowAt(addr)
-	if fl == nil {
+	fl, back, k, moved := r.lastMove(addr, name, reg, ops, "")
+	if moved == nil {
 		return ""
 	}
+	// The write moved the variable there: what did the register hold
+	// before?
 	bit := x86.RegBit(reg)
-	back := append([]uint64{addr}, fl.dominating(addr, staleWindow)...)
+	w := back[k]
+	for _, c := range back[k+1:] {
+		if x86.Writes(r.arch, fl.op[c], false)&bit == 0 {
+			continue
+		}
+		src, ok := copied(fl.op[c])
+		if !ok || src == reg || fl.writtenBetween(c, addr, x86.RegBit(src), r) || recopies(fl.op[w], fl.op[c], src, ops) {
+			return ""
+		}
+		return fmt.Sprintf("the debug info gives %s, but %s holds %s from %#x on (%v writes it there): the expression was made for what %s held before, the copy of %s made at %#x",
+			types.OpsString(ops), reg, moved.Name, w, fl.op[w].Op, reg, src, c)
+	}
+	return ""
+}
+
+// lastMove finds, for an expression ops of a value name that reads
+// register reg at addr, the last write of reg before addr (on every path:
+// back[k] of addr's chain of dominators back, updates of a variable in
+// place passed over) when it moved another variable there (moved: the
+// debug info puts it in reg after the write, at the nearest address of
+// the chain that has one, or at addr), overwriting what reg held, and
+// the code does not compute ops' value from what it wrote (see computes,
+// with frame). moved is nil otherwise.
+func (r *Resolver) lastMove(addr uint64, name, reg string, ops []types.Op, frame string) (fl *flow, back []uint64, k int, moved *types.Var) {
+	if fl = r.flowAt(addr); fl == nil {
+		return nil, nil, 0, nil
+	}
+	bit := x86.RegBit(reg)
+	back = append([]uint64{addr}, fl.dominating(addr, staleWindow)...)
 	writes := 0
-	for k := 1; k < len(back); k++ {
+	for k = 1; k < len(back); k++ {
 		w := back[k]
 		if x86.Writes(r.arch, fl.op[w], false)&bit == 0 {
 			continue
 		}
 		if writes++; writes > staleWrites {
-			return ""
+			return nil, nil, 0, nil
 		}
-		// The variable the debug info puts in the register after the
-		// write, at the nearest address of the chain that has one.
-		var moved *types.Var
+		moved = nil
 		for j := k - 1; j >= 0 && j >= k-staleLook && moved == nil; j-- {
-			vars, err := r.varsAt(back[j])
-			if err != nil {
-				return ""
-			}
-			for i := range vars {
-				if v := &vars[i]; v.Name != name && inReg(v.Loc, reg) {
-					moved = v
-				}
-			}
+			moved = r.inRegAt(back[j], name, reg)
+		}
+		if moved == nil && frame != "" {
+			moved = r.inRegAt(addr, name, reg) // the site's own
 		}
 		if moved == nil {
-			return ""
+			return nil, nil, 0, nil
 		}
 		before, err := r.varsAt(w)
 		if err != nil {
-			return ""
+			return nil, nil, 0, nil
 		}
 		if v := sameVar(before, moved); v != nil && inReg(v.Loc, reg) {
 			continue // an update of the variable where it lives
 		}
-		if !overwrites(fl.op[w], reg) {
+		if !overwrites(fl.op[w], reg) || r.computes(fl, w, addr, reg, ops, frame) {
 			// The new value is computed from the old (xor $0xec,%rcx
-			// where Rust's v2 is b^236 and the call's a is v2^53):
-			// an expression of the new value may be right.
+			// where Rust's v2 is b^236 and the call's a is v2^53), or
+			// the code makes the value from what w wrote: an
+			// expression of the new value may be right.
+			return nil, nil, 0, nil
+		}
+		return fl, back, k, moved
+	}
+	return nil, nil, 0, nil
+}
+
+// staleInCopy checks an expression of v at addr that reads one register
+// besides loads of stack slots (see registerAndFrame) against the code and
+// the other copies of the expansion it belongs to. An inlined call is one
+// call of the source, whose arguments are made of the same variables in
+// every copy of its code (an unrolled loop's bodies). It is stale when
+// the last write of the register before addr moved another variable there
+// (see lastMove: the code does not compute the value from it), and where
+// another copy's entry of v's location list reads the register, the debug
+// info gives it a third variable: the expression was made for what the
+// register held there. GCC gives fn07's c as ([CFA-96]^34)+R12 in the
+// fourth copy of fn03's loop after mov %r11,%r12 moved fn03's r into R12,
+// where the other copies read R12 as fn03's a (gcc -O3 seed 3521; gdb
+// prints the same wrong value). It returns why the value is not read, or
+// "".
+func (r *Resolver) staleInCopy(addr uint64, v *types.Var, ops []types.Op) string {
+	if v == nil || v.Inline == "" {
+		return ""
+	}
+	reg, frame, ok := r.registerAndFrame(addr, ops)
+	if !ok {
+		return ""
+	}
+	fl, back, k, moved := r.lastMove(addr, v.Name, reg, ops, frame)
+	if moved == nil {
+		return ""
+	}
+	site := r.expansionAt(addr, v.Inline)
+	if site == nil {
+		return ""
+	}
+	for _, rg := range site.Ranges {
+		at := rg[0]
+		if at == addr || holds([][2]uint64{rg}, addr) {
+			continue
+		}
+		vars, err := r.varsAt(at)
+		if err != nil {
 			return ""
 		}
-		if r.computes(fl, w, addr, reg, ops) {
-			return "" // the code makes the value from what w wrote
+		x := sameVar(vars, v)
+		if x == nil || !readsReg(x.Loc, reg) {
+			continue
 		}
-		// The write moved the variable there: what did the register
-		// hold before?
-		for _, c := range back[k+1:] {
-			if x86.Writes(r.arch, fl.op[c], false)&bit == 0 {
-				continue
-			}
-			src, ok := copied(fl.op[c])
-			if !ok || src == reg || fl.writtenBetween(c, addr, x86.RegBit(src), r) || recopies(fl.op[w], fl.op[c], src, ops) {
-				return ""
-			}
-			return fmt.Sprintf("the debug info gives %s, but %s holds %s from %#x on (%v writes it there): the expression was made for what %s held before, the copy of %s made at %#x",
-				types.OpsString(ops), reg, moved.Name, w, fl.op[w].Op, reg, src, c)
+		if o := inRegBut(vars, v, reg); o != nil && sameVar([]types.Var{*o}, moved) == nil {
+			w := back[k]
+			return fmt.Sprintf("the debug info gives %s, but %s holds %s from %#x on (%v writes it there), from which the code computes the value nowhere, and in the copy of this call at %#x the debug info reads %s as %s: the expression was made for what %s held before",
+				types.OpsString(ops), reg, moved.Name, w, fl.op[w].Op, at, reg, o.Name, reg)
 		}
-		return ""
 	}
 	return ""
 }
@@ -125,6 +185,70 @@ func recopies(w, c x86asm.Inst, src string, ops []types.Op) bool {
 	rest := ops[1:]
 	masked := len(rest) >= 2 && rest[0].Code == types.OpConst && rest[0].Value == 0xffffffff && rest[1].Code == types.OpAnd
 	return (low32(rest) || masked) && (from >= x86asm.EAX && from <= x86asm.R15L || from >= x86asm.RAX && from <= x86asm.R15)
+}
+
+// expansionAt is the innermost expansion of the function named fn whose
+// code holds addr, or nil.
+func (r *Resolver) expansionAt(addr uint64, fn string) *types.InlineSite {
+	inst, _ := r.instanceAt(addr)
+	if inst == nil {
+		return nil
+	}
+	var in *types.InlineSite
+	for _, s := range inst.Sites {
+		if s.Callee != nil && s.Callee.Name == fn && holds(s.Ranges, addr) {
+			in = s
+		}
+	}
+	return in
+}
+
+// readsReg reports whether l computes its value from register reg: the
+// register, or an expression that reads it.
+func readsReg(l types.Loc, reg string) bool {
+	for _, p := range l.Pieces {
+		switch p.Kind {
+		case types.LocReg, types.LocMem:
+			if p.Reg == reg {
+				return true
+			}
+		case types.LocValue, types.LocAt:
+			for _, o := range p.Ops {
+				if o.Code == types.OpReg && o.Reg == reg {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// inRegBut is the variable of vars other than v that is in the whole
+// register reg, the last of them, or nil.
+func inRegBut(vars []types.Var, v *types.Var, reg string) *types.Var {
+	var o *types.Var
+	for i := range vars {
+		if x := &vars[i]; inReg(x.Loc, reg) && sameVar([]types.Var{*x}, v) == nil {
+			o = x
+		}
+	}
+	return o
+}
+
+// inRegAt is the variable other than name the debug info puts in the
+// whole register reg at addr, the last of them, or nil.
+func (r *Resolver) inRegAt(addr uint64, name, reg string) *types.Var {
+	vars, err := r.varsAt(addr)
+	if err != nil {
+		return nil
+	}
+	var moved *types.Var
+	for i := range vars {
+		if v := &vars[i]; v.Name != name && inReg(v.Loc, reg) {
+			moved = v
+		}
+	}
+	return moved
 }
 
 // overwrites reports whether in writes reg with a value it computes from
@@ -466,4 +590,35 @@ func (r *Resolver) aloneLater(fl *flow, addr uint64, v *types.Var, reg string) b
 	}
 	w := sameVar(vars, v)
 	return w != nil && inReg(w.Loc, reg)
+}
+
+// registerAndFrame is the register an expression computes its value from
+// besides loads of stack slots (see oneRegister): it reads exactly one
+// register other than frame, the one the call frame information computes
+// the CFA from at addr, and that one (or the CFA) only plus constants,
+// loaded, at least once.
+func (r *Resolver) registerAndFrame(addr uint64, ops []types.Op) (reg, frame string, ok bool) {
+	frame, _, ok = r.cfa(addr)
+	if !ok {
+		return "", "", false
+	}
+	loads := 0
+	for i := 0; i < len(ops); i++ {
+		if _, end, ok := r.frameLoad(addr, frame, ops, i); ok {
+			i, loads = end, loads+1
+			continue
+		}
+		switch o := ops[i]; o.Code {
+		case types.OpReg:
+			if reg != "" || o.Reg == frame {
+				return "", "", false
+			}
+			reg = o.Reg
+		case types.OpConst, types.OpPlus, types.OpMinus, types.OpMul, types.OpShl, types.OpShr, types.OpShra,
+			types.OpAnd, types.OpOr, types.OpXor, types.OpNeg, types.OpNot, types.OpZext, types.OpSext:
+		default:
+			return "", "", false
+		}
+	}
+	return reg, frame, reg != "" && loads > 0
 }
