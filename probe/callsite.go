@@ -9,7 +9,6 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/binscope/binscope/dwarf"
-	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/types"
 )
 
@@ -55,7 +54,7 @@ func (r *Resolver) regOps(f *frameView, name string, off int64) ([]types.Op, boo
 	if ok, _ := r.entryKept(name, c.pc); ok {
 		return r.regOps(c, name, off)
 	}
-	slot, ok := r.savedSlot(c.pc, name)
+	slot, ok := r.frames.saved(c.pc, name)
 	if !ok {
 		return nil, false
 	}
@@ -81,7 +80,7 @@ func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what
 	if r.f == nil || !r.decodes() {
 		return nil, what + ", which only the callers' debug info gives", ""
 	}
-	cfaReg, cfaOff, ok := r.cfa(pc)
+	cfaReg, cfaOff, ok := r.frames.cfa(pc)
 	if !ok {
 		return nil, fmt.Sprintf("%s: no call frame information at %#x", what, pc), ""
 	}
@@ -181,24 +180,6 @@ func (r *Resolver) fromFrameCallers(f *frameView, match func(dwarf.CallParam) bo
 	return append(dispatch, body...), "", fails
 }
 
-// savedSlot is where, at pc, the call frame information says the caller's
-// value of register name is saved: at CFA + the offset returned.
-func (r *Resolver) savedSlot(pc uint64, name string) (int64, bool) {
-	n, ok := r.arch.RegNumber(name)
-	if !ok {
-		return 0, false
-	}
-	if r.frames == nil {
-		fr, err := cfi.ReadFrames(r.ef)
-		if err != nil {
-			fr = &cfi.Frames{}
-		}
-		r.frames = fr
-	}
-	rule, ok := r.frames.Saved(pc, n)
-	return rule.Offset, ok && rule.Kind == cfi.Offset
-}
-
 // calls reports whether the instruction that ends at ret is a direct call
 // (call rel32) of entry.
 func (t *target) calls(ret, entry uint64) bool {
@@ -281,7 +262,7 @@ func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []
 			if caller.depth >= maxCallerDepth {
 				return nil, what + " (only its caller's debug info gives it)", ""
 			}
-			creg, coff, cok := r.cfa(ret - 1)
+			creg, coff, cok := r.frames.cfa(ret - 1)
 			if !cok {
 				return nil, fmt.Sprintf("%s, and no call frame information gives the caller's frame at %#x", what, ret-1), ""
 			}
@@ -300,7 +281,7 @@ func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []
 				return nil, changed(o.Reg), ""
 			}
 		case types.OpCFA: // the caller's, at the call
-			creg, coff, ok := r.cfa(ret - 1)
+			creg, coff, ok := r.frames.cfa(ret - 1)
 			if !ok {
 				return nil, fmt.Sprintf("as %s, and no call frame information gives the caller's frame at %#x", types.OpsString(ops), ret-1), ""
 			}

@@ -18,10 +18,12 @@
 //     place Go's results (goabi.go).
 //   - usdtNotes (usdt.go): the file's USDT probes and the symbols that place
 //     them.
+//   - frameTable (cfa.go): the call frame information: how the CFA is
+//     computed at an address (cfa, mark), where a register is saved
+//     (saved), frame slots as memory off a register (inFrame).
 //
 // The rest of Resolver's state is placement's (the control flow of each
-// instance, the instance holding each inline expansion) and the call
-// frame information. The site a fetch program is built for is a value,
+// instance, the instance holding each inline expansion). The site a fetch program is built for is a value,
 // siteAt, passed explicitly (fetch.go).
 package probe
 

@@ -6,69 +6,8 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/types"
 )
-
-// frameRows are the file's call frame rows, read the first time a
-// variable lives in a frame slot.
-func (r *Resolver) frameRows() []cfi.Row {
-	if !r.rowsRead {
-		r.rowsRead = true
-		r.rows, _ = cfi.Table(r.ef) // none: frame slots stay unreadable
-	}
-	return r.rows
-}
-
-// inFrame rewrites the pieces of vars that DWARF places relative to the
-// canonical frame address (DW_OP_fbreg under a DW_OP_call_frame_cfa frame
-// base, as GCC, clang and Go describe frame slots) as memory relative to
-// the register the call frame information computes the CFA from at pc:
-// [CFA-24] becomes [RSP-8] after a push and a 16-byte frame. Where no row
-// covers pc, or the CFA is an expression, they stay as they are, and the
-// fetch says they cannot be read. vars is not modified.
-func (r *Resolver) inFrame(pc uint64, vars []types.Var) []types.Var {
-	var (
-		row           cfi.Row
-		looked, found bool
-		out           []types.Var
-	)
-	for i, v := range vars {
-		var ps []types.Piece
-		for j, p := range v.Loc.Pieces {
-			if p.Kind != types.LocCFA {
-				continue
-			}
-			if !looked {
-				looked = true
-				row, found = cfi.Lookup(r.frameRows(), pc)
-				found = found && !row.CFA.Expr && !row.CFA.PLT
-			}
-			if !found {
-				break
-			}
-			reg := r.arch.RegName(int(row.CFA.Reg))
-			if reg.Vector {
-				break
-			}
-			if ps == nil {
-				ps = append([]types.Piece(nil), v.Loc.Pieces...)
-			}
-			ps[j] = types.Piece{Kind: types.LocMem, Reg: reg.Name, Offset: row.CFA.Offset + p.Offset, Size: p.Size}
-		}
-		if ps == nil {
-			continue
-		}
-		if out == nil {
-			out = append([]types.Var(nil), vars...)
-		}
-		out[i].Loc.Pieces = ps
-	}
-	if out == nil {
-		return vars
-	}
-	return out
-}
 
 // maxLater bounds how far into a function later looks: the instructions
 // that move a parameter out of a vector register come first.
@@ -160,7 +99,7 @@ func (r *Resolver) paramsReadable(pc uint64, need map[string]bool) (own []types.
 			own = append(own, v)
 		}
 	}
-	own = r.inFrame(pc, own)
+	own = r.frames.inFrame(pc, own)
 	readable := 0
 	for _, v := range own {
 		if need[v.Name] && v.Loc.Readable() {

@@ -13,7 +13,7 @@ import (
 // a definition that reads a register or $-variable, which means its value
 // at the start.
 func (r *Resolver) readableAt(fn *types.Func, args []Arg, pc uint64, vs []types.Var) (n int, missing []string) {
-	vs = r.inFrame(pc, vs)
+	vs = r.frames.inFrame(pc, vs)
 	for _, a := range args {
 		if strings.HasPrefix(a.Base, "%") || strings.HasPrefix(a.Base, "$") {
 			return -1, nil

@@ -89,7 +89,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*spec.Probe, error) {
 		if err != nil {
 			return nil, err
 		}
-		vars = r.inFrame(a, vars)
+		vars = r.frames.inFrame(a, vars)
 		site := spec.Site{Kind: spec.SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
 		if len(chain) == 0 {
 			site.Guard = r.guard(fn, a)

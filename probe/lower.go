@@ -8,7 +8,6 @@ import (
 
 	"github.com/binscope/binscope/dwarf"
 
-	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
@@ -62,7 +61,7 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 		at[i] = len(out)
 		switch o.Code {
 		case types.OpCFA:
-			reg, off, ok := r.cfa(pc)
+			reg, off, ok := r.frames.cfa(pc)
 			if !ok {
 				return nil, false, fmt.Sprintf("at %s: no call frame information gives the frame's address at %#x", text, pc), ""
 			}
@@ -142,7 +141,7 @@ func (r *Resolver) framePointer(pc uint64) bool {
 	if !r.gnuAt(pc) {
 		return true
 	}
-	reg, _, ok := r.cfa(pc)
+	reg, _, ok := r.frames.cfa(pc)
 	return !ok || reg == "RBP"
 }
 
@@ -181,20 +180,6 @@ func regPlus(reg string, off int64) []types.Op {
 		ops = append(ops, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
 	}
 	return ops
-}
-
-// cfa is how the canonical frame address is computed at pc: a register
-// plus an offset, from the call frame information.
-func (r *Resolver) cfa(pc uint64) (string, int64, bool) {
-	row, ok := cfi.Lookup(r.frameRows(), pc)
-	if !ok || row.CFA.Expr || row.CFA.PLT {
-		return "", 0, false
-	}
-	reg := r.arch.RegName(int(row.CFA.Reg))
-	if reg.Vector {
-		return "", 0, false
-	}
-	return reg.Name, row.CFA.Offset, true
 }
 
 // instanceAt is the concrete copy of a function (an out-of-line copy, a

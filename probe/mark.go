@@ -2,9 +2,6 @@ package probe
 
 import (
 	"fmt"
-
-	"github.com/binscope/binscope/internal/cfi"
-	"github.com/binscope/binscope/spec"
 )
 
 // maxClears bounds the exits of an expansion marked so.
@@ -22,13 +19,13 @@ func (r *Resolver) markStarts(fl *flow, rs [][2]uint64, starts []uint64) ([]star
 	note := fmt.Sprintf("one call may pass several of the %d starts: a per-thread mark counts it once (cleared at %d exits)", len(starts), len(exits))
 	var out []start
 	for _, s := range starts {
-		m := r.frameMark(s)
+		m := r.frames.mark(s)
 		m.Start, m.Clear = true, contains(exits, s)
 		out = append(out, start{addr: s, copies: true, mark: m, note: note})
 	}
 	for _, y := range exits {
 		if !contains(starts, y) {
-			m := r.frameMark(y)
+			m := r.frames.mark(y)
 			m.Clear = true
 			out = append(out, start{addr: y, mark: m})
 		}
@@ -162,17 +159,4 @@ func (fl *flow) startLatches(rs [][2]uint64, starts, exits []uint64) []uint64 {
 		}
 	}
 	return out
-}
-
-// frameMark is a mark with the rule of the CFA at pc.
-func (r *Resolver) frameMark(pc uint64) *spec.Mark {
-	m := &spec.Mark{}
-	row, ok := cfi.Lookup(r.frameRows(), pc)
-	if !ok || row.CFA.Expr || row.CFA.PLT {
-		return m
-	}
-	if reg := r.arch.RegName(int(row.CFA.Reg)); !reg.Vector {
-		m.CFAReg, m.CFAOff = reg.Name, row.CFA.Offset
-	}
-	return m
 }

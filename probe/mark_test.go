@@ -96,7 +96,7 @@ func TestMarkCounts(t *testing.T) {
 		return spec.Site{Kind: kind, Function: "body", Addr: addr, FileOffset: off, Mark: m}
 	}
 	mark := func(addr uint64, group uint32, start, clear bool) *spec.Mark {
-		m := r.frameMark(addr)
+		m := r.frames.mark(addr)
 		m.Group, m.Start, m.Clear = group, start, clear
 		if m.CFAReg == "" {
 			t.Fatalf("no CFA rule at %#x", addr)

@@ -6,7 +6,6 @@ import (
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/arch"
-	"github.com/binscope/binscope/internal/cfi"
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
@@ -18,9 +17,7 @@ import (
 // package doc).
 type Resolver struct {
 	*target
-	rows     []cfi.Row // call frame rows (see frameRows)
-	rowsRead bool
-	frames   *cfi.Frames // the call frame information whole (see savedSlot)
+	frames *frameTable // the call frame information
 	// The rest is placement's: each instance's control flow, the
 	// instance holding each inline expansion, and which units GCC
 	// compiled.
@@ -34,7 +31,7 @@ type Resolver struct {
 
 // newResolver is a Resolver of t.
 func newResolver(t *target) *Resolver {
-	return &Resolver{target: t, notes: &usdtNotes{t: t}}
+	return &Resolver{target: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch}}
 }
 
 // Close releases the files the resolver opened itself (a debug file for

@@ -59,11 +59,11 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 }
 
 // siteVars are the variables at pc, for the arguments: a count reads none.
-func (r *Resolver) siteVars(b *probeIn, pc uint64) ([]types.Var, error) {
+func (t *target) siteVars(b *probeIn, pc uint64) ([]types.Var, error) {
 	if len(b.args) == 0 {
 		return nil, nil
 	}
-	return r.varsAt(pc)
+	return t.varsAt(pc)
 }
 
 // addSite adds to b's probe a site of kind at addr, in the function named
@@ -76,7 +76,7 @@ func (r *Resolver) addSite(b *probeIn, kind, where string, addr uint64, vars []t
 	site := spec.Site{Kind: kind, Function: where, Addr: addr, FileOffset: off}
 	at := siteAt{kind: kind, pc: b.fn.LowPC, captures: &b.captures}
 	if kind != spec.SiteReturn {
-		vars = r.inFrame(addr, vars)
+		vars = r.frames.inFrame(addr, vars)
 		at.pc = addr
 	}
 	if kind == spec.SiteEntry || kind == spec.SiteLine || kind == spec.SiteOffset {
@@ -319,11 +319,11 @@ func paramVars(fn *types.Func, addr uint64) []types.Var {
 // prologue then reuses, a stack slot relative to the entry's stack
 // pointer) is stale further on. A parameter the list does not place at
 // addr is not there.
-func (r *Resolver) movedEntry(fn *types.Func, addr uint64, vars []types.Var) ([]types.Var, error) {
-	if addr <= fn.LowPC || r.f == nil || len(vars) == 0 {
+func (t *target) movedEntry(fn *types.Func, addr uint64, vars []types.Var) ([]types.Var, error) {
+	if addr <= fn.LowPC || t.f == nil || len(vars) == 0 {
 		return vars, nil
 	}
-	at, err := r.varsAt(addr)
+	at, err := t.varsAt(addr)
 	if err != nil {
 		return nil, err
 	}

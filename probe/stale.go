@@ -520,7 +520,7 @@ func (r *Resolver) cfaSlot(pc uint64, base string, off int64) (int64, bool) {
 	if base == "CFA" {
 		return off, true
 	}
-	reg, k, ok := r.cfa(pc)
+	reg, k, ok := r.frames.cfa(pc)
 	if !ok || reg != base {
 		return 0, false
 	}
@@ -598,7 +598,7 @@ func (r *Resolver) aloneLater(fl *flow, addr uint64, v *types.Var, reg string) b
 // the CFA from at addr, and that one (or the CFA) only plus constants,
 // loaded, at least once.
 func (r *Resolver) registerAndFrame(addr uint64, ops []types.Op) (reg, frame string, ok bool) {
-	frame, _, ok = r.cfa(addr)
+	frame, _, ok = r.frames.cfa(addr)
 	if !ok {
 		return "", "", false
 	}
