@@ -49,7 +49,7 @@ const maxAnchorKeys = 32
 // stores, and where the first is moved to, to those instructions.
 func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, own bool, within map[uint64]bool) (as []uint64, copies, ok bool) {
 	rs := site.Ranges
-	rows := r.rowsOf(inst, fl)
+	rows := r.flows.rowsOf(inst, fl)
 	m := r.codeModel()
 	if rows == nil || m == nil || len(starts) == 0 {
 		return nil, false, false
@@ -538,21 +538,6 @@ func nestedChain(chain []*types.InlineSite, site *types.InlineSite) (out []*type
 		return out, true
 	}
 	return nil, false
-}
-
-// rowsOf are the line table rows of inst's code, read once.
-func (r *Resolver) rowsOf(inst *types.Instance, fl *flow) []types.Line {
-	if r.f == nil {
-		return nil
-	}
-	if fl.rows == nil {
-		rows, err := r.f.Lines(&types.Func{Name: inst.Symbol, LowPC: inst.Entry, Ranges: inst.Ranges})
-		if err != nil || rows == nil {
-			rows = []types.Line{}
-		}
-		fl.rows = rows
-	}
-	return fl.rows
 }
 
 // rowAt is the row covering a in rows (in address order).

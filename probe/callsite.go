@@ -89,7 +89,7 @@ func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what
 
 // fromFrameCallers is fromCallers for the function copy of frame f.
 func (r *Resolver) fromFrameCallers(f *frameView, match func(dwarf.CallParam) bool, what string) (ops []types.Op, why, fails string) {
-	inst, _ := r.instanceAt(f.pc)
+	inst, _ := r.flows.instanceAt(f.pc)
 	if inst == nil {
 		return nil, what + ": no function copy holds the site", ""
 	}

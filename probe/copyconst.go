@@ -140,16 +140,16 @@ const whyCopies = "the compiler gives one constant for the whole expansion, whic
 
 // copyStoresOf reads the stores of the code of site's expansion.
 func (r *Resolver) copyStoresOf(site *types.InlineSite) *copyStores {
-	inst := r.hostOf(site)
+	inst := r.flows.hostOf(site)
 	m := r.codeModel()
 	if inst == nil || m == nil || !r.decodes() {
 		return &copyStores{}
 	}
-	fl, err := r.flowOf(inst)
+	fl, err := r.flows.of(inst)
 	if err != nil {
 		return &copyStores{}
 	}
-	kinds, _ := storeKinds(site, m, r.rowsOf(inst, fl), fl, false, nil)
+	kinds, _ := storeKinds(site, m, r.flows.rowsOf(inst, fl), fl, false, nil)
 	out := &copyStores{kinds: [][]storedConst{}}
 	byKey := map[string]int{}
 	for _, k := range kinds {

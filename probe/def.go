@@ -21,9 +21,16 @@
 //   - frameTable (cfa.go): the call frame information: how the CFA is
 //     computed at an address (cfa, mark), where a register is saved
 //     (saved), frame slots as memory off a register (inFrame).
+//   - flowIndex (flowindex.go): what placement reads of the code, each part
+//     once: the control flow of each instance of a function (of, at), the
+//     instance holding an address or an inline expansion (instanceAt,
+//     hostOf), an instance's line rows, and which units GCC compiled.
 //
-// The rest of Resolver's state is placement's (the control flow of each
-// instance, the instance holding each inline expansion). The site a fetch program is built for is a value,
+// Resolver holds these parts and the last mark group it gave; its
+// methods are the analyses that need several of them: sites (site.go),
+// fetch programs (fetch.go, lower.go, callsite.go), staleness of a value
+// (stale.go, slot.go, salvage.go) and the placement of inline sites
+// (place.go, anchor.go, join.go, later.go). The site a fetch program is built for is a value,
 // siteAt, passed explicitly (fetch.go).
 package probe
 

@@ -38,7 +38,7 @@ func (r *Resolver) contradicted(addr uint64, ops []types.Op) string {
 		return ""
 	}
 	want, k := x86asm.XOR, ops[len(ops)-2].Value
-	fl := r.flowAt(addr)
+	fl := r.flows.at(addr)
 	if fl == nil {
 		return ""
 	}

@@ -1,12 +1,8 @@
 package probe
 
 import (
-	"fmt"
-	"sort"
-
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
@@ -25,89 +21,9 @@ type flow struct {
 	// indirect holds the indirect jumps that may stay inside the
 	// instance (a jump table's), whose targets are unknown.
 	indirect []uint64
-	neutral  map[uint64]bool // see Resolver.neutral; nil until asked
+	neutral  map[uint64]bool // see flowIndex.neutral; nil until asked
 	dom      *dom            // see dominators; nil until asked
-	rows     []types.Line    // see Resolver.rowsOf; nil until asked
-}
-
-// flowAt is the control flow of the function copy whose code holds pc,
-// when it is decoded and holds pc as an instruction (nil otherwise).
-func (r *Resolver) flowAt(pc uint64) *flow {
-	if !r.decodes() {
-		return nil
-	}
-	inst, _ := r.instanceAt(pc)
-	if inst == nil {
-		return nil
-	}
-	fl, err := r.flowOf(inst)
-	if err != nil || !fl.has(pc) {
-		return nil
-	}
-	return fl
-}
-
-// flowOf decodes inst's ranges (x86-64 only) and links its instructions.
-func (r *Resolver) flowOf(inst *types.Instance) (*flow, error) {
-	if !r.decodes() {
-		return nil, fmt.Errorf("%s: %w: instruction decoding is x86-64 only", r.path, arch.ErrUnsupportedArch)
-	}
-	if r.flows == nil {
-		r.flows = map[*types.Instance]*flow{}
-	}
-	if fl, ok := r.flows[inst]; ok {
-		return fl, nil
-	}
-	fl := &flow{succ: map[uint64][]uint64{}, pred: map[uint64][]uint64{}, op: map[uint64]x86asm.Inst{}, entry: inst.Entry}
-	named := &types.Func{Name: inst.Symbol}
-	in := func(a uint64) bool {
-		for _, rg := range inst.Ranges {
-			if a >= rg[0] && a < rg[1] {
-				return true
-			}
-		}
-		return false
-	}
-	for _, rg := range inst.Ranges {
-		if named.LowPC == 0 || rg[0] < named.LowPC {
-			named.LowPC = rg[0]
-		}
-	}
-	for _, rg := range inst.Ranges {
-		err := r.decode(named, rg[0], rg[1], func(a uint64, ins x86asm.Inst) {
-			fl.addrs = append(fl.addrs, a)
-			fl.op[a] = ins
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	sort.Slice(fl.addrs, func(i, j int) bool { return fl.addrs[i] < fl.addrs[j] })
-	for _, a := range fl.addrs {
-		ins := fl.op[a]
-		next := a + uint64(ins.Len)
-		var to []uint64
-		target, direct := x86.BranchTarget(a, ins)
-		switch {
-		case ins.Op == x86asm.RET || ins.Op == x86asm.UD2 || ins.Op == x86asm.HLT:
-		case ins.Op == x86asm.JMP && direct:
-			to = append(to, target)
-		case ins.Op == x86asm.JMP:
-			fl.indirect = append(fl.indirect, a)
-		case x86.IsCondJump(ins.Op) && direct:
-			to = append(to, next, target)
-		default: // calls return; other instructions fall through
-			to = append(to, next)
-		}
-		for _, t := range to {
-			if in(t) {
-				fl.succ[a] = append(fl.succ[a], t)
-				fl.pred[t] = append(fl.pred[t], a)
-			}
-		}
-	}
-	r.flows[inst] = fl
-	return fl, nil
+	rows     []types.Line    // see flowIndex.rowsOf; nil until asked
 }
 
 // branchTarget is x86.BranchTarget, for placement.

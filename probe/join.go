@@ -69,11 +69,11 @@ func (r *Resolver) joinStarts(fn *types.Func, site *types.InlineSite, starts []s
 		set[st.addr] = true
 		copies = copies || st.copies
 	}
-	inst := r.hostOf(site)
+	inst := r.flows.hostOf(site)
 	if inst == nil {
 		return starts
 	}
-	fl, err := r.flowOf(inst)
+	fl, err := r.flows.of(inst)
 	if err != nil {
 		return starts
 	}

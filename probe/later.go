@@ -48,11 +48,11 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 	if have < 0 || len(missing) == 0 {
 		return s, vars, ""
 	}
-	inst := r.hostOf(site)
+	inst := r.flows.hostOf(site)
 	if inst == nil {
 		return s, vars, ""
 	}
-	fl, err := r.flowOf(inst)
+	fl, err := r.flows.of(inst)
 	if err != nil || !fl.has(s) {
 		return s, vars, ""
 	}

@@ -138,7 +138,7 @@ func slotAddress(ops []types.Op, sp string, fp bool) bool {
 // Other producers, and GCC code whose frame is computed from RBP, keep
 // RBP as the frame pointer.
 func (r *Resolver) framePointer(pc uint64) bool {
-	if !r.gnuAt(pc) {
+	if !r.flows.gnuAt(pc) {
 		return true
 	}
 	reg, _, ok := r.frames.cfa(pc)
@@ -182,25 +182,6 @@ func regPlus(reg string, off int64) []types.Op {
 	return ops
 }
 
-// instanceAt is the concrete copy of a function (an out-of-line copy, a
-// clone, a piece) whose code holds pc, and its function.
-func (r *Resolver) instanceAt(pc uint64) (*types.Instance, *types.Func) {
-	m := r.codeModel()
-	if m == nil {
-		return nil, nil
-	}
-	fn := m.Func(pc)
-	if fn == nil {
-		return nil, nil
-	}
-	for _, inst := range fn.Instances {
-		if holds(inst.Ranges, pc) {
-			return inst, fn
-		}
-	}
-	return nil, fn
-}
-
 // entryKept reports whether register reg still holds, at pc, the value it
 // had at the entry of the function copy whose code holds pc: no
 // instruction that runs between that entry and pc, on any path of the
@@ -214,7 +195,7 @@ func (r *Resolver) entryKept(reg string, pc uint64) (ok bool, host string) {
 // entryKeptBut is entryKept, where the instructions allow accepts may
 // write reg.
 func (r *Resolver) entryKeptBut(reg string, pc uint64, allow func(x86asm.Inst) bool) (ok bool, host string) {
-	inst, fn := r.instanceAt(pc)
+	inst, fn := r.flows.instanceAt(pc)
 	if inst == nil {
 		return false, "the function"
 	}
@@ -226,7 +207,7 @@ func (r *Resolver) entryKeptBut(reg string, pc uint64, allow func(x86asm.Inst) b
 	if bit == 0 || !r.decodes() {
 		return false, host
 	}
-	fl, err := r.flowOf(inst)
+	fl, err := r.flows.of(inst)
 	if err != nil || !fl.has(pc) || !fl.has(inst.Entry) {
 		return false, host
 	}

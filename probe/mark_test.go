@@ -84,7 +84,7 @@ func TestMarkCounts(t *testing.T) {
 	if err != nil || len(body.Instances) == 0 {
 		t.Fatalf("body: %v", err)
 	}
-	fl, err := r.flowOf(body.Instances[0])
+	fl, err := r.flows.of(body.Instances[0])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,11 @@ import (
 // the flow is not known whole (an indirect jump whose targets are
 // unknown, a return out of site's code), site is a call.
 func (r *Resolver) piece(fn *types.Func, site *types.InlineSite) bool {
-	inst := r.hostOf(site)
+	inst := r.flows.hostOf(site)
 	if inst == nil {
 		return false
 	}
-	fl, err := r.flowOf(inst)
+	fl, err := r.flows.of(inst)
 	if err != nil || len(fl.indirect) > 0 {
 		return false
 	}
@@ -102,15 +102,15 @@ func holdsAll(rs [][2]uint64, as []uint64) bool {
 // own: a start there counted every third call twice. (A piece it gives a
 // line is piece's.)
 func (r *Resolver) lineless(fn *types.Func, site *types.InlineSite) bool {
-	inst := r.hostOf(site)
+	inst := r.flows.hostOf(site)
 	if inst == nil || r.f == nil {
 		return false
 	}
-	fl, err := r.flowOf(inst)
+	fl, err := r.flows.of(inst)
 	if err != nil {
 		return false
 	}
-	neutral := r.neutral(inst, fl)
+	neutral := r.flows.neutral(inst, fl)
 	lined := func(rs [][2]uint64) bool {
 		for _, a := range fl.addrs {
 			if holds(rs, a) && !neutral[a] {
@@ -189,16 +189,16 @@ func (r *Resolver) merged(fn *types.Func, site *types.InlineSite) bool {
 // code of site makes (see storeKinds), by key.
 func (r *Resolver) globalStores(site *types.InlineSite) map[string]bool {
 	out := map[string]bool{}
-	inst := r.hostOf(site)
+	inst := r.flows.hostOf(site)
 	m := r.codeModel()
 	if inst == nil || m == nil {
 		return out
 	}
-	fl, err := r.flowOf(inst)
+	fl, err := r.flows.of(inst)
 	if err != nil {
 		return out
 	}
-	rows := r.rowsOf(inst, fl)
+	rows := r.flows.rowsOf(inst, fl)
 	if rows == nil {
 		return out
 	}

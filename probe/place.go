@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
 )
@@ -55,17 +54,17 @@ type start struct {
 // Without a model of the host (no debug info, another architecture), the
 // start is the DIE's entry address, as before.
 func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start {
-	inst := r.hostOf(site)
+	inst := r.flows.hostOf(site)
 	if inst == nil {
 		return []start{{addr: site.EntryPC}}
 	}
-	fl, err := r.flowOf(inst)
+	fl, err := r.flows.of(inst)
 	if err != nil || !fl.has(site.EntryPC) && holds(site.Ranges, site.EntryPC) {
 		return []start{{addr: site.EntryPC}}
 	}
 	pts := []uint64{site.EntryPC}
 	merged := false
-	gnu := r.gnuAt(site.EntryPC) && holds(site.Ranges, site.EntryPC)
+	gnu := r.flows.gnuAt(site.EntryPC) && holds(site.Ranges, site.EntryPC)
 	if !gnu {
 		var out []start
 		var done bool
@@ -93,8 +92,8 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 // (anchors), or from overlapping calls.
 func (r *Resolver) callEntries(site *types.InlineSite, inst *types.Instance, fl *flow) (pts []uint64, merged bool, out []start, done bool) {
 	rs := site.Ranges
-	raw := fl.entries(rs, r.neutral(inst, fl))
-	if r.gnuAt(site.EntryPC) {
+	raw := fl.entries(rs, r.flows.neutral(inst, fl))
+	if r.flows.gnuAt(site.EntryPC) {
 		raw = fl.notBodyLoops(raw, rs)
 	}
 	pts = fl.callStarts(raw, rs)
@@ -209,7 +208,7 @@ func (r *Resolver) gnuStarts(site *types.InlineSite, inst *types.Instance, fl *f
 	for _, o := range out {
 		starts = append(starts, o.addr)
 	}
-	for _, e := range fl.apart(fl.notBodyLoops(fl.entries(rs, r.neutral(inst, fl)), rs), starts, rs) {
+	for _, e := range fl.apart(fl.notBodyLoops(fl.entries(rs, r.flows.neutral(inst, fl)), rs), starts, rs) {
 		starts = append(starts, e)
 		out = append(out, start{addr: e, note: "an entry no call through the entry_pc passes, nor the other way round (a path of the body GCC jump-threaded)"})
 	}
@@ -570,32 +569,6 @@ func (fl *flow) intoRanges(a uint64, rs [][2]uint64) (uint64, bool) {
 	return 0, false
 }
 
-// neutral are the instructions of inst that the line table gives line 0
-// (no source line).
-func (r *Resolver) neutral(inst *types.Instance, fl *flow) map[uint64]bool {
-	if r.f == nil {
-		return nil
-	}
-	if fl.neutral != nil {
-		return fl.neutral
-	}
-	fl.neutral = map[uint64]bool{}
-	rows, err := r.f.Lines(&types.Func{Name: inst.Symbol, LowPC: inst.Entry, Ranges: inst.Ranges})
-	if err != nil || len(rows) == 0 {
-		return fl.neutral
-	}
-	i := 0
-	for _, a := range fl.addrs {
-		for i+1 < len(rows) && rows[i+1].Addr <= a {
-			i++
-		}
-		if rows[i].Addr <= a && rows[i].Line == 0 {
-			fl.neutral[a] = true
-		}
-	}
-	return fl.neutral
-}
-
 // continuation reports whether site is the rest of a call of fn rather
 // than a call: GCC's partial inlining splits fn into a head it inlines
 // and fn.part.N, and may inline the part back into an expansion of fn's
@@ -616,50 +589,4 @@ func continuation(fn *types.Func, site *types.InlineSite) bool {
 
 func sameFile(a, b string) bool {
 	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
-}
-
-// codeModel is the model of code read so far: every function, or those
-// of the units the quick lookup read.
-func (r *Resolver) codeModel() *code.Model {
-	if r.model != nil {
-		return r.model
-	}
-	return r.near
-}
-
-// hostOf is the instance whose code holds site, or nil.
-func (r *Resolver) hostOf(site *types.InlineSite) *types.Instance {
-	m := r.codeModel()
-	if m == nil {
-		return nil
-	}
-	if r.hosts == nil || r.hostsOf != m {
-		r.hosts, r.hostsOf = map[*types.InlineSite]*types.Instance{}, m
-		for _, f := range m.Funcs() {
-			for _, inst := range f.Instances {
-				for _, s := range inst.Sites {
-					r.hosts[s] = inst
-				}
-			}
-		}
-	}
-	return r.hosts[site]
-}
-
-// gnuAt reports whether GCC compiled the unit holding addr: its inline
-// expansions carry DW_AT_entry_pc, the address where each call enters.
-func (r *Resolver) gnuAt(addr uint64) bool {
-	if r.f == nil {
-		return false
-	}
-	if p, ok := r.producers[addr]; ok {
-		return p
-	}
-	producer, ok := r.f.Producer(addr)
-	gnu := ok && strings.HasPrefix(producer, "GNU")
-	if r.producers == nil {
-		r.producers = map[uint64]bool{}
-	}
-	r.producers[addr] = gnu
-	return gnu
 }

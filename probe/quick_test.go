@@ -124,9 +124,9 @@ func TestQuickByDemangledName(t *testing.T) {
 				if err != nil {
 					continue // a name the definition syntax cannot carry
 				}
-				r, t0 := *base, *base.target // a resolver that has read no function yet
-				r.target = &t0
-				sameResolution(t, d, &r, full)
+				t0 := *base.target // a resolver that has read no function yet
+				r := newResolver(&t0)
+				sameResolution(t, d, r, full)
 				compared++
 				if r.model == nil {
 					quick++

@@ -18,20 +18,15 @@ import (
 type Resolver struct {
 	*target
 	frames *frameTable // the call frame information
-	// The rest is placement's: each instance's control flow, the
-	// instance holding each inline expansion, and which units GCC
-	// compiled.
-	flows     map[*types.Instance]*flow
-	hosts     map[*types.InlineSite]*types.Instance
-	hostsOf   *code.Model
-	producers map[uint64]bool
-	group     uint32     // the last mark group given (see Mark)
-	notes     *usdtNotes // the file's USDT probes
+	flows  *flowIndex  // placement's reading of the code
+	group  uint32      // the last mark group given (see Mark)
+	notes  *usdtNotes  // the file's USDT probes
 }
 
 // newResolver is a Resolver of t.
 func newResolver(t *target) *Resolver {
-	return &Resolver{target: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch}}
+	return &Resolver{target: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch},
+		flows: &flowIndex{t: t}}
 }
 
 // Close releases the files the resolver opened itself (a debug file for

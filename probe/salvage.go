@@ -182,7 +182,7 @@ func (r *Resolver) lastOp(addr uint64, ops []types.Op) (opExpr, bool) {
 		return opExpr{}, false
 	}
 	want, ok := salvageOps[rest[1].Code]
-	fl := r.flowAt(addr)
+	fl := r.flows.at(addr)
 	if !ok || fl == nil {
 		return opExpr{}, false
 	}

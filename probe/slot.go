@@ -51,7 +51,7 @@ func (r *Resolver) mixedSlot(addr uint64, slot, n int64) string {
 // from addr, the first such store on each path. None when addr's code is
 // not decoded, has jumps of unknown targets, or the walk is too long.
 func (r *Resolver) reachingStores(addr uint64, slot, n int64) (*flow, []uint64) {
-	fl := r.flowAt(addr)
+	fl := r.flows.at(addr)
 	if fl == nil || len(fl.indirect) > 0 {
 		return nil, nil
 	}
@@ -248,7 +248,7 @@ func (r *Resolver) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec
 		return ""
 	}
 	slot, ok := r.cfaSlot(addr, c.Reg, c.Derefs[0])
-	fl := r.flowAt(addr)
+	fl := r.flows.at(addr)
 	if !ok || fl == nil {
 		return ""
 	}

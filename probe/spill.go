@@ -60,7 +60,7 @@ func (r *Resolver) spilledLoad(ops []types.Op, pc uint64) ([]types.Op, string, b
 	if slot == "" {
 		return nil, "", false
 	}
-	fl := r.flowAt(pc)
+	fl := r.flows.at(pc)
 	if fl == nil {
 		return nil, "", false
 	}

@@ -74,7 +74,7 @@ func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 // the code does not compute ops' value from what it wrote (see computes,
 // with frame). moved is nil otherwise.
 func (r *Resolver) lastMove(addr uint64, name, reg string, ops []types.Op, frame string) (fl *flow, back []uint64, k int, moved *types.Var) {
-	if fl = r.flowAt(addr); fl == nil {
+	if fl = r.flows.at(addr); fl == nil {
 		return nil, nil, 0, nil
 	}
 	bit := x86.RegBit(reg)
@@ -190,7 +190,7 @@ func recopies(w, c x86asm.Inst, src string, ops []types.Op) bool {
 // expansionAt is the innermost expansion of the function named fn whose
 // code holds addr, or nil.
 func (r *Resolver) expansionAt(addr uint64, fn string) *types.InlineSite {
-	inst, _ := r.instanceAt(addr)
+	inst, _ := r.flows.instanceAt(addr)
 	if inst == nil {
 		return nil
 	}
@@ -458,7 +458,7 @@ func lowBitsOnly(ops []types.Op) bool {
 // which main's 4-byte b filled before two 8-byte stores; gdb prints the
 // same wrong values). It returns why the value is not read, or "".
 func (r *Resolver) otherWidth(addr uint64, slot, n int64) string {
-	fl := r.flowAt(addr)
+	fl := r.flows.at(addr)
 	if fl == nil {
 		return ""
 	}
@@ -553,7 +553,7 @@ func (r *Resolver) doubled(addr uint64, v *types.Var, ops []types.Op) string {
 	}
 	want, ok := regOps[ops[2].Code]
 	r1, r2 := ops[0].Reg, ops[1].Reg
-	fl := r.flowAt(addr)
+	fl := r.flows.at(addr)
 	if !ok || r1 == r2 || fl == nil || !fl.has(v.Loc.To) {
 		return ""
 	}

@@ -91,3 +91,12 @@ type globalVar struct {
 	v  types.Var
 	ok bool
 }
+
+// codeModel is the model of code read so far: every function, or those
+// of the units the quick lookup read.
+func (t *target) codeModel() *code.Model {
+	if t.model != nil {
+		return t.model
+	}
+	return t.near
+}

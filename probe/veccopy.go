@@ -62,7 +62,7 @@ func (r *Resolver) vectorCopy(pc uint64, name string, size int64) (gpr, why stri
 		return "", ""
 	}
 	none := fmt.Sprintf("; no general register holds a copy of it at %#x", pc)
-	fl := r.flowAt(pc)
+	fl := r.flows.at(pc)
 	if fl == nil {
 		return "", none
 	}
