@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/spec"
 	"github.com/binscope/binscope/types"
@@ -155,7 +156,7 @@ func (r *Resolver) copyStoresOf(site *types.InlineSite) *copyStores {
 	for _, k := range kinds {
 		for _, a := range k.addrs {
 			in := fl.op[a]
-			key, st := k.key, storedConst{addr: a, width: 8, vals: r.storedBytes(fl, a)}
+			key, st := k.key, storedConst{addr: a, width: 8, vals: r.facts.storedBytes(fl, a)}
 			if mem, ok := storeTo(in); ok && in.Op != x86asm.CALL {
 				key = fmt.Sprintf("%s|%s:%d|%s", chainKey(k.chain), k.file, k.line, mem.Segment)
 				st.off, st.width = int64(int32(mem.Disp)), in.MemBytes
@@ -322,22 +323,22 @@ func (s storedConst) at(p int, d int64, n int) (v []byte, covers bool) {
 // storedBytes are the bytes the instruction at a writes when they are a
 // constant: a store of an immediate, or of a register the code before it
 // set to one (see regConst), or a direct call's argument registers.
-func (r *Resolver) storedBytes(fl *flow, a uint64) [][]byte {
+func (cf *codeFacts) storedBytes(fl *flow, a uint64) [][]byte {
 	in := fl.op[a]
 	if in.Op == x86asm.CALL {
 		var out [][]byte
-		for _, name := range r.arch.CIntRegs {
+		for _, name := range cf.arch.CIntRegs {
 			if i := slices.Index(x86.GPRs[:], name); i >= 0 {
-				out = append(out, r.regConst(fl, a, x86asm.RAX+x86asm.Reg(i)))
+				out = append(out, cf.regConst(fl, a, x86asm.RAX+x86asm.Reg(i)))
 			}
 		}
 		return out
 	}
-	return [][]byte{r.storeConst(fl, a, in)}
+	return [][]byte{cf.storeConst(fl, a, in)}
 }
 
 // storeConst is what the store in at a writes, when a constant.
-func (r *Resolver) storeConst(fl *flow, a uint64, in x86asm.Inst) []byte {
+func (cf *codeFacts) storeConst(fl *flow, a uint64, in x86asm.Inst) []byte {
 	n := in.MemBytes
 	switch in.Op {
 	case x86asm.MOV, x86asm.MOVUPS, x86asm.MOVAPS, x86asm.MOVDQU, x86asm.MOVDQA, x86asm.MOVQ:
@@ -349,7 +350,7 @@ func (r *Resolver) storeConst(fl *flow, a uint64, in x86asm.Inst) []byte {
 	case x86asm.Imm:
 		v = binary.LittleEndian.AppendUint64(nil, uint64(int64(src)))
 	case x86asm.Reg:
-		v = r.regConst(fl, a, src)
+		v = cf.regConst(fl, a, src)
 	}
 	if n <= 0 || len(v) < n {
 		return nil
@@ -364,7 +365,7 @@ func (r *Resolver) storeConst(fl *flow, a uint64, in x86asm.Inst) []byte {
 // data). clang-O2 seed 3599: an unrolled loop's copies store a vector of
 // constants that the code loads once above the loop and again after the
 // calls in it, which change vector registers. nil otherwise.
-func (r *Resolver) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
+func (cf *codeFacts) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
 	if len(fl.indirect) > 0 {
 		return nil // paths a jump table takes are unknown
 	}
@@ -384,7 +385,7 @@ func (r *Resolver) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
 			return nil
 		}
 		in := fl.op[x]
-		if !writesReg(r, in, reg) {
+		if !writesReg(cf.arch, in, reg) {
 			if x == fl.entry || len(fl.pred[x]) == 0 && in.Op != x86asm.NOP {
 				return nil // the value comes from before the copy
 			}
@@ -395,7 +396,7 @@ func (r *Resolver) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
 		if !isReg || readOnlyOp(in.Op) || d != reg && (x86.Family(reg) < 0 || x86.Family(d) != x86.Family(reg)) {
 			return nil // an implicit write, or a part of it
 		}
-		v := r.setsConst(x, in, d, reg)
+		v := cf.setsConst(x, in, d, reg)
 		n := min(len(v), len(val))
 		switch {
 		case v == nil:
@@ -415,9 +416,9 @@ func (r *Resolver) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
 // x86.Writes, a vector register where it is the destination (as itself
 // or the YMM register holding it), or a call, or an instruction that
 // writes vector registers implicitly.
-func writesReg(r *Resolver, in x86asm.Inst, reg x86asm.Reg) bool {
+func writesReg(a *arch.Arch, in x86asm.Inst, reg x86asm.Reg) bool {
 	if fam := x86.Family(reg); fam >= 0 {
-		return x86.Writes(r.arch, in, false)&(1<<fam) != 0
+		return x86.Writes(a, in, false)&(1<<fam) != 0
 	}
 	switch in.Op {
 	case 0, x86asm.CALL, x86asm.VZEROALL, x86asm.PCMPISTRM, x86asm.PCMPESTRM, x86asm.XRSTOR, x86asm.XRSTOR64, x86asm.FXRSTOR, x86asm.FXRSTOR64:
@@ -438,7 +439,7 @@ func writesReg(r *Resolver, in x86asm.Inst, reg x86asm.Reg) bool {
 
 // setsConst is the constant the instruction at x writes to d, read as
 // reg, or nil.
-func (r *Resolver) setsConst(x uint64, in x86asm.Inst, d, reg x86asm.Reg) []byte {
+func (cf *codeFacts) setsConst(x uint64, in x86asm.Inst, d, reg x86asm.Reg) []byte {
 	switch in.Op {
 	case x86asm.MOV:
 		imm, ok := in.Args[1].(x86asm.Imm)
@@ -455,7 +456,7 @@ func (r *Resolver) setsConst(x uint64, in x86asm.Inst, d, reg x86asm.Reg) []byte
 		}
 	case x86asm.MOVAPS, x86asm.MOVUPS, x86asm.MOVDQA, x86asm.MOVDQU:
 		if m, ok := in.Args[1].(x86asm.Mem); ok && m.Base == x86asm.RIP && m.Index == 0 && d == reg {
-			return r.readOnly(uint64(int64(x)+int64(in.Len)+int64(int32(m.Disp))), 16)
+			return cf.readOnly(uint64(int64(x)+int64(in.Len)+int64(int32(m.Disp))), 16)
 		}
 	}
 	return nil
@@ -463,13 +464,13 @@ func (r *Resolver) setsConst(x uint64, in x86asm.Inst, d, reg x86asm.Reg) []byte
 
 // readOnly are the n bytes at addr when a segment the program cannot
 // write holds them, else nil.
-func (r *Resolver) readOnly(addr, n uint64) []byte {
-	for _, p := range r.ef.Progs {
+func (cf *codeFacts) readOnly(addr, n uint64) []byte {
+	for _, p := range cf.ef.Progs {
 		if p.Type == elf.PT_LOAD && addr >= p.Vaddr && addr+n <= p.Vaddr+p.Filesz {
 			if p.Flags&elf.PF_W != 0 {
 				return nil
 			}
-			b, err := r.ef.Code(addr, n)
+			b, err := cf.ef.Code(addr, n)
 			if err != nil {
 				return nil
 			}

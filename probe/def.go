@@ -25,6 +25,9 @@
 //     once: the control flow of each instance of a function (of, at), the
 //     instance holding an address or an inline expansion (instanceAt,
 //     hostOf), an instance's line rows, and which units GCC compiled.
+//   - codeFacts (facts.go): what instructions compute, from the flow and
+//     the file's bytes alone: known bits of a register (knownbits.go),
+//     constants a store writes (copyconst.go).
 //
 // Resolver holds these parts and the last mark group it gave; its
 // methods are the analyses that need several of them: sites (site.go),

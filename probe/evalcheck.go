@@ -54,7 +54,7 @@ func (r *Resolver) contradicted(addr uint64, ops []types.Op) string {
 		if !ok {
 			continue
 		}
-		known := r.knownAt(fl, at, fam, 0)
+		known := r.facts.knownAt(fl, at, fam, 0)
 		for _, v := range probeValues {
 			v = v&^known.mask | known.val
 			d, ok := evalArith(ops, v)
@@ -201,7 +201,7 @@ func (r *Resolver) codeSlice(fl *flow, addr uint64, chain []uint64, fam int) (co
 			continue
 		}
 		d, isReg := in.Args[0].(x86asm.Reg)
-		if !isReg || j > 0 && (x86.Family(d) != cur || fl.writtenInto(b, user, x86.RegSet(1)<<cur, r)) {
+		if !isReg || j > 0 && (x86.Family(d) != cur || fl.writtenInto(b, user, x86.RegSet(1)<<cur, r.facts)) {
 			return nil, "", 0, false
 		}
 		step, form, from, ok := sliceStep(in, d)
@@ -212,7 +212,7 @@ func (r *Resolver) codeSlice(fl *flow, addr uint64, chain []uint64, fam int) (co
 		code = func(v uint64) uint64 { return outer(step(v)) }
 		text = fmt.Sprintf(text, form)
 		cur, user = x86.Family(from), b
-		if cur == fam && !fl.writtenInto(b, addr, x86.RegSet(1)<<fam, r) && x86.Writes(r.arch, in, false)&(1<<fam) == 0 {
+		if cur == fam && !fl.writtenInto(b, addr, x86.RegSet(1)<<fam, r.facts) && x86.Writes(r.arch, in, false)&(1<<fam) == 0 {
 			return code, fmt.Sprintf(text, gprName(from)), b, true
 		}
 		if cur < 0 {

@@ -220,7 +220,7 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) 
 		if pl.fault != "" {
 			break
 		}
-		pl = r.step(pl, st)
+		pl = pl.step(st)
 	}
 	if pl.fault != "" {
 		f.Unavailable = pl.fault
@@ -282,7 +282,7 @@ func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 }
 
 // step follows one access of the path.
-func (r *Resolver) step(pl place, st Step) place {
+func (pl place) step(st Step) place {
 	t := types.Resolve(pl.t)
 	if st.Kind == Deref {
 		ptr, ok := t.(*types.Pointer)
@@ -290,7 +290,7 @@ func (r *Resolver) step(pl place, st Step) place {
 			pl.fault = fmt.Sprintf("->%s: %s is not a pointer", st.Name, types.TypeString(pl.t))
 			return pl
 		}
-		pl = r.load(pl)
+		pl = pl.load()
 		if pl.fault != "" {
 			return pl
 		}
@@ -337,7 +337,7 @@ func (r *Resolver) step(pl place, st Step) place {
 			pl.t = v.Elem
 			pl.acc = withField(pl.acc, fmt.Sprintf("[%d]", st.Index))
 		case *types.Pointer:
-			pl = r.load(pl)
+			pl = pl.load()
 			es, _ := types.Sizeof(v.Target)
 			pl.off += st.Index * es
 			pl.t = v.Target
@@ -423,7 +423,7 @@ func promoted(s *types.Struct, name string) (*types.Member, []string) {
 }
 
 // load reads the pointer the place holds: what follows is in memory at it.
-func (r *Resolver) load(pl place) place {
+func (pl place) load() place {
 	if pl.mem {
 		pl.addr = pl.memChain(0, "")
 		pl.off, pl.acc = 0, nil
@@ -598,7 +598,7 @@ func (pl place) read(t types.Type, off, n int64) (spec.Chain, string) {
 // retval is where fn's result is at a RET: the C ABI's return register
 // (RAX on amd64) for a C, Rust or Zig integer or pointer, the Go register
 // ABI's result registers for Go.
-func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
+func (t *target) retval(fn *types.Func) (types.Loc, types.Type, string) {
 	if fn.Lang == types.LangGo && fn.Decl.File != "" && len(fn.Params) > 0 {
 		var res []types.Param
 		for _, p := range fn.Params {
@@ -609,22 +609,22 @@ func (r *Resolver) retval(fn *types.Func) (types.Loc, types.Type, string) {
 		if len(res) == 0 {
 			return types.Loc{}, nil, fn.Name + " returns nothing"
 		}
-		return goResults(fn, res, r)
+		return goResults(fn, res, t)
 	}
 	if fn.Return == nil && fn.Decl.File == "" && len(fn.Params) == 0 { // no debug info: the ABI's return register
-		return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: r.arch.Ret, Size: 8}}}, &types.Pointer{ByteSize: 8}, ""
+		return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: t.arch.Ret, Size: 8}}}, &types.Pointer{ByteSize: 8}, ""
 	}
 	if fn.Return == nil {
 		return types.Loc{}, nil, fn.Name + " returns nothing"
 	}
 	size, _ := types.Sizeof(fn.Return)
 	if b, ok := types.Resolve(fn.Return).(*types.Base); ok && b.Encoding == types.Float {
-		return types.Loc{}, nil, fmt.Sprintf("a floating-point result is in %s, a vector register, which a uprobe cannot read", r.arch.FloatRet)
+		return types.Loc{}, nil, fmt.Sprintf("a floating-point result is in %s, a vector register, which a uprobe cannot read", t.arch.FloatRet)
 	}
 	if size > 8 {
 		return types.Loc{}, nil, "a result larger than 8 bytes is returned in memory or in two registers"
 	}
-	return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: r.arch.Ret, Size: size}}}, fn.Return, ""
+	return types.Loc{Pieces: []types.Piece{{Kind: types.LocReg, Reg: t.arch.Ret, Size: size}}}, fn.Return, ""
 }
 
 // capture turns a parameter's place at entry into the place "captured

@@ -16,8 +16,8 @@ import (
 //
 // Worked example: func f() (n int, s string, ok bool) returns n in RAX, s
 // in RBX (pointer) and RCX (length), ok in RDI.
-func goResults(fn *types.Func, rs []types.Param, r *Resolver) (types.Loc, types.Type, string) {
-	locs, err := goAssign(fn, rs, r.target)
+func goResults(fn *types.Func, rs []types.Param, t *target) (types.Loc, types.Type, string) {
+	locs, err := goAssign(fn, rs, t)
 	if err != "" {
 		return types.Loc{}, nil, err
 	}

@@ -44,7 +44,7 @@ const knownWindow = 128
 // bit 0 is 1 past it), no path between writing it. rust-O3 seed 2256
 // computes fn06's a = b ^ 61 as ((3x+1) & -4) ^ 61 with x = a & -3 of an
 // odd a: 3x+1 is a multiple of 4, the AND changes nothing.
-func (r *Resolver) knownAt(fl *flow, a uint64, fam, depth int) knownBits {
+func (cf *codeFacts) knownAt(fl *flow, a uint64, fam, depth int) knownBits {
 	var out knownBits
 	if fam < 0 || depth > maxKnownDepth {
 		return out
@@ -57,22 +57,22 @@ func (r *Resolver) knownAt(fl *flow, a uint64, fam, depth int) knownBits {
 		if i > 0 {
 			child = back[i-1]
 		}
-		if x86.IsCondJump(in.Op) && x86.Writes(r.arch, in, false)&regs == 0 {
+		if x86.IsCondJump(in.Op) && x86.Writes(cf.arch, in, false)&regs == 0 {
 			if i+1 >= len(back) {
 				return out
 			}
-			if k, ok := r.guardBits(fl, back[i+1], b, child, a, fam); ok {
+			if k, ok := cf.guardBits(fl, back[i+1], b, child, a, fam); ok {
 				out = out.union(k)
 			}
 			continue
 		}
-		if x86.Writes(r.arch, in, false)&regs == 0 {
+		if x86.Writes(cf.arch, in, false)&regs == 0 {
 			continue
 		}
-		if fl.writtenInto(b, a, regs, r) {
+		if fl.writtenInto(b, a, regs, cf) {
 			return out
 		}
-		return out.union(r.defBits(fl, b, in, fam, depth))
+		return out.union(cf.defBits(fl, b, in, fam, depth))
 	}
 	return out
 }
@@ -80,7 +80,7 @@ func (r *Resolver) knownAt(fl *flow, a uint64, fam, depth int) knownBits {
 // guardBits are the bits of fam that the test at t, followed by the
 // conditional jump at j, proves on the edge to child (child's only
 // predecessor j) and so at a, where no path from child writes fam.
-func (r *Resolver) guardBits(fl *flow, t, j, child, a uint64, fam int) (knownBits, bool) {
+func (cf *codeFacts) guardBits(fl *flow, t, j, child, a uint64, fam int) (knownBits, bool) {
 	ti, ji := fl.op[t], fl.op[j]
 	reg, isReg := ti.Args[0].(x86asm.Reg)
 	imm, isImm := ti.Args[1].(x86asm.Imm)
@@ -93,7 +93,7 @@ func (r *Resolver) guardBits(fl *flow, t, j, child, a uint64, fam int) (knownBit
 		return knownBits{}, false
 	}
 	regs := x86.RegSet(1) << fam
-	if x86.Writes(r.arch, fl.op[child], false)&regs != 0 && child != a || child != a && fl.writtenInto(child, a, regs, r) {
+	if x86.Writes(cf.arch, fl.op[child], false)&regs != 0 && child != a || child != a && fl.writtenInto(child, a, regs, cf) {
 		return knownBits{}, false
 	}
 	m := uint64(int64(imm)) & regMask(reg)
@@ -113,7 +113,7 @@ func (r *Resolver) guardBits(fl *flow, t, j, child, a uint64, fam int) (knownBit
 
 // defBits are the bits of fam the instruction in at b writes, where it is
 // one knownAt follows.
-func (r *Resolver) defBits(fl *flow, b uint64, in x86asm.Inst, fam, depth int) knownBits {
+func (cf *codeFacts) defBits(fl *flow, b uint64, in x86asm.Inst, fam, depth int) knownBits {
 	d, ok := in.Args[0].(x86asm.Reg)
 	if !ok || x86.Family(d) != fam {
 		return knownBits{}
@@ -131,7 +131,7 @@ func (r *Resolver) defBits(fl *flow, b uint64, in x86asm.Inst, fam, depth int) k
 			if f < 0 || s >= x86asm.AH && s <= x86asm.BH {
 				return knownBits{}, false
 			}
-			k := r.knownAt(fl, b, f, depth+1)
+			k := cf.knownAt(fl, b, f, depth+1)
 			if s >= x86asm.EAX && s <= x86asm.R15L {
 				k = lowOnly(min(k.low(), 32), k.val)
 			} else if s < x86asm.RAX || s > x86asm.R15 {
@@ -236,7 +236,7 @@ func combine(op x86asm.Op, x, y knownBits) knownBits {
 
 // noOpAnd reports whether the AND at a clears only bits of its register
 // that the code proves zero there: it changes nothing.
-func (r *Resolver) noOpAnd(fl *flow, a uint64) bool {
+func (cf *codeFacts) noOpAnd(fl *flow, a uint64) bool {
 	in := fl.op[a]
 	d, isReg := in.Args[0].(x86asm.Reg)
 	imm, isImm := in.Args[1].(x86asm.Imm)
@@ -250,15 +250,15 @@ func (r *Resolver) noOpAnd(fl *flow, a uint64) bool {
 	case d < x86asm.RAX || d > x86asm.R15:
 		return false
 	}
-	k := r.knownAt(fl, a, x86.Family(d), 0)
+	k := cf.knownAt(fl, a, x86.Family(d), 0)
 	return clear&^k.mask == 0 && clear&k.val == 0
 }
 
 // noOps reports whether every instruction at as is an AND that changes
 // nothing (see noOpAnd).
-func (r *Resolver) noOps(fl *flow, as []uint64) bool {
+func (cf *codeFacts) noOps(fl *flow, as []uint64) bool {
 	for _, a := range as {
-		if !r.noOpAnd(fl, a) {
+		if !cf.noOpAnd(fl, a) {
 			return false
 		}
 	}
@@ -282,9 +282,9 @@ func regMask(reg x86asm.Reg) uint64 {
 // that may write one of regs without passing b on the way (b dominating
 // a): then what b left there need not be what a sees, by another path or
 // by a loop's later iteration.
-func (fl *flow) writtenInto(b, a uint64, regs x86.RegSet, r *Resolver) bool {
+func (fl *flow) writtenInto(b, a uint64, regs x86.RegSet, cf *codeFacts) bool {
 	for x := range fl.between(a, b, fl.pred) {
-		if x != a && x86.Writes(r.arch, fl.op[x], false)&regs != 0 {
+		if x != a && x86.Writes(cf.arch, fl.op[x], false)&regs != 0 {
 			return true
 		}
 	}

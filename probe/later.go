@@ -69,7 +69,7 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 			}
 			seen[y] = true
 			var vs []types.Var
-			once := holds(site.Ranges, y) && r.onceAfter(fl, s, y)
+			once := holds(site.Ranges, y) && fl.onceAfter(s, y)
 			if once || st.copies && holds(site.Ranges, y) {
 				if all, err := r.varsAt(y); err == nil {
 					vs = inlineParams(fn, all)
@@ -127,7 +127,7 @@ func otherConst(consts map[string]int64, vars []types.Var) bool {
 // onceAfter reports whether p runs exactly once for each run of s: every
 // path from s reaches p before leaving the copy, every path to p passes
 // s, and neither runs again before the other does.
-func (r *Resolver) onceAfter(fl *flow, s, p uint64) bool {
+func (fl *flow) onceAfter(s, p uint64) bool {
 	return fl.postDominates(p, s) && fl.dominates(s, p) && !fl.again(s, p) && !fl.again(p, s)
 }
 

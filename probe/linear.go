@@ -212,7 +212,7 @@ func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op
 		in := fl.op[x]
 		regs := map[int]lin{}
 		for f, h := range hold {
-			if frame != "" || !fl.writtenInto(h.at, x, x86.RegSet(1)<<f, r) {
+			if frame != "" || !fl.writtenInto(h.at, x, x86.RegSet(1)<<f, r.facts) {
 				regs[f] = h.v
 			}
 		}

@@ -19,6 +19,7 @@ type Resolver struct {
 	*target
 	frames *frameTable // the call frame information
 	flows  *flowIndex  // placement's reading of the code
+	facts  *codeFacts  // what instructions compute
 	group  uint32      // the last mark group given (see Mark)
 	notes  *usdtNotes  // the file's USDT probes
 }
@@ -26,7 +27,7 @@ type Resolver struct {
 // newResolver is a Resolver of t.
 func newResolver(t *target) *Resolver {
 	return &Resolver{target: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch},
-		flows: &flowIndex{t: t}}
+		flows: &flowIndex{t: t}, facts: &codeFacts{ef: t.ef, arch: t.arch}}
 }
 
 // Close releases the files the resolver opened itself (a debug file for

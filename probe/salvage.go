@@ -62,7 +62,7 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 			continue
 		}
 		between, at, from := e.chain(back[i+1:], dst, ops)
-		if len(between) > 0 && r.noOps(e.fl, at) {
+		if len(between) > 0 && r.facts.noOps(e.fl, at) {
 			// The operations between change nothing the code proves
 			// (rust-O3 2256: (3x+1) & -4 of an x that makes 3x+1 a
 			// multiple of 4).
@@ -134,8 +134,8 @@ func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []
 // e's source with e's operation and a constant that, composed with e's,
 // makes k: e is that variable OP e.k with the variable's operation left
 // out (exclusive or and addition).
-func (r *Resolver) composes(addr uint64, e opExpr, k int64) bool {
-	vars, err := r.varsAt(addr)
+func (t *target) composes(addr uint64, e opExpr, k int64) bool {
+	vars, err := t.varsAt(addr)
 	if err != nil {
 		return false
 	}

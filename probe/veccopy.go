@@ -37,7 +37,7 @@ func (r *Resolver) reachingWrites(fl *flow, a uint64, reg x86asm.Reg) (defs []ui
 		}
 		in := fl.op[x]
 		switch {
-		case writesReg(r, in, reg):
+		case writesReg(r.arch, in, reg):
 			defs = append(defs, x)
 		case x == fl.entry || len(fl.pred[x]) == 0 && in.Op != x86asm.NOP:
 			return nil, false // the value comes from before the copy
