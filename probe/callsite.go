@@ -182,11 +182,11 @@ func (r *Resolver) fromFrameCallers(f *frameView, match func(dwarf.CallParam) bo
 
 // calls reports whether the instruction that ends at ret is a direct call
 // (call rel32) of entry.
-func (t *target) calls(ret, entry uint64) bool {
+func (im *image) calls(ret, entry uint64) bool {
 	if ret < 5 {
 		return false
 	}
-	b, err := t.ef.Code(ret-5, 5)
+	b, err := im.ef.Code(ret-5, 5)
 	if err != nil || len(b) != 5 || b[0] != 0xe8 {
 		return false
 	}

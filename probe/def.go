@@ -9,13 +9,14 @@
 //
 // A Resolver is made of parts, each holding only what it reads:
 //
-//   - target (target.go): the opened binary, per file: its ELF file, its
-//     DWARF, its architecture, the model of its code read as definitions
-//     need it (all), the symbols it reads by, and the DWARF lookups
-//     (varsAt, params, global). Its methods also find functions by name
-//     and pattern (names.go: quick, lookup, expandFuncs), decode
-//     instructions (insn.go), find Go's stack check (stackcheck.go) and
-//     place Go's results (goabi.go).
+//   - target (target.go): the opened binary, per file: its image, its
+//     DWARF, the model of its code read as definitions need it (all), the
+//     symbols it reads by, and the DWARF lookups (varsAt, params, global).
+//     Its methods also find functions by name and pattern (names.go:
+//     quick, lookup, expandFuncs) and place Go's results (goabi.go).
+//   - image (target.go): the ELF file, its path and architecture; its
+//     methods decode instructions (insn.go) and find Go's stack check
+//     (stackcheck.go).
 //   - usdtNotes (usdt.go): the file's USDT probes and the symbols that place
 //     them.
 //   - frameTable (cfa.go): the call frame information: how the CFA is
@@ -33,8 +34,8 @@
 // methods are the analyses that need several of them: sites (site.go),
 // fetch programs (fetch.go, lower.go, callsite.go), staleness of a value
 // (stale.go, slot.go, salvage.go) and the placement of inline sites
-// (place.go, anchor.go, join.go, later.go). The site a fetch program is built for is a value,
-// siteAt, passed explicitly (fetch.go).
+// (place.go, anchor.go, join.go, later.go). The site a fetch program is
+// built for is a value, siteAt, passed explicitly (fetch.go).
 package probe
 
 import (

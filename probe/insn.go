@@ -12,15 +12,15 @@ import (
 )
 
 // decode decodes the instructions of [lo, hi).
-func (t *target) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, in x86asm.Inst)) error {
-	code, err := t.ef.Code(lo, hi-lo)
+func (im *image) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, in x86asm.Inst)) error {
+	code, err := im.ef.Code(lo, hi-lo)
 	if err != nil {
 		return err
 	}
 	for off := 0; off < len(code); {
 		in, err := x86.Decode(code[off:])
 		if err != nil {
-			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", t.path, fn.Name, lo+uint64(off)-fn.LowPC, err)
+			return fmt.Errorf("%s: %s+%#x: cannot decode the instruction: %v", im.path, fn.Name, lo+uint64(off)-fn.LowPC, err)
 		}
 		each(lo+uint64(off), in)
 		off += in.Len
@@ -31,14 +31,14 @@ func (t *target) decode(fn *types.Func, lo, hi uint64, each func(addr uint64, in
 // decodes reports whether the binary's instructions can be decoded, for
 // returns, instruction boundaries, Go's stack check and the control flow
 // that places inline sites: x86asm reads x86-64 only.
-func (t *target) decodes() bool { return t.arch.Name == "x86_64" }
+func (im *image) decodes() bool { return im.arch.Name == "x86_64" }
 
 // insns decodes fn's out-of-line code: the range holding its entry from
 // the entry on, then its other ranges (a split function's cold part) in
 // address order.
-func (t *target) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst)) error {
-	if !t.decodes() {
-		return fmt.Errorf("%s: %w: instruction decoding is x86-64 only", t.path, arch.ErrUnsupportedArch)
+func (im *image) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst)) error {
+	if !im.decodes() {
+		return fmt.Errorf("%s: %w: instruction decoding is x86-64 only", im.path, arch.ErrUnsupportedArch)
 	}
 	ranges := fn.Ranges
 	if len(ranges) == 0 && fn.Size > 0 {
@@ -55,7 +55,7 @@ func (t *target) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst)) e
 	}
 	sort.Slice(rest, func(i, j int) bool { return rest[i][0] < rest[j][0] })
 	for _, rg := range append(first, rest...) {
-		if err := t.decode(fn, rg[0], rg[1], each); err != nil {
+		if err := im.decode(fn, rg[0], rg[1], each); err != nil {
 			return err
 		}
 	}
@@ -65,23 +65,23 @@ func (t *target) insns(fn *types.Func, each func(addr uint64, in x86asm.Inst)) e
 // returns are the addresses of fn's RET instructions: a return probe on
 // each is safe where a uretprobe is not (Go moves stacks, and a uretprobe's
 // rewritten return address breaks that).
-func (t *target) returns(fn *types.Func) ([]uint64, error) {
+func (im *image) returns(fn *types.Func) ([]uint64, error) {
 	var out []uint64
-	err := t.insns(fn, func(a uint64, in x86asm.Inst) {
+	err := im.insns(fn, func(a uint64, in x86asm.Inst) {
 		if in.Op == x86asm.RET {
 			out = append(out, a)
 		}
 	})
 	if err == nil && len(out) == 0 {
-		err = fmt.Errorf("%s: %s has no RET instruction (it never returns, or ends in a tail call)", t.path, fn.Name)
+		err = fmt.Errorf("%s: %s has no RET instruction (it never returns, or ends in a tail call)", im.path, fn.Name)
 	}
 	return out, err
 }
 
 // boundary reports whether addr starts an instruction of fn.
-func (t *target) boundary(fn *types.Func, addr uint64) (bool, error) {
+func (im *image) boundary(fn *types.Func, addr uint64) (bool, error) {
 	ok := false
-	err := t.insns(fn, func(a uint64, _ x86asm.Inst) { ok = ok || a == addr })
+	err := im.insns(fn, func(a uint64, _ x86asm.Inst) { ok = ok || a == addr })
 	return ok, err
 }
 
@@ -94,17 +94,17 @@ func (t *target) boundary(fn *types.Func, addr uint64) (bool, error) {
 // check (cmp 0x10(%r14),%rsp; jbe morestack, in any of its shapes: see
 // Guard) puts the probe on the jbe; the check's scratch register (R12) is
 // no argument register.
-func (t *target) placement(fn *types.Func) uint64 {
-	if !t.decodes() || fn.Size == 0 {
+func (im *image) placement(fn *types.Func) uint64 {
+	if !im.decodes() || fn.Size == 0 {
 		return fn.LowPC
 	}
-	if sc, ok := t.stackCheck(fn); ok {
+	if sc, ok := im.stackCheck(fn); ok {
 		return sc.branch
 	}
 	at := fn.LowPC
 	found := false
 	n := 0
-	_ = t.insns(fn, func(a uint64, in x86asm.Inst) {
+	_ = im.insns(fn, func(a uint64, in x86asm.Inst) {
 		if found || n > 3 {
 			return
 		}

@@ -18,7 +18,7 @@ func NewModelResolver(m *code.Model) (*Resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Path, err)
 	}
-	return newResolver(&target{ef: m.ELF, path: m.Path, arch: a, model: m}), nil
+	return newResolver(&target{image: &image{m.ELF, m.Path, a}, model: m}), nil
 }
 
 // FileModel is the model of code the resolver read from the file alone

@@ -43,7 +43,7 @@ func NewResolver(f *dwarf.File) (*Resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Path, err)
 	}
-	return newResolver(&target{f: f, ef: f.ELF, path: f.Path, arch: a}), nil
+	return newResolver(&target{image: &image{f.ELF, f.Path, a}, f: f}), nil
 }
 
 // NewSymbolResolver resolves against a binary without debug info: its
@@ -61,7 +61,7 @@ func NewSymbolResolver(ef *elfx.File) (*Resolver, error) {
 	if len(m.Funcs()) == 0 {
 		return nil, fmt.Errorf("%s: %w, no .gopclntab and no function symbols to probe by", ef.Path, types.ErrNoDebugInfo)
 	}
-	return newResolver(&target{ef: ef, path: ef.Path, arch: a, model: m}), nil
+	return newResolver(&target{image: &image{ef, ef.Path, a}, model: m}), nil
 }
 
 // NewUSDTResolver resolves USDT probes (usdt:PROVIDER:NAME) alone, from
@@ -71,7 +71,7 @@ func NewUSDTResolver(ef *elfx.File) (*Resolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ef.Path, err)
 	}
-	return newResolver(&target{ef: ef, path: ef.Path, arch: a}), nil
+	return newResolver(&target{image: &image{ef, ef.Path, a}}), nil
 }
 
 // Spec resolves every definition with the default options (see SpecWith).

@@ -34,11 +34,11 @@ const maxMorestack = 64
 // stackCheck decodes fn's Go stack check (see Guard); ok is false when fn
 // does not start with one (a NOSPLIT function, C code, another
 // architecture).
-func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
-	if !t.decodes() || fn.LowPC == 0 || fn.Size == 0 || t.arch.GoG == "" {
+func (im *image) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
+	if !im.decodes() || fn.LowPC == 0 || fn.Size == 0 || im.arch.GoG == "" {
 		return sc, false
 	}
-	code, err := t.ef.Code(fn.LowPC, min(fn.Size, 64))
+	code, err := im.ef.Code(fn.LowPC, min(fn.Size, 64))
 	if err != nil {
 		return sc, false
 	}
@@ -53,14 +53,14 @@ func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 		off += in.Len
 	}
 	reg := func(a x86asm.Arg) x86asm.Reg { v, _ := a.(x86asm.Reg); return v }
-	g, gFrom := t.arch.GoG, fn.LowPC
+	g, gFrom := im.arch.GoG, fn.LowPC
 	if len(ins) >= 3 && ins[0].Op == x86asm.MOV {
 		// Go 1.16 and before: mov %fs:-8,%rcx loads the goroutine first.
 		if m, isMem := ins[0].Args[1].(x86asm.Mem); isMem && m.Segment == x86asm.FS && m.Base == 0 && m.Index == 0 &&
 			int32(m.Disp) == -8 && reg(ins[0].Args[0]) != 0 {
 			g, gFrom = reg(ins[0].Args[0]).String(), addrs[1]
 			ins, addrs = ins[1:], addrs[1:]
-			if sc, ok := t.hugeCheck116(fn, ins, addrs, g); ok {
+			if sc, ok := im.hugeCheck116(fn, ins, addrs, g); ok {
 				sc.gFrom = gFrom
 				return sc, true
 			}
@@ -81,7 +81,7 @@ func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 	case len(ins) >= 5 && ins[0].Op == x86asm.MOV && reg(ins[0].Args[1]) == x86asm.RSP &&
 		ins[1].Op == x86asm.SUB && reg(ins[1].Args[0]) == reg(ins[0].Args[0]) && ins[2].Op == x86asm.JB:
 		imm, isImm := ins[1].Args[1].(x86asm.Imm)
-		if !isImm || imm <= 0 || !t.toEntry(fn, ins[2], addrs[2]) {
+		if !isImm || imm <= 0 || !im.toEntry(fn, ins[2], addrs[2]) {
 			return sc, false
 		}
 		i, cmpWith, sc.spSub = 3, reg(ins[0].Args[0]), int64(imm)
@@ -96,7 +96,7 @@ func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 	if !isMem || m.Base.String() != g || m.Index != 0 || m.Segment != 0 || cmp.MemBytes != 8 {
 		return sc, false
 	}
-	if !t.toEntry(fn, jbe, addrs[i+1]) {
+	if !im.toEntry(fn, jbe, addrs[i+1]) {
 		return sc, false
 	}
 	sc.g, sc.off, sc.branch, sc.gFrom = g, int64(int32(m.Disp)), addrs[i+1], gFrom
@@ -119,7 +119,7 @@ func (t *target) stackCheck(fn *types.Func) (sc stackCheck, ok bool) {
 //
 // The site goes on the last branch: a pass that reaches it and goes on
 // runs the body; one that branched to morestack first comes back to it.
-func (t *target) hugeCheck116(fn *types.Func, ins []x86asm.Inst, addrs []uint64, g string) (sc stackCheck, ok bool) {
+func (im *image) hugeCheck116(fn *types.Func, ins []x86asm.Inst, addrs []uint64, g string) (sc stackCheck, ok bool) {
 	if len(ins) < 7 || ins[0].Op != x86asm.MOV || ins[1].Op != x86asm.CMP || ins[2].Op != x86asm.JE ||
 		ins[3].Op != x86asm.LEA || ins[4].Op != x86asm.SUB || ins[5].Op != x86asm.CMP || ins[6].Op != x86asm.JBE {
 		return sc, false
@@ -127,7 +127,7 @@ func (t *target) hugeCheck116(fn *types.Func, ins []x86asm.Inst, addrs []uint64,
 	m, isMem := ins[0].Args[1].(x86asm.Mem)
 	guard, _ := ins[0].Args[0].(x86asm.Reg)
 	if !isMem || m.Base.String() != g || m.Index != 0 || m.Segment != 0 || guard == 0 || ins[1].Args[0] != guard ||
-		!t.toEntry(fn, ins[2], addrs[2]) || !t.toEntry(fn, ins[6], addrs[6]) {
+		!im.toEntry(fn, ins[2], addrs[2]) || !im.toEntry(fn, ins[6], addrs[6]) {
 		return sc, false
 	}
 	return stackCheck{g: g, off: int64(int32(m.Disp)), branch: addrs[6], flagsOnly: true}, true
@@ -136,7 +136,7 @@ func (t *target) hugeCheck116(fn *types.Func, ins []x86asm.Inst, addrs []uint64,
 // toEntry reports whether the conditional branch in at addr goes to a
 // block of fn that ends in a jump back to fn's entry, with no other
 // branch on the way (Go's morestack call).
-func (t *target) toEntry(fn *types.Func, in x86asm.Inst, addr uint64) bool {
+func (im *image) toEntry(fn *types.Func, in x86asm.Inst, addr uint64) bool {
 	rel, ok := in.Args[0].(x86asm.Rel)
 	if !ok {
 		return false
@@ -145,7 +145,7 @@ func (t *target) toEntry(fn *types.Func, in x86asm.Inst, addr uint64) bool {
 	if to <= addr || to >= fn.LowPC+fn.Size {
 		return false
 	}
-	code, err := t.ef.Code(to, fn.LowPC+fn.Size-to)
+	code, err := im.ef.Code(to, fn.LowPC+fn.Size-to)
 	if err != nil {
 		return false
 	}
@@ -170,9 +170,9 @@ func (t *target) toEntry(fn *types.Func, in x86asm.Inst, addr uint64) bool {
 // entry itself when d reads by name the register a Go stack check computes
 // in (R12 for a large frame: at the check's branch it no longer holds the
 // caller's value).
-func (t *target) entryAt(fn *types.Func, d *Def) uint64 {
-	at := t.placement(fn)
-	if t.readsScratch(fn, d.Args) {
+func (im *image) entryAt(fn *types.Func, d *Def) uint64 {
+	at := im.placement(fn)
+	if im.readsScratch(fn, d.Args) {
 		return fn.LowPC
 	}
 	return at
@@ -181,8 +181,8 @@ func (t *target) entryAt(fn *types.Func, d *Def) uint64 {
 // lineAt moves a line site inside fn's stack check, before its branch (the
 // declaration's line starts at the entry), onto the branch, where the
 // guard reads the flags the CPU decides on; the check changes no argument.
-func (t *target) lineAt(fn *types.Func, addr uint64, args []Arg) uint64 {
-	if sc, ok := t.stackCheck(fn); ok && addr >= fn.LowPC && addr < sc.branch && !t.readsScratch(fn, args) {
+func (im *image) lineAt(fn *types.Func, addr uint64, args []Arg) uint64 {
+	if sc, ok := im.stackCheck(fn); ok && addr >= fn.LowPC && addr < sc.branch && !im.readsScratch(fn, args) {
 		return sc.branch
 	}
 	return addr
@@ -190,8 +190,8 @@ func (t *target) lineAt(fn *types.Func, addr uint64, args []Arg) uint64 {
 
 // readsScratch reports whether args read by name the register fn's stack
 // check computes in.
-func (t *target) readsScratch(fn *types.Func, args []Arg) bool {
-	sc, ok := t.stackCheck(fn)
+func (im *image) readsScratch(fn *types.Func, args []Arg) bool {
+	sc, ok := im.stackCheck(fn)
 	if !ok || sc.scratch == "" {
 		return false
 	}
@@ -205,11 +205,11 @@ func (t *target) readsScratch(fn *types.Func, args []Arg) bool {
 
 // guard is the Guard of a site at addr in fn's own code: nil unless addr
 // is in fn's stack check, before its branch to morestack or on it.
-func (t *target) guard(fn *types.Func, addr uint64) *spec.Guard {
+func (im *image) guard(fn *types.Func, addr uint64) *spec.Guard {
 	if addr < fn.LowPC {
 		return nil
 	}
-	sc, ok := t.stackCheck(fn)
+	sc, ok := im.stackCheck(fn)
 	if !ok || addr > sc.branch || addr < sc.gFrom || sc.flagsOnly && addr != sc.branch {
 		return nil // before Go 1.16's load of g, nothing tells the passes apart
 	}

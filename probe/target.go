@@ -9,15 +9,22 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
-// target is the binary a Resolver resolves against, opened once: its ELF
-// file, its DWARF (nil: symbols only), its architecture, and the model of
-// its code, read as definitions need it (see all and quick). Nothing in it
-// depends on a definition or a site.
-type target struct {
-	f    *dwarf.File // nil: symbols only (no debug info)
+// image is the file as code: its ELF file, its path and its
+// architecture. Its methods decode instructions (insn.go) and find Go's
+// stack check (stackcheck.go).
+type image struct {
 	ef   *elfx.File
 	path string
 	arch *arch.Arch
+}
+
+// target is the binary a Resolver resolves against, opened once: its
+// image (the ELF file and its architecture), its DWARF (nil: symbols
+// only), and the model of its code, read as definitions need it (see all
+// and quick). Nothing in it depends on a definition or a site.
+type target struct {
+	*image
+	f *dwarf.File // nil: symbols only (no debug info)
 	// model is every function, nil until read (see all); near the model
 	// of the units the quick lookup read; syms the symbols it reads by.
 	model *code.Model
