@@ -29,6 +29,8 @@
 //   - codeFacts (facts.go): what instructions compute, from the flow and
 //     the file's bytes alone: known bits of a register (knownbits.go),
 //     constants a store writes (copyconst.go).
+//   - slotStores (slots.go): which stores reach a stack slot, from the
+//     frame table and the control flow (slot.go, stale.go).
 //
 // Resolver holds these parts and the last mark group it gave; its
 // methods are the analyses that need several of them: sites (site.go),

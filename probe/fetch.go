@@ -199,7 +199,7 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) 
 		}
 		pl = r.fromLoc(v.Loc, v.Type, at.pc)
 		if at.kind != spec.SiteReturn && fn.Lang == types.LangGo && pl.fault == "" {
-			pl.fault = r.reusedSlot(at.pc, v.Loc, v.Type)
+			pl.fault = r.slots.reusedSlot(at.pc, v.Loc, v.Type)
 		}
 		if at.kind == spec.SiteReturn && pl.fault == "" {
 			pl = capture(pl, at.captures)

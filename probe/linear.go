@@ -141,7 +141,7 @@ func (r *Resolver) frameLoad(addr uint64, frame string, ops []types.Op, i int) (
 	if !ok {
 		return lin{}, 0, false
 	}
-	slot, ok := r.cfaSlot(addr, base, off)
+	slot, ok := r.slots.cfaSlot(addr, base, off)
 	if !ok {
 		return lin{}, 0, false
 	}
@@ -225,7 +225,7 @@ func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op
 				if m.Index != 0 || m.Segment != 0 || gprName(m.Base) == "" {
 					return 0, false
 				}
-				return r.cfaSlot(x, gprName(m.Base), int64(m.Disp))
+				return r.slots.cfaSlot(x, gprName(m.Base), int64(m.Disp))
 			}
 		}
 		v, ok := linStep(in, regs, slot)

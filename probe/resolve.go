@@ -20,14 +20,17 @@ type Resolver struct {
 	frames *frameTable // the call frame information
 	flows  *flowIndex  // placement's reading of the code
 	facts  *codeFacts  // what instructions compute
+	slots  *slotStores // which stores reach a stack slot
 	group  uint32      // the last mark group given (see Mark)
 	notes  *usdtNotes  // the file's USDT probes
 }
 
 // newResolver is a Resolver of t.
 func newResolver(t *target) *Resolver {
-	return &Resolver{target: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch},
+	r := &Resolver{target: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch},
 		flows: &flowIndex{t: t}, facts: &codeFacts{ef: t.ef, arch: t.arch}}
+	r.slots = &slotStores{frames: r.frames, flows: r.flows}
+	return r
 }
 
 // Close releases the files the resolver opened itself (a debug file for

@@ -25,15 +25,15 @@ const maxReach = 4096
 // is the value's own; stores of the same width may be spills of one value
 // on two paths (gcc -O3 seed 1446). It returns why the value is not read,
 // or "".
-func (r *Resolver) mixedSlot(addr uint64, slot, n int64) string {
-	fl, stores := r.reachingStores(addr, slot, n)
+func (ss *slotStores) mixedSlot(addr uint64, slot, n int64) string {
+	fl, stores := ss.reachingStores(addr, slot, n)
 	if len(stores) < 2 {
 		return ""
 	}
 	exact, other := uint64(0), uint64(0)
 	for _, x := range stores {
 		mem, _ := storeTo(fl.op[x])
-		if at, _ := r.cfaSlot(x, gprName(mem.Base), int64(mem.Disp)); at == slot && int64(fl.op[x].MemBytes) == n {
+		if at, _ := ss.cfaSlot(x, gprName(mem.Base), int64(mem.Disp)); at == slot && int64(fl.op[x].MemBytes) == n {
 			exact = x
 		} else {
 			other = x
@@ -50,8 +50,8 @@ func (r *Resolver) mixedSlot(addr uint64, slot, n int64) string {
 // bytes at slot (an offset from the CFA): walking back along every path
 // from addr, the first such store on each path. None when addr's code is
 // not decoded, has jumps of unknown targets, or the walk is too long.
-func (r *Resolver) reachingStores(addr uint64, slot, n int64) (*flow, []uint64) {
-	fl := r.flows.at(addr)
+func (ss *slotStores) reachingStores(addr uint64, slot, n int64) (*flow, []uint64) {
+	fl := ss.flows.at(addr)
 	if fl == nil || len(fl.indirect) > 0 {
 		return nil, nil
 	}
@@ -67,7 +67,7 @@ func (r *Resolver) reachingStores(addr uint64, slot, n int64) (*flow, []uint64) 
 		if seen[x] = true; len(seen) > maxReach {
 			return nil, nil
 		}
-		if r.writesSlot(fl, x, slot, n) {
+		if ss.writesSlot(fl, x, slot, n) {
 			stores = append(stores, x)
 			continue
 		}
@@ -78,13 +78,13 @@ func (r *Resolver) reachingStores(addr uint64, slot, n int64) (*flow, []uint64) 
 
 // writesSlot reports whether the instruction at x stores to any byte of
 // the n bytes at slot (an offset from the CFA).
-func (r *Resolver) writesSlot(fl *flow, x uint64, slot, n int64) bool {
+func (ss *slotStores) writesSlot(fl *flow, x uint64, slot, n int64) bool {
 	in := fl.op[x]
 	mem, st := storeTo(in)
 	if !st || mem.Index != 0 {
 		return false
 	}
-	at, ok := r.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
+	at, ok := ss.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
 	return ok && at < slot+n && slot < at+int64(in.MemBytes)
 }
 
@@ -105,14 +105,14 @@ const refillLook = 32
 // %ecx,0x20(%rsp)` fills at 0x112d: gdb prints the previous iteration's c
 // too; gcc -O3 seed 3257: fn02's b, where an 8-byte store later in main's
 // loop reaches the site). It returns why the value is not read, or "".
-func (r *Resolver) refilled(addr uint64, slot, n int64) string {
-	fl, stores := r.reachingStores(addr, slot, n)
+func (ss *slotStores) refilled(addr uint64, slot, n int64) string {
+	fl, stores := ss.reachingStores(addr, slot, n)
 	if fl == nil {
 		return ""
 	}
 	x := addr
 	for range refillLook {
-		if r.writesSlot(fl, x, slot, n) {
+		if ss.writesSlot(fl, x, slot, n) {
 			break
 		}
 		if len(fl.succ[x]) != 1 {
@@ -120,11 +120,11 @@ func (r *Resolver) refilled(addr uint64, slot, n int64) string {
 		}
 		x = fl.succ[x][0]
 	}
-	if !r.storesExactly(fl, x, slot, n) {
+	if !ss.storesExactly(fl, x, slot, n) {
 		return ""
 	}
 	for _, w := range stores {
-		if w != x && r.storesExactly(fl, w, slot, n) {
+		if w != x && ss.storesExactly(fl, w, slot, n) {
 			return ""
 		}
 	}
@@ -134,12 +134,12 @@ func (r *Resolver) refilled(addr uint64, slot, n int64) string {
 
 // storesExactly reports whether the instruction at x stores the n bytes at
 // slot (an offset from the CFA), no more, no fewer.
-func (r *Resolver) storesExactly(fl *flow, x uint64, slot, n int64) bool {
-	if !r.writesSlot(fl, x, slot, n) {
+func (ss *slotStores) storesExactly(fl *flow, x uint64, slot, n int64) bool {
+	if !ss.writesSlot(fl, x, slot, n) {
 		return false
 	}
 	mem, _ := storeTo(fl.op[x])
-	at, _ := r.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
+	at, _ := ss.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
 	return at == slot && int64(fl.op[x].MemBytes) == n
 }
 
@@ -151,15 +151,15 @@ func (r *Resolver) storesExactly(fl *flow, x uint64, slot, n int64) bool {
 // which a 4-byte store filled; gdb prints 0x10_00000013 for 19 too).
 // Whether the value was sign- or zero-extended the debug info does not
 // say. It returns why the value is not read, or "".
-func (r *Resolver) narrowSlot(addr uint64, slot, n int64) string {
-	fl, stores := r.reachingStores(addr, slot, n)
+func (ss *slotStores) narrowSlot(addr uint64, slot, n int64) string {
+	fl, stores := ss.reachingStores(addr, slot, n)
 	if len(stores) == 0 {
 		return ""
 	}
 	m := int64(0)
 	for _, x := range stores {
 		mem, _ := storeTo(fl.op[x])
-		at, _ := r.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
+		at, _ := ss.cfaSlot(x, gprName(mem.Base), int64(mem.Disp))
 		w := int64(fl.op[x].MemBytes)
 		if at != slot || w >= n || m != 0 && w != m {
 			return ""
@@ -173,22 +173,22 @@ func (r *Resolver) narrowSlot(addr uint64, slot, n int64) string {
 // slotWrites checks a value read from the n bytes at slot against the
 // stores that write the slot (see mixedSlot, refilled, narrowSlot and
 // otherWidth).
-func (r *Resolver) slotWrites(addr uint64, slot, n int64) string {
-	return cmp.Or(r.mixedSlot(addr, slot, n), r.refilled(addr, slot, n), r.narrowSlot(addr, slot, n), r.otherWidth(addr, slot, n))
+func (ss *slotStores) slotWrites(addr uint64, slot, n int64) string {
+	return cmp.Or(ss.mixedSlot(addr, slot, n), ss.refilled(addr, slot, n), ss.narrowSlot(addr, slot, n), ss.otherWidth(addr, slot, n))
 }
 
 // mixedChain checks a chain that reads a number from a stack slot (a
 // register plus an offset, loaded once) with mixedSlot.
-func (r *Resolver) mixedChain(addr uint64, c spec.Chain, f *spec.Fetch) string {
+func (ss *slotStores) mixedChain(addr uint64, c spec.Chain, f *spec.Fetch) string {
 	if len(c.Derefs) != 1 || len(c.Expr) > 0 || c.Reg == "" || f.Size < 1 || f.Size > 8 ||
 		!strings.ContainsAny(f.Type[:1], "usx") {
 		return ""
 	}
-	slot, ok := r.cfaSlot(addr, c.Reg, c.Derefs[0])
+	slot, ok := ss.cfaSlot(addr, c.Reg, c.Derefs[0])
 	if !ok {
 		return ""
 	}
-	return r.slotWrites(addr, slot, f.Size)
+	return ss.slotWrites(addr, slot, f.Size)
 }
 
 // reusedSlot checks a Go value the debug info puts in a stack slot at addr
@@ -204,7 +204,7 @@ func (r *Resolver) mixedChain(addr uint64, c spec.Chain, f *spec.Fetch) string {
 // does). A value changes in SSA form, never in its slot: its next value
 // starts a location of its own. It returns why the value is not read, or
 // "".
-func (r *Resolver) reusedSlot(addr uint64, l types.Loc, t types.Type) string {
+func (ss *slotStores) reusedSlot(addr uint64, l types.Loc, t types.Type) string {
 	if len(l.Pieces) != 1 || l.From == 0 || addr < l.From || addr >= l.To {
 		return ""
 	}
@@ -217,12 +217,12 @@ func (r *Resolver) reusedSlot(addr uint64, l types.Loc, t types.Type) string {
 	default:
 		return ""
 	}
-	slot, ok := r.cfaSlot(addr, base, p.Offset)
+	slot, ok := ss.cfaSlot(addr, base, p.Offset)
 	n, err := types.Sizeof(t)
 	if !ok || err != nil || n < 1 || n > 8 {
 		return ""
 	}
-	fl, stores := r.reachingStores(addr, slot, n)
+	fl, stores := ss.reachingStores(addr, slot, n)
 	for _, x := range stores {
 		if x > l.From && x < l.To {
 			return fmt.Sprintf("the debug info gives the %d bytes at CFA%+d from %#x on, but the store at %#x (%v) writes the slot after that, on a path to the site: the slot holds another value there",
@@ -247,7 +247,7 @@ func (r *Resolver) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec
 	if v == nil || v.Loc.To <= addr || len(c.Derefs) != 1 || len(c.Expr) > 0 || c.Reg == "" || f.Size < 1 || f.Size > 8 {
 		return ""
 	}
-	slot, ok := r.cfaSlot(addr, c.Reg, c.Derefs[0])
+	slot, ok := r.slots.cfaSlot(addr, c.Reg, c.Derefs[0])
 	fl := r.flows.at(addr)
 	if !ok || fl == nil {
 		return ""
@@ -257,7 +257,7 @@ func (r *Resolver) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec
 		if x >= v.Loc.To {
 			return ""
 		}
-		if r.writesSlot(fl, x, slot, f.Size) {
+		if r.slots.writesSlot(fl, x, slot, f.Size) {
 			break
 		}
 		if len(fl.succ[x]) != 1 {
@@ -265,7 +265,7 @@ func (r *Resolver) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec
 		}
 		x = fl.succ[x][0]
 	}
-	if !r.storesExactly(fl, x, slot, f.Size) || v.Loc.To > x+uint64(fl.op[x].Len) {
+	if !r.slots.storesExactly(fl, x, slot, f.Size) || v.Loc.To > x+uint64(fl.op[x].Len) {
 		return ""
 	}
 	if vars, err := r.varsAt(v.Loc.To); err != nil {

@@ -416,19 +416,19 @@ func (r *Resolver) misnamed(addr uint64, ops []types.Op) string {
 // 3607: fn07's u32 a as [RSP+156] ^ 0xd6, read as 8 bytes of which a
 // 4-byte store fills the first 4). It returns why the value is not read,
 // or "".
-func (r *Resolver) overwritten(addr uint64, ops []types.Op, size int64) string {
+func (ss *slotStores) overwritten(addr uint64, ops []types.Op, size int64) string {
 	base, off, n, ok := slotLoad(ops)
 	if !ok {
 		return ""
 	}
-	slot, ok := r.cfaSlot(addr, base, off)
+	slot, ok := ss.cfaSlot(addr, base, off)
 	if !ok {
 		return ""
 	}
 	if d := slices.IndexFunc(ops, func(o types.Op) bool { return o.Code == types.OpDeref }); size > 0 && size < n && lowBitsOnly(ops[d+1:]) {
 		n = size
 	}
-	return r.slotWrites(addr, slot, n)
+	return ss.slotWrites(addr, slot, n)
 }
 
 // lowBitsOnly reports whether ops compute, from the value on the stack,
@@ -457,20 +457,20 @@ func lowBitsOnly(ops []types.Op) bool {
 // gave the slot fn02's r+1; gcc -O2 seed 3100: fn07's a as [CFA-120],
 // which main's 4-byte b filled before two 8-byte stores; gdb prints the
 // same wrong values). It returns why the value is not read, or "".
-func (r *Resolver) otherWidth(addr uint64, slot, n int64) string {
-	fl := r.flows.at(addr)
+func (ss *slotStores) otherWidth(addr uint64, slot, n int64) string {
+	fl := ss.flows.at(addr)
 	if fl == nil {
 		return ""
 	}
 	var last *x86asm.Inst
 	var lastAt uint64
 	for _, w := range fl.dominating(addr, staleWindow) {
-		if !r.writesSlot(fl, w, slot, n) {
+		if !ss.writesSlot(fl, w, slot, n) {
 			continue
 		}
 		in := fl.op[w]
 		mem, _ := storeTo(in)
-		at, _ := r.cfaSlot(w, gprName(mem.Base), int64(mem.Disp))
+		at, _ := ss.cfaSlot(w, gprName(mem.Base), int64(mem.Disp))
 		if last == nil {
 			if at == slot && int64(in.MemBytes) == n {
 				return "" // the nearest store writes what is read
@@ -516,11 +516,11 @@ func slotLoad(ops []types.Op) (base string, off, n int64, ok bool) {
 
 // cfaSlot is the offset from the CFA of the address base+off at pc, base
 // the CFA or the register the call frame information computes it from.
-func (r *Resolver) cfaSlot(pc uint64, base string, off int64) (int64, bool) {
+func (ss *slotStores) cfaSlot(pc uint64, base string, off int64) (int64, bool) {
 	if base == "CFA" {
 		return off, true
 	}
-	reg, k, ok := r.frames.cfa(pc)
+	reg, k, ok := ss.frames.cfa(pc)
 	if !ok || reg != base {
 		return 0, false
 	}
