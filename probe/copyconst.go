@@ -17,6 +17,14 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
+// copyConsts checks the constants copy sites print against the stores
+// of the expansion's code (see distrust), from the flow index and what
+// instructions compute.
+type copyConsts struct {
+	flows *flowIndex
+	facts *codeFacts
+}
+
 // copySite is a site at a start of one of several copies of a body that
 // one DIE describes, and the parameters whose constant location the debug
 // info gives for the whole expansion (see types.Loc.Whole).
@@ -37,7 +45,7 @@ func wholeConsts(vars []types.Var) map[string]bool {
 	return out
 }
 
-// distrustConstants turns into ? the constants that copy sites would print
+// distrust turns into ? the constants that copy sites would print
 // from a location the debug info gives for the whole expansion site, unless
 // the code proves every copy's call passed it (see copyStores.proves). The
 // location holds for one of the copies, or for none (LLVM's DW_OP_lit0 for
@@ -45,7 +53,7 @@ func wholeConsts(vars []types.Var) map[string]bool {
 // calls may have passed other values. A location list's entry, made for
 // the copy whose code holds the site (0, 1, 2 for an unrolled loop's
 // copies), is that call's.
-func (r *Resolver) distrustConstants(sites []spec.Site, copies []copySite, site *types.InlineSite) {
+func (cc *copyConsts) distrust(sites []spec.Site, copies []copySite, site *types.InlineSite) {
 	var cs *copyStores
 	others := perCopyConsts(sites, copies)
 	for _, c := range copies {
@@ -56,7 +64,7 @@ func (r *Resolver) distrustConstants(sites []spec.Site, copies []copySite, site 
 					continue
 				}
 				if cs == nil {
-					cs = r.copyStoresOf(site)
+					cs = cc.storesOf(site)
 				}
 				if why := cs.proves(*ch.Const, f.Size, len(copies), others); why != "" {
 					f.Chains, f.Unavailable = nil, why
@@ -139,24 +147,24 @@ const constWindow = 1024
 
 const whyCopies = "the compiler gives one constant for the whole expansion, which holds several calls (an unrolled loop's copies of the body); it need not be this call's"
 
-// copyStoresOf reads the stores of the code of site's expansion.
-func (r *Resolver) copyStoresOf(site *types.InlineSite) *copyStores {
-	inst := r.flows.hostOf(site)
-	m := r.codeModel()
-	if inst == nil || m == nil || !r.decodes() {
+// storesOf reads the stores of the code of site's expansion.
+func (cc *copyConsts) storesOf(site *types.InlineSite) *copyStores {
+	inst := cc.flows.hostOf(site)
+	m := cc.flows.t.codeModel()
+	if inst == nil || m == nil || !cc.flows.t.decodes() {
 		return &copyStores{}
 	}
-	fl, err := r.flows.of(inst)
+	fl, err := cc.flows.of(inst)
 	if err != nil {
 		return &copyStores{}
 	}
-	kinds, _ := storeKinds(site, m, r.flows.rowsOf(inst, fl), fl, false, nil)
+	kinds, _ := storeKinds(site, m, cc.flows.rowsOf(inst, fl), fl, false, nil)
 	out := &copyStores{kinds: [][]storedConst{}}
 	byKey := map[string]int{}
 	for _, k := range kinds {
 		for _, a := range k.addrs {
 			in := fl.op[a]
-			key, st := k.key, storedConst{addr: a, width: 8, vals: r.facts.storedBytes(fl, a)}
+			key, st := k.key, storedConst{addr: a, width: 8, vals: cc.facts.storedBytes(fl, a)}
 			if mem, ok := storeTo(in); ok && in.Op != x86asm.CALL {
 				key = fmt.Sprintf("%s|%s:%d|%s", chainKey(k.chain), k.file, k.line, mem.Segment)
 				st.off, st.width = int64(int32(mem.Disp)), in.MemBytes

@@ -31,6 +31,8 @@
 //     constants a store writes (copyconst.go).
 //   - slotStores (slots.go): which stores reach a stack slot, from the
 //     frame table and the control flow (slot.go, stale.go).
+//   - copyConsts (copyconst.go): the constants copy sites of one
+//     expansion print, checked against the stores of its code.
 //
 // Resolver holds these parts and the last mark group it gave; its
 // methods are the analyses that need several of them: sites (site.go),

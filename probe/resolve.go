@@ -21,6 +21,7 @@ type Resolver struct {
 	flows  *flowIndex  // placement's reading of the code
 	facts  *codeFacts  // what instructions compute
 	slots  *slotStores // which stores reach a stack slot
+	copies *copyConsts // the constants of copy sites checked
 	group  uint32      // the last mark group given (see Mark)
 	notes  *usdtNotes  // the file's USDT probes
 }
@@ -30,6 +31,7 @@ func newResolver(t *target) *Resolver {
 	r := &Resolver{target: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch},
 		flows: &flowIndex{t: t}, facts: &codeFacts{ef: t.ef, arch: t.arch}}
 	r.slots = &slotStores{frames: r.frames, flows: r.flows}
+	r.copies = &copyConsts{flows: r.flows, facts: r.facts}
 	return r
 }
 

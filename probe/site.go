@@ -271,7 +271,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 			copies = append(copies, copySite{len(b.p.Sites) - 1, wholeConsts(params)})
 		}
 	}
-	r.distrustConstants(b.p.Sites, copies, in)
+	r.copies.distrust(b.p.Sites, copies, in)
 	return nil
 }
 
