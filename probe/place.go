@@ -2,6 +2,8 @@ package probe
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -149,7 +151,7 @@ func (r *Resolver) unrolledStarts(fn *types.Func, site *types.InlineSite, inst *
 	split := false
 	if marked && len(decl) > 1 {
 		split = true
-		for a := range decl {
+		for _, a := range slices.Sorted(maps.Keys(decl)) {
 			if !contains(pts, a) && !fl.quietFrom(pts, a) {
 				out = append(out, start{addr: a})
 			}
