@@ -374,32 +374,13 @@ func (cf *codeFacts) storeConst(fl *flow, a uint64, in x86asm.Inst) []byte {
 // constants that the code loads once above the loop and again after the
 // calls in it, which change vector registers. nil otherwise.
 func (cf *codeFacts) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
-	if len(fl.indirect) > 0 {
-		return nil // paths a jump table takes are unknown
-	}
-	var val []byte
-	seen := map[uint64]bool{}
-	work := slices.Clone(fl.pred[a])
-	if len(work) == 0 {
+	defs, ok := cf.reachingWrites(fl, a, reg)
+	if !ok {
 		return nil
 	}
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		if seen[x] {
-			continue
-		}
-		if seen[x] = true; len(seen) > constWindow {
-			return nil
-		}
+	var val []byte
+	for _, x := range defs {
 		in := fl.op[x]
-		if !writesReg(cf.arch, in, reg) {
-			if x == fl.entry || len(fl.pred[x]) == 0 && in.Op != x86asm.NOP {
-				return nil // the value comes from before the copy
-			}
-			work = append(work, fl.pred[x]...)
-			continue
-		}
 		d, isReg := in.Args[0].(x86asm.Reg)
 		if !isReg || readOnlyOp(in.Op) || d != reg && (x86.Family(reg) < 0 || x86.Family(d) != x86.Family(reg)) {
 			return nil // an implicit write, or a part of it
@@ -418,6 +399,32 @@ func (cf *codeFacts) regConst(fl *flow, a uint64, reg x86asm.Reg) []byte {
 		}
 	}
 	return val
+}
+
+// reachingWrites are the instructions that may last write reg before a:
+// on every path that reaches a, back to the first instruction that writes
+// reg (see writesReg); ok is false when a path comes from before the
+// function copy (its entry, or code only a jump from outside reaches),
+// or when the paths are not known (a jump table's) or too many
+// (constWindow).
+func (cf *codeFacts) reachingWrites(fl *flow, a uint64, reg x86asm.Reg) (defs []uint64, ok bool) {
+	if len(fl.pred[a]) == 0 {
+		return nil, false
+	}
+	ok = fl.walkBack(a, constWindow, func(x uint64) walk {
+		switch {
+		case writesReg(cf.arch, fl.op[x], reg):
+			defs = append(defs, x)
+			return walkStop
+		case fl.fromBefore(x):
+			return walkFail // the value comes from before the copy
+		}
+		return walkOn
+	})
+	if !ok {
+		return nil, false
+	}
+	return defs, true
 }
 
 // writesReg reports whether in may write reg: a general register by

@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"slices"
+
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/binscope/binscope/internal/x86"
@@ -89,4 +91,51 @@ func holds(rs [][2]uint64, a uint64) bool {
 		}
 	}
 	return false
+}
+
+// walk is what a backwards walk (see walkBack) does at an instruction.
+type walk int
+
+const (
+	walkOn   walk = iota // go on to the instruction's predecessors
+	walkStop             // end this path here
+	walkFail             // give the whole walk up
+)
+
+// walkBack walks back from a along every path that reaches it, visiting
+// each instruction before a once, the last visited first (a's nearest
+// predecessor on the path walked last), and asking visit what to do at
+// it. It reports false when visit gives the walk up, when the instance
+// has jumps of unknown targets (a jump table's: the paths they take are
+// unknown), or when it would visit more than limit instructions.
+func (fl *flow) walkBack(a uint64, limit int, visit func(x uint64) walk) bool {
+	if len(fl.indirect) > 0 {
+		return false
+	}
+	seen := map[uint64]bool{}
+	work := slices.Clone(fl.pred[a])
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if seen[x] {
+			continue
+		}
+		if seen[x] = true; len(seen) > limit {
+			return false
+		}
+		switch visit(x) {
+		case walkFail:
+			return false
+		case walkOn:
+			work = append(work, fl.pred[x]...)
+		}
+	}
+	return true
+}
+
+// fromBefore reports whether a path back through x leaves the instance's
+// code: x is its entry, or code only a jump from outside reaches (no
+// predecessor inside, and not an alignment pad).
+func (fl *flow) fromBefore(x uint64) bool {
+	return x == fl.entry || len(fl.pred[x]) == 0 && fl.op[x].Op != x86asm.NOP
 }

@@ -52,26 +52,19 @@ func (ss *slotStores) mixedSlot(addr uint64, slot, n int64) string {
 // not decoded, has jumps of unknown targets, or the walk is too long.
 func (ss *slotStores) reachingStores(addr uint64, slot, n int64) (*flow, []uint64) {
 	fl := ss.flows.at(addr)
-	if fl == nil || len(fl.indirect) > 0 {
+	if fl == nil {
 		return nil, nil
 	}
 	var stores []uint64
-	seen := map[uint64]bool{}
-	work := append([]uint64{}, fl.pred[addr]...)
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		if seen[x] {
-			continue
-		}
-		if seen[x] = true; len(seen) > maxReach {
-			return nil, nil
-		}
+	ok := fl.walkBack(addr, maxReach, func(x uint64) walk {
 		if ss.writesSlot(fl, x, slot, n) {
 			stores = append(stores, x)
-			continue
+			return walkStop
 		}
-		work = append(work, fl.pred[x]...)
+		return walkOn
+	})
+	if !ok {
+		return nil, nil
 	}
 	return fl, stores
 }

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -11,42 +10,6 @@ import (
 	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
-
-// reachingWrites are the instructions that may last write reg before a:
-// on every path that reaches a, back to the first instruction that writes
-// reg (see writesReg); ok is false when a path comes from before the
-// function copy (its entry, or code only a jump from outside reaches),
-// or when the paths are not known (a jump table's) or too many.
-func (r *Resolver) reachingWrites(fl *flow, a uint64, reg x86asm.Reg) (defs []uint64, ok bool) {
-	if len(fl.indirect) > 0 {
-		return nil, false // paths a jump table takes are unknown
-	}
-	seen := map[uint64]bool{}
-	work := slices.Clone(fl.pred[a])
-	if len(work) == 0 {
-		return nil, false
-	}
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		if seen[x] {
-			continue
-		}
-		if seen[x] = true; len(seen) > constWindow {
-			return nil, false
-		}
-		in := fl.op[x]
-		switch {
-		case writesReg(r.arch, in, reg):
-			defs = append(defs, x)
-		case x == fl.entry || len(fl.pred[x]) == 0 && in.Op != x86asm.NOP:
-			return nil, false // the value comes from before the copy
-		default:
-			work = append(work, fl.pred[x]...)
-		}
-	}
-	return defs, true
-}
 
 // vectorCopy is the general register that holds, at pc, the low size
 // bytes of vector register name (X0..X15) an integer is in: every
@@ -67,7 +30,7 @@ func (r *Resolver) vectorCopy(pc uint64, name string, size int64) (gpr, why stri
 		return "", none
 	}
 	xreg := x86asm.X0 + x86asm.Reg(n)
-	defs, ok := r.reachingWrites(fl, pc, xreg)
+	defs, ok := r.facts.reachingWrites(fl, pc, xreg)
 	if !ok || len(defs) == 0 {
 		return "", none
 	}
