@@ -254,90 +254,24 @@ func linStep(in x86asm.Inst, regs map[int]lin, slot func(x86asm.Mem) (int64, boo
 	if !ok || x86.Family(dst) < 0 {
 		return lin{}, false
 	}
-	get := func(a x86asm.Arg) (lin, bool) {
-		switch a := a.(type) {
-		case x86asm.Reg:
-			v, ok := regs[x86.Family(a)]
-			return v, ok
-		case x86asm.Imm:
-			return lin{b: uint64(int64(a))}, true
-		case x86asm.Mem:
-			if slot == nil || in.Op != x86asm.MOV || in.MemBytes != 4 && in.MemBytes != 8 {
-				return lin{}, false
-			}
-			at, ok := slot(a)
-			return lin{s: 1, slot: at}, ok
-		}
-		return lin{}, false
-	}
+	st := linState{in: in, regs: regs, slot: slot}
 	old, haveOld := regs[x86.Family(dst)]
 	var v lin
 	switch in.Op {
 	case x86asm.MOV, x86asm.MOVSXD:
-		if v, ok = get(in.Args[1]); !ok {
-			return lin{}, false
-		}
+		v, ok = st.operand(in.Args[1])
 	case x86asm.LEA:
-		m, isMem := in.Args[1].(x86asm.Mem)
-		if !isMem || m.Segment != 0 || m.Base == x86asm.RIP {
-			return lin{}, false
-		}
-		v = lin{b: uint64(m.Disp)}
-		if m.Base != 0 {
-			bv, ok := regs[x86.Family(m.Base)]
-			if !ok {
-				return lin{}, false
-			}
-			v, _ = v.plus(bv, 1)
-		}
-		if m.Index != 0 {
-			iv, ok := regs[x86.Family(m.Index)]
-			if !ok {
-				return lin{}, false
-			}
-			if v, ok = v.plus(iv, uint64(m.Scale)); !ok {
-				return lin{}, false
-			}
-		}
+		v, ok = st.address()
 	case x86asm.IMUL:
-		// imul r, r/m, imm: the register times the immediate.
-		src, ok1 := get(in.Args[1])
-		k, ok2 := in.Args[2].(x86asm.Imm)
-		if !ok1 || !ok2 {
-			return lin{}, false
-		}
-		v = src.scaled(uint64(int64(k)))
+		v, ok = st.product()
 	case x86asm.ADD, x86asm.SUB, x86asm.SHL:
-		src, ok := get(in.Args[1])
-		if !ok || !haveOld {
-			return lin{}, false
-		}
-		switch {
-		case in.Op == x86asm.ADD:
-			v, ok = old.plus(src, 1)
-		case in.Op == x86asm.SUB:
-			v, ok = old.plus(src, ^uint64(0))
-		case src.a == 0 && src.s == 0 && src.b < 64:
-			v = old.scaled(1 << src.b)
-		default:
-			return lin{}, false
-		}
-		if !ok {
-			return lin{}, false
-		}
+		v, ok = st.combined(old, haveOld)
 	case x86asm.INC, x86asm.DEC, x86asm.NEG:
-		if !haveOld {
-			return lin{}, false
-		}
-		switch in.Op {
-		case x86asm.INC:
-			v, _ = old.plus(lin{b: 1}, 1)
-		case x86asm.DEC:
-			v, _ = old.plus(lin{b: 1}, ^uint64(0))
-		default:
-			v = old.scaled(^uint64(0))
-		}
+		v, ok = stepped(in.Op, old), haveOld
 	default:
+		return lin{}, false
+	}
+	if !ok {
 		return lin{}, false
 	}
 	if in.DataSize == 32 || in.Op == x86asm.MOVSXD {
@@ -346,6 +280,102 @@ func linStep(in x86asm.Inst, regs map[int]lin, slot func(x86asm.Mem) (int64, boo
 		return lin{}, false
 	}
 	return v, true
+}
+
+// linState is what linStep reads an instruction's operands from: the
+// linear values registers hold and, when slot is not nil, the stack slot
+// an operand in memory is (as an offset from the CFA).
+type linState struct {
+	in   x86asm.Inst
+	regs map[int]lin
+	slot func(x86asm.Mem) (int64, bool)
+}
+
+// operand is the linear value of a: a register's, an immediate, or a
+// 4- or 8-byte load (mov) of a stack slot.
+func (st linState) operand(a x86asm.Arg) (lin, bool) {
+	switch a := a.(type) {
+	case x86asm.Reg:
+		v, ok := st.regs[x86.Family(a)]
+		return v, ok
+	case x86asm.Imm:
+		return lin{b: uint64(int64(a))}, true
+	case x86asm.Mem:
+		if st.slot == nil || st.in.Op != x86asm.MOV || st.in.MemBytes != 4 && st.in.MemBytes != 8 {
+			return lin{}, false
+		}
+		at, ok := st.slot(a)
+		return lin{s: 1, slot: at}, ok
+	}
+	return lin{}, false
+}
+
+// address is the address lea computes: its displacement plus its base
+// and scaled index registers' values.
+func (st linState) address() (lin, bool) {
+	m, isMem := st.in.Args[1].(x86asm.Mem)
+	if !isMem || m.Segment != 0 || m.Base == x86asm.RIP {
+		return lin{}, false
+	}
+	v := lin{b: uint64(m.Disp)}
+	if m.Base != 0 {
+		bv, ok := st.regs[x86.Family(m.Base)]
+		if !ok {
+			return lin{}, false
+		}
+		v, _ = v.plus(bv, 1)
+	}
+	if m.Index != 0 {
+		iv, ok := st.regs[x86.Family(m.Index)]
+		if !ok {
+			return lin{}, false
+		}
+		return v.plus(iv, uint64(m.Scale))
+	}
+	return v, true
+}
+
+// product is what imul r, r/m, imm computes: the operand times the
+// immediate.
+func (st linState) product() (lin, bool) {
+	src, ok1 := st.operand(st.in.Args[1])
+	k, ok2 := st.in.Args[2].(x86asm.Imm)
+	if !ok1 || !ok2 {
+		return lin{}, false
+	}
+	return src.scaled(uint64(int64(k))), true
+}
+
+// combined is what add, sub or shl computes from the destination's old
+// value and the source operand (shl by a constant under 64 only).
+func (st linState) combined(old lin, haveOld bool) (lin, bool) {
+	src, ok := st.operand(st.in.Args[1])
+	if !ok || !haveOld {
+		return lin{}, false
+	}
+	switch {
+	case st.in.Op == x86asm.ADD:
+		return old.plus(src, 1)
+	case st.in.Op == x86asm.SUB:
+		return old.plus(src, ^uint64(0))
+	case src.a == 0 && src.s == 0 && src.b < 64:
+		return old.scaled(1 << src.b), true
+	}
+	return lin{}, false
+}
+
+// stepped is what inc, dec or neg (op) makes of old.
+func stepped(op x86asm.Op, old lin) lin {
+	var v lin
+	switch op {
+	case x86asm.INC:
+		v, _ = old.plus(lin{b: 1}, 1)
+	case x86asm.DEC:
+		v, _ = old.plus(lin{b: 1}, ^uint64(0))
+	default:
+		v = old.scaled(^uint64(0))
+	}
+	return v
 }
 
 // xorOf is k when ops is reg ^ k.
