@@ -200,25 +200,9 @@ func (im *image) calls(ret, entry uint64) bool {
 // before the call, or else from its own callers (see fromFrameCallers).
 // fails says for which calls of the caller's the operations fail.
 func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []types.Op, why, fails string) {
-	if len(l.Pieces) != 1 {
-		return nil, "in pieces (" + l.String() + ")", ""
-	}
-	p := l.Pieces[0]
-	var ops []types.Op
-	switch p.Kind {
-	case types.LocConst:
-		return []types.Op{{Code: types.OpConst, Value: p.Offset}}, "", ""
-	case types.LocReg:
-		ops = []types.Op{{Code: types.OpReg, Reg: p.Reg}}
-	case types.LocEntry:
-		ops = []types.Op{{Code: types.OpEntry, Reg: p.Reg}}
-	case types.LocValue:
-		ops = p.Ops
-	default:
-		return nil, "at " + l.String() + ", which a uprobe cannot read", ""
-	}
-	if p.Vector {
-		return nil, "in a vector register", ""
+	ops, done, why := callerPiece(l)
+	if why != "" || done {
+		return ops, why, ""
 	}
 	if why := cmp.Or(r.stale(ret-5, "", ops), r.misnamed(ret-5, ops), r.slots.overwritten(ret-5, ops, 0)); why != "" {
 		// A value the caller's debug info describes by a register that
@@ -228,72 +212,111 @@ func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []
 		// something else there after main's 4-byte i; see overwritten).
 		return nil, why, ""
 	}
+	// callerEntry may set caller's CFA; the operations after it keep it.
 	caller := &frameView{pc: ret - 5, ret: ret, child: callee, depth: callee.depth + 1}
-	changed := func(name string) string {
-		return fmt.Sprintf("as %s, in %s, which the function changes by %#x and saves nowhere", types.OpsString(ops), name, callee.pc)
-	}
-	reg := func(name string, off int64) bool {
-		o, ok := r.regOps(caller, name, off)
-		out = append(out, o...)
-		return ok
-	}
-	for i, o := range ops {
-		switch o.Code {
-		case types.OpSkip, types.OpBra, types.OpParam, types.OpFail:
-			return nil, "as " + types.OpsString(ops) + ", which branches or needs its caller's caller", ""
-		case types.OpEntry:
-			// The caller's own entry value (GCC's value of a removed
-			// parameter the caller passes on from its caller): its
-			// register where the caller has not changed it before the
-			// call (the 5-byte call that returns to ret), or only
-			// extended its low 32 bits when only those are used.
-			var allow func(x86asm.Inst) bool
-			if low32(ops[i+1:]) {
-				allow = extendsSelf(o.Reg)
-			}
-			ok, host := r.entryKeptBut(o.Reg, ret-5, allow)
-			if ok {
-				if !reg(o.Reg, 0) {
-					return nil, changed(o.Reg), ""
-				}
-				break
-			}
-			what := fmt.Sprintf("as %s, %s's own entry value of %s, which %s changes before the call", types.OpsString(ops), host, o.Reg, host)
-			if caller.depth >= maxCallerDepth {
-				return nil, what + " (only its caller's debug info gives it)", ""
-			}
-			creg, coff, cok := r.frames.cfa(ret - 1)
-			if !cok {
-				return nil, fmt.Sprintf("%s, and no call frame information gives the caller's frame at %#x", what, ret-1), ""
-			}
-			caller.cfaReg, caller.cfaOff = creg, coff
-			name := o.Reg
-			sw, no, f := r.fromFrameCallers(caller, func(p dwarf.CallParam) bool { return p.Reg == name }, what)
-			if no == "" && len(sw) > maxNestedOps {
-				no = fmt.Sprintf("%s, which its callers' call sites give in %d operations: more than %d", what, len(sw), maxNestedOps)
-			}
-			if no != "" {
-				return nil, no, ""
-			}
-			out, fails = append(out, sw...), cmp.Or(fails, f)
-		case types.OpReg:
-			if !reg(o.Reg, 0) {
-				return nil, changed(o.Reg), ""
-			}
-		case types.OpCFA: // the caller's, at the call
-			creg, coff, ok := r.frames.cfa(ret - 1)
-			if !ok {
-				return nil, fmt.Sprintf("as %s, and no call frame information gives the caller's frame at %#x", types.OpsString(ops), ret-1), ""
-			}
-			if !reg(creg, coff) {
-				return nil, changed(creg), ""
-			}
-		default:
-			out = append(out, o)
+	for i := range ops {
+		more, f, why := r.callerOp(caller, ops, i)
+		if why != "" {
+			return nil, why, ""
 		}
+		out, fails = append(out, more...), cmp.Or(fails, f)
 	}
 	if err := types.CheckOps(out); err != nil {
 		return nil, fmt.Sprintf("as %s: %v", types.OpsString(ops), err), ""
 	}
 	return out, "", fails
+}
+
+// callerPiece is the operations of a call site's value l in the caller's
+// frame, done when they need no translation (a constant), or why they
+// cannot be read.
+func callerPiece(l types.Loc) (ops []types.Op, done bool, why string) {
+	if len(l.Pieces) != 1 {
+		return nil, false, "in pieces (" + l.String() + ")"
+	}
+	p := l.Pieces[0]
+	switch p.Kind {
+	case types.LocConst:
+		return []types.Op{{Code: types.OpConst, Value: p.Offset}}, true, ""
+	case types.LocReg:
+		ops = []types.Op{{Code: types.OpReg, Reg: p.Reg}}
+	case types.LocEntry:
+		ops = []types.Op{{Code: types.OpEntry, Reg: p.Reg}}
+	case types.LocValue:
+		ops = p.Ops
+	default:
+		return nil, false, "at " + l.String() + ", which a uprobe cannot read"
+	}
+	if p.Vector {
+		return nil, false, "in a vector register"
+	}
+	return ops, false, ""
+}
+
+// callerOp is ops[i], an operation in caller's frame, as operations at
+// the probe's pc; fails says for which calls of the caller's they fail,
+// why why they cannot be read.
+func (r *Resolver) callerOp(caller *frameView, ops []types.Op, i int) (out []types.Op, fails, why string) {
+	o := ops[i]
+	switch o.Code {
+	case types.OpSkip, types.OpBra, types.OpParam, types.OpFail:
+		return nil, "", "as " + types.OpsString(ops) + ", which branches or needs its caller's caller"
+	case types.OpEntry:
+		return r.callerEntry(caller, ops, i)
+	case types.OpReg:
+		return r.callerReg(caller, ops, o.Reg, 0)
+	case types.OpCFA: // the caller's, at the call
+		creg, coff, ok := r.frames.cfa(caller.ret - 1)
+		if !ok {
+			return nil, "", fmt.Sprintf("as %s, and no call frame information gives the caller's frame at %#x", types.OpsString(ops), caller.ret-1)
+		}
+		return r.callerReg(caller, ops, creg, coff)
+	}
+	return []types.Op{o}, "", ""
+}
+
+// callerReg is the caller's register name plus off at the call (see
+// regOps), or why not: the function called changes it and saves it
+// nowhere.
+func (r *Resolver) callerReg(caller *frameView, ops []types.Op, name string, off int64) (out []types.Op, fails, why string) {
+	out, ok := r.regOps(caller, name, off)
+	if !ok {
+		return nil, "", fmt.Sprintf("as %s, in %s, which the function changes by %#x and saves nowhere", types.OpsString(ops), name, caller.child.pc)
+	}
+	return out, "", ""
+}
+
+// callerEntry is ops[i], the caller's own entry value of a register
+// (GCC's value of a removed parameter the caller passes on from its
+// caller): the register where the caller has not changed it before the
+// call (the 5-byte call that returns to caller.ret), or only extended its
+// low 32 bits when only those are used; else what the caller's own
+// callers' call sites give for it.
+func (r *Resolver) callerEntry(caller *frameView, ops []types.Op, i int) (out []types.Op, fails, why string) {
+	o, ret := ops[i], caller.ret
+	var allow func(x86asm.Inst) bool
+	if low32(ops[i+1:]) {
+		allow = extendsSelf(o.Reg)
+	}
+	ok, host := r.entryKeptBut(o.Reg, ret-5, allow)
+	if ok {
+		return r.callerReg(caller, ops, o.Reg, 0)
+	}
+	what := fmt.Sprintf("as %s, %s's own entry value of %s, which %s changes before the call", types.OpsString(ops), host, o.Reg, host)
+	if caller.depth >= maxCallerDepth {
+		return nil, "", what + " (only its caller's debug info gives it)"
+	}
+	creg, coff, cok := r.frames.cfa(ret - 1)
+	if !cok {
+		return nil, "", fmt.Sprintf("%s, and no call frame information gives the caller's frame at %#x", what, ret-1)
+	}
+	caller.cfaReg, caller.cfaOff = creg, coff
+	sw, no, f := r.fromFrameCallers(caller, func(p dwarf.CallParam) bool { return p.Reg == o.Reg }, what)
+	if no == "" && len(sw) > maxNestedOps {
+		no = fmt.Sprintf("%s, which its callers' call sites give in %d operations: more than %d", what, len(sw), maxNestedOps)
+	}
+	if no != "" {
+		return nil, "", no
+	}
+	return sw, f, ""
 }
