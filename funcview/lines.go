@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/code"
-	"github.com/binscope/binscope/internal/table"
 	"github.com/binscope/binscope/types"
 )
 
@@ -61,34 +60,4 @@ func readSource(path string) []string {
 		out = append(out, strings.ReplaceAll(sc.Text(), "\t", "    "))
 	}
 	return out
-}
-
-// WriteVars prints the variables available at pc, as perf probe -V does,
-// with each one's type in the function's language and its location:
-//
-//	Available variables at main.work:17 (0x49e148, main.work+0x8)
-//	        param  a      *acc   RAX
-//	        local  i      int    RCX
-//	        param  x      int    RCX     (inlined main.twice)
-func WriteVars(w io.Writer, fn *types.Func, where string, pc uint64, vars []types.Var) error {
-	fmt.Fprintf(w, "Available variables at %s (%#x, %s+%#x)\n", where, pc, fn.Name, pc-fn.LowPC)
-	t := table.New(w, table.Left(""), table.Left(""), table.Left(""), table.Left(""), table.Left(""), table.Left(""))
-	for _, v := range vars {
-		kind := "local"
-		if v.Param {
-			kind = "param"
-		}
-		ty := types.Spell(v.Type, fn.Lang, types.SyntaxPahole)
-		if fn.Lang == types.LangGo {
-			if pkg := GoPackage(fn.Name); pkg != "" {
-				ty = strings.ReplaceAll(ty, pkg+".", "")
-			}
-		}
-		inlined := ""
-		if v.Inline != "" {
-			inlined = "(inlined " + v.Inline + ")"
-		}
-		t.Row("", kind, v.Name, ty, v.Loc.String(), inlined)
-	}
-	return t.Flush()
 }

@@ -2,8 +2,7 @@
 // each language's own syntax (Prototype, spelled by package types) with
 // each parameter's location at entry (Locations), the source lines of a
 // function with the addresses that carry them (WriteLines, as perf probe
-// -L), the variables available at an address (WriteVars, as perf probe -V),
-// and pfunct's queries and statistics (InlineStats, HasInlineDecl,
+// -L), and pfunct's queries and statistics (InlineStats, HasInlineDecl,
 // TakesPointerTo). It reads only package types: the functions come from
 // package code.
 package funcview

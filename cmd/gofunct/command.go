@@ -16,6 +16,7 @@ import (
 	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/internal/usage"
 	"github.com/binscope/binscope/loader"
+	"github.com/binscope/binscope/varsview"
 )
 
 // gofunct runs gofunct with args (without the program name) and returns
@@ -184,7 +185,7 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	case f.vars != "" && c.DWARF == nil:
 		return loader.NeedDWARF(path, "--vars")
 	case f.vars != "":
-		return funcview.WriteVarsAt(w, c.Model, c.DWARF, f.vars)
+		return varsview.WriteVarsAt(w, c.Model, c.DWARF, f.vars)
 	case f.stats:
 		funcview.WriteInlineStats(w, c.Funcs())
 		return nil

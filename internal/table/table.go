@@ -1,20 +1,18 @@
 // Package table writes the tools' tables (goprobe stat, hist and profile's
-// top functions, gofunct --vars) in one style: plain columns two spaces
-// apart, no borders or rules, text left-aligned and numbers right-aligned,
-// never wrapped, no trailing blanks. What awk or strings.Fields reads of
-// one row is its cells, as with pahole's and perf's tables.
-//
-// It was github.com/olekukonko/tablewriter, whose packages' init, run by
-// every tool at its start, filled a 660 KB width cache: 165 page faults
-// and 0.5 ms of CPU on each gopahole run, which prints no table. A cell's
-// width is still the sum of its runes' display widths (displaywidth, as
-// tablewriter counted them).
+// top functions, gofunct --vars) in one style, through
+// github.com/olekukonko/tablewriter: plain columns two spaces apart, no
+// borders or rules, text left-aligned and numbers right-aligned, never
+// wrapped, no trailing blanks. What awk or strings.Fields reads of one
+// row is its cells, as with pahole's and perf's tables.
 package table
 
 import (
+	"bytes"
 	"io"
 
-	"github.com/clipperhouse/displaywidth"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Column is one column: its header and whether its cells are numbers,
@@ -50,60 +48,57 @@ func (t *Table) Row(cells ...string) {
 
 // Flush writes the table; a table without rows writes only its header.
 func (t *Table) Flush() error {
-	rows := t.rows
+	align := make([]tw.Align, len(t.cols))
+	pad := make([]tw.Padding, len(t.cols))
 	header := make([]string, len(t.cols))
 	named := false
 	for i, c := range t.cols {
+		align[i] = tw.AlignLeft
+		if c.Right {
+			align[i] = tw.AlignRight
+		}
+		pad[i] = tw.Padding{Left: "", Right: "  ", Overwrite: true}
 		header[i] = c.Name
 		named = named || c.Name != ""
 	}
+	var buf bytes.Buffer
+	tab := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
+			},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithHeaderPaddingPerColumn(pad),
+		tablewriter.WithRowPaddingPerColumn(pad),
+	)
 	if named {
-		rows = append([][]string{header}, rows...)
+		tab.Header(header)
 	}
-	widths := make([][]int, len(rows))
-	most := make([]int, len(t.cols))
-	for r, row := range rows {
-		widths[r] = make([]int, len(row))
-		for i, cell := range row {
-			widths[r][i] = width(cell)
-			most[i] = max(most[i], widths[r][i])
-		}
+	if err := tab.Bulk(t.rows); err != nil {
+		return err
 	}
+	if err := tab.Render(); err != nil {
+		return err
+	}
+	// Right padding keeps the columns apart; at the end of a line it is
+	// only blanks.
 	var out []byte
-	for r, row := range rows {
-		for i, cell := range row {
-			pad := most[i] - widths[r][i]
-			if t.cols[i].Right {
-				out = blanks(out, pad)
-			}
-			out = append(out, cell...)
-			if !t.cols[i].Right {
-				out = blanks(out, pad)
-			}
-			out = blanks(out, 2)
+	for _, line := range bytes.SplitAfter(buf.Bytes(), []byte("\n")) {
+		if len(line) == 0 {
+			continue
 		}
-		// The blanks that keep the columns apart end no line.
-		for len(out) > 0 && out[len(out)-1] == ' ' {
-			out = out[:len(out)-1]
-		}
+		out = append(out, bytes.TrimRight(line, " \n")...)
 		out = append(out, '\n')
 	}
 	_, err := t.w.Write(out)
 	return err
-}
-
-// width is cell's width on a terminal: its runes' display widths.
-func width(cell string) int {
-	n := 0
-	for _, r := range cell {
-		n += displaywidth.Rune(r)
-	}
-	return n
-}
-
-func blanks(b []byte, n int) []byte {
-	for ; n > 0; n-- {
-		b = append(b, ' ')
-	}
-	return b
 }
