@@ -188,6 +188,8 @@ var regressions = []struct {
 	{"clang-O2", 3538, "LLVM gives fn12's a as R14+1 right after lea (%r14,%r14,2),%r14, a loop's add $0x1,%rax before it (gdb prints it): read, not refused as the wrong register", []string{"fn12 a"}, true},
 	{"rust-O3", 3607, "LLVM gives fn07's u32 a as [RSP+156]^0xd6, an 8-byte read of a slot whose stores write 4 bytes: the u32 is the low 4 bytes' (gdb prints it): read, not refused as a narrow slot", []string{"fn07 a|first 4", "fn11 b|first 4"}, true},
 	{"rust-O3", 7044, "fn09(a ^ 29, i, 132) in an unrolled loop: rustc's MIR inliner made c a local of fn09's line with no parameter DIE, even in fn09's abstract entry (gdb prints it): read with $params", []string{"fn09 c|left out of the event"}, true},
+	{"gcc-O3", 3950, "GCC gives fn10's b (fn09's b ^ 41) as [RSP+80]^41, after mov %r15d,0x50(%rsp) gave the slot R15, which it gives fn10's a, over b's spill, and fn10's code never reads the slot (gdb prints 46 for 44 too): ? with why, not a wrong value", nil, true},
+	{"gcc-O3", 10206, "fn08's fn11(a, 72, a): GCC gives fn11's a as [RSP+8], which mov %r13d,0x8(%rsp) fills from R13, which it gives c, and fn11's code reads the slot (testb $0x1,0x8(%rsp)): read, one value passed twice", []string{"fn11 a|another parameter"}, true},
 	{"gcc-O3", 3433, "fn11's b, which GCC gives as XMM1 in an unrolled loop's copies (pt_regs has no XMM registers), copied there from R14, which still holds it: read from R14", []string{"fn11 b|cannot read ("}, true},
 }
 
