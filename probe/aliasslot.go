@@ -46,7 +46,7 @@ func (r *Resolver) aliasedSlot(addr uint64, v *types.Var, vars []types.Var, c sp
 		from, ok := fl.op[x].Args[1].(x86asm.Reg)
 		name := gprName(from)
 		if !ok || fl.op[x].Op != x86asm.MOV || name == "" || src != "" && name != src ||
-			!r.slots.storesExactly(fl, x, slot, n) || fl.writtenBetween(x, addr, x86.RegBit(name), r) {
+			!r.slots.storesExactly(fl, x, slot, n) || fl.writtenBetween(x, addr, x86.RegBit(name), r.arch) {
 			return ""
 		}
 		src = name
@@ -68,7 +68,7 @@ func (r *Resolver) aliasedSlot(addr uint64, v *types.Var, vars []types.Var, c sp
 // holds addr reads or writes any of the n bytes at slot (an offset from
 // the CFA), or that cannot be told.
 func (r *Resolver) expansionTouches(addr uint64, fn string, slot, n int64) bool {
-	site := r.expansionAt(addr, fn)
+	site := r.checks.expansionAt(addr, fn)
 	fl := r.flows.at(addr)
 	if site == nil || fl == nil {
 		return true

@@ -204,7 +204,7 @@ func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []
 	if why != "" || done {
 		return ops, why, ""
 	}
-	if why := cmp.Or(r.stale(ret-5, "", ops), r.misnamed(ret-5, ops), r.slots.overwritten(ret-5, ops, 0)); why != "" {
+	if why := cmp.Or(r.checks.stale(ret-5, "", ops), r.checks.misnamed(ret-5, ops), r.slots.overwritten(ret-5, ops, 0)); why != "" {
 		// A value the caller's debug info describes by a register that
 		// holds another variable at the call (see stale), or by a stack
 		// slot another store overwrote (gcc -O3 seed 2700: fn02's a*3+1

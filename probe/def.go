@@ -33,12 +33,15 @@
 //     frame table and the control flow (slot.go, stale.go).
 //   - copyConsts (copyconst.go): the constants copy sites of one
 //     expansion print, checked against the stores of its code.
+//   - valueChecks (checks.go): whether the place the debug info gives for
+//     a value at a site holds it there (stale.go, evalcheck.go,
+//     salvage.go, slot.go), from the target's variables, the frame table,
+//     the control flow, codeFacts and slotStores.
 //
 // Resolver holds these parts and the last mark group it gave; its
 // methods are the analyses that need several of them: sites (site.go),
-// fetch programs (fetch.go, lower.go, callsite.go), staleness of a value
-// (stale.go, slot.go, salvage.go) and the placement of inline sites
-// (place.go, anchor.go, join.go, later.go). The site a fetch program is
+// fetch programs (fetch.go, lower.go, callsite.go) and the placement of
+// inline sites (place.go, anchor.go, join.go, later.go). The site a fetch program is
 // built for is a value, siteAt, passed explicitly (fetch.go).
 package probe
 

@@ -25,7 +25,7 @@ import (
 // the call passed 82, gdb too; 3530: (R13|1)^190 where the code computes
 // (R13&-2)^190). Where they agree, or the code computes no such value, it
 // returns "".
-func (r *Resolver) contradicted(addr uint64, ops []types.Op) string {
+func (vc *valueChecks) contradicted(addr uint64, ops []types.Op) string {
 	src, nops, ok := oneRegArith(ops)
 	if !ok || nops < 2 || len(ops) < 2 || ops[len(ops)-2].Code != types.OpConst {
 		return ""
@@ -38,7 +38,7 @@ func (r *Resolver) contradicted(addr uint64, ops []types.Op) string {
 		return ""
 	}
 	want, k := x86asm.XOR, ops[len(ops)-2].Value
-	fl := r.flows.at(addr)
+	fl := vc.flows.at(addr)
 	if fl == nil {
 		return ""
 	}
@@ -50,11 +50,11 @@ func (r *Resolver) contradicted(addr uint64, ops []types.Op) string {
 		if in.Op != want || !isImm || int32(imm) != int32(k) {
 			continue
 		}
-		code, text, at, ok := r.codeSlice(fl, addr, back[i:], fam)
+		code, text, at, ok := vc.codeSlice(fl, addr, back[i:], fam)
 		if !ok {
 			continue
 		}
-		known := r.facts.knownAt(fl, at, fam, 0)
+		known := vc.facts.knownAt(fl, at, fam, 0)
 		for _, v := range probeValues {
 			v = v&^known.mask | known.val
 			d, ok := evalArith(ops, v)
@@ -191,17 +191,17 @@ func familyOf(name string) int {
 // there, text its form, at the instruction that read fam. ok is false
 // where the value comes from elsewhere, or through an instruction code
 // does not follow.
-func (r *Resolver) codeSlice(fl *flow, addr uint64, chain []uint64, fam int) (code func(uint64) uint64, text string, at uint64, ok bool) {
+func (vc *valueChecks) codeSlice(fl *flow, addr uint64, chain []uint64, fam int) (code func(uint64) uint64, text string, at uint64, ok bool) {
 	code = func(v uint64) uint64 { return v }
 	text = "%s"
 	cur, user := -1, chain[0]
 	for j, b := range chain {
 		in := fl.op[b]
-		if j > 0 && x86.Writes(r.arch, in, false)&(1<<cur) == 0 {
+		if j > 0 && x86.Writes(vc.arch, in, false)&(1<<cur) == 0 {
 			continue
 		}
 		d, isReg := in.Args[0].(x86asm.Reg)
-		if !isReg || j > 0 && (x86.Family(d) != cur || fl.writtenInto(b, user, x86.RegSet(1)<<cur, r.facts)) {
+		if !isReg || j > 0 && (x86.Family(d) != cur || fl.writtenInto(b, user, x86.RegSet(1)<<cur, vc.facts)) {
 			return nil, "", 0, false
 		}
 		step, form, from, ok := sliceStep(in, d)
@@ -212,7 +212,7 @@ func (r *Resolver) codeSlice(fl *flow, addr uint64, chain []uint64, fam int) (co
 		code = func(v uint64) uint64 { return outer(step(v)) }
 		text = fmt.Sprintf(text, form)
 		cur, user = x86.Family(from), b
-		if cur == fam && !fl.writtenInto(b, addr, x86.RegSet(1)<<fam, r.facts) && x86.Writes(r.arch, in, false)&(1<<fam) == 0 {
+		if cur == fam && !fl.writtenInto(b, addr, x86.RegSet(1)<<fam, vc.facts) && x86.Writes(vc.arch, in, false)&(1<<fam) == 0 {
 			return code, fmt.Sprintf(text, gprName(from)), b, true
 		}
 		if cur < 0 {

@@ -132,7 +132,7 @@ func exprLin(ops []types.Op, reg string, load func(i int) (lin, int, bool)) (lin
 // or frame, the register the call frame information computes it from at
 // addr, plus constants, then a load) as the slot's value, and says where
 // it ends.
-func (r *Resolver) frameLoad(addr uint64, frame string, ops []types.Op, i int) (lin, int, bool) {
+func (vc *valueChecks) frameLoad(addr uint64, frame string, ops []types.Op, i int) (lin, int, bool) {
 	o := ops[i]
 	if o.Code != types.OpCFA && (o.Code != types.OpReg || o.Reg != frame) {
 		return lin{}, 0, false
@@ -141,7 +141,7 @@ func (r *Resolver) frameLoad(addr uint64, frame string, ops []types.Op, i int) (
 	if !ok {
 		return lin{}, 0, false
 	}
-	slot, ok := r.slots.cfaSlot(addr, base, off)
+	slot, ok := vc.slots.cfaSlot(addr, base, off)
 	if !ok {
 		return lin{}, 0, false
 	}
@@ -172,11 +172,11 @@ func (r *Resolver) frameLoad(addr uint64, frame string, ops []types.Op, i int) (
 // value along the chain unless the chain writes it (a call GCC knows
 // keeps a register: there gen_sink on the path past the record). Such a
 // match keeps the value printed, as it was before the check.
-func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op, frame string) bool {
+func (vc *valueChecks) computes(fl *flow, w, addr uint64, reg string, ops []types.Op, frame string) bool {
 	xk, isXor := xorOf(ops, reg)
 	var load func(int) (lin, int, bool)
 	if frame != "" {
-		load = func(i int) (lin, int, bool) { return r.frameLoad(addr, frame, ops, i) }
+		load = func(i int) (lin, int, bool) { return vc.frameLoad(addr, frame, ops, i) }
 	}
 	want, ok := exprLin(ops, reg, load)
 	if !isXor && (!ok || want.same(lin{a: 1})) {
@@ -212,7 +212,7 @@ func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op
 		in := fl.op[x]
 		regs := map[int]lin{}
 		for f, h := range hold {
-			if frame != "" || !fl.writtenInto(h.at, x, x86.RegSet(1)<<f, r.facts) {
+			if frame != "" || !fl.writtenInto(h.at, x, x86.RegSet(1)<<f, vc.facts) {
 				regs[f] = h.v
 			}
 		}
@@ -225,12 +225,12 @@ func (r *Resolver) computes(fl *flow, w, addr uint64, reg string, ops []types.Op
 				if m.Index != 0 || m.Segment != 0 || gprName(m.Base) == "" {
 					return 0, false
 				}
-				return r.slots.cfaSlot(x, gprName(m.Base), int64(m.Disp))
+				return vc.slots.cfaSlot(x, gprName(m.Base), int64(m.Disp))
 			}
 		}
 		v, ok := linStep(in, regs, slot)
 		for f := range hold {
-			if x86.Writes(r.arch, in, false)&(1<<f) != 0 {
+			if x86.Writes(vc.arch, in, false)&(1<<f) != 0 {
 				delete(hold, f)
 			}
 		}

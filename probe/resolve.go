@@ -17,13 +17,14 @@ import (
 // package doc).
 type Resolver struct {
 	*target
-	frames *frameTable // the call frame information
-	flows  *flowIndex  // placement's reading of the code
-	facts  *codeFacts  // what instructions compute
-	slots  *slotStores // which stores reach a stack slot
-	copies *copyConsts // the constants of copy sites checked
-	group  uint32      // the last mark group given (see Mark)
-	notes  *usdtNotes  // the file's USDT probes
+	frames *frameTable  // the call frame information
+	flows  *flowIndex   // placement's reading of the code
+	facts  *codeFacts   // what instructions compute
+	slots  *slotStores  // which stores reach a stack slot
+	copies *copyConsts  // the constants of copy sites checked
+	checks *valueChecks // whether a value's place holds it at a site
+	group  uint32       // the last mark group given (see Mark)
+	notes  *usdtNotes   // the file's USDT probes
 }
 
 // newResolver is a Resolver of t.
@@ -32,6 +33,7 @@ func newResolver(t *target) *Resolver {
 		flows: &flowIndex{t: t}, facts: &codeFacts{ef: t.ef, arch: t.arch}}
 	r.slots = &slotStores{frames: r.frames, flows: r.flows}
 	r.copies = &copyConsts{flows: r.flows, facts: r.facts}
+	r.checks = &valueChecks{t: t, arch: t.arch, frames: r.frames, flows: r.flows, facts: r.facts, slots: r.slots}
 	return r
 }
 

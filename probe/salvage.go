@@ -47,8 +47,8 @@ const salvageWindow = 64
 //
 // Every reader of the debug info, gdb too, prints a wrong value. It
 // returns why the value is not read, or "".
-func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
-	e, ok := r.lastOp(addr, ops)
+func (vc *valueChecks) droppedOp(addr uint64, ops []types.Op) string {
+	e, ok := vc.lastOp(addr, ops)
 	if !ok {
 		return ""
 	}
@@ -62,7 +62,7 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 			continue
 		}
 		between, at, from := e.chain(back[i+1:], dst, ops)
-		if len(between) > 0 && r.facts.noOps(e.fl, at) {
+		if len(between) > 0 && vc.facts.noOps(e.fl, at) {
 			// The operations between change nothing the code proves
 			// (rust-O3 2256: (3x+1) & -4 of an x that makes 3x+1 a
 			// multiple of 4).
@@ -70,7 +70,7 @@ func (r *Resolver) droppedOp(addr uint64, ops []types.Op) string {
 		}
 		switch {
 		case int32(imm) != int32(e.k):
-			if from != "" && len(between) == 0 && folded == "" && r.composes(addr, e, int64(imm)) {
+			if from != "" && len(between) == 0 && folded == "" && vc.composes(addr, e, int64(imm)) {
 				folded = fmt.Sprintf("the debug info gives %s, but the code computes %v %#x on a copy of %s (at %#x): an operation folded into that constant is left out, so that value would be wrong",
 					types.OpsString(ops), in.Op, int64(imm), from, a)
 			}
@@ -134,8 +134,8 @@ func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []
 // e's source with e's operation and a constant that, composed with e's,
 // makes k: e is that variable OP e.k with the variable's operation left
 // out (exclusive or and addition).
-func (t *target) composes(addr uint64, e opExpr, k int64) bool {
-	vars, err := t.varsAt(addr)
+func (vc *valueChecks) composes(addr uint64, e opExpr, k int64) bool {
+	vars, err := vc.t.varsAt(addr)
 	if err != nil {
 		return false
 	}
@@ -176,17 +176,17 @@ type opExpr struct {
 
 // lastOp splits an expression (register OP constant) or ([register+offset]
 // OP constant) at addr, the operation one of salvageOps.
-func (r *Resolver) lastOp(addr uint64, ops []types.Op) (opExpr, bool) {
+func (vc *valueChecks) lastOp(addr uint64, ops []types.Op) (opExpr, bool) {
 	src, mem, rest, ok := salvageSource(ops)
 	if !ok || len(rest) != 2 || rest[0].Code != types.OpConst {
 		return opExpr{}, false
 	}
 	want, ok := salvageOps[rest[1].Code]
-	fl := r.flows.at(addr)
+	fl := vc.flows.at(addr)
 	if !ok || fl == nil {
 		return opExpr{}, false
 	}
-	return opExpr{fl: fl, arch: r.arch, src: src, mem: mem, want: want, k: rest[0].Value}, true
+	return opExpr{fl: fl, arch: vc.arch, src: src, mem: mem, want: want, k: rest[0].Value}, true
 }
 
 // salvageSource splits an expression into the register it reads, the

@@ -236,12 +236,12 @@ func (ss *slotStores) reusedSlot(addr uint64, l types.Loc, t types.Type) string 
 // instruction on (gcc -O2 seed 3107: fn12's b as [CFA-136] over
 // [0x182b,0x1833), which mov %rsi,0x8(%rsp) at 0x182e fills; gdb prints
 // 0 for 446 too). It returns why the value is not read, or "".
-func (r *Resolver) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec.Fetch) string {
+func (vc *valueChecks) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec.Fetch) string {
 	if v == nil || v.Loc.To <= addr || len(c.Derefs) != 1 || len(c.Expr) > 0 || c.Reg == "" || f.Size < 1 || f.Size > 8 {
 		return ""
 	}
-	slot, ok := r.slots.cfaSlot(addr, c.Reg, c.Derefs[0])
-	fl := r.flows.at(addr)
+	slot, ok := vc.slots.cfaSlot(addr, c.Reg, c.Derefs[0])
+	fl := vc.flows.at(addr)
 	if !ok || fl == nil {
 		return ""
 	}
@@ -250,7 +250,7 @@ func (r *Resolver) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec
 		if x >= v.Loc.To {
 			return ""
 		}
-		if r.slots.writesSlot(fl, x, slot, f.Size) {
+		if vc.slots.writesSlot(fl, x, slot, f.Size) {
 			break
 		}
 		if len(fl.succ[x]) != 1 {
@@ -258,10 +258,10 @@ func (r *Resolver) spilledAfter(addr uint64, v *types.Var, c spec.Chain, f *spec
 		}
 		x = fl.succ[x][0]
 	}
-	if !r.slots.storesExactly(fl, x, slot, f.Size) || v.Loc.To > x+uint64(fl.op[x].Len) {
+	if !vc.slots.storesExactly(fl, x, slot, f.Size) || v.Loc.To > x+uint64(fl.op[x].Len) {
 		return ""
 	}
-	if vars, err := r.varsAt(v.Loc.To); err != nil {
+	if vars, err := vc.t.varsAt(v.Loc.To); err != nil {
 		return ""
 	} else if w := sameVar(vars, v); w != nil && w.Loc.String() == v.Loc.String() {
 		return "" // the next entry gives the same slot: a new value of v

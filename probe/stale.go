@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
@@ -38,12 +39,12 @@ const staleLook = 8
 // wrong value. A value the code itself computes from what the write left
 // in the register (see computes) is read. It returns why the value is not
 // read, or "".
-func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
+func (vc *valueChecks) stale(addr uint64, name string, ops []types.Op) string {
 	reg, ok := oneRegister(ops)
 	if !ok {
 		return ""
 	}
-	fl, back, k, moved := r.lastMove(addr, name, reg, ops, "")
+	fl, back, k, moved := vc.lastMove(addr, name, reg, ops, "")
 	if moved == nil {
 		return ""
 	}
@@ -52,11 +53,11 @@ func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 	bit := x86.RegBit(reg)
 	w := back[k]
 	for _, c := range back[k+1:] {
-		if x86.Writes(r.arch, fl.op[c], false)&bit == 0 {
+		if x86.Writes(vc.arch, fl.op[c], false)&bit == 0 {
 			continue
 		}
 		src, ok := copied(fl.op[c])
-		if !ok || src == reg || fl.writtenBetween(c, addr, x86.RegBit(src), r) || recopies(fl.op[w], fl.op[c], src, ops) {
+		if !ok || src == reg || fl.writtenBetween(c, addr, x86.RegBit(src), vc.arch) || recopies(fl.op[w], fl.op[c], src, ops) {
 			return ""
 		}
 		return fmt.Sprintf("the debug info gives %s, but %s holds %s from %#x on (%v writes it there): the expression was made for what %s held before, the copy of %s made at %#x",
@@ -73,8 +74,8 @@ func (r *Resolver) stale(addr uint64, name string, ops []types.Op) string {
 // the chain that has one, or at addr), overwriting what reg held, and
 // the code does not compute ops' value from what it wrote (see computes,
 // with frame). moved is nil otherwise.
-func (r *Resolver) lastMove(addr uint64, name, reg string, ops []types.Op, frame string) (fl *flow, back []uint64, k int, moved *types.Var) {
-	if fl = r.flows.at(addr); fl == nil {
+func (vc *valueChecks) lastMove(addr uint64, name, reg string, ops []types.Op, frame string) (fl *flow, back []uint64, k int, moved *types.Var) {
+	if fl = vc.flows.at(addr); fl == nil {
 		return nil, nil, 0, nil
 	}
 	bit := x86.RegBit(reg)
@@ -82,7 +83,7 @@ func (r *Resolver) lastMove(addr uint64, name, reg string, ops []types.Op, frame
 	writes := 0
 	for k = 1; k < len(back); k++ {
 		w := back[k]
-		if x86.Writes(r.arch, fl.op[w], false)&bit == 0 {
+		if x86.Writes(vc.arch, fl.op[w], false)&bit == 0 {
 			continue
 		}
 		if writes++; writes > staleWrites {
@@ -90,22 +91,22 @@ func (r *Resolver) lastMove(addr uint64, name, reg string, ops []types.Op, frame
 		}
 		moved = nil
 		for j := k - 1; j >= 0 && j >= k-staleLook && moved == nil; j-- {
-			moved = r.inRegAt(back[j], name, reg)
+			moved = vc.inRegAt(back[j], name, reg)
 		}
 		if moved == nil && frame != "" {
-			moved = r.inRegAt(addr, name, reg) // the site's own
+			moved = vc.inRegAt(addr, name, reg) // the site's own
 		}
 		if moved == nil {
 			return nil, nil, 0, nil
 		}
-		before, err := r.varsAt(w)
+		before, err := vc.t.varsAt(w)
 		if err != nil {
 			return nil, nil, 0, nil
 		}
 		if v := sameVar(before, moved); v != nil && inReg(v.Loc, reg) {
 			continue // an update of the variable where it lives
 		}
-		if !overwrites(fl.op[w], reg) || r.computes(fl, w, addr, reg, ops, frame) {
+		if !overwrites(fl.op[w], reg) || vc.computes(fl, w, addr, reg, ops, frame) {
 			// The new value is computed from the old (xor $0xec,%rcx
 			// where Rust's v2 is b^236 and the call's a is v2^53), or
 			// the code makes the value from what w wrote: an
@@ -131,19 +132,19 @@ func (r *Resolver) lastMove(addr uint64, name, reg string, ops []types.Op, frame
 // where the other copies read R12 as fn03's a (gcc -O3 seed 3521; gdb
 // prints the same wrong value). It returns why the value is not read, or
 // "".
-func (r *Resolver) staleInCopy(addr uint64, v *types.Var, ops []types.Op) string {
+func (vc *valueChecks) staleInCopy(addr uint64, v *types.Var, ops []types.Op) string {
 	if v == nil || v.Inline == "" {
 		return ""
 	}
-	reg, frame, ok := r.registerAndFrame(addr, ops)
+	reg, frame, ok := vc.registerAndFrame(addr, ops)
 	if !ok {
 		return ""
 	}
-	fl, back, k, moved := r.lastMove(addr, v.Name, reg, ops, frame)
+	fl, back, k, moved := vc.lastMove(addr, v.Name, reg, ops, frame)
 	if moved == nil {
 		return ""
 	}
-	site := r.expansionAt(addr, v.Inline)
+	site := vc.expansionAt(addr, v.Inline)
 	if site == nil {
 		return ""
 	}
@@ -152,7 +153,7 @@ func (r *Resolver) staleInCopy(addr uint64, v *types.Var, ops []types.Op) string
 		if at == addr || holds([][2]uint64{rg}, addr) {
 			continue
 		}
-		vars, err := r.varsAt(at)
+		vars, err := vc.t.varsAt(at)
 		if err != nil {
 			return ""
 		}
@@ -189,8 +190,8 @@ func recopies(w, c x86asm.Inst, src string, ops []types.Op) bool {
 
 // expansionAt is the innermost expansion of the function named fn whose
 // code holds addr, or nil.
-func (r *Resolver) expansionAt(addr uint64, fn string) *types.InlineSite {
-	inst, _ := r.flows.instanceAt(addr)
+func (vc *valueChecks) expansionAt(addr uint64, fn string) *types.InlineSite {
+	inst, _ := vc.flows.instanceAt(addr)
 	if inst == nil {
 		return nil
 	}
@@ -237,8 +238,8 @@ func inRegBut(vars []types.Var, v *types.Var, reg string) *types.Var {
 
 // inRegAt is the variable other than name the debug info puts in the
 // whole register reg at addr, the last of them, or nil.
-func (r *Resolver) inRegAt(addr uint64, name, reg string) *types.Var {
-	vars, err := r.varsAt(addr)
+func (vc *valueChecks) inRegAt(addr uint64, name, reg string) *types.Var {
+	vars, err := vc.t.varsAt(addr)
 	if err != nil {
 		return nil
 	}
@@ -308,11 +309,11 @@ func copied(in x86asm.Inst) (string, bool) {
 // writtenBetween reports whether control can go from c to addr, passing
 // neither again on the way, through an instruction that may write one of
 // regs (a call writes those the callee need not keep).
-func (fl *flow) writtenBetween(c, addr uint64, regs x86.RegSet, r *Resolver) bool {
+func (fl *flow) writtenBetween(c, addr uint64, regs x86.RegSet, a *arch.Arch) bool {
 	from := fl.between(c, addr, fl.succ)
 	to := fl.between(addr, c, fl.pred)
 	for x := range from {
-		if to[x] && x86.Writes(r.arch, fl.op[x], false)&regs != 0 {
+		if to[x] && x86.Writes(a, fl.op[x], false)&regs != 0 {
 			return true
 		}
 	}
@@ -366,8 +367,8 @@ func oneRegister(ops []types.Op) (string, bool) {
 // a^225 as RBX^225 where the code computes it as xor $0xe1,%r12b, a in R12
 // and r in RBX (gcc -O3 seed 1302), and every reader of the debug info,
 // gdb too, prints r^225. It returns why the value is not read, or "".
-func (r *Resolver) misnamed(addr uint64, ops []types.Op) string {
-	e, ok := r.lastOp(addr, ops)
+func (vc *valueChecks) misnamed(addr uint64, ops []types.Op) string {
+	e, ok := vc.lastOp(addr, ops)
 	if !ok || e.mem != nil {
 		return ""
 	}
@@ -379,14 +380,14 @@ func (r *Resolver) misnamed(addr uint64, ops []types.Op) string {
 		if in.Op != e.want || !isReg || !isImm || int32(imm) != int32(e.k) || gprName(dst) == reg {
 			continue
 		}
-		if e.fl.writtenBetween(a, addr, x86.RegBit(reg), r) {
+		if e.fl.writtenBetween(a, addr, x86.RegBit(reg), vc.arch) {
 			// The expression's register gets its value after a: the
 			// operation there made another value (clang-O2 seed 3538:
 			// a loop's add $0x1,%rax before lea (%r14,%r14,2),%r14
 			// computes the R14 of fn12's a = R14+1).
 			continue
 		}
-		vars, err := r.varsAt(a)
+		vars, err := vc.t.varsAt(a)
 		if err != nil {
 			return ""
 		}
@@ -547,20 +548,20 @@ var regOps = map[types.OpCode]x86asm.Op{
 // add that made it in fn08 (clang -O2 seed 3440: RBX + R13 at 0x225e
 // after add %r13,%rbx at 0x2227, RBX alone from 0x2278 on; gdb prints
 // a + 2b too). It returns why the value is not read, or "".
-func (r *Resolver) doubled(addr uint64, v *types.Var, ops []types.Op) string {
+func (vc *valueChecks) doubled(addr uint64, v *types.Var, ops []types.Op) string {
 	if v == nil || len(ops) != 3 || ops[0].Code != types.OpReg || ops[1].Code != types.OpReg || v.Loc.To <= addr {
 		return ""
 	}
 	want, ok := regOps[ops[2].Code]
 	r1, r2 := ops[0].Reg, ops[1].Reg
-	fl := r.flows.at(addr)
+	fl := vc.flows.at(addr)
 	if !ok || r1 == r2 || fl == nil || !fl.has(v.Loc.To) {
 		return ""
 	}
 	both := x86.RegBit(r1) | x86.RegBit(r2)
 	for _, w := range fl.dominating(addr, staleWindow) {
 		in := fl.op[w]
-		if x86.Writes(r.arch, in, false)&both == 0 {
+		if x86.Writes(vc.arch, in, false)&both == 0 {
 			continue
 		}
 		dst, ok1 := in.Args[0].(x86asm.Reg)
@@ -570,7 +571,7 @@ func (r *Resolver) doubled(addr uint64, v *types.Var, ops []types.Op) string {
 		}
 		d, s := gprName(dst), gprName(src)
 		if !(d == r1 && s == r2 || d == r2 && s == r1 && want != x86asm.SUB) ||
-			fl.writtenBetween(w, addr, both, r) || !r.aloneLater(fl, addr, v, d) {
+			fl.writtenBetween(w, addr, both, vc.arch) || !vc.aloneLater(fl, addr, v, d) {
 			return ""
 		}
 		return fmt.Sprintf("the debug info gives %s, and %s alone from %#x on, which the code reaches without writing %s; %s at %#x did the operation already: read here the expression applies it twice, so that value would be wrong",
@@ -582,10 +583,10 @@ func (r *Resolver) doubled(addr uint64, v *types.Var, ops []types.Op) string {
 // aloneLater reports whether the debug info gives v at the end of its
 // location list's entry holding addr as the register reg alone, and
 // control goes from addr there on every path without writing reg.
-func (r *Resolver) aloneLater(fl *flow, addr uint64, v *types.Var, reg string) bool {
+func (vc *valueChecks) aloneLater(fl *flow, addr uint64, v *types.Var, reg string) bool {
 	to := v.Loc.To
-	vars, err := r.varsAt(to)
-	if err != nil || !fl.dominates(addr, to) || fl.writtenBetween(addr, to, x86.RegBit(reg), r) {
+	vars, err := vc.t.varsAt(to)
+	if err != nil || !fl.dominates(addr, to) || fl.writtenBetween(addr, to, x86.RegBit(reg), vc.arch) {
 		return false
 	}
 	w := sameVar(vars, v)
@@ -597,14 +598,14 @@ func (r *Resolver) aloneLater(fl *flow, addr uint64, v *types.Var, reg string) b
 // register other than frame, the one the call frame information computes
 // the CFA from at addr, and that one (or the CFA) only plus constants,
 // loaded, at least once.
-func (r *Resolver) registerAndFrame(addr uint64, ops []types.Op) (reg, frame string, ok bool) {
-	frame, _, ok = r.frames.cfa(addr)
+func (vc *valueChecks) registerAndFrame(addr uint64, ops []types.Op) (reg, frame string, ok bool) {
+	frame, _, ok = vc.frames.cfa(addr)
 	if !ok {
 		return "", "", false
 	}
 	loads := 0
 	for i := 0; i < len(ops); i++ {
-		if _, end, ok := r.frameLoad(addr, frame, ops, i); ok {
+		if _, end, ok := vc.frameLoad(addr, frame, ops, i); ok {
 			i, loads = end, loads+1
 			continue
 		}
