@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -176,5 +177,37 @@ func TestIndexCacheDamaged(t *testing.T) {
 	t.Setenv(cache.Env, "off")
 	if errs := run("cache off"); errs != "" {
 		t.Errorf("%s=off: stderr %q", cache.Env, errs)
+	}
+}
+
+// TestIndexCacheSplitDWARF: a binary with split DWARF (its .dwo files
+// are not part of the key) is never served from the cache nor written to
+// it, plain or compressed as SHF_COMPRESSED: cold and warm runs print what
+// --no-cache prints, and the cache stays empty.
+func TestIndexCacheSplitDWARF(t *testing.T) {
+	src := testutil.Fixture(t, "c-split").Path
+	gz := filepath.Join(t.TempDir(), "c-split-zlib")
+	if out, err := exec.Command("objcopy", "--compress-debug-sections=zlib", src, gz).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	for _, bin := range []string{src, gz} {
+		dir := t.TempDir()
+		t.Setenv(cache.Env, dir)
+		for _, flags := range listings {
+			args := append(append([]string{}, flags...), bin)
+			_, want, _ := runGofunct(append([]string{"--no-cache"}, args...)...)
+			if !strings.Contains(want, "record_visit") {
+				t.Fatalf("gofunct --no-cache %v: no record_visit in %q", args, want)
+			}
+			for _, run := range []string{"cold", "warm"} {
+				code, out, errs := runGofunct(append([]string{"-v"}, args...)...)
+				if code != 0 || out != want || strings.Contains(errs, "index cache") {
+					t.Fatalf("%s gofunct -v %v: exit %d, output %v to --no-cache's, stderr %q", run, args, code, out == want, errs)
+				}
+			}
+		}
+		if ents := cacheEntries(t, dir); len(ents) != 0 {
+			t.Errorf("%s: entries %q, want none", bin, ents)
+		}
 	}
 }
