@@ -253,7 +253,7 @@ func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 			if err != nil {
 				size = 8
 			}
-			gpr, why := r.vectorCopy(pc, p.Reg, size)
+			gpr, _, why := r.vectorCopy(pc, p.Reg, size)
 			if gpr != "" {
 				pl.regs = []types.Piece{{Kind: types.LocReg, Reg: gpr, Size: p.Size}}
 			}

@@ -42,7 +42,11 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 		ops = p.Ops
 	}
 	if p.Vector {
-		return nil, false, fmt.Sprintf("at %s, which reads a vector register: a uprobe cannot", types.Loc{Pieces: []types.Piece{p}}), ""
+		sub, why := r.vectorOps(ops, t, pc)
+		if sub == nil {
+			return nil, false, fmt.Sprintf("at %s, which reads a vector register: a uprobe cannot%s", types.Loc{Pieces: []types.Piece{p}}, why), ""
+		}
+		ops = sub
 	}
 	text := types.OpsString(ops)
 	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP, r.framePointer(pc)) {
