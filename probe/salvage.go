@@ -47,7 +47,7 @@ const salvageWindow = 64
 //
 // Every reader of the debug info, gdb too, prints a wrong value. It
 // returns why the value is not read, or "".
-func (vc *valueChecks) droppedOp(addr uint64, ops []types.Op) string {
+func (vc *valueChecks) droppedOp(addr uint64, ops []types.Op, size int64) string {
 	e, ok := vc.lastOp(addr, ops)
 	if !ok {
 		return ""
@@ -61,7 +61,7 @@ func (vc *valueChecks) droppedOp(addr uint64, ops []types.Op) string {
 		if in.Op != e.want || !isReg || !isImm {
 			continue
 		}
-		between, at, from := e.chain(back[i+1:], dst, ops)
+		between, at, from, copied := e.chain(back[i+1:], dst, ops)
 		if len(between) > 0 && vc.facts.noOps(e.fl, at) {
 			// The operations between change nothing the code proves
 			// (rust-O3 2256: (3x+1) & -4 of an x that makes 3x+1 a
@@ -70,7 +70,7 @@ func (vc *valueChecks) droppedOp(addr uint64, ops []types.Op) string {
 		}
 		switch {
 		case int32(imm) != int32(e.k):
-			if from != "" && len(between) == 0 && folded == "" && vc.composes(addr, e, int64(imm)) {
+			if from != "" && len(between) == 0 && folded == "" && vc.composes(addr, e, int64(imm)) && !e.xoredSince(addr, copied, back, int64(imm), size) {
 				folded = fmt.Sprintf("the debug info gives %s, but the code computes %v %#x on a copy of %s (at %#x): an operation folded into that constant is left out, so that value would be wrong",
 					types.OpsString(ops), in.Op, int64(imm), from, a)
 			}
@@ -93,8 +93,9 @@ func (vc *valueChecks) droppedOp(addr uint64, ops []types.Op) string {
 // chain follows what wrote dst up the instructions back (nearest first)
 // through operations with an immediate and, for a load, register copies,
 // to the expression's source: from names it ("" where the chain ends
-// elsewhere or past back), between are the operations on the way there.
-func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []string, at []uint64, from string) {
+// elsewhere or past back), between are the operations on the way there,
+// copied is the address of the copy of a register source.
+func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []string, at []uint64, from string, copied uint64) {
 	cur := x86.Family(dst)
 	for _, b := range back {
 		bi := e.fl.op[b]
@@ -107,27 +108,69 @@ func (e opExpr) chain(back []uint64, dst x86asm.Reg, ops []types.Op) (between []
 			case x86asm.Reg:
 				if e.mem == nil {
 					if gprName(s) == e.src {
-						return between, at, e.src
+						return between, at, e.src, b
 					}
-					return between, at, ""
+					return between, at, "", 0
 				}
 				cur = x86.Family(s) // a copy: follow it
 				continue
 			case x86asm.Mem:
 				if e.mem != nil && s.Index == 0 && gprName(s.Base) == e.src && int64(s.Disp) == *e.mem {
-					return between, at, types.OpsString(ops[:len(ops)-2])
+					return between, at, types.OpsString(ops[:len(ops)-2]), 0
 				}
 			}
-			return between, at, ""
+			return between, at, "", 0
 		}
 		imm, ok := bi.Args[1].(x86asm.Imm)
 		if !ok {
-			return between, at, ""
+			return between, at, "", 0
 		}
 		between = append(between, fmt.Sprintf("%v %#x", bi.Op, int64(imm)))
 		at = append(at, b)
 	}
-	return between, at, ""
+	return between, at, "", 0
+}
+
+// xoredSince reports whether the code changes e's source register
+// between its copy at copied and addr by exclusive ors only, with
+// constants that make the copy's imm the expression's constant (gcc -O2
+// seed 10637: mov %edi,%eax; xor $0x3,%edi; xor $0xc9,%al, where the debug
+// info gives RDI^202 after the xor of RDI: 3^202 is 0xc9, the value the
+// code computes), every write to it there one of the chain of
+// dominators; a 32-bit xor or movslq of itself only for a value of 4
+// bytes or fewer, whose constants leave the sign bit alone.
+func (e opExpr) xoredSince(addr, copied uint64, back []uint64, imm, size int64) bool {
+	if copied == 0 || e.want != x86asm.XOR || e.mem != nil {
+		return false
+	}
+	fam := x86.RegBit(e.src)
+	onPath := map[uint64]bool{}
+	k, changed := e.k, false
+	for _, b := range back {
+		if b == copied {
+			break
+		}
+		onPath[b] = true
+		in := e.fl.op[b]
+		if x86.RegSet(x86.Writes(e.arch, in, false))&fam == 0 {
+			continue
+		}
+		d, _ := in.Args[0].(x86asm.Reg)
+		wide := d >= x86asm.RAX && d <= x86asm.R15
+		switch v, isImm := in.Args[1].(x86asm.Imm); {
+		case in.Op == x86asm.XOR && isImm && (wide || size <= 4 && d >= x86asm.EAX && d <= x86asm.R15L && uint64(v) < 1<<31):
+			k, changed = k^int64(v), true
+		case in.Op == x86asm.MOVSXD && size <= 4 && in.Args[1] == x86asm.EAX+(d-x86asm.RAX):
+		default:
+			return false
+		}
+	}
+	for y := range e.fl.between(addr, copied, e.fl.pred) {
+		if !onPath[y] && x86.Writes(e.arch, e.fl.op[y], false)&fam != 0 {
+			return false
+		}
+	}
+	return changed && int32(k) == int32(imm) && (size <= 4 || k == imm)
 }
 
 // composes reports whether the debug info gives, at addr, a variable as

@@ -191,6 +191,7 @@ var regressions = []struct {
 	{"gcc-O3", 3950, "GCC gives fn10's b (fn09's b ^ 41) as [RSP+80]^41, after mov %r15d,0x50(%rsp) gave the slot R15, which it gives fn10's a, over b's spill, and fn10's code never reads the slot (gdb prints 46 for 44 too): ? with why, not a wrong value", nil, true},
 	{"gcc-O3", 10206, "fn08's fn11(a, 72, a): GCC gives fn11's a as [RSP+8], which mov %r13d,0x8(%rsp) fills from R13, which it gives c, and fn11's code reads the slot (testb $0x1,0x8(%rsp)): read, one value passed twice", []string{"fn11 a|another parameter"}, true},
 	{"gcc-O3", 3433, "fn11's b, which GCC gives as XMM1 in an unrolled loop's copies (pt_regs has no XMM registers), copied there from R14, which still holds it: read from R14", []string{"fn11 b|cannot read ("}, true},
+	{"gcc-O2", 10637, "fn04's fn11(b ^ 3, b ^ 201): GCC gives fn11's b as RDI^202, RDI fn11's a after mov %edi,%eax; xor $0x3,%edi; xor $0xc9,%al (b ^ 201 from the copy): 3^202 is 0xc9 (gdb prints it): read, not refused as an operation folded into the constant", []string{"fn11 b|folded into"}, true},
 	{"gcc-O3", 4016, "GCC gives fn07's c as XMM0 and a as XMM0^56 in fn06's unrolled copies, XMM0 = movq %rax after cltq of EAX, which mov %eax,%ebx copied to RBX first; RAX changes, RBX still holds the low 4 bytes (gdb prints them): read from RBX, fn13's long a = (XMM0^49)&0xffffffff too", []string{"fn07 a|vector register", "fn07 c|vector register", "fn13 a|vector register"}, true},
 }
 
