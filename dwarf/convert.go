@@ -210,11 +210,16 @@ func mainLang(units []unit) (types.Lang, string) {
 // types.MaxNodes, is an error naming the DIE.
 func (c *converter) root(off Offset) (types.Type, error) {
 	t, err := c.typ(off, 0)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		if err = c.check.Check(t); err != nil {
+			err = c.f.infoError(off, err)
+		}
 	}
-	if err := c.check.Check(t); err != nil {
-		return nil, c.f.infoError(off, err)
+	if err != nil {
+		// Conversions the failed one left half made (a pointer
+		// without its target) are dropped: none is handed out.
+		c.memo, c.pointees = make(map[Offset]types.Type), nil
+		return nil, err
 	}
 	return t, nil
 }
@@ -253,7 +258,7 @@ func (c *converter) typ(off Offset, depth int) (types.Type, error) {
 	}
 	if n == nil {
 		var err error
-		if n, err = c.f.local(c.ix, off); err != nil {
+		if n, err = c.local(off); err != nil {
 			return nil, err
 		}
 	}

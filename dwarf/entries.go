@@ -118,7 +118,7 @@ func (de *dieEntries) declaration() (decl, ok bool) {
 func (de *dieEntries) scratch(e *Entry) bool { return e == &de.scratchE }
 
 // full decodes d, the DIE the scan just read, whole; a DIE it cannot
-// decode is errScan (the walk loses its unit: see lostUnit).
+// decode is errScan (the walk loses a span of its unit: see lost.go).
 func (de *dieEntries) full(d die) (*Entry, error) {
 	e, err := de.dd.decode(d)
 	if err != nil {

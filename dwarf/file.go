@@ -15,8 +15,11 @@
 // Corrupt input comes back as a *elfx.DecodeError naming the file, the
 // section and the offset of the record. Types leaves a type it cannot
 // decode out and returns the others with a *PartialError (matching
-// types.ErrPartial); a walk over the functions leaves out the unit it
-// cannot read and says so through Options.Warn. The package's decoders
+// types.ErrPartial). A walk over the DIEs that meets one it cannot read
+// keeps those before it and loses the child of the unit DIE that holds
+// it, up to its DW_AT_sibling (see lost.go); a reference into what is
+// lost is refused, a functions walk says so through Options.Warn, and
+// Damage says what the walks left out. The package's decoders
 // return their errors as values: debug/elf's panics, on corrupt headers
 // and compressed sections, are recovered in elfx.Guard.
 //
@@ -117,6 +120,11 @@ type File struct {
 	infoLen    int
 	abbrevs    *abbrevTables // parsed by the scans (see scan)
 	unitRanges []unitRange   // every unit's address ranges, sorted (see unitAt)
+	// damage is what the walks left out (see Damage), once for each
+	// offset in damagedAt, under damageMu.
+	damageMu  sync.Mutex
+	damage    leftOut
+	damagedAt map[Offset]bool
 	// alt is the dwz alternate file .gnu_debugaltlink names (see
 	// alt.go); altMissing says why it could not be opened.
 	alt        *File
@@ -358,7 +366,8 @@ func (f *File) Types() (spec *types.Spec, err error) {
 // typesExact is Types for the types whose qualified names are names, and
 // what they refer to: the definitions of each name Types would list, the
 // same identical ones merged. ok is false when a name names no type
-// exactly (a short name: Types' Find decides).
+// exactly (a short name: Types' Find decides). A damaged file's Spec
+// comes with a *PartialError, as Types gives it.
 func (f *File) typesExact(names []string) (spec *types.Spec, ok bool, err error) {
 	c, err := f.typeConverter()
 	if err != nil {
@@ -374,16 +383,18 @@ func (f *File) typesExact(names []string) (spec *types.Spec, ok bool, err error)
 		save.add(q, n)
 		return only[q]
 	})
-	if err != nil {
+	if err != nil && (spec == nil || !errors.Is(err, types.ErrPartial)) {
 		return nil, false, err
 	}
-	save.write(c)
+	if err == nil {
+		save.write(c) // a damaged file's index is not kept
+	}
 	for _, n := range names {
-		if _, err := spec.Find(n); err != nil {
-			return nil, false, nil
+		if _, ferr := spec.Find(n); ferr != nil {
+			return nil, false, err
 		}
 	}
-	return spec, true, nil
+	return spec, true, err
 }
 
 // warn gives msg to Options.Warn, when set.

@@ -170,7 +170,7 @@ func (de *dieEntries) quickAttrs() (fnAttrs, bool) {
 // attrs reads the attributes of e, a subprogram or an inline site next
 // returned as the scratch entry of a typed walk, from the scan's bytes. A
 // form the scan does not read, or a malformed value, is errScan: the walk
-// leaves the unit out (see lostUnit).
+// leaves a span of the unit out (see lost.go).
 func (de *dieEntries) attrs(e *Entry) (fnAttrs, error) {
 	if e == &de.scratchE {
 		if a, ok := de.quickAttrs(); ok {

@@ -53,8 +53,8 @@ type funcFrame struct {
 }
 
 // walkSpan walks the DIEs of one span of .debug_info (all of it for the
-// zero span) for Functions. A unit whose DIEs the scan cannot read (see
-// lostUnit) is left out, what the walk found of it dropped.
+// zero span) for Functions. A span of a unit whose DIEs the scan cannot
+// read (see lost.go) is left out, what the walk found of it dropped.
 func (f *File) walkSpan(o FuncOptions, units map[Offset]bool, sp span) (walked, error) {
 	r := f.dieEntries(funcWalk)
 	r.typed = true
@@ -68,7 +68,7 @@ func (f *File) walkSpan(o FuncOptions, units map[Offset]bool, sp span) (walked, 
 	fw := &funcWalker{f: f, o: o, r: r, read: r, rel: f.ELF.Type == elf.ET_REL}
 	var stack []funcFrame
 	var cur funcFrame
-	kept := fw.out // what the walk found before the unit it is in
+	var m walkMark
 	// whole says the unit the walk is in started in this span (a span
 	// may start inside a unit): at its end, the declarations nothing in
 	// it refers to are dropped (see prune). The last unit of a span may
@@ -80,20 +80,19 @@ func (f *File) walkSpan(o FuncOptions, units map[Offset]bool, sp span) (walked, 
 		if err == nil && e != nil {
 			if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 				if whole && prune {
-					prune = fw.prune(len(kept.order), len(kept.sites))
-					fw.closeUnit(prune, len(kept.order), len(kept.sites))
+					prune = fw.prune(len(m.unit.order), len(m.unit.sites))
+					fw.closeUnit(prune, len(m.unit.order), len(m.unit.sites))
 				}
 				whole = jump == 0 // the unit a span starts inside is not
-				kept = fw.out
+				m = walkMark{unit: fw.out, child: fw.out}
+			} else if len(stack) == 1 && e.Tag != 0 {
+				m.child, m.top, m.frame = fw.out, e.Offset, cur
 			}
 			err = fw.step(e, units, &stack, &cur)
 		}
 		if errors.Is(err, errScan) {
-			fw.out = kept
-			stack, cur = stack[:0], funcFrame{}
-			lost, ok := f.lostUnit(r.sc)
-			f.warn(lost.Error() + "; the functions of that unit are left out")
-			if !ok {
+			var ok bool
+			if stack, cur, ok = fw.lose(&m, stack); !ok {
 				break
 			}
 			continue
@@ -115,6 +114,36 @@ func (f *File) walkSpan(o FuncOptions, units map[Offset]bool, sp span) (walked, 
 		}
 	}
 	return fw.out, nil
+}
+
+// walkMark is where a walk goes back to when it loses a span of a unit
+// (see lost.go).
+type walkMark struct {
+	unit  walked    // what the walk found before the unit it is in
+	child walked    // what it found before the child of the unit DIE it is in
+	top   Offset    // that child (0 before the first)
+	frame funcFrame // the frame of the unit DIE's children
+}
+
+// lose drops what the walk found in the span its scan lost step in, and
+// moves the scan past the span, warning once; it returns the walk's
+// frames to go on with, false when the units after cannot be found.
+func (fw *funcWalker) lose(m *walkMark, stack []funcFrame) ([]funcFrame, funcFrame, bool) {
+	f, sc := fw.f, fw.r.sc
+	sp, lost, ok := f.lose(sc, m.top)
+	f.warn(lost.Error())
+	if !ok {
+		fw.out = m.unit
+		return stack[:0], funcFrame{}, false
+	}
+	f.damaged(sp.bad, lost)
+	if sp.from == m.top {
+		fw.out = m.child
+	}
+	if sp.from == m.top && sp.to < Offset(sc.u.end) {
+		return append(stack[:0], funcFrame{}), m.frame, true // on at the unit's next child
+	}
+	return stack[:0], funcFrame{}, true
 }
 
 // evictBytes is how far a walk reads .debug_info between evictions of

@@ -63,8 +63,10 @@ type index struct {
 	// saved, for an index of some units only, is the whole file's index
 	// the cache kept: it gives the definitions (see savedIndex).
 	saved *savedIndex
-	// lost counts the units left out, their DIEs unreadable.
-	lost leftOut
+	// lost counts the spans of units left out, their DIEs unreadable;
+	// spans are those spans, in section order (see lost.go).
+	lost  leftOut
+	spans []lostSpan
 	// out, in an outline (see File.outline), keeps what a saved index
 	// needs in place of the nodes.
 	out *outline
@@ -224,9 +226,9 @@ type frame struct {
 }
 
 // indexWith indexes the types of the DIEs r scans, in one pass, each
-// type's DIE decoded when a conversion first needs it. A unit whose DIEs
-// the scan cannot read (see lostUnit) is left out, with what the pass
-// indexed of it, and counted in the index's lost.
+// type's DIE decoded when a conversion first needs it. A span of a unit
+// whose DIEs the scan cannot read (see lost.go) is left out, with what
+// the pass indexed of it, and counted in the index's lost.
 func (f *File) indexWith(r *dieEntries) (*index, error) { return f.buildIndex(r, false, false) }
 
 // buildIndex is indexWith, or with outlined what an outline keeps (see
@@ -252,12 +254,16 @@ func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 		b.ix.nodes.offs, b.ix.nodes.list = make([]Offset, 0, n), make([]*node, 0, n)
 	}
 	b.r = r
-	var kept indexMark // the index before the unit being read
+	var unitKept, kept indexMark // the index before the unit, and the child of its unit DIE, being read
+	var top frame                // the frame of that child's unit
 	for {
 		e, err := r.next(false)
 		if err == nil && e != nil {
 			if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 				kept = b.ix.mark(e.Offset)
+				unitKept = kept
+			} else if len(b.stack) == 1 && e.Tag != 0 {
+				kept, top = b.ix.mark(e.Offset), b.cur
 			}
 			err = b.step(e, r)
 		}
@@ -265,14 +271,22 @@ func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 			if outlined {
 				b.ix.out.bad = true // what it kept of the unit is not dropped
 			}
-			b.ix.drop(kept)
-			b.stack, b.cur = b.stack[:0], frame{}
-			lost, ok := f.lostUnit(r.sc)
+			b.stack, b.cur, b.late = b.stack[:0], frame{}, nil
+			sp, lost, ok := f.lose(r.sc, kept.unit)
 			if err := b.ix.lost.add(lost); err != nil {
 				return nil, err
 			}
 			if !ok {
+				b.ix.drop(unitKept)
 				break
+			}
+			if sp.from == kept.unit {
+				b.ix.drop(kept)
+			}
+			f.damaged(sp.bad, lost)
+			b.ix.spans = append(b.ix.spans, sp)
+			if sp.from == kept.unit && sp.to < Offset(r.sc.u.end) {
+				b.stack, b.cur = append(b.stack, frame{}), top // on at the unit's next child
 			}
 			continue
 		}
@@ -301,8 +315,8 @@ func (b *indexer) step(e *Entry, r *dieEntries) error {
 	return nil
 }
 
-// indexMark is how much of an index a pass had built when a unit
-// started (see drop).
+// indexMark is how much of an index a pass had built when a unit, or a
+// child of a unit DIE, started (see drop).
 type indexMark struct {
 	unit         Offset
 	nodes, named int
@@ -312,8 +326,8 @@ func (ix *index) mark(unit Offset) indexMark {
 	return indexMark{unit: unit, nodes: len(ix.nodes.offs), named: len(ix.named)}
 }
 
-// drop leaves out what the pass indexed after m: the nodes of a unit it
-// could not read whole.
+// drop leaves out what the pass indexed after m: the nodes of a span of
+// a unit it could not read whole.
 func (ix *index) drop(m indexMark) {
 	ix.nodes.offs, ix.nodes.list = ix.nodes.offs[:m.nodes], ix.nodes.list[:m.nodes]
 	ix.named = ix.named[:m.named]

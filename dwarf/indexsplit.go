@@ -21,6 +21,7 @@ func joinIndex(a, b *index) *index {
 	a.lazy = append(a.lazy, b.lazy...)
 	a.named = append(a.named, b.named...)
 	a.lost.merge(b.lost)
+	a.spans = append(a.spans, b.spans...)
 	for k, off := range b.defs { // b's DIEs come after a's: a's first definitions stay
 		if _, dup := a.defs[k]; !dup {
 			if a.defs == nil {

@@ -72,7 +72,7 @@ func (f *File) Scopes() (out []Scope, err error) {
 // naming where the scan lost step.
 func (f *File) scanError(sc *scan, err error) error {
 	if errors.Is(err, errScan) {
-		err, _ = f.lostUnit(sc)
+		err = f.scanLost(sc)
 	}
 	return err
 }

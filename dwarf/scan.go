@@ -18,7 +18,7 @@ import (
 // needs from the scan's bytes (quick.go, funcattrs.go), and the DIEs
 // whose forms those do not read through the package's decoder
 // (dieEntries.full, decode.go); a malformed byte is errScan, which costs
-// the walk the rest of that unit (see lostUnit), reported as a
+// the walk a span of that unit (see lost.go), reported as a
 // *elfx.DecodeError naming the DIE. A unit header that does not read is a
 // headerError, which refuses the file when it opens (checkUnits).
 type scan struct {
@@ -499,23 +499,6 @@ func (s *scan) next() (d die, ok bool, err error) {
 		return die{}, false, errScan
 	}
 	return d, true, nil
-}
-
-// lostUnit moves sc past the unit in which it lost step (errScan), and
-// returns the error naming where: the DIE it was reading, or the unit's
-// abbreviations. ok is false when what is lost is a unit's header: the
-// units after it cannot be found.
-func (f *File) lostUnit(sc *scan) (err error, ok bool) {
-	if sc.at < sc.u.start || sc.at >= sc.u.end {
-		return f.decodeError(Offset(sc.at), "unreadable unit header"), false
-	}
-	what := "unreadable DIE"
-	if sc.at == sc.u.start {
-		what = "unreadable abbreviations"
-	}
-	err = f.decodeError(Offset(sc.at), "%s (the unit at %#x)", what, sc.u.start)
-	sc.pos = sc.u.end
-	return err, true
 }
 
 // seekUnit moves to the header of the unit whose entry is at die,

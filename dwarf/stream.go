@@ -211,8 +211,6 @@ func (l *lister) list(c *converter, n *node) (types.Type, error) {
 	}
 	t, err := c.root(n.off)
 	if err != nil {
-		// Conversions the failed one left half made are dropped.
-		c.memo = make(map[Offset]types.Type)
 		return nil, l.left.add(err)
 	}
 	l.seen[h] = t

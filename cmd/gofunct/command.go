@@ -165,12 +165,22 @@ func runFunct(f *functFlags, path string, stdout, stderr io.Writer) error {
 	defer c.Close()
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	defer w.Flush()
-	if lc != nil && c.DWARF != nil {
+	if lc != nil && c.DWARF != nil && c.DWARF.Damage() == nil {
 		// A plain listing (the only kind with an entry): printed from
 		// the rows the entry holds.
 		lc.StoreWrite(w, c.Funcs(), l)
 		return nil
 	}
+	err = listCode(w, f, c, l, path)
+	if err == nil && c.DWARF != nil {
+		// What the listing left out of a damaged file, after it.
+		err = c.DWARF.Damage()
+	}
+	return err
+}
+
+// listCode writes the view of c the flags ask for.
+func listCode(w io.Writer, f *functFlags, c *loader.Code, l *funcview.Listing, path string) error {
 	switch {
 	case f.addr != "":
 		addr, err := strconv.ParseUint(strings.TrimSpace(f.addr), 0, 64)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	stddwarf "debug/dwarf"
 	"fmt"
 	"strings"
 	"testing"
@@ -44,4 +45,72 @@ func TestCorruptUnitHeader(t *testing.T) {
 			t.Errorf("%s: exit %d, %d bytes out, stderr %q: want 1, none, one line starting %q", d.Name, code, len(stdout), stderr, line)
 		}
 	}
+}
+
+// TestCorruptDIE: a DIE whose abbreviation code no table holds
+// (testutil.CorruptDIEs) costs the child of the unit DIE that holds it,
+// up to its DW_AT_sibling, or the rest of the unit without one, as
+// readelf and debug/dwarf stop there. Every type pahole prints of the
+// whole program is printed as pahole prints it when none of the DIEs
+// it needs (testutil.TypeDIEs) is lost, else not at all, in the whole
+// dump and by its name (-C); then one line names the file, .debug_info
+// and the DIE, exit status 1.
+func TestCorruptDIE(t *testing.T) {
+	t.Setenv("BINSCOPE_CACHE", t.TempDir())
+	for _, dd := range testutil.CorruptDIEs(t) {
+		t.Run(dd.Name, func(t *testing.T) {
+			want := paholeOut(t, dd.Good)
+			_, _, d := testutil.ReadDWARF(t, dd.Good)
+			lost := lostTypes(t, d, dd)
+			code, stdout, stderr := run(dd.Bad)
+			line := fmt.Sprintf("gopahole: %s: section .debug_info at offset %#x: unreadable DIE: ", dd.Bad, dd.Off)
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+				t.Errorf("exit %d, stderr %q: want 1, one line starting %q", code, stderr, line)
+			}
+			kept, left := 0, 0
+			for _, block := range strings.SplitAfter(want, "\n};\n") {
+				head, _, _ := strings.Cut(strings.TrimLeft(block, "\n"), "\n")
+				if head == "" {
+					continue
+				}
+				fields := strings.Fields(head)
+				_, one, _ := run("-C", fields[len(fields)-2], dd.Bad) // -C NAME reads the names' types only
+				switch {
+				case lost[head]:
+					left++
+					if strings.Contains(stdout, head+"\n") || one != "" {
+						t.Errorf("%q printed; it needs a DIE lost", head)
+					}
+				case !strings.Contains(stdout, strings.TrimLeft(block, "\n")) || one != strings.TrimLeft(block, "\n"):
+					t.Errorf("%q not printed as pahole prints it from the whole file:\n%s\ngopahole:\n%s\ngopahole -C:\n%s", head, block, stdout, one)
+				default:
+					kept++
+				}
+			}
+			t.Logf("%d types printed as pahole prints them, %d left out", kept, left)
+			if kept < 4 || (dd.Name == "member" && left < 1) {
+				t.Errorf("%d types printed as pahole prints them, %d left out: want 4 or more, and one left out", kept, left)
+			}
+		})
+	}
+}
+
+// lostTypes are the heads of pahole's blocks ("struct alpha {") of the
+// named types of d that need a DIE dd loses.
+func lostTypes(t *testing.T, d *stddwarf.Data, dd testutil.DIEDamage) map[string]bool {
+	lost := map[string]bool{}
+	r := d.Reader()
+	for e, err := r.Next(); e != nil && err == nil; e, err = r.Next() {
+		name, _ := e.Val(stddwarf.AttrName).(string)
+		kind := map[stddwarf.Tag]string{stddwarf.TagStructType: "struct", stddwarf.TagUnionType: "union", stddwarf.TagEnumerationType: "enum"}[e.Tag]
+		if name == "" || kind == "" {
+			continue
+		}
+		for _, off := range testutil.TypeDIEs(t, d, e.Offset) {
+			if dd.Lost(off) {
+				lost[kind+" "+name+" {"] = true
+			}
+		}
+	}
+	return lost
 }

@@ -1,0 +1,112 @@
+package main
+
+import (
+	stddwarf "debug/dwarf"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/binscope/binscope/internal/testutil"
+)
+
+// TestCorruptDIE: a DIE whose abbreviation code no table holds
+// (testutil.CorruptDIEs) costs the child of the unit DIE that holds it,
+// up to its DW_AT_sibling, or the rest of the unit without one. Of the
+// prototypes pfunct -P prints of the whole program, gofunct -P prints
+// those whose subprogram is not lost: as pfunct does when none of the
+// DIEs of their types (testutil.TypeDIEs) is, else with the type lost
+// as `?`; then one line names the file, .debug_info and the DIE, exit
+// status 1.
+func TestCorruptDIE(t *testing.T) {
+	t.Setenv("BINSCOPE_CACHE", t.TempDir())
+	for _, dd := range testutil.CorruptDIEs(t) {
+		t.Run(dd.Name, func(t *testing.T) {
+			want := mustRun(t, "pfunct", "-P", dd.Good)
+			_, _, d := testutil.ReadDWARF(t, dd.Good)
+			fate := funcFates(t, d, dd)
+			code, stdout, stderr := runGofunct("-P", "--no-cache", dd.Bad)
+			line := fmt.Sprintf("gofunct: %s: section .debug_info at offset %#x: unreadable DIE: ", dd.Bad, dd.Off)
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+				t.Errorf("exit %d, stderr %q: want 1, one line starting %q", code, stderr, line)
+			}
+			got := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+				got[protoName(l)] = l
+			}
+			count := map[string]int{}
+			for _, l := range strings.Split(strings.TrimSpace(want), "\n") {
+				name := protoName(l)
+				g, printed := got[name]
+				count[fate[name]]++
+				switch fate[name] {
+				case "lost":
+					if printed {
+						t.Errorf("%q printed; its subprogram is lost", g)
+					}
+				case "unknown":
+					if !printed || !strings.Contains(g, "?") || g == l {
+						t.Errorf("%s: %q printed; want pfunct's %q with the type lost as ?", name, g, l)
+					}
+				default:
+					if g != l {
+						t.Errorf("%s: %q printed; want pfunct's %q", name, g, l)
+					}
+				}
+			}
+			t.Logf("of pfunct's prototypes: %v", count)
+			if count["kept"] < 4 || count["lost"]+count["unknown"] < 1 {
+				t.Errorf("%v: want 4 or more kept, and one lost or unknown", count)
+			}
+		})
+	}
+}
+
+// funcFates says of every subprogram of d with a name whether dd loses
+// it ("lost"), a DIE of its return or parameters' types ("unknown"), or
+// none of those ("kept").
+func funcFates(t *testing.T, d *stddwarf.Data, dd testutil.DIEDamage) map[string]string {
+	fate := map[string]string{}
+	r := d.Reader()
+	for e, err := r.Next(); e != nil && err == nil; e, err = r.Next() {
+		name, _ := e.Val(stddwarf.AttrName).(string)
+		if e.Tag != stddwarf.TagSubprogram || name == "" {
+			continue
+		}
+		fate[name] = "kept"
+		if dd.Lost(e.Offset) {
+			fate[name] = "lost"
+			continue
+		}
+		refs := typeRefs(d, e)
+		for _, ref := range refs {
+			for _, off := range testutil.TypeDIEs(t, d, ref) {
+				if dd.Lost(off) {
+					fate[name] = "unknown"
+				}
+			}
+		}
+	}
+	return fate
+}
+
+// typeRefs are the types fn (a subprogram of d) returns and its formal
+// parameters have.
+func typeRefs(d *stddwarf.Data, fn *stddwarf.Entry) []stddwarf.Offset {
+	var refs []stddwarf.Offset
+	if ref, ok := fn.Val(stddwarf.AttrType).(stddwarf.Offset); ok {
+		refs = append(refs, ref)
+	}
+	if !fn.Children {
+		return refs
+	}
+	r := d.Reader()
+	r.Seek(fn.Offset)
+	r.Next()
+	for c, err := r.Next(); c != nil && err == nil && c.Tag != 0; c, err = r.Next() {
+		if ref, ok := c.Val(stddwarf.AttrType).(stddwarf.Offset); ok && c.Tag == stddwarf.TagFormalParameter {
+			refs = append(refs, ref)
+		}
+		r.SkipChildren()
+	}
+	return refs
+}
