@@ -9,8 +9,25 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/binscope/binscope/dwarf"
+	"github.com/binscope/binscope/internal/arch"
+	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
+
+// entryValues reads a value the function had at its entry: in the
+// register that held it, where no instruction since the entry wrote it
+// (entryKept), or else from the callers' call sites, which give the
+// argument of each call (DW_TAG_call_site_parameter) as an expression in
+// the caller's frame (fromCallers, callerOps). The frames between are
+// read through the call frame information (regOps).
+type entryValues struct {
+	t      *target // the DWARF call sites and the code's bytes
+	arch   *arch.Arch
+	frames *frameTable
+	flows  *flowIndex
+	slots  *slotStores
+	checks *valueChecks // a caller's value checked as the site's are
+}
 
 // maxCallers bounds the callers one value is looked up among.
 const maxCallers = 32
@@ -43,22 +60,22 @@ type frameView struct {
 // callee's CFA, and another register is still in place where the callee
 // has not changed it since its entry, or where the callee's call frame
 // information says it saved it.
-func (r *Resolver) regOps(f *frameView, name string, off int64) ([]types.Op, bool) {
+func (ev *entryValues) regOps(f *frameView, name string, off int64) ([]types.Op, bool) {
 	c := f.child
 	switch {
 	case c == nil:
 		return regPlus(name, off), true
-	case name == r.arch.SP:
-		return r.regOps(c, c.cfaReg, c.cfaOff+off)
+	case name == ev.arch.SP:
+		return ev.regOps(c, c.cfaReg, c.cfaOff+off)
 	}
-	if ok, _ := r.entryKept(name, c.pc); ok {
-		return r.regOps(c, name, off)
+	if ok, _ := ev.entryKept(name, c.pc); ok {
+		return ev.regOps(c, name, off)
 	}
-	slot, ok := r.frames.saved(c.pc, name)
+	slot, ok := ev.frames.saved(c.pc, name)
 	if !ok {
 		return nil, false
 	}
-	ops, ok := r.regOps(c, c.cfaReg, c.cfaOff+slot)
+	ops, ok := ev.regOps(c, c.cfaReg, c.cfaOff+slot)
 	ops = append(ops, types.Op{Code: types.OpDeref, Value: 8})
 	if off != 0 {
 		ops = append(ops, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
@@ -76,28 +93,28 @@ func (r *Resolver) regOps(f *frameView, name string, off int64) ([]types.Op, boo
 // from its callers in turn (see maxCallerDepth). A call from elsewhere
 // (another unit, a tail call, a call whose site gives no value the probe
 // can read) gives no value: fails says so.
-func (r *Resolver) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what string) (ops []types.Op, why, fails string) {
-	if r.f == nil || !r.decodes() {
+func (ev *entryValues) fromCallers(pc uint64, match func(dwarf.CallParam) bool, what string) (ops []types.Op, why, fails string) {
+	if ev.t.f == nil || !ev.t.decodes() {
 		return nil, what + ", which only the callers' debug info gives", ""
 	}
-	cfaReg, cfaOff, ok := r.frames.cfa(pc)
+	cfaReg, cfaOff, ok := ev.frames.cfa(pc)
 	if !ok {
 		return nil, fmt.Sprintf("%s: no call frame information at %#x", what, pc), ""
 	}
-	return r.fromFrameCallers(&frameView{pc: pc, cfaReg: cfaReg, cfaOff: cfaOff}, match, what)
+	return ev.fromFrameCallers(&frameView{pc: pc, cfaReg: cfaReg, cfaOff: cfaOff}, match, what)
 }
 
 // fromFrameCallers is fromCallers for the function copy of frame f.
-func (r *Resolver) fromFrameCallers(f *frameView, match func(dwarf.CallParam) bool, what string) (ops []types.Op, why, fails string) {
-	inst, _ := r.flows.instanceAt(f.pc)
+func (ev *entryValues) fromFrameCallers(f *frameView, match func(dwarf.CallParam) bool, what string) (ops []types.Op, why, fails string) {
+	inst, _ := ev.flows.instanceAt(f.pc)
 	if inst == nil {
 		return nil, what + ": no function copy holds the site", ""
 	}
-	sites, err := r.f.CallSites(inst.Entry)
+	sites, err := ev.t.f.CallSites(inst.Entry)
 	if err != nil {
 		return nil, what + ": " + err.Error(), ""
 	}
-	ra, ok := r.regOps(f, f.cfaReg, f.cfaOff-8)
+	ra, ok := ev.regOps(f, f.cfaReg, f.cfaOff-8)
 	if !ok {
 		return nil, fmt.Sprintf("%s: the return address of %s's frame is not readable at the probe", what, inst.Symbol), ""
 	}
@@ -111,7 +128,7 @@ func (r *Resolver) fromFrameCallers(f *frameView, match func(dwarf.CallParam) bo
 	var nested []string // why calls fail that a caller's callers give
 	calls, described := 0, 0
 	for _, cs := range sites {
-		if cs.Tail || !r.calls(cs.ReturnPC, inst.Entry) {
+		if cs.Tail || !ev.t.calls(cs.ReturnPC, inst.Entry) {
 			continue
 		}
 		calls++
@@ -121,7 +138,7 @@ func (r *Resolver) fromFrameCallers(f *frameView, match func(dwarf.CallParam) bo
 				continue
 			}
 			described++
-			ops, no, fails := r.callerOps(p.Value, f, cs.ReturnPC)
+			ops, no, fails := ev.callerOps(p.Value, f, cs.ReturnPC)
 			if why = "gives it " + no; no == "" {
 				cases = append(cases, branch{cs.ReturnPC, ops})
 				if fails != "" {
@@ -199,12 +216,12 @@ func (im *image) calls(ret, entry uint64) bool {
 // value the caller had at its own entry, in a register it has not changed
 // before the call, or else from its own callers (see fromFrameCallers).
 // fails says for which calls of the caller's the operations fail.
-func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []types.Op, why, fails string) {
+func (ev *entryValues) callerOps(l types.Loc, callee *frameView, ret uint64) (out []types.Op, why, fails string) {
 	ops, done, why := callerPiece(l)
 	if why != "" || done {
 		return ops, why, ""
 	}
-	if why := cmp.Or(r.checks.stale(ret-5, "", ops), r.checks.misnamed(ret-5, ops), r.slots.overwritten(ret-5, ops, 0)); why != "" {
+	if why := cmp.Or(ev.checks.stale(ret-5, "", ops), ev.checks.misnamed(ret-5, ops), ev.slots.overwritten(ret-5, ops, 0)); why != "" {
 		// A value the caller's debug info describes by a register that
 		// holds another variable at the call (see stale), or by a stack
 		// slot another store overwrote (gcc -O3 seed 2700: fn02's a*3+1
@@ -215,7 +232,7 @@ func (r *Resolver) callerOps(l types.Loc, callee *frameView, ret uint64) (out []
 	// callerEntry may set caller's CFA; the operations after it keep it.
 	caller := &frameView{pc: ret - 5, ret: ret, child: callee, depth: callee.depth + 1}
 	for i := range ops {
-		more, f, why := r.callerOp(caller, ops, i)
+		more, f, why := ev.callerOp(caller, ops, i)
 		if why != "" {
 			return nil, why, ""
 		}
@@ -256,21 +273,21 @@ func callerPiece(l types.Loc) (ops []types.Op, done bool, why string) {
 // callerOp is ops[i], an operation in caller's frame, as operations at
 // the probe's pc; fails says for which calls of the caller's they fail,
 // why why they cannot be read.
-func (r *Resolver) callerOp(caller *frameView, ops []types.Op, i int) (out []types.Op, fails, why string) {
+func (ev *entryValues) callerOp(caller *frameView, ops []types.Op, i int) (out []types.Op, fails, why string) {
 	o := ops[i]
 	switch o.Code {
 	case types.OpSkip, types.OpBra, types.OpParam, types.OpFail:
 		return nil, "", "as " + types.OpsString(ops) + ", which branches or needs its caller's caller"
 	case types.OpEntry:
-		return r.callerEntry(caller, ops, i)
+		return ev.callerEntry(caller, ops, i)
 	case types.OpReg:
-		return r.callerReg(caller, ops, o.Reg, 0)
+		return ev.callerReg(caller, ops, o.Reg, 0)
 	case types.OpCFA: // the caller's, at the call
-		creg, coff, ok := r.frames.cfa(caller.ret - 1)
+		creg, coff, ok := ev.frames.cfa(caller.ret - 1)
 		if !ok {
 			return nil, "", fmt.Sprintf("as %s, and no call frame information gives the caller's frame at %#x", types.OpsString(ops), caller.ret-1)
 		}
-		return r.callerReg(caller, ops, creg, coff)
+		return ev.callerReg(caller, ops, creg, coff)
 	}
 	return []types.Op{o}, "", ""
 }
@@ -278,8 +295,8 @@ func (r *Resolver) callerOp(caller *frameView, ops []types.Op, i int) (out []typ
 // callerReg is the caller's register name plus off at the call (see
 // regOps), or why not: the function called changes it and saves it
 // nowhere.
-func (r *Resolver) callerReg(caller *frameView, ops []types.Op, name string, off int64) (out []types.Op, fails, why string) {
-	out, ok := r.regOps(caller, name, off)
+func (ev *entryValues) callerReg(caller *frameView, ops []types.Op, name string, off int64) (out []types.Op, fails, why string) {
+	out, ok := ev.regOps(caller, name, off)
 	if !ok {
 		return nil, "", fmt.Sprintf("as %s, in %s, which the function changes by %#x and saves nowhere", types.OpsString(ops), name, caller.child.pc)
 	}
@@ -292,26 +309,26 @@ func (r *Resolver) callerReg(caller *frameView, ops []types.Op, name string, off
 // call (the 5-byte call that returns to caller.ret), or only extended its
 // low 32 bits when only those are used; else what the caller's own
 // callers' call sites give for it.
-func (r *Resolver) callerEntry(caller *frameView, ops []types.Op, i int) (out []types.Op, fails, why string) {
+func (ev *entryValues) callerEntry(caller *frameView, ops []types.Op, i int) (out []types.Op, fails, why string) {
 	o, ret := ops[i], caller.ret
 	var allow func(x86asm.Inst) bool
 	if low32(ops[i+1:]) {
 		allow = extendsSelf(o.Reg)
 	}
-	ok, host := r.entryKeptBut(o.Reg, ret-5, allow)
+	ok, host := ev.entryKeptBut(o.Reg, ret-5, allow)
 	if ok {
-		return r.callerReg(caller, ops, o.Reg, 0)
+		return ev.callerReg(caller, ops, o.Reg, 0)
 	}
 	what := fmt.Sprintf("as %s, %s's own entry value of %s, which %s changes before the call", types.OpsString(ops), host, o.Reg, host)
 	if caller.depth >= maxCallerDepth {
 		return nil, "", what + " (only its caller's debug info gives it)"
 	}
-	creg, coff, cok := r.frames.cfa(ret - 1)
+	creg, coff, cok := ev.frames.cfa(ret - 1)
 	if !cok {
 		return nil, "", fmt.Sprintf("%s, and no call frame information gives the caller's frame at %#x", what, ret-1)
 	}
 	caller.cfaReg, caller.cfaOff = creg, coff
-	sw, no, f := r.fromFrameCallers(caller, func(p dwarf.CallParam) bool { return p.Reg == o.Reg }, what)
+	sw, no, f := ev.fromFrameCallers(caller, func(p dwarf.CallParam) bool { return p.Reg == o.Reg }, what)
 	if no == "" && len(sw) > maxNestedOps {
 		no = fmt.Sprintf("%s, which its callers' call sites give in %d operations: more than %d", what, len(sw), maxNestedOps)
 	}
@@ -319,4 +336,71 @@ func (r *Resolver) callerEntry(caller *frameView, ops []types.Op, i int) (out []
 		return nil, "", no
 	}
 	return sw, f, ""
+}
+
+// entryKept reports whether register reg still holds, at pc, the value it
+// had at the entry of the function copy whose code holds pc: no
+// instruction that runs between that entry and pc, on any path of the
+// copy's control flow, may write it (a call may write the registers the
+// callee need not keep). An indirect jump on the way, whose targets are
+// unknown, proves nothing. host names the copy.
+func (ev *entryValues) entryKept(reg string, pc uint64) (ok bool, host string) {
+	return ev.entryKeptBut(reg, pc, nil)
+}
+
+// entryKeptBut is entryKept, where the instructions allow accepts may
+// write reg.
+func (ev *entryValues) entryKeptBut(reg string, pc uint64, allow func(x86asm.Inst) bool) (ok bool, host string) {
+	inst, fn := ev.flows.instanceAt(pc)
+	if inst == nil {
+		return false, "the function"
+	}
+	host = inst.Symbol
+	if host == "" {
+		host = fn.Name
+	}
+	bit := x86.RegBit(reg)
+	if bit == 0 || !ev.t.decodes() {
+		return false, host
+	}
+	fl, err := ev.flows.of(inst)
+	if err != nil || !fl.has(pc) || !fl.has(inst.Entry) {
+		return false, host
+	}
+	// Forward from the entry.
+	from := map[uint64]bool{inst.Entry: true}
+	work := []uint64{inst.Entry}
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, s := range fl.succ[x] {
+			if !from[s] {
+				from[s] = true
+				work = append(work, s)
+			}
+		}
+	}
+	for _, j := range fl.indirect {
+		if from[j] {
+			return false, host
+		}
+	}
+	// Backward from pc: the instructions that run before it, on a path
+	// from the entry.
+	goCode := fn.Lang == types.LangGo
+	seen := map[uint64]bool{}
+	work = append(work[:0], fl.pred[pc]...)
+	for len(work) > 0 {
+		x := work[len(work)-1]
+		work = work[:len(work)-1]
+		if seen[x] || !from[x] {
+			continue
+		}
+		seen[x] = true
+		if x86.Writes(ev.arch, fl.op[x], goCode)&bit != 0 && (allow == nil || !allow(fl.op[x])) {
+			return false, host
+		}
+		work = append(work, fl.pred[x]...)
+	}
+	return true, host
 }

@@ -37,11 +37,15 @@
 //     a value at a site holds it there (stale.go, evalcheck.go,
 //     salvage.go, slot.go), from the target's variables, the frame table,
 //     the control flow, codeFacts and slotStores.
+//   - entryValues (callsite.go): a value the function had at its entry,
+//     in the register that kept it or from the callers' call sites, read
+//     through the frames between (lower.go asks it for entry values and
+//     removed parameters).
 //
 // Resolver holds these parts and the last mark group it gave; its
 // methods are the analyses that need several of them: sites (site.go),
-// fetch programs (fetch.go, lower.go, callsite.go) and the placement of
-// inline sites (place.go, anchor.go, join.go, later.go). The site a fetch program is
+// fetch programs (fetch.go, lower.go) and the placement of inline sites
+// (place.go, anchor.go, join.go, later.go). The site a fetch program is
 // built for is a value, siteAt, passed explicitly (fetch.go).
 package probe
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/binscope/binscope/dwarf"
 
-	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
 
@@ -71,13 +70,13 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 			}
 			out = append(out, regPlus(reg, off)...)
 		case types.OpEntry:
-			if ok, _ := r.entryKept(o.Reg, pc); ok {
+			if ok, _ := r.entries.entryKept(o.Reg, pc); ok {
 				out = append(out, types.Op{Code: types.OpReg, Reg: o.Reg})
 				break
 			}
 			// Changed since the entry: the callers may say what it was.
 			reg := o.Reg
-			sw, why, f := r.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Reg == reg },
+			sw, why, f := r.entries.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Reg == reg },
 				fmt.Sprintf("at %s: the value %s had at the function's entry, which the function may change before %#x", text, reg, pc))
 			if why != "" {
 				return nil, false, why, ""
@@ -85,7 +84,7 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 			out, fails = append(out, sw...), cmp.Or(fails, f)
 		case types.OpParam:
 			param := uint64(o.Value)
-			sw, why, f := r.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Param == param },
+			sw, why, f := r.entries.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Param == param },
 				fmt.Sprintf("at %s: a parameter the compiler removed from this copy", text))
 			if why != "" {
 				return nil, false, why, ""
@@ -184,71 +183,4 @@ func regPlus(reg string, off int64) []types.Op {
 		ops = append(ops, types.Op{Code: types.OpConst, Value: off}, types.Op{Code: types.OpPlus})
 	}
 	return ops
-}
-
-// entryKept reports whether register reg still holds, at pc, the value it
-// had at the entry of the function copy whose code holds pc: no
-// instruction that runs between that entry and pc, on any path of the
-// copy's control flow, may write it (a call may write the registers the
-// callee need not keep). An indirect jump on the way, whose targets are
-// unknown, proves nothing. host names the copy.
-func (r *Resolver) entryKept(reg string, pc uint64) (ok bool, host string) {
-	return r.entryKeptBut(reg, pc, nil)
-}
-
-// entryKeptBut is entryKept, where the instructions allow accepts may
-// write reg.
-func (r *Resolver) entryKeptBut(reg string, pc uint64, allow func(x86asm.Inst) bool) (ok bool, host string) {
-	inst, fn := r.flows.instanceAt(pc)
-	if inst == nil {
-		return false, "the function"
-	}
-	host = inst.Symbol
-	if host == "" {
-		host = fn.Name
-	}
-	bit := x86.RegBit(reg)
-	if bit == 0 || !r.decodes() {
-		return false, host
-	}
-	fl, err := r.flows.of(inst)
-	if err != nil || !fl.has(pc) || !fl.has(inst.Entry) {
-		return false, host
-	}
-	// Forward from the entry.
-	from := map[uint64]bool{inst.Entry: true}
-	work := []uint64{inst.Entry}
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, s := range fl.succ[x] {
-			if !from[s] {
-				from[s] = true
-				work = append(work, s)
-			}
-		}
-	}
-	for _, j := range fl.indirect {
-		if from[j] {
-			return false, host
-		}
-	}
-	// Backward from pc: the instructions that run before it, on a path
-	// from the entry.
-	goCode := fn.Lang == types.LangGo
-	seen := map[uint64]bool{}
-	work = append(work[:0], fl.pred[pc]...)
-	for len(work) > 0 {
-		x := work[len(work)-1]
-		work = work[:len(work)-1]
-		if seen[x] || !from[x] {
-			continue
-		}
-		seen[x] = true
-		if x86.Writes(r.arch, fl.op[x], goCode)&bit != 0 && (allow == nil || !allow(fl.op[x])) {
-			return false, host
-		}
-		work = append(work, fl.pred[x]...)
-	}
-	return true, host
 }

@@ -17,14 +17,15 @@ import (
 // package doc).
 type Resolver struct {
 	*target
-	frames *frameTable  // the call frame information
-	flows  *flowIndex   // placement's reading of the code
-	facts  *codeFacts   // what instructions compute
-	slots  *slotStores  // which stores reach a stack slot
-	copies *copyConsts  // the constants of copy sites checked
-	checks *valueChecks // whether a value's place holds it at a site
-	group  uint32       // the last mark group given (see Mark)
-	notes  *usdtNotes   // the file's USDT probes
+	frames  *frameTable  // the call frame information
+	flows   *flowIndex   // placement's reading of the code
+	facts   *codeFacts   // what instructions compute
+	slots   *slotStores  // which stores reach a stack slot
+	copies  *copyConsts  // the constants of copy sites checked
+	checks  *valueChecks // whether a value's place holds it at a site
+	entries *entryValues // values from the function's entry or its callers
+	group   uint32       // the last mark group given (see Mark)
+	notes   *usdtNotes   // the file's USDT probes
 }
 
 // newResolver is a Resolver of t.
@@ -34,6 +35,7 @@ func newResolver(t *target) *Resolver {
 	r.slots = &slotStores{frames: r.frames, flows: r.flows}
 	r.copies = &copyConsts{flows: r.flows, facts: r.facts}
 	r.checks = &valueChecks{t: t, arch: t.arch, frames: r.frames, flows: r.flows, facts: r.facts, slots: r.slots}
+	r.entries = &entryValues{t: t, arch: t.arch, frames: r.frames, flows: r.flows, slots: r.slots, checks: r.checks}
 	return r
 }
 
