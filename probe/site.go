@@ -267,6 +267,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 		s.Note = strings.TrimPrefix(st.note+"; "+later, "; ")
 		s.Note = strings.TrimSuffix(s.Note, "; ")
 		s.Mark = st.mark
+		r.copies.foldedConsts(s, in)
 		if st.copies {
 			copies = append(copies, copySite{len(b.p.Sites) - 1, wholeConsts(params)})
 		}
