@@ -62,7 +62,7 @@ func (vc *valueChecks) droppedOp(addr uint64, ops []types.Op, size int64) string
 			continue
 		}
 		between, at, from, copied := e.chain(back[i+1:], dst, ops)
-		if len(between) > 0 && vc.facts.noOps(e.fl, at) {
+		if len(between) > 0 && vc.facts.noOps(e.fl, at, size) {
 			// The operations between change nothing the code proves
 			// (rust-O3 2256: (3x+1) & -4 of an x that makes 3x+1 a
 			// multiple of 4).
