@@ -66,7 +66,7 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 	}
 	pts := []uint64{site.EntryPC}
 	merged := false
-	gnu := r.flows.gnuAt(site.EntryPC) && holds(site.Ranges, site.EntryPC)
+	gnu := r.flows.gnuAt(site.EntryPC) && (holds(site.Ranges, site.EntryPC) || fl.entryView(site))
 	if !gnu {
 		var out []start
 		var done bool
@@ -84,6 +84,22 @@ func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start 
 		return r.gnuStarts(site, inst, fl, out)
 	}
 	return out
+}
+
+// entryView reports whether GCC's entry_pc of site is an instruction of
+// fl that the DIE gives an empty range and no other range holds: GCC names
+// the view where the calls enter, past code it gave the expansion but
+// scheduled ahead of the call, on paths that do not make it. gcc -O2 seed
+// 3951 inlines two fn10 calls into fn09, `if (a & 1) r += fn10(a+a);`
+// then `r += fn10(a^97);`, and merges their record counters' loads and
+// increments into one, hoisted above the `a & 1` test and given to the
+// first call's DIE (0x1753): every fn09 call ran it, the first call only
+// the odd ones, from its entry_pc 0x17c0 on (the range [0x17c0,0x17c0)).
+func (fl *flow) entryView(site *types.InlineSite) bool {
+	if !fl.has(site.EntryPC) {
+		return false
+	}
+	return emptyAt(site.Ranges, site.EntryPC)
 }
 
 // callEntries are the ways into the expansion from the code around it
@@ -151,10 +167,19 @@ func (r *Resolver) unrolledStarts(fn *types.Func, site *types.InlineSite, inst *
 	split := false
 	if marked && len(decl) > 1 {
 		split = true
+		var more []uint64
 		for _, a := range slices.Sorted(maps.Keys(decl)) {
 			if !contains(pts, a) && !fl.quietFrom(pts, a) {
-				out = append(out, start{addr: a})
+				more = append(more, a)
 			}
+		}
+		all := append(append([]uint64(nil), pts...), more...)
+		if moved, ok := fl.pastTests(all, site.Ranges); ok {
+			all = moved
+		}
+		out = out[:0]
+		for _, a := range all {
+			out = append(out, start{addr: a})
 		}
 	} else if !marked {
 		for _, p := range pts {
@@ -538,7 +563,8 @@ func (r *Resolver) declRows(fn *types.Func, site *types.InlineSite, inst *types.
 	m := r.codeModel()
 	out := map[uint64]bool{}
 	for _, row := range rows {
-		if !row.Stmt || row.Line != fn.Decl.Line || !fl.has(row.Addr) || !sameFile(row.File, fn.Decl.File) {
+		if !row.Stmt || row.Line != fn.Decl.Line || !fl.has(row.Addr) || !sameFile(row.File, fn.Decl.File) ||
+			othersView(fn, site, row.Addr) {
 			continue
 		}
 		a, ok := row.Addr, true
@@ -550,6 +576,36 @@ func (r *Resolver) declRows(fn *types.Func, site *types.InlineSite, inst *types.
 		}
 	}
 	return out
+}
+
+// othersView reports whether the row at a marks the entry of another call
+// of fn from the same scope as site: that expansion's DIE has an empty
+// range at a, site's none. gcc -O3 seed 4032 inlines fn09's three fn10
+// calls into main; the third's copy on one path has the range
+// [0x1614,0x1614) and its declaration row at 0x1614, which is the first
+// call's last instruction there (its return value's move): a start of the
+// first call at the row counted that path's calls twice.
+func othersView(fn *types.Func, site *types.InlineSite, a uint64) bool {
+	if emptyAt(site.Ranges, a) {
+		return false
+	}
+	for _, s := range fn.Inlined {
+		if s != site && s.Parent == site.Parent && s.Caller == site.Caller && emptyAt(s.Ranges, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// emptyAt reports whether rs has the empty range [a,a): GCC's mark of
+// where a view of the DIE begins, before the instruction at a.
+func emptyAt(rs [][2]uint64, a uint64) bool {
+	for _, r := range rs {
+		if r[0] == a && r[1] == a {
+			return true
+		}
+	}
+	return false
 }
 
 // intoRanges is the first instruction of rs that control reaches from a,

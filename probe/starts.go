@@ -369,3 +369,104 @@ func (fl *flow) enteredBesides(y, x uint64, rs [][2]uint64) bool {
 	}
 	return false
 }
+
+// pastTests moves each start x of starts from which control goes on to
+// another start through tests and jumps alone (see decides) past them: to
+// the instructions those tests lead to other than starts, where x's calls
+// that do not go on to the other start go. A call that goes from x to
+// another start has done nothing in between but decide its way: it is the
+// other start's call, and a start at x too counted it twice. gcc -O3 seed
+// 4025 unswitches fn10's loop of two guarded fn11 calls on the guard: the
+// heavy loop's copy of the body starts at 0x1d4e with the guard's test,
+// whose early return jumps to the light loop's copy at 0x1f5a, each of
+// them marked with a row of fn11's declaration line; the first light call
+// passed both. ok is false when a start would move out of rs or to an
+// instruction that code other than the tests also reaches.
+func (fl *flow) pastTests(starts []uint64, rs [][2]uint64) (out []uint64, ok bool) {
+	for _, x := range starts {
+		others := map[uint64]bool{}
+		for _, o := range starts {
+			others[o] = o != x
+		}
+		tests, to, hit := fl.decides(x, others)
+		if !hit {
+			out = append(out, x)
+			continue
+		}
+		for _, z := range to {
+			for _, p := range fl.pred[z] {
+				if !tests[p] {
+					return starts, false
+				}
+			}
+			if !holds(rs, z) {
+				return starts, false
+			}
+		}
+		out = append(out, to...)
+	}
+	return out, true
+}
+
+// decides follows the tests and jumps from x (see testOnly) that only
+// they reach (x aside), not into others: hit reports whether they reach
+// one of others, to are the other instructions they lead to.
+func (fl *flow) decides(x uint64, others map[uint64]bool) (tests map[uint64]bool, to []uint64, hit bool) {
+	const maxTests = 8
+	tests = map[uint64]bool{}
+	work := []uint64{x}
+	for len(work) > 0 && len(tests) <= maxTests {
+		a := work[len(work)-1]
+		work = work[:len(work)-1]
+		if tests[a] || !testOnly(fl.op[a]) || a != x && !fl.onlyFrom(a, tests) {
+			if !contains(to, a) {
+				to = append(to, a)
+			}
+			continue
+		}
+		tests[a] = true
+		for _, y := range fl.succ[a] {
+			if others[y] {
+				hit = true
+			} else if !tests[y] {
+				work = append(work, y)
+			}
+		}
+	}
+	if len(tests) > maxTests {
+		return tests, nil, false
+	}
+	var out []uint64
+	for _, a := range to {
+		if !tests[a] {
+			out = append(out, a)
+		}
+	}
+	return tests, out, hit
+}
+
+// onlyFrom reports whether every predecessor of a is in set.
+func (fl *flow) onlyFrom(a uint64, set map[uint64]bool) bool {
+	for _, p := range fl.pred[a] {
+		if !set[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// testOnly reports whether in changes nothing but the flags and where
+// control goes: a compare, a test, a direct jump.
+func testOnly(in x86asm.Inst) bool {
+	switch in.Op {
+	case x86asm.CMP, x86asm.TEST, x86asm.NOP:
+		return true
+	case x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE:
+		return false
+	}
+	if !isBranch(in.Op) {
+		return false
+	}
+	_, direct := in.Args[0].(x86asm.Rel)
+	return direct
+}
