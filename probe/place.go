@@ -152,9 +152,12 @@ func (r *Resolver) unrolledStarts(fn *types.Func, site *types.InlineSite, inst *
 		delete(decl, a)
 	}
 	pts = fl.moveToJoins(decl, pts, site.Ranges)
+	// A start at an entry_pc outside the ranges (see entryView) is marked
+	// by the row the code at it leads to (see declRows).
 	marked := false
 	for _, p := range pts {
-		marked = marked || decl[p]
+		in, ok := fl.intoRanges(p, site.Ranges)
+		marked = marked || decl[p] || !holds(site.Ranges, p) && ok && decl[in]
 	}
 	out := make([]start, 0, len(pts))
 	for _, p := range pts {
