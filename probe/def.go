@@ -41,10 +41,13 @@
 //     in the register that kept it or from the callers' call sites, read
 //     through the frames between (lower.go asks it for entry values and
 //     removed parameters).
+//   - lowering (lower.go): a location's piece as operations at a pc: the
+//     CFA, entry values (from entryValues), a spilled value's load
+//     (spill.go), a vector register's general-register copy (veccopy.go).
 //
 // Resolver holds these parts and the last mark group it gave; its
 // methods are the analyses that need several of them: sites (site.go),
-// fetch programs (fetch.go, lower.go) and the placement of inline sites
+// fetch programs (fetch.go) and the placement of inline sites
 // (place.go, anchor.go, join.go, later.go). The site a fetch program is
 // built for is a value, siteAt, passed explicitly (fetch.go).
 package probe

@@ -253,7 +253,7 @@ func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 			if err != nil {
 				size = 8
 			}
-			gpr, _, why := r.vectorCopy(pc, p.Reg, size)
+			gpr, _, why := r.lowering.vectorCopy(pc, p.Reg, size)
 			if gpr != "" {
 				pl.regs = []types.Piece{{Kind: types.LocReg, Reg: gpr, Size: p.Size}}
 			}
@@ -265,7 +265,7 @@ func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocMem:
 		pl.mem, pl.addr, pl.off = true, spec.Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
 	case len(l.Pieces) == 1 && exprPiece(l.Pieces[0]):
-		ops, addr, why, fails := r.lower(l.Pieces[0], t, pc)
+		ops, addr, why, fails := r.lowering.lower(l.Pieces[0], t, pc)
 		pl.fails = fails
 		switch {
 		case why != "":

@@ -7,9 +7,24 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/binscope/binscope/dwarf"
-
+	"github.com/binscope/binscope/internal/arch"
 	"github.com/binscope/binscope/types"
 )
+
+// lowering turns a piece of a location the debug info gives into
+// operations a uprobe runs at the site's pc (lower): the CFA from the
+// call frame information, an entry value from entryValues, the load LLVM
+// leaves out of a spilled value (spilledLoad: spill.go), a vector
+// register's value from the general register it was copied from
+// (vectorCopy, vectorOps: veccopy.go).
+type lowering struct {
+	t       *target // the variables the debug info gives at an address (varsAt)
+	arch    *arch.Arch
+	frames  *frameTable
+	flows   *flowIndex
+	facts   *codeFacts
+	entries *entryValues
+}
 
 // exprPiece reports whether p is a location a probe evaluates as an
 // expression: one the stack machine computes, a static address, an entry
@@ -29,7 +44,7 @@ func exprPiece(p types.Piece) bool {
 // the value (LocAt, LocAddr) rather than the value, why the value cannot
 // be read there ("" when it can), and why the operations fail for some
 // calls ("" when they fail for none: see fromCallers).
-func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op, addr bool, why, fails string) {
+func (lo *lowering) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op, addr bool, why, fails string) {
 	switch p.Kind {
 	case types.LocAddr:
 		return []types.Op{{Code: types.OpAddr, Value: p.Offset}}, true, "", ""
@@ -41,17 +56,17 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 		ops = p.Ops
 	}
 	if p.Vector {
-		sub, why := r.vectorOps(ops, t, pc)
+		sub, why := lo.vectorOps(ops, t, pc)
 		if sub == nil {
 			return nil, false, fmt.Sprintf("at %s, which reads a vector register: a uprobe cannot%s", types.Loc{Pieces: []types.Piece{p}}, why), ""
 		}
 		ops = sub
 	}
 	text := types.OpsString(ops)
-	if p.Kind == types.LocValue && slotAddress(ops, r.arch.SP, r.framePointer(pc)) {
+	if p.Kind == types.LocValue && slotAddress(ops, lo.arch.SP, lo.framePointer(pc)) {
 		if _, ptr := types.Resolve(t).(*types.Pointer); !ptr && t != nil {
-			if loaded, _, ok := r.spilledLoad(ops, pc); ok {
-				return r.lower(types.Piece{Kind: types.LocValue, Ops: loaded}, t, pc)
+			if loaded, _, ok := lo.spilledLoad(ops, pc); ok {
+				return lo.lower(types.Piece{Kind: types.LocValue, Ops: loaded}, t, pc)
 			}
 			return nil, false, fmt.Sprintf("at %s: computed from a stack address without loading from it, not a value of its type (LLVM describes a spilled value so, leaving out the load)", text), ""
 		}
@@ -64,19 +79,19 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 		at[i] = len(out)
 		switch o.Code {
 		case types.OpCFA:
-			reg, off, ok := r.frames.cfa(pc)
+			reg, off, ok := lo.frames.cfa(pc)
 			if !ok {
 				return nil, false, fmt.Sprintf("at %s: no call frame information gives the frame's address at %#x", text, pc), ""
 			}
 			out = append(out, regPlus(reg, off)...)
 		case types.OpEntry:
-			if ok, _ := r.entries.entryKept(o.Reg, pc); ok {
+			if ok, _ := lo.entries.entryKept(o.Reg, pc); ok {
 				out = append(out, types.Op{Code: types.OpReg, Reg: o.Reg})
 				break
 			}
 			// Changed since the entry: the callers may say what it was.
 			reg := o.Reg
-			sw, why, f := r.entries.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Reg == reg },
+			sw, why, f := lo.entries.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Reg == reg },
 				fmt.Sprintf("at %s: the value %s had at the function's entry, which the function may change before %#x", text, reg, pc))
 			if why != "" {
 				return nil, false, why, ""
@@ -84,14 +99,14 @@ func (r *Resolver) lower(p types.Piece, t types.Type, pc uint64) (ops []types.Op
 			out, fails = append(out, sw...), cmp.Or(fails, f)
 		case types.OpParam:
 			param := uint64(o.Value)
-			sw, why, f := r.entries.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Param == param },
+			sw, why, f := lo.entries.fromCallers(pc, func(p dwarf.CallParam) bool { return p.Param == param },
 				fmt.Sprintf("at %s: a parameter the compiler removed from this copy", text))
 			if why != "" {
 				return nil, false, why, ""
 			}
 			out, fails = append(out, sw...), cmp.Or(fails, f)
 		case types.OpReg:
-			if _, ok := r.arch.PtRegs[o.Reg]; !ok {
+			if _, ok := lo.arch.PtRegs[o.Reg]; !ok {
 				return nil, false, fmt.Sprintf("at %s: %s is not in pt_regs", text, o.Reg), ""
 			}
 			out = append(out, o)
@@ -140,11 +155,11 @@ func slotAddress(ops []types.Op, sp string, fp bool) bool {
 // call frame information then computes the frame's address from RSP.
 // Other producers, and GCC code whose frame is computed from RBP, keep
 // RBP as the frame pointer.
-func (r *Resolver) framePointer(pc uint64) bool {
-	if !r.flows.gnuAt(pc) {
+func (lo *lowering) framePointer(pc uint64) bool {
+	if !lo.flows.gnuAt(pc) {
 		return true
 	}
-	reg, _, ok := r.frames.cfa(pc)
+	reg, _, ok := lo.frames.cfa(pc)
 	return !ok || reg == "RBP"
 }
 

@@ -23,8 +23,8 @@ import (
 //
 // It returns the operations with the 8-byte load after the address, and
 // the slot's variable; or why not.
-func (r *Resolver) spilledLoad(ops []types.Op, pc uint64) ([]types.Op, string, bool) {
-	sp := r.arch.SP
+func (lo *lowering) spilledLoad(ops []types.Op, pc uint64) ([]types.Op, string, bool) {
+	sp := lo.arch.SP
 	if len(ops) < 2 || ops[0].Code != types.OpReg || ops[0].Reg != sp {
 		return nil, "", false
 	}
@@ -42,7 +42,7 @@ func (r *Resolver) spilledLoad(ops []types.Op, pc uint64) ([]types.Op, string, b
 			return nil, "", false
 		}
 	}
-	vars, err := r.varsAt(pc)
+	vars, err := lo.t.varsAt(pc)
 	if err != nil {
 		return nil, "", false
 	}
@@ -60,7 +60,7 @@ func (r *Resolver) spilledLoad(ops []types.Op, pc uint64) ([]types.Op, string, b
 	if slot == "" {
 		return nil, "", false
 	}
-	fl := r.flows.at(pc)
+	fl := lo.flows.at(pc)
 	if fl == nil {
 		return nil, "", false
 	}

@@ -24,18 +24,18 @@ import (
 // the code changes, after RBX got its low 4 bytes). width is how many
 // low bytes of the vector register it holds (4 or 8; at least size).
 // why says why none does.
-func (r *Resolver) vectorCopy(pc uint64, name string, size int64) (gpr string, width int64, why string) {
+func (lo *lowering) vectorCopy(pc uint64, name string, size int64) (gpr string, width int64, why string) {
 	n, err := strconv.Atoi(strings.TrimPrefix(name, "X"))
-	if !strings.HasPrefix(name, "X") || err != nil || n < 0 || n > 15 || r.arch.SP != "RSP" {
+	if !strings.HasPrefix(name, "X") || err != nil || n < 0 || n > 15 || lo.arch.SP != "RSP" {
 		return "", 0, ""
 	}
 	none := fmt.Sprintf("; no general register holds a copy of it at %#x", pc)
-	fl := r.flows.at(pc)
+	fl := lo.flows.at(pc)
 	if fl == nil {
 		return "", 0, none
 	}
 	xreg := x86asm.X0 + x86asm.Reg(n)
-	defs, ok := r.facts.reachingWrites(fl, pc, xreg)
+	defs, ok := lo.facts.reachingWrites(fl, pc, xreg)
 	if !ok || len(defs) == 0 {
 		return "", 0, none
 	}
@@ -48,15 +48,15 @@ func (r *Resolver) vectorCopy(pc uint64, name string, size int64) (gpr string, w
 		case !isReg || in.Args[0] != xreg:
 			return "", 0, none
 		case in.Op == x86asm.MOVQ && src >= x86asm.RAX && src <= x86asm.R15:
-			cands = r.copiesOf(fl, d, x86.Family(src), 8)
+			cands = lo.copiesOf(fl, d, x86.Family(src), 8)
 		case in.Op == x86asm.MOVD && src >= x86asm.EAX && src <= x86asm.R15L:
-			cands = r.copiesOf(fl, d, x86.Family(src), 4)
+			cands = lo.copiesOf(fl, d, x86.Family(src), 4)
 		default:
 			return "", 0, none
 		}
 		written := x86.RegSet(0)
 		for y := range fl.between(pc, d, fl.pred) {
-			written |= x86.Writes(r.arch, fl.op[y], false)
+			written |= x86.Writes(lo.arch, fl.op[y], false)
 		}
 		for f, w := range cands {
 			if written&(1<<f) != 0 || w < size || i > 0 && held[f] == 0 {
@@ -87,7 +87,7 @@ func (r *Resolver) vectorCopy(pc uint64, name string, size int64) (gpr string, w
 // before d (each instruction with one predecessor) copies it from or to
 // by a register mov (movl for 4 bytes), through sign extensions of its
 // low 4 bytes (cltq, movslq), and does not write again before d.
-func (r *Resolver) copiesOf(fl *flow, d uint64, fam int, width int64) map[int]int64 {
+func (lo *lowering) copiesOf(fl *flow, d uint64, fam int, width int64) map[int]int64 {
 	out := map[int]int64{fam: width}
 	t, w, written := fam, width, x86.RegSet(0)
 	for x, steps := d, 0; steps < 32 && len(fl.pred[x]) == 1; steps++ {
@@ -97,7 +97,7 @@ func (r *Resolver) copiesOf(fl *flow, d uint64, fam int, width int64) map[int]in
 		src, _ := in.Args[1].(x86asm.Reg)
 		wide := dst >= x86asm.RAX && dst <= x86asm.R15 && src >= x86asm.RAX && src <= x86asm.R15
 		narrow := dst >= x86asm.EAX && dst <= x86asm.R15L && src >= x86asm.EAX && src <= x86asm.R15L
-		writes := x86.Writes(r.arch, in, false)
+		writes := x86.Writes(lo.arch, in, false)
 		switch {
 		case writes&(1<<t) == 0:
 			if g := x86.Family(dst); in.Op == x86asm.MOV && (wide || narrow) && x86.Family(src) == t && written&(1<<g) == 0 {
@@ -147,7 +147,7 @@ func intLike(t types.Type) bool {
 // fn07's a, (XMM0^56) as u32, where RBX holds XMM0's low 4 bytes), or
 // one the expression masks to 4 bytes (fn13's long a, (XMM0^49)&0xffffffff).
 // why says why not.
-func (r *Resolver) vectorOps(ops []types.Op, t types.Type, pc uint64) ([]types.Op, string) {
+func (lo *lowering) vectorOps(ops []types.Op, t types.Type, pc uint64) ([]types.Op, string) {
 	if !intLike(t) {
 		return nil, ""
 	}
@@ -167,7 +167,7 @@ func (r *Resolver) vectorOps(ops []types.Op, t types.Type, pc uint64) ([]types.O
 			}
 			continue
 		}
-		gpr, width, why := r.vectorCopy(pc, o.Reg, size)
+		gpr, width, why := lo.vectorCopy(pc, o.Reg, size)
 		if gpr == "" {
 			return nil, why
 		}
