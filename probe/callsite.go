@@ -221,7 +221,7 @@ func (ev *entryValues) callerOps(l types.Loc, callee *frameView, ret uint64) (ou
 	if why != "" || done {
 		return ops, why, ""
 	}
-	if why := cmp.Or(ev.checks.stale(ret-5, "", ops), ev.checks.misnamed(ret-5, ops), ev.slots.overwritten(ret-5, ops, 0)); why != "" {
+	if why := cmp.Or(ev.checks.stale(ret-5, "", ops), ev.checks.misnamed(ret-5, ops), ev.slots.overwritten(ret-5, ops, 0), ev.checks.callSlotElsewhere(ret-5, ops)); why != "" {
 		// A value the caller's debug info describes by a register that
 		// holds another variable at the call (see stale), or by a stack
 		// slot another store overwrote (gcc -O3 seed 2700: fn02's a*3+1
