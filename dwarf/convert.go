@@ -145,14 +145,6 @@ func (l *leftOut) add(err error) error {
 	return nil
 }
 
-// merge adds the records o left out.
-func (l *leftOut) merge(o leftOut) {
-	if l.n == 0 {
-		l.first = o.first
-	}
-	l.n += o.n
-}
-
 // err is nil when nothing was left out, else a *PartialError.
 func (l *leftOut) err() error {
 	if l.n == 0 {

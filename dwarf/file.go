@@ -84,9 +84,10 @@ type Options struct {
 	// sections in its heap, only the pages it reads of the mapping,
 	// which a stream or walk drops as it passes them.
 	MapSections bool
-	// outlineAhead: a cold lookup by name (LoadNamed) outlines the file
-	// as its sections inflate into the index cache (see outlineahead.go).
-	outlineAhead bool
+	// sectionsAhead: a cold lookup by name (LoadNamed) has the sections
+	// it inflates into the index cache inflated ahead, on another core
+	// (see startAhead).
+	sectionsAhead bool
 }
 
 // File is an ELF file opened for its DWARF.
@@ -140,9 +141,6 @@ type File struct {
 	// cache's "sections" entry, or are inflated into a new one (see
 	// useSavedSections), which saving counts.
 	sectionsSaved bool
-	// ahead is the outline made as the sections inflated (outlineAhead),
-	// for outline to take.
-	ahead *index
 	// aheadSecs are the sections to inflate ahead, not yet started
 	// (startAhead).
 	aheadSecs []savedSection
@@ -263,16 +261,12 @@ func startFile(ef, df *elfx.File, opts *Options) (f *File, save func()) {
 // its unit headers, and commits the sections entry save is for (an entry
 // not read whole is dropped).
 func (f *File) finishOpen(save func()) error {
-	if save != nil && f.opts.outlineAhead {
+	if save != nil && f.opts.sectionsAhead {
 		f.startAhead()
-		f.ahead = f.outlineAhead()
 	}
 	err := f.Debug.ReadDWARF()
 	if err == nil {
-		debug := f.Debug
-		if err = f.openSplit(); f.Debug != debug {
-			f.ahead = nil // split units: the outline read only the skeletons
-		}
+		err = f.openSplit()
 	}
 	if err == nil {
 		err = f.checkUnits()

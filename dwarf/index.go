@@ -344,7 +344,7 @@ type lazyEntries struct {
 	f  *File
 	mu sync.Mutex
 	r  *dieReader // made when first needed
-	ix *index     // the index holding the nodes (after joinIndex, the joined one)
+	ix *index     // the index holding the nodes
 	// de decodes a DIE from the scan's bytes (see quickEntry), in the
 	// unit at de.sc.u.start.
 	de *dieEntries

@@ -43,7 +43,7 @@ func LoadNamed(path string, names []string, opts *Options) (*types.Spec, error) 
 	if opts != nil {
 		o = *opts
 	}
-	o.SavedSections, o.outlineAhead = true, true
+	o.SavedSections, o.sectionsAhead = true, true
 	f, save := startFile(ef, df, &o)
 	if spec, ok := namedPrefix(ef, df, names, opts, f.prefixAhead); ok {
 		f.dropStart(save)

@@ -85,29 +85,11 @@ func (f *File) attr(s *scan, d die, a Attr, ss *strSections) (v any, ok bool) {
 	return nil, true
 }
 
-// join appends o2, the outline of the units after o's first base ones.
-func (o *outline) join(o2 *outline, base int32) {
-	o.bad = o.bad || o2.bad
-	for k, us := range o2.names {
-		for i := range us {
-			us[i] += base
-		}
-		o.names[k] = append(o.names[k], us...)
-	}
-	for off, d := range o2.shapes {
-		o.shapes[off] = d
-	}
-}
-
 // outline makes the file's saved index in one pass (see outline), with
 // the units of the names when names is set; ok is false when the pass
 // could not read what it needs.
 func (f *File) outline(names bool) (si *savedIndex, out *index, ok bool, err error) {
-	ix := f.ahead // made as the sections inflated, names and all
-	if ix == nil || !names {
-		ix, err = f.indexAll(true, names)
-	}
-	f.ahead = nil
+	ix, err := f.indexAll(true, names)
 	if err != nil || ix.out.bad {
 		return nil, nil, false, err
 	}

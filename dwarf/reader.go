@@ -15,8 +15,8 @@ type infoUnit struct {
 }
 
 // units are the units of .debug_info, in section order: their headers,
-// read once per section's bytes (a cold lookup outlines prefixes of the
-// section before the whole, see outlineahead.go). A header that does not
+// read once per section's bytes (a lookup by name reads a prefix of the
+// section before the whole, see namedPrefix). A header that does not
 // read ends them (checkUnits refuses such a file when it opens).
 func (f *File) units() []infoUnit {
 	us, _ := f.readUnits()

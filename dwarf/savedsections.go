@@ -140,7 +140,7 @@ func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection
 		}
 	}
 	f.mapped, f.sectionsSaved = e.Data, true
-	if f.opts.outlineAhead {
+	if f.opts.sectionsAhead {
 		f.aheadSecs = secs
 		for _, s := range secs {
 			if s.name == ".debug_info" && s.len >= aheadAtOnce {
