@@ -332,7 +332,10 @@ type converter struct {
 
 // inferAligns infers the alignment of the structs converted since its last
 // call (see inferAlign), members first. It walks member types, so it runs
-// only once types.Checker has accepted them.
+// only once types.Checker has accepted them. Its cost is a correctness
+// cost: 2.6 ms of the 17 of gopahole -C task_struct on the kernel's BTF
+// (1,957 structs converted, most reached through pointers, which -p
+// prints), the rise of bench/before.sh's C-task_struct-cold since cad3758.
 func (c *converter) inferAligns() {
 	for _, s := range byValueFirst(c.pending) {
 		if inferAlign(s, &c.align) && c.align.Remembers(s) {
