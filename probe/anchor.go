@@ -47,10 +47,10 @@ const maxAnchorKeys = 32
 // only under a condition). With own, only the body's own stores count,
 // not those of expansions nested in it. A non-nil within limits the
 // stores, and where the first is moved to, to those instructions.
-func (r *Resolver) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, own bool, within map[uint64]bool) (as []uint64, copies, ok bool) {
+func (ip *inlinePlacer) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, own bool, within map[uint64]bool) (as []uint64, copies, ok bool) {
 	rs := site.Ranges
-	rows := r.flows.rowsOf(inst, fl)
-	m := r.codeModel()
+	rows := ip.flows.rowsOf(inst, fl)
+	m := ip.t.codeModel()
 	if rows == nil || m == nil || len(starts) == 0 {
 		return nil, false, false
 	}
@@ -251,7 +251,7 @@ func sortKinds(kinds []*storeKind) {
 // other start: where a kind of store repeats in it, the start's calls
 // are counted at those stores (see anchors); elsewhere the start stays.
 // ok is false when no part holds copies.
-func (r *Resolver) anchorsEach(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64) ([]start, bool) {
+func (ip *inlinePlacer) anchorsEach(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64) ([]start, bool) {
 	rs := site.Ranges
 	reach := make([]map[uint64]bool, len(starts))
 	for i, s := range starts {
@@ -270,7 +270,7 @@ func (r *Resolver) anchorsEach(site *types.InlineSite, inst *types.Instance, fl 
 				part[a] = true
 			}
 		}
-		if as, copies, ok := r.anchors(site, inst, fl, []uint64{s}, false, part); ok && copies {
+		if as, copies, ok := ip.anchors(site, inst, fl, []uint64{s}, false, part); ok && copies {
 			out = append(out, anchorStarts(as)...)
 			found = true
 			continue
@@ -291,7 +291,7 @@ func (r *Resolver) anchorsEach(site *types.InlineSite, inst *types.Instance, fl 
 // anchors no group's starts but its own, in other loops; a store of one
 // kind is made once per call, wherever it is. ok is false when a group has
 // no anchor, or all starts are in one group.
-func (r *Resolver) anchorsByLoops(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64) ([]start, bool) {
+func (ip *inlinePlacer) anchorsByLoops(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64) ([]start, bool) {
 	rs := site.Ranges
 	var groups [][]uint64
 	for _, s := range starts {
@@ -316,7 +316,7 @@ func (r *Resolver) anchorsByLoops(site *types.InlineSite, inst *types.Instance, 
 				within[a] = true
 			}
 		}
-		as, _, ok := r.anchors(site, inst, fl, g, false, within)
+		as, _, ok := ip.anchors(site, inst, fl, g, false, within)
 		if !ok {
 			return nil, false
 		}

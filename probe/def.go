@@ -41,15 +41,19 @@
 //     in the register that kept it or from the callers' call sites, read
 //     through the frames between (lower.go asks it for entry values and
 //     removed parameters).
+//   - inlinePlacer (place.go): where the calls of an inline expansion
+//     start, from the control flow, stores (anchor.go), Go's marks
+//     (starts.go) and per-thread marks (mark.go); which expansions are no
+//     call of their own (piece.go).
 //   - lowering (lower.go): a location's piece as operations at a pc: the
 //     CFA, entry values (from entryValues), a spilled value's load
 //     (spill.go), a vector register's general-register copy (veccopy.go).
 //
 // Resolver holds these parts and the last mark group it gave; its
 // methods are the analyses that need several of them: sites (site.go),
-// fetch programs (fetch.go) and the placement of inline sites
-// (place.go, anchor.go, join.go, later.go). The site a fetch program is
-// built for is a value, siteAt, passed explicitly (fetch.go).
+// fetch programs (fetch.go) and the choice among an inline expansion's
+// starts by what is readable there (join.go, later.go). The site a fetch
+// program is built for is a value, siteAt, passed explicitly (fetch.go).
 package probe
 
 import (

@@ -11,7 +11,7 @@ const maxClears = 16
 // once: each start with a mark, and a clear at each exit of the calls'
 // region (see markExits). ok is false when the exits are more than
 // maxClears.
-func (r *Resolver) markStarts(fl *flow, rs [][2]uint64, starts []uint64) ([]start, bool) {
+func (ip *inlinePlacer) markStarts(fl *flow, rs [][2]uint64, starts []uint64) ([]start, bool) {
 	exits := fl.markExits(rs, starts)
 	if len(exits) > maxClears {
 		return nil, false
@@ -19,13 +19,13 @@ func (r *Resolver) markStarts(fl *flow, rs [][2]uint64, starts []uint64) ([]star
 	note := fmt.Sprintf("one call may pass several of the %d starts: a per-thread mark counts it once (cleared at %d exits)", len(starts), len(exits))
 	var out []start
 	for _, s := range starts {
-		m := r.frames.mark(s)
+		m := ip.frames.mark(s)
 		m.Start, m.Clear = true, contains(exits, s)
 		out = append(out, start{addr: s, copies: true, mark: m, note: note})
 	}
 	for _, y := range exits {
 		if !contains(starts, y) {
-			m := r.frames.mark(y)
+			m := ip.frames.mark(y)
 			m.Clear = true
 			out = append(out, start{addr: y, mark: m})
 		}

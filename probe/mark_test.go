@@ -112,7 +112,7 @@ func TestMarkCounts(t *testing.T) {
 	}})
 	// Placement's exits.
 	rs := [][2]uint64{{a, a + 1}, {b, b + 1}}
-	starts, ok := r.markStarts(fl, rs, []uint64{a, b})
+	starts, ok := r.placer.markStarts(fl, rs, []uint64{a, b})
 	if !ok {
 		t.Fatal("no exits")
 	}

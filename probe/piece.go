@@ -18,12 +18,12 @@ import (
 // twice. An alignment pad falling into site's code is no way in. Where
 // the flow is not known whole (an indirect jump whose targets are
 // unknown, a return out of site's code), site is a call.
-func (r *Resolver) piece(fn *types.Func, site *types.InlineSite) bool {
-	inst := r.flows.hostOf(site)
+func (ip *inlinePlacer) piece(fn *types.Func, site *types.InlineSite) bool {
+	inst := ip.flows.hostOf(site)
 	if inst == nil {
 		return false
 	}
-	fl, err := r.flows.of(inst)
+	fl, err := ip.flows.of(inst)
 	if err != nil || len(fl.indirect) > 0 {
 		return false
 	}
@@ -101,16 +101,16 @@ func holdsAll(rs [][2]uint64, as []uint64) bool {
 // gave the third call's 1+a+b, sunk into main's loop latch, a DIE of its
 // own: a start there counted every third call twice. (A piece it gives a
 // line is piece's.)
-func (r *Resolver) lineless(fn *types.Func, site *types.InlineSite) bool {
-	inst := r.flows.hostOf(site)
-	if inst == nil || r.f == nil {
+func (ip *inlinePlacer) lineless(fn *types.Func, site *types.InlineSite) bool {
+	inst := ip.flows.hostOf(site)
+	if inst == nil || ip.t.f == nil {
 		return false
 	}
-	fl, err := r.flows.of(inst)
+	fl, err := ip.flows.of(inst)
 	if err != nil {
 		return false
 	}
-	neutral := r.flows.neutral(inst, fl)
+	neutral := ip.flows.neutral(inst, fl)
 	lined := func(rs [][2]uint64) bool {
 		for _, a := range fl.addrs {
 			if holds(rs, a) && !neutral[a] {
@@ -160,7 +160,7 @@ func sibling(s, site *types.InlineSite) bool {
 // LLVM dropped. rust-O3 seed 3406 inlines fn11(21) into fn09, whose
 // fn12(21) under the folded guard comes from line 0, its record whole
 // beside the records of the two fn12 calls after it.
-func (r *Resolver) merged(fn *types.Func, site *types.InlineSite) bool {
+func (ip *inlinePlacer) merged(fn *types.Func, site *types.InlineSite) bool {
 	if site.CallLine != 0 {
 		return false
 	}
@@ -173,9 +173,9 @@ func (r *Resolver) merged(fn *types.Func, site *types.InlineSite) bool {
 	if len(lined) == 0 {
 		return false
 	}
-	own := r.globalStores(site)
+	own := ip.globalStores(site)
 	for _, s := range lined {
-		theirs := r.globalStores(s)
+		theirs := ip.globalStores(s)
 		for k := range own {
 			if !theirs[k] {
 				delete(own, k)
@@ -187,18 +187,18 @@ func (r *Resolver) merged(fn *types.Func, site *types.InlineSite) bool {
 
 // globalStores are the kinds of store to a global's address that the
 // code of site makes (see storeKinds), by key.
-func (r *Resolver) globalStores(site *types.InlineSite) map[string]bool {
+func (ip *inlinePlacer) globalStores(site *types.InlineSite) map[string]bool {
 	out := map[string]bool{}
-	inst := r.flows.hostOf(site)
-	m := r.codeModel()
+	inst := ip.flows.hostOf(site)
+	m := ip.t.codeModel()
 	if inst == nil || m == nil {
 		return out
 	}
-	fl, err := r.flows.of(inst)
+	fl, err := ip.flows.of(inst)
 	if err != nil {
 		return out
 	}
-	rows := r.flows.rowsOf(inst, fl)
+	rows := ip.flows.rowsOf(inst, fl)
 	if rows == nil {
 		return out
 	}

@@ -11,6 +11,18 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
+// inlinePlacer finds where the calls of an inline expansion start
+// (inlineStarts): from the control flow of the instance that holds it
+// (callEntries, unrolledStarts, gnuStarts), the stores that tell its
+// calls apart (anchors: anchor.go), Go's inline marks (goMarked:
+// starts.go), per-thread marks (markStarts: mark.go); and which
+// expansions are no call of their own (piece, merged, lineless: piece.go).
+type inlinePlacer struct {
+	t      *target // the DWARF and the model of code
+	frames *frameTable
+	flows  *flowIndex
+}
+
 // start is one place where calls of an inline expansion begin: a probe on
 // it fires once per call that enters the expansion there.
 type start struct {
@@ -55,33 +67,33 @@ type start struct {
 //
 // Without a model of the host (no debug info, another architecture), the
 // start is the DIE's entry address, as before.
-func (r *Resolver) inlineStarts(fn *types.Func, site *types.InlineSite) []start {
-	inst := r.flows.hostOf(site)
+func (ip *inlinePlacer) inlineStarts(fn *types.Func, site *types.InlineSite) []start {
+	inst := ip.flows.hostOf(site)
 	if inst == nil {
 		return []start{{addr: site.EntryPC}}
 	}
-	fl, err := r.flows.of(inst)
+	fl, err := ip.flows.of(inst)
 	if err != nil || !fl.has(site.EntryPC) && holds(site.Ranges, site.EntryPC) {
 		return []start{{addr: site.EntryPC}}
 	}
 	pts := []uint64{site.EntryPC}
 	merged := false
-	gnu := r.flows.gnuAt(site.EntryPC) && (holds(site.Ranges, site.EntryPC) || fl.entryView(site))
+	gnu := ip.flows.gnuAt(site.EntryPC) && (holds(site.Ranges, site.EntryPC) || fl.entryView(site))
 	if !gnu {
 		var out []start
 		var done bool
-		if pts, merged, out, done = r.callEntries(site, inst, fl); done {
+		if pts, merged, out, done = ip.callEntries(site, inst, fl); done {
 			return out
 		}
 	}
-	out := r.unrolledStarts(fn, site, inst, fl, pts)
+	out := ip.unrolledStarts(fn, site, inst, fl, pts)
 	if merged {
 		for i := range out {
 			out[i].copies = true
 		}
 	}
 	if gnu {
-		return r.gnuStarts(site, inst, fl, out)
+		return ip.gnuStarts(site, inst, fl, out)
 	}
 	return out
 }
@@ -108,10 +120,10 @@ func (fl *flow) entryView(site *types.InlineSite) bool {
 // constant location holds for one of them only). done is set when the
 // starts are already known, in out: from Go's marks, from stores
 // (anchors), or from overlapping calls.
-func (r *Resolver) callEntries(site *types.InlineSite, inst *types.Instance, fl *flow) (pts []uint64, merged bool, out []start, done bool) {
+func (ip *inlinePlacer) callEntries(site *types.InlineSite, inst *types.Instance, fl *flow) (pts []uint64, merged bool, out []start, done bool) {
 	rs := site.Ranges
-	raw := fl.entries(rs, r.flows.neutral(inst, fl))
-	if r.flows.gnuAt(site.EntryPC) {
+	raw := fl.entries(rs, ip.flows.neutral(inst, fl))
+	if ip.flows.gnuAt(site.EntryPC) {
 		raw = fl.notBodyLoops(raw, rs)
 	}
 	pts = fl.callStarts(raw, rs)
@@ -119,25 +131,25 @@ func (r *Resolver) callEntries(site *types.InlineSite, inst *types.Instance, fl 
 		return nil, false, []start{{addr: site.EntryPC}}, true
 	}
 	merged = len(raw) > 1
-	if out, ok := r.goMarked(site, fl, pts); ok {
+	if out, ok := ip.goMarked(site, fl, pts); ok {
 		return nil, false, out, true
 	}
 	a, b, over := fl.overlap(pts, rs)
-	if as, copies, ok := r.anchors(site, inst, fl, pts, false, nil); ok && (copies || over) {
+	if as, copies, ok := ip.anchors(site, inst, fl, pts, false, nil); ok && (copies || over) {
 		return nil, false, anchorStarts(as), true
 	}
 	if over {
-		if out, ok := r.anchorsByLoops(site, inst, fl, pts); ok {
+		if out, ok := ip.anchorsByLoops(site, inst, fl, pts); ok {
 			return nil, false, out, true
 		}
 	}
 	if !over && len(pts) > 1 {
-		if out, ok := r.anchorsEach(site, inst, fl, pts); ok {
+		if out, ok := ip.anchorsEach(site, inst, fl, pts); ok {
 			return nil, false, out, true
 		}
 	}
 	if over {
-		return nil, false, r.overlapping(fl, rs, pts, a, b), true
+		return nil, false, ip.overlapping(fl, rs, pts, a, b), true
 	}
 	return pts, merged, nil, false
 }
@@ -146,8 +158,8 @@ func (r *Resolver) callEntries(site *types.InlineSite, inst *types.Instance, fl 
 // copied by unrolling a loop: the rows of the declaration's line where
 // they mark a start and are several, else the copies of each start
 // (which then all have copies set).
-func (r *Resolver) unrolledStarts(fn *types.Func, site *types.InlineSite, inst *types.Instance, fl *flow, pts []uint64) []start {
-	decl := r.declRows(fn, site, inst, fl)
+func (ip *inlinePlacer) unrolledStarts(fn *types.Func, site *types.InlineSite, inst *types.Instance, fl *flow, pts []uint64) []start {
+	decl := ip.declRows(fn, site, inst, fl)
 	for _, a := range fl.handsOn(decl) {
 		delete(decl, a)
 	}
@@ -164,7 +176,7 @@ func (r *Resolver) unrolledStarts(fn *types.Func, site *types.InlineSite, inst *
 		out = append(out, start{addr: p})
 	}
 	own := func(a uint64) bool {
-		ex := r.codeModel().Expansions(a)
+		ex := ip.t.codeModel().Expansions(a)
 		return len(ex) > 0 && ex[0] == site
 	}
 	split := false
@@ -232,33 +244,33 @@ func (fl *flow) quietFrom(pts []uint64, a uint64) bool {
 // those calls apart. The body's own stores only: a nested expansion's may
 // be in a loop of the body that GCC unrolled, several per call, with no
 // loop left to show it.
-func (r *Resolver) gnuStarts(site *types.InlineSite, inst *types.Instance, fl *flow, out []start) []start {
+func (ip *inlinePlacer) gnuStarts(site *types.InlineSite, inst *types.Instance, fl *flow, out []start) []start {
 	rs := site.Ranges
 	var starts []uint64
 	for _, o := range out {
 		starts = append(starts, o.addr)
 	}
-	for _, e := range fl.apart(fl.notBodyLoops(fl.entries(rs, r.flows.neutral(inst, fl)), rs), starts, rs) {
+	for _, e := range fl.apart(fl.notBodyLoops(fl.entries(rs, ip.flows.neutral(inst, fl)), rs), starts, rs) {
 		starts = append(starts, e)
 		out = append(out, start{addr: e, note: "an entry no call through the entry_pc passes, nor the other way round (a path of the body GCC jump-threaded)"})
 	}
-	if as, copies, ok := r.anchors(site, inst, fl, starts, true, nil); ok && copies && len(as) > len(out) {
+	if as, copies, ok := ip.anchors(site, inst, fl, starts, true, nil); ok && copies && len(as) > len(out) {
 		return anchorStarts(as)
 	}
 	// A copy of a caller's loop that enters the body elsewhere than at a
 	// start (see uncovered): its calls start at its head, and the first
 	// may come through a start too.
 	own := func(a uint64) bool {
-		ex := r.codeModel().Expansions(a)
+		ex := ip.t.codeModel().Expansions(a)
 		return len(ex) > 0 && ex[0] == site
 	}
 	if more := fl.uncovered(rs, starts, own); len(more) > 0 {
 		starts = append(starts, more...)
-		if as, copies, ok := r.anchors(site, inst, fl, starts, false, nil); ok && copies {
+		if as, copies, ok := ip.anchors(site, inst, fl, starts, false, nil); ok && copies {
 			return anchorStarts(as)
 		}
 		if a, b, over := fl.overlap(starts, rs); over {
-			return r.overlapping(fl, rs, starts, a, b)
+			return ip.overlapping(fl, rs, starts, a, b)
 		}
 		for _, m := range more {
 			out = append(out, start{addr: m, copies: true})
@@ -272,8 +284,8 @@ func (r *Resolver) gnuStarts(site *types.InlineSite, inst *types.Instance, fl *f
 // whether the call was counted; where its exits are too many, one start is
 // kept, the one that dominates the others where one does, with a note that
 // calls entering elsewhere are not seen.
-func (r *Resolver) overlapping(fl *flow, rs [][2]uint64, pts []uint64, a, b uint64) []start {
-	if out, ok := r.markStarts(fl, rs, pts); ok {
+func (ip *inlinePlacer) overlapping(fl *flow, rs [][2]uint64, pts []uint64, a, b uint64) []start {
+	if out, ok := ip.markStarts(fl, rs, pts); ok {
 		return out
 	}
 	keep := pts[0]
@@ -555,15 +567,15 @@ func (fl *flow) postDominates(b, a uint64) bool {
 // declRows are the addresses in site's own code (not in an expansion
 // nested in it) where the line table has a statement row of fn's
 // declaration line: GCC marks the start of each copy of an inlined body so.
-func (r *Resolver) declRows(fn *types.Func, site *types.InlineSite, inst *types.Instance, fl *flow) map[uint64]bool {
-	if r.f == nil || fn.Decl.Line == 0 {
+func (ip *inlinePlacer) declRows(fn *types.Func, site *types.InlineSite, inst *types.Instance, fl *flow) map[uint64]bool {
+	if ip.t.f == nil || fn.Decl.Line == 0 {
 		return nil
 	}
-	rows, err := r.f.Lines(&types.Func{Name: inst.Symbol, LowPC: inst.Entry, Ranges: inst.Ranges})
+	rows, err := ip.t.f.Lines(&types.Func{Name: inst.Symbol, LowPC: inst.Entry, Ranges: inst.Ranges})
 	if err != nil {
 		return nil
 	}
-	m := r.codeModel()
+	m := ip.t.codeModel()
 	out := map[uint64]bool{}
 	for _, row := range rows {
 		if !row.Stmt || row.Line != fn.Decl.Line || !fl.has(row.Addr) || !sameFile(row.File, fn.Decl.File) ||

@@ -17,16 +17,17 @@ import (
 // package doc).
 type Resolver struct {
 	*target
-	frames   *frameTable  // the call frame information
-	flows    *flowIndex   // placement's reading of the code
-	facts    *codeFacts   // what instructions compute
-	slots    *slotStores  // which stores reach a stack slot
-	copies   *copyConsts  // the constants of copy sites checked
-	checks   *valueChecks // whether a value's place holds it at a site
-	entries  *entryValues // values from the function's entry or its callers
-	lowering *lowering    // a location's piece as operations at a pc
-	group    uint32       // the last mark group given (see Mark)
-	notes    *usdtNotes   // the file's USDT probes
+	frames   *frameTable   // the call frame information
+	flows    *flowIndex    // placement's reading of the code
+	facts    *codeFacts    // what instructions compute
+	slots    *slotStores   // which stores reach a stack slot
+	copies   *copyConsts   // the constants of copy sites checked
+	checks   *valueChecks  // whether a value's place holds it at a site
+	entries  *entryValues  // values from the function's entry or its callers
+	lowering *lowering     // a location's piece as operations at a pc
+	placer   *inlinePlacer // where calls of an inline expansion start
+	group    uint32        // the last mark group given (see Mark)
+	notes    *usdtNotes    // the file's USDT probes
 }
 
 // newResolver is a Resolver of t.
@@ -37,6 +38,7 @@ func newResolver(t *target) *Resolver {
 	r.copies = &copyConsts{flows: r.flows, facts: r.facts}
 	r.checks = &valueChecks{t: t, arch: t.arch, frames: r.frames, flows: r.flows, facts: r.facts, slots: r.slots}
 	r.entries = &entryValues{t: t, arch: t.arch, frames: r.frames, flows: r.flows, slots: r.slots, checks: r.checks}
+	r.placer = &inlinePlacer{t: t, frames: r.frames, flows: r.flows}
 	r.lowering = &lowering{t: t, arch: t.arch, frames: r.frames, flows: r.flows, facts: r.facts, entries: r.entries}
 	return r
 }

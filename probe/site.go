@@ -178,7 +178,7 @@ func (r *Resolver) callSites(b *probeIn) error {
 		}
 	}
 	for _, in := range fn.Inlined {
-		if continuation(fn, in) || r.merged(fn, in) || r.piece(fn, in) || r.lineless(fn, in) {
+		if continuation(fn, in) || r.placer.merged(fn, in) || r.placer.piece(fn, in) || r.placer.lineless(fn, in) {
 			continue // code of calls other sites count
 		}
 		if err := r.inlineSites(b, in); err != nil {
@@ -238,7 +238,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 	fn := b.fn
 	r.group++
 	var copies []copySite // the sites of this expansion that are copies
-	starts := r.joinStarts(fn, in, r.inlineStarts(fn, in), b.args)
+	starts := r.joinStarts(fn, in, r.placer.inlineStarts(fn, in), b.args)
 	addrs := make([]uint64, len(starts))
 	for i, st := range starts {
 		addrs[i] = st.addr

@@ -193,8 +193,8 @@ func (fl *flow) overlap(starts []uint64, rs [][2]uint64) (a, b uint64, ok bool) 
 // instruction with the call site's position, which the compiler may take
 // from a loop before the call or from one branch only (an argument's
 // reload): it is used only to choose, and only a start it agrees with.
-func (r *Resolver) goMarked(site *types.InlineSite, fl *flow, starts []uint64) ([]start, bool) {
-	m := r.codeModel()
+func (ip *inlinePlacer) goMarked(site *types.InlineSite, fl *flow, starts []uint64) ([]start, bool) {
+	m := ip.t.codeModel()
 	if len(starts) < 2 || m == nil {
 		return nil, false
 	}
