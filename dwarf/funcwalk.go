@@ -50,6 +50,9 @@ type funcFrame struct {
 	inst   *types.Instance   // the concrete copy holding these entries
 	site   *types.InlineSite // the innermost expansion holding them
 	parent Offset            // the DIE these entries are children of
+	// ns: these entries are children of the unit DIE or of a namespace
+	// (a walk that loses one goes on at its sibling, see lost.go).
+	ns bool
 }
 
 // walkSpan walks the DIEs of one span of .debug_info (all of it for the
@@ -85,8 +88,8 @@ func (f *File) walkSpan(o FuncOptions, units map[Offset]bool, sp span) (walked, 
 				}
 				whole = jump == 0 // the unit a span starts inside is not
 				m = walkMark{unit: fw.out, child: fw.out}
-			} else if len(stack) == 1 && e.Tag != 0 {
-				m.child, m.top, m.frame = fw.out, e.Offset, cur
+			} else if cur.ns && e.Tag != 0 {
+				m.child, m.top, m.frame, m.depth = fw.out, e.Offset, cur, len(stack)
 			}
 			err = fw.step(e, units, &stack, &cur)
 		}
@@ -120,9 +123,10 @@ func (f *File) walkSpan(o FuncOptions, units map[Offset]bool, sp span) (walked, 
 // (see lost.go).
 type walkMark struct {
 	unit  walked    // what the walk found before the unit it is in
-	child walked    // what it found before the child of the unit DIE it is in
+	child walked    // what it found before the child of the unit DIE or of a namespace it is in
 	top   Offset    // that child (0 before the first)
-	frame funcFrame // the frame of the unit DIE's children
+	frame funcFrame // the frame of the child's siblings
+	depth int       // how many frames the stack held under frame
 }
 
 // lose drops what the walk found in the span its scan lost step in, and
@@ -141,7 +145,7 @@ func (fw *funcWalker) lose(m *walkMark, stack []funcFrame) ([]funcFrame, funcFra
 		fw.out = m.child
 	}
 	if sp.from == m.top && sp.to < Offset(sc.u.end) {
-		return append(stack[:0], funcFrame{}), m.frame, true // on at the unit's next child
+		return stack[:m.depth], m.frame, true // on at the child's sibling
 	}
 	return stack[:0], funcFrame{}, true
 }
@@ -168,9 +172,10 @@ func (fw *funcWalker) step(e *Entry, units map[Offset]bool, stack *[]funcFrame, 
 	next := *cur
 	next.direct = nil
 	next.parent = e.Offset
+	next.ns = e.Tag == TagNamespace || e.Tag == TagModule
 	if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 		*stack = (*stack)[:0]
-		*cur, next = funcFrame{}, funcFrame{}
+		*cur, next = funcFrame{}, funcFrame{ns: true}
 		if units != nil && !units[e.Offset] {
 			if e.Children {
 				fw.r.skipUnit()

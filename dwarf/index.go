@@ -254,16 +254,19 @@ func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 		b.ix.nodes.offs, b.ix.nodes.list = make([]Offset, 0, n), make([]*node, 0, n)
 	}
 	b.r = r
-	var unitKept, kept indexMark // the index before the unit, and the child of its unit DIE, being read
-	var top frame                // the frame of that child's unit
+	// The index before the unit, and before the child of its unit DIE
+	// or of a namespace, being read; that child's frame, and depth.
+	var unitKept, kept indexMark
+	var top frame
+	depth := 0
 	for {
 		e, err := r.next(false)
 		if err == nil && e != nil {
 			if e.Tag == TagCompileUnit || e.Tag == TagPartialUnit {
 				kept = b.ix.mark(e.Offset)
 				unitKept = kept
-			} else if len(b.stack) == 1 && e.Tag != 0 {
-				kept, top = b.ix.mark(e.Offset), b.cur
+			} else if len(b.stack) > 0 && b.cur.n == nil && e.Tag != 0 {
+				kept, top, depth = b.ix.mark(e.Offset), b.cur, len(b.stack)
 			}
 			err = b.step(e, r)
 		}
@@ -271,7 +274,8 @@ func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 			if outlined {
 				b.ix.out.bad = true // what it kept of the unit is not dropped
 			}
-			b.stack, b.cur, b.late = b.stack[:0], frame{}, nil
+			stack := b.stack
+			b.stack, b.cur, b.late = stack[:0], frame{}, nil
 			sp, lost, ok := f.lose(r.sc, kept.unit)
 			if err := b.ix.lost.add(lost); err != nil {
 				return nil, err
@@ -286,7 +290,7 @@ func (f *File) buildIndex(r *dieEntries, outlined, names bool) (*index, error) {
 			f.damaged(sp.bad, lost)
 			b.ix.spans = append(b.ix.spans, sp)
 			if sp.from == kept.unit && sp.to < Offset(r.sc.u.end) {
-				b.stack, b.cur = append(b.stack, frame{}), top // on at the unit's next child
+				b.stack, b.cur = stack[:depth], top // on at top's sibling
 			}
 			continue
 		}

@@ -4,10 +4,11 @@ import "slices"
 
 // A walk that meets a DIE it cannot read (errScan) keeps the DIEs before
 // it, as readelf and llvm-dwarfdump print them, and loses a span of its
-// unit: from the child of the unit DIE that holds the DIE (its types or
-// functions would be read in part) to where that child's DW_AT_sibling
-// says the next one starts, or to the unit's end when nothing says where
-// the walk can go on (a DIE's size is known only by reading it). A
+// unit: from the child of the unit DIE or of a namespace that holds the
+// DIE (its types or functions would be read in part) to where that
+// child's DW_AT_sibling says the next one starts, or to the unit's end
+// when nothing says where the walk can go on (a DIE's size is known only
+// by reading it). A
 // reference into a lost span is refused (see index.lostAt): the type or
 // parameter that needs it is left out or unknown, never read from bytes
 // the walk could not place.
@@ -20,8 +21,8 @@ type lostSpan struct {
 
 // lose moves sc past the span it lost step in (errScan), and returns the
 // span and the error naming the DIE it could not read. top is the offset
-// of the child of the unit DIE the walk last read (0 for none yet in this
-// unit): the span starts there when that child holds the DIE (or may),
+// of the child of the unit DIE or of a namespace the walk last read (0
+// for none yet in this unit): the span starts there when that child holds the DIE (or may),
 // and the walk drops what it found from there; else at the DIE, the walk
 // keeping what it found. ok is false when what is lost is a unit's
 // header: the units after it cannot be found.
@@ -52,7 +53,7 @@ func (f *File) lose(sc *scan, top Offset) (sp lostSpan, err error, ok bool) {
 	return sp, err, true
 }
 
-// after is where the child of the unit DIE at top ends: after its last
+// after is where the DIE at top ends: after its last
 // byte when it has no children, else at its DW_AT_sibling; false when the
 // DIE at top does not read, or has children and no sibling.
 func (s *scan) after(top int) (int, bool) {

@@ -61,66 +61,142 @@ type DIEDamage struct {
 // the DIEs before it and none after.
 func CorruptDIEs(t testing.TB) []DIEDamage {
 	t.Helper()
-	dir := t.TempDir()
-	src, prog := filepath.Join(dir, "die.c"), filepath.Join(dir, "die")
-	if err := os.WriteFile(src, []byte(dieSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("gcc", "-g", "-O0", "-o", prog, src).CombinedOutput(); err != nil {
-		Skipf(t, "gcc: %v %s", err, out)
-	}
-	good, ef, d := ReadDWARF(t, prog)
-	info := ef.Section(".debug_info")
-	if info == nil || info.Flags&elf.SHF_COMPRESSED != 0 || ef.ByteOrder != binary.LittleEndian {
-		t.Fatalf("%s: want a plain little-endian .debug_info", prog)
-	}
-	unit, end, kids := unitChildren(t, d, good[info.Offset:info.Offset+info.Size], src)
+	b := buildDIEs(t, "gcc", "die.c", dieSource)
 	var out []DIEDamage
-	for _, k := range kids {
+	for _, k := range b.kids {
 		switch {
 		case k.Tag == dwarf.TagSubprogram && k.Val(dwarf.AttrName) == "f_gamma":
-			out = append(out, DIEDamage{Name: "subprogram", Off: uint64(k.Offset), From: uint64(k.Offset), To: end})
+			out = append(out, DIEDamage{Name: "subprogram", Off: uint64(k.Offset), From: uint64(k.Offset), To: b.end})
 		case k.Tag == dwarf.TagStructType && k.Val(dwarf.AttrName) == "epsilon":
-			sib, ok := k.Val(dwarf.AttrSibling).(dwarf.Offset)
-			r := d.Reader()
-			r.Seek(k.Offset)
-			r.Next()
-			r.Next()
-			m, err := r.Next()
-			if !ok || err != nil || m == nil || m.Tag != dwarf.TagMember {
-				t.Fatalf("%s: struct epsilon at %#x: no sibling or second member (%v)", prog, k.Offset, err)
-			}
-			out = append(out, DIEDamage{Name: "member", Off: uint64(m.Offset), From: uint64(k.Offset), To: uint64(sib)})
+			out = append(out, secondMember(t, b, k, "member"))
 		}
 	}
 	if len(out) != 2 {
-		t.Fatalf("%s: %d of the DIEs to damage found in the unit at %#x", prog, len(out), unit)
+		t.Fatalf("%s: %d of the DIEs to damage found in the unit at %#x", b.prog, len(out), b.unit)
 	}
 	for i := range out {
-		dd := &out[i]
-		at := info.Offset + dd.Off
-		if good[at] == 0 || good[at] >= 0x7f {
-			t.Fatalf("%s: the DIE at %#x has no one-byte code below 0x7f", prog, dd.Off)
-		}
-		b := bytes.Clone(good)
-		b[at] = 0x7f
-		dd.Good, dd.Bad = prog, filepath.Join(dir, "bad-"+dd.Name)
-		if err := os.WriteFile(dd.Bad, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		// debug/dwarf names the offset after the code it read.
-		dd.Theirs = readUnit(b, uint64(unit))
-		var de dwarf.DecodeError
-		if !errors.As(dd.Theirs, &de) || uint64(de.Offset) != dd.Off+1 {
-			t.Fatalf("%s: debug/dwarf reads the damaged DIE at %#x: %v", dd.Bad, dd.Off, dd.Theirs)
-		}
-		out, _ := exec.Command("readelf", "--debug-dump=info", dd.Bad).CombinedOutput()
-		if w := fmt.Sprintf("DIE at offset %#x refers to abbreviation number 127 which does not exist", dd.Off); !bytes.Contains(out, []byte(w)) {
-			t.Fatalf("readelf --debug-dump=info %s does not say %q", dd.Bad, w)
-		}
-		dumpedBefore(t, d, *dd)
+		b.damage(t, &out[i])
 	}
 	return out
+}
+
+// nsSource is a C++ program whose types and functions are in a namespace.
+const nsSource = `namespace ns {
+struct alpha { int a; long b; char c; };
+struct beta { alpha al; double d; short s; };
+struct epsilon { int e; beta b; epsilon *next; };
+struct zeta { char z[7]; alpha *pa; };
+struct eta { zeta zz; int k; };
+int f_alpha(alpha *p) { return p->a + (int)p->b; }
+double f_beta(beta *p, int k) { return p->d * k + p->s; }
+int f_eps(epsilon *e) { return e->e + f_alpha(&e->b.al); }
+int f_zeta(zeta *z) { return z->z[0]; }
+int f_eta(eta *e) { return e->k + f_zeta(&e->zz); }
+}
+int main() { ns::eta e = {}; ns::beta b = {}; ns::epsilon x = {}; return ns::f_eta(&e) + (int)ns::f_beta(&b, 2) + ns::f_eps(&x); }
+`
+
+// CorruptNamespaceDIE builds nsSource with g++ -g -O0 and writes a copy
+// with the second member of ns::epsilon damaged: the struct (a child of
+// the namespace, with a DW_AT_sibling) is lost, not the namespace. The
+// copy is checked as CorruptDIEs checks its.
+func CorruptNamespaceDIE(t testing.TB) DIEDamage {
+	t.Helper()
+	b := buildDIEs(t, "g++", "ns.cc", nsSource)
+	for _, k := range b.kids {
+		if k.Tag != dwarf.TagNamespace || k.Val(dwarf.AttrName) != "ns" {
+			continue
+		}
+		r := b.d.Reader()
+		r.Seek(k.Offset)
+		r.Next()
+		for e, err := r.Next(); e != nil && err == nil && e.Tag != 0; e, err = r.Next() {
+			if e.Tag == dwarf.TagStructType && e.Val(dwarf.AttrName) == "epsilon" {
+				dd := secondMember(t, b, e, "namespace-member")
+				b.damage(t, &dd)
+				return dd
+			}
+			r.SkipChildren()
+		}
+	}
+	t.Fatalf("%s: no struct ns::epsilon", b.prog)
+	return DIEDamage{}
+}
+
+// dieProgram is a program CorruptDIEs damages copies of.
+type dieProgram struct {
+	dir, prog string
+	good      []byte
+	info      uint64 // the file offset of .debug_info
+	d         *dwarf.Data
+	unit      dwarf.Offset
+	end       uint64         // the unit's end
+	kids      []*dwarf.Entry // the children of its unit DIE
+}
+
+// buildDIEs builds source, written to file, with compiler -g -O0.
+func buildDIEs(t testing.TB, compiler, file, source string) *dieProgram {
+	t.Helper()
+	b := &dieProgram{dir: t.TempDir()}
+	src := filepath.Join(b.dir, file)
+	b.prog = strings.TrimSuffix(src, filepath.Ext(src))
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(compiler, "-g", "-O0", "-o", b.prog, src).CombinedOutput(); err != nil {
+		Skipf(t, "%s: %v %s", compiler, err, out)
+	}
+	good, ef, d := ReadDWARF(t, b.prog)
+	info := ef.Section(".debug_info")
+	if info == nil || info.Flags&elf.SHF_COMPRESSED != 0 || ef.ByteOrder != binary.LittleEndian {
+		t.Fatalf("%s: want a plain little-endian .debug_info", b.prog)
+	}
+	b.good, b.info, b.d = good, info.Offset, d
+	b.unit, b.end, b.kids = unitChildren(t, d, good[info.Offset:info.Offset+info.Size], src)
+	return b
+}
+
+// secondMember is the damage named name of the second member of the
+// struct k, which has a sibling: the struct is lost.
+func secondMember(t testing.TB, b *dieProgram, k *dwarf.Entry, name string) DIEDamage {
+	t.Helper()
+	sib, ok := k.Val(dwarf.AttrSibling).(dwarf.Offset)
+	r := b.d.Reader()
+	r.Seek(k.Offset)
+	r.Next()
+	r.Next()
+	m, err := r.Next()
+	if !ok || err != nil || m == nil || m.Tag != dwarf.TagMember {
+		t.Fatalf("%s: struct at %#x: no sibling or second member (%v)", b.prog, k.Offset, err)
+	}
+	return DIEDamage{Name: name, Off: uint64(m.Offset), From: uint64(k.Offset), To: uint64(sib)}
+}
+
+// damage writes the copy of b with dd's DIE damaged, and checks it with
+// debug/dwarf, readelf and llvm-dwarfdump.
+func (b *dieProgram) damage(t testing.TB, dd *DIEDamage) {
+	t.Helper()
+	at := b.info + dd.Off
+	if b.good[at] == 0 || b.good[at] >= 0x7f {
+		t.Fatalf("%s: the DIE at %#x has no one-byte code below 0x7f", b.prog, dd.Off)
+	}
+	bad := bytes.Clone(b.good)
+	bad[at] = 0x7f
+	dd.Good, dd.Bad = b.prog, filepath.Join(b.dir, "bad-"+dd.Name)
+	if err := os.WriteFile(dd.Bad, bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// debug/dwarf names the offset after the code it read.
+	dd.Theirs = readUnit(bad, uint64(b.unit))
+	var de dwarf.DecodeError
+	if !errors.As(dd.Theirs, &de) || uint64(de.Offset) != dd.Off+1 {
+		t.Fatalf("%s: debug/dwarf reads the damaged DIE at %#x: %v", dd.Bad, dd.Off, dd.Theirs)
+	}
+	out, _ := exec.Command("readelf", "--debug-dump=info", dd.Bad).CombinedOutput()
+	if w := fmt.Sprintf("DIE at offset %#x refers to abbreviation number 127 which does not exist", dd.Off); !bytes.Contains(out, []byte(w)) {
+		t.Fatalf("readelf --debug-dump=info %s does not say %q", dd.Bad, w)
+	}
+	dumpedBefore(t, b.d, *dd)
 }
 
 // unitChildren is the unit of d named name: its offset, its end (read
