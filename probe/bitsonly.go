@@ -26,12 +26,12 @@ const maxUseWalk = 512
 // register (rust-O3 seed 7092: c read as RCX = 5i, 0 where the call
 // passed 2; gdb prints the same), so its other bits need not be the
 // variable's. It returns why not to read it, or "".
-func (r *Resolver) bitsOnly(addr uint64, c spec.Chain, size int64) string {
+func (vc *valueChecks) bitsOnly(addr uint64, c spec.Chain, size int64) string {
 	regs := chainRegs(c)
 	if len(regs) == 0 || size <= 0 || size > 8 {
 		return ""
 	}
-	fl := r.flows.at(addr)
+	fl := vc.flows.at(addr)
 	if fl == nil || len(fl.indirect) > 0 {
 		return ""
 	}
@@ -40,16 +40,16 @@ func (r *Resolver) bitsOnly(addr uint64, c spec.Chain, size int64) string {
 		if f < 0 {
 			continue
 		}
-		def, ok := r.arithDef(fl, addr, f)
+		def, ok := vc.arithDef(fl, addr, f)
 		if !ok {
 			continue
 		}
-		tests, mask, ok := r.bitUses(fl, def, f)
+		tests, mask, ok := vc.bitUses(fl, def, f)
 		width := ^uint64(0) >> (64 - 8*size)
 		if !ok || len(tests) == 0 || mask&width == width {
 			continue
 		}
-		if twin := r.trimmed(fl, addr, def, f, c, mask); twin != 0 {
+		if twin := vc.trimmed(fl, addr, def, f, c, mask); twin != 0 {
 			return fmt.Sprintf("the debug info gives %s, but the code computes %s at %#x (%s) only for its bits %#x (%s), and at %#x the value it trims (the same in those bits): the compiler need not compute the rest of it as the value, so that value would be wrong",
 				chainText(c), reg, def, strings.ToLower(fl.op[def].Op.String()), mask, strings.Join(tests, ", "), twin)
 		}
@@ -98,14 +98,14 @@ func regByName(name string) x86asm.Reg {
 // arithDef is the instruction that last writes register family f before
 // addr on every path to it (dominating it, no other write between), when
 // it computes f by arithmetic.
-func (r *Resolver) arithDef(fl *flow, addr uint64, f int) (uint64, bool) {
+func (vc *valueChecks) arithDef(fl *flow, addr uint64, f int) (uint64, bool) {
 	for _, b := range fl.dominating(addr, evalWindow) {
 		in := fl.op[b]
-		if x86.Writes(r.arch, in, false)&(1<<f) == 0 {
+		if x86.Writes(vc.arch, in, false)&(1<<f) == 0 {
 			continue
 		}
 		d, ok := in.Args[0].(x86asm.Reg)
-		if !ok || x86.Family(d) != f || fl.writtenInto(b, addr, x86.RegSet(1)<<f, r.facts) {
+		if !ok || x86.Family(d) != f || fl.writtenInto(b, addr, x86.RegSet(1)<<f, vc.facts) {
 			return 0, false
 		}
 		switch in.Op {
@@ -123,7 +123,7 @@ func (r *Resolver) arithDef(fl *flow, addr uint64, f int) (uint64, bool) {
 // bitUses follows what def leaves in family f down every path until f is
 // written again: the bit tests that use it and the bits they test; ok is
 // false where any other instruction reads it.
-func (r *Resolver) bitUses(fl *flow, def uint64, f int) (tests []string, mask uint64, ok bool) {
+func (vc *valueChecks) bitUses(fl *flow, def uint64, f int) (tests []string, mask uint64, ok bool) {
 	seen := map[uint64]bool{}
 	queue := append([]uint64(nil), fl.succ[def]...)
 	for len(queue) > 0 {
@@ -141,10 +141,10 @@ func (r *Resolver) bitUses(fl *flow, def uint64, f int) (tests []string, mask ui
 		}
 		if m, isTest := bitTest(in, f); isTest {
 			tests, mask = append(tests, fmt.Sprintf("%s at %#x", strings.ToLower(in.Op.String()), x)), mask|m
-		} else if in.Op == x86asm.CALL && r.callReads(x, in, f) || in.Op != x86asm.CALL && readsFamily(in, f) {
+		} else if in.Op == x86asm.CALL && vc.callReads(x, in, f) || in.Op != x86asm.CALL && readsFamily(in, f) {
 			return nil, 0, false
 		}
-		if x86.Writes(r.arch, in, false)&(1<<f) != 0 {
+		if x86.Writes(vc.arch, in, false)&(1<<f) != 0 {
 			continue
 		}
 		queue = append(queue, fl.succ[x]...)
@@ -216,9 +216,9 @@ func pureWrite(op x86asm.Op) bool {
 // unless it calls a function whose debug info gives the location of each
 // of its parameters at its entry, none of them in f (the argument
 // registers it takes; fn03(a, b, c) reads no RCX).
-func (r *Resolver) callReads(a uint64, in x86asm.Inst, f int) bool {
+func (vc *valueChecks) callReads(a uint64, in x86asm.Inst, f int) bool {
 	to, ok := branchTarget(a, in)
-	m := r.codeModel()
+	m := vc.t.codeModel()
 	if !ok || m == nil {
 		return true
 	}
@@ -226,7 +226,7 @@ func (r *Resolver) callReads(a uint64, in x86asm.Inst, f int) bool {
 	if fn == nil || fn.LowPC != to || fn.Variadic || fn.SymbolOnly {
 		return true
 	}
-	if _, err := r.params(fn); err != nil {
+	if _, err := vc.t.params(fn); err != nil {
 		return true
 	}
 	for _, p := range fn.Params {
@@ -246,7 +246,7 @@ func (r *Resolver) callReads(a uint64, in x86asm.Inst, f int) bool {
 // where the code also computes the chain's value, as far as it is linear
 // in f's (RCX+2 of (RCX+2)^118: LLVM's debug info puts back what the code
 // left out of f).
-func (r *Resolver) trimmed(fl *flow, addr, def uint64, f int, c spec.Chain, mask uint64) uint64 {
+func (vc *valueChecks) trimmed(fl *flow, addr, def uint64, f int, c spec.Chain, mask uint64) uint64 {
 	ops := c.Expr
 	if len(ops) == 0 {
 		ops = []types.Op{{Code: types.OpReg, Reg: c.Reg}}
@@ -263,10 +263,10 @@ func (r *Resolver) trimmed(fl *flow, addr, def uint64, f int, c spec.Chain, mask
 	}
 	twin := uint64(0)
 	for g := range x86.GPRs {
-		if g == f || x86.GPRs[g] == r.arch.SP {
+		if g == f || x86.GPRs[g] == vc.arch.SP {
 			continue
 		}
-		pf, others := r.linearFrom(fl, back, at, f, g)
+		pf, others := vc.linearFrom(fl, back, at, f, g)
 		if pf == nil {
 			continue
 		}
@@ -299,10 +299,10 @@ type heldAt struct {
 // definition), with g's value there the unknown: the value f holds after
 // back[at] (nil where it is not linear in g's), and those the
 // instructions leave in other registers.
-func (r *Resolver) linearFrom(fl *flow, back []uint64, at, f, g int) (*lin, []heldAt) {
+func (vc *valueChecks) linearFrom(fl *flow, back []uint64, at, f, g int) (*lin, []heldAt) {
 	w := -1
 	for i := at + 1; i < len(back); i++ {
-		if x86.Writes(r.arch, fl.op[back[i]], false)&(1<<g) != 0 {
+		if x86.Writes(vc.arch, fl.op[back[i]], false)&(1<<g) != 0 {
 			w = i
 			break
 		}
@@ -318,13 +318,13 @@ func (r *Resolver) linearFrom(fl *flow, back []uint64, at, f, g int) (*lin, []he
 		in := fl.op[x]
 		regs := map[int]lin{}
 		for h, v := range hold {
-			if !fl.writtenInto(v.at, x, x86.RegSet(1)<<h, r.facts) {
+			if !fl.writtenInto(v.at, x, x86.RegSet(1)<<h, vc.facts) {
 				regs[h] = v.v
 			}
 		}
 		v, ok := linStep(in, regs, nil)
 		for h := range hold {
-			if x86.Writes(r.arch, in, false)&(1<<h) != 0 {
+			if x86.Writes(vc.arch, in, false)&(1<<h) != 0 {
 				delete(hold, h)
 			}
 		}

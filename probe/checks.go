@@ -9,10 +9,12 @@ import "github.com/binscope/binscope/internal/arch"
 // an expression the code contradicts or computes with an operation left
 // out (contradicted: evalcheck.go; droppedOp: salvage.go), a stack slot
 // the debug info gives only before the store that fills it (spilledAfter:
-// slot.go). Each check takes the site's address and the value's
-// expression, and returns why the value is not read, or "".
+// slot.go) or that another parameter's register fills (aliasedSlot:
+// aliasslot.go), a register whose uses test some of its bits only
+// (bitsOnly: bitsonly.go). Each check takes the site's address and the
+// value's expression, and returns why the value is not read, or "".
 type valueChecks struct {
-	t      *target // the variables the debug info gives at an address (varsAt)
+	t      *target // the variables the debug info gives at an address (varsAt), the model of code
 	arch   *arch.Arch
 	frames *frameTable
 	flows  *flowIndex

@@ -35,8 +35,9 @@
 //     expansion print, checked against the stores of its code.
 //   - valueChecks (checks.go): whether the place the debug info gives for
 //     a value at a site holds it there (stale.go, evalcheck.go,
-//     salvage.go, slot.go), from the target's variables, the frame table,
-//     the control flow, codeFacts and slotStores.
+//     salvage.go, slot.go, aliasslot.go, bitsonly.go), from the target's
+//     variables, the frame table, the control flow, codeFacts and
+//     slotStores.
 //   - entryValues (callsite.go): a value the function had at its entry,
 //     in the register that kept it or from the callers' call sites, read
 //     through the frames between (lower.go asks it for entry values and
