@@ -76,7 +76,9 @@ func TestPrometheusRuntimeAddresses(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) < 100 || inlined < 10 {
+	// An idle server's three profiles hold 150-190 addresses, 9-18 of
+	// them in inlined calls (Go's sampling decides which).
+	if len(seen) < 100 || inlined < 5 {
 		t.Fatalf("only %d addresses of prometheus's own profiles compared, %d in inlined calls", len(seen), inlined)
 	}
 	t.Logf("%d addresses of prometheus's profiles in the runtime's function and inline chain, %d of them in inlined calls (runtime.text %#x, .text %#x)",
