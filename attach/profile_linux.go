@@ -253,12 +253,7 @@ func (u *unwinder) UserFrames(sym *stack.Symbolizer, pid int, ips []uint64) []st
 	if u == nil {
 		return nil
 	}
-	ms := u.mappings(pid)
-	var frames []stack.Frame
-	for i := len(ips) - 1; i >= 0; i-- {
-		frames = append(frames, sym.User(ms, ips[i], i > 0)...)
-	}
-	return frames
+	return sym.UserStack(u.mappings(pid), ips)
 }
 
 // Counters returns the unwinder's counters (unwind.UnwindStacks...).

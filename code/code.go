@@ -57,6 +57,10 @@ type Options struct {
 	// MapSections, for Open, reads compressed DWARF inflated into the
 	// index cache and mapped (dwarf.Options.MapSections).
 	MapSections bool
+	// Traceback, for Open, reads what Model.Traceback needs of a Go
+	// binary (its wrappers), for a caller that closes the file before
+	// asking.
+	Traceback bool
 }
 
 // Model is the code of one ELF file.
@@ -71,8 +75,9 @@ type Model struct {
 	byName   map[string][]*types.Func // names, linkage names, aliases (see indexNames)
 	short    map[string][]*types.Func // names without template arguments
 	nameOnce sync.Once
-	owned    bool  // Close closes the files
-	marks    marks // Go's inline marks (see InlineMark)
+	owned    bool       // Close closes the files
+	marks    marks      // Go's inline marks (see InlineMark)
+	wraps    goWrappers // Go's wrappers (see Traceback)
 	// pcln is the Go table the model was read from (no DWARF), which
 	// also answers lines; nil otherwise.
 	pcln *pcln.Table
@@ -113,6 +118,7 @@ func Open(path string, opts *Options) (*Model, error) {
 			return nil, err
 		}
 		m.owned = true
+		m.opened(opts)
 		return m, nil
 	}
 	if !errors.Is(err, types.ErrNoDebugInfo) {
@@ -128,7 +134,15 @@ func Open(path string, opts *Options) (*Model, error) {
 		return nil, err
 	}
 	m.owned = true
+	m.opened(opts)
 	return m, nil
+}
+
+// opened reads at Open what opts ask to have before the file closes.
+func (m *Model) opened(opts *Options) {
+	if opts != nil && opts.Traceback {
+		m.wrappers()
+	}
 }
 
 // New builds the model of df's code: its DWARF functions joined with the
@@ -181,7 +195,7 @@ func NewFromELF(ef *elfx.File) (*Model, error) {
 		if fns, err = t.Functions(ef.Path); err != nil {
 			return nil, err
 		}
-		fns = pclnInlines(ef, t, fns)
+		fns, m.wraps.inlined = pclnInlines(ef, t, fns)
 		m.pcln = t
 		for _, fn := range fns {
 			if fn.Size > 0 {

@@ -13,12 +13,14 @@ import (
 // pcln.InlinedCall), nested as the tree nests. A callee with no
 // out-of-line copy becomes a function of its own, with no code. Arguments
 // of inlined calls are not recorded in the table. It returns fns with
-// those callees appended.
-func pclnInlines(ef *elfx.File, t *pcln.Table, fns []*types.Func) []*types.Func {
+// those callees appended, and the names of those that are wrappers the
+// compiler made (pcln.InlinedCall.Wrapper).
+func pclnInlines(ef *elfx.File, t *pcln.Table, fns []*types.Func) ([]*types.Func, []string) {
 	tree, err := t.Inlines(ef)
 	if err != nil || len(tree) == 0 {
-		return fns
+		return fns, nil
 	}
+	var wrappers []string
 	byName := make(map[string]*types.Func, len(fns))
 	for _, fn := range fns {
 		if _, ok := byName[fn.Name]; !ok {
@@ -35,6 +37,9 @@ func pclnInlines(ef *elfx.File, t *pcln.Table, fns []*types.Func) []*types.Func 
 		inst := &types.Instance{Entry: host.LowPC, Ranges: host.Ranges}
 		sites := make([]*types.InlineSite, len(calls))
 		for k, c := range calls {
+			if c.Wrapper {
+				wrappers = append(wrappers, c.Callee)
+			}
 			callee := byName[c.Callee]
 			if callee == nil {
 				callee = &types.Func{Name: c.Callee, Linkage: c.Callee, Lang: types.LangGo, SymbolOnly: true}
@@ -54,5 +59,5 @@ func pclnInlines(ef *elfx.File, t *pcln.Table, fns []*types.Func) []*types.Func 
 		}
 		host.Instances = append(host.Instances, inst)
 	}
-	return fns
+	return fns, wrappers
 }

@@ -29,8 +29,7 @@ func writePprof(path string, prof Profiler, sym *stack.Symbolizer, hz int, start
 			kernel = append(kernel, fr)
 		}
 		ms := prof.Mappings(r.Pid)
-		for i, ip := range r.User {
-			loc := sym.Locate(ms, ip, i > 0)
+		for _, loc := range sym.LocateStack(ms, r.User) {
 			fr := pprof.Frame{Addr: loc.Addr}
 			if loc.Map != nil {
 				pm := maps[loc.Map]

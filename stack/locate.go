@@ -38,11 +38,37 @@ type Location struct {
 // address (not the innermost frame) is looked up one byte back, as User
 // does, and the names are User's.
 func (s *Symbolizer) Locate(ms []Mapping, addr uint64, ret bool) Location {
+	loc, _, _ := s.locate(ms, addr, ret, "")
+	return loc
+}
+
+// LocateStack places the addresses of a user stack of a process with
+// mappings ms, innermost first, as Locate does each; an address whose
+// frames are all Go wrappers the runtime leaves out (code.Model.Traceback)
+// is left out, as runtime.Callers leaves it out of Go's own profiles.
+func (s *Symbolizer) LocateStack(ms []Mapping, ips []uint64) []Location {
+	out := make([]Location, 0, len(ips))
+	callee := ""
+	for i, ip := range ips {
+		loc, fn, elided := s.locate(ms, ip, i > 0, callee)
+		if !elided {
+			out = append(out, loc)
+		}
+		callee = fn
+	}
+	return out
+}
+
+// locate is Locate of an address whose inner frame on the stack is in
+// callee (see code.Model.Traceback); it also returns the name of the
+// function holding the address ("" when none does), and whether all its
+// frames were left out.
+func (s *Symbolizer) locate(ms []Mapping, addr uint64, ret bool, callee string) (loc Location, fn string, elided bool) {
 	look := addr
 	if ret {
 		look--
 	}
-	loc := Location{Addr: look}
+	loc = Location{Addr: look}
 	for i := range ms {
 		mp := &ms[i]
 		if look < mp.Start || look >= mp.End {
@@ -52,26 +78,26 @@ func (s *Symbolizer) Locate(ms []Mapping, addr uint64, ret bool) Location {
 		m := s.file(mp.Readable())
 		if m == nil {
 			loc.BuildID = s.buildID(mp.Readable())
-			return loc
+			return loc, "", false
 		}
 		if m.ELF != nil {
 			loc.BuildID = m.ELF.BuildID
 		}
 		va := look - mp.Bias
-		fn := m.Func(va)
-		if fn == nil {
-			return loc
+		host := m.Func(va)
+		if host == nil {
+			return loc, "", false
 		}
-		for _, f := range m.At(va) {
+		for _, f := range m.Traceback(va, callee) {
 			name := f.Name
 			if !f.Inline {
-				name = displayName(fn) // as User names the outermost frame
+				name = displayName(host) // as User names the outermost frame
 			}
 			loc.Lines = append(loc.Lines, Line{Func: name, File: f.File, Line: f.Line})
 		}
-		return loc
+		return loc, host.Name, len(loc.Lines) == 0
 	}
-	return loc
+	return loc, "", false
 }
 
 // buildID reads path's build-id when its code could not be modelled.

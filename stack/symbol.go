@@ -32,7 +32,7 @@ func (s *Symbolizer) file(path string) *code.Model {
 	if m, ok := s.files[path]; ok {
 		return m
 	}
-	m, err := code.Open(path, nil)
+	m, err := code.Open(path, &code.Options{Traceback: true})
 	if err != nil {
 		m = nil
 	} else {
@@ -61,6 +61,31 @@ func displayName(fn *types.Func) string {
 // A return address (not the innermost frame) is looked up one byte back,
 // inside its call.
 func (s *Symbolizer) User(ms []Mapping, addr uint64, ret bool) []Frame {
+	frames, _ := s.user(ms, addr, ret, "")
+	return frames
+}
+
+// UserStack names a user stack of a process with mappings ms, ips
+// innermost first, outermost frame first, each address as User names
+// it; the frames of Go wrappers the runtime leaves out of its own
+// tracebacks are left out (code.Model.Traceback).
+func (s *Symbolizer) UserStack(ms []Mapping, ips []uint64) []Frame {
+	per := make([][]Frame, len(ips))
+	callee := ""
+	for i, ip := range ips {
+		per[i], callee = s.user(ms, ip, i > 0, callee)
+	}
+	var out []Frame
+	for i := len(per) - 1; i >= 0; i-- {
+		out = append(out, per[i]...)
+	}
+	return out
+}
+
+// user is User of an address whose inner frame on the stack is in callee
+// (see code.Model.Traceback); it also returns the name of the function
+// holding the address ("" when none does).
+func (s *Symbolizer) user(ms []Mapping, addr uint64, ret bool, callee string) ([]Frame, string) {
 	look := addr
 	if ret {
 		look--
@@ -84,28 +109,27 @@ func (s *Symbolizer) User(ms []Mapping, addr uint64, ret bool) []Frame {
 		}
 		if fn == nil {
 			at.Name = fmt.Sprintf("%s+%#x", mod, va)
-			return []Frame{at}
+			return []Frame{at}, ""
 		}
-		out := []Frame{at}
-		out[0].Name, out[0].Lang = displayName(fn), fn.Lang
-		exp := m.Expansions(va)
-		for i := len(exp) - 1; i >= 0; i-- {
-			c := exp[i].Callee
-			f := at
-			f.Name, f.Lang, f.Inlined = c.Name, c.Lang, true
+		// The model's chain at va, innermost first: the function, then
+		// the expansions, each with its source position.
+		chain := m.Traceback(va, callee)
+		out := make([]Frame, 0, len(chain))
+		for i := len(chain) - 1; i >= 0; i-- {
+			c, f := chain[i], at
+			f.Name, f.Lang, f.File, f.Line = c.Name, fn.Lang, c.File, c.Line
+			if c.Func != nil {
+				f.Lang = c.Func.Lang
+			}
+			if !c.Inline {
+				f.Name = displayName(fn)
+			}
+			f.Inlined = len(out) > 0 // the first at the address holds it
 			out = append(out, f)
 		}
-		// Source positions: the model's chain at va, innermost first,
-		// one frame for each of out's.
-		if chain := m.At(va); len(chain) == len(out) {
-			for i := range out {
-				c := chain[len(chain)-1-i]
-				out[i].File, out[i].Line = c.File, c.Line
-			}
-		}
-		return out
+		return out, fn.Name
 	}
-	return []Frame{{Name: fmt.Sprintf("%#x", addr), Module: "?", Addr: addr}}
+	return []Frame{{Name: fmt.Sprintf("%#x", addr), Module: "?", Addr: addr}}, ""
 }
 
 type ksym struct {

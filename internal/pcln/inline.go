@@ -31,6 +31,9 @@ type InlinedCall struct {
 	// File and Line are the call site.
 	File string
 	Line int
+	// Wrapper marks a callee the compiler made (see Table.Wrappers),
+	// which the runtime's tracebacks leave out.
+	Wrapper bool
 }
 
 // Tree is the inline tree of every function that has one, by entry
@@ -54,32 +57,34 @@ type inlFormat struct {
 	// the entry an address) before Go 1.18, {entryoff, funcoff uint32}
 	// (8, the entry an offset from runtime.text) after.
 	ftabEntry int
-	// _func's pcsp and npcdata words, its size and its nfuncdata byte.
-	pcsp, npcdata, funcSize, nfuncdata int
+	// _func's nameoff, pcsp and npcdata words, its size and its
+	// nfuncdata byte (whose funcID is 3 bytes before).
+	fnName, pcsp, npcdata, funcSize, nfuncdata int
 	// ptrFuncdata: funcdata are addresses (8 bytes, 8-aligned after the
 	// pcdata) before Go 1.18, offsets from go:func.* (4 bytes) after.
 	ptrFuncdata    bool
 	callSize       int // inlinedCall's size
 	name, parentPc int // inlinedCall's name offset and parentPc
+	callFuncID     int // inlinedCall's funcID byte
 	parent         int // its explicit parent (int16), or -1: from pcdata at parentPc
 }
 
 var (
 	// Go 1.20 and later: _func gained startLine; inlinedCall is
 	// {funcID, _ [3]byte, nameOff, parentPc, startLine}.
-	inl120 = inlFormat{funcnames: 32, pctab: 56, pcln: 64, ftabEntry: 8,
+	inl120 = inlFormat{funcnames: 32, pctab: 56, pcln: 64, ftabEntry: 8, fnName: 4,
 		pcsp: 16, npcdata: 28, funcSize: 44, nfuncdata: 43, callSize: 16, name: 4, parentPc: 8, parent: -1}
 	// Go 1.18 and 1.19: _func is {entryoff, nameoff, args, deferreturn,
 	// pcsp, pcfile, pcln, npcdata, cuOffset, funcID, flag, _,
 	// nfuncdata}; inlinedCall is {parent int16, funcID, _, file, line,
 	// func_, parentPc}.
-	inl118 = inlFormat{funcnames: 32, pctab: 56, pcln: 64, ftabEntry: 8,
-		pcsp: 16, npcdata: 28, funcSize: 40, nfuncdata: 39, callSize: 20, name: 12, parentPc: 16, parent: 0}
+	inl118 = inlFormat{funcnames: 32, pctab: 56, pcln: 64, ftabEntry: 8, fnName: 4,
+		pcsp: 16, npcdata: 28, funcSize: 40, nfuncdata: 39, callSize: 20, name: 12, parentPc: 16, parent: 0, callFuncID: 2}
 	// Go 1.16 and 1.17: the header has no textStart; _func starts with
 	// the entry's address (8 bytes) and has no flag; inlinedCall is Go
 	// 1.18's.
-	inl116 = inlFormat{funcnames: 24, pctab: 48, pcln: 56, ftabEntry: 16,
-		pcsp: 20, npcdata: 32, funcSize: 44, nfuncdata: 43, ptrFuncdata: true, callSize: 20, name: 12, parentPc: 16, parent: 0}
+	inl116 = inlFormat{funcnames: 24, pctab: 48, pcln: 56, ftabEntry: 16, fnName: 8,
+		pcsp: 20, npcdata: 32, funcSize: 44, nfuncdata: 43, ptrFuncdata: true, callSize: 20, name: 12, parentPc: 16, parent: 0, callFuncID: 2}
 )
 
 // Inlines reads the inline trees of ef's .gopclntab.
@@ -136,6 +141,7 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 		return nil, fmt.Errorf("%s: section .gopclntab: corrupt inline tree: an offset past the table's end", ef.Path)
 	}
 	m := &mem{ef: ef, rel: t.rel, secs: map[*elf.Section][]byte{}}
+	wrapper, _ := t.wrapperID(ff, v)
 	tree = Tree{}
 	for _, f := range fns {
 		// The tree's size: up to the next funcdata, or its section's end.
@@ -152,7 +158,7 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 			return nil, fmt.Errorf("%s: section .gopclntab: corrupt inline tree: pc-value table at %#x past the table's end", ef.Path, f.pcdata)
 		}
 		spans := pcSpans(pctab[f.pcdata:], f.entry, f.end, uint64(tab[6]))
-		if calls := t.inlCalls(ff, raw, funcnames, f, spans); len(calls) > 0 {
+		if calls := t.inlCalls(ff, raw, funcnames, f, spans, wrapper); len(calls) > 0 {
 			tree[f.entry] = calls
 		}
 	}
@@ -270,8 +276,8 @@ func (v view) u8(off uint64) byte {
 }
 
 // inlCalls decodes one function's inline tree, raw, whose tree indices by
-// address are spans.
-func (t *Table) inlCalls(ff inlFormat, raw, funcnames []byte, f fnInl, spans []span) []InlinedCall {
+// address are spans; wrapper is the funcID of wrappers (-1: none).
+func (t *Table) inlCalls(ff inlFormat, raw, funcnames []byte, f fnInl, spans []span, wrapper int) []InlinedCall {
 	le := binary.LittleEndian
 	indexAt := func(pc uint64) int {
 		for _, s := range spans {
@@ -290,7 +296,8 @@ func (t *Table) inlCalls(ff inlFormat, raw, funcnames []byte, f fnInl, spans []s
 		if int(nameOff) >= len(funcnames) || uint64(parentPc) >= f.end-f.entry {
 			break
 		}
-		c := InlinedCall{Index: i, Callee: cstring(funcnames[nameOff:]), PC: f.entry + uint64(parentPc)}
+		c := InlinedCall{Index: i, Callee: cstring(funcnames[nameOff:]), PC: f.entry + uint64(parentPc),
+			Wrapper: int(e[ff.callFuncID]) == wrapper}
 		if c.Callee == "" {
 			break
 		}

@@ -7,7 +7,9 @@
 // `app N` calls work and mix (inlined) N times each and prints the total; `app funcs` prints, for
 // a few functions, the runtime's own name, entry address and line
 // (FuncForPC) and the start of the mapping of the executable's first page, from which
-// a test gets each function's address in the file.
+// a test gets each function's address in the file. `app profile FILE`
+// writes the runtime's goroutine profile to FILE while a goroutine waits
+// in waiter.Wait, called through the pointer wrapper (*waiter).Wait.
 package main
 
 // static int twice(int x) { return 2 * x; }
@@ -19,8 +21,10 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
+	"time"
 )
 
 //go:noinline
@@ -32,6 +36,10 @@ func mix(i int) int { return i ^ 5 }
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "funcs" {
 		funcs()
+		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "profile" {
+		goroutines(os.Args[2])
 		return
 	}
 	n, err := strconv.Atoi(os.Args[1])
@@ -70,4 +78,38 @@ func funcs() {
 		file, line := rf.FileLine(rf.Entry())
 		fmt.Printf("%s %#x %s:%d\n", rf.Name(), rf.Entry(), file, line)
 	}
+}
+
+type waiter struct{ c chan int }
+
+// Wait is inlined into the wrapper the compiler makes for *waiter, which
+// the runtime leaves out of its stacks.
+func (w waiter) Wait() int { return <-w.c }
+
+type waits interface{ Wait() int }
+
+// waitsOf hides the interface's dynamic type from the caller, which would
+// otherwise call waiter.Wait directly (devirtualized).
+//
+//go:noinline
+func waitsOf(w *waiter) waits { return w }
+
+// goroutines writes the goroutine profile to path while a goroutine waits
+// in waiter.Wait, called through the interface, so through (*waiter).Wait.
+func goroutines(path string) {
+	ptr := &waiter{c: make(chan int)}
+	w := waitsOf(ptr)
+	done := make(chan int)
+	go func() { done <- w.Wait() }()
+	time.Sleep(100 * time.Millisecond) // it blocks in the receive
+	f, err := os.Create(path)
+	if err != nil {
+		panic(err)
+	}
+	if err := pprof.Lookup("goroutine").WriteTo(f, 0); err != nil {
+		panic(err)
+	}
+	f.Close()
+	ptr.c <- 1
+	<-done
 }
