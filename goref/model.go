@@ -3,7 +3,6 @@ package goref
 import (
 	"fmt"
 	"path"
-	"strings"
 
 	"github.com/binscope/binscope/code"
 	"github.com/binscope/binscope/dwarf"
@@ -186,11 +185,4 @@ func Types(path string, names []string, opts *Options) (*types.Spec, *Ref, error
 	}
 	spec.Path = path
 	return spec, ref, nil
-}
-
-// Qualified reports whether name names a Go package member by import
-// path with a domain (github.com/x/y.T), the names a reference can serve.
-func Qualified(name string) bool {
-	p := PackageOf(name)
-	return p != "" && strings.Contains(p, "/")
 }

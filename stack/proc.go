@@ -18,7 +18,8 @@ type Mapping struct {
 	Start, End, Offset uint64
 	Path               string // as the process names it (in its mount namespace)
 	Bias               uint64 // address in the process minus address in the file
-	// File is where this process reads it (ProcFile): "" means Path.
+	// File is where this process reads it when the process has another
+	// root or mount namespace (/proc/self/fd/N, see keptOpen): "" means Path.
 	File string
 }
 

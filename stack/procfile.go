@@ -7,21 +7,6 @@ import (
 	"syscall"
 )
 
-// ProcFile is the path by which this process reads the file that process
-// pid sees at path (its executable, a file it maps): path itself when pid
-// has this process's root and mount namespace; else (a container: the
-// file may exist only in pid's mount namespace, or be another file here)
-// the file opened through /proc/PID/root and kept open for the rest of
-// the run, as /proc/self/fd/N, so that its code can still be named after
-// the process and its mount namespace are gone. The path shown to a user
-// stays path. "" when the file cannot be opened.
-func ProcFile(pid int, path string) string {
-	if SameRoot(pid) {
-		return path
-	}
-	return keptOpen(fmt.Sprintf("/proc/%d/root%s", pid, path))
-}
-
 // SameRoot reports whether process pid resolves paths as this process
 // does: the same mount namespace and root directory.
 func SameRoot(pid int) bool {
@@ -42,7 +27,11 @@ var kept struct {
 }
 
 // keptOpen opens path once per file (by device and inode) and returns
-// /proc/self/fd/N; "" when it cannot be opened.
+// /proc/self/fd/N; "" when it cannot be opened. A file of a process in
+// another mount namespace (a container: the file may exist only there, or
+// be another file here) is opened through /proc/PID/root and kept open for
+// the rest of the run, so that its code can still be named after the
+// process and its mount namespace are gone.
 func keptOpen(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
