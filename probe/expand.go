@@ -11,7 +11,7 @@ import (
 // expand turns $params into one argument per parameter and Go's $retval
 // into one per result, and checks that every variable an entry, inline,
 // clone or return probe names is a parameter.
-func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
+func (t *target) expand(d *Def, fn *types.Func) ([]Arg, error) {
 	var out []Arg
 	var params, results []types.Param
 	for _, p := range fn.Params {
@@ -27,7 +27,7 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 			for _, p := range params {
 				out = append(out, Arg{Name: p.Name, Expr: p.Name, Base: p.Name, Path: a.Path, Type: a.Type})
 			}
-			for _, name := range r.mirArgs(fn) {
+			for _, name := range t.mirArgs(fn) {
 				out = append(out, Arg{Name: name, Expr: name, Base: name, Path: a.Path, Type: a.Type})
 			}
 		case a.Base == "$retval" && fn.Lang == types.LangGo && len(results) > 1 && len(a.Path) == 0:
@@ -63,16 +63,16 @@ func (r *Resolver) expand(d *Def, fn *types.Func) ([]Arg, error) {
 					names = append(names, p.Name)
 				}
 				if !found {
-					found = slices.Contains(r.mirArgs(fn), a.Base)
+					found = slices.Contains(t.mirArgs(fn), a.Base)
 				}
 				if !found {
-					_, found = r.global(fn.LowPC, a.Base)
+					_, found = t.global(fn.LowPC, a.Base)
 				}
 				if !found && len(fn.Params) == 0 && fn.Decl.File == "" {
-					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%s for C; %s for Go) or $retval", d.Text, r.path, fn.Name, regList(r.arch.CIntRegs), regList(r.arch.GoIntRegs[:min(5, len(r.arch.GoIntRegs))]))
+					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%s for C; %s for Go) or $retval", d.Text, t.path, fn.Name, regList(t.arch.CIntRegs), regList(t.arch.GoIntRegs[:min(5, len(t.arch.GoIntRegs))]))
 				}
 				if !found {
-					return nil, r.noParam(d, fn, a.Base, names, results)
+					return nil, t.noParam(d, fn, a.Base, names, results)
 				}
 			}
 			out = append(out, a)
@@ -137,7 +137,7 @@ const mirSites = 8
 // of fn's expansions declared on its line that no parameter names, in
 // the order the first expansions holding them list them. See
 // inlineParams, which reads them at each site.
-func (r *Resolver) mirArgs(fn *types.Func) []string {
+func (t *target) mirArgs(fn *types.Func) []string {
 	if fn.Lang != types.LangRust || fn.Decl.Line == 0 {
 		return nil
 	}
@@ -150,7 +150,7 @@ func (r *Resolver) mirArgs(fn *types.Func) []string {
 		if i >= mirSites {
 			break
 		}
-		vars, err := r.varsAt(in.EntryPC)
+		vars, err := t.varsAt(in.EntryPC)
 		if err != nil {
 			continue
 		}
