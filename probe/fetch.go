@@ -94,11 +94,21 @@ type siteAt struct {
 	captures *[]spec.Chain
 }
 
+// fetcher builds the programs that read a probe's arguments at a site
+// (siteAt, passed to each call): from a variable's location at the
+// site's pc (lowering), a stack slot's stores (slots), or the result's
+// place at a return.
+type fetcher struct {
+	t        *target
+	slots    *slotStores
+	lowering *lowering
+}
+
 // fetch builds the program that reads a at the site at, whose variables
 // are vars; an access path the variable's type does not allow is an error
 // (see checkPath).
-func (r *Resolver) fetch(fn *types.Func, a Arg, vars []types.Var, at siteAt) (spec.Fetch, error) {
-	f, err := r.fetchArg(fn, a, vars, at)
+func (fe *fetcher) fetch(fn *types.Func, a Arg, vars []types.Var, at siteAt) (spec.Fetch, error) {
+	f, err := fe.fetchArg(fn, a, vars, at)
 	if err != nil {
 		return f, err
 	}
@@ -150,7 +160,7 @@ func floatHint(fn *types.Func, name string) string {
 	return "; where the function stores it, a return probe can read it: " + strings.Join(hints[:min(len(hints), 3)], " or ")
 }
 
-func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) (spec.Fetch, error) {
+func (fe *fetcher) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) (spec.Fetch, error) {
 	f := spec.Fetch{Name: a.Name}
 	var pl place
 	switch {
@@ -161,20 +171,20 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) 
 			f.Unavailable = "$retval exists only at %return"
 			return f, nil
 		}
-		loc, t, why := r.retval(fn)
+		loc, t, why := fe.t.retval(fn)
 		var i int
 		if _, err := fmt.Sscanf(a.Base, "$retval#%d", &i); err == nil {
-			loc, t, why = r.goResult(fn, i)
+			loc, t, why = fe.t.goResult(fn, i)
 		}
 		if why != "" {
 			f.Unavailable = why
 			return f, nil
 		}
-		pl = r.fromLoc(loc, t, at.pc)
+		pl = fe.fromLoc(loc, t, at.pc)
 	case strings.HasPrefix(a.Base, "%"):
 		reg := strings.ToUpper(a.Base[1:])
-		if _, ok := r.arch.PtRegs[reg]; !ok { // what a uprobe can read
-			f.Unavailable = fmt.Sprintf("%s is not a general register of %s", a.Base, r.arch.Name)
+		if _, ok := fe.t.arch.PtRegs[reg]; !ok { // what a uprobe can read
+			f.Unavailable = fmt.Sprintf("%s is not a general register of %s", a.Base, fe.t.arch.Name)
 			return f, nil
 		}
 		pl = place{regs: []types.Piece{{Kind: types.LocReg, Reg: reg, Size: 8}}, t: &types.Base{Name: "u64", ByteSize: 8}}
@@ -189,7 +199,7 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) 
 		// parameter (one the compiler left no trace of here is not
 		// available, never another variable).
 		if v == nil && !isParam(fn.Params, a.Base) {
-			if g, ok := r.global(fn.LowPC, a.Base); ok {
+			if g, ok := fe.t.global(fn.LowPC, a.Base); ok {
 				v = &g
 			}
 		}
@@ -197,9 +207,9 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) 
 			f.Unavailable = fmt.Sprintf("%s is not available here", a.Base)
 			return f, nil
 		}
-		pl = r.fromLoc(v.Loc, v.Type, at.pc)
+		pl = fe.fromLoc(v.Loc, v.Type, at.pc)
 		if at.kind != spec.SiteReturn && fn.Lang == types.LangGo && pl.fault == "" {
-			pl.fault = r.slots.reusedSlot(at.pc, v.Loc, v.Type)
+			pl.fault = fe.slots.reusedSlot(at.pc, v.Loc, v.Type)
 		}
 		if at.kind == spec.SiteReturn && pl.fault == "" {
 			pl = capture(pl, at.captures)
@@ -226,7 +236,7 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) 
 		f.Unavailable = pl.fault
 		return f, nil
 	}
-	f = r.finish(f, pl, a.Type)
+	f = fe.finish(f, pl, a.Type)
 	if f.Unavailable == "" {
 		f.Fails = pl.fails
 	}
@@ -235,7 +245,7 @@ func (r *Resolver) fetchArg(fn *types.Func, a Arg, vars []types.Var, at siteAt) 
 
 // fromLoc starts a walk at a variable's location, for a site whose
 // fetches run at pc.
-func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
+func (fe *fetcher) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 	pl := place{t: t}
 	switch {
 	case len(l.Pieces) == 0:
@@ -253,7 +263,7 @@ func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 			if err != nil {
 				size = 8
 			}
-			gpr, _, why := r.lowering.vectorCopy(pc, p.Reg, size)
+			gpr, _, why := fe.lowering.vectorCopy(pc, p.Reg, size)
 			if gpr != "" {
 				pl.regs = []types.Piece{{Kind: types.LocReg, Reg: gpr, Size: p.Size}}
 			}
@@ -265,7 +275,7 @@ func (r *Resolver) fromLoc(l types.Loc, t types.Type, pc uint64) place {
 	case len(l.Pieces) == 1 && l.Pieces[0].Kind == types.LocMem:
 		pl.mem, pl.addr, pl.off = true, spec.Chain{Reg: l.Pieces[0].Reg}, l.Pieces[0].Offset
 	case len(l.Pieces) == 1 && exprPiece(l.Pieces[0]):
-		ops, addr, why, fails := r.lowering.lower(l.Pieces[0], t, pc)
+		ops, addr, why, fails := fe.lowering.lower(l.Pieces[0], t, pc)
 		pl.fails = fails
 		switch {
 		case why != "":
@@ -473,7 +483,7 @@ func pieceAt(ps []types.Piece, off, n int64) (types.Piece, bool) {
 
 // finish reads the value the place holds as typ (or the type the model
 // gives it).
-func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
+func (fe *fetcher) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 	t := types.Resolve(pl.t)
 	if typ = readAs(t, typ); typ == "" {
 		return untyped(f, pl, t)
@@ -502,7 +512,7 @@ func (r *Resolver) finish(f spec.Fetch, pl place, typ string) spec.Fetch {
 		}
 		f.Size, f.Chains = 8, []spec.Chain{ptr, n}
 		if typ == "iface" {
-			f.Dynamic = r.itabs(pl.t)
+			f.Dynamic = fe.t.itabs(pl.t)
 		}
 	default:
 		size := typeSize(typ)

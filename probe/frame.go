@@ -24,13 +24,13 @@ const maxLater = 48
 // a note for the user; ok is false when there is no such address, when no
 // parameter needs one, or when the probe also reads a register by name
 // (%rdi means its value at the entry).
-func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr uint64, vars []types.Var, note string, ok bool) {
+func (jn *joiner) later(fn *types.Func, args []Arg, entry []types.Var) (addr uint64, vars []types.Var, note string, ok bool) {
 	need, moved := laterNeeds(args, entry)
-	if moved == "" || r.f == nil || !r.decodes() || fn.Size == 0 {
+	if moved == "" || jn.t.f == nil || !jn.t.decodes() || fn.Size == 0 {
 		return 0, nil, "", false
 	}
 	var c listing
-	if r.insns(fn, func(a uint64, in x86asm.Inst) { c.code = append(c.code, insn{a, in}) }) != nil {
+	if jn.t.insns(fn, func(a uint64, in x86asm.Inst) { c.code = append(c.code, insn{a, in}) }) != nil {
 		return 0, nil, "", false
 	}
 	c.at = make(map[uint64]int, len(c.code))
@@ -52,7 +52,7 @@ func (r *Resolver) later(fn *types.Func, args []Arg, entry []types.Var) (addr ui
 		if pc >= earliest {
 			return 0, nil, "", false
 		}
-		own, all, err := r.paramsReadable(pc, need)
+		own, all, err := jn.paramsReadable(pc, need)
 		if err != nil {
 			return 0, nil, "", false
 		}
@@ -89,8 +89,8 @@ func laterNeeds(args []Arg, entry []types.Var) (need map[string]bool, moved stri
 
 // paramsReadable returns the function's own parameters at pc (with their
 // frame locations), and whether every one in need is readable there.
-func (r *Resolver) paramsReadable(pc uint64, need map[string]bool) (own []types.Var, all bool, err error) {
-	vars, err := r.varsAt(pc)
+func (jn *joiner) paramsReadable(pc uint64, need map[string]bool) (own []types.Var, all bool, err error) {
+	vars, err := jn.t.varsAt(pc)
 	if err != nil {
 		return nil, false, err
 	}
@@ -99,7 +99,7 @@ func (r *Resolver) paramsReadable(pc uint64, need map[string]bool) (own []types.
 			own = append(own, v)
 		}
 	}
-	own = r.frames.inFrame(pc, own)
+	own = jn.frames.inFrame(pc, own)
 	readable := 0
 	for _, v := range own {
 		if need[v.Name] && v.Loc.Readable() {

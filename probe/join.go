@@ -8,17 +8,29 @@ import (
 	"github.com/binscope/binscope/types"
 )
 
+// joiner moves a site where an argument the probe reads has no location
+// yet to a later address every call passes once (later, laterInline), or
+// counts an expansion's starts where their paths join (joinStarts): it
+// reads the code's flow (flows), the frame (frames) and what a fetch can
+// read at an address (fetches).
+type joiner struct {
+	t       *target
+	fetches *fetcher
+	frames  *frameTable
+	flows   *flowIndex
+}
+
 // readableAt counts the arguments a probe at pc reads among args, with the
 // expansion's parameters vs there, and names those it cannot; n is -1 for
 // a definition that reads a register or $-variable, which means its value
 // at the start.
-func (r *Resolver) readableAt(fn *types.Func, args []Arg, pc uint64, vs []types.Var) (n int, missing []string) {
-	vs = r.frames.inFrame(pc, vs)
+func (jn *joiner) readableAt(fn *types.Func, args []Arg, pc uint64, vs []types.Var) (n int, missing []string) {
+	vs = jn.frames.inFrame(pc, vs)
 	for _, a := range args {
 		if strings.HasPrefix(a.Base, "%") || strings.HasPrefix(a.Base, "$") {
 			return -1, nil
 		}
-		f, err := r.fetch(fn, a, vs, siteAt{kind: spec.SiteInline, pc: pc})
+		f, err := jn.fetches.fetch(fn, a, vs, siteAt{kind: spec.SiteInline, pc: pc})
 		if err == nil && f.Unavailable == "" {
 			n++
 		} else {
@@ -46,8 +58,8 @@ func (r *Resolver) readableAt(fn *types.Func, args []Arg, pc uint64, vs []types.
 // Each run of J then follows the run of the start that counted the call,
 // with no other start between: J counts the same calls. Otherwise, or
 // where a start carries a mark, starts come back unchanged.
-func (r *Resolver) joinStarts(fn *types.Func, site *types.InlineSite, starts []start, args []Arg) []start {
-	if len(starts) < 2 || len(args) == 0 || r.f == nil {
+func (jn *joiner) joinStarts(fn *types.Func, site *types.InlineSite, starts []start, args []Arg) []start {
+	if len(starts) < 2 || len(args) == 0 || jn.t.f == nil {
 		return starts
 	}
 	set := map[uint64]bool{}
@@ -57,11 +69,11 @@ func (r *Resolver) joinStarts(fn *types.Func, site *types.InlineSite, starts []s
 		if st.mark != nil {
 			return starts
 		}
-		vars, err := r.varsAt(st.addr)
+		vars, err := jn.t.varsAt(st.addr)
 		if err != nil {
 			return starts
 		}
-		n, missing := r.readableAt(fn, args, st.addr, inlineParams(fn, vars))
+		n, missing := jn.readableAt(fn, args, st.addr, inlineParams(fn, vars))
 		if n < 0 || len(missing) == 0 {
 			return starts
 		}
@@ -69,11 +81,11 @@ func (r *Resolver) joinStarts(fn *types.Func, site *types.InlineSite, starts []s
 		set[st.addr] = true
 		copies = copies || st.copies
 	}
-	inst := r.flows.hostOf(site)
+	inst := jn.flows.hostOf(site)
 	if inst == nil {
 		return starts
 	}
-	fl, err := r.flows.of(inst)
+	fl, err := jn.flows.of(inst)
 	if err != nil {
 		return starts
 	}
@@ -100,11 +112,11 @@ func (r *Resolver) joinStarts(fn *types.Func, site *types.InlineSite, starts []s
 			if !holds(site.Ranges, j) || !fl.joins(starts, set, j) {
 				continue
 			}
-			all, err := r.varsAt(j)
+			all, err := jn.t.varsAt(j)
 			if err != nil {
 				continue
 			}
-			n, missing := r.readableAt(fn, args, j, inlineParams(fn, all))
+			n, missing := jn.readableAt(fn, args, j, inlineParams(fn, all))
 			if n <= best {
 				continue
 			}

@@ -34,25 +34,25 @@ const maxLaterSearch = 256
 // record at 0x1374 the third copy's code sets RBX to its own a at 0x13c0,
 // and its start is the store at 0x13d0). It returns p, the expansion's parameters there and
 // a note, or s and vars unchanged.
-func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start, others []uint64, args []Arg, vars []types.Var) (uint64, []types.Var, string) {
+func (jn *joiner) laterInline(fn *types.Func, site *types.InlineSite, st start, others []uint64, args []Arg, vars []types.Var) (uint64, []types.Var, string) {
 	s := st.addr
-	if st.mark != nil || len(args) == 0 || r.f == nil {
+	if st.mark != nil || len(args) == 0 || jn.t.f == nil {
 		return s, vars, ""
 	}
 	next := map[uint64]bool{}
 	for _, o := range others {
 		next[o] = o != s
 	}
-	readable := func(pc uint64, vs []types.Var) (int, []string) { return r.readableAt(fn, args, pc, vs) }
+	readable := func(pc uint64, vs []types.Var) (int, []string) { return jn.readableAt(fn, args, pc, vs) }
 	have, missing := readable(s, vars)
 	if have < 0 || len(missing) == 0 {
 		return s, vars, ""
 	}
-	inst := r.flows.hostOf(site)
+	inst := jn.flows.hostOf(site)
 	if inst == nil {
 		return s, vars, ""
 	}
-	fl, err := r.flows.of(inst)
+	fl, err := jn.flows.of(inst)
 	if err != nil || !fl.has(s) {
 		return s, vars, ""
 	}
@@ -71,7 +71,7 @@ func (r *Resolver) laterInline(fn *types.Func, site *types.InlineSite, st start,
 			var vs []types.Var
 			once := holds(site.Ranges, y) && fl.onceAfter(s, y)
 			if once || st.copies && holds(site.Ranges, y) {
-				if all, err := r.varsAt(y); err == nil {
+				if all, err := jn.t.varsAt(y); err == nil {
 					vs = inlineParams(fn, all)
 				}
 			}

@@ -95,7 +95,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*spec.Probe, error) {
 			site.Guard = r.guard(fn, a)
 		}
 		for _, arg := range d.Args {
-			f, err := r.fetch(fn, arg, vars, siteAt{kind: spec.SiteLine, pc: a})
+			f, err := r.fetches.fetch(fn, arg, vars, siteAt{kind: spec.SiteLine, pc: a})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", d.Text, err)
 			}

@@ -26,6 +26,8 @@ type Resolver struct {
 	entries  *entryValues  // values from the function's entry or its callers
 	lowering *lowering     // a location's piece as operations at a pc
 	placer   *inlinePlacer // where calls of an inline expansion start
+	fetches  *fetcher      // the programs that read arguments at a site
+	joins    *joiner       // later sites where arguments read
 	group    uint32        // the last mark group given (see Mark)
 	notes    *usdtNotes    // the file's USDT probes
 }
@@ -40,6 +42,8 @@ func newResolver(t *target) *Resolver {
 	r.entries = &entryValues{t: t, arch: t.arch, frames: r.frames, flows: r.flows, slots: r.slots, checks: r.checks}
 	r.placer = &inlinePlacer{t: t, frames: r.frames, flows: r.flows}
 	r.lowering = &lowering{t: t, arch: t.arch, frames: r.frames, flows: r.flows, facts: r.facts, entries: r.entries}
+	r.fetches = &fetcher{t: t, slots: r.slots, lowering: r.lowering}
+	r.joins = &joiner{t: t, fetches: r.fetches, frames: r.frames, flows: r.flows}
 	return r
 }
 

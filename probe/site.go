@@ -83,7 +83,7 @@ func (r *Resolver) addSite(b *probeIn, kind, where string, addr uint64, vars []t
 		site.Guard = r.guard(b.fn, addr)
 	}
 	for _, a := range b.args {
-		f, err := r.fetch(b.fn, a, vars, at)
+		f, err := r.fetches.fetch(b.fn, a, vars, at)
 		if err != nil {
 			return fmt.Errorf("%s: %w", b.d.Text, err)
 		}
@@ -221,7 +221,7 @@ func (r *Resolver) entrySite(b *probeIn) error {
 		return err
 	}
 	note := ""
-	if at, lv, n, ok := r.later(fn, b.args, vars); ok {
+	if at, lv, n, ok := r.joins.later(fn, b.args, vars); ok {
 		addr, vars, note = at, lv, n
 	}
 	if err := r.addSite(b, spec.SiteEntry, fn.Name, addr, vars); err != nil {
@@ -238,7 +238,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 	fn := b.fn
 	r.group++
 	var copies []copySite // the sites of this expansion that are copies
-	starts := r.joinStarts(fn, in, r.placer.inlineStarts(fn, in), b.args)
+	starts := r.joins.joinStarts(fn, in, r.placer.inlineStarts(fn, in), b.args)
 	addrs := make([]uint64, len(starts))
 	for i, st := range starts {
 		addrs[i] = st.addr
@@ -259,7 +259,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 		if err != nil {
 			return err
 		}
-		at, params, later := r.laterInline(fn, in, st, addrs, b.args, inlineParams(fn, vars))
+		at, params, later := r.joins.laterInline(fn, in, st, addrs, b.args, inlineParams(fn, vars))
 		if err := r.addSite(b, spec.SiteInline, in.Caller, at, params); err != nil {
 			return err
 		}
