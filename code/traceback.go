@@ -71,14 +71,9 @@ func (m *Model) wrappers() *goWrappers {
 			w.names[n] = true
 		}
 		if m.DWARF != nil {
-			// The inline tree InlineMark reads.
-			m.marks.once.Do(func() { m.marks.tree, _ = t.Inlines(m.ELF) })
-			for _, calls := range m.marks.tree {
-				for _, c := range calls {
-					if c.Wrapper {
-						w.names[c.Callee] = true
-					}
-				}
+			inl, _ := t.InlinedWrappers(m.ELF)
+			for n := range inl {
+				w.names[n] = true
 			}
 		}
 	})

@@ -125,26 +125,79 @@ type fnInl struct {
 func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 	// debug/gosym gives the callers' lines.
 	defer elfx.Catch(ef.Path, ".gopclntab", "inline tree", &tree, &err)
-	tab := t.Data // at least a header's 64 bytes (Open)
+	tree = Tree{}
+	err = t.eachTree(ef, func(tt *trees, f fnInl, raw []byte) error {
+		if uint64(f.pcdata) > uint64(len(tt.pctab)) {
+			return fmt.Errorf("%s: section .gopclntab: corrupt inline tree: pc-value table at %#x past the table's end", ef.Path, f.pcdata)
+		}
+		spans := pcSpans(tt.pctab[f.pcdata:], f.entry, f.end, uint64(t.Data[6]))
+		if calls := t.inlCalls(tt, raw, f, spans); len(calls) > 0 {
+			tree[f.entry] = calls
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tree, nil
+}
+
+// InlinedWrappers are the names of the wrappers the compiler made (see
+// Wrappers) that the table's inline trees hold, read from ef, the file it
+// came from, without the rest of the trees (Inlines).
+func (t *Table) InlinedWrappers(ef *elfx.File) (names map[string]bool, err error) {
+	defer elfx.Catch(ef.Path, ".gopclntab", "inline tree", &names, &err)
+	names = map[string]bool{}
+	err = t.eachTree(ef, func(tt *trees, f fnInl, raw []byte) error {
+		ff := tt.ff
+		for i := 0; (i+1)*ff.callSize <= len(raw); i++ {
+			e := raw[i*ff.callSize:]
+			nameOff := binary.LittleEndian.Uint32(e[ff.name:])
+			parentPc := binary.LittleEndian.Uint32(e[ff.parentPc:])
+			if int(nameOff) >= len(tt.funcnames) || uint64(parentPc) >= f.end-f.entry {
+				break
+			}
+			if int(e[ff.callFuncID]) == tt.wrapper {
+				names[cstring(tt.funcnames[nameOff:])] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
+// trees is what the readers of a table's inline trees share: its format,
+// its function names and pc-value tables, and the wrappers' function ID
+// (-1: unknown).
+type trees struct {
+	ff               inlFormat
+	funcnames, pctab []byte
+	wrapper          int
+}
+
+// eachTree calls fn with the bytes of each function's inline tree read
+// from ef (up to the next funcdata, or its section's end). A table of
+// another word size has none.
+func (t *Table) eachTree(ef *elfx.File, fn func(tt *trees, f fnInl, raw []byte) error) error {
 	ff, ok := t.format()
 	if !ok {
-		return Tree{}, nil
+		return nil
 	}
 	if !ff.ptrFuncdata && t.GoFunc == 0 {
-		return nil, fmt.Errorf("%s: no runtime module data points at .gopclntab: cannot read inline trees", ef.Path)
+		return fmt.Errorf("%s: no runtime module data points at .gopclntab: cannot read inline trees", ef.Path)
 	}
-	v := view{b: tab, bad: new(bool)}
-	funcnames := v.from(v.u64(uint64(ff.funcnames)))
-	pctab := v.from(v.u64(uint64(ff.pctab)))
+	v := view{b: t.Data, bad: new(bool)} // at least a header's 64 bytes (Open)
+	tt := &trees{ff: ff, funcnames: v.from(v.u64(uint64(ff.funcnames))), pctab: v.from(v.u64(uint64(ff.pctab)))}
 	fns, ends := t.inlFuncs(ff, v)
 	if *v.bad {
-		return nil, fmt.Errorf("%s: section .gopclntab: corrupt inline tree: an offset past the table's end", ef.Path)
+		return fmt.Errorf("%s: section .gopclntab: corrupt inline tree: an offset past the table's end", ef.Path)
 	}
 	m := &mem{ef: ef, rel: t.rel, secs: map[*elf.Section][]byte{}}
-	wrapper, _ := t.wrapperID(ff, v)
-	tree = Tree{}
+	tt.wrapper, _ = t.wrapperID(ff, v)
 	for _, f := range fns {
-		// The tree's size: up to the next funcdata, or its section's end.
 		s := m.section(f.inl)
 		if s == nil {
 			continue
@@ -153,16 +206,11 @@ func (t *Table) Inlines(ef *elfx.File) (tree Tree, err error) {
 		if k := sort.Search(len(ends), func(i int) bool { return ends[i] > f.inl }); k < len(ends) {
 			size = min(size, ends[k]-f.inl)
 		}
-		raw := m.read(f.inl, size)
-		if uint64(f.pcdata) > uint64(len(pctab)) {
-			return nil, fmt.Errorf("%s: section .gopclntab: corrupt inline tree: pc-value table at %#x past the table's end", ef.Path, f.pcdata)
-		}
-		spans := pcSpans(pctab[f.pcdata:], f.entry, f.end, uint64(tab[6]))
-		if calls := t.inlCalls(ff, raw, funcnames, f, spans, wrapper); len(calls) > 0 {
-			tree[f.entry] = calls
+		if err := fn(tt, f, m.read(f.inl, size)); err != nil {
+			return err
 		}
 	}
-	return tree, nil
+	return nil
 }
 
 // inlFuncs lists the functions that have an inline tree, and the sorted
@@ -276,8 +324,9 @@ func (v view) u8(off uint64) byte {
 }
 
 // inlCalls decodes one function's inline tree, raw, whose tree indices by
-// address are spans; wrapper is the funcID of wrappers (-1: none).
-func (t *Table) inlCalls(ff inlFormat, raw, funcnames []byte, f fnInl, spans []span, wrapper int) []InlinedCall {
+// address are spans.
+func (t *Table) inlCalls(tt *trees, raw []byte, f fnInl, spans []span) []InlinedCall {
+	ff, funcnames := tt.ff, tt.funcnames
 	le := binary.LittleEndian
 	indexAt := func(pc uint64) int {
 		for _, s := range spans {
@@ -297,7 +346,7 @@ func (t *Table) inlCalls(ff inlFormat, raw, funcnames []byte, f fnInl, spans []s
 			break
 		}
 		c := InlinedCall{Index: i, Callee: cstring(funcnames[nameOff:]), PC: f.entry + uint64(parentPc),
-			Wrapper: int(e[ff.callFuncID]) == wrapper}
+			Wrapper: int(e[ff.callFuncID]) == tt.wrapper}
 		if c.Callee == "" {
 			break
 		}
