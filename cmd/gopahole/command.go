@@ -320,18 +320,26 @@ func writeHeader(w io.Writer, path string, lo *loader.TypesOptions, sel *layout.
 		// them over as they are converted, and the header is made on
 		// another core meanwhile.
 		var streamed bool
-		if spec, streamed, err = streamHeader(w, path, lo, sel, opts); streamed || err != nil {
+		if spec, streamed, err = streamHeader(w, path, lo, sel, opts); streamed {
 			return err
 		}
-	} else if spec, _, err = loader.Types(path, lo); err != nil {
+	} else {
+		spec, _, err = loader.Types(path, lo)
+	}
+	// A loader that left out corrupt records: the header of the rest,
+	// then the error.
+	partial := err
+	if err != nil && (spec == nil || !errors.Is(err, types.ErrPartial)) {
 		return err
 	}
 	picked, err := layout.Select(spec, sel)
 	if err != nil {
 		return err
 	}
-	_, err = codegen.WriteHeader(w, layout.Roots(spec, picked), opts)
-	return err
+	if _, err = codegen.WriteHeader(w, layout.Roots(spec, picked), opts); err != nil {
+		return err
+	}
+	return partial
 }
 
 // writeRoots writes the header of the types picked from spec, read from

@@ -3,6 +3,9 @@ package main
 import (
 	stddwarf "debug/dwarf"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -113,4 +116,73 @@ func lostTypes(t *testing.T, d *stddwarf.Data, dd testutil.DIEDamage) map[string
 		}
 	}
 	return lost
+}
+
+// TestCorruptDIEHeader: --format=c of a file with a DIE that does not
+// read (testutil.CorruptDIEs) writes the header of the structs and unions
+// that need none of the DIEs lost (as debug/dwarf reads the undamaged
+// program: lostTypes), each block as the undamaged program's header has
+// it (an enum too, when a struct kept needs it), and none of the others; clang compiles it, its _Static_asserts holding;
+// then one line names the file, .debug_info and the DIE, exit status 1.
+func TestCorruptDIEHeader(t *testing.T) {
+	t.Setenv("BINSCOPE_CACHE", t.TempDir())
+	clang, err := exec.LookPath("clang")
+	if err != nil {
+		testutil.Skipf(t, "clang not installed: %v", err)
+	}
+	for _, dd := range testutil.CorruptDIEs(t) {
+		t.Run(dd.Name, func(t *testing.T) {
+			_, _, d := testutil.ReadDWARF(t, dd.Good)
+			lost := lostTypes(t, d, dd)
+			code, want, stderr := run("--format=c", dd.Good)
+			if code != 0 {
+				t.Fatalf("undamaged: exit %d: %s", code, stderr)
+			}
+			code, got, stderr := run("--format=c", dd.Bad)
+			line := fmt.Sprintf("gopahole: %s: section .debug_info at offset %#x: unreadable DIE: ", dd.Bad, dd.Off)
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+				t.Errorf("exit %d, stderr %q: want 1, one line starting %q", code, stderr, line)
+			}
+			kept, left := 0, 0
+			for _, block := range strings.Split(want, "\n\n") {
+				head := headOf(block)
+				switch {
+				case head == "":
+				case lost[head]:
+					left++
+					if strings.Contains(got, "\n"+head+"\n") {
+						t.Errorf("%q written; it needs a DIE lost", head)
+					}
+				case strings.HasPrefix(head, "enum ") && !strings.Contains(got, "\n"+head+"\n"):
+					// written only for a struct that needs it
+				case !strings.Contains(got, "\n\n"+block+"\n"):
+					t.Errorf("%q not written as the undamaged program's header has it:\n%s\ndamaged:\n%s", head, block, got)
+				default:
+					kept++
+				}
+			}
+			t.Logf("%d types written as from the undamaged program, %d left out", kept, left)
+			if kept < 4 || (dd.Name == "member" && left < 1) {
+				t.Errorf("%d types kept, %d left out: want 4 or more, and one left out", kept, left)
+			}
+			src := filepath.Join(t.TempDir(), "partial.c")
+			if err := os.WriteFile(src, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(clang, "-fsyntax-only", src).CombinedOutput(); err != nil {
+				t.Errorf("clang -fsyntax-only of the header: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// headOf is the line of a header's block that opens a struct, union or
+// enum definition ("struct alpha {"), "" for none.
+func headOf(block string) string {
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasSuffix(l, " {") && !strings.HasPrefix(l, "\t") {
+			return l
+		}
+	}
+	return ""
 }
