@@ -93,7 +93,7 @@ func (ip *inlinePlacer) inlineStarts(fn *types.Func, site *types.InlineSite) []s
 		}
 	}
 	if gnu {
-		return ip.gnuStarts(site, inst, fl, out)
+		return ip.gnuStarts(fn, site, inst, fl, out)
 	}
 	return out
 }
@@ -244,15 +244,26 @@ func (fl *flow) quietFrom(pts []uint64, a uint64) bool {
 // those calls apart. The body's own stores only: a nested expansion's may
 // be in a loop of the body that GCC unrolled, several per call, with no
 // loop left to show it.
-func (ip *inlinePlacer) gnuStarts(site *types.InlineSite, inst *types.Instance, fl *flow, out []start) []start {
+func (ip *inlinePlacer) gnuStarts(fn *types.Func, site *types.InlineSite, inst *types.Instance, fl *flow, out []start) []start {
 	rs := site.Ranges
 	var starts []uint64
 	for _, o := range out {
 		starts = append(starts, o.addr)
 	}
-	for _, e := range fl.apart(fl.notBodyLoops(fl.entries(rs, ip.flows.neutral(inst, fl)), rs), starts, rs) {
+	apart := fl.apart(fl.notBodyLoops(fl.entries(rs, ip.flows.neutral(inst, fl)), rs), starts, rs)
+	for _, e := range apart {
 		starts = append(starts, e)
 		out = append(out, start{addr: e, note: "an entry no call through the entry_pc passes, nor the other way round (a path of the body GCC jump-threaded)"})
+	}
+	if more := fl.apartCopies(ip.declRows(fn, site, inst, fl), apart, starts, rs); len(more) > 0 {
+		n := len(out) - len(apart)
+		for i := range out[n:] {
+			out[n+i].copies = true
+		}
+		for _, a := range more {
+			starts = append(starts, a)
+			out = append(out, start{addr: a, copies: true, note: "a further copy of the body on a path GCC jump-threaded, marked by a row of the declaration's line"})
+		}
 	}
 	if as, copies, ok := ip.anchors(site, inst, fl, starts, true, nil); ok && copies && len(as) > len(out) {
 		return anchorStarts(as)

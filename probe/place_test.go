@@ -75,3 +75,30 @@ func TestCopies(t *testing.T) {
 		t.Errorf("copies %v, want none", got)
 	}
 }
+
+// TestApartCopies: GCC's guard-true path of an unswitched loop, entered
+// apart from the entry_pc's path at 10, a row of the declaration line at
+// 10, 20 and 30, each copy making a call: 20 and 30 are further starts.
+// The row at 5, on the entry_pc's path, is not; nor the row at 40, which
+// control also reaches from 0 past 10; nor any where 10 is no row.
+func TestApartCopies(t *testing.T) {
+	var addrs []uint64
+	for a := uint64(0); a < 50; a++ {
+		addrs = append(addrs, a)
+	}
+	fl := linear(addrs, map[uint64][]uint64{0: {10, 40}}, map[uint64]bool{9: true, 49: true})
+	for _, a := range []uint64{3, 12, 22, 32, 42} {
+		fl.op[a] = x86asm.Inst{Op: x86asm.CALL, Len: 1}
+	}
+	rs := [][2]uint64{{1, 50}}
+	decl := func() map[uint64]bool { return map[uint64]bool{5: true, 10: true, 20: true, 30: true, 40: true} }
+	got := fl.apartCopies(decl(), []uint64{10}, []uint64{1, 10}, rs)
+	if len(got) != 2 || got[0] != 20 || got[1] != 30 {
+		t.Errorf("copies %v, want [20 30]", got)
+	}
+	d := decl()
+	delete(d, 10)
+	if got := fl.apartCopies(d, []uint64{10}, []uint64{1, 10}, rs); len(got) != 0 {
+		t.Errorf("no row at the entry: copies %v, want none", got)
+	}
+}

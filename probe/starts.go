@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"maps"
+	"slices"
 	"sort"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -469,4 +471,49 @@ func testOnly(in x86asm.Inst) bool {
 	}
 	_, direct := in.Args[0].(x86asm.Rel)
 	return direct
+}
+
+// apartCopies are the further calls on the paths of apart entries (see
+// apart) that GCC marks with a row of the callee's declaration line, as
+// it marks each copy of an unrolled loop's body: where such an entry is
+// itself a row of decl, the other rows of decl it dominates and reaches
+// within an iteration of the caller's loops, that no other start
+// reaches and that a start does not run on to with no effect between
+// (see quietFrom, handsOn). gcc -O3 seed 4546 unswitches fn03's 3-trip
+// loop of `fn07(c*3+1)` on fn07's guard: the guard-true path is three
+// straight copies of the early return's record, at 0x1a88, 0x1aca and
+// 0x1b0c, each after a row of line 58, fn07's declaration, under the
+// one DIE whose entry_pc is the other path's loop.
+func (fl *flow) apartCopies(decl map[uint64]bool, apart, starts []uint64, rs [][2]uint64) []uint64 {
+	for _, a := range fl.handsOn(decl) {
+		delete(decl, a)
+	}
+	var from []uint64
+	for _, e := range apart {
+		if decl[e] {
+			from = append(from, e)
+		}
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	var out []uint64
+	for _, r := range slices.Sorted(maps.Keys(decl)) {
+		if contains(starts, r) || fl.quietFrom(starts, r) {
+			continue
+		}
+		copied, other := false, false
+		for _, s := range starts {
+			hit := fl.reachIn(s, r, fl.callerLoops(s, rs))
+			if contains(from, s) {
+				copied = copied || hit && fl.dominates(s, r)
+			} else {
+				other = other || hit
+			}
+		}
+		if copied && !other {
+			out = append(out, r)
+		}
+	}
+	return out
 }
