@@ -48,6 +48,16 @@ const maxAnchorKeys = 32
 // not those of expansions nested in it. A non-nil within limits the
 // stores, and where the first is moved to, to those instructions.
 func (ip *inlinePlacer) anchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, own bool, within map[uint64]bool) (as []uint64, copies, ok bool) {
+	best, copies, ok := ip.anchorKind(site, inst, fl, starts, own, within)
+	if !ok {
+		return nil, false, false
+	}
+	return fl.earliest(best.addrs, site.Ranges, within), copies, true
+}
+
+// anchorKind is the kind of store anchors counts the calls at (see
+// anchors), copies set when its stores repeat within an iteration.
+func (ip *inlinePlacer) anchorKind(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, own bool, within map[uint64]bool) (best *storeKind, copies, ok bool) {
 	rs := site.Ranges
 	rows := ip.flows.rowsOf(inst, fl)
 	m := ip.t.codeModel()
@@ -85,7 +95,6 @@ func (ip *inlinePlacer) anchors(site *types.InlineSite, inst *types.Instance, fl
 	}
 	// Stores of no line are kept apart, by the global they write: only
 	// when no kind with a line holds.
-	var best *storeKind
 	for _, lineless := range []bool{false, true} {
 		tried := 0
 		for _, k := range kinds {
@@ -112,7 +121,7 @@ func (ip *inlinePlacer) anchors(site *types.InlineSite, inst *types.Instance, fl
 	if copies && repeatsInCall(kinds, best) {
 		return nil, false, false
 	}
-	return fl.earliest(best.addrs, rs, within), copies, true
+	return best, copies, true
 }
 
 // repeatsInCall reports whether the stores of best repeat within a call
@@ -259,6 +268,7 @@ func (ip *inlinePlacer) anchorsEach(site *types.InlineSite, inst *types.Instance
 	}
 	var out []start
 	found := false
+	keys := make([]string, len(starts)) // the kind each part is counted at
 	for i, s := range starts {
 		part := map[uint64]bool{}
 		for a := range reach[i] {
@@ -270,14 +280,72 @@ func (ip *inlinePlacer) anchorsEach(site *types.InlineSite, inst *types.Instance
 				part[a] = true
 			}
 		}
-		if as, copies, ok := ip.anchors(site, inst, fl, []uint64{s}, false, part); ok && copies {
-			out = append(out, anchorStarts(as)...)
-			found = true
+		if k, copies, ok := ip.anchorKind(site, inst, fl, []uint64{s}, false, part); ok && copies {
+			out = append(out, anchorStarts(fl.earliest(k.addrs, rs, part))...)
+			found, keys[i] = true, k.key
 			continue
 		}
 		out = append(out, start{addr: s, copies: true})
 	}
+	if found {
+		out = append(out, ip.sharedAnchors(site, inst, fl, starts, reach, keys)...)
+	}
 	return out, found
+}
+
+// sharedAnchors are the stores in the code that the iterations of several
+// starts reach (reach: see anchorsEach), where each of those starts' calls
+// is counted at stores of one kind (keys) in its own part: the stores of
+// that kind in the shared code are further calls', one each, as every
+// call of those starts passes a store of its own part first. rust-O3
+// seed 4975 unrolls fn01's loop of three fn03 calls, fn07 inlined into
+// each, its guard true in all three: the early returns' copies lie end to
+// end, and where fn03's record calls cold() a second chain of the first
+// two copies jumps back into the third: reached from both chains'
+// starts, it was counted by neither (45 of 60). None where a start
+// reaching the shared code is not counted at stores, or at another kind,
+// or lies in other loops of the caller than a store there.
+func (ip *inlinePlacer) sharedAnchors(site *types.InlineSite, inst *types.Instance, fl *flow, starts []uint64, reach []map[uint64]bool, keys []string) []start {
+	rs := site.Ranges
+	shared := map[uint64]bool{}
+	key := ""
+	for i := range starts {
+		for a := range reach[i] {
+			for j := range starts {
+				if j == i || !reach[j][a] {
+					continue
+				}
+				if keys[i] == "" || key != "" && keys[i] != key {
+					return nil
+				}
+				shared[a], key = true, keys[i]
+			}
+		}
+	}
+	rows := ip.flows.rowsOf(inst, fl)
+	m := ip.t.codeModel()
+	if len(shared) == 0 || rows == nil || m == nil {
+		return nil
+	}
+	kinds, _ := storeKinds(site, m, rows, fl, false, shared)
+	var out []start
+	for _, k := range kinds {
+		if k.key != key {
+			continue
+		}
+		for _, a := range k.addrs {
+			if fl.inOwnLoop(a, rs) {
+				return nil
+			}
+			for i, s := range starts {
+				if reach[i][a] && !fl.sameLoops(a, s, rs) {
+					return nil
+				}
+			}
+			out = append(out, start{addr: a, copies: true, note: "counted at a store each call makes once, in code the paths of several starts share"})
+		}
+	}
+	return out
 }
 
 // anchorsByLoops counts the calls of an expansion whose starts lie in
