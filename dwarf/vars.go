@@ -11,7 +11,10 @@ import (
 // each lives there: those of the out-of-line function containing pc, of
 // the lexical blocks containing pc, and of every function inlined at pc
 // (innermost last). A variable whose location list does not cover pc has
-// an empty Loc (optimised out there).
+// an empty Loc (optimised out there). A DIE of the unit that does not
+// read loses its span of the unit as the other walks do (lost.go): the
+// variables of a child of the unit DIE (or of a namespace) the span
+// holds are left out, the others kept, and Damage says what was lost.
 func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 	r := f.dieReader()
 	cu, err := r.SeekPC(pc)
@@ -23,48 +26,26 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 		return nil, err
 	}
 	vw := &varsWalker{f: f, c: c, u: f.newUnitCtx(cu), pc: pc, lang: langOf(cu, str(cu, AttrProducer))}
-	inline := ""
-	var inlines []string // inline at each entered depth
-	depth := 0
+	var w varsWalk
+	var lost error // the first DIE of the unit the walk could not read
 	for n := 0; ; n++ {
-		e, err := f.unitNext(r, n, depth)
+		e, err := f.unitNext(r, n, len(w.frames))
+		if err != nil && r.err != nil {
+			var on bool
+			if on, lost = w.lose(vw, r); on {
+				continue
+			}
+			break
+		}
 		if err != nil {
 			return nil, err
 		}
-		if e == nil {
+		if e == nil || !w.step(vw, r, e) {
 			break
 		}
-		if e.Tag == 0 {
-			depth--
-			if depth < 0 {
-				break
-			}
-			inline, inlines = inlines[len(inlines)-1], inlines[:len(inlines)-1]
-			continue
-		}
-		outer := inline
-		enter := false
-		switch e.Tag {
-		case TagSubprogram, TagLexDwarfBlock, TagInlinedSubroutine:
-			enter = vw.enter(e, &inline)
-		case TagNamespace, TagModule:
-			enter = true
-		case TagFormalParameter, TagVariable:
-			if depth == 0 { // a global at unit level
-				break
-			}
-			vw.vars = append(vw.vars, vw.variable(e, inline))
-		}
-		switch {
-		case e.Children && enter:
-			depth++
-			inlines = append(inlines, outer)
-		case e.Children:
-			r.SkipChildren()
-			inline = outer
-		default:
-			inline = outer
-		}
+	}
+	if lost != nil && !vw.inFunc {
+		return nil, lost // the function holding pc was in what was lost
 	}
 	if vw.entry {
 		a, _ := arch.ForMachine(f.ELF.Machine)
@@ -73,6 +54,103 @@ func (f *File) VarsAt(pc uint64) (vars []types.Var, err error) {
 		}
 	}
 	return vw.vars, nil
+}
+
+// varsWalk is where VarsAt's walk is in its unit: the DIEs it entered, the
+// inline expansion it is in, and the last child of the unit DIE or of a
+// namespace it read (top), with how many frames and variables it had
+// then.
+type varsWalk struct {
+	frames []varsFrame
+	inline string
+	top    Offset
+	depth  int // len(frames) at top
+	vars   int // len(vw.vars) at top
+	// funcTop is top when the walk entered the subprogram holding pc.
+	funcTop Offset
+}
+
+// varsFrame is a DIE the walk entered: the inline expansion the walk was
+// in before, and whether the DIE is a namespace.
+type varsFrame struct {
+	outer     string
+	namespace bool
+}
+
+// step reads e, the next DIE of the unit; false at the unit's end.
+func (w *varsWalk) step(vw *varsWalker, r *dieReader, e *Entry) bool {
+	if e.Tag == 0 {
+		if len(w.frames) == 0 {
+			return false
+		}
+		w.inline, w.frames = w.frames[len(w.frames)-1].outer, w.frames[:len(w.frames)-1]
+		return true
+	}
+	if w.inNamespaces() {
+		w.top, w.depth, w.vars = e.Offset, len(w.frames), len(vw.vars)
+	}
+	outer := w.inline
+	enter := false
+	switch e.Tag {
+	case TagSubprogram, TagLexDwarfBlock, TagInlinedSubroutine:
+		enter = vw.enter(e, &w.inline)
+		if enter && e.Tag == TagSubprogram {
+			w.funcTop = w.top
+		}
+	case TagNamespace, TagModule:
+		enter = true
+	case TagFormalParameter, TagVariable:
+		if len(w.frames) > 0 { // not a global at unit level
+			vw.vars = append(vw.vars, vw.variable(e, w.inline))
+		}
+	}
+	switch {
+	case e.Children && enter:
+		w.frames = append(w.frames, varsFrame{outer: outer, namespace: e.Tag == TagNamespace || e.Tag == TagModule})
+	case e.Children:
+		r.SkipChildren()
+		w.inline = outer
+	default:
+		w.inline = outer
+	}
+	return true
+}
+
+// inNamespaces reports whether every DIE the walk entered is a namespace:
+// the next DIE is a child of the unit DIE or of a namespace.
+func (w *varsWalk) inNamespaces() bool {
+	for _, fr := range w.frames {
+		if !fr.namespace {
+			return false
+		}
+	}
+	return true
+}
+
+// lose moves r past the span of its unit that holds the DIE it could not
+// read, recording the damage, and returns the error naming it; the
+// variables read since top are dropped when the span starts there. on is
+// false when the walk cannot go on in the unit.
+func (w *varsWalk) lose(vw *varsWalker, r *dieReader) (on bool, lost error) {
+	f := vw.f
+	sp, lost, ok := f.lose(r.sc, w.top)
+	if !ok {
+		return false, lost
+	}
+	f.damaged(sp.bad, lost)
+	if sp.from != w.top {
+		return false, lost // lost to the unit's end
+	}
+	vw.vars = vw.vars[:w.vars]
+	if w.funcTop == w.top {
+		vw.inFunc = false // the function holding pc is in the span
+	}
+	if sp.to >= Offset(r.sc.u.end) {
+		return false, lost
+	}
+	w.frames, w.inline = w.frames[:w.depth], "" // top is in no expansion
+	r.Seek(sp.to)                               // on at top's sibling
+	return r.err == nil, lost
 }
 
 // varsWalker is one walk of VarsAt over the DIEs of the unit holding pc.
@@ -84,6 +162,7 @@ type varsWalker struct {
 	lang      types.Lang
 	frameBase []byte
 	entry     bool // pc is the function's first instruction
+	inFunc    bool // the walk entered the subprogram that holds pc
 	vars      []types.Var
 	// declTags are the decl tags of the static variable staticVars
 	// passes its fn.
@@ -102,6 +181,7 @@ func (vw *varsWalker) enter(e *Entry, inline *string) bool {
 		enter = f.entryPCOf(e) == vw.pc
 	}
 	if enter && e.Tag == TagSubprogram {
+		vw.inFunc = true
 		if fb, ok := readLocAttr(e, AttrFrameBase); ok && !fb.list {
 			vw.frameBase = fb.expr
 		}

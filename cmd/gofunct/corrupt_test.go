@@ -110,3 +110,75 @@ func typeRefs(d *stddwarf.Data, fn *stddwarf.Entry) []stddwarf.Offset {
 	}
 	return refs
 }
+
+// TestCorruptDIEVars: --vars on a program with a DIE that does not read
+// (testutil.CorruptDIEs) prints, for a function whose subprogram and
+// types are not lost (funcFates, from debug/dwarf), what it prints on the
+// undamaged program, each parameter and local debug/dwarf lists among
+// the function's children; one whose type is lost, with that type as ?;
+// then one line names the file, .debug_info and the DIE, exit status 1.
+// A lost function is an error of one line.
+func TestCorruptDIEVars(t *testing.T) {
+	t.Setenv("BINSCOPE_CACHE", t.TempDir())
+	for _, dd := range testutil.CorruptDIEs(t) {
+		t.Run(dd.Name, func(t *testing.T) {
+			_, _, d := testutil.ReadDWARF(t, dd.Good)
+			fate := funcFates(t, d, dd)
+			line := fmt.Sprintf("gofunct: %s: section .debug_info at offset %#x: unreadable DIE: ", dd.Bad, dd.Off)
+			count := map[string]int{}
+			for name, fa := range fate {
+				code, want, stderr := runGofunct("--vars", name, dd.Good)
+				if code != 0 {
+					t.Fatalf("--vars %s of the undamaged program: exit %d: %s", name, code, stderr)
+				}
+				code, got, stderr := runGofunct("--vars", name, dd.Bad)
+				switch fa {
+				case "kept":
+					count[fa]++
+					if code != 1 || got != want || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+						t.Errorf("--vars %s: exit %d, stderr %q, printed:\n%s\nwant exit 1, one line starting %q, and as the undamaged program:\n%s", name, code, stderr, got, line, want)
+					}
+					for _, v := range childNames(d, name) {
+						if !strings.Contains(got, " "+v+" ") {
+							t.Errorf("--vars %s: %s, a child of its DIE, not printed:\n%s", name, v, got)
+						}
+					}
+				case "unknown":
+					count[fa]++
+					if code != 1 || !strings.Contains(got, " ? ") || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+						t.Errorf("--vars %s (a type lost): exit %d, stderr %q, printed:\n%s\nwant exit 1, one line starting %q, the type as ?", name, code, stderr, got, line)
+					}
+				case "lost":
+					count[fa]++
+					if code != 1 || got != "" || strings.Count(stderr, "\n") != 1 {
+						t.Errorf("--vars %s (lost): exit %d, printed %q, stderr %q: want 1, nothing, one line", name, code, got, stderr)
+					}
+				}
+			}
+			t.Logf("functions: %v", count)
+			if count["kept"] < 4 || (dd.Name == "subprogram" && count["lost"] < 1) {
+				t.Errorf("%v: want 4 or more kept (and one lost for a subprogram damaged)", count)
+			}
+		})
+	}
+}
+
+// childNames are the names of the formal parameters and variables
+// debug/dwarf reads among the children of the subprogram called name.
+func childNames(d *stddwarf.Data, name string) []string {
+	r := d.Reader()
+	for e, err := r.Next(); e != nil && err == nil; e, err = r.Next() {
+		if e.Tag != stddwarf.TagSubprogram || e.Val(stddwarf.AttrName) != name || !e.Children {
+			continue
+		}
+		var out []string
+		for c, err := r.Next(); c != nil && err == nil && c.Tag != 0; c, err = r.Next() {
+			if n, ok := c.Val(stddwarf.AttrName).(string); ok && (c.Tag == stddwarf.TagFormalParameter || c.Tag == stddwarf.TagVariable) {
+				out = append(out, n)
+			}
+			r.SkipChildren()
+		}
+		return out
+	}
+	return nil
+}
