@@ -13,7 +13,7 @@ import (
 // byte off within them) or in memory at the address addr computes, plus off.
 type place struct {
 	konst *int64     // a constant (DW_OP_const + stack_value)
-	value []types.Op // a value an expression computes (see Resolver.lower)
+	value []types.Op // a value an expression computes (see lowering.lower)
 	regs  []types.Piece
 	mem   bool
 	addr  spec.Chain
@@ -85,9 +85,9 @@ func withField(acc *spec.Access, fields ...string) *spec.Access {
 
 // siteAt is the site a fetch is built for: its kind (spec.SiteEntry, ...)
 // and pc, the address where its fetches run, which expressions are
-// lowered for (see Resolver.lower): the site's own, or for a return site
+// lowered for (see lowering.lower): the site's own, or for a return site
 // the function's entry, where its values are captured into captures,
-// which the probe's return sites share (see Resolver.capture).
+// which the probe's return sites share (see capture).
 type siteAt struct {
 	kind     string
 	pc       uint64

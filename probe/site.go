@@ -377,7 +377,7 @@ func inlineParams(fn *types.Func, vars []types.Var) []types.Var {
 			}
 		}
 	}
-	// Those no parameter DIE names at all (see Resolver.mirArgs).
+	// Those no parameter DIE names at all (see target.mirArgs).
 	named := map[string]bool{}
 	for _, p := range fn.Params {
 		named[p.Name] = true
