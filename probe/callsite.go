@@ -139,6 +139,9 @@ func (ev *entryValues) fromFrameCallers(f *frameView, match func(dwarf.CallParam
 			}
 			described++
 			ops, no, fails := ev.callerOps(p.Value, f, cs.ReturnPC)
+			if no == "" && p.Reg == "" {
+				no = ev.checks.rebound(cs.ReturnPC-5, inst, p.Value)
+			}
 			if why = "gives it " + no; no == "" {
 				cases = append(cases, branch{cs.ReturnPC, ops})
 				if fails != "" {
@@ -157,7 +160,7 @@ func (ev *entryValues) fromFrameCallers(f *frameView, match func(dwarf.CallParam
 	case len(cases) == 0 && described == 0:
 		return nil, fmt.Sprintf("%s, which only the callers' debug info gives, and none of the %d calls describes it", what, calls), ""
 	case len(cases) == 0:
-		return nil, fmt.Sprintf("%s: the %d calls that describe it use registers the function has changed by %#x", what, described, f.pc), ""
+		return nil, fmt.Sprintf("%s: none of the %d calls that describe it gives it so that the probe can read it; %s", what, described, strings.Join(others[:min(len(others), 3)], "; ")), ""
 	case len(cases) > maxCallers:
 		return nil, fmt.Sprintf("%s, which %d callers give: more than %d", what, len(cases), maxCallers), ""
 	}

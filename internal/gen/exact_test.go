@@ -202,6 +202,9 @@ var regressions = []struct {
 	{"gcc-O3", 3433, "fn11's b, which GCC gives as XMM1 in an unrolled loop's copies (pt_regs has no XMM registers), copied there from R14, which still holds it: read from R14", []string{"fn11 b|cannot read ("}, true},
 	{"rust-O3", 3947, "LLVM gives fn07's i32 a = x ^ 17 as [RSP+200]^17 where the code computes ((x * 0x300000000) >> 32) ^ 17, an i32 sign extension of the product (gdb prints it): read, not refused as an operation left out", []string{"fn07 a|SAR"}, true},
 	{"gcc-O2", 10637, "fn04's fn11(b ^ 3, b ^ 201): GCC gives fn11's b as RDI^202, RDI fn11's a after mov %edi,%eax; xor $0x3,%edi; xor $0xc9,%al (b ^ 201 from the copy): 3^202 is 0xc9 (gdb prints it): read, not refused as an operation folded into the constant", []string{"fn11 b|folded into"}, true},
+	{"gcc-O2", 4642, "fn10's fn12(b+a, a^97): GCC gives fn12.constprop.0's removed b at that call as 105, the constant of the call before it, where the call's code stores RBP into gen_u[12][1], which the clone reads (gdb prints 105 too): that call's value ? with why, not a wrong value", nil, true},
+	{"gcc-O2", 4430, "fn06's fn11(a, 99, 0): GCC gives fn11.constprop.0's removed c as RBP^205, the argument of the inlined fn09 call before it, where the call's code stores 0 into gen_u[11][2], which the clone reads (gdb prints 202 too): ? with why", nil, true},
+	{"gcc-O3", 4833, "fn07's fn09(a, 38): GCC gives fn09.constprop.0's removed b as R12 where the call's code stores 38 into gen_u[9][1], which the clone reads (gdb prints 1 too): ? with why", nil, true},
 	{"gcc-O3", 4016, "GCC gives fn07's c as XMM0 and a as XMM0^56 in fn06's unrolled copies, XMM0 = movq %rax after cltq of EAX, which mov %eax,%ebx copied to RBX first; RAX changes, RBX still holds the low 4 bytes (gdb prints them): read from RBX, fn13's long a = (XMM0^49)&0xffffffff too", []string{"fn07 a|vector register", "fn07 c|vector register", "fn13 a|vector register"}, true},
 }
 
