@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/binscope/binscope/internal/x86"
 	"github.com/binscope/binscope/types"
 )
 
@@ -32,6 +33,7 @@ const reboundWindow = 256
 // It returns why the value is not read, or "".
 func (vc *valueChecks) rebound(call uint64, callee *types.Instance, l types.Loc) string {
 	c, isConst := constLoc(l)
+	ops, _, _ := callerPiece(l)
 	fl := vc.flows.at(call)
 	if fl == nil || !fl.has(call) {
 		return ""
@@ -45,6 +47,9 @@ func (vc *valueChecks) rebound(call uint64, callee *types.Instance, l types.Loc)
 		for _, x := range stores {
 			v := vc.facts.storeConst(fl, x, fl.op[x])
 			switch {
+			case v == nil && !isConst && vc.storedOther(fl, x, call, ops):
+				seen = append(seen, fmt.Sprintf("%v by the store at %#x", fl.op[x].Args[1], x))
+				continue
 			case v == nil && !isConst, v != nil && isConst && sameLow(v, c):
 				return ""
 			case v == nil:
@@ -155,4 +160,88 @@ func storesBefore(fl *flow, call, g uint64) (stores []uint64, ok bool) {
 		return walkOn
 	})
 	return stores, ok && !(bare && len(stores) > 0)
+}
+
+// storedOther reports whether the store at x hands over another value
+// than the call's value ops, an expression of one register at the call
+// at call: the stored register and the expression's register copy (mov,
+// movslq) one register's value, which no instruction writes between the
+// two reads, and the expression is not that value itself in the low 32
+// bits the copies keep (gcc -O3 seed 4705: fn10.constprop.0's removed b
+// at main's call at 0x14a7 as R13<<1, the binding of the calls before
+// it, where the code stores RBP; R13 and RBP both copy R15D, the
+// source's a).
+func (vc *valueChecks) storedOther(fl *flow, x, call uint64, ops []types.Op) bool {
+	reg, _, ok := oneRegArith(ops)
+	src, isReg := fl.op[x].Args[1].(x86asm.Reg)
+	if !ok || !isReg || x86.Family(src) < 0 || !lowBitsOps(ops) || regByName(reg) == 0 {
+		return false
+	}
+	same := false
+	for _, p := range vc.copyPoints(fl, x, src) {
+		for _, q := range vc.copyPoints(fl, call, regByName(reg)) {
+			same = same || vc.sameValue(fl, p, q) || vc.sameValue(fl, q, p)
+		}
+	}
+	if !same {
+		return false
+	}
+	for _, v := range probeValues {
+		if w, ok := evalArith(ops, v); ok && uint32(w) != uint32(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// regRead is a register family read by the instruction at at.
+type regRead struct {
+	at  uint64
+	fam int
+}
+
+// copyPoints are the reads of the value reg holds at a: there, and up
+// its register copies (mov, movslq), each the one write that reaches.
+func (vc *valueChecks) copyPoints(fl *flow, a uint64, reg x86asm.Reg) []regRead {
+	out := []regRead{{a, x86.Family(reg)}}
+	for range 8 {
+		defs, ok := vc.facts.reachingWrites(fl, a, reg)
+		if !ok || len(defs) != 1 {
+			break
+		}
+		in := fl.op[defs[0]]
+		src, isReg := in.Args[1].(x86asm.Reg)
+		d, _ := in.Args[0].(x86asm.Reg)
+		if !isReg || x86.Family(src) < 0 || x86.Family(d) != x86.Family(reg) || in.Op != x86asm.MOV && in.Op != x86asm.MOVSXD {
+			break
+		}
+		a, reg = defs[0], src
+		out = append(out, regRead{a, x86.Family(src)})
+	}
+	return out
+}
+
+// sameValue reports whether the reads p and q see one value: one
+// register, p's instruction dominates q's and does not write it, and no
+// instruction between them does.
+func (vc *valueChecks) sameValue(fl *flow, p, q regRead) bool {
+	bit := x86.RegSet(1) << p.fam
+	if p.fam != q.fam || p.fam < 0 {
+		return false
+	}
+	return p.at == q.at || fl.dominates(p.at, q.at) && x86.Writes(vc.arch, fl.op[p.at], false)&bit == 0 && !fl.writtenBetween(p.at, q.at, bit, vc.arch)
+}
+
+// lowBitsOps reports whether ops' low 32 bits depend only on the low 32
+// bits of their register: no right shift, no extension.
+func lowBitsOps(ops []types.Op) bool {
+	for _, o := range ops {
+		switch o.Code {
+		case types.OpReg, types.OpConst, types.OpPlus, types.OpMinus, types.OpMul, types.OpAnd, types.OpOr,
+			types.OpXor, types.OpShl, types.OpNeg, types.OpNot:
+		default:
+			return false
+		}
+	}
+	return true
 }

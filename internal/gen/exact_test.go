@@ -205,6 +205,7 @@ var regressions = []struct {
 	{"gcc-O2", 4642, "fn10's fn12(b+a, a^97): GCC gives fn12.constprop.0's removed b at that call as 105, the constant of the call before it, where the call's code stores RBP into gen_u[12][1], which the clone reads (gdb prints 105 too): that call's value ? with why, not a wrong value", nil, true},
 	{"gcc-O2", 4430, "fn06's fn11(a, 99, 0): GCC gives fn11.constprop.0's removed c as RBP^205, the argument of the inlined fn09 call before it, where the call's code stores 0 into gen_u[11][2], which the clone reads (gdb prints 202 too): ? with why", nil, true},
 	{"gcc-O3", 4833, "fn07's fn09(a, 38): GCC gives fn09.constprop.0's removed b as R12 where the call's code stores 38 into gen_u[9][1], which the clone reads (gdb prints 1 too): ? with why", nil, true},
+	{"gcc-O3", 4705, "fn03's fn10(21, a, a^46) inlined in main: GCC gives fn10.constprop.0's removed b as R13<<1, fn01's a+a of the calls before it, where the call's code stores RBP into gen_u[10][1], which the clone reads; RBP and R13 both copy R15D (gdb prints 6 for 3 too): ? with why", nil, true},
 	{"gcc-O3", 4016, "GCC gives fn07's c as XMM0 and a as XMM0^56 in fn06's unrolled copies, XMM0 = movq %rax after cltq of EAX, which mov %eax,%ebx copied to RBX first; RAX changes, RBX still holds the low 4 bytes (gdb prints them): read from RBX, fn13's long a = (XMM0^49)&0xffffffff too", []string{"fn07 a|vector register", "fn07 c|vector register", "fn13 a|vector register"}, true},
 }
 
