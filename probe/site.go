@@ -268,6 +268,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 		s.Note = strings.TrimSuffix(s.Note, "; ")
 		s.Mark = st.mark
 		r.copies.foldedConsts(s, in)
+		r.checks.loopConsts(s, in, params)
 		if st.copies {
 			copies = append(copies, copySite{len(b.p.Sites) - 1, wholeConsts(params)})
 		}
