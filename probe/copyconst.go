@@ -47,7 +47,9 @@ func wholeConsts(vars []types.Var) map[string]bool {
 
 // distrust turns into ? the constants that copy sites would print
 // from a location the debug info gives for the whole expansion site, unless
-// the code proves every copy's call passed it (see copyStores.proves). The
+// the code proves every copy's call passed it (see copyStores.proves), or
+// the caller's code stores it before each copy where the body stores none
+// (see callerWrites). The
 // location holds for one of the copies, or for none (LLVM's DW_OP_lit0 for
 // a loop's calls that passed 0, 1, 2: rust-O3 seed 2289), and the other
 // calls may have passed other values. A location list's entry, made for
@@ -66,7 +68,11 @@ func (cc *copyConsts) distrust(sites []spec.Site, copies []copySite, site *types
 				if cs == nil {
 					cs = cc.storesOf(site)
 				}
-				if why := cs.proves(*ch.Const, f.Size, len(copies), others); why != "" {
+				why := cs.proves(*ch.Const, f.Size, len(copies), others)
+				if why == whyNoStore && cc.callerWrites(site, copyAddrs(sites, copies), *ch.Const, f.Size) {
+					why = ""
+				}
+				if why != "" {
 					f.Chains, f.Unavailable = nil, why
 				}
 				break
@@ -146,6 +152,17 @@ type storedConst struct {
 const constWindow = 1024
 
 const whyCopies = "the compiler gives one constant for the whole expansion, which holds several calls (an unrolled loop's copies of the body); it need not be this call's"
+
+const whyNoStore = whyCopies + ", and no store of every copy writes it"
+
+// copyAddrs are the addresses of the copy sites.
+func copyAddrs(sites []spec.Site, copies []copySite) []uint64 {
+	var out []uint64
+	for _, c := range copies {
+		out = append(out, sites[c.idx].Addr)
+	}
+	return out
+}
 
 // storesOf reads the stores of the code of site's expansion.
 func (cc *copyConsts) storesOf(site *types.InlineSite) *copyStores {
@@ -235,7 +252,7 @@ func (cs *copyStores) proves(c int64, size int64, n int, others []copyConst) str
 		}
 	}
 	if !materialised {
-		return whyCopies + ", and no store of every copy writes it"
+		return whyNoStore
 	}
 	return ""
 }
