@@ -153,7 +153,10 @@ func constLoc(l types.Loc) bool {
 // constant (see setsConst) and that its value at addr may come from: on
 // some path back from addr, the first instruction writing the register
 // lies in a loop's body, outside rs, or inside rs (the expansion's own
-// code) and computes from a register that such writes reach. A load of
+// code) and computes from a register that such writes reach; with a
+// write of the caller's code come those its own operands come from, so
+// that two registers computed from one value share a write (see
+// distinctOrigins). A load of
 // the expansion's code computes from memory, not from the caller; a call
 // of its code, from its arguments (see variantEffects). The stack
 // pointer has none. A path that cannot be followed counts as a write at
@@ -196,11 +199,15 @@ func (vc *valueChecks) loopVariant(fl *flow, addr uint64, rs [][2]uint64, loops 
 				return walkStop
 			case !writesReg(vc.arch, in, reg):
 				return walkOn
-			case !holds(rs, x):
-				if in.Op == x86asm.CALL && (f == 0 || f == 2) || in.Op != x86asm.CALL && vc.facts.setsConstReg(x, in, reg) == nil {
-					out = append(out, x) // a call's results: RAX, RDX; the registers it only clobbers hold nothing
+			case in.Op == x86asm.CALL:
+				if !holds(rs, x) && (f == 0 || f == 2) {
+					out = append(out, x) // a call's results; the registers it only clobbers hold nothing
 				}
-			case in.Op != x86asm.CALL && !zeroIdiom(in):
+			case zeroIdiom(in):
+			case !holds(rs, x) && vc.facts.setsConstReg(x, in, reg) == nil:
+				out = append(out, x)
+				fallthrough
+			case holds(rs, x):
 				for g := range x86.GPRs {
 					if g != 4 && readsFamily(in, g) {
 						out = append(out, from(x, g)...)
