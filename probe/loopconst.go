@@ -66,7 +66,7 @@ func (vc *valueChecks) tripVaries(addr uint64, site *types.InlineSite, params []
 	var named x86.RegSet
 	consts := 0
 	for _, p := range params {
-		if constLoc(p.Loc) {
+		if constantLoc(p.Loc) {
 			consts++
 			continue
 		}
@@ -130,9 +130,9 @@ func distinctOrigins(srcs x86.RegSet, origins [16][]uint64) (int, []string) {
 	return n, writes
 }
 
-// constLoc reports whether l is a constant: pieces that read no register
+// constantLoc reports whether l is a constant: pieces that read no register
 // and no memory.
-func constLoc(l types.Loc) bool {
+func constantLoc(l types.Loc) bool {
 	for _, p := range l.Pieces {
 		switch {
 		case p.Kind == types.LocConst:
