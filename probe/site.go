@@ -89,7 +89,7 @@ func (r *Resolver) addSite(b *probeIn, kind, where string, addr uint64, vars []t
 		}
 		v := argVar(vars, a)
 		for _, c := range f.Chains {
-			if why := cmp.Or(r.checks.droppedOp(addr, c.Expr, f.Size), r.checks.contradicted(addr, c.Expr), cancelled(c.Expr), r.checks.stale(addr, a.Base, c.Expr), r.checks.staleInCopy(addr, v, c.Expr), r.slots.overwritten(addr, c.Expr, f.Size), r.checks.misnamed(addr, c.Expr), r.slots.mixedChain(addr, c, &f), r.checks.doubled(addr, v, c.Expr), r.checks.spilledAfter(addr, v, c, &f), r.checks.aliasedSlot(addr, v, vars, c, f.Size), r.checks.bitsOnly(addr, c, f.Size)); why != "" {
+			if why := cmp.Or(r.checks.droppedOp(addr, c.Expr, f.Size), r.checks.contradicted(addr, c.Expr), cancelled(c.Expr), r.checks.stale(addr, a.Base, c.Expr), r.checks.opOnOldCopy(addr, a.Base, c.Expr), r.checks.keptCopy(addr, v, c), r.checks.staleInCopy(addr, v, c.Expr), r.slots.overwritten(addr, c.Expr, f.Size), r.checks.misnamed(addr, c.Expr), r.slots.mixedChain(addr, c, &f), r.checks.doubled(addr, v, c.Expr), r.checks.spilledAfter(addr, v, c, &f), r.checks.aliasedSlot(addr, v, vars, c, f.Size), r.checks.slotOpElsewhere(addr, v, vars, c, f.Size), r.checks.bitsOnly(addr, c, f.Size)); why != "" {
 				f.Chains, f.Unavailable = nil, why
 				break
 			}
