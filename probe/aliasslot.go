@@ -23,9 +23,15 @@ import (
 //     a and b both as [RSP+20], or both as RSI; gcc -O3 seed 10206's
 //     fn11(a, 72, a) gives a a slot and c a register, but fn11's code
 //     reads the slot: read); or
-//   - the code applies the expression's last operation and constant to a
-//     copy of another register, never to the slot's (see
-//     computedElsewhere).
+//   - GCC compiled the code, and it applies the expression's last
+//     operation and constant to a copy of another register, never to the
+//     slot's (see computedElsewhere). LLVM computes one value in two
+//     registers (rust-O3 seed 4589: fn02's c as [CFA-136]^193, the slot
+//     filled from RDX = 3*RSI, where the code xors a copy of RBX, RSI*3
+//     sign-extended: the same value).
+//
+// Where the code computes the expression's value from the register the
+// slot was filled from, the slot is v's (see computedFromSource).
 //
 // GCC's variable tracking loses a slot's reuse so (gcc -O3 seed 3969:
 // fn03's b as [RSP+48] at 0x1503, which mov %r14d,0x30(%rsp) fills from
@@ -56,7 +62,7 @@ func (vc *valueChecks) aliasedSlot(addr uint64, v *types.Var, vars []types.Var, 
 		}
 		src = name
 	}
-	if src == "" || vc.expansionTouches(addr, v.Inline, slot, n) {
+	if src == "" || vc.expansionTouches(addr, v.Inline, slot, n) || vc.computedFromSource(fl, addr, v.Inline, c, src, stores[0], n, size) {
 		return ""
 	}
 	filled := fmt.Sprintf("the debug info gives %s from the %d bytes at CFA%+d, which the store at %#x (%v) fills from %s, unchanged since, and the code of this call never reads the slot",
@@ -68,7 +74,7 @@ func (vc *valueChecks) aliasedSlot(addr uint64, v *types.Var, vars []types.Var, 
 				filled, src, w.Name, w.Name)
 		}
 	}
-	if at, from, ok := vc.computedElsewhere(fl, addr, v.Inline, c.Expr, src); ok {
+	if at, from, ok := vc.computedElsewhere(fl, addr, v.Inline, c.Expr, src); ok && vc.flows.gnuAt(addr) {
 		return fmt.Sprintf("%s; the code computes %s's operation from %s instead (%v at %#x), so that value would be wrong",
 			filled, v.Name, from, fl.op[at], at)
 	}
@@ -300,4 +306,66 @@ func (vc *valueChecks) copyChain(fl *flow, a uint64, reg string) (map[string]boo
 		return chain, true
 	}
 	return nil, false
+}
+
+// computedFromSource reports whether the code of the expansion of fn
+// that holds addr (or the code straight after addr: see straightAfter)
+// computes, from the value src held when the store at store filled the
+// n bytes at the slot, the value the expression c makes of the slot:
+// an instruction that applies the expression's last operation with its
+// constant, followed back (see codeSlice) to a read of src that holds
+// the stored value, agrees with the expression on every probe value, in
+// the size bytes of the value. Then the slot is read as the code
+// computes it (gcc -O3 seed 4637: fn12's a as ([CFA-136]<<1)^103, the
+// slot filled from R13, which it gives b, where the code computes
+// lea (%r13,%r13,1),%ecx; mov %ecx,%r8d; xor $0x67,%r8d).
+func (vc *valueChecks) computedFromSource(fl *flow, addr uint64, fn string, c spec.Chain, src string, store uint64, n, size int64) bool {
+	d := 0
+	for d < len(c.Expr) && c.Expr[d].Code != types.OpDeref {
+		d++
+	}
+	rest := c.Expr[min(d+1, len(c.Expr)):]
+	site := vc.expansionAt(addr, fn)
+	if len(rest) < 2 || rest[len(rest)-2].Code != types.OpConst || site == nil || size < 1 || size > 8 {
+		return false
+	}
+	want, ok := salvageOps[rest[len(rest)-1].Code]
+	if rest[len(rest)-1].Code == types.OpShl {
+		want, ok = x86asm.SHL, true
+	}
+	ops := append([]types.Op{{Code: types.OpReg, Reg: src}}, rest...)
+	bit, k := x86.RegBit(src), rest[len(rest)-2].Value
+	for _, a := range fl.addrs {
+		imm, isImm := fl.op[a].Args[1].(x86asm.Imm)
+		if !ok || !holds(site.Ranges, a) && !straightAfter(fl, addr, a) || fl.op[a].Op != want || !isImm || int32(imm) != int32(k) {
+			continue
+		}
+		code, _, at, sliced := vc.codeSlice(fl, a, append([]uint64{a}, fl.dominating(a, evalWindow)...), familyOf(src))
+		if !sliced || fl.dominates(at, store) && fl.writtenBetween(at, store, bit, vc.arch) ||
+			!fl.dominates(at, store) && (!fl.dominates(store, at) || fl.writtenBetween(store, at, bit, vc.arch)) {
+			continue
+		}
+		if agrees(ops, code, n, size) {
+			return true
+		}
+	}
+	return false
+}
+
+// agrees reports whether ops, of a register's low n bytes, and code, of
+// the whole register, give the same size bytes for every probe value.
+func agrees(ops []types.Op, code func(uint64) uint64, n, size int64) bool {
+	mask := func(v uint64, b int64) uint64 {
+		if b >= 8 {
+			return v
+		}
+		return v & (1<<(8*b) - 1)
+	}
+	for _, v := range probeValues {
+		d, ok := evalArith(ops, mask(v, n))
+		if !ok || mask(d, size) != mask(code(v), size) {
+			return false
+		}
+	}
+	return true
 }
