@@ -211,6 +211,14 @@ var regressions = []struct {
 	{"gcc-O3", 4833, "fn07's fn09(a, 38): GCC gives fn09.constprop.0's removed b as R12 where the call's code stores 38 into gen_u[9][1], which the clone reads (gdb prints 1 too): ? with why", nil, true},
 	{"gcc-O3", 4705, "fn03's fn10(21, a, a^46) inlined in main: GCC gives fn10.constprop.0's removed b as R13<<1, fn01's a+a of the calls before it, where the call's code stores RBP into gen_u[10][1], which the clone reads; RBP and R13 both copy R15D (gdb prints 6 for 3 too): ? with why", nil, true},
 	{"gcc-O3", 4016, "GCC gives fn07's c as XMM0 and a as XMM0^56 in fn06's unrolled copies, XMM0 = movq %rax after cltq of EAX, which mov %eax,%ebx copied to RBX first; RAX changes, RBX still holds the low 4 bytes (gdb prints them): read from RBX, fn13's long a = (XMM0^49)&0xffffffff too", []string{"fn07 a|vector register", "fn07 c|vector register", "fn13 a|vector register"}, true},
+	{"gcc-O3", 4650, "GCC gives fn04's a as R15^197 from 0x1308 on, after mov %rbx,%r15 moved fn00's r into R15, where the code computed a^197 in R8 from a copy of R15 made before (gdb prints the same wrong value): ? with why, not a wrong value", nil, true},
+	{"gcc-O3", 4808, "GCC gives fn04's b as RBX^88 after mov 0x40(%rsp),%rbx moved main's r into RBX, where the code computed b^88 from a copy of RBX before (mov %ebx,%eax; xor $0x58,%eax): ? with why, not a wrong value", nil, true},
+	{"gcc-O3", 11520, "GCC gives fn12's c (fn04's a) as RBX in fn04's loop of three calls, where lea (%rax,%r13,1),%rbx put fn04's r there after mov %ebx,%r11d, and fn12's record stores R11 (gdb prints r too): ? with why, not a wrong value", nil, true},
+	{"gcc-O2", 4594, "GCC gives fn08's a and b as [CFA-112]*5+7 and [CFA-112]*9+3, one slot, which holds fn06's c, where the code computes them from fn06's a and main's i (gdb prints the same wrong values): ? with why, not a wrong value", nil, true},
+	{"gcc-O3", 4594, "the same at -O3 (lea 0x7(%r12,%r12,4),%esi; lea 0x3(%r14,%r14,8),%ecx)", nil, true},
+	{"gcc-O3", 4913, "GCC gives fn13's b (fn03's a+c) as ([CFA-160]<<3)+2, where the code computes lea 0x2(,%r15,8),%edx from main's i, and never reads the slot: ? with why, not a wrong value", nil, true},
+	{"gcc-O3", 4637, "GCC gives fn12's a (fn11's b^103, b = a+a) as ([CFA-136]<<1)^103, the slot filled from R13, which it gives fn12's b, and the code computes (R13+R13)^103 (gdb prints it): read, not refused as one value passed twice", []string{"fn12 a|another parameter"}, true},
+	{"rust-O3", 4589, "LLVM gives fn02's c as [CFA-136]^193, the slot filled from RDX = 3*RSI, where the code xors a copy of RBX = RSI*3 sign-extended, the same value (gdb prints it): read", []string{"fn02 c|operation from"}, true},
 }
 
 // TestExact probes every function of a few generated programs (gcc -O2 and
