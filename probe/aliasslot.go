@@ -69,7 +69,7 @@ func (vc *valueChecks) aliasedSlot(addr uint64, v *types.Var, vars []types.Var, 
 		v.Name, n, slot, stores[0], fl.op[stores[0]], src)
 	for i := range vars {
 		w := &vars[i]
-		if w.Param && w.Inline == v.Inline && w.Name != v.Name && inReg(w.Loc, src) {
+		if w.Param && w.Inline == v.Inline && w.Name != v.Name && inReg(w.Loc, src) && asIs(c) {
 			return fmt.Sprintf("%s; it gives %s to %s, another parameter of this call: the slot holds %s's value (a call that passes one value twice gets one location for both), so that value would be wrong",
 				filled, src, w.Name, w.Name)
 		}
@@ -368,4 +368,10 @@ func agrees(ops []types.Op, code func(uint64) uint64, n, size int64) bool {
 		}
 	}
 	return true
+}
+
+// asIs reports whether c reads its slot as it is, no operation after the
+// load.
+func asIs(c spec.Chain) bool {
+	return len(c.Expr) == 0 || c.Expr[len(c.Expr)-1].Code == types.OpDeref
 }
