@@ -14,8 +14,13 @@ import (
 // page, only when the file's modification time is not the one its head
 // says it was written with (PutStream sets it before the entry is renamed
 // into place): a file written to since, changed or replaced, is checked
-// whole before it is used, and given that time back when found whole. release unmaps it; the data must not be used
-// after.
+// whole before it is used, and given that time back when found whole.
+// release unmaps it; the data must not be used after.
+//
+// Kept for speed: `GOMAXPROCS=1 bash bench/before.sh main REV 21
+// C-timex-warm C-runtime.g-warm` with the entry read whole in REV: 1.27
+// (15 of 21) and 1.20 (17 of 21) times the CPU time; C-_typeobject-warm
+// (a small entry) 0.95 (4 of 20).
 func (c *Cache) Map(kind string, version uint32, key string) (data []byte, release func(), ok bool) {
 	if c == nil {
 		return nil, nil, false

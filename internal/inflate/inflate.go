@@ -11,8 +11,9 @@
 // eight bytes at a time. compress/flate stays the tests' oracle. Kept for
 // speed: `bash bench/before.sh main REV 7 C-AgentTimeoutCB-cold`
 // (ceph-osd) with klauspost's zlib reader in elfx's place in REV: 1.44
-// times the CPU time (7 of 7 pairs); funct-glibc-cold, 15 pairs: 1.17
-// (14 of 15).
+// times the CPU time (7 of 7 pairs); with debug/elf's reader in REV,
+// `GOMAXPROCS=1 bash bench/before.sh main REV 21 funct-glibc-cold`: 1.29
+// (15 of 21).
 package inflate
 
 import (
