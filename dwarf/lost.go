@@ -1,6 +1,9 @@
 package dwarf
 
-import "slices"
+import (
+	"errors"
+	"slices"
+)
 
 // A walk that meets a DIE it cannot read (errScan) keeps the DIEs before
 // it, as readelf and llvm-dwarfdump print them, and loses a span of its
@@ -103,12 +106,15 @@ func (ix *index) lostAt(off Offset) (lostSpan, bool) {
 // error naming it.
 func (c *converter) local(off Offset) (*node, error) {
 	if sp, lost := c.ix.lostAt(off); lost {
-		err := c.f.decodeError(off, "a reference to a DIE left out with the unreadable one at %#x", sp.bad)
+		err := c.f.decodeError(off, "%w with the unreadable one at %#x", errLostRef, sp.bad)
 		c.f.damaged(off, err)
 		return nil, err
 	}
 	return c.f.local(c.ix, off)
 }
+
+// errLostRef is the error of a reference into a span a walk lost.
+var errLostRef = errors.New("a reference to a DIE left out")
 
 // damaged records err, a record of the file left out or read in part, for
 // Damage; once for each offset.

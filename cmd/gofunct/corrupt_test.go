@@ -119,48 +119,42 @@ func typeRefs(d *stddwarf.Data, fn *stddwarf.Entry) []stddwarf.Offset {
 // then one line names the file, .debug_info and the DIE, exit status 1.
 // A lost function is an error of one line.
 func TestCorruptDIEVars(t *testing.T) {
-	t.Setenv("BINSCOPE_CACHE", t.TempDir())
-	for _, dd := range testutil.CorruptDIEs(t) {
-		t.Run(dd.Name, func(t *testing.T) {
-			_, _, d := testutil.ReadDWARF(t, dd.Good)
-			fate := funcFates(t, d, dd)
-			line := fmt.Sprintf("gofunct: %s: section .debug_info at offset %#x: unreadable DIE: ", dd.Bad, dd.Off)
-			count := map[string]int{}
-			for name, fa := range fate {
-				code, want, stderr := runGofunct("--vars", name, dd.Good)
-				if code != 0 {
-					t.Fatalf("--vars %s of the undamaged program: exit %d: %s", name, code, stderr)
+	eachDamaged(t, func(t *testing.T, dd testutil.DIEDamage, d *stddwarf.Data, fate map[string]string, line string) {
+		count := map[string]int{}
+		for name, fa := range fate {
+			code, want, stderr := runGofunct("--vars", name, dd.Good)
+			if code != 0 {
+				t.Fatalf("--vars %s of the undamaged program: exit %d: %s", name, code, stderr)
+			}
+			code, got, stderr := runGofunct("--vars", name, dd.Bad)
+			switch fa {
+			case "kept":
+				count[fa]++
+				if code != 1 || got != want || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+					t.Errorf("--vars %s: exit %d, stderr %q, printed:\n%s\nwant exit 1, one line starting %q, and as the undamaged program:\n%s", name, code, stderr, got, line, want)
 				}
-				code, got, stderr := runGofunct("--vars", name, dd.Bad)
-				switch fa {
-				case "kept":
-					count[fa]++
-					if code != 1 || got != want || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
-						t.Errorf("--vars %s: exit %d, stderr %q, printed:\n%s\nwant exit 1, one line starting %q, and as the undamaged program:\n%s", name, code, stderr, got, line, want)
-					}
-					for _, v := range childNames(d, name) {
-						if !strings.Contains(got, " "+v+" ") {
-							t.Errorf("--vars %s: %s, a child of its DIE, not printed:\n%s", name, v, got)
-						}
-					}
-				case "unknown":
-					count[fa]++
-					if code != 1 || !strings.Contains(got, " ? ") || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
-						t.Errorf("--vars %s (a type lost): exit %d, stderr %q, printed:\n%s\nwant exit 1, one line starting %q, the type as ?", name, code, stderr, got, line)
-					}
-				case "lost":
-					count[fa]++
-					if code != 1 || got != "" || strings.Count(stderr, "\n") != 1 {
-						t.Errorf("--vars %s (lost): exit %d, printed %q, stderr %q: want 1, nothing, one line", name, code, got, stderr)
+				for _, v := range childNames(d, name) {
+					if !strings.Contains(got, " "+v+" ") {
+						t.Errorf("--vars %s: %s, a child of its DIE, not printed:\n%s", name, v, got)
 					}
 				}
+			case "unknown":
+				count[fa]++
+				if code != 1 || !strings.Contains(got, " ? ") || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+					t.Errorf("--vars %s (a type lost): exit %d, stderr %q, printed:\n%s\nwant exit 1, one line starting %q, the type as ?", name, code, stderr, got, line)
+				}
+			case "lost":
+				count[fa]++
+				if code != 1 || got != "" || strings.Count(stderr, "\n") != 1 {
+					t.Errorf("--vars %s (lost): exit %d, printed %q, stderr %q: want 1, nothing, one line", name, code, got, stderr)
+				}
 			}
-			t.Logf("functions: %v", count)
-			if count["kept"] < 4 || (dd.Name == "subprogram" && count["lost"] < 1) {
-				t.Errorf("%v: want 4 or more kept (and one lost for a subprogram damaged)", count)
-			}
-		})
-	}
+		}
+		t.Logf("functions: %v", count)
+		if count["kept"] < 4 || (dd.Name == "subprogram" && count["lost"] < 1) {
+			t.Errorf("%v: want 4 or more kept (and one lost for a subprogram damaged)", count)
+		}
+	})
 }
 
 // childNames are the names of the formal parameters and variables
@@ -181,4 +175,60 @@ func childNames(d *stddwarf.Data, name string) []string {
 		return out
 	}
 	return nil
+}
+
+// TestCorruptDIEScopes: -S (pfunct's count of local variables) and -V on
+// a program with a DIE that does not read (testutil.CorruptDIEs) print,
+// of each function whose subprogram is not lost (funcFates, from
+// debug/dwarf), what pfunct -S prints of the undamaged program, and the
+// -V block of the undamaged program (a type lost as ?), none of a lost
+// one; then one line names the file, .debug_info and the DIE, exit 1.
+func TestCorruptDIEScopes(t *testing.T) {
+	eachDamaged(t, func(t *testing.T, dd testutil.DIEDamage, _ *stddwarf.Data, fate map[string]string, line string) {
+		counts := map[string]int{}
+		for _, flag := range []string{"-S", "-V"} {
+			code, got, stderr := runGofunct(flag, "--no-cache", dd.Bad)
+			if code != 1 || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, line) {
+				t.Errorf("%s: exit %d, stderr %q: want 1, one line starting %q", flag, code, stderr, line)
+			}
+			want := mustRun(t, "pfunct", "-S", dd.Good)
+			if flag == "-V" {
+				_, want, _ = runGofunct("-V", "--no-cache", dd.Good)
+			}
+			for _, block := range strings.SplitAfter(strings.TrimSpace(want), "*/\n") {
+				block = strings.TrimSpace(block) + "\n"
+				name, _, _ := strings.Cut(block, ":")
+				if flag == "-V" {
+					name = protoName(strings.SplitN(block, "\n", 2)[0])
+				}
+				fa, ok := fate[name]
+				switch {
+				case !ok:
+				case fa == "lost" && strings.Contains(got, block):
+					t.Errorf("%s: %q printed; %s is lost", flag, block, name)
+				case fa == "kept" && !strings.Contains(got, block):
+					t.Errorf("%s: %q not printed:\n%s", flag, block, got)
+				default:
+					counts[flag+" "+fa]++
+				}
+			}
+		}
+		t.Logf("functions: %v", counts)
+		if counts["-S kept"] < 1 || counts["-V kept"] < 4 {
+			t.Errorf("%v: want 1 or more kept by -S, 4 or more by -V", counts)
+		}
+	})
+}
+
+// eachDamaged runs f on each damaged copy of testutil.CorruptDIEs, with
+// debug/dwarf's reading of the undamaged program, the fate of its
+// functions (funcFates) and the start of gofunct's line naming the DIE.
+func eachDamaged(t *testing.T, f func(t *testing.T, dd testutil.DIEDamage, d *stddwarf.Data, fate map[string]string, line string)) {
+	t.Setenv("BINSCOPE_CACHE", t.TempDir())
+	for _, dd := range testutil.CorruptDIEs(t) {
+		t.Run(dd.Name, func(t *testing.T) {
+			_, _, d := testutil.ReadDWARF(t, dd.Good)
+			f(t, dd, d, funcFates(t, d, dd), fmt.Sprintf("gofunct: %s: section .debug_info at offset %#x: unreadable DIE: ", dd.Bad, dd.Off))
+		})
+	}
 }
