@@ -77,9 +77,7 @@ func (vc *valueChecks) tripVaries(addr uint64, site *types.InlineSite, params []
 		}
 	}
 	others := len(params) - consts // a parameter with no DIE here may hold any value
-	if site.Callee != nil {
-		others = max(others, len(site.Callee.Params)-consts)
-	}
+	others = max(others, vc.argCount(addr, site.Callee)-consts)
 	origins := vc.loopVariant(fl, addr, site.Ranges, loops)
 	var vary x86.RegSet
 	for f, o := range origins {
@@ -128,6 +126,36 @@ func distinctOrigins(srcs x86.RegSet, origins [16][]uint64) (int, []string) {
 		}
 	}
 	return n, writes
+}
+
+// argCount is how many arguments fn's calls pass, as the debug info at
+// addr, in an expansion of fn, gives them: fn's parameters, and the
+// variables of the expansion declared on fn's line (rustc's MIR inliner
+// makes an argument a local so, with no parameter DIE even in fn's
+// abstract entry: rust-O3 seed 4833 fn05's a).
+func (vc *valueChecks) argCount(addr uint64, fn *types.Func) int {
+	if fn == nil {
+		return 0
+	}
+	names := map[string]bool{}
+	if fn, err := vc.t.params(fn); err == nil {
+		for _, p := range fn.Params {
+			names[p.Name] = !p.Result
+		}
+	}
+	vars, _ := vc.t.varsAt(addr)
+	for _, v := range vars {
+		if v.Inline == fn.Name && (v.Param || fn.Decl.Line != 0 && v.DeclLine == fn.Decl.Line) {
+			names[v.Name] = true
+		}
+	}
+	n := 0
+	for _, arg := range names {
+		if arg {
+			n++
+		}
+	}
+	return n
 }
 
 // constantLoc reports whether l is a constant: pieces that read no register
