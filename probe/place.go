@@ -605,18 +605,27 @@ func (ip *inlinePlacer) declRows(fn *types.Func, site *types.InlineSite, inst *t
 }
 
 // othersView reports whether the row at a marks the entry of another call
-// of fn from the same scope as site: that expansion's DIE has an empty
-// range at a, site's none. gcc -O3 seed 4032 inlines fn09's three fn10
-// calls into main; the third's copy on one path has the range
-// [0x1614,0x1614) and its declaration row at 0x1614, which is the first
-// call's last instruction there (its return value's move): a start of the
-// first call at the row counted that path's calls twice.
+// of fn than site: that expansion's DIE has an empty range at a (from the
+// same scope as site) and site's none, or it holds a and site's DIE does
+// not. gcc -O3 seed 4032 inlines fn09's three fn10 calls into main; the
+// third's copy on one path has the range [0x1614,0x1614) and its
+// declaration row at 0x1614, which is the first call's last instruction
+// there (its return value's move): a start of the first call at the row
+// counted that path's calls twice. gcc -O2 seed 4758 gives one
+// instruction of fn00's fn05 call (the mov at 0x188a, right after its
+// entry_pc and row at 0x1883) to fn04's fn05 call: the row, which leads
+// there (see intoRanges), is fn00's call's, not a copy of fn04's, and a
+// start there counted each call twice.
 func othersView(fn *types.Func, site *types.InlineSite, a uint64) bool {
 	if emptyAt(site.Ranges, a) {
 		return false
 	}
+	mine := holds(site.Ranges, a)
 	for _, s := range fn.Inlined {
-		if s != site && s.Parent == site.Parent && s.Caller == site.Caller && emptyAt(s.Ranges, a) {
+		if s == site {
+			continue
+		}
+		if s.Parent == site.Parent && s.Caller == site.Caller && emptyAt(s.Ranges, a) || !mine && holds(s.Ranges, a) {
 			return true
 		}
 	}
