@@ -382,38 +382,109 @@ func (fl *flow) enteredBesides(y, x uint64, rs [][2]uint64) bool {
 // heavy loop's copy of the body starts at 0x1d4e with the guard's test,
 // whose early return jumps to the light loop's copy at 0x1f5a, each of
 // them marked with a row of fn11's declaration line; the first light call
-// passed both. ok is false when a start would move out of rs or to an
-// instruction that code other than the tests also reaches.
+// passed both. Where another start's tests and jumps also lead to an
+// instruction x moves to, that start moves with it (past its own tests):
+// gcc -O2 seed 4503 marks fn05's guard test at 0x13d7, whose early return
+// jumps to the start 0x11af, and a jump-threaded path's `jmp 0x13e1` at
+// 0x14d4 into the same heavy path; both start at 0x13e1. A start whose
+// tests lead to a later call (see leadsOn) stays. ok is false when a start
+// would move out of rs, to an instruction that code other than the starts'
+// tests also reaches, or with one that stays.
 func (fl *flow) pastTests(starts []uint64, rs [][2]uint64) (out []uint64, ok bool) {
-	for _, x := range starts {
+	type decided struct {
+		tests map[uint64]bool
+		to    []uint64
+	}
+	ds := make([]decided, len(starts))
+	var work []int
+	moved, stay := map[int]bool{}, map[int]bool{}
+	for i, x := range starts {
 		others := map[uint64]bool{}
 		for _, o := range starts {
 			others[o] = o != x
 		}
-		tests, to, hit := fl.decides(x, others)
-		if !hit {
-			out = append(out, x)
-			continue
+		tests, to, hits := fl.decides(x, others)
+		ds[i] = decided{tests, to}
+		switch {
+		case len(hits) == 0:
+		case fl.leadsOn(to, hits, fl.callerLoops(x, rs), rs):
+			stay[i] = true
+		default:
+			moved[i] = true
+			work = append(work, i)
 		}
-		for _, z := range to {
-			for _, p := range fl.pred[z] {
-				if !tests[p] {
-					return starts, false
-				}
+	}
+	if len(work) == 0 {
+		return starts, true
+	}
+	// testOf is the start whose tests p is one of (-1: none).
+	testOf := func(p uint64) int {
+		for i, d := range ds {
+			if d.tests[p] {
+				return i
 			}
+		}
+		return -1
+	}
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, z := range ds[i].to {
 			if !holds(rs, z) {
 				return starts, false
 			}
+			for _, p := range fl.pred[z] {
+				k := testOf(p)
+				if k < 0 || ds[k].to == nil || stay[k] {
+					return starts, false
+				}
+				if !moved[k] {
+					moved[k] = true
+					work = append(work, k)
+				}
+			}
 		}
-		out = append(out, to...)
+	}
+	for i, x := range starts {
+		if !moved[i] {
+			out = append(out, x)
+			continue
+		}
+		for _, z := range ds[i].to {
+			if !contains(out, z) {
+				out = append(out, z)
+			}
+		}
 	}
 	return out, true
 }
 
+// leadsOn reports whether control goes from one of to on to one of ys
+// within an iteration of loops, through code of rs and code that does
+// nothing a call is seen by (see effect): ys are then the later calls
+// right after x's, which x's calls that go to them straight from its tests
+// pass too, having done nothing but test (`if (!p) return;` unrolled, the
+// first copy's test jumping to the second's). A path through the caller's
+// other calls and records is none: it may be a way round the caller's loop
+// that is no back edge to its head (a call of exit falls through in the
+// flow) and leads to the same call's other path.
+func (fl *flow) leadsOn(to, ys []uint64, loops []*loop, rs [][2]uint64) bool {
+	d := fl.dominators()
+	follow := func(from, to uint64) bool {
+		return !d.backEdge(from, to, loops) && (holds(rs, to) || !effect(fl.op[to]))
+	}
+	for _, z := range to {
+		if fl.search(z, follow, func(y uint64) bool { return contains(ys, y) }) {
+			return true
+		}
+	}
+	return false
+}
+
 // decides follows the tests and jumps from x (see testOnly) that only
-// they reach (x aside), not into others: hit reports whether they reach
-// one of others, to are the other instructions they lead to.
-func (fl *flow) decides(x uint64, others map[uint64]bool) (tests map[uint64]bool, to []uint64, hit bool) {
+// they reach (x aside), not into others: hits are the ones of others they
+// reach, to the other instructions they lead to.
+func (fl *flow) decides(x uint64, others map[uint64]bool) (tests map[uint64]bool, to, hits []uint64) {
 	const maxTests = 8
 	tests = map[uint64]bool{}
 	work := []uint64{x}
@@ -429,14 +500,16 @@ func (fl *flow) decides(x uint64, others map[uint64]bool) (tests map[uint64]bool
 		tests[a] = true
 		for _, y := range fl.succ[a] {
 			if others[y] {
-				hit = true
+				if !contains(hits, y) {
+					hits = append(hits, y)
+				}
 			} else if !tests[y] {
 				work = append(work, y)
 			}
 		}
 	}
 	if len(tests) > maxTests {
-		return tests, nil, false
+		return tests, nil, nil
 	}
 	var out []uint64
 	for _, a := range to {
@@ -444,7 +517,7 @@ func (fl *flow) decides(x uint64, others map[uint64]bool) (tests map[uint64]bool
 			out = append(out, a)
 		}
 	}
-	return tests, out, hit
+	return tests, out, hits
 }
 
 // onlyFrom reports whether every predecessor of a is in set.
