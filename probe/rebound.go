@@ -164,59 +164,67 @@ func storesBefore(fl *flow, call, g uint64) (stores []uint64, ok bool) {
 
 // storedOther reports whether the store at x hands over another value
 // than the call's value ops, an expression of one register at the call
-// at call: the stored register and the expression's register copy (mov,
-// movslq) one register's value, which no instruction writes between the
-// two reads, and the expression is not that value itself in the low 32
-// bits the copies keep (gcc -O3 seed 4705: fn10.constprop.0's removed b
-// at main's call at 0x14a7 as R13<<1, the binding of the calls before
-// it, where the code stores RBP; R13 and RBP both copy R15D, the
-// source's a).
+// at call: the stored register and the expression's register are both
+// computed (copies, LEA, operations with an immediate: see sliceStep)
+// from one register's value that no instruction writes between the two
+// reads, and the two differ as functions of it in their low 32 bits
+// (gcc -O3 seed 4705: fn10.constprop.0's removed b at main's call at
+// 0x14a7 as R13<<1, the binding of the calls before it, where the code
+// stores RBP; R13 and RBP both copy R15D, the source's a).
 func (vc *valueChecks) storedOther(fl *flow, x, call uint64, ops []types.Op) bool {
 	reg, _, ok := oneRegArith(ops)
 	src, isReg := fl.op[x].Args[1].(x86asm.Reg)
-	if !ok || !isReg || x86.Family(src) < 0 || !lowBitsOps(ops) || regByName(reg) == 0 {
+	if !ok || !isReg || x86.Family(src) < 0 || regByName(reg) == 0 {
 		return false
 	}
-	same := false
-	for _, p := range vc.copyPoints(fl, x, src) {
-		for _, q := range vc.copyPoints(fl, call, regByName(reg)) {
-			same = same || vc.sameValue(fl, p, q) || vc.sameValue(fl, q, p)
-		}
-	}
-	if !same {
-		return false
-	}
-	for _, v := range probeValues {
-		if w, ok := evalArith(ops, v); ok && uint32(w) != uint32(v) {
-			return true
+	for _, p := range vc.slicePoints(fl, x, src) {
+		for _, q := range vc.slicePoints(fl, call, regByName(reg)) {
+			if !vc.sameValue(fl, p, q) && !vc.sameValue(fl, q, p) {
+				continue
+			}
+			for _, v := range probeValues {
+				if w, ok := evalArith(ops, q.f(v)); ok && uint32(w) != uint32(p.f(v)) {
+					return true
+				}
+			}
+			return false
 		}
 	}
 	return false
 }
 
-// regRead is a register family read by the instruction at at.
+// regRead is a register family read by the instruction at at, and f the
+// value followed as a function of what it reads.
 type regRead struct {
 	at  uint64
 	fam int
+	f   func(uint64) uint64
 }
 
-// copyPoints are the reads of the value reg holds at a: there, and up
-// its register copies (mov, movslq), each the one write that reaches.
-func (vc *valueChecks) copyPoints(fl *flow, a uint64, reg x86asm.Reg) []regRead {
-	out := []regRead{{a, x86.Family(reg)}}
+// slicePoints are the reads the value reg holds at a comes from: there,
+// and up what computed it (see sliceStep), each the one write that
+// reaches.
+func (vc *valueChecks) slicePoints(fl *flow, a uint64, reg x86asm.Reg) []regRead {
+	f := func(v uint64) uint64 { return v }
+	out := []regRead{{a, x86.Family(reg), f}}
 	for range 8 {
 		defs, ok := vc.facts.reachingWrites(fl, a, reg)
 		if !ok || len(defs) != 1 {
 			break
 		}
 		in := fl.op[defs[0]]
-		src, isReg := in.Args[1].(x86asm.Reg)
-		d, _ := in.Args[0].(x86asm.Reg)
-		if !isReg || x86.Family(src) < 0 || x86.Family(d) != x86.Family(reg) || in.Op != x86asm.MOV && in.Op != x86asm.MOVSXD {
+		d, isReg := in.Args[0].(x86asm.Reg)
+		if !isReg || x86.Family(d) != x86.Family(reg) {
 			break
 		}
-		a, reg = defs[0], src
-		out = append(out, regRead{a, x86.Family(src)})
+		step, _, from, ok := sliceStep(in, d)
+		if !ok || x86.Family(from) < 0 {
+			break
+		}
+		outer := f
+		f = func(v uint64) uint64 { return outer(step(v)) }
+		a, reg = defs[0], from
+		out = append(out, regRead{a, x86.Family(from), f})
 	}
 	return out
 }
@@ -230,18 +238,4 @@ func (vc *valueChecks) sameValue(fl *flow, p, q regRead) bool {
 		return false
 	}
 	return p.at == q.at || fl.dominates(p.at, q.at) && x86.Writes(vc.arch, fl.op[p.at], false)&bit == 0 && !fl.writtenBetween(p.at, q.at, bit, vc.arch)
-}
-
-// lowBitsOps reports whether ops' low 32 bits depend only on the low 32
-// bits of their register: no right shift, no extension.
-func lowBitsOps(ops []types.Op) bool {
-	for _, o := range ops {
-		switch o.Code {
-		case types.OpReg, types.OpConst, types.OpPlus, types.OpMinus, types.OpMul, types.OpAnd, types.OpOr,
-			types.OpXor, types.OpShl, types.OpNeg, types.OpNot:
-		default:
-			return false
-		}
-	}
-	return true
 }
