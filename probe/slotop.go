@@ -14,18 +14,24 @@ import (
 // info computes from a stack slot with a multiplication and an addition
 // of constants (f of the slot's value: [CFA-104]*5+7) against the code of
 // the call. Where the code of the call's expansion (or the code straight
-// after addr: see straightAfter) computes f of a register in one
-// instruction (lea 0x7(%r12,%r12,4),%esi), the register holds nothing
-// loaded from the slot, the expansion never reads the slot, no store
-// that reaches addr fills it from that register or a copy of it, and the
+// after addr: see straightAfter; or the straightLook instructions up
+// addr's dominators, where GCC computes a call's arguments) computes f
+// of a register in one instruction (lea 0x7(%r12,%r12,4),%esi), the
+// register holds nothing loaded from the slot, that code computes f of
+// nothing loaded from the slot, no store that reaches addr fills it from that register or a copy of it, and the
 // debug info computes no other parameter of the call from that register,
 // the code computes the value from the register: the debug info put the
 // slot in its place. GCC gives fn08's a and b as [CFA-104]*5+7 and
 // [CFA-104]*9+3, one slot, which holds fn06's c, where the code computes
 // 5*R12+7 from fn06's a and 9*R14+3 from main's i (gcc-O2/O3 seed 4594:
 // 42 where the call passed 22, gdb too; gcc -O3 seed 4913: fn13's b as
-// ([CFA-160]<<3)+2, the code's lea 0x2(,%r15,8),%edx). It returns why
-// the value is not read, or "".
+// ([CFA-160]<<3)+2, the code's lea 0x2(,%r15,8),%edx; seed 11073:
+// fn05's c as [CFA-88]*5+2 of a slot the expansion fills with and loads
+// as fn05's a, where main computes lea 0x2(%r15,%r15,4) before the
+// call). It returns why
+// the value is not read, or "". GCC's only: LLVM computes a value in a
+// register and spills another form of it (rust-O3 seed 11582: fn05's b
+// right from the slot beside lea of RSI*3+k).
 func (vc *valueChecks) slotOpElsewhere(addr uint64, v *types.Var, vars []types.Var, c spec.Chain, size int64) string {
 	if v == nil || !v.Param || v.Inline == "" || len(c.Expr) == 0 {
 		return ""
@@ -45,24 +51,30 @@ func (vc *valueChecks) slotOpElsewhere(addr uint64, v *types.Var, vars []types.V
 		l, end, ok := vc.frameLoad(addr, frame, c.Expr, i)
 		return lin{a: 1, low32: l.low32}, end, ok && l.slot == slot
 	})
-	if !ok || want.a <= 1 || want.b == 0 || want.s != 0 || vc.expansionTouches(addr, v.Inline, slot, n) {
+	if !ok || want.a <= 1 || want.b == 0 || want.s != 0 || !vc.flows.gnuAt(addr) || vc.computesOfSource(fl, addr, slot, n, want) {
 		return ""
 	}
-	if vc.computesOfSource(fl, addr, slot, n, want) {
-		return ""
+	var at []uint64
+	before := map[uint64]bool{}
+	for _, a := range fl.dominating(addr, straightLook) {
+		before[a] = true
 	}
 	for _, a := range fl.addrs {
-		if !holds(site.Ranges, a) && !straightAfter(fl, addr, a) {
+		if !holds(site.Ranges, a) && !straightAfter(fl, addr, a) && !before[a] {
 			continue
 		}
-		r, ok := computesOf(fl.op[a], want)
-		if !ok {
-			continue
+		if r, ok := computesOf(fl.op[a], want); ok && vc.fromSlot(fl, a, r, slot, n, 0) {
+			return "" // the code computes it from the slot too
+		} else if ok {
+			at = append(at, a)
 		}
-		if vc.fromSlot(fl, a, r, slot, n, 0) || vc.storedFrom(addr, slot, n, r) || otherReads(vars, v, r) {
+	}
+	for _, a := range at {
+		r, _ := computesOf(fl.op[a], want)
+		if vc.storedFrom(addr, slot, n, r) || otherReads(vars, v, r) {
 			return ""
 		}
-		return fmt.Sprintf("the debug info gives %s from the %d bytes at CFA%+d, but the code computes that operation from %s (%v at %#x), which holds nothing loaded from the slot, and the code of this call never reads the slot, so that value would be wrong",
+		return fmt.Sprintf("the debug info gives %s from the %d bytes at CFA%+d, but the code computes that operation from %s (%v at %#x), which holds nothing loaded from the slot, and the code computes it from the slot nowhere, so that value would be wrong",
 			v.Name, n, slot, r, fl.op[a], a)
 	}
 	return ""
