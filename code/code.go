@@ -156,12 +156,9 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 		df.IndexTypes() // on the other core, while the walk runs
 		df.Prefetch(".debug_loclists", ".debug_loc")
 	}
-	// The symbol tables are read on another core while the walk runs.
-	syms := make(chan *symtab.Table, 1)
-	if o.Syms != nil {
-		syms <- o.Syms
-	} else {
-		go func() { syms <- Symbols(df) }()
+	syms := o.Syms
+	if syms == nil {
+		syms = Symbols(df)
 	}
 	// Parameters are filled once settle has found each function's entry
 	// copy: their locations are the entry's (see dwarf.File.FillAllParams).
@@ -169,7 +166,7 @@ func New(df *dwarf.File, opts *Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Path: df.Path, ELF: df.ELF, DWARF: df, Syms: <-syms}
+	m := &Model{Path: df.Path, ELF: df.ELF, DWARF: df, Syms: syms}
 	m.settle(fns)
 	if o.Params && !o.DeferParams {
 		if err := df.FillAllParams(fns); err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/binscope/binscope/code"
-	"github.com/binscope/binscope/internal/par"
 	"github.com/binscope/binscope/types"
 )
 
@@ -140,11 +139,12 @@ func writeFunc(w io.Writer, fn *types.Func, show Show) {
 	}
 }
 
-// protoLines are the lines in show of each of fns, made on every core (a
-// C++ prototype spells long type names; reading the functions is done).
+// protoLines are the lines in show of each of fns.
 func protoLines(fns []*types.Func, show Show) []string {
 	lines := make([]string, len(fns))
-	par.Each(len(fns), 256, func(i int) { lines[i] = show.line(fns[i]) })
+	for i := range fns {
+		lines[i] = show.line(fns[i])
+	}
 	return lines
 }
 

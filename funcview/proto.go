@@ -25,8 +25,7 @@ import (
 // written in its source.
 func Prototype(fn *types.Func) string { return prototype(fn, "") }
 
-// prototype is Prototype followed by tail, spelled into one buffer sized
-// up front (a C++ prototype runs to thousands of bytes).
+// prototype is Prototype followed by tail.
 func prototype(fn *types.Func, tail string) string {
 	var ins []types.Param
 	var outs []types.Param
@@ -44,7 +43,7 @@ func prototype(fn *types.Func, tail string) string {
 	case types.LangRust, types.LangZig:
 		rustZigPrototype(&b, fn, ins)
 	default:
-		cPrototype(&b, fn, ins, len(tail))
+		cPrototype(&b, fn, ins)
 	}
 	b.WriteString(tail)
 	return b.String()
@@ -121,27 +120,18 @@ func rustZigPrototype(b *strings.Builder, fn *types.Func, ins []types.Param) {
 	}
 }
 
-// cPrototype writes fn as a C declarator, (void) for no parameters;
-// tail is the length of what follows, to size the buffer once.
-func cPrototype(b *strings.Builder, fn *types.Func, ins []types.Param, tail int) {
-	head := types.Declare(fn.Return, fn.Name)
-	params := make([]string, len(ins))
-	n := len(head) + tail + len("(void, ...)")
-	for i, p := range ins {
-		params[i] = types.Declare(p.Type, p.Name)
-		n += len(params[i]) + 2
-	}
-	b.Grow(n)
-	b.WriteString(head)
+// cPrototype writes fn as a C declarator, (void) for no parameters.
+func cPrototype(b *strings.Builder, fn *types.Func, ins []types.Param) {
+	b.WriteString(types.Declare(fn.Return, fn.Name))
 	b.WriteByte('(')
 	if len(ins) == 0 && !fn.Variadic {
 		b.WriteString("void")
 	}
-	for i, p := range params {
+	for i, p := range ins {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(p)
+		b.WriteString(types.Declare(p.Type, p.Name))
 	}
 	if fn.Variadic {
 		if len(ins) > 0 {

@@ -161,12 +161,10 @@ func makeSlots(members []types.Member, base types.Bits, cl int64, w *walker) ([]
 }
 
 // sortSlots puts slots in memory order, keeping the order of those at the
-// same bit offset; most are in order already.
+// same bit offset.
 func sortSlots(slots []Slot) {
 	byOffset := func(a, b Slot) int { return cmp.Compare(a.BitOffset, b.BitOffset) }
-	if !slices.IsSortedFunc(slots, byOffset) {
-		slices.SortStableFunc(slots, byOffset)
-	}
+	slices.SortStableFunc(slots, byOffset)
 }
 
 // tailPadding returns the tail padding of struct st as findHoles counts it,

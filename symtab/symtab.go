@@ -17,7 +17,6 @@ import (
 
 	"github.com/binscope/binscope/internal/elfx"
 	"github.com/binscope/binscope/internal/naming"
-	"github.com/binscope/binscope/internal/par"
 )
 
 // Symbol is one function symbol.
@@ -278,7 +277,7 @@ func (t *Table) Named(name string) []Symbol {
 // name: a C++ or Rust function as users write it, without its parameter
 // list, so several overloads may answer; not the compiler's clones of a
 // function (.cold, .constprop.0), which demangle to its name too. The
-// symbols are demangled on the first call, in parallel.
+// symbols are demangled on the first call.
 func (t *Table) Demangled(name string) []Symbol {
 	t.demangleOnce.Do(t.demangle)
 	idx := t.byDemangled[name]
@@ -291,11 +290,11 @@ func (t *Table) Demangled(name string) []Symbol {
 
 func (t *Table) demangle() {
 	names := make([]string, len(t.Syms))
-	par.Each(len(t.Syms), 1<<12, func(i int) {
+	for i := range t.Syms {
 		if _, _, clone := naming.Clone(t.Syms[i].Name); !clone {
 			names[i], _ = naming.Demangle(t.Syms[i].Name)
 		}
-	})
+	}
 	t.byDemangled = map[string][]int{}
 	for i, n := range names {
 		if n != "" {
