@@ -87,14 +87,14 @@ func (r *Resolver) Types(defs []*Def) []types.Type {
 	seen := map[types.Type]bool{}
 	var out []types.Type
 	for _, d := range defs {
-		if d.Func == "" || r.f == nil && r.model == nil {
+		if d.Func == "" || r.t.f == nil && r.t.model == nil {
 			continue // a USDT probe's or a line's arguments have no named types
 		}
-		fn, err := r.lookup(d.Func)
+		fn, err := r.t.lookup(d.Func)
 		if err != nil {
 			continue
 		}
-		if fn, err = r.params(fn); err != nil {
+		if fn, err = r.t.params(fn); err != nil {
 			continue
 		}
 		for _, p := range fn.Params {

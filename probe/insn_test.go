@@ -38,15 +38,15 @@ func TestDecodeObjdump(t *testing.T) {
 		}
 	}
 	r := openResolver(t, bin)
-	if err := r.all(); err != nil {
+	if err := r.t.all(); err != nil {
 		t.Fatal(err)
 	}
 	n, vz := 0, 0
-	for _, fn := range r.model.Funcs() {
+	for _, fn := range r.t.model.Funcs() {
 		if fn.LowPC == 0 || fn.Size == 0 {
 			continue
 		}
-		err := r.decode(&types.Func{Name: fn.Name, LowPC: fn.LowPC}, fn.LowPC, fn.LowPC+fn.Size, func(a uint64, in x86asm.Inst) {
+		err := r.t.decode(&types.Func{Name: fn.Name, LowPC: fn.LowPC}, fn.LowPC, fn.LowPC+fn.Size, func(a uint64, in x86asm.Inst) {
 			n++
 			if in.Op == x86asm.VZEROUPPER {
 				vz++

@@ -46,28 +46,28 @@ func (t *target) lineAddr(fn *types.Func, line int) (uint64, error) {
 // per function that holds it, and per inline expansion when the line is in
 // an inlined body (a header's inline function), as perf probe does.
 func (r *Resolver) resolveFileLine(d *Def) (*spec.Probe, error) {
-	if r.f == nil {
-		return nil, fmt.Errorf("%s: %s has no debug info: FILE:LINE needs DWARF", d.Text, r.path)
+	if r.t.f == nil {
+		return nil, fmt.Errorf("%s: %s has no debug info: FILE:LINE needs DWARF", d.Text, r.t.path)
 	}
-	addrs, err := r.f.LineAddrs(d.File, d.Line)
+	addrs, err := r.t.f.LineAddrs(d.File, d.Line)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.all(); err != nil {
+	if err := r.t.all(); err != nil {
 		return nil, err
 	}
 	p := &spec.Probe{Def: d.Text, Function: fmt.Sprintf("%s:%d", d.File, d.Line)}
 	seen := map[string]bool{}
 	for _, a := range addrs {
-		fn := r.model.Func(a)
+		fn := r.t.model.Func(a)
 		if fn == nil {
 			continue // code the linker dropped
 		}
-		if _, err := r.params(fn); err != nil {
+		if _, err := r.t.params(fn); err != nil {
 			return nil, err
 		}
 		key := fn.Name
-		chain := r.model.Expansions(a)
+		chain := r.t.model.Expansions(a)
 		if len(chain) > 0 {
 			key = fmt.Sprintf("%s@%#x", fn.Name, chain[0].EntryPC)
 		}
@@ -79,20 +79,20 @@ func (r *Resolver) resolveFileLine(d *Def) (*spec.Probe, error) {
 			p.Lang = fn.Lang.String()
 		}
 		if len(chain) == 0 {
-			a = r.lineAt(fn, a, d.Args)
+			a = r.t.lineAt(fn, a, d.Args)
 		}
-		off, err := r.ef.FileOffset(a)
+		off, err := r.t.ef.FileOffset(a)
 		if err != nil {
 			return nil, err
 		}
-		vars, err := r.varsAt(a)
+		vars, err := r.t.varsAt(a)
 		if err != nil {
 			return nil, err
 		}
 		vars = r.frames.inFrame(a, vars)
 		site := spec.Site{Kind: spec.SiteLine, Function: fn.Name, Addr: a, FileOffset: off}
 		if len(chain) == 0 {
-			site.Guard = r.guard(fn, a)
+			site.Guard = r.t.guard(fn, a)
 		}
 		for _, arg := range d.Args {
 			f, err := r.fetches.fetch(fn, arg, vars, siteAt{kind: spec.SiteLine, pc: a})
@@ -104,7 +104,7 @@ func (r *Resolver) resolveFileLine(d *Def) (*spec.Probe, error) {
 		p.Sites = append(p.Sites, site)
 	}
 	if len(p.Sites) == 0 {
-		return nil, fmt.Errorf("%s: %w: no code for %s:%d in %s", d.Text, types.ErrNotFound, d.File, d.Line, r.path)
+		return nil, fmt.Errorf("%s: %w: no code for %s:%d in %s", d.Text, types.ErrNotFound, d.File, d.Line, r.t.path)
 	}
 	return p, nil
 }

@@ -65,10 +65,10 @@ func TestMarkCounts(t *testing.T) {
 		testutil.Skipf(t, "gcc: %v %s", err, out)
 	}
 	r := openResolver(t, bin)
-	if err := r.all(); err != nil {
+	if err := r.t.all(); err != nil {
 		t.Fatal(err)
 	}
-	syms, err := r.ef.Symbols()
+	syms, err := r.t.ef.Symbols()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestMarkCounts(t *testing.T) {
 	if a == 0 || b == 0 || end == 0 {
 		t.Fatalf("no mark_a, mark_b or mark_end in %s", bin)
 	}
-	body, err := r.lookup("body")
+	body, err := r.t.lookup("body")
 	if err != nil || len(body.Instances) == 0 {
 		t.Fatalf("body: %v", err)
 	}
@@ -89,7 +89,7 @@ func TestMarkCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := func(kind string, addr uint64, m *spec.Mark) spec.Site {
-		off, err := r.ef.FileOffset(addr)
+		off, err := r.t.ef.FileOffset(addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestMarkCounts(t *testing.T) {
 		}
 		return m
 	}
-	sp := &spec.Spec{Version: spec.SpecVersion, Binary: bin, BuildID: r.ef.BuildID, Arch: "x86_64"}
+	sp := &spec.Spec{Version: spec.SpecVersion, Binary: bin, BuildID: r.t.ef.BuildID, Arch: "x86_64"}
 	// The program's own end of a call.
 	sp.Probes = append(sp.Probes, spec.Probe{Def: "marked", Function: "body", Lang: "c", Sites: []spec.Site{
 		site(spec.SiteInline, a, mark(a, 1, true, false)),

@@ -26,8 +26,8 @@ func NewModelResolver(m *code.Model) (*Resolver, error) {
 // the one package uprobe proves sites with; nil for a resolver of DWARF
 // or of USDT probes alone.
 func (r *Resolver) FileModel() *code.Model {
-	if r.f != nil || r.model == nil || r.model.DWARF != nil {
+	if r.t.f != nil || r.t.model == nil || r.t.model.DWARF != nil {
 		return nil
 	}
-	return r.model
+	return r.t.model
 }

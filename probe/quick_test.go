@@ -33,10 +33,10 @@ func TestQuickEqualsFull(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := build(t)
 			quick, full := openResolver(t, path), openResolver(t, path)
-			if err := full.all(); err != nil {
+			if err := full.t.all(); err != nil {
 				t.Fatal(err)
 			}
-			syms, _ := full.ef.Symbols()
+			syms, _ := full.t.ef.Symbols()
 			count := map[string]int{}
 			for _, s := range syms {
 				if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
@@ -46,7 +46,7 @@ func TestQuickEqualsFull(t *testing.T) {
 			// A sample of the functions, and up to 20 with inline
 			// expansions, which come from other units.
 			var names, withInlined []string
-			for _, fn := range full.model.Funcs() {
+			for _, fn := range full.t.model.Funcs() {
 				name := ""
 				switch {
 				case fn.LowPC == 0:
@@ -105,13 +105,13 @@ func TestQuickByDemangledName(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := testutil.Fixture(t, name).Path
 			base, full := openResolver(t, path), openResolver(t, path)
-			if err := full.all(); err != nil {
+			if err := full.t.all(); err != nil {
 				t.Fatal(err)
 			}
-			base.syms = code.Symbols(base.f)
+			base.t.syms = code.Symbols(base.t.f)
 			var names []string
 			seen := map[string]bool{}
-			for _, fn := range full.model.Funcs() {
+			for _, fn := range full.t.model.Funcs() {
 				if fn.LowPC != 0 && fn.Linkage != "" && fn.Linkage != fn.Name && !seen[fn.Name] {
 					seen[fn.Name] = true
 					names = append(names, fn.Name)
@@ -124,11 +124,11 @@ func TestQuickByDemangledName(t *testing.T) {
 				if err != nil {
 					continue // a name the definition syntax cannot carry
 				}
-				t0 := *base.target // a resolver that has read no function yet
+				t0 := *base.t // a resolver that has read no function yet
 				r := newResolver(&t0)
 				sameResolution(t, d, r, full)
 				compared++
-				if r.model == nil {
+				if r.t.model == nil {
 					quick++
 				}
 			}

@@ -16,7 +16,7 @@ import (
 // components that read more of the file as sites need it (see the
 // package doc).
 type Resolver struct {
-	*target
+	t        *target       // the file: its code, debug info and symbols
 	frames   *frameTable   // the call frame information
 	flows    *flowIndex    // placement's reading of the code
 	facts    *codeFacts    // what instructions compute
@@ -34,7 +34,7 @@ type Resolver struct {
 
 // newResolver is a Resolver of t.
 func newResolver(t *target) *Resolver {
-	r := &Resolver{target: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch},
+	r := &Resolver{t: t, notes: &usdtNotes{t: t}, frames: &frameTable{ef: t.ef, arch: t.arch},
 		flows: &flowIndex{t: t}, facts: &codeFacts{ef: t.ef, arch: t.arch}}
 	r.slots = &slotStores{frames: r.frames, flows: r.flows}
 	r.copies = &copyConsts{flows: r.flows, facts: r.facts}
@@ -108,7 +108,7 @@ func (r *Resolver) Resolve(d *Def) (*spec.Probe, error) {
 	if d.Addr != 0 {
 		return r.resolveAddr(d)
 	}
-	fn, err := r.lookup(d.Func)
+	fn, err := r.t.lookup(d.Func)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (r *Resolver) Resolve(d *Def) (*spec.Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, other := range r.sameNamed(d.Func, fn) {
+	for _, other := range r.t.sameNamed(d.Func, fn) {
 		q, err := r.resolveFunc(d, other)
 		if err != nil {
 			return nil, err
@@ -132,12 +132,12 @@ func (r *Resolver) Resolve(d *Def) (*spec.Probe, error) {
 // instruction starts (see offsetSite); the arguments are the variables
 // there and registers.
 func (r *Resolver) resolveAddr(d *Def) (*spec.Probe, error) {
-	if err := r.all(); err != nil {
+	if err := r.t.all(); err != nil {
 		return nil, err
 	}
-	fn := r.model.Func(d.Addr)
+	fn := r.t.model.Func(d.Addr)
 	if fn == nil || fn.LowPC == 0 || d.Addr < fn.LowPC || d.Addr-fn.LowPC >= fn.Size {
-		return nil, fmt.Errorf("%s: %w: no function's code holds %#x in %s (gofunct -a ADDR says what is there)", d.Text, types.ErrNotFound, d.Addr, r.path)
+		return nil, fmt.Errorf("%s: %w: no function's code holds %#x in %s (gofunct -a ADDR says what is there)", d.Text, types.ErrNotFound, d.Addr, r.t.path)
 	}
 	at := *d
 	at.Func, at.Offset = fn.Name, d.Addr-fn.LowPC

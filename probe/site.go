@@ -29,11 +29,11 @@ func (r *Resolver) resolveFunc(d *Def, fn *types.Func) (*spec.Probe, error) {
 	// Parameters, and so the type index, only for a probe that reads
 	// arguments or returns: a count needs neither.
 	if len(d.Args) > 0 || d.Return {
-		if fn, err = r.params(fn); err != nil {
+		if fn, err = r.t.params(fn); err != nil {
 			return nil, err
 		}
 	}
-	args, err := r.expand(d, fn)
+	args, err := r.t.expand(d, fn)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (t *target) siteVars(b *probeIn, pc uint64) ([]types.Var, error) {
 // addSite adds to b's probe a site of kind at addr, in the function named
 // where, with the fetches of b's arguments from vars.
 func (r *Resolver) addSite(b *probeIn, kind, where string, addr uint64, vars []types.Var) error {
-	off, err := r.ef.FileOffset(addr)
+	off, err := r.t.ef.FileOffset(addr)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (r *Resolver) addSite(b *probeIn, kind, where string, addr uint64, vars []t
 		at.pc = addr
 	}
 	if kind == spec.SiteEntry || kind == spec.SiteLine || kind == spec.SiteOffset {
-		site.Guard = r.guard(b.fn, addr)
+		site.Guard = r.t.guard(b.fn, addr)
 	}
 	for _, a := range b.args {
 		f, err := r.fetches.fetch(b.fn, a, vars, at)
@@ -107,7 +107,7 @@ func (r *Resolver) returnSites(b *probeIn) error {
 	if fn.LowPC == 0 {
 		return fmt.Errorf("%s: %s has no out-of-line copy to return from (it exists only inlined)", b.d.Text, fn.Name)
 	}
-	rets, err := r.returns(fn)
+	rets, err := r.t.returns(fn)
 	if err != nil {
 		return err
 	}
@@ -119,33 +119,33 @@ func (r *Resolver) returnSites(b *probeIn) error {
 	if len(b.captures) == 0 {
 		return nil
 	}
-	if _, err := r.ef.FileOffset(fn.LowPC); err != nil {
+	if _, err := r.t.ef.FileOffset(fn.LowPC); err != nil {
 		return err
 	}
-	at := r.placement(fn)
-	off, err := r.ef.FileOffset(at)
+	at := r.t.placement(fn)
+	off, err := r.t.ef.FileOffset(at)
 	if err != nil {
 		return err
 	}
-	site := spec.Site{Kind: spec.SiteCapture, Function: fn.Name, Addr: at, FileOffset: off, Guard: r.guard(fn, at)}
+	site := spec.Site{Kind: spec.SiteCapture, Function: fn.Name, Addr: at, FileOffset: off, Guard: r.t.guard(fn, at)}
 	for k, c := range b.captures {
 		site.Args = append(site.Args, spec.Fetch{Name: fmt.Sprintf("@%d", k), Type: "x64", Size: 8, Chains: []spec.Chain{c}})
 	}
 	b.p.Sites = append(b.p.Sites, site)
 	if fn.Lang == types.LangGo {
-		b.p.CaptureKey = r.arch.GoG
+		b.p.CaptureKey = r.t.arch.GoG
 	}
 	return nil
 }
 
 // lineSite is the site of FUNC:LINE.
 func (r *Resolver) lineSite(b *probeIn) error {
-	addr, err := r.lineAddr(b.fn, b.d.Line)
+	addr, err := r.t.lineAddr(b.fn, b.d.Line)
 	if err != nil {
 		return fmt.Errorf("%s: %v", b.d.Text, err)
 	}
-	addr = r.lineAt(b.fn, addr, b.args)
-	vars, err := r.siteVars(b, addr)
+	addr = r.t.lineAt(b.fn, addr, b.args)
+	vars, err := r.t.siteVars(b, addr)
 	if err != nil {
 		return err
 	}
@@ -158,10 +158,10 @@ func (r *Resolver) offsetSite(b *probeIn) error {
 	if fn.LowPC == 0 || d.Offset >= fn.Size {
 		return fmt.Errorf("%s: offset %#x is outside %s (%d bytes)", d.Text, d.Offset, fn.Name, fn.Size)
 	}
-	if ok, err := r.boundary(fn, fn.LowPC+d.Offset); err != nil || !ok {
+	if ok, err := r.t.boundary(fn, fn.LowPC+d.Offset); err != nil || !ok {
 		return fmt.Errorf("%s: %s+%#x is not an instruction boundary", d.Text, fn.Name, d.Offset)
 	}
-	vars, err := r.siteVars(b, fn.LowPC+d.Offset)
+	vars, err := r.t.siteVars(b, fn.LowPC+d.Offset)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (r *Resolver) callSites(b *probeIn) error {
 		if c.Kind == "part" || c.Kind == "cold" {
 			continue // a continuation of a call, not a call
 		}
-		vars, err := r.siteVars(b, c.Address)
+		vars, err := r.t.siteVars(b, c.Address)
 		if err != nil {
 			return err
 		}
@@ -214,9 +214,9 @@ func (r *Resolver) entrySite(b *probeIn) error {
 	}
 	vars := paramVars(fn, addr)
 	if addr == fn.LowPC {
-		addr = r.entryAt(fn, b.d)
+		addr = r.t.entryAt(fn, b.d)
 	}
-	vars, err := r.movedEntry(fn, addr, vars)
+	vars, err := r.t.movedEntry(fn, addr, vars)
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 		if st.mark != nil {
 			st.mark.Group = r.group
 			if !st.mark.Start {
-				off, err := r.ef.FileOffset(st.addr)
+				off, err := r.t.ef.FileOffset(st.addr)
 				if err != nil {
 					return err
 				}
@@ -255,7 +255,7 @@ func (r *Resolver) inlineSites(b *probeIn, in *types.InlineSite) error {
 				continue
 			}
 		}
-		vars, err := r.siteVars(b, st.addr)
+		vars, err := r.t.siteVars(b, st.addr)
 		if err != nil {
 			return err
 		}

@@ -57,7 +57,7 @@ func (r *Resolver) SpecWith(defs []*Def, o *SpecOptions) (*spec.Spec, error) {
 	if opts.MaxSites == 0 {
 		opts.MaxSites = DefaultMaxSites
 	}
-	s := &spec.Spec{Version: spec.SpecVersion, Binary: r.path, BuildID: r.ef.BuildID, Arch: r.arch.Name}
+	s := &spec.Spec{Version: spec.SpecVersion, Binary: r.t.path, BuildID: r.t.ef.BuildID, Arch: r.t.arch.Name}
 	wildSites := 0
 	var firstErr error
 	miss := func(err error) error {
@@ -83,7 +83,7 @@ func (r *Resolver) SpecWith(defs []*Def, o *SpecOptions) (*spec.Spec, error) {
 		if each[0] != d {
 			wildSites += sites
 			if opts.MaxSites > 0 && wildSites > opts.MaxSites {
-				return nil, fmt.Errorf("%s: %s names %d functions or probes with about %d sites, and this run's wildcards more than %d: narrow the pattern, or raise --max-sites", r.path, d.Text, len(each), sites, opts.MaxSites)
+				return nil, fmt.Errorf("%s: %s names %d functions or probes with about %d sites, and this run's wildcards more than %d: narrow the pattern, or raise --max-sites", r.t.path, d.Text, len(each), sites, opts.MaxSites)
 			}
 		}
 		for _, e := range each {
@@ -114,5 +114,5 @@ func (r *Resolver) expandDef(d *Def) ([]*Def, int, error) {
 	if d.USDT != nil {
 		return r.notes.expand(d)
 	}
-	return r.expandFuncs(d)
+	return r.t.expandFuncs(d)
 }
