@@ -366,8 +366,16 @@ func oneRegister(ops []types.Op) (string, bool) {
 // expression names the wrong one. GCC gives the value of a call's argument
 // a^225 as RBX^225 where the code computes it as xor $0xe1,%r12b, a in R12
 // and r in RBX (gcc -O3 seed 1302), and every reader of the debug info,
-// gdb too, prints r^225. It returns why the value is not read, or "".
+// gdb too, prints r^225. The operation on a copy counts as on the copied
+// register, where the debug info gives the copy no variable (gcc -O3
+// seed 11217: fn07's a as RBX^244, main's r in RBX, where the code
+// computes mov %r14d,%edi; xor $0xf4,%dil, main's a in R14). It returns
+// why the value is not read, or "".
 func (vc *valueChecks) misnamed(addr uint64, ops []types.Op) string {
+	all := ops
+	if n := len(ops); n == 7 && low32(ops[3:]) {
+		ops = ops[:3] // the low half sign- or zero-extended: fn11's b = fn07's a
+	}
 	e, ok := vc.lastOp(addr, ops)
 	if !ok || e.mem != nil {
 		return ""
@@ -391,20 +399,29 @@ func (vc *valueChecks) misnamed(addr uint64, ops []types.Op) string {
 		if err != nil {
 			return ""
 		}
+		// The operation may work on a copy of the register the debug info
+		// names (mov %r14d,%edi; xor $0xf4,%dil with main's a in R14).
+		on := gprName(dst)
+		if s := vc.copiedInto(e.fl, a, on); s != "" && s != reg && vc.inRegAt(a, "", on) == nil {
+			on = s
+		}
 		var there, named *types.Var
 		for i := range vars {
 			switch v := &vars[i]; {
-			case inReg(v.Loc, gprName(dst)):
+			case inReg(v.Loc, on):
 				there = v
 			case inReg(v.Loc, reg):
 				named = v
 			}
 		}
+		if named == nil && on != gprName(dst) {
+			named = vc.inRegAt(addr, "", reg) // nothing written between
+		}
 		if there == nil || named == nil || there.Name == named.Name && there.Inline == named.Inline {
 			return ""
 		}
 		return fmt.Sprintf("the debug info gives %s, but the code computes %v %#x on %s, which holds %s, while %s holds %s (%v at %#x): the expression names the wrong register, so that value would be wrong",
-			types.OpsString(ops), in.Op, int64(imm), gprName(dst), there.Name, reg, named.Name, in.Op, a)
+			types.OpsString(all), in.Op, int64(imm), on, there.Name, reg, named.Name, in.Op, a)
 	}
 	return ""
 }
