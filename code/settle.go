@@ -228,6 +228,11 @@ func (m *Model) addSymbolFuncs(have []*types.Func) {
 		}
 		fn := &types.Func{Name: naming.Display(best.Name), Linkage: best.Name, LowPC: addr, Size: size,
 			External: !best.Local, Lang: langOfSymbol(best.Name), SymbolOnly: true}
+		if m.DWARF != nil {
+			if bad, lost := m.DWARF.LostAt(addr); lost {
+				fn.LostDIE = uint64(bad)
+			}
+		}
 		if size > 0 {
 			fn.Ranges = [][2]uint64{{addr, addr + size}}
 			more = append(more, host{lo: addr, hi: addr + size, fn: fn})

@@ -126,6 +126,9 @@ type File struct {
 	damageMu  sync.Mutex
 	damage    leftOut
 	damagedAt map[Offset]bool
+	// lostUnits are the units a walk lost a span of, by the offset of
+	// the unit DIE: the first DIE it could not read (see LostAt).
+	lostUnits map[Offset]Offset
 	// alt is the dwz alternate file .gnu_debugaltlink names (see
 	// alt.go); altMissing says why it could not be opened.
 	alt        *File

@@ -185,6 +185,15 @@ func (f *File) LineAt(addr uint64) (row types.Line, ok bool) {
 // unitAt is the compile unit whose ranges hold addr, found through a
 // sorted table of every unit's ranges built once.
 func (f *File) unitAt(addr uint64) (*Entry, error) {
+	if cu, ok := f.rangedUnit(addr); ok {
+		return cu, nil
+	}
+	return f.dieReader().SeekPC(addr)
+}
+
+// rangedUnit is the compile unit whose DW_AT_low_pc/high_pc or DW_AT_ranges
+// hold addr, false when none does.
+func (f *File) rangedUnit(addr uint64) (*Entry, bool) {
 	f.unitOnce.Do(func() {
 		// A corrupt unit ends the table: the units before it are kept.
 		_ = f.eachUnit(func(e *Entry) {
@@ -201,10 +210,10 @@ func (f *File) unitAt(addr uint64) (*Entry, error) {
 	i := sort.Search(len(f.unitRanges), func(i int) bool { return f.unitRanges[i].lo > addr }) - 1
 	for k := i; k >= 0 && k > i-8; k-- {
 		if u := f.unitRanges[k]; addr >= u.lo && addr < u.hi {
-			return u.cu, nil
+			return u.cu, true
 		}
 	}
-	return f.dieReader().SeekPC(addr)
+	return nil, false
 }
 
 type unitRange struct {

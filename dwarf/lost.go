@@ -39,6 +39,7 @@ func (f *File) lose(sc *scan, top Offset) (sp lostSpan, err error, ok bool) {
 		err = f.decodeError(bad, "unreadable abbreviations (the unit at %#x)", sc.u.start)
 		return lostSpan{from: bad, to: end, bad: bad}, err, true
 	}
+	f.lostIn(Offset(sc.u.first), bad)
 	sp = lostSpan{from: bad, to: end, bad: bad}
 	if top > Offset(sc.u.first) && top <= bad {
 		switch to, ok := sc.after(int(top)); {
@@ -141,4 +142,39 @@ func (f *File) Damage() error {
 	f.damageMu.Lock()
 	defer f.damageMu.Unlock()
 	return f.damage.err()
+}
+
+// lostIn records that a walk lost a span of the unit whose DIE is at
+// unit, for the DIE at bad it could not read (the first such DIE).
+func (f *File) lostIn(unit, bad Offset) {
+	f.damageMu.Lock()
+	defer f.damageMu.Unlock()
+	if f.lostUnits == nil {
+		f.lostUnits = map[Offset]Offset{}
+	}
+	if _, ok := f.lostUnits[unit]; !ok {
+		f.lostUnits[unit] = bad
+	}
+}
+
+// LostAt is, when the compile unit whose address ranges hold pc lost a
+// span of its DIEs to a walk (see Damage), the offset in .debug_info of
+// the first DIE it could not read: what the debug info said of the code
+// at pc may be among the DIEs left out. False when no walk lost a span
+// of that unit, or no unit's ranges hold pc.
+func (f *File) LostAt(pc uint64) (Offset, bool) {
+	f.damageMu.Lock()
+	n := len(f.lostUnits)
+	f.damageMu.Unlock()
+	if n == 0 {
+		return 0, false
+	}
+	cu, ok := f.rangedUnit(pc)
+	if !ok {
+		return 0, false
+	}
+	f.damageMu.Lock()
+	defer f.damageMu.Unlock()
+	bad, ok := f.lostUnits[cu.Offset]
+	return bad, ok
 }

@@ -20,7 +20,13 @@ import (
 func WriteLines(w io.Writer, fn *types.Func, rows []types.Line, inl []code.Inlined) error {
 	file, lines := code.SourceLines(fn, rows, inl)
 	src := readSource(file)
-	fmt.Fprintf(w, "<%s@%s:%d>\n", fn.Name, file, fn.Decl.Line)
+	if fn.SymbolOnly {
+		// No debug info says where it is declared (lost, see
+		// types.Func.LostDIE, or never written).
+		fmt.Fprintf(w, "<%s@%s:?>\n", fn.Name, file)
+	} else {
+		fmt.Fprintf(w, "<%s@%s:%d>\n", fn.Name, file, fn.Decl.Line)
+	}
 	base := fn.Decl.Line
 	if base == 0 && len(lines) > 0 {
 		base = lines[0].Line

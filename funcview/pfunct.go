@@ -119,6 +119,14 @@ func WriteVerbose(w io.Writer, fns []*types.Func, scopes []dwarf.Scope) error {
 	}
 	for _, fn := range fns {
 		line := Prototype(fn) + ";\n"
+		if fn.LostDIE != 0 {
+			// Neither its variables nor where it was inlined are known.
+			line += fmt.Sprintf("/* size: %d, debug info lost with the unreadable DIE at %#x */\n\n", fn.Size, fn.LostDIE)
+			if _, err := io.WriteString(w, line); err != nil {
+				return err
+			}
+			continue
+		}
 		if scopes != nil {
 			line += "{\n"
 			if s := byName[fn.Name]; s != nil {

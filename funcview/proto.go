@@ -37,10 +37,14 @@ func prototype(fn *types.Func, tail string) string {
 		}
 	}
 	var b strings.Builder
-	switch fn.Lang {
-	case types.LangGo:
+	switch {
+	case fn.LostDIE != 0:
+		// Its DIE may be among those a reader lost: the name is the
+		// symbol's, its return and parameters unknown.
+		b.WriteString("? " + fn.Name + "(?)")
+	case fn.Lang == types.LangGo:
 		goPrototype(&b, fn, ins, outs)
-	case types.LangRust, types.LangZig:
+	case fn.Lang == types.LangRust, fn.Lang == types.LangZig:
 		rustZigPrototype(&b, fn, ins)
 	default:
 		cPrototype(&b, fn, ins)

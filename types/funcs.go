@@ -33,6 +33,12 @@ type Func struct {
 	// SymbolOnly marks code that only a symbol table (or .gopclntab)
 	// names: no debug info describes its parameters or expansions.
 	SymbolOnly bool
+	// LostDIE, for SymbolOnly code in the address ranges of a compile
+	// unit whose DIEs a reader lost in part (a DIE it could not read), is
+	// the offset in .debug_info of that DIE: what the debug info said of
+	// the function may be among those lost, its prototype and source line
+	// unknown. 0 otherwise.
+	LostDIE uint64 `json:",omitempty"`
 	// DeclaredInline is C/C++ inline or Rust #[inline] as DW_AT_inline
 	// records it (DW_INL_declared_*).
 	DeclaredInline bool

@@ -232,3 +232,43 @@ func eachDamaged(t *testing.T, f func(t *testing.T, dd testutil.DIEDamage, d *st
 		})
 	}
 }
+
+// TestCorruptDIELost: a function whose subprogram is lost (funcFates,
+// from debug/dwarf) but whose symbol lies in the damaged unit is printed
+// by -V with what is known, its name and size, and nothing made up: its
+// prototype `? NAME(?)` (never void) and a comment naming the DIE that
+// does not read (testutil's offset, which readelf names); -L prints the
+// rows of .debug_line as for the undamaged program under a header whose
+// declaration line is `?`, never 0.
+func TestCorruptDIELost(t *testing.T) {
+	eachDamaged(t, func(t *testing.T, dd testutil.DIEDamage, _ *stddwarf.Data, fate map[string]string, _ string) {
+		_, verbose, _ := runGofunct("-V", "--no-cache", dd.Bad)
+		n := 0
+		for name, fa := range fate {
+			if fa != "lost" {
+				continue
+			}
+			n++
+			block := fmt.Sprintf("? %s(?);\n/* size: ", name)
+			tail := fmt.Sprintf(", debug info lost with the unreadable DIE at %#x */\n", dd.Off)
+			i := strings.Index(verbose, block)
+			if i < 0 || !strings.HasPrefix(verbose[i+len(block)+strings.IndexByte(verbose[i+len(block):], ','):], tail) {
+				t.Errorf("-V: no block %q...%q for %s:\n%s", block, tail, name, verbose)
+			}
+			if strings.Contains(verbose, " "+name+"(void)") {
+				t.Errorf("-V: %s printed with (void); its DIE is lost", name)
+			}
+			_, want, _ := runGofunct("-L", name, dd.Good)
+			code, got, _ := runGofunct("-L", name, "--no-cache", dd.Bad)
+			wantHead, wantRows, _ := strings.Cut(want, "\n")
+			head, rows, _ := strings.Cut(got, "\n")
+			if code != 1 || rows != wantRows || rows == "" || strings.HasSuffix(head, ":0>") ||
+				head != wantHead[:strings.LastIndexByte(wantHead, ':')]+":?>" {
+				t.Errorf("-L %s: exit %d, printed:\n%s\nwant exit 1, the rows of the undamaged program:\n%s", name, code, got, want)
+			}
+		}
+		if dd.Name == "subprogram" && n < 1 {
+			t.Errorf("no function lost: want 1 or more")
+		}
+	})
+}
