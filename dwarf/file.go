@@ -129,6 +129,7 @@ type File struct {
 	// lostUnits are the units a walk lost a span of, by the offset of
 	// the unit DIE: the first DIE it could not read (see LostAt).
 	lostUnits map[Offset]Offset
+	warnedAt  map[Offset]bool // the DIEs warnLost named
 	// alt is the dwz alternate file .gnu_debugaltlink names (see
 	// alt.go); altMissing says why it could not be opened.
 	alt        *File

@@ -135,11 +135,12 @@ type walkMark struct {
 func (fw *funcWalker) lose(m *walkMark, stack []funcFrame) ([]funcFrame, funcFrame, bool) {
 	f, sc := fw.f, fw.r.sc
 	sp, lost, ok := f.lose(sc, m.top)
-	f.warn(lost.Error())
 	if !ok {
+		f.warn(lost.Error())
 		fw.out = m.unit
 		return stack[:0], funcFrame{}, false
 	}
+	f.warnLost(sp.bad, lost)
 	f.damaged(sp.bad, lost)
 	if sp.from == m.top {
 		fw.out = m.child

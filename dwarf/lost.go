@@ -132,6 +132,24 @@ func (f *File) damaged(off Offset, err error) {
 	_ = f.damage.add(err)
 }
 
+// warnLost gives err, naming the DIE at bad that a walk could not read,
+// to Options.Warn once however many walks lose step there (a lookup
+// walks the units again when the first walk missed the function).
+func (f *File) warnLost(bad Offset, err error) {
+	f.damageMu.Lock()
+	first := !f.warnedAt[bad]
+	if first {
+		if f.warnedAt == nil {
+			f.warnedAt = map[Offset]bool{}
+		}
+		f.warnedAt[bad] = true
+	}
+	f.damageMu.Unlock()
+	if first {
+		f.warn(err.Error())
+	}
+}
+
 // Damage is nil when the walks over the file's DIEs read every one they
 // met, else a *PartialError: the first DIE they could not read (a
 // *elfx.DecodeError naming its section and offset) and how many records

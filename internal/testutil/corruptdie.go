@@ -316,3 +316,16 @@ func dumpedBefore(t testing.TB, d *dwarf.Data, dd DIEDamage) {
 		t.Fatalf("llvm-dwarfdump prints the DIEs at %#x of %s; debug/dwarf reads those before %#x at %#x", theirs, dd.Bad, dd.Off, ours)
 	}
 }
+
+// EachCorruptDIE runs f as a subtest on each of CorruptDIEs' copies, with
+// debug/dwarf's reading of the undamaged program, under a cache of the
+// test's own.
+func EachCorruptDIE(t *testing.T, f func(t *testing.T, dd DIEDamage, d *dwarf.Data)) {
+	t.Setenv("BINSCOPE_CACHE", t.TempDir())
+	for _, dd := range CorruptDIEs(t) {
+		t.Run(dd.Name, func(t *testing.T) {
+			_, _, d := ReadDWARF(t, dd.Good)
+			f(t, dd, d)
+		})
+	}
+}
