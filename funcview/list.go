@@ -186,15 +186,18 @@ func closestFuncs(m *code.Model, name string) string {
 }
 
 type funcJSON struct {
-	Name        string        `json:"name"`
-	LinkageName string        `json:"linkage_name,omitempty"`
-	Lang        string        `json:"lang"`
-	LowPC       uint64        `json:"low_pc"`
-	Size        uint64        `json:"size"`
-	File        string        `json:"file,omitempty"`
-	Line        int           `json:"line,omitempty"`
-	External    bool          `json:"external"`
-	SymbolOnly  bool          `json:"symbol_only,omitempty"`
+	Name        string `json:"name"`
+	LinkageName string `json:"linkage_name,omitempty"`
+	Lang        string `json:"lang"`
+	LowPC       uint64 `json:"low_pc"`
+	Size        uint64 `json:"size"`
+	File        string `json:"file,omitempty"`
+	Line        int    `json:"line,omitempty"`
+	External    bool   `json:"external"`
+	SymbolOnly  bool   `json:"symbol_only,omitempty"`
+	// LostDIE is types.Func.LostDIE: its parameters and inline sites
+	// are unknown (null), not none.
+	LostDIE     uint64        `json:"lost_die,omitempty"`
 	Prototype   string        `json:"prototype,omitempty"`
 	Params      []paramJSON   `json:"params"`
 	InlineSites []siteJSON    `json:"inline_sites"`
@@ -231,6 +234,9 @@ func WriteJSON(w io.Writer, fns []*types.Func) error {
 			Params: []paramJSON{}, InlineSites: []siteJSON{}, Clones: fn.Clones}
 		if j.Clones == nil {
 			j.Clones = []types.Clone{}
+		}
+		if fn.LostDIE != 0 {
+			j.LostDIE, j.Params, j.InlineSites = fn.LostDIE, nil, nil
 		}
 		if len(fn.Params) > 0 || fn.Return != nil {
 			j.Prototype = Prototype(fn)

@@ -2,6 +2,7 @@ package main
 
 import (
 	stddwarf "debug/dwarf"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -239,10 +240,26 @@ func eachDamaged(t *testing.T, f func(t *testing.T, dd testutil.DIEDamage, d *st
 // prototype `? NAME(?)` (never void) and a comment naming the DIE that
 // does not read (testutil's offset, which readelf names); -L prints the
 // rows of .debug_line as for the undamaged program under a header whose
-// declaration line is `?`, never 0.
+// declaration line is `?`, never 0; --json gives its parameters as null
+// (unknown) and the DIE's offset as lost_die.
 func TestCorruptDIELost(t *testing.T) {
 	eachDamaged(t, func(t *testing.T, dd testutil.DIEDamage, _ *stddwarf.Data, fate map[string]string, _ string) {
 		_, verbose, _ := runGofunct("-V", "--no-cache", dd.Bad)
+		_, js, _ := runGofunct("--json", "--no-cache", dd.Bad)
+		var listed []struct {
+			Name    string
+			Params  []any
+			LostDIE uint64 `json:"lost_die"`
+		}
+		if err := json.Unmarshal([]byte(js), &listed); err != nil {
+			t.Fatalf("--json: %v", err)
+		}
+		lostDIE := map[string]uint64{}
+		for _, l := range listed {
+			if l.Params == nil {
+				lostDIE[l.Name] = l.LostDIE
+			}
+		}
 		n := 0
 		for name, fa := range fate {
 			if fa != "lost" {
@@ -254,6 +271,9 @@ func TestCorruptDIELost(t *testing.T) {
 			i := strings.Index(verbose, block)
 			if i < 0 || !strings.HasPrefix(verbose[i+len(block)+strings.IndexByte(verbose[i+len(block):], ','):], tail) {
 				t.Errorf("-V: no block %q...%q for %s:\n%s", block, tail, name, verbose)
+			}
+			if lostDIE[name] != dd.Off {
+				t.Errorf("--json: %s: lost_die %#x, params not null: want %#x and null", name, lostDIE[name], dd.Off)
 			}
 			if strings.Contains(verbose, " "+name+"(void)") {
 				t.Errorf("-V: %s printed with (void); its DIE is lost", name)
