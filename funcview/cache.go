@@ -12,7 +12,6 @@ import (
 	"github.com/binscope/binscope/dwarf"
 	"github.com/binscope/binscope/internal/cache"
 	"github.com/binscope/binscope/internal/elfx"
-	"github.com/binscope/binscope/internal/par"
 	"github.com/binscope/binscope/types"
 )
 
@@ -143,7 +142,7 @@ func (lc *ListCache) load() ([]listRow, bool) {
 
 // StoreWrite writes the rows of fns to the entry, unless the file changed
 // while it was read, and prints l from them, exactly as List prints it:
-// each row (a prototype is most of the cost) is made once, on every core.
+// each row (a prototype is most of the cost) is made once.
 func (lc *ListCache) StoreWrite(w io.Writer, fns []*types.Func, l *Listing) {
 	rows := make([]listRow, len(fns))
 	for i, fn := range fns {
@@ -151,7 +150,9 @@ func (lc *ListCache) StoreWrite(w io.Writer, fns []*types.Func, l *Listing) {
 	}
 	protos := lc.kind != "names"
 	if protos {
-		par.Each(len(rows), 256, func(i int) { rows[i].proto = l.Show.line(fns[i]) })
+		for i := range rows {
+			rows[i].proto = l.Show.line(fns[i])
+		}
 	}
 	writeRows(w, rows, l)
 	lc.store(rows, protos)
