@@ -69,7 +69,11 @@ func (t *target) expand(d *Def, fn *types.Func) ([]Arg, error) {
 					_, found = t.global(fn.LowPC, a.Base)
 				}
 				if !found && len(fn.Params) == 0 && fn.Decl.File == "" {
-					return nil, fmt.Errorf("%s: %s has no debug info for %s, so no parameter names: read registers (%s for C; %s for Go) or $retval", d.Text, t.path, fn.Name, regList(t.arch.CIntRegs), regList(t.arch.GoIntRegs[:min(5, len(t.arch.GoIntRegs))]))
+					none := "has no debug info for " + fn.Name
+					if fn.LostDIE != 0 {
+						none = fmt.Sprintf("lost the debug info of %s with the unreadable DIE at %#x", fn.Name, fn.LostDIE)
+					}
+					return nil, fmt.Errorf("%s: %s %s, so no parameter names: read registers (%s for C; %s for Go) or $retval", d.Text, t.path, none, regList(t.arch.CIntRegs), regList(t.arch.GoIntRegs[:min(5, len(t.arch.GoIntRegs))]))
 				}
 				if !found {
 					return nil, t.noParam(d, fn, a.Base, names, results)

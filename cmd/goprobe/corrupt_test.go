@@ -32,6 +32,12 @@ func TestCorruptDIEOneLine(t *testing.T) {
 				t.Errorf("%s (lost %v): stderr %q: want one line starting %q", name, lost, stderr, line)
 			}
 			if lost {
+				// An argument by name: the debug info that names them is
+				// lost, and the message says so, not that there is none.
+				_, _, stderr = runGoprobe("gen", "--format=perf", "-x", dd.Bad, name+" x")
+				if want := fmt.Sprintf("lost the debug info of %s with the unreadable DIE at %#x", name, dd.Off); !strings.Contains(stderr, want) {
+					t.Errorf("%s x: stderr %q: want %q", name, stderr, want)
+				}
 				continue
 			}
 			_, want, _ := runGoprobe("gen", "--format=perf", "-x", dd.Good, name)
