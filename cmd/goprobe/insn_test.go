@@ -54,6 +54,24 @@ func statCounts(t *testing.T, args ...string) (map[string]int, string) {
 	return statOf(t, out)
 }
 
+// statVsProgram runs goprobe stat --json fn on bin with arg, and returns
+// the calls of fn the program itself counted ("fn calls N" in its output)
+// and goprobe's count.
+func statVsProgram(t *testing.T, fn, bin, arg string) (program, stat int) {
+	t.Helper()
+	code, out, errs := runGoprobe("stat", "--json", fn, "--", bin, arg)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	m := regexp.MustCompile(regexp.QuoteMeta(fn) + ` calls (\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no count from the program: %s", out)
+	}
+	program, _ = strconv.Atoi(m[1])
+	n, _ := statOf(t, out)
+	return program, n[fn]
+}
+
 // statOf reads stat --json's counts by probe from out, and returns the
 // program's output before them.
 func statOf(t *testing.T, out string) (map[string]int, string) {

@@ -4,7 +4,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -48,18 +47,9 @@ func TestNullGuardUnrolled(t *testing.T) {
 	if !firstTestJumpsToSecond(t, bin, "pair") {
 		t.Fatalf("gcc -O3 did not make pair's first test jump to the second")
 	}
-	code, out, errs := runGoprobe("stat", "--json", "bump", "--", bin, "12")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	m := regexp.MustCompile(`bump calls (\d+)`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no count from the program: %s", out)
-	}
-	want, _ := strconv.Atoi(m[1])
-	n, _ := statOf(t, out)
-	if want != 24 || n["bump"] != want {
-		t.Errorf("program: %d calls of bump (want 24), goprobe stat %d", want, n["bump"])
+	want, got := statVsProgram(t, "bump", bin, "12")
+	if want != 24 || got != want {
+		t.Errorf("program: %d calls of bump (want 24), goprobe stat %d", want, got)
 	}
 	events, _ := traced(t, "bump p", "--", bin, "12")
 	if len(events) != want {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -92,21 +91,9 @@ func TestPartBack(t *testing.T) {
 			if n := selfNested(t, bin, "f9", decl); opt == "-O3" && n < 2 {
 				t.Fatalf("want f9's tail inlined back into expansions of f9 (line %d), llvm-dwarfdump shows %d", decl, n)
 			}
-			code, out, errs := runGoprobe("stat", "--json", "f9", "--", bin, "9")
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errs)
-			}
-			m := regexp.MustCompile(`f9 calls (\d+)`).FindStringSubmatch(out)
-			if m == nil {
-				t.Fatalf("no count from the program: %s", out)
-			}
-			want, _ := strconv.Atoi(m[1])
-			var st struct{ Probes []struct{ Count int } }
-			if err := json.Unmarshal([]byte(out[strings.LastIndex(out, `{"probes"`):]), &st); err != nil || len(st.Probes) != 1 {
-				t.Fatalf("%v: %s", err, out)
-			}
-			if want != 36 || st.Probes[0].Count != want {
-				t.Errorf("program: %d calls of f9 (want 36), goprobe stat %d", want, st.Probes[0].Count)
+			want, got := statVsProgram(t, "f9", bin, "9")
+			if want != 36 || got != want {
+				t.Errorf("program: %d calls of f9 (want 36), goprobe stat %d", want, got)
 			}
 		})
 	}
