@@ -25,11 +25,14 @@ func Each(n, min int, f func(i int)) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
+		// Done only after the loop, never deferred: a deferred Done runs
+		// while a piece's panic unwinds, and Wait could return and the
+		// program go on, or exit 0, before the runtime ends it.
 		go func() {
-			defer wg.Done()
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 				f(i)
 			}
+			wg.Done()
 		}()
 	}
 	wg.Wait()
