@@ -49,14 +49,3 @@ func Frames(loc *profile.Location) []string {
 	}
 	return out
 }
-
-// FileLocations are p's locations with lines in the mapping of file.
-func FileLocations(p *profile.Profile, file string) []*profile.Location {
-	var out []*profile.Location
-	for _, loc := range p.Location {
-		if len(loc.Line) > 0 && loc.Mapping != nil && loc.Mapping.File == file {
-			out = append(out, loc)
-		}
-	}
-	return out
-}
