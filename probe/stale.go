@@ -432,21 +432,30 @@ func (vc *valueChecks) misnamed(addr uint64, ops []types.Op) string {
 // size bytes (0: unknown) that the rest of the expression computes from
 // the load's low bytes only, only those bytes are checked (rust-O3 seed
 // 3607: fn07's u32 a as [RSP+156] ^ 0xd6, read as 8 bytes of which a
-// 4-byte store fills the first 4). It returns why the value is not read,
-// or "".
+// 4-byte store fills the first 4). A load further on in the expression
+// is checked whole (gcc -O2 seed 12262: main's call of fn10.constprop.0
+// at 0x131e gives the removed c as R9 + [CFA-96] read as 4 bytes, where
+// an 8-byte store put something else there after the 4-byte one of a;
+// gdb prints the same wrong value). It returns why the value is not
+// read, or "".
 func (ss *slotStores) overwritten(addr uint64, ops []types.Op, size int64) string {
-	base, off, n, ok := slotLoad(ops)
-	if !ok {
-		return ""
+	for i := range ops {
+		base, off, n, ok := slotLoad(ops[i:])
+		if !ok {
+			continue
+		}
+		slot, ok := ss.cfaSlot(addr, base, off)
+		if !ok {
+			continue
+		}
+		if d := slices.IndexFunc(ops, func(o types.Op) bool { return o.Code == types.OpDeref }); i == 0 && size > 0 && size < n && lowBitsOnly(ops[d+1:]) {
+			n = size
+		}
+		if why := ss.slotWrites(addr, slot, n); why != "" {
+			return why
+		}
 	}
-	slot, ok := ss.cfaSlot(addr, base, off)
-	if !ok {
-		return ""
-	}
-	if d := slices.IndexFunc(ops, func(o types.Op) bool { return o.Code == types.OpDeref }); size > 0 && size < n && lowBitsOnly(ops[d+1:]) {
-		n = size
-	}
-	return ss.slotWrites(addr, slot, n)
+	return ""
 }
 
 // lowBitsOnly reports whether ops compute, from the value on the stack,

@@ -224,6 +224,7 @@ var regressions = []struct {
 	{"gcc-O3", 4594, "the same at -O3 (lea 0x7(%r12,%r12,4),%esi; lea 0x3(%r14,%r14,8),%ecx)", nil, true},
 	{"gcc-O3", 4913, "GCC gives fn13's b (fn03's a+c) as ([CFA-160]<<3)+2, where the code computes lea 0x2(,%r15,8),%edx from main's i, and never reads the slot: ? with why, not a wrong value", nil, true},
 	{"gcc-O3", 4637, "GCC gives fn12's a (fn11's b^103, b = a+a) as ([CFA-136]<<1)^103, the slot filled from R13, which it gives fn12's b, and the code computes (R13+R13)^103 (gdb prints it): read, not refused as one value passed twice", []string{"fn12 a|another parameter"}, true},
+	{"gcc-O2", 12262, "fn09's fn10(21, a ^ 36, a + b) inlined in main: GCC gives fn10.constprop.0's removed c as R9 + u32[CFA-96], a 4-byte read of a slot an 8-byte store overwrote after the 4-byte store of b, where the call's code stores a + b into gen_u[10][2] (gdb prints 88 for 84 too): ? with why, not a wrong value", nil, true},
 	{"rust-O3", 4589, "LLVM gives fn02's c as [CFA-136]^193, the slot filled from RDX = 3*RSI, where the code xors a copy of RBX = RSI*3 sign-extended, the same value (gdb prints it): read", []string{"fn02 c|operation from"}, true},
 }
 
