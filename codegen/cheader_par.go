@@ -3,9 +3,8 @@ package codegen
 import (
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/binscope/binscope/internal/par"
 	"github.com/binscope/binscope/types"
 )
 
@@ -128,38 +127,36 @@ func (h *header) renderBodies() []string {
 	size := max(64, (len(jobs)+15)/16) // jobs per part
 	n := (len(jobs) + size - 1) / size
 	parts := make([]string, n+1)
+	// Each core renders with a worker of its own (buffers and caches),
+	// taken from free for a part and given back after it.
 	workers := make([]*header, min(runtime.GOMAXPROCS(0), n))
-	var next atomic.Int64
-	var wg sync.WaitGroup
+	free := make(chan *header, len(workers))
 	for i := range workers {
-		w := h.newWorker()
-		workers[i] = w
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := int(next.Add(1)) - 1; c < n; c = int(next.Add(1)) - 1 {
-				lo, hi := c*size, min((c+1)*size, len(jobs))
-				prev := 0
-				if lo > 0 {
-					prev = jobs[lo-1].at
-				}
-				w.out = strings.Builder{}
-				w.out.Grow(jobs[hi-1].at - prev + 2048*(hi-lo)) // pages are touched as written
-				for k := lo; k < hi; k++ {
-					w.out.WriteString(text[prev:jobs[k].at])
-					prev = jobs[k].at
-					if jobs[k].done {
-						w.out.WriteString(jobs[k].text)
-						continue
-					}
-					w.job = k
-					w.renderStruct(jobs[k].s)
-				}
-				parts[c] = w.out.String()
-			}
-		}()
+		workers[i] = h.newWorker()
+		free <- workers[i]
 	}
-	wg.Wait()
+	par.Each(n, 2, func(c int) {
+		w := <-free
+		lo, hi := c*size, min((c+1)*size, len(jobs))
+		prev := 0
+		if lo > 0 {
+			prev = jobs[lo-1].at
+		}
+		w.out = strings.Builder{}
+		w.out.Grow(jobs[hi-1].at - prev + 2048*(hi-lo)) // pages are touched as written
+		for k := lo; k < hi; k++ {
+			w.out.WriteString(text[prev:jobs[k].at])
+			prev = jobs[k].at
+			if jobs[k].done {
+				w.out.WriteString(jobs[k].text)
+				continue
+			}
+			w.job = k
+			w.renderStruct(jobs[k].s)
+		}
+		parts[c] = w.out.String()
+		free <- w
+	})
 	parts[n] = text[jobs[len(jobs)-1].at:]
 	for _, w := range workers {
 		h.merge(w)

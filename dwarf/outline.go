@@ -145,11 +145,7 @@ func (f *File) outlined(names []string) (spec *types.Spec, ok bool, err error) {
 	}
 	if save := f.startSave(); save != nil {
 		// The "types" entry is made while the names' types convert.
-		f.writing.Add(1)
-		go func() {
-			defer f.writing.Done()
-			save.writeOutline(si, ix)
-		}()
+		f.writing.Go(func() { save.writeOutline(si, ix) })
 	}
 	if !outlineUnits(si, ix, names) {
 		return nil, false, nil

@@ -54,11 +54,7 @@ func (f *File) putSections(c *cache.Cache, secs []savedSection, inflated map[str
 	for i, sec := range secs {
 		parts[i] = inflated[sec.name]
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.PutParts("sections", savedVersion, skey, parts)
-	}()
+	wg.Go(func() { c.PutParts("sections", savedVersion, skey, parts) })
 	return true
 }
 
@@ -152,16 +148,26 @@ func (f *File) inflateIntoEntry(c *cache.Cache, skey string, secs []savedSection
 	return func() {
 		inflated := f.Debug.InflatedSections()
 		go func() {
-			defer f.saving.Done()
-			for _, s := range secs {
-				if uint64(len(inflated[s.name])) != s.len {
-					e.Abort() // not read whole: nothing kept
-					return
-				}
+			if wholeSections(secs, inflated) {
+				e.Commit()
+			} else {
+				e.Abort() // not read whole: nothing kept
 			}
-			e.Commit()
+			// Not deferred: a panic above must end the program before
+			// Close's Wait returns.
+			f.saving.Done()
 		}()
 	}
+}
+
+// wholeSections reports whether every section of secs was inflated whole.
+func wholeSections(secs []savedSection, inflated map[string][]byte) bool {
+	for _, s := range secs {
+		if uint64(len(inflated[s.name])) != s.len {
+			return false
+		}
+	}
+	return true
 }
 
 // A lookup by name reads the start of .debug_info first (namedPrefix),

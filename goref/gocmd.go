@@ -38,11 +38,7 @@ func goRun(o *Options, modCache, dir string, env []string, args ...string) (stdo
 	}
 	p := &progress{log: o.Log, modCache: modCache, done: make(chan struct{})}
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		p.tick()
-	}()
+	wg.Go(p.tick)
 	sc := bufio.NewScanner(pipe)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {

@@ -42,11 +42,7 @@ func (s *sessions) add(spec *spec.Spec, p Probes) {
 		p.SetRoot(s.root)
 	}
 	s.mu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		s.read(spec, p)
-	}()
+	s.wg.Go(func() { s.read(spec, p) })
 }
 
 func (s *sessions) read(spec *spec.Spec, p Probes) {

@@ -342,11 +342,7 @@ func (t *tracer) watch(stop chan struct{}) chan struct{} {
 	var wg sync.WaitGroup
 	for i, pt := range t.parts {
 		done := make(chan struct{})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-done
-		}()
+		wg.Go(func() { <-done })
 		go watchReplaced(stop, done, pt.target, func() { t.replaced(i) })
 	}
 	go func() {

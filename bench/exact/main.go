@@ -133,15 +133,13 @@ func run(o *options, seeds []int64) *runs {
 	}
 	var wg sync.WaitGroup
 	for range max(1, o.jobs) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for seed, ok := take(); ok; seed, ok = take() {
 				for _, b := range o.builds {
 					rs.one(o, seed, b)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return rs

@@ -75,9 +75,7 @@ func load(url string, d time.Duration, rate, workers int) {
 	var errs, reqs uint64
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			var mine []time.Duration
 			var bad, n uint64
 			for range tokens {
@@ -95,7 +93,7 @@ func load(url string, d time.Duration, rate, workers int) {
 			mu.Lock()
 			lat, errs, reqs = append(lat, mine...), errs+bad, reqs+n
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })

@@ -13,9 +13,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/binscope/binscope/internal/par"
 )
 
 // ErrNotELF is returned for a file that is not an ELF object.
@@ -211,28 +212,19 @@ var dwarfSections = []string{".debug_abbrev", ".debug_info", ".debug_line", ".de
 func (f *File) dwarfParallel(rel *relocator) error {
 	data := make([][]byte, len(dwarfSections))
 	errs := make([]error, len(dwarfSections))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, name := range dwarfSections {
-		s := f.dwarfSection(name)
-		if s == nil || s.Type == elf.SHT_NOBITS {
-			continue
+	par.Each(len(dwarfSections), 2, func(i int) {
+		name := dwarfSections[i]
+		if s := f.dwarfSection(name); s == nil || s.Type == elf.SHT_NOBITS {
+			return
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			errs[i] = Guard(f.Path, name, func() (err error) {
-				if data[i], err = f.sectionBytes(name); err != nil || rel == nil {
-					return err
-				}
-				data[i] = append([]byte(nil), data[i]...) // the lazy section's bytes stay as read
-				return rel.apply(name, data[i])
-			})
-		}()
-	}
-	wg.Wait()
+		errs[i] = Guard(f.Path, name, func() (err error) {
+			if data[i], err = f.sectionBytes(name); err != nil || rel == nil {
+				return err
+			}
+			data[i] = append([]byte(nil), data[i]...) // the lazy section's bytes stay as read
+			return rel.apply(name, data[i])
+		})
+	})
 	for i, err := range errs {
 		if err != nil {
 			return Decode(f.Path, dwarfSections[i], NoOffset, err)

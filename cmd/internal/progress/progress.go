@@ -47,9 +47,7 @@ func start(w io.Writer, delay, period time.Duration, line func(elapsed time.Dura
 	t0 := time.Now()
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		select {
 		case <-done:
 			return
@@ -66,7 +64,7 @@ func start(w io.Writer, delay, period time.Duration, line func(elapsed time.Dura
 			case <-tick.C:
 			}
 		}
-	}()
+	})
 	var once sync.Once
 	return func() {
 		once.Do(func() {
