@@ -185,6 +185,20 @@ func (f *File) HasDWARF() bool {
 	return f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
 }
 
+// DWARF stands where the embedded *elf.File's DWARF would be promoted,
+// so that f.DWARF() does not compile. debug/elf's reads and inflates the
+// sections anew, outside Guard (corrupt input panics) and apart from the
+// sections this File keeps (ReadDWARF's, DWARFSection), and decodes them
+// with debug/dwarf, the tests' oracle. A File's DWARF is ReadDWARF's
+// sections decoded by package dwarf; tests get debug/dwarf's reading of
+// the same bytes from internal/dwarftest.Data, and f.File.DWARF() names
+// debug/elf's where a test compares with it. DWARF takes a value of a
+// type no other package can make: nothing calls it.
+func (f *File) DWARF(notDebugElf) {}
+
+// notDebugElf is DWARF's parameter.
+type notDebugElf struct{}
+
 // ReadDWARF reads the file's DWARF sections, inflating compressed ones
 // (SHF_COMPRESSED, or named .zdebug_*) and relocating an object file's as
 // debug/elf does, and keeps their bytes for DWARFSection, DWARFTypes and

@@ -108,3 +108,20 @@ func sameEntries(t *testing.T, got, want *dwarf.Reader) int {
 		n++
 	}
 }
+
+// TestNoPromotedDWARF: an elfx.File does not lend debug/elf's DWARF
+// through its embedded *elf.File: f.DWARF() would read the sections past
+// Guard and apart from those ReadDWARF keeps. The method in its place
+// returns nothing and takes a value of an unexported type, which no other
+// package can pass.
+func TestNoPromotedDWARF(t *testing.T) {
+	m, ok := reflect.TypeFor[*elfx.File]().MethodByName("DWARF")
+	if !ok {
+		return // nothing named DWARF: f.DWARF() does not compile either
+	}
+	ft := m.Type // the receiver is In(0)
+	if ft.NumOut() != 0 || ft.NumIn() != 2 || ft.In(1).PkgPath() != reflect.TypeFor[elfx.File]().PkgPath() || ft.In(1).Name() == "" ||
+		ft.In(1).Name()[0] < 'a' || ft.In(1).Name()[0] > 'z' {
+		t.Errorf("(*elfx.File).DWARF is %v: callable as debug/elf's, past elfx's reading of the sections", ft)
+	}
+}
