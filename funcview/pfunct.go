@@ -109,7 +109,8 @@ func WriteTotalInlineStats(w io.Writer, fns []*types.Func) error {
 // WriteVerbose prints each function as pfunct -V does: its prototype as a
 // declaration, then, with locals, the variables its body declares between
 // braces, and a comment with its size and the number of places it was
-// inlined at.
+// inlined at. A function only a symbol names (types.Func.SymbolOnly) has
+// no prototype to show: it prints as ? NAME(?), its comment saying why.
 func WriteVerbose(w io.Writer, fns []*types.Func, scopes []dwarf.Scope) error {
 	byName := map[string]*dwarf.Scope{}
 	for i := range scopes {
@@ -119,9 +120,13 @@ func WriteVerbose(w io.Writer, fns []*types.Func, scopes []dwarf.Scope) error {
 	}
 	for _, fn := range fns {
 		line := Prototype(fn) + ";\n"
-		if fn.LostDIE != 0 {
+		if fn.SymbolOnly {
 			// Neither its variables nor where it was inlined are known.
-			line += fmt.Sprintf("/* size: %d, debug info lost with the unreadable DIE at %#x */\n\n", fn.Size, fn.LostDIE)
+			why := "no debug info describes it, only its symbol"
+			if fn.LostDIE != 0 {
+				why = fmt.Sprintf("debug info lost with the unreadable DIE at %#x", fn.LostDIE)
+			}
+			line += fmt.Sprintf("/* size: %d, %s */\n\n", fn.Size, why)
 			if _, err := io.WriteString(w, line); err != nil {
 				return err
 			}

@@ -48,7 +48,7 @@ func WritePoints(w io.Writer, m *code.Model, ps []usdt.Probe, o *Points) int {
 				continue
 			}
 			name := fn.Name
-			if o.Verbose && (len(fn.Params) > 0 || fn.Decl.File != "") {
+			if o.Verbose && !fn.SymbolOnly && (len(fn.Params) > 0 || fn.Decl.File != "") {
 				name = Prototype(fn)
 			}
 			fmt.Fprintf(w, "func %s%s\n", name, siteCounts(fn, o.Library))

@@ -38,9 +38,9 @@ func prototype(fn *types.Func, tail string) string {
 	}
 	var b strings.Builder
 	switch {
-	case fn.LostDIE != 0:
-		// Its DIE may be among those a reader lost: the name is the
-		// symbol's, its return and parameters unknown.
+	case fn.SymbolOnly:
+		// Only a symbol names it (its DIE, when LostDIE says so, may be
+		// among those a reader lost): its return and parameters unknown.
 		b.WriteString("? " + fn.Name + "(?)")
 	case fn.Lang == types.LangGo:
 		goPrototype(&b, fn, ins, outs)
