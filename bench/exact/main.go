@@ -28,6 +28,7 @@ func main() {
 	seeds := flag.String("seeds", "1-5", "seeds: a range A-B or a comma list")
 	builds := flag.String("builds", "gcc-O2,gcc-O3,clang-O2,go,rust-O3,zig-fast", "builds, comma-separated")
 	emit := flag.String("emit", "", "print the source of one seed in this language (c, go, rust, zig) and exit")
+	buildOnly := flag.Bool("build-only", false, "build the programs in -dir and print a line for each: build, seed, path, then each function's symbol (tab-separated); probe nothing")
 	var o options
 	flag.IntVar(&o.n, "n", 20, "how many times main calls each root")
 	peers := flag.Bool("peers", true, "count with perf probe and bpftrace too")
@@ -63,6 +64,9 @@ func main() {
 			os.Exit(2)
 		}
 		o.builds = append(o.builds, b)
+	}
+	if *buildOnly {
+		os.Exit(buildAll(&o, ss))
 	}
 	r := run(&o, ss)
 	r.report(&o)
@@ -227,6 +231,30 @@ func (rs *runs) report(o *options) {
 		fmt.Println()
 		gen.WriteFailures(os.Stdout, rs.results)
 	}
+}
+
+// buildAll builds every build of each seed, as run would, and prints a
+// line per program: build, seed, its path, its functions' symbols. It
+// returns the exit status: 1 when one failed to build.
+func buildAll(o *options, seeds []int64) int {
+	st := 0
+	for _, seed := range seeds {
+		p := program(seed, o.guard)
+		for _, b := range o.builds {
+			bin, err := b.Make(p, filepath.Join(o.dir, fmt.Sprintf("%s-%d", b.Name, seed)))
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "exact: %s seed %d: %v\n", b.Name, seed, err)
+				st = 1
+				continue
+			}
+			fields := []string{b.Name, strconv.FormatInt(seed, 10), bin}
+			for _, f := range p.Funcs {
+				fields = append(fields, p.Symbol(b.Lang, f))
+			}
+			fmt.Println(strings.Join(fields, "\t"))
+		}
+	}
+	return st
 }
 
 func program(seed int64, guard bool) *gen.Program {
